@@ -1,0 +1,5 @@
+"""`python -m gpulint`."""
+
+from gpulint.cli import main
+
+main()

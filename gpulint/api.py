@@ -1,0 +1,108 @@
+"""The library entry point: `lint(paths, config, profile) -> LintResult`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gpulint.config import Config
+from gpulint.findings import Finding, LintResult
+from gpulint.loader import STDIN, discover, load
+from gpulint.rules import UNUSED_SUPPRESSION, Rule, build_registry
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.suppressions import SuppressionTracker
+from gpulint.workloads import workload_of
+
+
+def lint(
+    paths: Sequence[str],
+    config: Config | None = None,
+    profile: Any = None,
+    *,
+    stdin: tuple[str, bytes] | None = None,
+) -> LintResult:
+    """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
+
+    `-` among `paths` stands for `stdin`. Raises GpulintError for a missing or unreadable path.
+    """
+    config = config or Config()
+    files = discover([p for p in paths if p != STDIN], config.is_excluded)
+    loaded = load(files, stdin if STDIN in paths else None)
+    workloads = tuple(w for d in loaded.documents if (w := workload_of(d)) is not None)
+    context = CheckContext(loaded, workloads, profile)
+    rules = [r for r in build_registry() if config.is_selected(r.info.code, r.info.enabled)]
+    skipped = [r for r in rules if r.info.needs_profile and profile is None]
+    tracker = SuppressionTracker(loaded.documents, workloads)
+
+    findings: list[Finding] = []
+    for rule in rules:
+        if rule.check is None or rule in skipped:
+            continue
+        for problem in rule.check(context):
+            if _dropped(problem, rule, config, tracker):
+                continue
+            findings.append(_finding(rule, problem, config))
+    unused_rule = next((r for r in rules if r.info.code == UNUSED_SUPPRESSION), None)
+    if config.report_unused_ignores and unused_rule is not None:
+        findings.extend(_unused_suppressions(unused_rule, tracker, rules, config))
+
+    notes = []
+    if skipped:
+        notes.append(
+            f"{len(skipped)} cluster-profile rules skipped: no --profile given "
+            f"({', '.join(r.info.code for r in skipped)})"
+        )
+    return LintResult(
+        findings=tuple(sorted(findings, key=lambda f: f.sort_key)),
+        files=len(loaded.files),
+        objects=len(loaded.documents),
+        notes=tuple(notes),
+    )
+
+
+def _dropped(problem: Problem, rule: Rule, config: Config, tracker: SuppressionTracker) -> bool:
+    code = rule.info.code
+    if config.ignored_in_file(problem.file.path, code):
+        return True
+    if problem.document is not None and config.ignored_object(problem.document.ref, code):
+        return True
+    return tracker.suppresses(problem.file, problem.pos[0], problem.document, code)
+
+
+def _finding(rule: Rule, problem: Problem, config: Config) -> Finding:
+    info = rule.info
+    document = problem.document
+    return Finding(
+        code=info.code,
+        name=info.name,
+        severity=config.severity.get(info.code, info.severity),
+        path=problem.file.path,
+        line=problem.pos[0],
+        column=problem.pos[1],
+        message=problem.message,
+        fix=problem.fix if problem.fix is not None else info.fix,
+        object=document.ref if document is not None else None,
+        source=document.source if document is not None else None,
+    )
+
+
+def _unused_suppressions(
+    rule: Rule, tracker: SuppressionTracker, rules: Sequence[Rule], config: Config
+) -> list[Finding]:
+    enabled = {r.info.code for r in rules}
+    findings = []
+    for marker, codes in tracker.unused():
+        # A suppression of a rule that did not run cannot be judged.
+        live = [c for c in codes if any(code.startswith(c) for code in enabled)]
+        if marker.codes and not live:
+            continue
+        what = ", ".join(live) if live else "every code"
+        if config.ignored_in_file(marker.file.path, rule.info.code):
+            continue
+        problem = Problem(
+            marker.file,
+            marker.pos,
+            f"unused suppression ({marker.kind}): no {what} finding here to suppress",
+        )
+        findings.append(_finding(rule, problem, config))
+    return findings

@@ -1,0 +1,290 @@
+"""Configuration: `.gpulint.yaml` or `[tool.gpulint]` in pyproject.toml, found upward from the
+working directory (or named with --config), validated by a JSON Schema shipped in the package.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.model import ObjectRef, Severity
+from gpulint.yamltree import Pos, YMap, YSeq, parse
+
+CONFIG_FILES = (".gpulint.yaml", ".gpulint.yml")
+PYPROJECT = "pyproject.toml"
+FAIL_NEVER = "never"
+
+
+@dataclass(frozen=True)
+class ObjectPattern:
+    """Globs over kind / namespace / name; `codes` limits which findings are dropped."""
+
+    kind: str = "*"
+    namespace: str = "*"
+    name: str = "*"
+    codes: tuple[str, ...] = ()
+
+    def matches(self, ref: ObjectRef, code: str) -> bool:
+        """True when a finding with `code` about `ref` is to be dropped."""
+        if self.codes and not any(matches_selector(code, s) for s in self.codes):
+            return False
+        return (
+            fnmatch.fnmatchcase(ref.kind, self.kind)
+            and fnmatch.fnmatchcase(ref.namespace or "", self.namespace)
+            and fnmatch.fnmatchcase(ref.name, self.name)
+        )
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings for one run; the defaults are what a run without a config file uses."""
+
+    path: str | None = None
+    root: Path = field(default_factory=Path.cwd)
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+    fail_on: Severity | None = Severity.ERROR  # None: never fail
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    ignore_objects: tuple[ObjectPattern, ...] = ()
+    report_unused_ignores: bool = False
+
+    def with_overrides(self, **changes: Any) -> Config:
+        """A copy with the given fields replaced (command-line options win over the file)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def is_selected(self, code: str, enabled_by_default: bool) -> bool:
+        """Whether rule `code` runs: the most specific matching selector decides."""
+        chosen = enabled_by_default if self.select is None else False
+        best = -1
+        for selectors, verdict in (
+            (self.select or (), True),
+            (self.extend_select, True),
+            (self.ignore, False),
+        ):
+            for selector in selectors:
+                if matches_selector(code, selector) and _specificity(selector) >= best:
+                    best, chosen = _specificity(selector), verdict
+        return chosen
+
+    def is_excluded(self, path: Path) -> bool:
+        """True when `path` matches an `exclude` glob (relative to the config's directory)."""
+        return bool(self.exclude) and _matches_any(path, self.root, self.exclude)
+
+    def ignored_in_file(self, path: str, code: str) -> bool:
+        """True when `per-file-ignores` drops `code` in the file reported as `path`."""
+        for pattern, selectors in self.per_file_ignores.items():
+            if _matches_any(Path(path), self.root, (pattern,)) and any(
+                matches_selector(code, s) for s in selectors
+            ):
+                return True
+        return False
+
+    def ignored_object(self, ref: ObjectRef, code: str) -> bool:
+        """True when `ignore-objects` drops findings with `code` about `ref`."""
+        return any(pattern.matches(ref, code) for pattern in self.ignore_objects)
+
+
+def matches_selector(code: str, selector: str) -> bool:
+    """`GPU1` selects GPU101..GPU199; `ALL` selects everything."""
+    return selector == "ALL" or code.startswith(selector)
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector == "ALL" else len(selector)
+
+
+def _matches_any(path: Path, root: Path, patterns: Iterable[str]) -> bool:
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        relative = absolute.relative_to(root).as_posix()
+    except ValueError:
+        relative = path.as_posix()
+    candidates = [relative, path.name]
+    parts = relative.split("/")
+    candidates.extend("/".join(parts[:i]) for i in range(1, len(parts)))
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        bare = pattern[3:] if pattern.startswith("**/") else pattern
+        for candidate in candidates:
+            if fnmatch.fnmatchcase(candidate, pattern) or fnmatch.fnmatchcase(candidate, bare):
+                return True
+    return False
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest `.gpulint.yaml` or pyproject.toml with `[tool.gpulint]`, upward from start."""
+    for directory in (start, *start.parents):
+        for name in CONFIG_FILES:
+            if (directory / name).is_file():
+                return directory / name
+        pyproject = directory / PYPROJECT
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_tool_table(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return re.search(r"^\[tool\.gpulint\]", text, re.MULTILINE) is not None
+
+
+def load_config(path: Path, known_codes: Iterable[str]) -> Config:
+    """Read, validate and convert a config file; raises GpulintError naming file:line."""
+    display = path.as_posix()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GpulintError(f"{display}: cannot read config: {exc}") from exc
+    if path.name == PYPROJECT:
+        data, locate = _read_pyproject(display, text)
+    else:
+        data, locate = _read_yaml(display, text)
+    _validate(display, data, locate)
+    _check_selectors(display, data, locate, set(known_codes))
+    return _to_config(data, str(path), path.resolve().parent)
+
+
+def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
+    result = parse(text)
+    if result.error is not None:
+        err = result.error
+        raise GpulintError(f"{display}:{err.line}:{err.column}: invalid YAML: {err.problem}")
+    data = result.documents[0].value if result.documents else None
+    if data is None:
+        data = YMap()
+    return data, lambda path_: _yaml_position(data, path_)
+
+
+def _yaml_position(data: Any, path: list[Any]) -> Pos:
+    node, pos = data, getattr(data, "pos", (1, 1))
+    for step in path:
+        if isinstance(node, YMap) and step in node:
+            pos, node = node.pos_of_value(step), node[step]
+        elif isinstance(node, YSeq) and isinstance(step, int) and step < len(node):
+            pos, node = node.pos_of_item(step), node[step]
+        else:
+            break
+    return pos
+
+
+def _read_pyproject(display: str, text: str) -> tuple[Any, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GpulintError(f"{display}: invalid TOML: {exc}") from exc
+    data = document.get("tool", {}).get("gpulint", {})
+    return data, lambda path_: _toml_position(text, path_)
+
+
+def _toml_position(text: str, path: list[Any]) -> Pos:
+    """Line of the `[tool.gpulint]` key an error is about (TOML parsers keep no positions)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() == "[tool.gpulint]"), 0)
+    key = next((str(step) for step in path if isinstance(step, str)), None)
+    if key is not None:
+        pattern = re.compile(rf"^\s*(\"{re.escape(key)}\"|{re.escape(key)})\s*=")
+        for i in range(start + 1, len(lines)):
+            if lines[i].startswith("["):
+                break
+            if pattern.match(lines[i]):
+                return i + 1, len(lines[i]) - len(lines[i].lstrip()) + 1
+    return start + 1, 1
+
+
+def _schema() -> dict[str, Any]:
+    text = (resources.files("gpulint") / "schemas" / "config.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def _validate(display: str, data: Any, locate: Any) -> None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    error = errors[0]
+    path = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        extra = sorted(str(k) for k in error.instance if k not in allowed)
+        if extra:
+            path.append(extra[0])
+            line, column = _key_position(data, path, locate)
+            where = ".".join(str(p) for p in path)
+            raise GpulintError(f"{display}:{line}:{column}: unknown setting `{where}`")
+    line, column = locate(path)
+    where = ".".join(str(p) for p in path) or "(top level)"
+    raise GpulintError(f"{display}:{line}:{column}: {where}: {error.message}")
+
+
+def _key_position(data: Any, path: list[Any], locate: Any) -> Pos:
+    parent_path, key = path[:-1], path[-1]
+    node = data
+    for step in parent_path:
+        node = node[step] if isinstance(node, (YMap, YSeq)) else None
+    if isinstance(node, YMap):
+        return node.pos_of_key(key)
+    return locate(path)
+
+
+def _check_selectors(display: str, data: Any, locate: Any, known: set[str]) -> None:
+    def check(selector: Any, path: list[Any]) -> None:
+        if selector != "ALL" and not any(code.startswith(str(selector)) for code in known):
+            line, column = locate(path)
+            raise GpulintError(f"{display}:{line}:{column}: `{selector}` selects no rule")
+
+    for key in ("select", "extend-select", "ignore"):
+        for i, selector in enumerate(data.get(key) or ()):
+            check(selector, [key, i])
+    for code in data.get("severity") or {}:
+        check(code, ["severity", code])
+
+
+def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
+    def selectors(key: str) -> tuple[str, ...]:
+        return tuple(str(s) for s in data.get(key) or ())
+
+    fail_on = data.get("fail-on", "error")
+    return Config(
+        path=path,
+        root=root,
+        select=selectors("select") if "select" in data else None,
+        extend_select=selectors("extend-select"),
+        ignore=selectors("ignore"),
+        severity={str(k): Severity.parse(str(v)) for k, v in (data.get("severity") or {}).items()},
+        fail_on=None if fail_on == FAIL_NEVER else Severity.parse(fail_on),
+        exclude=tuple(str(g) for g in data.get("exclude") or ()),
+        per_file_ignores={
+            str(k): tuple(str(s) for s in v)
+            for k, v in (data.get("per-file-ignores") or {}).items()
+        },
+        ignore_objects=tuple(
+            ObjectPattern(
+                kind=str(item.get("kind", "*")),
+                namespace=str(item.get("namespace", "*")),
+                name=str(item.get("name", "*")),
+                codes=tuple(str(c) for c in item.get("codes") or ()),
+            )
+            for item in data.get("ignore-objects") or ()
+        ),
+        report_unused_ignores=bool(data.get("report-unused-ignores", False)),
+    )

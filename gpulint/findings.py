@@ -1,0 +1,46 @@
+"""What a run produces: findings and the summary the formatters print."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpulint.model import ObjectRef, Severity
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reported problem, at its file:line:column, with the fix to apply."""
+
+    code: str
+    name: str
+    severity: Severity
+    path: str
+    line: int
+    column: int
+    message: str
+    fix: str | None
+    object: ObjectRef | None = None
+    source: str | None = None  # the Helm template the object was rendered from
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, str]:
+        """Findings are reported by path, line, column, then code."""
+        return self.path, self.line, self.column, self.code
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """Findings of a run plus what was looked at."""
+
+    findings: tuple[Finding, ...]
+    files: int
+    objects: int
+    notes: tuple[str, ...] = ()
+
+    def count(self, severity: Severity) -> int:
+        """How many findings have exactly `severity`."""
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    def fails(self, threshold: Severity | None) -> bool:
+        """True when a finding is at or above `threshold` (None: never fail)."""
+        return threshold is not None and any(f.severity >= threshold for f in self.findings)

@@ -1,0 +1,281 @@
+"""Files, directories and stdin -> SourceFiles and Documents, with positions and origins.
+
+Reading is the only place that looks at raw text: once per file, for the two kinds of comment
+the YAML parser drops (Helm's `# Source:` lines and `# gpulint: ignore[...]` suppressions).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.model import (
+    Document,
+    IssueKind,
+    LoadIssue,
+    ObjectRef,
+    SourceFile,
+    Suppression,
+)
+from gpulint.yamltree import ParsedDocument, Pos, YMap, YSeq, parse
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+STDIN = "-"
+
+_HELM_SOURCE = re.compile(r"^#[ \t]*Source:[ \t]*(\S[^\n]*?)[ \t]*$", re.MULTILINE)
+_SUPPRESSION = re.compile(
+    r"(?:^|[ \t])#[ \t]*gpulint:[ \t]*ignore(?![-\w])(?:\[([^\]\n]*)\])?", re.MULTILINE
+)
+_CODE_SPLIT = re.compile(r"[\s,]+")
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """Everything read from the inputs."""
+
+    files: tuple[SourceFile, ...]
+    documents: tuple[Document, ...]
+    issues: tuple[LoadIssue, ...]
+
+
+def discover(
+    paths: Sequence[str], is_excluded: Callable[[Path], bool] = lambda _: False
+) -> list[Path]:
+    """Files to check: given files, and manifests found recursively under given directories.
+
+    Hidden files and directories (`.git`, `.github` ...) are skipped inside directories, and
+    anything `is_excluded` matches is skipped everywhere. Raises GpulintError for a missing path.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(_walk(path, is_excluded))
+        elif path.exists():
+            if not is_excluded(path):
+                found.append(path)
+        else:
+            raise GpulintError(f"{raw}: no such file or directory")
+    return list(dict.fromkeys(found))
+
+
+def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[Path]:
+    for directory, subdirs, files in os.walk(root):
+        base = Path(directory)
+        subdirs[:] = sorted(
+            d for d in subdirs if not d.startswith(".") and not is_excluded(base / d)
+        )
+        for name in sorted(files):
+            if name.startswith(".") or not name.endswith(MANIFEST_SUFFIXES):
+                continue
+            path = base / name
+            if not is_excluded(path):
+                yield path
+
+
+def display_path(path: Path) -> str:
+    """The path as findings report it: relative to the working directory when inside it."""
+    if path.is_absolute():
+        try:
+            path = path.relative_to(Path.cwd())
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of `path`; an unreadable file is a GpulintError."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise GpulintError(f"{display_path(path)}: cannot read: {exc.strerror}") from exc
+
+
+def load(paths: Iterable[Path], stdin: tuple[str, bytes] | None = None) -> LoadResult:
+    """Read and parse every file of `paths`, then stdin as (display name, bytes) if given."""
+    files: list[SourceFile] = []
+    documents: list[Document] = []
+    issues: list[LoadIssue] = []
+    inputs: list[tuple[str, bytes]] = [(display_path(p), read_file(p)) for p in paths]
+    if stdin is not None:
+        inputs.append(stdin)
+    for name, data in inputs:
+        loaded = load_bytes(name, data)
+        files.extend(loaded.files)
+        documents.extend(loaded.documents)
+        issues.extend(loaded.issues)
+    return LoadResult(tuple(files), tuple(documents), tuple(issues))
+
+
+def load_bytes(name: str, data: bytes) -> LoadResult:
+    """Parse one file's bytes: its SourceFile, Documents and load issues."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        source_file = SourceFile(name)
+        issue = LoadIssue(
+            IssueKind.NOT_UTF8, source_file, (line, column), "file is not valid UTF-8 text"
+        )
+        return LoadResult((source_file,), (), (issue,))
+    return load_text(name, text)
+
+
+def load_text(name: str, text: str) -> LoadResult:
+    """Parse one file's text: its SourceFile, Documents and load issues."""
+    result = parse(text)
+    source_file = SourceFile(name, _suppressions(text))
+    issues: list[LoadIssue] = []
+    if result.error is not None and "{{" in text:
+        line, column = _line_col(text, text.index("{{"))
+        message = (
+            "this looks like an unrendered Helm template; render it first "
+            "(helm template RELEASE CHART | gpulint check -) and check the output"
+        )
+        issue = LoadIssue(IssueKind.UNRENDERED_TEMPLATE, source_file, (line, column), message)
+        return LoadResult((source_file,), (), (issue,))
+    if result.error is not None:
+        error = result.error
+        pos = (error.line, error.column)
+        issues.append(LoadIssue(IssueKind.SYNTAX, source_file, pos, error.problem))
+    sources = _helm_sources(text)
+    documents: list[Document] = []
+    stray: list[ParsedDocument] = []
+    previous_line = 0  # a `# Source:` comment belongs to the document right after it
+    for parsed in result.documents:
+        value = parsed.value
+        if value is None:
+            continue
+        value_line = value.pos[0] if isinstance(value, (YMap, YSeq)) else parsed.pos[0]
+        source = _source_between(sources, previous_line, value_line)
+        previous_line = value_line
+        if not isinstance(value, YMap):
+            stray.append(parsed)
+            continue
+        if not _is_object(value):
+            continue
+        for obj in _expand_lists(value):
+            document = Document(source_file, obj, _ref(obj), source)
+            documents.append(document)
+            issues.extend(_object_issues(document))
+        issues.extend(
+            LoadIssue(
+                IssueKind.DUPLICATE_KEY,
+                source_file,
+                dup.pos,
+                f"key `{dup.key}` is written twice in one mapping (first at line "
+                f"{dup.first[0]}); the later value silently replaces the earlier one",
+            )
+            for dup in parsed.duplicates
+        )
+    if documents or result.error is not None:
+        issues.extend(
+            LoadIssue(
+                IssueKind.NOT_A_MAPPING,
+                source_file,
+                parsed.pos if not isinstance(parsed.value, YSeq) else parsed.value.pos,
+                f"document is a {_type_name(parsed.value)}, not a Kubernetes object (a mapping)",
+            )
+            for parsed in stray
+        )
+    return LoadResult((source_file,), tuple(documents), tuple(issues))
+
+
+def _is_object(value: YMap) -> bool:
+    return bool(value.get("apiVersion")) and bool(value.get("kind"))
+
+
+def _expand_lists(obj: YMap) -> Iterator[YMap]:
+    """A `kind: List` (or `FooList`) stands for its items; anything else for itself."""
+    kind = str(obj.get("kind"))
+    items = obj.get("items")
+    if kind.endswith("List") and isinstance(items, YSeq):
+        for item in items:
+            if isinstance(item, YMap) and _is_object(item):
+                yield from _expand_lists(item)
+        return
+    yield obj
+
+
+def _ref(obj: YMap) -> ObjectRef:
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, YMap) else {}
+    name = metadata.get("name") or metadata.get("generateName") or ""
+    namespace = metadata.get("namespace")
+    return ObjectRef(
+        api_version=str(obj.get("apiVersion")),
+        kind=str(obj.get("kind")),
+        namespace=str(namespace) if namespace else None,
+        name=str(name),
+    )
+
+
+def _object_issues(document: Document) -> Iterator[LoadIssue]:
+    if document.ref.name:
+        return
+    obj = document.obj
+    pos = obj.pos_of_key("metadata") if "metadata" in obj else document.kind_pos
+    yield LoadIssue(
+        IssueKind.MISSING_NAME,
+        document.file,
+        pos,
+        f"{document.ref.kind} has neither metadata.name nor metadata.generateName",
+        document,
+    )
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, YSeq):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
+def _line_col(text: str, offset: int) -> Pos:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def _lines_of(text: str, matches: Iterable[re.Match[str]]) -> Iterator[tuple[int, re.Match[str]]]:
+    """(line, match) for matches in text order, counting newlines only once overall."""
+    line, offset = 1, 0
+    for match in matches:
+        line += text.count("\n", offset, match.start())
+        offset = match.start()
+        yield line, match
+
+
+def _suppressions(text: str) -> dict[int, Suppression]:
+    if "gpulint:" not in text:
+        return {}
+    found: dict[int, Suppression] = {}
+    for line, match in _lines_of(text, _SUPPRESSION.finditer(text)):
+        codes = frozenset(c.upper() for c in _CODE_SPLIT.split(match.group(1) or "") if c)
+        start = match.start() + (0 if text[match.start()] == "#" else 1)
+        column = start - (text.rfind("\n", 0, start) + 1) + 1
+        found[line] = Suppression(line, column, codes)
+    return found
+
+
+def _helm_sources(text: str) -> tuple[list[int], list[str]]:
+    """Lines of Helm's `# Source: chart/templates/x.yaml` comments, and their templates."""
+    if "# Source:" not in text:
+        return [], []
+    found = [(line, m.group(1)) for line, m in _lines_of(text, _HELM_SOURCE.finditer(text))]
+    return [line for line, _ in found], [source for _, source in found]
+
+
+def _source_between(sources: tuple[list[int], list[str]], after: int, before: int) -> str | None:
+    """The template named by the last `# Source:` comment between two lines (exclusive)."""
+    index = bisect.bisect_left(sources[0], before)
+    if index and sources[0][index - 1] > after:
+        return sources[1][index - 1]
+    return None

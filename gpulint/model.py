@@ -1,0 +1,393 @@
+"""Typed, positioned views of what the rules look at: files, documents, pods, containers.
+
+Everything here is a frozen dataclass built once by the loader and `workloads.py`; rules read
+these views and never walk raw mappings themselves. Positions are (line, column), 1-based.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
+from typing import Any
+
+from gpulint.quantity import parse_quantity
+from gpulint.yamltree import Pos, YMap, YSeq
+
+
+class Severity(enum.IntEnum):
+    """Finding severities, ordered so that `>=` means "at least as serious"."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        """The lower-case name used in config files, output and the catalogue."""
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        """`"error"` -> Severity.ERROR; raises KeyError for an unknown name."""
+        return cls[text.upper()]
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """Which Kubernetes object a finding is about."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{where}{self.name}"
+
+
+class IssueKind(enum.Enum):
+    """Problems the loader finds while reading a file (reported by GPU000 and GPU005)."""
+
+    SYNTAX = "syntax"
+    NOT_A_MAPPING = "not-a-mapping"
+    DUPLICATE_KEY = "duplicate-key"
+    MISSING_NAME = "missing-name"
+    NOT_UTF8 = "not-utf8"
+    UNRENDERED_TEMPLATE = "unrendered-template"
+
+
+@dataclass(frozen=True)
+class LoadIssue:
+    """A problem found while loading, at a position in a file."""
+
+    kind: IssueKind
+    file: SourceFile
+    pos: Pos
+    message: str
+    document: Document | None = None
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """An inline `# gpulint: ignore[CODE,...]` comment; no codes means every code."""
+
+    line: int
+    column: int
+    codes: frozenset[str]
+
+
+@dataclass(frozen=True, eq=False)
+class SourceFile:
+    """One input file (or stdin) as it is reported."""
+
+    path: str
+    suppressions: Mapping[int, Suppression] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class Document:
+    """One Kubernetes object: a YAML document, or an item of a `kind: List`."""
+
+    file: SourceFile
+    obj: YMap
+    ref: ObjectRef
+    source: str | None = None  # the Helm `# Source:` template this object was rendered from
+
+    @property
+    def kind_pos(self) -> Pos:
+        """Where the object's `kind:` value is written (suppression comments may sit there)."""
+        return self.obj.pos_of_value("kind")
+
+    @cached_property
+    def annotations(self) -> YMap:
+        """metadata.annotations, or an empty mapping."""
+        return mapping_at(self.obj, "metadata", "annotations")
+
+
+class ContainerRole(enum.Enum):
+    """Where a container is declared; decides how its requests count for the pod."""
+
+    APP = "container"
+    INIT = "initContainer"
+    SIDECAR = "sidecar"  # an initContainer with restartPolicy: Always
+    EPHEMERAL = "ephemeralContainer"
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A resource amount as written (`raw`), parsed (`amount`, None if invalid), and where."""
+
+    resource: str
+    raw: Any
+    amount: Decimal | None
+    key_pos: Pos
+    value_pos: Pos
+
+
+@dataclass(frozen=True)
+class Resources:
+    """A container's `resources:` block."""
+
+    requests: Mapping[str, Quantity]
+    limits: Mapping[str, Quantity]
+    node: YMap | None
+    pos: Pos
+
+    def effective_requests(self) -> dict[str, Decimal]:
+        """Requests after API defaulting: a missing request is copied from its limit."""
+        result = {name: q.amount for name, q in self.limits.items() if q.amount is not None}
+        for name, q in self.requests.items():
+            if q.amount is not None:
+                result[name] = q.amount
+        return result
+
+
+@dataclass(frozen=True)
+class Container:
+    """One container, init container, sidecar or ephemeral container of a pod template."""
+
+    name: str
+    role: ContainerRole
+    index: int
+    node: YMap
+    pos: Pos
+    resources: Resources
+
+    @property
+    def field_path(self) -> str:
+        """API-style path such as `initContainers[1]`, used in messages."""
+        return f"{_LIST_NAMES[self.role]}[{self.index}]"
+
+
+_LIST_NAMES = {
+    ContainerRole.APP: "containers",
+    ContainerRole.INIT: "initContainers",
+    ContainerRole.SIDECAR: "initContainers",
+    ContainerRole.EPHEMERAL: "ephemeralContainers",
+}
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """One entry of `tolerations:`."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+    toleration_seconds: int | None
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class SelectorRequirement:
+    """One `matchExpressions`/`matchFields` entry of a node selector term."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True)
+class NodeSelectorTerm:
+    """One term of `requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`."""
+
+    match_expressions: tuple[SelectorRequirement, ...]
+    match_fields: tuple[SelectorRequirement, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, eq=False)
+class PodTemplate:
+    """A pod template (or a bare Pod) with its containers and placement constraints."""
+
+    document: Document
+    node: YMap  # the mapping that holds `metadata` and `spec`
+    spec: YMap
+    containers: tuple[Container, ...]
+    role: str | None = None  # the replica role for workloads with several templates
+
+    @cached_property
+    def annotations(self) -> YMap:
+        """The template's metadata.annotations (for a Pod, the object's own)."""
+        return mapping_at(self.node, "metadata", "annotations")
+
+    @cached_property
+    def app_containers(self) -> tuple[Container, ...]:
+        """Containers that run for the pod's whole life: app containers and sidecars."""
+        return tuple(
+            c for c in self.containers if c.role in (ContainerRole.APP, ContainerRole.SIDECAR)
+        )
+
+    @cached_property
+    def effective_requests(self) -> dict[str, Decimal]:
+        """The pod's request per resource, computed the way the scheduler and quota do."""
+        return pod_requests(self.containers, self.spec)
+
+    @cached_property
+    def node_selector(self) -> Mapping[str, str]:
+        """spec.nodeSelector as strings (positions via `self.spec['nodeSelector']`)."""
+        selector = self.spec.get("nodeSelector")
+        if not isinstance(selector, YMap):
+            return {}
+        return {str(k): _text(v) for k, v in selector.items()}
+
+    @cached_property
+    def tolerations(self) -> tuple[Toleration, ...]:
+        """spec.tolerations as typed values."""
+        items = self.spec.get("tolerations")
+        if not isinstance(items, YSeq):
+            return ()
+        return tuple(
+            Toleration(
+                key=_text(item.get("key")),
+                operator=_text(item.get("operator")) or "Equal",
+                value=_text(item.get("value")),
+                effect=_text(item.get("effect")),
+                toleration_seconds=_int_or_none(item.get("tolerationSeconds")),
+                pos=items.pos_of_item(i),
+            )
+            for i, item in enumerate(items)
+            if isinstance(item, YMap)
+        )
+
+    @cached_property
+    def required_node_affinity(self) -> tuple[NodeSelectorTerm, ...] | None:
+        """The required node affinity terms (OR'ed), or None when there is none."""
+        required = mapping_at(
+            self.spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"
+        )
+        terms = required.get("nodeSelectorTerms")
+        if "nodeSelectorTerms" not in required:
+            return None
+        if not isinstance(terms, YSeq):
+            return ()
+        return tuple(
+            NodeSelectorTerm(
+                match_expressions=_requirements(term.get("matchExpressions")),
+                match_fields=_requirements(term.get("matchFields")),
+                pos=terms.pos_of_item(i),
+            )
+            for i, term in enumerate(terms)
+            if isinstance(term, YMap)
+        )
+
+    @property
+    def priority_class_name(self) -> str | None:
+        """spec.priorityClassName, when set."""
+        value = self.spec.get("priorityClassName")
+        return _text(value) or None
+
+
+@dataclass(frozen=True)
+class ReplicaCount:
+    """How many pods a workload runs at once, and where that number is written."""
+
+    value: int
+    field: str  # "replicas", "parallelism", ...
+    pos: Pos | None  # None when the count is the default
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """A Kubernetes object that creates pods: its templates and replica count."""
+
+    document: Document
+    templates: tuple[PodTemplate, ...]
+    replicas: ReplicaCount | None  # None for kinds that run one pod per node (DaemonSet)
+
+    @property
+    def kind(self) -> str:
+        """The object's kind."""
+        return self.document.ref.kind
+
+
+def pod_requests(containers: tuple[Container, ...], spec: YMap) -> dict[str, Decimal]:
+    """Effective pod request per resource (component-helpers PodRequests).
+
+    App containers are summed; restartable init containers (sidecars) are added and also stay
+    beside every later init container; each plain init container counts together with the
+    sidecars started before it; the result is the per-resource max of the two.
+    """
+    result: dict[str, Decimal] = {}
+    sidecars: dict[str, Decimal] = {}
+    init_max: dict[str, Decimal] = {}
+    for container in containers:
+        requests = container.resources.effective_requests()
+        if container.role is ContainerRole.APP:
+            _add(result, requests)
+        elif container.role is ContainerRole.SIDECAR:
+            _add(result, requests)
+            _add(sidecars, requests)
+            _max(init_max, sidecars)
+        elif container.role is ContainerRole.INIT:
+            use = dict(sidecars)
+            _add(use, requests)
+            _max(init_max, use)
+    _max(result, init_max)
+    overhead = spec.get("overhead")
+    if isinstance(overhead, YMap):
+        _add(
+            result,
+            {k: a for k, v in overhead.items() if (a := parse_quantity(v)) is not None},
+        )
+    return result
+
+
+def _add(target: dict[str, Decimal], extra: Mapping[str, Decimal]) -> None:
+    for name, amount in extra.items():
+        target[name] = target.get(name, Decimal(0)) + amount
+
+
+def _max(target: dict[str, Decimal], other: Mapping[str, Decimal]) -> None:
+    for name, amount in other.items():
+        if amount > target.get(name, Decimal(0)):
+            target[name] = amount
+
+
+def mapping_at(node: Any, *keys: str) -> YMap:
+    """The mapping at `node[k1][k2]...`, or an empty mapping when any step is missing."""
+    for key in keys:
+        if not isinstance(node, YMap):
+            return _EMPTY
+        node = node.get(key)
+    return node if isinstance(node, YMap) else _EMPTY
+
+
+_EMPTY = YMap()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _requirements(items: Any) -> tuple[SelectorRequirement, ...]:
+    if not isinstance(items, YSeq):
+        return ()
+    result = []
+    for i, item in enumerate(items):
+        if not isinstance(item, YMap):
+            continue
+        values = item.get("values")
+        result.append(
+            SelectorRequirement(
+                key=_text(item.get("key")),
+                operator=_text(item.get("operator")),
+                values=tuple(_text(v) for v in values) if isinstance(values, YSeq) else (),
+                pos=items.pos_of_item(i),
+            )
+        )
+    return tuple(result)

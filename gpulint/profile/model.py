@@ -1,0 +1,133 @@
+"""Typed cluster facts: node pools, quotas, limit ranges, priority classes, admission plugins.
+
+Every importer (gpulint's own ClusterProfile YAML, a kubectl dump, an eksctl config, a live
+cluster) produces these; the scheduling model and the rules read only these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+#: Providers whose API servers run the ExtendedResourceToleration admission plugin.
+PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION = frozenset({"eks", "gke"})
+
+
+@dataclass(frozen=True)
+class Taint:
+    """A node taint."""
+
+    key: str
+    value: str
+    effect: str  # NoSchedule, PreferNoSchedule, NoExecute
+
+    def __str__(self) -> str:
+        value = f"={self.value}" if self.value else ""
+        return f"{self.key}{value}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A group of identical nodes (node group, node pool, Karpenter NodePool)."""
+
+    name: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    allocatable: Mapping[str, Decimal] = field(default_factory=dict)  # per node
+    nodes: int = 0  # Ready nodes now
+    min_nodes: int = 0
+    max_nodes: int = 0
+    scale_from_zero: bool = False  # the autoscaler can add a node while the pool has none
+    provisioning_seconds: int | None = None  # scale-up until a Ready node advertises GPUs
+    instance_type: str | None = None
+    device_plugin_not_ready: int = 0  # nodes whose capacity shows GPUs but allocatable 0
+
+    @property
+    def can_grow(self) -> bool:
+        """True when the pool can ever have a node: it has one, or it can scale up to one."""
+        return self.nodes > 0 or (self.max_nodes > 0 and self.scale_from_zero)
+
+    @property
+    def ceiling(self) -> int:
+        """The most nodes the pool can ever have."""
+        return max(self.nodes, self.max_nodes)
+
+
+@dataclass(frozen=True)
+class ScopeRequirement:
+    """One `scopeSelector.matchExpressions` entry of a ResourceQuota."""
+
+    scope_name: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResourceQuota:
+    """A namespace ResourceQuota: hard limits and, when known, current usage."""
+
+    namespace: str
+    name: str
+    hard: Mapping[str, Decimal] = field(default_factory=dict)
+    used: Mapping[str, Decimal] = field(default_factory=dict)
+    scopes: tuple[str, ...] = ()
+    scope_selector: tuple[ScopeRequirement, ...] = ()
+
+
+@dataclass(frozen=True)
+class LimitRangeItem:
+    """One `spec.limits` entry of a LimitRange (`type` Container, Pod, ...)."""
+
+    type: str
+    max: Mapping[str, Decimal] = field(default_factory=dict)
+    min: Mapping[str, Decimal] = field(default_factory=dict)
+    default: Mapping[str, Decimal] = field(default_factory=dict)
+    default_request: Mapping[str, Decimal] = field(default_factory=dict)
+    max_limit_request_ratio: Mapping[str, Decimal] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LimitRange:
+    """A namespace LimitRange."""
+
+    namespace: str
+    name: str
+    items: tuple[LimitRangeItem, ...] = ()
+
+
+@dataclass(frozen=True)
+class PriorityClass:
+    """A PriorityClass."""
+
+    name: str
+    value: int = 0
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"
+
+
+@dataclass(frozen=True)
+class ClusterProfile:
+    """Everything gpulint knows about one cluster."""
+
+    name: str | None = None
+    kubernetes_version: str | None = None
+    provider: str | None = None  # eks, gke, aks, kubeadm ... as declared or inferred
+    extended_resource_toleration: bool | None = None  # None: infer from the provider
+    default_namespace: str | None = None
+    pools: tuple[Pool, ...] = ()
+    quotas: tuple[ResourceQuota, ...] = ()
+    limit_ranges: tuple[LimitRange, ...] = ()
+    priority_classes: tuple[PriorityClass, ...] = ()
+    sources: tuple[str, ...] = ()  # the files (or "live cluster") it was built from
+
+    @property
+    def extended_resource_toleration_enabled(self) -> bool:
+        """Whether the API server adds tolerations for requested extended resources."""
+        if self.extended_resource_toleration is not None:
+            return self.extended_resource_toleration
+        return self.provider in PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION
+
+    def advertised_resources(self) -> frozenset[str]:
+        """Every resource name some pool's nodes advertise."""
+        return frozenset(name for pool in self.pools for name in pool.allocatable)

@@ -1,0 +1,70 @@
+"""Kubernetes resource quantities (`500m`, `16Gi`, `1.5`, `2e3`) as exact decimals."""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_CEILING, Decimal, InvalidOperation
+
+_SUFFIX: dict[str, Decimal] = {
+    "": Decimal(1),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+    "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
+}
+_QUANTITY = re.compile(
+    r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?\Z"
+)
+_MILLI = Decimal("0.001")
+
+
+def parse_quantity(value: object) -> Decimal | None:
+    """The amount `value` stands for, or None when it is not a valid quantity."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return Decimal(repr(value))
+    if not isinstance(value, str):
+        return None
+    match = _QUANTITY.match(value.strip())
+    if match is None:
+        return None
+    number, exponent, suffix = match.groups()
+    try:
+        amount = Decimal(number)
+    except InvalidOperation:
+        return None
+    if exponent:
+        return amount * Decimal(10) ** int(exponent[1:])
+    return amount * _SUFFIX[suffix or ""]
+
+
+def round_up_to_milli(amount: Decimal) -> Decimal:
+    """API defaulting rounds every quantity up to milli precision before validating it."""
+    return amount.quantize(_MILLI, rounding=ROUND_CEILING)
+
+
+def is_whole(amount: Decimal) -> bool:
+    """True when the (milli-rounded) amount is an integer, as extended resources require."""
+    return round_up_to_milli(amount) % 1 == 0
+
+
+def format_quantity(amount: Decimal) -> str:
+    """A short human form: `2`, `0.5`, `1.25`."""
+    return f"{amount.normalize():f}"

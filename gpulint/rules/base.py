@@ -1,0 +1,58 @@
+"""What every rule receives (CheckContext) and yields (Problem)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulint.loader import LoadResult
+from gpulint.model import Document, LoadIssue, PodTemplate, SourceFile, Workload
+from gpulint.yamltree import Pos
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One violation found by a rule; the engine turns it into a Finding."""
+
+    file: SourceFile
+    pos: Pos
+    message: str
+    fix: str | None = None  # None: the catalogue's fix text
+    document: Document | None = None
+
+    @classmethod
+    def at(
+        cls, document: Document, pos: Pos, message: str, fix: str | None = None
+    ) -> Problem:
+        """A problem in `document` at `pos`."""
+        return cls(document.file, pos, message, fix, document)
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """The checked manifests (typed views) plus the cluster profile, when there is one."""
+
+    loaded: LoadResult
+    workloads: tuple[Workload, ...]
+    profile: Any = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def documents(self) -> tuple[Document, ...]:
+        """Every Kubernetes object read."""
+        return self.loaded.documents
+
+    @property
+    def issues(self) -> tuple[LoadIssue, ...]:
+        """What the loader found wrong with the files themselves."""
+        return self.loaded.issues
+
+    def pod_templates(self) -> Iterator[tuple[Workload, PodTemplate]]:
+        """Every pod template of every workload, with its workload."""
+        for workload in self.workloads:
+            for template in workload.templates:
+                yield workload, template
+
+
+Check = Callable[[CheckContext], Iterable[Problem]]

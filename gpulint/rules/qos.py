@@ -1,0 +1,50 @@
+"""GPU601 gpu-pod-besteffort-cpu-memory: a GPU pod whose QoS class is BestEffort."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpulint.accelerators import looks_like_accelerator
+from gpulint.rules.base import CheckContext, Problem
+
+_QOS_RESOURCES = ("cpu", "memory")
+
+
+def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
+    """QoS looks only at cpu and memory: a pod that asks only for GPUs is BestEffort."""
+    for _, template in ctx.pod_templates():
+        gpu_containers = [
+            c
+            for c in template.containers
+            if any(looks_like_accelerator(n) for n in c.resources.effective_requests())
+        ]
+        if not gpu_containers:
+            continue
+        if any(
+            name in _QOS_RESOURCES
+            for c in template.containers
+            for name in (*c.resources.requests, *c.resources.limits)
+        ):
+            continue
+        first = gpu_containers[0]
+        gpus = ", ".join(
+            sorted(
+                {
+                    name
+                    for c in gpu_containers
+                    for name in c.resources.effective_requests()
+                    if looks_like_accelerator(name)
+                }
+            )
+        )
+        yield Problem.at(
+            template.document,
+            first.resources.pos,
+            f"pod requests {gpus} but no container requests cpu or memory: its QoS class is "
+            f"BestEffort, so it is the first pod evicted when the node runs short",
+            f"Add cpu and memory requests to container `{first.name}` (limits equal to the "
+            f"requests make the pod Guaranteed).",
+        )
+
+
+CHECKS = {"GPU601": gpu_pod_besteffort}

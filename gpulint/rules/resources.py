@@ -1,0 +1,227 @@
+"""Container resource mistakes that need no cluster knowledge: GPU001-GPU004."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from gpulint.accelerators import (
+    is_extended_resource,
+    is_known_accelerator,
+    looks_like_accelerator,
+    suggest_resource,
+)
+from gpulint.model import Container, ContainerRole, PodTemplate, Quantity
+from gpulint.quantity import format_quantity, is_whole
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.yamltree import YMap, YSeq
+
+
+def _quantities(container: Container) -> Iterator[tuple[str, Quantity]]:
+    """("requests"|"limits", quantity) for every resource the container names."""
+    for quantity in container.resources.requests.values():
+        yield "requests", quantity
+    for quantity in container.resources.limits.values():
+        yield "limits", quantity
+
+
+def _containers(ctx: CheckContext) -> Iterator[tuple[PodTemplate, Container]]:
+    for _, template in ctx.pod_templates():
+        for container in template.containers:
+            yield template, container
+
+
+def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
+    """A resource key that reads as an accelerator but is no name a device plugin advertises."""
+    for template, container in _containers(ctx):
+        for section, quantity in _quantities(container):
+            name = quantity.resource
+            if is_known_accelerator(name) or not looks_like_accelerator(name):
+                continue
+            suggestion = suggest_resource(name)
+            hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+            yield Problem.at(
+                template.document,
+                quantity.key_pos,
+                f"container `{container.name}` {section} `{name}`, which no device plugin "
+                f"advertises: the pod can never be scheduled{hint}",
+                f"Rename the key to `{suggestion}`." if suggestion else None,
+            )
+
+
+def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
+    """Extended resources cannot be overcommitted: a request needs an equal limit."""
+    for template, container in _containers(ctx):
+        if container.role is ContainerRole.EPHEMERAL:
+            continue
+        limits = container.resources.limits
+        for name, request in container.resources.requests.items():
+            if not is_extended_resource(name):
+                continue
+            limit = limits.get(name)
+            if limit is None:
+                yield Problem.at(
+                    template.document,
+                    request.key_pos,
+                    f"container `{container.name}` requests `{name}` without a limit; the API "
+                    f"rejects it (Limit must be set for non overcommitable resources)",
+                    f"Add `limits: {{{name}: {request.raw}}}` or replace the request with "
+                    f"that limit (the request defaults to the limit).",
+                )
+            elif (
+                request.amount is not None
+                and limit.amount is not None
+                and request.amount != limit.amount
+            ):
+                yield Problem.at(
+                    template.document,
+                    request.key_pos,
+                    f"container `{container.name}` requests {format_quantity(request.amount)} "
+                    f"`{name}` but limits it to {format_quantity(limit.amount)}; the API "
+                    f"rejects requests that differ from the limit of an extended resource",
+                    f"Set both to the same whole number, or drop the request "
+                    f"(it defaults to the limit, {format_quantity(limit.amount)}).",
+                )
+
+
+def fractional_gpu_quantity(ctx: CheckContext) -> Iterator[Problem]:
+    """Extended resources are counted in whole devices."""
+    for template, container in _containers(ctx):
+        for section, quantity in _quantities(container):
+            if not is_extended_resource(quantity.resource):
+                continue
+            amount = quantity.amount
+            what = f"container `{container.name}` {section} `{quantity.resource}`"
+            if amount is None:
+                message = f"{what}: `{quantity.raw}` is not a valid quantity"
+            elif amount < 0:
+                message = f"{what}: `{quantity.raw}` is negative"
+            elif not is_whole(amount):
+                message = (
+                    f"{what}: `{quantity.raw}` is not a whole number; the API rejects it "
+                    f"(must be an integer): extended resources are whole devices"
+                )
+            else:
+                continue
+            yield Problem.at(template.document, quantity.value_pos, message)
+
+
+_RESOURCES_KEY = "resources"
+_SECTIONS = ("limits", "requests")
+_MISPLACED_SECTIONS = {"limits", "requests", "limit", "request"}
+_POD_LEVEL_ALLOWED = ("cpu", "memory")
+
+
+def misplaced_resources_key(ctx: CheckContext) -> Iterator[Problem]:
+    """Resource blocks written where the API ignores them: the GPU request disappears."""
+    for _, template in ctx.pod_templates():
+        yield from _pod_level_resources(template)
+        for container in template.containers:
+            yield from _misplaced_in_container(template, container)
+
+
+def _misplaced_in_container(template: PodTemplate, container: Container) -> Iterator[Problem]:
+    node, document = container.node, template.document
+    for key in node:
+        key_text = str(key)
+        if key_text in _MISPLACED_SECTIONS:
+            section = key_text if key_text.endswith("s") else f"{key_text}s"
+            yield Problem.at(
+                document,
+                node.pos_of_key(key),
+                f"container `{container.name}` has `{key_text}:` at container level, where "
+                f"the API ignores it; it belongs under `resources.{section}`",
+                f"Move it to `resources:` as `{section}:`.",
+            )
+        elif key_text != _RESOURCES_KEY and _close_to(key_text, (_RESOURCES_KEY,)):
+            yield Problem.at(
+                document,
+                node.pos_of_key(key),
+                f"container `{container.name}` has `{key_text}:`, which the API ignores; "
+                f"did you mean `resources:`?",
+                "Rename the key to `resources:`.",
+            )
+    resources = container.resources.node
+    if resources is None:
+        return
+    if container.role is ContainerRole.EPHEMERAL:
+        yield Problem.at(
+            document,
+            container.resources.pos,
+            f"ephemeral container `{container.name}` sets `resources:`, which ephemeral "
+            f"containers may not have; the API rejects it",
+            "Remove `resources:` from the ephemeral container.",
+        )
+    for key, value in resources.items():
+        key_text = str(key)
+        if key_text in _SECTIONS:
+            continue
+        if key_text == "claims":
+            yield from _gpu_in_claims(template, container, value, resources)
+        elif key_text in ("limit", "request") or _close_to(key_text, _SECTIONS):
+            wanted = difflib.get_close_matches(key_text, _SECTIONS, n=1, cutoff=0.0)[0]
+            yield Problem.at(
+                document,
+                resources.pos_of_key(key),
+                f"container `{container.name}` has `resources.{key_text}`, which the API "
+                f"ignores; did you mean `resources.{wanted}`?",
+                f"Rename the key to `{wanted}:`.",
+            )
+        elif looks_like_accelerator(key_text) or is_extended_resource(key_text):
+            yield Problem.at(
+                document,
+                resources.pos_of_key(key),
+                f"container `{container.name}` has `{key_text}` directly under `resources:`, "
+                f"where the API ignores it; it belongs under `resources.limits`",
+                f"Move it to `resources.limits.{key_text}`.",
+            )
+
+
+def _gpu_in_claims(
+    template: PodTemplate, container: Container, claims: object, resources: YMap
+) -> Iterator[Problem]:
+    entries: list[YMap] = [claims] if isinstance(claims, YMap) else []
+    if isinstance(claims, YSeq):
+        entries = [item for item in claims if isinstance(item, YMap)]
+    for entry in entries:
+        for key in entry:
+            if looks_like_accelerator(str(key)):
+                yield Problem.at(
+                    template.document,
+                    entry.pos_of_key(key),
+                    f"container `{container.name}` lists `{key}` under `resources.claims`, "
+                    f"which names DRA ResourceClaims, not devices: no GPU is requested",
+                    f"Move `{key}` to `resources.limits`.",
+                )
+
+
+def _pod_level_resources(template: PodTemplate) -> Iterator[Problem]:
+    node = template.spec.get(_RESOURCES_KEY)
+    if not isinstance(node, YMap):
+        return
+    for section in _SECTIONS:
+        amounts = node.get(section)
+        if not isinstance(amounts, YMap):
+            continue
+        for key in amounts:
+            if looks_like_accelerator(str(key)) or is_extended_resource(str(key)):
+                yield Problem.at(
+                    template.document,
+                    amounts.pos_of_key(key),
+                    f"`{key}` in pod-level `spec.resources.{section}`: pod-level resources "
+                    f"accept only cpu, memory and hugepages, so no GPU is requested",
+                    f"Move `{key}` to the `resources.limits` of the container that uses it.",
+                )
+
+
+def _close_to(word: str, targets: tuple[str, ...]) -> bool:
+    lower = word.lower()
+    return lower in targets or bool(difflib.get_close_matches(lower, targets, n=1, cutoff=0.8))
+
+
+CHECKS = {
+    "GPU001": unknown_gpu_resource,
+    "GPU002": gpu_limit_request_mismatch,
+    "GPU003": fractional_gpu_quantity,
+    "GPU004": misplaced_resources_key,
+}

@@ -1,0 +1,173 @@
+"""The one place that knows where each workload kind keeps its pod template(s) and replicas.
+
+Kinds are data (`WorkloadShape`), so a custom resource is added by adding a shape. A template
+path is a dotted path from the object root to the mapping holding `metadata` and `spec`
+(`""` = the object itself, as for a Pod); `*` steps over every value of a mapping (one template
+per role, as in `spec.pytorchReplicaSpecs.*.template`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gpulint.model import (
+    Container,
+    ContainerRole,
+    Document,
+    PodTemplate,
+    Quantity,
+    ReplicaCount,
+    Resources,
+    Workload,
+)
+from gpulint.quantity import parse_quantity
+from gpulint.yamltree import YMap, YSeq
+
+
+@dataclass(frozen=True)
+class WorkloadShape:
+    """Where a kind keeps its pod templates and how many pods it runs."""
+
+    kind: str
+    api_groups: tuple[str, ...]  # "" is the core group
+    template_paths: tuple[str, ...]
+    replicas_path: str | None  # None: one pod per eligible node (DaemonSet)
+    default_replicas: int = 1
+
+
+BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
+    WorkloadShape("Pod", ("",), ("",), None),
+    WorkloadShape("Deployment", ("apps", "extensions"), ("spec.template",), "spec.replicas"),
+    WorkloadShape("ReplicaSet", ("apps", "extensions"), ("spec.template",), "spec.replicas"),
+    WorkloadShape("StatefulSet", ("apps",), ("spec.template",), "spec.replicas"),
+    WorkloadShape("DaemonSet", ("apps", "extensions"), ("spec.template",), None),
+    WorkloadShape("ReplicationController", ("",), ("spec.template",), "spec.replicas"),
+    WorkloadShape("Job", ("batch",), ("spec.template",), "spec.parallelism"),
+    WorkloadShape(
+        "CronJob",
+        ("batch",),
+        ("spec.jobTemplate.spec.template",),
+        "spec.jobTemplate.spec.parallelism",
+    ),
+)
+
+_SHAPES_BY_KIND = {shape.kind: shape for shape in BUILTIN_SHAPES}
+
+
+def api_group(api_version: str) -> str:
+    """`apps/v1` -> `apps`; `v1` -> `` (the core group)."""
+    return api_version.rpartition("/")[0]
+
+
+def shape_for(document: Document) -> WorkloadShape | None:
+    """The shape of the document's kind, if it is a workload kind gpulint knows."""
+    shape = _SHAPES_BY_KIND.get(document.ref.kind)
+    if shape is None or api_group(document.ref.api_version) not in shape.api_groups:
+        return None
+    return shape
+
+
+def workload_of(document: Document) -> Workload | None:
+    """The typed workload view of a document, or None when it runs no pods."""
+    shape = shape_for(document)
+    if shape is None:
+        return None
+    templates = tuple(
+        template
+        for path in shape.template_paths
+        for role, node in _walk(document.obj, path)
+        if (template := pod_template(document, node, role)) is not None
+    )
+    return Workload(document, templates, _replicas(document.obj, shape))
+
+
+def _walk(node: Any, path: str, role: str | None = None) -> Iterator[tuple[str | None, YMap]]:
+    """Every mapping at `path` below `node`, with the `*` key it passed (the role)."""
+    if not path:
+        if isinstance(node, YMap):
+            yield role, node
+        return
+    step, _, rest = path.partition(".")
+    if not isinstance(node, YMap):
+        return
+    if step == "*":
+        for key, child in node.items():
+            yield from _walk(child, rest, str(key))
+    elif step in node:
+        yield from _walk(node[step], rest, role)
+
+
+def pod_template(document: Document, node: YMap, role: str | None = None) -> PodTemplate | None:
+    """The typed view of a mapping holding a pod `spec`, or None when it has no spec."""
+    spec = node.get("spec")
+    if not isinstance(spec, YMap):
+        return None
+    containers = (
+        *_containers(spec, "containers", ContainerRole.APP),
+        *_containers(spec, "initContainers", ContainerRole.INIT),
+        *_containers(spec, "ephemeralContainers", ContainerRole.EPHEMERAL),
+    )
+    return PodTemplate(document, node, spec, containers, role)
+
+
+def _containers(spec: YMap, key: str, role: ContainerRole) -> Iterator[Container]:
+    items = spec.get(key)
+    if not isinstance(items, YSeq):
+        return
+    for index, item in enumerate(items):
+        if not isinstance(item, YMap):
+            continue
+        actual_role = role
+        if role is ContainerRole.INIT and item.get("restartPolicy") == "Always":
+            actual_role = ContainerRole.SIDECAR
+        yield Container(
+            name=str(item.get("name") or f"#{index}"),
+            role=actual_role,
+            index=index,
+            node=item,
+            pos=items.pos_of_item(index),
+            resources=_resources(item),
+        )
+
+
+def _resources(container: YMap) -> Resources:
+    node = container.get("resources")
+    if not isinstance(node, YMap):
+        return Resources({}, {}, None, container.pos_of_key("resources"))
+    return Resources(
+        requests=_quantities(node.get("requests")),
+        limits=_quantities(node.get("limits")),
+        node=node,
+        pos=container.pos_of_key("resources"),
+    )
+
+
+def _quantities(node: Any) -> dict[str, Quantity]:
+    if not isinstance(node, YMap):
+        return {}
+    return {
+        str(name): Quantity(
+            resource=str(name),
+            raw=value,
+            amount=parse_quantity(value),
+            key_pos=node.pos_of_key(name),
+            value_pos=node.pos_of_value(name),
+        )
+        for name, value in node.items()
+    }
+
+
+def _replicas(obj: YMap, shape: WorkloadShape) -> ReplicaCount | None:
+    if shape.replicas_path is None:
+        return None
+    *parents, leaf = shape.replicas_path.split(".")
+    node: Any = obj
+    for step in parents:
+        node = node.get(step) if isinstance(node, YMap) else None
+    if isinstance(node, YMap) and leaf in node:
+        value = node[leaf]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return ReplicaCount(value, leaf, node.pos_of_key(leaf))
+    return ReplicaCount(shape.default_replicas, leaf, None)
