@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from gpulint.config import Config
 from gpulint.findings import Finding, LintResult
 from gpulint.loader import STDIN, discover, load
+from gpulint.profile.model import ClusterProfile
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, build_registry
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
@@ -17,19 +17,21 @@ from gpulint.workloads import workload_of
 def lint(
     paths: Sequence[str],
     config: Config | None = None,
-    profile: Any = None,
+    profile: ClusterProfile | None = None,
     *,
     stdin: tuple[str, bytes] | None = None,
+    namespace: str | None = None,
 ) -> LintResult:
     """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
 
-    `-` among `paths` stands for `stdin`. Raises GpulintError for a missing or unreadable path.
+    `-` among `paths` stands for `stdin`; `namespace` is the one assumed for objects that name
+    none. Raises GpulintError for a missing or unreadable path.
     """
     config = config or Config()
     files = discover([p for p in paths if p != STDIN], config.is_excluded)
     loaded = load(files, stdin if STDIN in paths else None)
     workloads = tuple(w for d in loaded.documents if (w := workload_of(d)) is not None)
-    context = CheckContext(loaded, workloads, profile)
+    context = CheckContext(loaded, workloads, profile, namespace)
     rules = [r for r in build_registry() if config.is_selected(r.info.code, r.info.enabled)]
     skipped = [r for r in rules if r.info.needs_profile and profile is None]
     tracker = SuppressionTracker(loaded.documents, workloads)

@@ -66,7 +66,10 @@ def main() -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--stdin-filename", help="Path to report for input read from `-`.")
 @click.option(
-    "--report-unused-ignores", is_flag=True, default=None, help="Report suppressions that match nothing."
+    "--report-unused-ignores",
+    is_flag=True,
+    default=None,
+    help="Report suppressions that match nothing.",
 )
 @click.option(
     "--color",
@@ -74,6 +77,7 @@ def main() -> None:
     default="auto",
     show_default=True,
 )
+@click.option("-n", "--namespace", help="Namespace assumed for objects that name none.")
 def check(
     paths: tuple[str, ...],
     config_path: str | None,
@@ -87,6 +91,7 @@ def check(
     stdin_filename: str | None,
     report_unused_ignores: bool | None,
     color: str,
+    namespace: str | None,
 ) -> None:
     """Check manifests (files, directories, or - for stdin; default: the current directory)."""
     from gpulint.api import lint
@@ -106,7 +111,7 @@ def check(
         stdin = None
         if "-" in paths:
             stdin = (stdin_filename or "<stdin>", click.get_binary_stream("stdin").read())
-        result = lint(list(paths) or ["."], config, stdin=stdin)
+        result = lint(list(paths) or ["."], config, stdin=stdin, namespace=namespace)
     except GpulintError as exc:
         _fail(str(exc))
         return

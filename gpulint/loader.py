@@ -81,11 +81,8 @@ def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[Path]:
 
 def display_path(path: Path) -> str:
     """The path as findings report it: relative to the working directory when inside it."""
-    if path.is_absolute():
-        try:
-            path = path.relative_to(Path.cwd())
-        except ValueError:
-            pass
+    if path.is_absolute() and path.is_relative_to(Path.cwd()):
+        path = path.relative_to(Path.cwd())
     return path.as_posix()
 
 

@@ -68,9 +68,7 @@ class SuppressionTracker:
         self._annotations.setdefault(id(document), []).append(marker)
         self._markers.append(marker)
 
-    def suppresses(
-        self, file: SourceFile, line: int, document: Document | None, code: str
-    ) -> bool:
+    def suppresses(self, file: SourceFile, line: int, document: Document | None, code: str) -> bool:
         """True (and the marker counted as used) when a marker covers this finding."""
         candidates = [self._comments.get((id(file), line))]
         if document is not None:

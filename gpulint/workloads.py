@@ -8,7 +8,7 @@ per role, as in `spec.pytorchReplicaSpecs.*.template`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ from gpulint.model import (
     Workload,
 )
 from gpulint.quantity import parse_quantity
-from gpulint.yamltree import YMap, YSeq
+from gpulint.yamltree import Pos, YMap, YSeq
 
 
 @dataclass(frozen=True)
@@ -171,3 +171,48 @@ def _replicas(obj: YMap, shape: WorkloadShape) -> ReplicaCount | None:
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return ReplicaCount(value, leaf, node.pos_of_key(leaf))
     return ReplicaCount(shape.default_replicas, leaf, None)
+
+
+@dataclass(frozen=True)
+class Autoscaler:
+    """A HorizontalPodAutoscaler of the checked manifests and the workload it scales."""
+
+    document: Document
+    target_kind: str
+    target_name: str
+    max_replicas: int
+    pos: Pos  # where maxReplicas is written
+
+
+def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
+    """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas."""
+    for document in documents:
+        if document.ref.kind != "HorizontalPodAutoscaler":
+            continue
+        spec = document.obj.get("spec")
+        if not isinstance(spec, YMap):
+            continue
+        target = spec.get("scaleTargetRef")
+        maximum = spec.get("maxReplicas")
+        if not isinstance(target, YMap) or not isinstance(maximum, int):
+            continue
+        yield Autoscaler(
+            document,
+            str(target.get("kind", "")),
+            str(target.get("name", "")),
+            maximum,
+            spec.pos_of_key("maxReplicas"),
+        )
+
+
+def autoscaler_for(workload: Workload, scalers: Iterable[Autoscaler]) -> Autoscaler | None:
+    """The HPA (same namespace, matching kind and name) that scales `workload`, if any."""
+    ref = workload.document.ref
+    for scaler in scalers:
+        if (
+            scaler.target_kind == ref.kind
+            and scaler.target_name == ref.name
+            and scaler.document.ref.namespace == ref.namespace
+        ):
+            return scaler
+    return None

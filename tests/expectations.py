@@ -57,7 +57,11 @@ def fixture_args(path: Path) -> list[str]:
         if match:
             for arg in shlex.split(match.group(1)):
                 candidate = path.parent / arg
-                args.append(str(candidate.resolve()) if not arg.startswith("-") and candidate.exists() else arg)
+                args.append(
+                    str(candidate.resolve())
+                    if not arg.startswith("-") and candidate.exists()
+                    else arg
+                )
     return args
 
 
@@ -68,7 +72,11 @@ def unmatched(expected: list[Expected], actual: list[tuple[str, int, int]]) -> t
     # Exact-column expectations first, so a column-less one cannot steal their finding.
     for exp in sorted(expected, key=lambda e: e.column is None):
         hit = next(
-            (a for a in remaining if a[0] == exp.code and a[1] == exp.line and exp.column in (None, a[2])),
+            (
+                a
+                for a in remaining
+                if a[0] == exp.code and a[1] == exp.line and exp.column in (None, a[2])
+            ),
             None,
         )
         if hit is None:

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpulint.cli import main
-from tests.expectations import fixture_args, parse_expectations, expectations_text, unmatched
+from tests.expectations import expectations_text, fixture_args, parse_expectations, unmatched
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
 CASES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
@@ -22,7 +22,16 @@ def test_fixture_corpus_is_not_empty() -> None:
 @pytest.mark.parametrize("path", CASES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_fixture(path: Path) -> None:
     expected = parse_expectations(expectations_text(path))
-    args = ["check", "--isolated", "--select", "ALL", "--format", "json", *fixture_args(path), str(path)]
+    args = [
+        "check",
+        "--isolated",
+        "--select",
+        "ALL",
+        "--format",
+        "json",
+        *fixture_args(path),
+        str(path),
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code in (0, 1), result.output
     report = json.loads(result.stdout)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from functools import cached_property
 
 from gpulint.loader import LoadResult
 from gpulint.model import Document, LoadIssue, PodTemplate, SourceFile, Workload
+from gpulint.profile.model import ClusterProfile
+from gpulint.workloads import Autoscaler, autoscalers
 from gpulint.yamltree import Pos
 
 
@@ -22,21 +24,33 @@ class Problem:
     document: Document | None = None
 
     @classmethod
-    def at(
-        cls, document: Document, pos: Pos, message: str, fix: str | None = None
-    ) -> Problem:
+    def at(cls, document: Document, pos: Pos, message: str, fix: str | None = None) -> Problem:
         """A problem in `document` at `pos`."""
         return cls(document.file, pos, message, fix, document)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CheckContext:
     """The checked manifests (typed views) plus the cluster profile, when there is one."""
 
     loaded: LoadResult
     workloads: tuple[Workload, ...]
-    profile: Any = None
-    options: dict[str, Any] = field(default_factory=dict)
+    profile: ClusterProfile | None = None
+    namespace: str | None = None  # --namespace: for objects that do not name one
+
+    def namespace_of(self, document: Document) -> str:
+        """metadata.namespace, else --namespace, else the profile's default, else `default`."""
+        return (
+            document.ref.namespace
+            or self.namespace
+            or (self.profile.default_namespace if self.profile else None)
+            or "default"
+        )
+
+    @cached_property
+    def autoscalers(self) -> tuple[Autoscaler, ...]:
+        """Every HorizontalPodAutoscaler among the checked manifests."""
+        return tuple(autoscalers(self.loaded.documents))
 
     @property
     def documents(self) -> tuple[Document, ...]:
