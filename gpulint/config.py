@@ -5,18 +5,18 @@ working directory (or named with --config), validated by a JSON Schema shipped i
 from __future__ import annotations
 
 import fnmatch
-import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
-from gpulint.yamltree import Pos, YMap, YSeq, parse
+from gpulint.schema import validate, yaml_position
+from gpulint.yamltree import Pos, YMap, parse
 
 CONFIG_FILES = (".gpulint.yaml", ".gpulint.yml")
 PYPROJECT = "pyproject.toml"
@@ -105,7 +105,8 @@ def _specificity(selector: str) -> int:
 
 
 def _matches_any(path: Path, root: Path, patterns: Iterable[str]) -> bool:
-    absolute = path if path.is_absolute() else Path.cwd() / path
+    # abspath also folds `..`, so `../k8s/x.yaml` run from a subdirectory still matches.
+    absolute = Path(os.path.abspath(path))
     try:
         relative = absolute.relative_to(root).as_posix()
     except ValueError:
@@ -153,7 +154,7 @@ def load_config(path: Path, known_codes: Iterable[str]) -> Config:
         data, locate = _read_pyproject(display, text)
     else:
         data, locate = _read_yaml(display, text)
-    _validate(display, data, locate)
+    validate(display, data, "config", locate)
     _check_selectors(display, data, locate, set(known_codes))
     return _to_config(data, str(path), path.resolve().parent)
 
@@ -166,19 +167,7 @@ def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
     data = result.documents[0].value if result.documents else None
     if data is None:
         data = YMap()
-    return data, lambda path_: _yaml_position(data, path_)
-
-
-def _yaml_position(data: Any, path: list[Any]) -> Pos:
-    node, pos = data, getattr(data, "pos", (1, 1))
-    for step in path:
-        if isinstance(node, YMap) and step in node:
-            pos, node = node.pos_of_value(step), node[step]
-        elif isinstance(node, YSeq) and isinstance(step, int) and step < len(node):
-            pos, node = node.pos_of_item(step), node[step]
-        else:
-            break
-    return pos
+    return data, lambda path_: yaml_position(data, path_)
 
 
 def _read_pyproject(display: str, text: str) -> tuple[Any, Any]:
@@ -189,9 +178,22 @@ def _read_pyproject(display: str, text: str) -> tuple[Any, Any]:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise GpulintError(f"{display}: invalid TOML: {exc}") from exc
+        line, column, problem = _toml_error_position(text, str(exc))
+        raise GpulintError(f"{display}:{line}:{column}: invalid TOML: {problem}") from exc
     data = document.get("tool", {}).get("gpulint", {})
     return data, lambda path_: _toml_position(text, path_)
+
+
+def _toml_error_position(text: str, message: str) -> tuple[int, int, str]:
+    """(line, column, problem) of a TOMLDecodeError, whose message ends `(at line L, column C)`."""
+    match = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
+    if match:
+        return int(match.group(1)), int(match.group(2)), message[: match.start()]
+    match = re.search(r"\s*\(at end of document\)\s*$", message)
+    if match:
+        lines = text.splitlines() or [""]
+        return len(lines), len(lines[-1]) + 1, message[: match.start()]
+    return 1, 1, message
 
 
 def _toml_position(text: str, path: list[Any]) -> Pos:
@@ -209,43 +211,6 @@ def _toml_position(text: str, path: list[Any]) -> Pos:
     return start + 1, 1
 
 
-def _schema() -> dict[str, Any]:
-    text = (resources.files("gpulint") / "schemas" / "config.schema.json").read_text("utf-8")
-    return json.loads(text)
-
-
-def _validate(display: str, data: Any, locate: Any) -> None:
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if not errors:
-        return
-    error = errors[0]
-    path = list(error.absolute_path)
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        extra = sorted(str(k) for k in error.instance if k not in allowed)
-        if extra:
-            path.append(extra[0])
-            line, column = _key_position(data, path, locate)
-            where = ".".join(str(p) for p in path)
-            raise GpulintError(f"{display}:{line}:{column}: unknown setting `{where}`")
-    line, column = locate(path)
-    where = ".".join(str(p) for p in path) or "(top level)"
-    raise GpulintError(f"{display}:{line}:{column}: {where}: {error.message}")
-
-
-def _key_position(data: Any, path: list[Any], locate: Any) -> Pos:
-    parent_path, key = path[:-1], path[-1]
-    node = data
-    for step in parent_path:
-        node = node[step] if isinstance(node, (YMap, YSeq)) else None
-    if isinstance(node, YMap):
-        return node.pos_of_key(key)
-    return locate(path)
-
-
 def _check_selectors(display: str, data: Any, locate: Any, known: set[str]) -> None:
     def check(selector: Any, path: list[Any]) -> None:
         if selector != "ALL" and not any(code.startswith(str(selector)) for code in known):
@@ -257,6 +222,12 @@ def _check_selectors(display: str, data: Any, locate: Any, known: set[str]) -> N
             check(selector, [key, i])
     for code in data.get("severity") or {}:
         check(code, ["severity", code])
+    for pattern, selectors in (data.get("per-file-ignores") or {}).items():
+        for i, selector in enumerate(selectors):
+            check(selector, ["per-file-ignores", pattern, i])
+    for n, item in enumerate(data.get("ignore-objects") or ()):
+        for i, selector in enumerate(item.get("codes") or ()):
+            check(selector, ["ignore-objects", n, "codes", i])
 
 
 def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpulint.profile.model import (
     ClusterProfile,
     LimitRange,
@@ -22,4 +24,13 @@ __all__ = [
     "ResourceQuota",
     "ScopeRequirement",
     "Taint",
+    "load_profiles",
 ]
+
+
+def load_profiles(paths: Sequence[str], pool_label: str | None = None) -> ClusterProfile:
+    """Read and merge `--profile` inputs, later files winning (see gpulint.profile.load)."""
+    # Imported here: `gpulint check` without --profile must not pay for the importers.
+    from gpulint.profile.load import load_profiles as load
+
+    return load(paths, pool_label)

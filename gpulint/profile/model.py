@@ -42,6 +42,9 @@ class Pool:
     provisioning_seconds: int | None = None  # scale-up until a Ready node advertises GPUs
     instance_type: str | None = None
     device_plugin_not_ready: int = 0  # nodes whose capacity shows GPUs but allocatable 0
+    # Extended resources (GPUs) already requested by running/pending pods on the pool's nodes,
+    # summed over the pool; known only from a live cluster, so free = nodes x allocatable - this.
+    gpus_in_use: Mapping[str, Decimal] = field(default_factory=dict)
 
     @property
     def can_grow(self) -> bool:
@@ -119,7 +122,10 @@ class ClusterProfile:
     quotas: tuple[ResourceQuota, ...] = ()
     limit_ranges: tuple[LimitRange, ...] = ()
     priority_classes: tuple[PriorityClass, ...] = ()
-    sources: tuple[str, ...] = ()  # the files (or "live cluster") it was built from
+    # Provenance, not cluster facts: two profiles of the same cluster read from different
+    # inputs compare equal.
+    sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"
+    provider_source: str | None = field(default=None, compare=False)  # how `provider` was learnt
 
     @property
     def extended_resource_toleration_enabled(self) -> bool:

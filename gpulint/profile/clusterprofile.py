@@ -1,0 +1,143 @@
+"""gpulint's own format, `apiVersion: gpulint.io/v1alpha1`, `kind: ClusterProfile` -> facts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.profile.instances import catalogue_allocatable
+from gpulint.profile.merge import PoolFacts, ProfileFacts
+from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.policy import (
+    limit_range_from_object,
+    priority_class_from_object,
+    quota_from_object,
+)
+from gpulint.profile.values import check_quantities, location, mapping, quantities, sequence, text
+from gpulint.schema import validate
+
+API_VERSION = "gpulint.io/v1alpha1"
+KIND = "ClusterProfile"
+SCHEMA_HINT = " (see docs/profile.md)"
+
+# ClusterProfile pool key -> Pool field, for the fields copied as they are written.
+_POOL_KEYS: Mapping[str, str] = {
+    "nodes": "nodes",
+    "minNodes": "min_nodes",
+    "maxNodes": "max_nodes",
+    "scaleFromZero": "scale_from_zero",
+    "provisioningSeconds": "provisioning_seconds",
+    "instanceType": "instance_type",
+    "devicePluginNotReady": "device_plugin_not_ready",
+}
+
+
+def is_cluster_profile(data: Any) -> bool:
+    """True for a document that declares itself a gpulint ClusterProfile."""
+    return (
+        isinstance(data, Mapping)
+        and data.get("kind") == KIND
+        and (str(data.get("apiVersion", "")).startswith("gpulint.io/"))
+    )
+
+
+def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
+    """Validate a ClusterProfile document against the schema and read it."""
+    validate(display, data, "profile", unknown="field", hint=SCHEMA_HINT)
+    spec = mapping(data.get("spec"))
+    _check_unique(display, spec, "pools")
+    _check_unique(display, spec, "namespaces")
+    _check_unique(display, spec, "priorityClasses")
+    admission = mapping(spec.get("admission"))
+    provider = spec.get("provider")
+    profile = ClusterProfile(
+        name=mapping(data.get("metadata")).get("name"),
+        kubernetes_version=spec.get("kubernetesVersion"),
+        provider=provider,
+        provider_source=f"declared in {display}" if provider else None,
+        extended_resource_toleration=admission.get("extendedResourceToleration"),
+        default_namespace=spec.get("defaultNamespace"),
+        quotas=tuple(_quotas(display, spec)),
+        limit_ranges=tuple(_limit_ranges(display, spec)),
+        priority_classes=tuple(
+            priority_class_from_object({**pc, "metadata": {"name": pc["name"]}})
+            for pc in sequence(spec.get("priorityClasses"))
+        ),
+        sources=(display,),
+    )
+    pools = tuple(
+        _pool(display, pool, ["spec", "pools", i])
+        for i, pool in enumerate(sequence(spec.get("pools")))
+    )
+    return ProfileFacts(profile, pools)
+
+
+def _check_unique(display: str, spec: Mapping[str, Any], key: str) -> None:
+    items = sequence(spec.get(key))
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        name = item["name"]
+        if name in seen:
+            raise GpulintError(
+                f"{location(display, item, 'name')}: spec.{key}.{index}.name: `{name}` is "
+                f"listed twice; give each entry of `{key}` its own name"
+            )
+        seen.add(name)
+
+
+def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
+    values: dict[str, Any] = {field: item[key] for key, field in _POOL_KEYS.items() if key in item}
+    stated = set(values)
+    estimated: set[str] = set()
+    if "labels" in item:
+        values["labels"] = {str(k): text(v) for k, v in item["labels"].items()}
+        stated.add("labels")
+    if "taints" in item:
+        values["taints"] = tuple(
+            Taint(t["key"], text(t.get("value", "")), t["effect"]) for t in item["taints"]
+        )
+        stated.add("taints")
+    if "allocatable" in item:
+        values["allocatable"] = quantities(display, item["allocatable"], [*path, "allocatable"])
+        stated.add("allocatable")
+    else:
+        from_catalogue = catalogue_allocatable(item.get("instanceType"))
+        if from_catalogue is not None:
+            values["allocatable"] = from_catalogue
+            estimated.add("allocatable")
+    return PoolFacts(Pool(name=item["name"], **values), frozenset(stated), frozenset(estimated))
+
+
+def _quotas(display: str, spec: Mapping[str, Any]) -> list[Any]:
+    found = []
+    for n, namespace in enumerate(sequence(spec.get("namespaces"))):
+        for q, quota in enumerate(sequence(namespace.get("resourceQuotas"))):
+            path = ["spec", "namespaces", n, "resourceQuotas", q]
+            check_quantities(display, quota.get("hard"), [*path, "hard"])
+            check_quantities(display, quota.get("used"), [*path, "used"])
+            obj = {
+                "metadata": {"name": quota["name"], "namespace": namespace["name"]},
+                "spec": {
+                    key: quota[key] for key in ("hard", "scopes", "scopeSelector") if key in quota
+                },
+                "status": {"used": quota.get("used", {})},
+            }
+            found.append(quota_from_object(obj))
+    return found
+
+
+def _limit_ranges(display: str, spec: Mapping[str, Any]) -> list[Any]:
+    found = []
+    for n, namespace in enumerate(sequence(spec.get("namespaces"))):
+        for r, limit_range in enumerate(sequence(namespace.get("limitRanges"))):
+            for i, item in enumerate(sequence(limit_range.get("limits"))):
+                for key in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
+                    path = ["spec", "namespaces", n, "limitRanges", r, "limits", i, key]
+                    check_quantities(display, item.get(key), path)
+            obj = {
+                "metadata": {"name": limit_range["name"], "namespace": namespace["name"]},
+                "spec": {"limits": list(sequence(limit_range.get("limits")))},
+            }
+            found.append(limit_range_from_object(obj))
+    return found

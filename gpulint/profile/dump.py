@@ -1,0 +1,165 @@
+"""ClusterProfile -> gpulint's ClusterProfile YAML, which loads back to an equal profile."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from gpulint.profile.clusterprofile import API_VERSION, KIND
+from gpulint.profile.model import ClusterProfile, LimitRange, Pool, ResourceQuota
+from gpulint.quantity import format_quantity
+from gpulint.yamltree import resolve_plain
+
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
+_BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+
+
+def dump_profile(profile: ClusterProfile) -> str:
+    """The profile as ClusterProfile YAML text (quantities in their shortest exact form)."""
+    lines = [f"apiVersion: {API_VERSION}", f"kind: {KIND}"]
+    if profile.name:
+        lines += ["metadata:", f"  name: {_scalar(profile.name)}"]
+    lines.append("spec:")
+    spec: list[str] = []
+    if profile.kubernetes_version:
+        spec.append(f"kubernetesVersion: {json.dumps(profile.kubernetes_version)}")
+    if profile.provider:
+        spec.append(f"provider: {_scalar(profile.provider)}")
+    if profile.extended_resource_toleration is not None:
+        value = str(profile.extended_resource_toleration).lower()
+        spec += ["admission:", f"  extendedResourceToleration: {value}"]
+    if profile.default_namespace:
+        spec.append(f"defaultNamespace: {_scalar(profile.default_namespace)}")
+    spec.append("pools:" if profile.pools else "pools: []")
+    for pool in profile.pools:
+        spec += _pool(pool)
+    namespaces = _namespaces(profile)
+    if namespaces:
+        spec.append("namespaces:")
+        spec += namespaces
+    if profile.priority_classes:
+        spec.append("priorityClasses:")
+    for pc in profile.priority_classes:
+        spec.append(
+            f"- {{name: {_scalar(pc.name)}, value: {pc.value}, "
+            f"globalDefault: {str(pc.global_default).lower()}, "
+            f"preemptionPolicy: {_scalar(pc.preemption_policy)}}}"
+        )
+    lines += [f"  {line}" for line in spec]
+    return "\n".join(lines) + "\n"
+
+
+def _pool(pool: Pool) -> list[str]:
+    lines = [f"- name: {_scalar(pool.name)}"]
+    body = [f"labels: {_flow({k: _scalar(v) for k, v in pool.labels.items()})}"]
+    taints = ", ".join(
+        _flow({"key": _scalar(t.key), "value": _scalar(t.value), "effect": _scalar(t.effect)})
+        for t in pool.taints
+    )
+    body.append(f"taints: [{taints}]")
+    if pool.instance_type:
+        body.append(f"instanceType: {_scalar(pool.instance_type)}")
+    body.append(f"allocatable: {_quantities(pool.allocatable)}")
+    body += [
+        f"nodes: {pool.nodes}",
+        f"minNodes: {pool.min_nodes}",
+        f"maxNodes: {pool.max_nodes}",
+        f"scaleFromZero: {str(pool.scale_from_zero).lower()}",
+    ]
+    if pool.provisioning_seconds is not None:
+        body.append(f"provisioningSeconds: {pool.provisioning_seconds}")
+    body.append(f"devicePluginNotReady: {pool.device_plugin_not_ready}")
+    return lines + [f"  {line}" for line in body]
+
+
+def _namespaces(profile: ClusterProfile) -> list[str]:
+    names = list(
+        dict.fromkeys(
+            [q.namespace for q in profile.quotas] + [r.namespace for r in profile.limit_ranges]
+        )
+    )
+    lines: list[str] = []
+    for name in names:
+        lines.append(f"- name: {_scalar(name)}")
+        quotas = [q for q in profile.quotas if q.namespace == name]
+        ranges = [r for r in profile.limit_ranges if r.namespace == name]
+        if quotas:
+            lines.append("  resourceQuotas:")
+            lines += [f"  {line}" for q in quotas for line in _quota(q)]
+        if ranges:
+            lines.append("  limitRanges:")
+            lines += [f"  {line}" for r in ranges for line in _limit_range(r)]
+    return lines
+
+
+def _quota(quota: ResourceQuota) -> list[str]:
+    lines = [
+        f"- name: {_scalar(quota.name)}",
+        f"  hard: {_quantities(quota.hard)}",
+        f"  used: {_quantities(quota.used)}",
+    ]
+    if quota.scopes:
+        lines.append(f"  scopes: [{', '.join(_scalar(s) for s in quota.scopes)}]")
+    if quota.scope_selector:
+        expressions = ", ".join(
+            _flow(
+                {
+                    "scopeName": _scalar(r.scope_name),
+                    "operator": _scalar(r.operator),
+                    "values": f"[{', '.join(_scalar(v) for v in r.values)}]",
+                }
+            )
+            for r in quota.scope_selector
+        )
+        lines.append(f"  scopeSelector: {{matchExpressions: [{expressions}]}}")
+    return lines
+
+
+def _limit_range(limit_range: LimitRange) -> list[str]:
+    lines = [f"- name: {_scalar(limit_range.name)}", "  limits:" if limit_range.items else ""]
+    for item in limit_range.items:
+        fields = {
+            "type": _scalar(item.type),
+            "max": _quantities(item.max),
+            "min": _quantities(item.min),
+            "default": _quantities(item.default),
+            "defaultRequest": _quantities(item.default_request),
+            "maxLimitRequestRatio": _quantities(item.max_limit_request_ratio),
+        }
+        lines.append(f"  - {_flow(fields)}")
+    return [line for line in lines if line]
+
+
+def _flow(items: Mapping[str, str]) -> str:
+    """`{a: b, c: d}` from already rendered keys' values (keys rendered here)."""
+    return "{" + ", ".join(f"{_scalar(k)}: {v}" for k, v in items.items()) + "}"
+
+
+def _quantities(values: Mapping[str, Decimal]) -> str:
+    return _flow({name: _quantity(amount) for name, amount in values.items()})
+
+
+def _quantity(amount: Decimal) -> str:
+    if amount == 0:
+        return "0"
+    if amount == amount.to_integral_value():
+        whole = int(amount)
+        for suffix, factor in _BINARY:
+            if whole % factor == 0 and whole >= factor:
+                return f"{whole // factor}{suffix}"
+        return str(whole)
+    milli = amount * 1000
+    if milli == milli.to_integral_value():
+        return f"{int(milli)}m"
+    return _scalar(format_quantity(amount))
+
+
+def _scalar(value: Any) -> str:
+    """A YAML scalar that reads back as the same string: plain when safe, else quoted."""
+    text = str(value)
+    if _PLAIN.match(text) and resolve_plain(text) == text:
+        return text
+    return json.dumps(text)

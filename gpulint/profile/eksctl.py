@@ -1,0 +1,174 @@
+"""An eksctl `ClusterConfig` (apiVersion eksctl.io/v1alpha5) -> facts about its node groups.
+
+It states sizes, taints and instance types; it can only estimate the current node count
+(`desiredCapacity`), the labels kubelet ends up with and the allocatable (from the built-in
+instance catalogue), so a kubectl dump of the same cluster wins those when both are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.profile.instances import catalogue_allocatable
+from gpulint.profile.merge import PoolFacts, ProfileFacts
+from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.values import location, mapping, sequence, text
+
+DEFAULT_DESIRED_CAPACITY = 2  # eksctl's default
+DEFAULT_INSTANCE_TYPE = "m5.large"  # eksctl's default
+#: Effect spellings eksctl and the EKS API accept -> the Kubernetes spelling.
+EFFECTS: Mapping[str, str] = {
+    "NoSchedule": "NoSchedule",
+    "PreferNoSchedule": "PreferNoSchedule",
+    "NoExecute": "NoExecute",
+    "NO_SCHEDULE": "NoSchedule",
+    "PREFER_NO_SCHEDULE": "PreferNoSchedule",
+    "NO_EXECUTE": "NoExecute",
+}
+_GROUP_KEYS = (("nodeGroups", False), ("managedNodeGroups", True))
+
+
+def is_eksctl_config(data: Any) -> bool:
+    """True for an eksctl ClusterConfig document."""
+    return (
+        isinstance(data, Mapping)
+        and data.get("kind") == "ClusterConfig"
+        and str(data.get("apiVersion", "")).startswith("eksctl.io/")
+    )
+
+
+def facts_from_eksctl(data: Mapping[str, Any], display: str) -> ProfileFacts:
+    """The node groups and managed node groups of an eksctl ClusterConfig."""
+    metadata = mapping(data.get("metadata"))
+    version = metadata.get("version")
+    if version is not None and not isinstance(version, str):
+        # Unquoted 1.30 is the number 1.3: the version cannot be recovered from it.
+        raise GpulintError(
+            f"{location(display, metadata, 'version')}: metadata.version: write the version "
+            f'quoted, like "1.31"'
+        )
+    pools = []
+    for key, managed in _GROUP_KEYS:
+        groups = data.get(key)
+        if groups is not None and not isinstance(groups, list):
+            raise GpulintError(f"{location(display, data, key)}: {key}: expected a list")
+        for index, group in enumerate(sequence(groups)):
+            pools.append(_node_group(display, group, [key, index], managed, data.get(key)))
+    profile = ClusterProfile(
+        name=metadata.get("name") if isinstance(metadata.get("name"), str) else None,
+        kubernetes_version=version,
+        provider="eks",
+        provider_source=f"inferred from the eksctl ClusterConfig {display}",
+        sources=(display,),
+    )
+    return ProfileFacts(profile, tuple(pools))
+
+
+def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent: Any) -> PoolFacts:
+    where = ".".join(str(p) for p in path)
+    if not isinstance(group, Mapping):
+        raise GpulintError(f"{location(display, parent, path[-1])}: {where}: expected a mapping")
+    name = group.get("name")
+    if not isinstance(name, str) or not name:
+        raise GpulintError(
+            f"{location(display, group)}: {where}.name: every node group needs a name"
+        )
+    desired = _count(display, group, "desiredCapacity", where, DEFAULT_DESIRED_CAPACITY)
+    min_size = _count(display, group, "minSize", where, desired)
+    max_size = _count(display, group, "maxSize", where, max(desired, min_size))
+    instance = _instance_type(display, group, where)
+    user_labels = {str(k): text(v) for k, v in mapping(group.get("labels")).items()}
+    taints = _taints(display, group, where)
+    labels = {**_implied_labels(name, instance, managed), **user_labels}
+    # cluster-autoscaler builds a zero-node template of a managed group from the EKS API; for
+    # a self-managed group it knows labels and taints only from ASG tags.
+    has_template = managed or group.get("propagateASGTags") is True or not (user_labels or taints)
+    values: dict[str, Any] = {
+        "taints": taints,
+        "min_nodes": min_size,
+        "max_nodes": max_size,
+        "scale_from_zero": max_size > 0 and has_template,
+        "instance_type": instance,
+    }
+    estimated = {"nodes", "labels"}
+    allocatable = catalogue_allocatable(instance)
+    if allocatable is not None:
+        values["allocatable"] = allocatable
+        estimated.add("allocatable")
+    pool = Pool(name=name, labels=labels, nodes=desired, **values)
+    return PoolFacts(pool, frozenset(values) - {"allocatable"}, frozenset(estimated))
+
+
+def _implied_labels(name: str, instance: str, managed: bool) -> dict[str, str]:
+    labels = {"alpha.eksctl.io/nodegroup-name": name, "node.kubernetes.io/instance-type": instance}
+    if managed:
+        labels["eks.amazonaws.com/nodegroup"] = name
+    return labels
+
+
+def _count(display: str, group: Mapping[str, Any], key: str, where: str, default: int) -> int:
+    value = group.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise GpulintError(
+            f"{location(display, group, key)}: {where}.{key}: {value!r} is not a node count "
+            "(write a whole number, 0 or more)"
+        )
+    return value
+
+
+def _instance_type(display: str, group: Mapping[str, Any], where: str) -> str:
+    listed: Sequence[Any] = sequence(group.get("instanceTypes")) or sequence(
+        mapping(group.get("instancesDistribution")).get("instanceTypes")
+    )
+    # With several types, cluster-autoscaler sizes the zero-node template by the first one.
+    value = group.get("instanceType") or (listed[0] if listed else DEFAULT_INSTANCE_TYPE)
+    if not isinstance(value, str):
+        raise GpulintError(
+            f"{location(display, group, 'instanceType')}: {where}.instanceType: expected a name "
+            "like g5.12xlarge"
+        )
+    return value
+
+
+def _taints(display: str, group: Mapping[str, Any], where: str) -> tuple[Taint, ...]:
+    raw = group.get("taints")
+    if raw is None:
+        return ()
+    if isinstance(raw, Mapping):
+        return tuple(_taint_from_map_entry(display, raw, key, where) for key in raw)
+    if isinstance(raw, list):
+        return tuple(_taint_from_item(display, raw, i, where) for i in range(len(raw)))
+    raise GpulintError(
+        f"{location(display, group, 'taints')}: {where}.taints: expected a list of "
+        '{key, value, effect} or a map of key: "value:effect"'
+    )
+
+
+def _taint_from_map_entry(display: str, raw: Mapping[str, Any], key: str, where: str) -> Taint:
+    written = text(raw[key])
+    value, sep, effect = written.rpartition(":")
+    if not sep or effect not in EFFECTS:
+        raise GpulintError(
+            f"{location(display, raw, key)}: {where}.taints.{key}: {written!r} is not "
+            '"value:effect" (e.g. "present:NoSchedule")'
+        )
+    return Taint(str(key), value, EFFECTS[effect])
+
+
+def _taint_from_item(display: str, raw: list[Any], index: int, where: str) -> Taint:
+    item = raw[index]
+    field = f"{where}.taints.{index}"
+    if not isinstance(item, Mapping) or not item.get("key"):
+        raise GpulintError(
+            f"{location(display, raw, index)}: {field}: expected {{key, value, effect}}"
+        )
+    effect = item.get("effect")
+    if not isinstance(effect, str) or effect not in EFFECTS:
+        raise GpulintError(
+            f"{location(display, item, 'effect')}: {field}.effect: {effect!r} is not one of "
+            "NoSchedule, PreferNoSchedule, NoExecute (or NO_SCHEDULE, PREFER_NO_SCHEDULE, "
+            "NO_EXECUTE)"
+        )
+    return Taint(str(item["key"]), text(item.get("value")), EFFECTS[effect])

@@ -1,0 +1,99 @@
+"""Kubernetes objects (a `kubectl get nodes,resourcequotas,limitranges,priorityclasses -A -o
+yaml` dump, or what the API returns) -> a ClusterProfile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from gpulint.profile.merge import ProfileFacts, merge
+from gpulint.profile.model import ClusterProfile
+from gpulint.profile.nodes import NodeView, node_view, pool_facts_from_nodes, provider_from_nodes
+from gpulint.profile.policy import (
+    limit_range_from_object,
+    priority_class_from_object,
+    quota_from_object,
+)
+from gpulint.profile.values import check_quantities, mapping, sequence
+
+#: Kinds read from a dump; anything else in it is ignored.
+KINDS = frozenset({"Node", "ResourceQuota", "LimitRange", "PriorityClass"})
+_LIST_KINDS = frozenset({"List", *(f"{kind}List" for kind in KINDS)})
+_LIMIT_KEYS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+
+
+def is_kubernetes_objects(data: Any) -> bool:
+    """True for a `kind: List` dump or one of the objects a dump holds."""
+    return isinstance(data, Mapping) and _kind(data) in _LIST_KINDS | KINDS
+
+
+def _kind(obj: Mapping[str, Any]) -> str | None:
+    kind = obj.get("kind")
+    return kind if isinstance(kind, str) else None
+
+
+def profile_from_objects(
+    objects: Iterable[Mapping[str, Any]],
+    pool_label: str | None = None,
+    source: str = "kubectl dump",
+) -> ClusterProfile:
+    """A profile from Node, ResourceQuota, LimitRange and PriorityClass objects (or Lists).
+
+    Accepts plain dicts (from the API) as well as parsed files; `source` names where the
+    objects came from in messages and in `ClusterProfile.sources`.
+    """
+    return merge([facts_from_objects(objects, pool_label, source)])
+
+
+def facts_from_objects(
+    objects: Iterable[Mapping[str, Any]],
+    pool_label: str | None = None,
+    source: str = "kubectl dump",
+) -> ProfileFacts:
+    """What the objects say, for merging with other inputs (see gpulint.profile.merge)."""
+    nodes: list[NodeView] = []
+    quotas, limit_ranges, priority_classes = [], [], []
+    for obj, path in _flatten(objects):
+        kind = _kind(obj)
+        if kind == "Node":
+            nodes.append(node_view(obj, source, path))
+        elif kind == "ResourceQuota":
+            check_quantities(source, mapping(obj.get("spec")).get("hard"), [*path, "spec", "hard"])
+            check_quantities(
+                source, mapping(obj.get("status")).get("used"), [*path, "status", "used"]
+            )
+            quotas.append(quota_from_object(obj))
+        elif kind == "LimitRange":
+            for i, item in enumerate(sequence(mapping(obj.get("spec")).get("limits"))):
+                for key in _LIMIT_KEYS:
+                    item_path = [*path, "spec", "limits", i, key]
+                    check_quantities(source, mapping(item).get(key), item_path)
+            limit_ranges.append(limit_range_from_object(obj))
+        elif kind == "PriorityClass":
+            priority_classes.append(priority_class_from_object(obj))
+    inferred = provider_from_nodes(nodes)
+    profile = ClusterProfile(
+        provider=inferred[0] if inferred else None,
+        provider_source=f"inferred from {inferred[1]} in {source}" if inferred else None,
+        quotas=tuple(quotas),
+        limit_ranges=tuple(limit_ranges),
+        priority_classes=tuple(priority_classes),
+        sources=(source,),
+    )
+    return ProfileFacts(profile, pool_facts_from_nodes(nodes, pool_label))
+
+
+def _flatten(
+    objects: Iterable[Mapping[str, Any]], path: Sequence[Any] = ()
+) -> Iterator[tuple[Mapping[str, Any], list[Any]]]:
+    for index, obj in enumerate(objects):
+        if not isinstance(obj, Mapping):
+            continue
+        # A top-level object keeps the path of its own document; items of a List get theirs.
+        here = [*path, index] if path else []
+        if _kind(obj) in _LIST_KINDS:
+            items = sequence(obj.get("items"))
+            yield from _flatten(items, [*here, "items"])
+        else:
+            yield obj, here

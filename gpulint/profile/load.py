@@ -1,0 +1,86 @@
+"""`--profile` files -> one ClusterProfile: read, detect each document's kind, merge in order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.profile.clusterprofile import facts_from_cluster_profile, is_cluster_profile
+from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
+from gpulint.profile.kubectl import facts_from_objects, is_kubernetes_objects
+from gpulint.profile.merge import ProfileFacts, merge
+from gpulint.profile.model import ClusterProfile
+from gpulint.yamltree import parse
+
+ACCEPTED = (
+    "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
+    "-A -o yaml` dump, or an eksctl ClusterConfig"
+)
+
+
+def load_profiles(paths: Sequence[str], pool_label: str | None = None) -> ClusterProfile:
+    """Read every profile input in `paths` and merge them, later files winning.
+
+    Raises GpulintError (naming file:line:col) for an unreadable file, a document of an
+    unknown kind, or a value that does not validate.
+    """
+    facts: list[ProfileFacts] = []
+    for path in paths:
+        facts.extend(read_profile_file(path, pool_label))
+    return merge(facts)
+
+
+def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileFacts]:
+    """What each document of one profile input says (one entry per input document)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GpulintError(f"{path}: profile file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GpulintError(f"{path}: cannot read profile: {exc}") from exc
+    result = parse(text)
+    if result.error is not None:
+        err = result.error
+        raise GpulintError(f"{path}:{err.line}:{err.column}: invalid YAML: {err.problem}")
+    values = [d.value for d in result.documents if d.value is not None]
+    if not values:
+        raise GpulintError(f"{path}: the profile file is empty; give {ACCEPTED}")
+    # Loose Node/ResourceQuota/... documents of one file are read together, like a List.
+    facts: list[ProfileFacts] = []
+    loose: list[Any] = []
+    for value in values:
+        if is_kubernetes_objects(value):
+            loose.append(value)
+        elif is_cluster_profile(value):
+            facts.append(facts_from_cluster_profile(value, path))
+        elif is_eksctl_config(value):
+            facts.append(facts_from_eksctl(value, path))
+        else:
+            raise GpulintError(f"{_where(path, value)}: {_describe(value)} is not {ACCEPTED}")
+    if loose:
+        objects = facts_from_objects(loose, pool_label, path)
+        found = objects.profile
+        if not (objects.pools or found.quotas or found.limit_ranges or found.priority_classes):
+            raise GpulintError(
+                f"{_where(path, loose[0])}: no Node, ResourceQuota, LimitRange or PriorityClass "
+                "in this list; give the output of `kubectl get nodes,resourcequotas,limitranges,"
+                "priorityclasses -A -o yaml`"
+            )
+        facts.append(objects)
+    return facts
+
+
+def _where(path: str, value: Any) -> str:
+    line, column = getattr(value, "pos", (1, 1))
+    return f"{path}:{line}:{column}"
+
+
+def _describe(value: Any) -> str:
+    if not isinstance(value, dict):
+        return "this document (not a mapping)"
+    kind, api_version = value.get("kind"), value.get("apiVersion")
+    if kind is None:
+        return "this document (no `kind`)"
+    return f"`{api_version}/{kind}`" if api_version else f"`{kind}`"

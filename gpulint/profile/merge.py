@@ -1,0 +1,107 @@
+"""Combining what several inputs say about one cluster into one ClusterProfile.
+
+Each importer returns ProfileFacts: the cluster-level facts plus, for every pool, which pool
+fields the input states and which it only estimates. Pools are joined by name; per field the
+latest input that states it wins, and an estimate is used only when no input states the field.
+That is how a kubectl dump (current nodes, labels, allocatable) and an eksctl config (min/max
+sizes, taints, instance type; node count and allocatable only estimated) of the same cluster
+combine whichever order they are given in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from gpulint.profile.model import ClusterProfile, Pool
+
+#: Pool fields an input can state (everything but the name it is joined by).
+POOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Pool) if f.name != "name")
+_STATED, _ESTIMATED = 2, 1
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """One input's view of a pool: the values, and which of them it states or estimates."""
+
+    pool: Pool
+    stated: frozenset[str] = frozenset()
+    estimated: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ProfileFacts:
+    """One input's view of a cluster; `profile.pools` is ignored in favour of `pools`."""
+
+    profile: ClusterProfile
+    pools: tuple[PoolFacts, ...] = ()
+
+
+def merge(inputs: Sequence[ProfileFacts]) -> ClusterProfile:
+    """One ClusterProfile from every input, later inputs winning (see the module docstring)."""
+    cluster = ClusterProfile()
+    for facts in inputs:
+        cluster = _merge_cluster(cluster, facts.profile)
+    names = list(dict.fromkeys(p.pool.name for facts in inputs for p in facts.pools))
+    pools = tuple(
+        _merge_pool(name, [p for facts in inputs for p in facts.pools if p.pool.name == name])
+        for name in names
+    )
+    return replace(cluster, pools=pools)
+
+
+def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfile:
+    provider, provider_source = base.provider, base.provider_source
+    if later.provider is not None:
+        provider, provider_source = later.provider, later.provider_source
+    return ClusterProfile(
+        name=_later(base.name, later.name),
+        kubernetes_version=_later(base.kubernetes_version, later.kubernetes_version),
+        provider=provider,
+        provider_source=provider_source,
+        extended_resource_toleration=_later(
+            base.extended_resource_toleration, later.extended_resource_toleration
+        ),
+        default_namespace=_later(base.default_namespace, later.default_namespace),
+        quotas=_by_key(base.quotas, later.quotas, lambda q: (q.namespace, q.name)),
+        limit_ranges=_by_key(
+            base.limit_ranges, later.limit_ranges, lambda r: (r.namespace, r.name)
+        ),
+        priority_classes=_by_key(base.priority_classes, later.priority_classes, lambda c: c.name),
+        sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
+    )
+
+
+def _later(base: Any, later: Any) -> Any:
+    return base if later is None else later
+
+
+def _by_key(base: Iterable[Any], later: Iterable[Any], key: Any) -> tuple[Any, ...]:
+    merged = {key(item): item for item in base}
+    merged.update({key(item): item for item in later})
+    return tuple(merged.values())
+
+
+def _merge_pool(name: str, views: Sequence[PoolFacts]) -> Pool:
+    values: dict[str, Any] = {}
+    for field_name in POOL_FIELDS:
+        ranked = sorted(
+            (
+                (_STATED if field_name in view.stated else _ESTIMATED, order, view.pool)
+                for order, view in enumerate(views)
+                if field_name in view.stated or field_name in view.estimated
+            ),
+            key=lambda entry: entry[:2],
+        )
+        if not ranked:
+            continue
+        if field_name == "labels":
+            # Every input's labels are on the nodes; a stated value wins a conflict.
+            labels: dict[str, str] = {}
+            for _, _, pool in ranked:
+                labels.update(pool.labels)
+            values[field_name] = labels
+        else:
+            values[field_name] = getattr(ranked[-1][2], field_name)
+    return Pool(name=name, **values)

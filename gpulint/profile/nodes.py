@@ -1,0 +1,208 @@
+"""Node objects (`kubectl get nodes -o yaml`, or the API) -> pools.
+
+Nodes are grouped by the label their provider uses to name node groups; per pool, the labels
+and taints every node shares, the allocatable of a healthy node, how many nodes are Ready and
+how many of those have GPUs in capacity but none allocatable (device plugin not ready).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from gpulint.accelerators import is_known_accelerator, looks_like_accelerator
+from gpulint.profile.merge import PoolFacts
+from gpulint.profile.model import Pool, Taint
+from gpulint.profile.values import mapping, quantities, sequence, text
+
+#: Labels that name a node's pool, most specific first.
+POOL_LABELS: tuple[str, ...] = (
+    "eks.amazonaws.com/nodegroup",
+    "alpha.eksctl.io/nodegroup-name",
+    "cloud.google.com/gke-nodepool",
+    "karpenter.sh/nodepool",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+)
+#: Labels that say a node has GPUs, whether or not the device plugin advertises them yet.
+GPU_NODE_LABELS: tuple[str, ...] = (
+    "nvidia.com/gpu.present",
+    "cloud.google.com/gke-accelerator",
+    "k8s.amazonaws.com/accelerator",
+    "kubernetes.azure.com/accelerator",
+)
+INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+# Labels that differ per node even inside one pool.
+_PER_NODE_LABELS = frozenset({"kubernetes.io/hostname"})
+# Taints the node lifecycle controller, kubectl cordon or the autoscaler put on single nodes:
+# facts about one node's state, not about the pool.
+_STATE_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
+_STATE_TAINT_KEYS = frozenset(
+    {"ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler"}
+)
+# Label prefixes that reveal the provider.
+_PROVIDER_LABEL_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("eks.amazonaws.com/", "eks"),
+    ("alpha.eksctl.io/", "eks"),
+    ("cloud.google.com/gke-", "gke"),
+    ("kubernetes.azure.com/", "aks"),
+)
+_KUBEADM_LABEL = "node-role.kubernetes.io/control-plane"
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """What one Node object says, already parsed."""
+
+    name: str
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    capacity: Mapping[str, Decimal]
+    allocatable: Mapping[str, Decimal]
+    ready: bool
+    schedulable: bool
+
+    @property
+    def device_plugin_not_ready(self) -> bool:
+        """The node has accelerators the scheduler cannot use (the device plugin is not serving).
+
+        Either capacity shows them but allocatable is 0, or the node is labelled as a GPU node
+        and advertises no accelerator at all (cluster-autoscaler treats both as unready).
+        """
+        if any(
+            amount > 0 and self.allocatable.get(name, Decimal(0)) == 0
+            for name, amount in self.capacity.items()
+            if is_accelerator_resource(name)
+        ):
+            return True
+        labelled = any(self.labels.get(label, "false") != "false" for label in GPU_NODE_LABELS)
+        return labelled and not any(
+            amount > 0 for name, amount in self.allocatable.items() if is_accelerator_resource(name)
+        )
+
+
+def is_accelerator_resource(name: str) -> bool:
+    """True for an extended resource a device plugin advertises for an accelerator."""
+    return is_known_accelerator(name) or ("/" in name and looks_like_accelerator(name))
+
+
+def node_view(
+    node: Mapping[str, Any], display: str = "<nodes>", path: Sequence[Any] = ()
+) -> NodeView:
+    """Parse one Node object; raises GpulintError for a quantity that does not parse."""
+    metadata = mapping(node.get("metadata"))
+    spec = mapping(node.get("spec"))
+    status = mapping(node.get("status"))
+    conditions = sequence(status.get("conditions"))
+    ready = any(
+        mapping(c).get("type") == "Ready" and str(mapping(c).get("status")) == "True"
+        for c in conditions
+    )
+    taints = tuple(
+        Taint(str(t.get("key", "")), text(t.get("value")), str(t.get("effect", "")))
+        for t in map(mapping, sequence(spec.get("taints")))
+    )
+    return NodeView(
+        name=str(metadata.get("name", "")),
+        labels={str(k): text(v) for k, v in mapping(metadata.get("labels")).items()},
+        taints=taints,
+        capacity=quantities(display, status.get("capacity"), [*path, "status", "capacity"]),
+        allocatable=quantities(
+            display, status.get("allocatable"), [*path, "status", "allocatable"]
+        ),
+        ready=ready,
+        schedulable=spec.get("unschedulable") is not True,
+    )
+
+
+def pool_name(node: NodeView, pool_label: str | None = None) -> str:
+    """The pool a node belongs to: its pool label, else its instance type, else its own name."""
+    for label in (pool_label,) if pool_label else POOL_LABELS:
+        if node.labels.get(label):
+            return node.labels[label]
+    for label in INSTANCE_TYPE_LABELS:
+        if node.labels.get(label):
+            return node.labels[label]
+    return node.name
+
+
+def pools_from_nodes(
+    nodes: Iterable[NodeView | Mapping[str, Any]], pool_label: str | None = None
+) -> tuple[Pool, ...]:
+    """Group Node objects into pools (see the module docstring), in order of first appearance."""
+    return tuple(facts.pool for facts in pool_facts_from_nodes(nodes, pool_label))
+
+
+def pool_facts_from_nodes(
+    nodes: Iterable[NodeView | Mapping[str, Any]], pool_label: str | None = None
+) -> tuple[PoolFacts, ...]:
+    """Like pools_from_nodes, saying which pool fields the nodes state and which are guesses."""
+    groups: dict[str, list[NodeView]] = {}
+    for node in nodes:
+        view = node if isinstance(node, NodeView) else node_view(node)
+        groups.setdefault(pool_name(view, pool_label), []).append(view)
+    return tuple(_pool(name, members) for name, members in groups.items())
+
+
+def _pool(name: str, members: list[NodeView]) -> PoolFacts:
+    usable = [n for n in members if n.ready and n.schedulable]
+    # Shared facts come from the nodes that work, so one broken node does not skew the pool.
+    typical = usable or members
+    healthy = [n for n in typical if not n.device_plugin_not_ready] or typical
+    labels = _common(
+        {k: v for k, v in n.labels.items() if k not in _PER_NODE_LABELS} for n in typical
+    )
+    taints = [t for t in typical[0].taints if not _is_state_taint(t)]
+    taints = [t for t in taints if all(t in n.taints for n in typical)]
+    allocatable = _minimum(n.allocatable for n in healthy)
+    instance_type = next((labels[k] for k in INSTANCE_TYPE_LABELS if k in labels), None)
+    count = len(usable)
+    pool = Pool(
+        name=name,
+        labels=labels,
+        taints=tuple(taints),
+        allocatable=allocatable,
+        nodes=count,
+        min_nodes=count,
+        max_nodes=count,
+        instance_type=instance_type,
+        device_plugin_not_ready=sum(1 for n in usable if n.device_plugin_not_ready),
+    )
+    stated = {"labels", "taints", "allocatable", "nodes", "device_plugin_not_ready"}
+    if instance_type is not None:
+        stated.add("instance_type")
+    # Without autoscaler settings the best guess is that the pool stays the size it is.
+    return PoolFacts(pool, frozenset(stated), frozenset({"min_nodes", "max_nodes"}))
+
+
+def _is_state_taint(taint: Taint) -> bool:
+    return taint.key.startswith(_STATE_TAINT_PREFIXES) or taint.key in _STATE_TAINT_KEYS
+
+
+def _common(label_sets: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    sets = list(label_sets)
+    if not sets:
+        return {}
+    first = sets[0]
+    return {k: v for k, v in first.items() if all(s.get(k) == v for s in sets[1:])}
+
+
+def _minimum(allocatables: Iterable[Mapping[str, Decimal]]) -> dict[str, Decimal]:
+    items = list(allocatables)
+    if not items:
+        return {}
+    shared = [k for k in items[0] if all(k in a for a in items[1:])]
+    return {k: min(a[k] for a in items) for k in shared}
+
+
+def provider_from_nodes(nodes: Iterable[NodeView]) -> tuple[str, str] | None:
+    """(provider, evidence) from well-known node labels, or None when the labels say nothing."""
+    views = list(nodes)
+    for prefix, provider in _PROVIDER_LABEL_PREFIXES:
+        if any(k.startswith(prefix) for n in views for k in n.labels):
+            return provider, f"node labels {prefix}*"
+    if any(_KUBEADM_LABEL in n.labels for n in views):
+        return "kubeadm", f"node label {_KUBEADM_LABEL} and no cloud provider labels"
+    return None

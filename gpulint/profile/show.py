@@ -1,0 +1,132 @@
+"""ClusterProfile -> the text `gpulint profile show` prints: what gpulint believes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+
+from gpulint.profile.model import PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION, ClusterProfile, Pool
+from gpulint.profile.nodes import is_accelerator_resource
+from gpulint.quantity import format_quantity
+
+_HEADERS = (
+    "POOL",
+    "INSTANCE",
+    "GPUS/NODE",
+    "NODES NOW/MIN/MAX",
+    "FROM ZERO",
+    "PLUGIN NOT READY",
+    "TAINTS",
+    "LABELS",
+)
+# Labels left out of the table: deprecated copies of GA labels and per-image bookkeeping that
+# no workload selects on. The profile keeps them.
+_HIDDEN_LABEL_PREFIXES = (
+    "beta.kubernetes.io/",
+    "failure-domain.beta.kubernetes.io/",
+    "k8s.io/cloud-provider-aws",
+    "eks.amazonaws.com/nodegroup-image",
+    "eks.amazonaws.com/sourceLaunchTemplate",
+    "topology.k8s.aws/zone-id",
+)
+
+
+def show_profile(profile: ClusterProfile) -> str:
+    """A summary line, the table of pools, the admission line, and quotas and priorities."""
+    lines = [_cluster_line(profile)]
+    if profile.sources:
+        lines.append(f"Built from: {', '.join(profile.sources)}")
+    lines.append("")
+    if profile.pools:
+        lines += _table([_row(pool) for pool in profile.pools])
+        hidden = sum(len(pool.labels) - len(shown_labels(pool.labels)) for pool in profile.pools)
+        if hidden:
+            lines.append(
+                f"({hidden} deprecated or bookkeeping labels not shown; "
+                "`gpulint profile import` lists every label)"
+            )
+    else:
+        lines.append("No node pools.")
+    lines += ["", admission_line(profile)]
+    for quota in profile.quotas:
+        limits = ", ".join(
+            f"{name} {format_quantity(quota.used.get(name, Decimal(0)))}/{format_quantity(hard)}"
+            for name, hard in quota.hard.items()
+        )
+        lines.append(f"ResourceQuota {quota.namespace}/{quota.name}: used/hard {limits or '-'}")
+    for limit_range in profile.limit_ranges:
+        lines.append(f"LimitRange {limit_range.namespace}/{limit_range.name}")
+    for pc in profile.priority_classes:
+        default = ", global default" if pc.global_default else ""
+        lines.append(f"PriorityClass {pc.name}: {pc.value} ({pc.preemption_policy}{default})")
+    return "\n".join(lines) + "\n"
+
+
+def _cluster_line(profile: ClusterProfile) -> str:
+    facts = []
+    if profile.kubernetes_version:
+        facts.append(f"Kubernetes {profile.kubernetes_version}")
+    if profile.provider:
+        how = f", {profile.provider_source}" if profile.provider_source else ""
+        facts.append(f"provider {profile.provider}{how}")
+    else:
+        facts.append("provider unknown")
+    if profile.default_namespace:
+        facts.append(f"default namespace {profile.default_namespace}")
+    return f"Cluster {profile.name or '(unnamed)'}: {'; '.join(facts)}"
+
+
+def admission_line(profile: ClusterProfile) -> str:
+    """Whether ExtendedResourceToleration is on, and whether that was declared or inferred."""
+    state = "on" if profile.extended_resource_toleration_enabled else "off"
+    if profile.extended_resource_toleration is not None:
+        why = "declared in the profile (spec.admission.extendedResourceToleration)"
+    elif profile.provider in PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION:
+        why = f"inferred: {profile.provider.upper()} runs this admission plugin"
+    elif profile.provider:
+        why = f"inferred: provider {profile.provider} is not known to run it"
+    else:
+        why = "inferred: provider unknown, and upstream Kubernetes leaves it off"
+    hint = (
+        ""
+        if profile.extended_resource_toleration is not None
+        else "; set spec.admission.extendedResourceToleration to override"
+    )
+    return f"ExtendedResourceToleration: {state} ({why}{hint})"
+
+
+def gpus_per_node(pool: Pool) -> str:
+    """`8 nvidia.com/gpu`, several joined by commas, or `-` for a pool without accelerators."""
+    found = [
+        f"{format_quantity(amount)} {name}"
+        for name, amount in pool.allocatable.items()
+        if is_accelerator_resource(name)
+    ]
+    return ", ".join(found) or "-"
+
+
+def shown_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """The labels the table prints: all but deprecated copies and bookkeeping labels."""
+    return {k: v for k, v in labels.items() if not k.startswith(_HIDDEN_LABEL_PREFIXES)}
+
+
+def _row(pool: Pool) -> tuple[str, ...]:
+    labels = ",".join(f"{k}={v}" for k, v in sorted(shown_labels(pool.labels).items()))
+    return (
+        pool.name,
+        pool.instance_type or "-",
+        gpus_per_node(pool),
+        f"{pool.nodes}/{pool.min_nodes}/{pool.max_nodes}",
+        "yes" if pool.scale_from_zero else "no",
+        str(pool.device_plugin_not_ready),
+        ",".join(str(t) for t in pool.taints) or "-",
+        labels or "-",
+    )
+
+
+def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in (_HEADERS, *rows)) for i in range(len(_HEADERS))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in (_HEADERS, *rows)
+    ]

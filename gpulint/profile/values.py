@@ -1,0 +1,65 @@
+"""Reading values out of parsed input files, with errors that point at file:line:col.
+
+Inputs arrive as YMap/YSeq (from a file, positions known) or as plain dicts (from the API,
+no positions); both are accepted and an error names the position when there is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.quantity import parse_quantity
+from gpulint.schema import dotted
+from gpulint.yamltree import YMap, YSeq
+
+
+def location(display: str, node: Any, key: Any = None) -> str:
+    """`file:line:col` of `node[key]` (or of `node`), or just `file` when no position is kept."""
+    if isinstance(node, YMap):
+        line, column = node.pos_of_value(key) if key is not None else node.pos
+        return f"{display}:{line}:{column}"
+    if isinstance(node, YSeq):
+        line, column = node.pos_of_item(key) if isinstance(key, int) else node.pos
+        return f"{display}:{line}:{column}"
+    return display
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def sequence(value: Any) -> Sequence[Any]:
+    """`value` when it is a list, else an empty one."""
+    return value if isinstance(value, list | tuple) else ()
+
+
+def quantities(display: str, node: Any, path: Sequence[Any]) -> dict[str, Decimal]:
+    """`{resource: quantity}`; raises GpulintError at the first value that is not a quantity."""
+    parsed: dict[str, Decimal] = {}
+    for key, raw in mapping(node).items():
+        amount = parse_quantity(raw)
+        if amount is None:
+            raise GpulintError(
+                f"{location(display, node, key)}: {dotted([*path, key])}: {raw!r} is not a "
+                "Kubernetes quantity (write it like 8, 500m or 16Gi)"
+            )
+        parsed[str(key)] = amount
+    return parsed
+
+
+def check_quantities(display: str, node: Any, path: Sequence[Any]) -> None:
+    """Raise GpulintError when a value of the `{resource: quantity}` mapping `node` is invalid."""
+    quantities(display, node, path)
+
+
+def text(value: Any) -> str:
+    """A label or taint value as Kubernetes stores it: unquoted `true` or `8` are strings."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,92 @@
+"""JSON Schema validation of gpulint's own files (config, cluster profile) with positions.
+
+A schema error becomes one `file:line:col: field: message` line: the position comes from the
+parsed tree (YMap/YSeq), or from a `locate` function for formats whose parser keeps none.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.yamltree import Pos, YMap, YSeq
+
+#: Turns a path of keys and indexes into the (line, column) it refers to.
+Locate = Callable[[list[Any]], Pos]
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema `gpulint/schemas/<name>.schema.json` shipped in the package."""
+    text = (resources.files("gpulint") / "schemas" / f"{name}.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def yaml_position(data: Any, path: Sequence[Any]) -> Pos:
+    """Where the value at `path` starts (or its nearest existing ancestor, when it is absent)."""
+    node, pos = data, getattr(data, "pos", (1, 1))
+    for step in path:
+        if isinstance(node, YMap) and step in node:
+            pos, node = node.pos_of_value(step), node[step]
+        elif isinstance(node, YSeq) and isinstance(step, int) and step < len(node):
+            pos, node = node.pos_of_item(step), node[step]
+        else:
+            break
+    return pos
+
+
+def dotted(path: Sequence[Any]) -> str:
+    """`["spec", "pools", 0, "name"]` -> `spec.pools.0.name`."""
+    return ".".join(str(p) for p in path)
+
+
+def validate(
+    display: str,
+    data: Any,
+    schema_name: str,
+    locate: Locate | None = None,
+    *,
+    unknown: str = "setting",
+    hint: str = "",
+) -> None:
+    """Raise GpulintError for the first schema violation of `data`, naming file:line:col.
+
+    `unknown` names what an unexpected key is (`unknown setting ...`); `hint` is appended to
+    every message to tell the user where to look.
+    """
+    import jsonschema
+
+    locate = locate or (lambda path_: yaml_position(data, path_))
+    validator = jsonschema.Draft202012Validator(load_schema(schema_name))
+    errors = list(validator.iter_errors(data))
+    if not errors:
+        return
+    # The shallowest error first: a wrong type higher up explains everything below it.
+    error = min(errors, key=lambda e: (len(e.absolute_path), [str(p) for p in e.absolute_path]))
+    path = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        extra = sorted(str(k) for k in error.instance if k not in allowed)
+        if extra:
+            path.append(extra[0])
+            line, column = _key_position(data, path, locate)
+            raise GpulintError(
+                f"{display}:{line}:{column}: unknown {unknown} `{dotted(path)}`{hint}"
+            )
+    line, column = locate(path)
+    where = dotted(path) or "(top level)"
+    raise GpulintError(f"{display}:{line}:{column}: {where}: {error.message}{hint}")
+
+
+def _key_position(data: Any, path: list[Any], locate: Locate) -> Pos:
+    parent_path, key = path[:-1], path[-1]
+    node = data
+    for step in parent_path:
+        node = node[step] if isinstance(node, (YMap, YSeq)) else None
+    if isinstance(node, YMap):
+        return node.pos_of_key(key)
+    return locate(path)

@@ -1,0 +1,208 @@
+"""`gpulint check --profile`, `gpulint profile import` and `gpulint profile show`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpulint.cli import main
+from gpulint.profile import load_profiles
+
+PROFILES = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
+DUMP = str(PROFILES / "eks-prod-kubectl.yaml")
+EKSCTL = str(PROFILES / "eks-prod-eksctl.yaml")
+GKE = str(PROFILES / "gke.yaml")
+BAD_PROFILE = (
+    "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nspec:\n  pools:\n"
+    "  - name: a\n    maxNodes: four\n"
+)
+POD = """apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  containers:
+  - name: c
+    image: registry.example.com/c:1.0
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+SKIPPED_NOTE = "cluster-profile rules skipped: no --profile given"
+
+
+@pytest.fixture
+def pod(tmp_path: Path) -> str:
+    path = tmp_path / "pod.yaml"
+    path.write_text(POD, encoding="utf-8")
+    return str(path)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_check_passes_the_profile_to_the_profile_rules(pod: str) -> None:
+    code, out, _ = run("check", "--isolated", pod)
+    assert SKIPPED_NOTE in out
+    code, out, err = run("check", "--isolated", pod, "--profile", str(PROFILES / "eks.yaml"))
+    assert code in (0, 1), err
+    assert SKIPPED_NOTE not in out
+
+
+def test_check_accepts_repeated_profiles_and_a_pool_label(pod: str) -> None:
+    code, out, err = run(
+        "check",
+        "--isolated",
+        pod,
+        "--profile",
+        DUMP,
+        "--profile",
+        EKSCTL,
+        "--pool-label",
+        "workload",
+    )
+    assert code in (0, 1), err
+    assert SKIPPED_NOTE not in out
+
+
+def test_a_bad_profile_is_a_one_line_error_with_exit_2(tmp_path: Path, pod: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD_PROFILE, encoding="utf-8")
+    expected = (
+        f"gpulint: error: {bad}:6:15: spec.pools.0.maxNodes: 'four' is not of type 'integer' "
+        "(see docs/profile.md)\n"
+    )
+    for args in (
+        ("check", "--isolated", pod, "--profile", str(bad)),
+        ("profile", "import", str(bad)),
+        ("profile", "show", "--profile", str(bad)),
+    ):
+        result = CliRunner().invoke(main, list(args))
+        assert (result.exit_code, result.stderr, result.stdout) == (2, expected, ""), args
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_missing_profile_is_an_error(tmp_path: Path, pod: str) -> None:
+    missing = str(tmp_path / "none.yaml")
+    code, _, err = run("check", "--isolated", pod, "--profile", missing)
+    assert (code, err) == (2, f"gpulint: error: {missing}: profile file not found\n")
+
+
+def test_check_without_a_profile_does_not_import_the_importers(pod: str) -> None:
+    script = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from gpulint.cli import main\n"
+        f"CliRunner().invoke(main, ['check', '--isolated', {pod!r}])\n"
+        "print(sorted(m for m in sys.modules if m in WANTED))\n"
+    )
+    wanted = [
+        "gpulint.profile.load",
+        "gpulint.profile.kubectl",
+        "gpulint.profile.eksctl",
+        "gpulint.profile.clusterprofile",
+        "gpulint.profile.dump",
+        "jsonschema",
+    ]
+    script = f"WANTED = {wanted!r}\n" + script
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert out == "[]\n"
+
+
+def test_profile_import_of_the_dump_round_trips(tmp_path: Path) -> None:
+    target = tmp_path / "profile.yaml"
+    code, out, err = run("profile", "import", DUMP, "-o", str(target))
+    assert (code, out, err) == (0, "", "")
+    reloaded = load_profiles([str(target)])
+    assert reloaded == load_profiles([DUMP])
+    assert [p.name for p in reloaded.pools] == ["m5", "g5", "gpu-spot"]
+    assert reloaded.pools[1].device_plugin_not_ready == 1
+
+
+def test_profile_import_merges_and_prints_to_stdout(tmp_path: Path) -> None:
+    code, out, _ = run("profile", "import", DUMP, EKSCTL)
+    assert code == 0
+    assert out.startswith(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: eks-prod\n"
+        'spec:\n  kubernetesVersion: "1.31"\n  provider: eks\n  pools:\n  - name: m5\n'
+    )
+    target = tmp_path / "merged.yaml"
+    target.write_text(out, encoding="utf-8")
+    assert load_profiles([str(target)]) == load_profiles([DUMP, EKSCTL])
+
+
+def test_profile_import_needs_files() -> None:
+    code, _, err = run("profile", "import")
+    assert code == 2 and "Missing argument 'FILES...'" in err
+
+
+def test_profile_show_table() -> None:
+    code, out, err = run("profile", "show", "--profile", GKE)
+    assert (code, err) == (0, "")
+    header = (
+        "POOL          INSTANCE        GPUS/NODE         NODES NOW/MIN/MAX  FROM ZERO  "
+        "PLUGIN NOT READY  TAINTS                             LABELS"
+    )
+    lines = out.splitlines()
+    assert lines[:4] == [
+        f"Cluster gke-ml: Kubernetes 1.30; provider gke, declared in {GKE}",
+        f"Built from: {GKE}",
+        "",
+        header,
+    ]
+    assert lines[4].split() == [
+        "default-pool",
+        "e2-standard-8",
+        "-",
+        "3/3/5",
+        "no",
+        "0",
+        "-",
+        "cloud.google.com/gke-nodepool=default-pool,cloud.google.com/machine-family=e2,"
+        "kubernetes.io/arch=amd64,kubernetes.io/os=linux,"
+        "node.kubernetes.io/instance-type=e2-standard-8",
+    ]
+    assert lines[5].split()[:8] == [
+        "l4-pool",
+        "g2-standard-24",
+        "2",
+        "nvidia.com/gpu",
+        "1/0/8",
+        "yes",
+        "0",
+        "nvidia.com/gpu=present:NoSchedule",
+    ]
+    assert lines[6].split()[:5] == ["a100-pool", "a2-highgpu-8g", "8", "nvidia.com/gpu", "0/0/2"]
+    assert lines[7:] == [
+        "",
+        "ExtendedResourceToleration: on (inferred: GKE runs this admission plugin; "
+        "set spec.admission.extendedResourceToleration to override)",
+        "ResourceQuota default/gpu-quota: used/hard requests.nvidia.com/gpu 2/8",
+        "PriorityClass training-high: 10000 (PreemptLowerPriority)",
+    ]
+
+
+def test_profile_show_of_a_dump_reports_not_ready_plugins_and_hidden_labels() -> None:
+    code, out, _ = run("profile", "show", "--profile", DUMP, "--profile", EKSCTL)
+    assert code == 0
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[4:9]}
+    assert rows["g5"][2:7] == ["8", "nvidia.com/gpu", "2/1/4", "yes", "1"]
+    assert rows["p4d"][2:7] == ["8", "nvidia.com/gpu", "0/0/4", "yes", "0"]
+    assert rows["m5"][2:6] == ["-", "2/2/6", "no", "0"]
+    assert "beta.kubernetes.io/" not in out
+    assert (
+        "(20 deprecated or bookkeeping labels not shown; `gpulint profile import` lists every "
+        "label)" in out
+    )
+    assert f"provider eks, inferred from the eksctl ClusterConfig {EKSCTL}" in out
+
+
+def test_profile_show_needs_a_profile() -> None:
+    code, _, err = run("profile", "show")
+    assert code == 2 and "Missing option '--profile'" in err

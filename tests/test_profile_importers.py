@@ -1,0 +1,522 @@
+"""Importers: kubectl dumps, eksctl configs, and how several inputs merge."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpulint.errors import GpulintError
+from gpulint.profile import Pool, Taint, load_profiles
+from gpulint.profile.kubectl import profile_from_objects
+from gpulint.profile.nodes import pools_from_nodes
+from gpulint.yamltree import parse
+
+PROFILES = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
+DUMP = str(PROFILES / "eks-prod-kubectl.yaml")
+EKSCTL = str(PROFILES / "eks-prod-eksctl.yaml")
+GIB = 2**30
+KIB = 2**10
+GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+
+
+def write(tmp_path: Path, text: str, name: str = "in.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def node(
+    name: str,
+    labels: dict[str, str] | None = None,
+    *,
+    ready: bool = True,
+    capacity: dict[str, str] | None = None,
+    allocatable: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+    unschedulable: bool = False,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"taints": taints or []}
+    if unschedulable:
+        spec["unschedulable"] = True
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": spec,
+        "status": {
+            "capacity": capacity or {"cpu": "4", "pods": "110"},
+            "allocatable": allocatable or capacity or {"cpu": "4", "pods": "110"},
+            "conditions": [
+                {"type": "MemoryPressure", "status": "False"},
+                {"type": "Ready", "status": "True" if ready else "False"},
+            ],
+        },
+    }
+
+
+# --- kubectl dump ---------------------------------------------------------------------------
+
+
+def test_dump_groups_nodes_into_pools_by_the_pool_labels() -> None:
+    profile = load_profiles([DUMP])
+    assert [p.name for p in profile.pools] == ["m5", "g5", "gpu-spot"]
+    m5, g5, spot = profile.pools
+    # Three m5 nodes, one of them NotReady: two count.
+    assert (m5.nodes, m5.min_nodes, m5.max_nodes) == (2, 2, 2)
+    assert m5.taints == ()  # the NotReady node's unreachable taints are not the pool's
+    assert "kubernetes.io/hostname" not in m5.labels
+    assert "topology.kubernetes.io/zone" not in m5.labels  # nodes in two zones
+    assert m5.labels["alpha.eksctl.io/nodegroup-name"] == "m5"
+    assert m5.labels["workload"] == "general"
+    assert m5.instance_type == "m5.2xlarge"
+    assert m5.allocatable == {
+        "cpu": Decimal("7.91"),
+        "ephemeral-storage": Decimal(76224326324),
+        "hugepages-1Gi": Decimal(0),
+        "hugepages-2Mi": Decimal(0),
+        "memory": Decimal(31321564 * KIB),
+        "pods": Decimal(58),
+    }
+    assert g5.taints == (GPU_TAINT,)
+    assert g5.labels["eks.amazonaws.com/nodegroup"] == "g5"
+    assert spot.labels["karpenter.sh/nodepool"] == "gpu-spot"
+    assert spot.allocatable["nvidia.com/gpu"] == 1 and spot.nodes == 1
+    assert not any(p.scale_from_zero for p in profile.pools)
+
+
+def test_dump_reports_a_device_plugin_that_is_not_ready() -> None:
+    g5 = load_profiles([DUMP]).pools[1]
+    # Both nodes are Ready; one has nvidia.com/gpu 8 in capacity but 0 allocatable.
+    assert (g5.nodes, g5.device_plugin_not_ready) == (2, 1)
+    # The pool's allocatable is that of a healthy node.
+    assert g5.allocatable["nvidia.com/gpu"] == 8
+    assert g5.allocatable["cpu"] == Decimal("191.45")
+
+
+def test_dump_reads_quotas_limit_ranges_priority_classes_and_the_provider() -> None:
+    profile = load_profiles([DUMP])
+    assert profile.provider == "eks"
+    assert profile.provider_source == (f"inferred from node labels eks.amazonaws.com/* in {DUMP}")
+    assert profile.extended_resource_toleration_enabled is True
+    assert [(q.namespace, q.name) for q in profile.quotas] == [
+        ("ml", "gpu-quota"),
+        ("ml", "high-priority-gpu"),
+    ]
+    assert profile.quotas[0].used == {
+        "requests.nvidia.com/gpu": Decimal(6),
+        "limits.nvidia.com/gpu": Decimal(6),
+    }
+    assert profile.quotas[1].scope_selector[0].values == ("gpu-high",)
+    assert [len(r.items) for r in profile.limit_ranges] == [2]
+    assert [pc.name for pc in profile.priority_classes] == [
+        "gpu-high",
+        "system-cluster-critical",
+        "system-node-critical",
+    ]
+
+
+def test_a_json_dump_and_plain_dicts_give_the_same_profile(tmp_path: Path) -> None:
+    from_yaml = load_profiles([DUMP])
+    data = parse(Path(DUMP).read_text()).documents[0].value
+    plain = json.loads(json.dumps(data))
+    from_json = load_profiles([write(tmp_path, json.dumps(plain, indent=2), "dump.json")])
+    assert from_json == from_yaml
+    from_dicts = profile_from_objects([plain], source="live cluster")
+    assert from_dicts == from_yaml
+    assert from_dicts.sources == ("live cluster",)
+
+
+def test_pool_label_overrides_the_well_known_labels() -> None:
+    profile = load_profiles([DUMP], pool_label="workload")
+    # The Karpenter node has no `workload` label: it falls back to its instance type.
+    assert [(p.name, p.nodes) for p in profile.pools] == [
+        ("general", 2),
+        ("gpu", 2),
+        ("g6.xlarge", 1),
+    ]
+
+
+def test_nodes_without_pool_labels_group_by_instance_type_then_by_name() -> None:
+    nodes = [
+        node("a", {"node.kubernetes.io/instance-type": "c5.large"}),
+        node("b", {"node.kubernetes.io/instance-type": "c5.large"}),
+        node("c"),
+    ]
+    pools = pools_from_nodes(nodes)
+    assert [(p.name, p.nodes, p.instance_type) for p in pools] == [
+        ("c5.large", 2, "c5.large"),
+        ("c", 1, None),
+    ]
+    assert pools[1].labels == {}  # the hostname label is per node
+
+
+def test_pool_facts_come_from_ready_nodes_and_cordoned_nodes_do_not_count() -> None:
+    label = {"agentpool": "gpu"}
+    gpu = {"cpu": "8", "nvidia.com/gpu": "2"}
+    pools = pools_from_nodes(
+        [
+            node(
+                "a",
+                {**label, "zone": "1"},
+                capacity=gpu,
+                taints=[{"key": "sku", "value": "gpu", "effect": "NoSchedule"}],
+            ),
+            node(
+                "b",
+                {**label, "zone": "1"},
+                capacity=gpu,
+                taints=[{"key": "sku", "value": "gpu", "effect": "NoSchedule"}],
+                unschedulable=True,
+            ),
+            node("c", {**label, "zone": "2"}, capacity=gpu, ready=False),
+        ]
+    )
+    assert pools == (
+        Pool(
+            name="gpu",
+            labels={"agentpool": "gpu", "zone": "1"},
+            taints=(Taint("sku", "gpu", "NoSchedule"),),
+            allocatable={"cpu": Decimal(8), "nvidia.com/gpu": Decimal(2)},
+            nodes=1,
+            min_nodes=1,
+            max_nodes=1,
+        ),
+    )
+
+
+def test_a_pool_whose_every_node_lost_its_device_plugin() -> None:
+    capacity = {"cpu": "8", "amd.com/gpu": "4"}
+    broken = {"cpu": "8", "amd.com/gpu": "0"}
+    (pool,) = pools_from_nodes(
+        [
+            node(n, {"karpenter.sh/nodepool": "mi300"}, capacity=capacity, allocatable=broken)
+            for n in ("a", "b")
+        ]
+    )
+    assert (pool.nodes, pool.device_plugin_not_ready) == (2, 2)
+    assert pool.allocatable["amd.com/gpu"] == 0
+
+
+@pytest.mark.parametrize(
+    ("labels", "provider", "evidence"),
+    [
+        ({"cloud.google.com/gke-nodepool": "p"}, "gke", "node labels cloud.google.com/gke-*"),
+        ({"kubernetes.azure.com/agentpool": "p"}, "aks", "node labels kubernetes.azure.com/*"),
+        ({"alpha.eksctl.io/nodegroup-name": "p"}, "eks", "node labels alpha.eksctl.io/*"),
+        (
+            {"node-role.kubernetes.io/control-plane": ""},
+            "kubeadm",
+            "node label node-role.kubernetes.io/control-plane and no cloud provider labels",
+        ),
+    ],
+)
+def test_provider_is_inferred_from_node_labels(
+    labels: dict[str, str], provider: str, evidence: str
+) -> None:
+    profile = profile_from_objects([{"kind": "List", "items": [node("n", labels)]}], source="d")
+    assert profile.provider == provider
+    assert profile.provider_source == f"inferred from {evidence} in d"
+    assert profile.extended_resource_toleration_enabled is (provider in ("eks", "gke"))
+
+
+def test_unknown_provider_leaves_extended_resource_toleration_off() -> None:
+    profile = profile_from_objects([node("n")])
+    assert profile.provider is None and profile.provider_source is None
+    assert profile.extended_resource_toleration_enabled is False
+
+
+def test_invalid_quantity_in_a_dump_points_at_it(tmp_path: Path) -> None:
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: n}\n"
+        "  status:\n    allocatable: {cpu: four}\n"
+    )
+    path = write(tmp_path, text)
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value) == (
+        f"{path}:7:24: items.0.status.allocatable.cpu: 'four' is not a Kubernetes quantity "
+        "(write it like 8, 500m or 16Gi)"
+    )
+
+
+def test_loose_objects_in_one_file_are_read_together(tmp_path: Path) -> None:
+    text = (
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {agentpool: a}\n"
+        "status:\n  conditions: [{type: Ready, status: 'True'}]\n---\n"
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: hi}\nvalue: 10\n"
+    )
+    profile = load_profiles([write(tmp_path, text)])
+    assert [(p.name, p.nodes) for p in profile.pools] == [("a", 1)]
+    assert [(pc.name, pc.value) for pc in profile.priority_classes] == [("hi", 10)]
+
+
+# --- eksctl ---------------------------------------------------------------------------------
+
+
+def test_eksctl_config_node_groups() -> None:
+    profile = load_profiles([EKSCTL])
+    assert (profile.name, profile.kubernetes_version, profile.provider) == (
+        "eks-prod",
+        "1.31",
+        "eks",
+    )
+    assert profile.provider_source == f"inferred from the eksctl ClusterConfig {EKSCTL}"
+    assert [p.name for p in profile.pools] == ["m5", "g4dn", "g5", "p4d"]
+    m5, g4dn, g5, p4d = profile.pools
+    assert (m5.nodes, m5.min_nodes, m5.max_nodes, m5.scale_from_zero) == (3, 2, 6, False)
+    assert m5.allocatable == {}  # m5 is not an accelerator type: not in the catalogue
+    assert m5.labels == {
+        "alpha.eksctl.io/nodegroup-name": "m5",
+        "node.kubernetes.io/instance-type": "m5.2xlarge",
+        "workload": "general",
+    }
+    # Map form `key: "value:effect"`, and the EKS API spelling NO_SCHEDULE.
+    assert g4dn.taints == (GPU_TAINT,) and p4d.taints == (GPU_TAINT,) and g5.taints == (GPU_TAINT,)
+    assert (g4dn.nodes, g4dn.max_nodes, g4dn.scale_from_zero) == (0, 3, True)
+    assert g5.labels["eks.amazonaws.com/nodegroup"] == "g5"
+    assert p4d == Pool(
+        name="p4d",
+        labels={
+            "alpha.eksctl.io/nodegroup-name": "p4d",
+            "node.kubernetes.io/instance-type": "p4d.24xlarge",
+            "eks.amazonaws.com/nodegroup": "p4d",
+            "workload": "training",
+            "k8s.amazonaws.com/accelerator": "nvidia-a100",
+        },
+        taints=(GPU_TAINT,),
+        allocatable={
+            "cpu": Decimal(96),
+            "memory": Decimal(1152 * GIB),
+            "pods": Decimal(110),
+            "nvidia.com/gpu": Decimal(8),
+        },
+        nodes=0,
+        min_nodes=0,
+        max_nodes=4,
+        scale_from_zero=True,
+        instance_type="p4d.24xlarge",
+    )
+
+
+EKSCTL_HEAD = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata: {name: c}\n"
+
+
+def test_eksctl_defaults_and_taint_forms(tmp_path: Path) -> None:
+    text = EKSCTL_HEAD + (
+        "nodeGroups:\n"
+        "- name: plain\n"
+        "- name: tagged\n  instanceType: g6e.xlarge\n  minSize: 0\n  maxSize: 2\n"
+        "  labels: {a: b}\n"
+        "  taints: {dedicated: 'gpu:NO_EXECUTE', bare: ':PreferNoSchedule'}\n"
+        "managedNodeGroups:\n"
+        "- name: mixed\n  instanceTypes: [g5.xlarge, g5.2xlarge]\n  minSize: 1\n"
+        "  taints: [{key: k, effect: PREFER_NO_SCHEDULE}]\n"
+    )
+    plain, tagged, mixed = load_profiles([write(tmp_path, text)]).pools
+    assert (plain.instance_type, plain.nodes, plain.min_nodes, plain.max_nodes) == (
+        "m5.large",
+        2,
+        2,
+        2,
+    )
+    assert plain.scale_from_zero is True  # no labels or taints: the ASG itself is the template
+    assert tagged.taints == (
+        Taint("dedicated", "gpu", "NoExecute"),
+        Taint("bare", "", "PreferNoSchedule"),
+    )
+    # Labels and taints without propagateASGTags: the autoscaler cannot build a template.
+    assert (tagged.nodes, tagged.min_nodes, tagged.max_nodes, tagged.scale_from_zero) == (
+        2,
+        0,
+        2,
+        False,
+    )
+    assert tagged.allocatable["nvidia.com/gpu"] == 1
+    assert tagged.allocatable["memory"] == 32 * GIB
+    assert mixed.instance_type == "g5.xlarge"
+    assert (mixed.min_nodes, mixed.max_nodes) == (1, 2)
+    assert mixed.taints == (Taint("k", "", "PreferNoSchedule"),)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "nodeGroups:\n- name: a\n  taints: {k: present}\n",
+            "6:15: nodeGroups.0.taints.k: 'present' is not \"value:effect\" "
+            '(e.g. "present:NoSchedule")',
+        ),
+        (
+            "managedNodeGroups:\n- name: a\n  taints: [{key: k, effect: NoSchedul}]\n",
+            "6:29: managedNodeGroups.0.taints.0.effect: 'NoSchedul' is not one of NoSchedule, "
+            "PreferNoSchedule, NoExecute (or NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)",
+        ),
+        (
+            "nodeGroups:\n- name: a\n  maxSize: two\n",
+            "6:12: nodeGroups.0.maxSize: 'two' is not a node count (write a whole number, 0 or "
+            "more)",
+        ),
+        (
+            "nodeGroups:\n- instanceType: g5.xlarge\n",
+            "5:3: nodeGroups.0.name: every node group needs a name",
+        ),
+        ("nodeGroups: {a: 1}\n", "4:13: nodeGroups: expected a list"),
+    ],
+)
+def test_eksctl_errors_point_at_the_value(tmp_path: Path, body: str, message: str) -> None:
+    path = write(tmp_path, EKSCTL_HEAD + body)
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value) == f"{path}:{message}"
+
+
+# --- merging --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", [(DUMP, EKSCTL), (EKSCTL, DUMP)])
+def test_dump_and_eksctl_join_pools_by_name(order: tuple[str, str]) -> None:
+    profile = load_profiles(list(order))
+    assert sorted(p.name for p in profile.pools) == ["g4dn", "g5", "gpu-spot", "m5", "p4d"]
+    pools = {p.name: p for p in profile.pools}
+    g5, m5 = pools["g5"], pools["m5"]
+    # Current state from the dump; sizes, taints and instance type from eksctl.
+    assert (g5.nodes, g5.min_nodes, g5.max_nodes, g5.scale_from_zero) == (2, 1, 4, True)
+    assert g5.device_plugin_not_ready == 1
+    assert g5.allocatable["cpu"] == Decimal("191.45")  # the node's, not the catalogue's 192
+    assert g5.labels["eks.amazonaws.com/capacityType"] == "ON_DEMAND"  # only the dump has it
+    assert g5.labels["workload"] == "gpu"
+    assert g5.taints == (GPU_TAINT,)
+    assert (m5.nodes, m5.min_nodes, m5.max_nodes) == (2, 2, 6)  # 2 Ready, not desiredCapacity 3
+    assert pools["p4d"].allocatable["nvidia.com/gpu"] == 8  # catalogue: no p4d node exists
+    assert pools["gpu-spot"].max_nodes == 1  # only the dump knows it
+    assert profile.name == "eks-prod" and profile.kubernetes_version == "1.31"
+    assert len(profile.quotas) == 2
+    assert profile.sources == order
+
+
+def test_later_profile_wins_field_by_field(tmp_path: Path) -> None:
+    head = "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\n"
+    first = write(
+        tmp_path,
+        head
+        + "spec:\n  provider: eks\n  pools:\n"
+        + "  - {name: p4d, nodes: 0, maxNodes: 4, scaleFromZero: true,\n"
+        + "     instanceType: p4d.24xlarge}\n"
+        + "  - {name: cpu, nodes: 3}\n"
+        + "  namespaces:\n  - name: ml\n    resourceQuotas:\n"
+        + "    - {name: q, hard: {requests.nvidia.com/gpu: 8}}\n"
+        + "    - {name: r, hard: {pods: 10}}\n",
+        "first.yaml",
+    )
+    second = write(
+        tmp_path,
+        head
+        + "spec:\n  provider: other\n  admission: {extendedResourceToleration: true}\n"
+        + "  pools:\n  - {name: p4d, maxNodes: 8}\n  - {name: new, nodes: 1}\n"
+        + "  namespaces:\n  - name: ml\n    resourceQuotas:\n"
+        + "    - {name: q, hard: {requests.nvidia.com/gpu: 2}}\n",
+        "second.yaml",
+    )
+    profile = load_profiles([first, second])
+    assert [p.name for p in profile.pools] == ["p4d", "cpu", "new"]
+    p4d = profile.pools[0]
+    assert (p4d.nodes, p4d.max_nodes, p4d.scale_from_zero, p4d.instance_type) == (
+        0,
+        8,
+        True,
+        "p4d.24xlarge",
+    )
+    assert p4d.allocatable["nvidia.com/gpu"] == 8
+    assert profile.provider == "other"
+    assert profile.provider_source == f"declared in {second}"
+    assert profile.extended_resource_toleration_enabled is True
+    assert [(q.name, q.hard) for q in profile.quotas] == [
+        ("q", {"requests.nvidia.com/gpu": Decimal(2)}),
+        ("r", {"pods": Decimal(10)}),
+    ]
+
+
+def test_written_allocatable_wins_over_a_later_catalogue_estimate(tmp_path: Path) -> None:
+    head = "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\n"
+    written = write(
+        tmp_path,
+        head + "spec:\n  pools:\n  - {name: p4d, allocatable: {nvidia.com/gpu: 7}}\n",
+        "a.yaml",
+    )
+    eksctl = write(
+        tmp_path,
+        EKSCTL_HEAD
+        + "managedNodeGroups:\n- {name: p4d, instanceType: p4d.24xlarge, minSize: 0, maxSize: 2}\n",
+        "b.yaml",
+    )
+    (pool,) = load_profiles([written, eksctl]).pools
+    assert pool.allocatable == {"nvidia.com/gpu": Decimal(7)}
+    assert (pool.max_nodes, pool.instance_type) == (2, "p4d.24xlarge")
+
+
+def test_eksctl_version_must_be_quoted(tmp_path: Path) -> None:
+    text = "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\nmetadata:\n  version: 1.30\n"
+    path = write(tmp_path, text)
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert (
+        str(info.value) == f'{path}:4:12: metadata.version: write the version quoted, like "1.31"'
+    )
+
+
+def test_a_list_without_cluster_objects_is_an_error(tmp_path: Path) -> None:
+    text = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: apps/v1, kind: Deployment}\n"
+    path = write(tmp_path, text)
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value) == (
+        f"{path}:1:1: no Node, ResourceQuota, LimitRange or PriorityClass in this list; give the "
+        "output of `kubectl get nodes,resourcequotas,limitranges,priorityclasses -A -o yaml`"
+    )
+
+
+def test_a_gpu_labelled_node_without_advertised_gpus_has_its_plugin_not_ready() -> None:
+    pool_label = {"cloud.google.com/gke-nodepool": "l4"}
+    (pool,) = pools_from_nodes(
+        [
+            node(
+                "ok",
+                {**pool_label, "cloud.google.com/gke-accelerator": "nvidia-l4"},
+                capacity={"cpu": "24", "nvidia.com/gpu": "2"},
+            ),
+            node(
+                "booting",
+                {**pool_label, "cloud.google.com/gke-accelerator": "nvidia-l4"},
+                capacity={"cpu": "24"},
+            ),
+            node("cpu", {**pool_label, "nvidia.com/gpu.present": "false"}, capacity={"cpu": "24"}),
+        ]
+    )
+    assert (pool.nodes, pool.device_plugin_not_ready) == (3, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "kind: List\nitems:\n- {kind: {a: 1}}\n- kind: [Node]\n",
+            "1:1: no Node, ResourceQuota, LimitRange or PriorityClass in this list",
+        ),
+        ("kind: [ClusterProfile]\n", "1:1: `['ClusterProfile']` is not a gpulint ClusterProfile"),
+        (
+            EKSCTL_HEAD + "nodeGroups:\n- name: a\n  taints: [{key: k, effect: [NoSchedule]}]\n",
+            "6:29: nodeGroups.0.taints.0.effect: ['NoSchedule'] is not one of NoSchedule",
+        ),
+    ],
+)
+def test_values_of_the_wrong_type_are_errors_not_crashes(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value).startswith(f"{path}:{message}")
