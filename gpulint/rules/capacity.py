@@ -1,0 +1,252 @@
+"""Capacity rules that need the cluster profile: GPU201 (GPUs for all replicas), GPU202 (deadlines).
+
+Both look only at pods some pool can run; a pod no pool can run is reported by the placement
+rules instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from gpulint.model import Document, PodTemplate, Workload
+from gpulint.profile.model import ClusterProfile, Pool
+from gpulint.quantity import format_quantity
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.scheduling import allocatable, gpu_requests, node_ceiling, place, usable
+from gpulint.workloads import Autoscaler, autoscaler_for
+from gpulint.yamltree import Pos
+
+
+@dataclass(frozen=True)
+class PlannedPods:
+    """How many pods of a workload may run at once, and where that number is written."""
+
+    count: int
+    document: Document  # the workload, or the HPA that scales it
+    pos: Pos
+    field: str  # what to change: `replicas`, `maxReplicas`, `parallelism`; "" for a Pod
+    source: str  # how a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`
+
+
+def runs_on_every_node(workload: Workload) -> bool:
+    """A DaemonSet: one pod per matching node, so no replica count to check."""
+    return workload.kind == "DaemonSet"
+
+
+def planned_pods(workload: Workload, scalers: Iterable[Autoscaler]) -> PlannedPods:
+    """The most pods the workload runs at once: an HPA's maxReplicas beats `replicas`."""
+    scaler = autoscaler_for(workload, scalers)
+    if scaler is not None:
+        ref = scaler.document.ref
+        where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        return PlannedPods(
+            scaler.max_replicas,
+            scaler.document,
+            scaler.pos,
+            "maxReplicas",
+            f"HPA {where} maxReplicas: {scaler.max_replicas}",
+        )
+    replicas = workload.replicas
+    spec_pos = workload.document.obj.pos_of_key("spec")
+    if replicas is None:
+        return PlannedPods(1, workload.document, spec_pos, "", "1 pod")
+    if replicas.pos is not None:
+        return PlannedPods(
+            replicas.value,
+            workload.document,
+            replicas.pos,
+            replicas.field,
+            f"{replicas.field}: {replicas.value}",
+        )
+    return PlannedPods(
+        replicas.value,
+        workload.document,
+        spec_pos,
+        replicas.field,
+        f"{replicas.field} {replicas.value} by default",
+    )
+
+
+@dataclass(frozen=True)
+class GpuDemand:
+    """A workload whose pods can only run on `pools`, and how many GPUs they hold at once."""
+
+    workload: Workload
+    template: PodTemplate
+    planned: PlannedPods
+    gpus: dict[str, Decimal]  # per pod
+    pools: frozenset[str]
+
+    def total(self, resource: str) -> Decimal:
+        """GPUs of `resource` all planned pods hold together."""
+        return self.planned.count * self.gpus.get(resource, Decimal(0))
+
+
+def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
+    """Every GPU workload with a replica count whose pods some pool can run."""
+    profile = ctx.profile
+    if profile is None or not profile.pools:
+        return
+    advertised = profile.advertised_resources()
+    for workload, template in ctx.pod_templates():
+        gpus = gpu_requests(template)
+        if runs_on_every_node(workload) or not gpus or any(n not in advertised for n in gpus):
+            continue
+        placement = place(template, profile)
+        pools = usable(placement.eligible)
+        if not placement.decidable or not pools:
+            continue
+        yield GpuDemand(
+            workload,
+            template,
+            planned_pods(workload, ctx.autoscalers),
+            gpus,
+            frozenset(p.name for p in pools),
+        )
+
+
+def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
+    """All pods that can only land on some pools need more GPUs than those pools can have."""
+    profile = ctx.profile
+    if profile is None:
+        return
+    demands = list(gpu_demands(ctx))
+    for demand in demands:
+        pools = tuple(p for p in profile.pools if p.name in demand.pools)
+        for resource, per_pod in demand.gpus.items():
+            # Everything confined to a subset of these pools competes for the same nodes.
+            sharing = [
+                d
+                for d in demands
+                if d is not demand and d.pools <= demand.pools and resource in d.gpus
+            ]
+            need = demand.total(resource) + _confined(sharing, resource, profile)
+            have = _room(pools, resource)
+            if need <= have:
+                continue
+            yield _capacity_problem(demand, resource, per_pod, sharing, need, have, pools)
+
+
+def _room(pools: Iterable[Pool], resource: str) -> Decimal:
+    """The most of `resource` the pools can ever have: max nodes × per-node allocatable."""
+    return sum((node_ceiling(p) * allocatable(p, resource) for p in pools), Decimal(0))
+
+
+def _confined(demands: list[GpuDemand], resource: str, profile: ClusterProfile) -> Decimal:
+    """GPUs these workloads take, grouped by the pools they are confined to.
+
+    A group can take no more than its pools hold; what overflows a smaller set of pools is
+    reported on those workloads, not again on every larger set that contains them.
+    """
+    groups: dict[frozenset[str], Decimal] = {}
+    for d in demands:
+        groups[d.pools] = groups.get(d.pools, Decimal(0)) + d.total(resource)
+    return sum(
+        (
+            min(total, _room((p for p in profile.pools if p.name in names), resource))
+            for names, total in groups.items()
+        ),
+        Decimal(0),
+    )
+
+
+def _capacity_problem(
+    demand: GpuDemand,
+    resource: str,
+    per_pod: Decimal,
+    sharing: list[GpuDemand],
+    need: Decimal,
+    have: Decimal,
+    pools: tuple[Pool, ...],
+) -> Problem:
+    own = demand.total(resource)
+    text = (
+        f"{demand.workload.document.ref} needs {format_quantity(own)} {resource} "
+        f"({demand.planned.source} × {format_quantity(per_pod)} per pod)"
+    )
+    if sharing:
+        others = ", ".join(
+            f"{d.workload.document.ref} ({format_quantity(d.total(resource))}: "
+            f"{d.planned.source} × {format_quantity(d.gpus[resource])})"
+            for d in sharing
+        )
+        text += f"; with {others}, which can only run on the same pools, that is "
+        text += f"{format_quantity(need)}"
+    room = "; ".join(
+        f"{p.name}: {node_ceiling(p)} nodes × {format_quantity(allocatable(p, resource))}"
+        for p in pools
+    )
+    text += (
+        f", but {_names(pools)} can have at most {format_quantity(have)} {resource} ({room}): "
+        f"{format_quantity(need - have)} {resource} worth of pods stay Pending"
+    )
+    others_need = need - own
+    fits = max(0, math.floor((have - others_need) / per_pod)) if have > others_need else 0
+    biggest = max(pools, key=lambda p: allocatable(p, resource))
+    per_node = allocatable(biggest, resource)
+    extra_nodes = math.ceil((need - have) / per_node) if per_node > 0 else 0
+    grow = f"raise maxNodes of {biggest.name} to {biggest.ceiling + extra_nodes}"
+    if fits >= 1 and demand.planned.field:
+        fix = f"Lower {demand.planned.field} to {fits}, or {grow}."
+    else:
+        fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
+    return Problem.at(demand.planned.document, demand.planned.pos, text, fix)
+
+
+def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
+    """A Job deadline that runs out while its pods wait for a node to be provisioned."""
+    profile = ctx.profile
+    if profile is None or not profile.pools:
+        return
+    for workload, template in ctx.pod_templates():
+        deadline = workload.active_deadline
+        if deadline is None or deadline.pos is None or not gpu_requests(template):
+            continue
+        pools = _cold_pools(template, profile)
+        if not pools:
+            continue
+        fastest = min(pools, key=lambda p: p.provisioning_seconds or 0)
+        seconds = fastest.provisioning_seconds or 0
+        if deadline.value >= seconds:
+            continue
+        yield Problem.at(
+            workload.document,
+            deadline.pos,
+            f"activeDeadlineSeconds: {deadline.value} counts the time pods wait Pending, but "
+            f"they can only run on {_names(pools)}, with 0 nodes now and about {seconds} s to "
+            f"provision one{_each(pools)}: the Job can fail with DeadlineExceeded before a pod "
+            f"starts",
+            f"Raise activeDeadlineSeconds above {seconds} s plus the run time, or keep a warm "
+            f"node in {fastest.name} (minNodes: 1).",
+        )
+
+
+def _cold_pools(template: PodTemplate, profile: ClusterProfile) -> tuple[Pool, ...]:
+    """The pools the pod can run on, when all are at zero nodes with known provisioning time."""
+    placement = place(template, profile)
+    pools = usable(placement.eligible)
+    if not placement.decidable or not pools:
+        return ()
+    if any(p.nodes > 0 or p.provisioning_seconds is None for p in pools):
+        return ()
+    return pools
+
+
+def _each(pools: tuple[Pool, ...]) -> str:
+    if len(pools) < 2:
+        return ""
+    return " (" + ", ".join(f"{p.name}: {p.provisioning_seconds} s" for p in pools) + ")"
+
+
+def _names(pools: tuple[Pool, ...]) -> str:
+    names = ", ".join(p.name for p in pools)
+    return f"pool {names}" if len(pools) == 1 else f"pools {names}"
+
+
+CHECKS = {
+    "GPU201": replicas_exceed_capacity,
+    "GPU202": deadline_shorter_than_provisioning,
+}

@@ -1,0 +1,646 @@
+"""Placement rules that need the cluster profile: GPU101-GPU106.
+
+One defect gives one finding. For a GPU pod that no pool can run, `blocker()` picks the single
+rule that explains it: when some pools pass every filter but none has or can get a node,
+GPU103 if the required placement chose them (else GPU101); when no pool matches the placement
+and it names a pool the cluster lacks, GPU103; when a pool the placement matches advertises the
+GPU but no such pool has enough on one node, GPU105; when a pool would take the pod but for its
+taints, GPU102; anything else is GPU101, which lists every pool and why. A pod that can run
+only on pools at zero nodes because of its required placement gets the GPU103 warning.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from gpulint.accelerators import looks_like_accelerator
+from gpulint.model import PodTemplate, Severity, Workload
+from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.quantity import format_quantity
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.capacity import planned_pods, runs_on_every_node
+from gpulint.scheduling import (
+    POOL_LABELS,
+    Filter,
+    Placement,
+    PoolFit,
+    allocatable,
+    describe_requirement,
+    extended_resource_tolerations,
+    format_amount,
+    gpu_requests,
+    has_required_placement,
+    is_gpu_pool,
+    label_selector_matches,
+    node_ceiling,
+    place,
+    pool_gpus,
+    pools_named,
+    satisfied_requirements,
+    usable,
+)
+from gpulint.yamltree import Pos, YMap
+
+_HOSTNAME = "kubernetes.io/hostname"
+
+
+class Blocker(enum.Enum):
+    """The one reason a GPU pod can never be scheduled, and the rule that reports it."""
+
+    MISSING_POOL = enum.auto()  # GPU103
+    TOO_MANY_GPUS = enum.auto()  # GPU105
+    MISSING_TOLERATION = enum.auto()  # GPU102
+    DEAD_POOL = enum.auto()  # GPU103
+    NO_POOL = enum.auto()  # GPU101
+
+
+@dataclass(frozen=True)
+class GpuPlacement:
+    """A GPU pod template, its workload and where it can run."""
+
+    workload: Workload
+    template: PodTemplate
+    placement: Placement
+    gpus: dict[str, Decimal]
+
+
+def gpu_placements(ctx: CheckContext) -> Iterator[GpuPlacement]:
+    """Every GPU pod template whose placement the profile can decide.
+
+    Templates that request an accelerator no pool advertises are left to GPU001, and those
+    pinned to node names (matchFields) cannot be judged from pools.
+    """
+    profile = ctx.profile
+    if profile is None or not profile.pools:
+        return
+    advertised = profile.advertised_resources()
+    for workload, template in ctx.pod_templates():
+        gpus = gpu_requests(template)
+        if not gpus or any(name not in advertised for name in gpus):
+            continue
+        placement = place(template, profile)
+        if placement.decidable:
+            yield GpuPlacement(workload, template, placement, gpus)
+
+
+def blocker(item: GpuPlacement, profile: ClusterProfile) -> Blocker | None:
+    """Which rule explains why the pod can never run (None: some pool can run it)."""
+    placement, template = item.placement, item.template
+    if usable(placement.eligible):
+        return None
+    if placement.eligible:
+        return Blocker.DEAD_POOL if has_required_placement(template) else Blocker.NO_POOL
+    if not any(f.matches_placement for f in placement.fits):
+        return Blocker.MISSING_POOL if missing_pool(template, profile) else Blocker.NO_POOL
+    if too_many_gpus(item) is not None:
+        return Blocker.TOO_MANY_GPUS
+    if toleration_candidates(placement):
+        return Blocker.MISSING_TOLERATION
+    return Blocker.NO_POOL
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU101
+
+
+def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
+    """No pool passes selector, affinity, taints and resources (and can have a node)."""
+    profile = ctx.profile
+    if profile is None:
+        return
+    for item in gpu_placements(ctx):
+        if blocker(item, profile) is not Blocker.NO_POOL:
+            continue
+        template = item.template
+        closest = _closest(item)
+        yield Problem.at(
+            template.document,
+            _obstacle_pos(item, closest),
+            f"no node pool can run this pod ({_gpu_text(item.gpus)}): {_per_pool(item.placement)}",
+            _no_pool_fix(item, closest),
+        )
+
+
+def _closest(item: GpuPlacement) -> PoolFit:
+    """The pool nearest to taking the pod: a GPU pool failing the fewest filters."""
+    return min(
+        item.placement.fits,
+        key=lambda f: (
+            not is_gpu_pool(f.pool),
+            len(f.failed),
+            -satisfied_requirements(item.template, f.pool.labels),
+            len(f.shortfalls),
+            not f.pool.can_grow,
+        ),
+    )
+
+
+def _obstacle_pos(item: GpuPlacement, fit: PoolFit) -> Pos:
+    template = item.template
+    if not fit.failed:
+        return resource_pos(template, next(iter(item.gpus)))
+    first = fit.failed[0]
+    if first is Filter.NODE_AFFINITY and fit.mismatch is not None:
+        return fit.mismatch.pos
+    if first is Filter.TAINTS:
+        return tolerations_pos(template)
+    return resource_pos(template, fit.shortfalls[0].resource)
+
+
+def _no_pool_fix(item: GpuPlacement, closest: PoolFit) -> str:
+    pool = closest.pool
+    if not closest.failed:
+        return (
+            f"Pool {pool.name} matches but has no node and cannot get one: raise its maxNodes "
+            f"and let it scale from zero, or target a pool that has nodes."
+        )
+    first = closest.failed[0]
+    if first is Filter.TAINTS:
+        return _tolerations_fix(item.template, closest.untolerated)
+    if first is Filter.NODE_AFFINITY and closest.mismatch is not None and closest.mismatch.key:
+        key = closest.mismatch.key
+        values = "; ".join(
+            f"{f.pool.name}: {f.pool.labels.get(key, '(not set)')}"
+            for f in item.placement.fits
+            if is_gpu_pool(f.pool)
+        )
+        return f"Change or drop the `{key}` requirement: on the GPU pools {key} is {values}."
+    if first is Filter.NODE_AFFINITY:
+        return "Give the required node affinity a term that a GPU pool's labels satisfy."
+    return (
+        "Request only what one node of a GPU pool has: "
+        + "; ".join(
+            f"{s.resource} at most {format_amount(s.resource, s.allocatable)}"
+            for s in closest.shortfalls
+        )
+        + f" on {pool.name}."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU102
+
+
+def toleration_candidates(placement: Placement) -> tuple[PoolFit, ...]:
+    """Pools the pod selects and fits, that can have a node, rejected only by their taints."""
+    candidates = [
+        f
+        for f in placement.fits
+        if f.matches_placement and f.has_room and not f.tolerated and f.pool.can_grow
+    ]
+    return tuple(sorted(candidates, key=lambda f: (f.pool.nodes == 0, len(f.untolerated))))
+
+
+def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
+    """A GPU pod that would fit a GPU pool but for the pool's taints."""
+    profile = ctx.profile
+    if profile is None:
+        return
+    for item in gpu_placements(ctx):
+        if blocker(item, profile) is not Blocker.MISSING_TOLERATION:
+            continue
+        template = item.template
+        best, *others = toleration_candidates(item.placement)
+        taints = ", ".join(str(t) for t in best.untolerated)
+        also = ""
+        if others:
+            also = "; it would also fit " + ", ".join(
+                f"{f.pool.name} (taints {', '.join(str(t) for t in f.untolerated)})" for f in others
+            )
+        rest = [f for f in item.placement.fits if f not in (best, *others)]
+        rest_text = f"; other pools: {_per_pool_of(rest)}" if rest else ""
+        yield Problem.at(
+            template.document,
+            tolerations_pos(template),
+            f"pod ({_gpu_text(item.gpus)}) fits pool {best.pool.name} except for its "
+            f"taint{'s' if len(best.untolerated) > 1 else ''} {taints}, which no toleration "
+            f"of the pod matches{_admission_note(item, best.untolerated, profile)}{also}"
+            f"{rest_text}",
+            _tolerations_fix(template, best.untolerated),
+        )
+
+
+def _admission_note(item: GpuPlacement, taints: tuple[Taint, ...], profile: ClusterProfile) -> str:
+    requested = [t.key for t in extended_resource_tolerations(item.template)]
+    if profile.extended_resource_toleration_enabled:
+        keys = ", ".join(f"`{k}`" for k in requested)
+        return (
+            f" (the cluster's ExtendedResourceToleration admission plugin tolerates only "
+            f"NoSchedule taints keyed {keys}, the resources the pod requests)"
+        )
+    covered = [t.key for t in taints if t.key in requested]
+    if covered:
+        return (
+            f" (this cluster does not run the ExtendedResourceToleration admission plugin, "
+            f"so requesting `{covered[0]}` adds no toleration for it)"
+        )
+    return ""
+
+
+def toleration_yaml(taint: Taint) -> str:
+    """The toleration entry that tolerates exactly `taint`, as YAML list item lines."""
+    if taint.value:
+        lines = [f"- key: {taint.key}", "  operator: Equal", f'  value: "{taint.value}"']
+    else:
+        lines = [f"- key: {taint.key}", "  operator: Exists"]
+    return "\n".join([*lines, f"  effect: {taint.effect}"])
+
+
+def _tolerations_fix(template: PodTemplate, taints: tuple[Taint, ...]) -> str:
+    entries = "\n".join(toleration_yaml(t) for t in taints)
+    if "tolerations" in template.spec:
+        return f"Add to the pod's `tolerations:` (keep the taint on the pool):\n{entries}"
+    return f"Add to the pod spec (keep the taint on the pool):\ntolerations:\n{entries}"
+
+
+def tolerations_pos(template: PodTemplate) -> Pos:
+    """The pod's `tolerations:` key, or its `spec:` key when it has none."""
+    if "tolerations" in template.spec:
+        return template.spec.pos_of_key("tolerations")
+    return template.node.pos_of_key("spec")
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU103
+
+
+@dataclass(frozen=True)
+class MissingPool:
+    """A selector entry naming a pool (by a pool label) that no pool of the cluster has."""
+
+    label: str
+    values: tuple[str, ...]
+    pos: Pos
+    written: str  # how the selector reads in a message
+
+
+def missing_pool(template: PodTemplate, profile: ClusterProfile) -> MissingPool | None:
+    """The nodeSelector entry or affinity expression that names a pool the cluster lacks."""
+    selector = template.spec.get("nodeSelector")
+    for key, value in template.node_selector.items():
+        if key in POOL_LABELS and not pools_named(profile, key, value):
+            pos = selector.pos_of_key(key) if isinstance(selector, YMap) else template.spec.pos
+            return MissingPool(key, (value,), pos, f"nodeSelector {key}={value}")
+    terms = template.required_node_affinity or ()
+    found = []
+    for term in terms:
+        hit = next(
+            (
+                r
+                for r in term.match_expressions
+                if r.key in POOL_LABELS
+                and r.operator == "In"
+                and not any(pools_named(profile, r.key, v) for v in r.values)
+            ),
+            None,
+        )
+        if hit is None:
+            return None
+        found.append(hit)
+    if not found:
+        return None
+    first = found[0]
+    return MissingPool(
+        first.key, first.values, first.pos, f"required affinity {describe_requirement(first)}"
+    )
+
+
+def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
+    """Required placement that only matches pools with no node: slow, or never."""
+    profile = ctx.profile
+    if profile is None:
+        return
+    for item in gpu_placements(ctx):
+        template, placement = item.template, item.placement
+        verdict = blocker(item, profile)
+        if verdict is Blocker.MISSING_POOL:
+            missing = missing_pool(template, profile)
+            if missing is not None:
+                yield _missing_pool_problem(template, profile, missing)
+        elif verdict is Blocker.DEAD_POOL:
+            pools = placement.eligible
+            yield Problem.at(
+                template.document,
+                _placement_pos(template),
+                f"required placement only matches {_pools_text(pools)}, which "
+                f"{'has' if len(pools) == 1 else 'have'} no node and can never get one "
+                f"({'; '.join(f'{p.name}: {_cannot_grow(p)}' for p in pools)}): the pod "
+                f"stays Pending",
+                _cold_fix(placement, pools, dead=True),
+                severity=Severity.ERROR,
+            )
+        elif verdict is None and has_required_placement(template):
+            pools = usable(placement.eligible)
+            if any(p.nodes > 0 for p in pools) or not placement_keeps_pod_cold(placement):
+                continue
+            yield Problem.at(
+                template.document,
+                _placement_pos(template),
+                f"required placement only matches {_pools_text(pools)}, which "
+                f"{'has' if len(pools) == 1 else 'have'} 0 nodes now: every pod waits for "
+                f"a scale-up from zero ({'; '.join(_provisioning(p) for p in pools)})",
+                _cold_fix(placement, pools, dead=False),
+                severity=Severity.WARNING,
+            )
+
+
+def placement_keeps_pod_cold(placement: Placement) -> bool:
+    """Whether the required placement, not the pod's size or taints, rules out warm nodes.
+
+    True when every pool the placement matches has no node, or when a pool with nodes would
+    take the pod but for the placement.
+    """
+    placed = [f.pool for f in placement.fits if f.matches_placement]
+    if all(p.nodes == 0 for p in placed):
+        return True
+    return any(
+        f.pool.nodes > 0 and f.tolerated and f.has_room and not f.matches_placement
+        for f in placement.fits
+    )
+
+
+def _missing_pool_problem(
+    template: PodTemplate, profile: ClusterProfile, missing: MissingPool
+) -> Problem:
+    existing = sorted({p.labels[missing.label] for p in profile.pools if missing.label in p.labels})
+    known = (
+        f"pools by {missing.label}: {', '.join(existing)}"
+        if existing
+        else f"no pool has the label {missing.label}"
+    )
+    close = difflib.get_close_matches(missing.values[0], existing, n=1, cutoff=0.5)
+    hint = f"; did you mean `{close[0]}`?" if close else ""
+    fix = (
+        f"Use a pool the cluster has ({known}), or create the pool first."
+        if existing
+        else f"No pool carries {missing.label}; select the pool by a label its nodes have."
+    )
+    return Problem.at(
+        template.document,
+        missing.pos,
+        f"{missing.written} names a pool this cluster does not have ({known}): the pod "
+        f"stays Pending{hint}",
+        fix,
+        severity=Severity.ERROR,
+    )
+
+
+def _cannot_grow(pool: Pool) -> str:
+    if pool.max_nodes <= 0:
+        return "maxNodes 0"
+    return f"maxNodes {pool.max_nodes} but it cannot scale from zero (no node template)"
+
+
+def _provisioning(pool: Pool) -> str:
+    if pool.provisioning_seconds is None:
+        return f"{pool.name}: provisioning time unknown"
+    return f"{pool.name}: about {pool.provisioning_seconds} s until a node advertises GPUs"
+
+
+def _cold_fix(placement: Placement, pools: tuple[Pool, ...], *, dead: bool) -> str:
+    warm = [
+        f.pool
+        for f in placement.fits
+        if f.pool.nodes > 0 and f.tolerated and f.has_room and not f.matches_placement
+    ]
+    names = ", ".join(p.name for p in pools)
+    options = [
+        "make the pool choice preferredDuringSchedulingIgnoredDuringExecution instead of required"
+    ]
+    if warm:
+        options.append(
+            "target a pool with warm capacity ("
+            + ", ".join(f"{p.name}: {p.nodes} nodes" for p in warm)
+            + ")"
+        )
+    if dead:
+        options.append(f"raise maxNodes and enable scale-from-zero on {names}")
+    else:
+        options.append(f"keep a warm node in {names} (minNodes: 1)")
+    text = "; or ".join(options)
+    return text[0].upper() + text[1:] + "."
+
+
+def _placement_pos(template: PodTemplate) -> Pos:
+    """The pod's first nodeSelector key, else its first required affinity expression."""
+    selector = template.spec.get("nodeSelector")
+    if isinstance(selector, YMap) and selector:
+        return selector.pos_of_key(next(iter(selector)))
+    for term in template.required_node_affinity or ():
+        if term.match_expressions:
+            return term.match_expressions[0].pos
+        return term.pos
+    return template.spec.pos_of_key("affinity")
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU104
+
+
+def gpu_selector_without_request(ctx: CheckContext) -> Iterator[Problem]:
+    """A pod that requests no accelerator but whose placement only matches GPU pools."""
+    profile = ctx.profile
+    if profile is None or not profile.pools:
+        return
+    for workload, template in ctx.pod_templates():
+        # A DaemonSet on GPU nodes without GPUs is how device plugins and exporters run.
+        if runs_on_every_node(workload) or not has_required_placement(template):
+            continue
+        if any(looks_like_accelerator(name) for name in template.effective_requests):
+            continue
+        placement = place(template, profile)
+        if not placement.decidable:
+            continue
+        placed = [f.pool for f in placement.fits if f.matches_placement]
+        if not placed or not all(is_gpu_pool(p) for p in placed):
+            continue
+        others = [f for f in placement.fits if not is_gpu_pool(f.pool)]
+        pos = next(
+            (f.mismatch.pos for f in others if f.mismatch is not None), _placement_pos(template)
+        )
+        resources = sorted({name for p in placed for name in pool_gpus(p)})
+        untolerated = [f for f in placement.fits if f.matches_placement and not f.tolerated]
+        taint_note = ""
+        if untolerated:
+            taint_note = (
+                "; it does not tolerate their taints either ("
+                + "; ".join(
+                    f"{f.pool.name}: {', '.join(str(t) for t in f.untolerated)}"
+                    for f in untolerated
+                )
+                + "), so it stays Pending"
+            )
+        cpu_pools = ", ".join(f.pool.name for f in others)
+        yield Problem.at(
+            template.document,
+            pos,
+            f"pod requests no GPU, but its required placement only matches GPU "
+            f"{_pools_text(tuple(placed))}: it takes a GPU node's cpu and memory without a "
+            f"GPU, and the device plugin gives its containers no device{taint_note}",
+            f"Add `{resources[0]}: 1` to the `resources.limits` of the container that needs "
+            f"the GPU, or drop the selector"
+            + (f" so the pod runs on a CPU pool ({cpu_pools})." if cpu_pools else "."),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU105
+
+
+@dataclass(frozen=True)
+class TooManyGpus:
+    """A GPU resource the pod wants more of than one node of any pool it selects has."""
+
+    resource: str
+    requested: Decimal
+    pools: tuple[Pool, ...]  # the pools the placement matches
+
+
+def too_many_gpus(item: GpuPlacement) -> TooManyGpus | None:
+    """The GPU resource no node of any placement-matching pool has enough of, if any."""
+    placed = tuple(f.pool for f in item.placement.fits if f.matches_placement)
+    for name, amount in item.gpus.items():
+        per_node = [allocatable(p, name) for p in placed]
+        if per_node and max(per_node) < amount and max(per_node) > 0:
+            return TooManyGpus(name, amount, placed)
+    return None
+
+
+def gpu_exceeds_node(ctx: CheckContext) -> Iterator[Problem]:
+    """The pod's effective GPU request is more than one node of any pool it selects has."""
+    profile = ctx.profile
+    if profile is None:
+        return
+    for item in gpu_placements(ctx):
+        if blocker(item, profile) is not Blocker.TOO_MANY_GPUS:
+            continue
+        excess = too_many_gpus(item)
+        if excess is None:
+            continue
+        name, template = excess.resource, item.template
+        largest = max(excess.pools, key=lambda p: allocatable(p, name))
+        per_pool = "; ".join(
+            f"{p.name}: {format_quantity(allocatable(p, name))}" for p in excess.pools
+        )
+        summed = sum(
+            (
+                c.resources.effective_requests().get(name, Decimal(0))
+                for c in template.app_containers
+            ),
+            Decimal(0),
+        )
+        how = (
+            " (the effective request: init containers count by the largest)"
+            if summed != excess.requested
+            else ""
+        )
+        yield Problem.at(
+            template.document,
+            resource_pos(template, name),
+            f"pod requests {format_quantity(excess.requested)} {name}{how}, more than one node "
+            f"of any pool it can run on has ({per_pool} per node); a pod never spans nodes",
+            f"Request at most {format_quantity(allocatable(largest, name))} {name} per pod "
+            f"(a node of {largest.name}) and split the work across pods, or target a pool "
+            f"with larger nodes.",
+        )
+
+
+def resource_pos(template: PodTemplate, resource: str) -> Pos:
+    """The limit (else request) of `resource` in the container that asks for most of it."""
+    best = None
+    for container in template.containers:
+        amount = container.resources.effective_requests().get(resource)
+        if amount is not None and (best is None or amount > best[0]):
+            best = (amount, container)
+    if best is None:
+        return template.node.pos_of_key("spec")
+    container = best[1]
+    quantity = container.resources.limits.get(resource) or container.resources.requests[resource]
+    return quantity.key_pos
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU106
+
+
+def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
+    """One pod per node (required hostname anti-affinity) with more pods than nodes."""
+    profile = ctx.profile
+    if profile is None or not profile.pools:
+        return
+    for workload, template in ctx.pod_templates():
+        if runs_on_every_node(workload):
+            continue
+        namespace = ctx.namespace_of(workload.document)
+        term = next(
+            (
+                t
+                for t in template.required_pod_anti_affinity
+                if t.topology_key == _HOSTNAME
+                and label_selector_matches(t, template.labels)
+                and (not t.namespaces or namespace in t.namespaces)
+            ),
+            None,
+        )
+        if term is None:
+            continue
+        placement = place(template, profile)
+        pools = usable(placement.eligible)
+        if not placement.decidable or not pools:
+            continue
+        demand = planned_pods(workload, ctx.autoscalers)
+        nodes = sum(node_ceiling(p) for p in pools)
+        if demand.count <= nodes:
+            continue
+        yield Problem.at(
+            template.document,
+            term.pos,
+            f"required pod anti-affinity on {_HOSTNAME} allows one of these pods per node, but "
+            f"{demand.source} asks for {demand.count} and the pools the pod can run on have at "
+            f"most {nodes} node{'s' if nodes != 1 else ''} "
+            f"({', '.join(f'{p.name}: {node_ceiling(p)}' for p in pools)}): "
+            f"{demand.count - nodes} stay Pending",
+            f"Lower {demand.field} to {nodes}, raise maxNodes of the pools, or make the "
+            f"anti-affinity preferredDuringSchedulingIgnoredDuringExecution.",
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Message helpers
+
+
+def _gpu_text(gpus: dict[str, Decimal]) -> str:
+    return "requests " + ", ".join(f"{format_quantity(v)} {k}" for k, v in gpus.items())
+
+
+def _per_pool(placement: Placement) -> str:
+    return _per_pool_of(list(placement.fits))
+
+
+def _per_pool_of(fits: list[PoolFit]) -> str:
+    return "; ".join(f"{f.pool.name}: {_why_not(f)}" for f in fits)
+
+
+def _why_not(fit: PoolFit) -> str:
+    if fit.eligible:
+        return f"0 nodes and {_cannot_grow(fit.pool)}"
+    return fit.explanation or ""
+
+
+def _pools_text(pools: tuple[Pool, ...]) -> str:
+    names = ", ".join(p.name for p in pools)
+    return f"pool {names}" if len(pools) == 1 else f"pools {names}"
+
+
+CHECKS = {
+    "GPU101": no_eligible_pool,
+    "GPU102": missing_gpu_toleration,
+    "GPU103": scale_to_zero_affinity,
+    "GPU104": gpu_selector_without_request,
+    "GPU105": gpu_exceeds_node,
+    "GPU106": anti_affinity_exceeds_nodes,
+}

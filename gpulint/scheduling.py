@@ -1,0 +1,495 @@
+"""Where a pod template can run: the scheduler's filters, applied to the pools of a profile.
+
+Pure predicates for nodeSelector, required node affinity, taints and tolerations (with the
+ExtendedResourceToleration admission plugin), and resource fit, plus `place()`, which applies
+them to every pool and keeps, for each pool that is rejected, why. A pool stands for all its
+nodes: they share labels, taints and per-node allocatable, so one verdict covers them.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+from gpulint.accelerators import is_extended_resource, looks_like_accelerator
+from gpulint.model import (
+    ContainerRole,
+    NodeSelectorTerm,
+    PodAffinityTerm,
+    PodTemplate,
+    SelectorRequirement,
+    Toleration,
+)
+from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.quantity import format_quantity
+from gpulint.yamltree import Pos, YMap
+
+#: Node labels that name the pool a node belongs to (EKS, eksctl, GKE, Karpenter, AKS).
+POOL_LABELS: tuple[str, ...] = (
+    "eks.amazonaws.com/nodegroup",
+    "alpha.eksctl.io/nodegroup-name",
+    "cloud.google.com/gke-nodepool",
+    "karpenter.sh/nodepool",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+)
+#: Effects the scheduler filters on; PreferNoSchedule only lowers a node's score.
+BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+# Every node has these; a profile that leaves them out does not know them, so they do not
+# constrain. Any other resource a pool does not list is one its nodes do not have.
+_ALWAYS_PRESENT = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
+_INT64 = re.compile(r"[+-]?[0-9]+\Z")
+_INT64_MAX = 2**63 - 1
+_NODE_NAME_FIELD = "metadata.name"
+
+
+class Filter(enum.Enum):
+    """The scheduler's filter plugins gpulint models, in the order the scheduler runs them."""
+
+    TAINTS = "TaintToleration"
+    NODE_AFFINITY = "NodeAffinity"
+    RESOURCES = "NodeResourcesFit"
+
+
+# ---------------------------------------------------------------------------------------------
+# nodeSelector and required node affinity
+
+
+def requirement_matches(requirement: SelectorRequirement, labels: Mapping[str, str]) -> bool:
+    """Whether node labels satisfy one `matchExpressions` entry (labels.Requirement.Matches)."""
+    key, operator, values = requirement.key, requirement.operator, requirement.values
+    if operator == "In":
+        return key in labels and labels[key] in values
+    if operator == "NotIn":
+        # Nodes without the label match NotIn.
+        return key not in labels or labels[key] not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    if operator in ("Gt", "Lt"):
+        if key not in labels or len(values) != 1:
+            return False
+        have, wanted = _int64(labels[key]), _int64(values[0])
+        if have is None or wanted is None:
+            return False
+        return have > wanted if operator == "Gt" else have < wanted
+    return False
+
+
+def _int64(text: str) -> int | None:
+    if not _INT64.match(text):
+        return None
+    number = int(text)
+    return number if -_INT64_MAX - 1 <= number <= _INT64_MAX else None
+
+
+def field_requirement_matches(requirement: SelectorRequirement) -> bool | None:
+    """A `matchFields` entry against a pool: None when it names nodes, which a pool cannot know.
+
+    Only `metadata.name` with In/NotIn is valid; anything else matches no node.
+    """
+    if requirement.key == _NODE_NAME_FIELD and requirement.operator in ("In", "NotIn"):
+        return None
+    return False
+
+
+@dataclass(frozen=True)
+class SelectorMismatch:
+    """Why a pool's nodes fail the pod's nodeSelector or required node affinity."""
+
+    detail: str  # `nodeSelector disktype=ssd (pool has hdd)`
+    pos: Pos  # the selector key or affinity expression responsible
+    key: str = ""  # the node label (or field) it is about; "" for an empty term
+    decidable: bool = True  # False: it depends on node names, which a profile does not know
+
+
+def term_mismatch(term: NodeSelectorTerm, labels: Mapping[str, str]) -> SelectorMismatch | None:
+    """Why one nodeSelectorTerm fails for these labels (expressions and fields are AND'ed)."""
+    if not term.match_expressions and not term.match_fields:
+        return SelectorMismatch("an empty nodeSelectorTerm matches no node", term.pos)
+    for requirement in term.match_expressions:
+        if not requirement_matches(requirement, labels):
+            return SelectorMismatch(
+                f"required affinity {describe_requirement(requirement)} "
+                f"({_label_state(labels, requirement.key)})",
+                requirement.pos,
+                requirement.key,
+            )
+    for requirement in term.match_fields:
+        verdict = field_requirement_matches(requirement)
+        if verdict is False:
+            return SelectorMismatch(
+                f"matchFields key `{requirement.key}` {requirement.operator} is not a valid "
+                f"field selector (only metadata.name with In or NotIn)",
+                requirement.pos,
+                requirement.key,
+            )
+        if verdict is None:
+            return SelectorMismatch(
+                f"matchFields {describe_requirement(requirement)} pins node names, which a "
+                f"pool profile cannot know",
+                requirement.pos,
+                requirement.key,
+                decidable=False,
+            )
+    return None
+
+
+def affinity_mismatch(
+    terms: tuple[NodeSelectorTerm, ...], labels: Mapping[str, str], pos: Pos
+) -> SelectorMismatch | None:
+    """Why no nodeSelectorTerm matches (terms are OR'ed); `pos` is used when there are none."""
+    if not terms:
+        return SelectorMismatch("required node affinity lists no nodeSelectorTerms", pos)
+    misses = []
+    for term in terms:
+        miss = term_mismatch(term, labels)
+        if miss is None:
+            return None
+        misses.append(miss)
+    undecided = [m for m in misses if not m.decidable]
+    if undecided:
+        return undecided[0]
+    if len(misses) == 1:
+        return misses[0]
+    detail = "; ".join(f"term {i}: {m.detail}" for i, m in enumerate(misses, start=1))
+    return SelectorMismatch(f"no nodeSelectorTerm matches ({detail})", misses[0].pos, misses[0].key)
+
+
+def selector_mismatch(template: PodTemplate, labels: Mapping[str, str]) -> SelectorMismatch | None:
+    """Why nodes with these labels fail nodeSelector or required affinity (both must match)."""
+    selector = template.spec.get("nodeSelector")
+    for key, wanted in template.node_selector.items():
+        if labels.get(key) != wanted:
+            pos = selector.pos_of_key(key) if isinstance(selector, YMap) else template.spec.pos
+            return SelectorMismatch(
+                f"nodeSelector {key}={wanted} ({_label_state(labels, key)})", pos, key
+            )
+    terms = template.required_node_affinity
+    if terms is None:
+        return None
+    return affinity_mismatch(terms, labels, template.spec.pos_of_key("affinity"))
+
+
+def satisfied_requirements(template: PodTemplate, labels: Mapping[str, str]) -> int:
+    """How many nodeSelector entries and expressions of the best term these labels satisfy.
+
+    Ranks pools that fail placement by how close they come, so a message can name the one
+    selector entry that keeps the nearest pool out.
+    """
+    selected = sum(1 for k, v in template.node_selector.items() if labels.get(k) == v)
+    terms = template.required_node_affinity or ()
+    best = max(
+        (sum(1 for r in t.match_expressions if requirement_matches(r, labels)) for t in terms),
+        default=0,
+    )
+    return selected + best
+
+
+def has_required_placement(template: PodTemplate) -> bool:
+    """Whether the pod restricts its nodes by nodeSelector or required node affinity."""
+    return bool(template.node_selector) or template.required_node_affinity is not None
+
+
+def describe_requirement(requirement: SelectorRequirement) -> str:
+    """`key In [a, b]`, `key Exists`: a requirement as it reads in a message."""
+    if requirement.operator in ("Exists", "DoesNotExist") or not requirement.values:
+        return f"{requirement.key} {requirement.operator}"
+    return f"{requirement.key} {requirement.operator} [{', '.join(requirement.values)}]"
+
+
+def _label_state(labels: Mapping[str, str], key: str) -> str:
+    return f"pool has {labels[key]}" if key in labels else "pool lacks the label"
+
+
+# ---------------------------------------------------------------------------------------------
+# Taints and tolerations
+
+
+def tolerates(toleration: Toleration, taint: Taint) -> bool:
+    """Toleration.ToleratesTaint: empty effect = every effect, empty key = every key."""
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    if toleration.operator == "Exists":
+        return True
+    if toleration.operator in ("", "Equal"):
+        return toleration.value == taint.value
+    # Lt/Gt exist only behind an alpha feature gate (off by default); unknown operators never
+    # match.
+    return False
+
+
+def untolerated_taints(
+    tolerations: Iterable[Toleration], taints: Iterable[Taint]
+) -> tuple[Taint, ...]:
+    """The NoSchedule/NoExecute taints no toleration matches, in the pool's order."""
+    held = tuple(tolerations)
+    return tuple(
+        taint
+        for taint in taints
+        if taint.effect in BLOCKING_EFFECTS and not any(tolerates(t, taint) for t in held)
+    )
+
+
+def extended_resource_tolerations(template: PodTemplate) -> tuple[Toleration, ...]:
+    """What ExtendedResourceToleration adds: `{key: <name>, Exists, NoSchedule}` per name.
+
+    It reads the (defaulted) requests of containers and init containers only; pod-level
+    resources and ephemeral containers are not inspected.
+    """
+    names: dict[str, None] = {}
+    for container in template.containers:
+        if container.role is ContainerRole.EPHEMERAL:
+            continue
+        for name in container.resources.effective_requests():
+            if is_extended_resource(name):
+                names[name] = None
+    return tuple(
+        Toleration(name, "Exists", "", "NoSchedule", None, template.spec.pos) for name in names
+    )
+
+
+def admitted_tolerations(
+    template: PodTemplate, profile: ClusterProfile | None
+) -> tuple[Toleration, ...]:
+    """The pod's tolerations after admission: its own, plus ERT's when the cluster runs it."""
+    if profile is not None and profile.extended_resource_toleration_enabled:
+        return (*template.tolerations, *extended_resource_tolerations(template))
+    return template.tolerations
+
+
+# ---------------------------------------------------------------------------------------------
+# Resource fit
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A resource one node of a pool has less of than the pod requests."""
+
+    resource: str
+    requested: Decimal
+    allocatable: Decimal
+
+    @property
+    def reason(self) -> str:
+        """The scheduler's wording: `Insufficient nvidia.com/gpu`, `Too many pods`."""
+        return "Too many pods" if self.resource == "pods" else f"Insufficient {self.resource}"
+
+    @property
+    def detail(self) -> str:
+        """The reason with the numbers: `Insufficient nvidia.com/gpu (pod requests 16, a node
+        has 8)`."""
+        return (
+            f"{self.reason} (pod requests {format_amount(self.resource, self.requested)}, "
+            f"a node has {format_amount(self.resource, self.allocatable)})"
+        )
+
+
+_BINARY_UNITS = (("Ti", Decimal(2**40)), ("Gi", Decimal(2**30)), ("Mi", Decimal(2**20)))
+
+
+def format_amount(resource: str, amount: Decimal) -> str:
+    """An amount as a manifest would write it: memory in Gi/Mi, everything else plain."""
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        for suffix, size in _BINARY_UNITS:
+            if amount >= size:
+                return f"{format_quantity(round(amount / size, 2))}{suffix}"
+    return format_quantity(amount)
+
+
+def allocatable(pool: Pool, resource: str) -> Decimal:
+    """Per-node allocatable of `resource`; 0 for an extended resource the pool does not list."""
+    return pool.allocatable.get(resource, Decimal(0))
+
+
+def resource_shortfalls(requests: Mapping[str, Decimal], pool: Pool) -> tuple[Shortfall, ...]:
+    """Every resource (and the pod slot) one node of `pool` cannot give the pod."""
+    short = []
+    if "pods" in pool.allocatable and pool.allocatable["pods"] < 1:
+        short.append(Shortfall("pods", Decimal(1), pool.allocatable["pods"]))
+    for name, amount in requests.items():
+        if amount <= 0 or (name in _ALWAYS_PRESENT and name not in pool.allocatable):
+            continue
+        available = allocatable(pool, name)
+        if amount > available:
+            short.append(Shortfall(name, amount, available))
+    return tuple(short)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPUs
+
+
+def gpu_requests(template: PodTemplate) -> dict[str, Decimal]:
+    """The accelerator resources the pod requests (effective request, > 0)."""
+    return {
+        name: amount
+        for name, amount in template.effective_requests.items()
+        if amount > 0 and is_extended_resource(name) and looks_like_accelerator(name)
+    }
+
+
+def pool_gpus(pool: Pool) -> dict[str, Decimal]:
+    """The accelerator resources one node of the pool advertises (> 0)."""
+    return {
+        name: amount
+        for name, amount in pool.allocatable.items()
+        if amount > 0 and is_extended_resource(name) and looks_like_accelerator(name)
+    }
+
+
+def is_gpu_pool(pool: Pool) -> bool:
+    """Whether the pool's nodes advertise any accelerator."""
+    return bool(pool_gpus(pool))
+
+
+# ---------------------------------------------------------------------------------------------
+# Pod (anti-)affinity
+
+
+def label_selector_matches(term: PodAffinityTerm, labels: Mapping[str, str]) -> bool:
+    """Whether a term's labelSelector selects pods with `labels` (no selector selects none)."""
+    if not term.has_selector:
+        return False
+    if any(labels.get(k) != v for k, v in term.match_labels.items()):
+        return False
+    return all(requirement_matches(r, labels) for r in term.match_expressions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Placement: every filter against every pool
+
+
+@dataclass(frozen=True)
+class PoolFit:
+    """How one pool's nodes fare against a pod template, filter by filter."""
+
+    pool: Pool
+    untolerated: tuple[Taint, ...]
+    mismatch: SelectorMismatch | None
+    shortfalls: tuple[Shortfall, ...]
+
+    @property
+    def matches_placement(self) -> bool:
+        """The pool's nodes satisfy nodeSelector and required node affinity."""
+        return self.mismatch is None
+
+    @property
+    def tolerated(self) -> bool:
+        """The pod tolerates every blocking taint of the pool."""
+        return not self.untolerated
+
+    @property
+    def has_room(self) -> bool:
+        """One empty node of the pool has room for the pod."""
+        return not self.shortfalls
+
+    @property
+    def eligible(self) -> bool:
+        """The pod passes every filter on the pool's nodes."""
+        return self.matches_placement and self.tolerated and self.has_room
+
+    @property
+    def failed(self) -> tuple[Filter, ...]:
+        """The filters the pool fails, in the scheduler's order."""
+        failed = []
+        if not self.tolerated:
+            failed.append(Filter.TAINTS)
+        if not self.matches_placement:
+            failed.append(Filter.NODE_AFFINITY)
+        if not self.has_room:
+            failed.append(Filter.RESOURCES)
+        return tuple(failed)
+
+    @property
+    def reason(self) -> str | None:
+        """The scheduler's FailedScheduling reason for this pool's nodes (None: eligible).
+
+        The scheduler stops at the first filter a node fails, so this is the first one.
+        """
+        if not self.failed:
+            return None
+        first = self.failed[0]
+        if first is Filter.TAINTS:
+            taint = self.untolerated[0]
+            return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+        if first is Filter.NODE_AFFINITY:
+            return "node(s) didn't match Pod's node affinity/selector"
+        return ", ".join(s.reason for s in self.shortfalls)
+
+    @property
+    def explanation(self) -> str | None:
+        """The first reason with what a message needs: the taint, the selector, the numbers."""
+        if not self.failed:
+            return None
+        first = self.failed[0]
+        if first is Filter.TAINTS:
+            taints = ", ".join(str(t) for t in self.untolerated)
+            plural = "s" if len(self.untolerated) > 1 else ""
+            return f"untolerated taint{plural} {taints}"
+        if first is Filter.NODE_AFFINITY and self.mismatch is not None:
+            return self.mismatch.detail
+        return "; ".join(s.detail for s in self.shortfalls)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a pod template can run in a cluster: a verdict for every pool."""
+
+    template: PodTemplate
+    fits: tuple[PoolFit, ...]
+
+    @property
+    def eligible(self) -> tuple[Pool, ...]:
+        """Pools whose nodes pass every filter."""
+        return tuple(f.pool for f in self.fits if f.eligible)
+
+    @property
+    def rejected(self) -> tuple[PoolFit, ...]:
+        """Pools whose nodes fail some filter, with why."""
+        return tuple(f for f in self.fits if not f.eligible)
+
+    @property
+    def decidable(self) -> bool:
+        """False when the answer for some pool depends on node names (matchFields)."""
+        return all(f.mismatch is None or f.mismatch.decidable for f in self.fits)
+
+    def fit(self, pool_name: str) -> PoolFit | None:
+        """The verdict for one pool, by name."""
+        return next((f for f in self.fits if f.pool.name == pool_name), None)
+
+
+def pool_fit(template: PodTemplate, pool: Pool, profile: ClusterProfile | None) -> PoolFit:
+    """Every filter of the pod template against one pool."""
+    return PoolFit(
+        pool=pool,
+        untolerated=untolerated_taints(admitted_tolerations(template, profile), pool.taints),
+        mismatch=selector_mismatch(template, pool.labels),
+        shortfalls=resource_shortfalls(template.effective_requests, pool),
+    )
+
+
+def place(template: PodTemplate, profile: ClusterProfile) -> Placement:
+    """The verdict of every pool of the profile for the pod template."""
+    return Placement(template, tuple(pool_fit(template, p, profile) for p in profile.pools))
+
+
+def pools_named(profile: ClusterProfile, label: str, value: str) -> tuple[Pool, ...]:
+    """The pools whose nodes carry `label=value`."""
+    return tuple(p for p in profile.pools if p.labels.get(label) == value)
+
+
+def usable(pools: Iterable[Pool]) -> tuple[Pool, ...]:
+    """The pools that have a node now or can get one."""
+    return tuple(p for p in pools if p.can_grow)
+
+
+def node_ceiling(pool: Pool) -> int:
+    """The most nodes the pool can have (0 when it has none and cannot scale up)."""
+    return pool.ceiling if pool.can_grow else 0

@@ -1,0 +1,557 @@
+"""The scheduling model's predicates, checked as properties over small universes of inputs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from gpulint.api import lint
+from gpulint.config import Config
+from gpulint.loader import load_text
+from gpulint.model import PodTemplate, SelectorRequirement, Severity, Toleration
+from gpulint.profile.load import load_profiles
+from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.scheduling import (
+    Filter,
+    admitted_tolerations,
+    affinity_mismatch,
+    extended_resource_tolerations,
+    format_amount,
+    label_selector_matches,
+    place,
+    requirement_matches,
+    resource_shortfalls,
+    selector_mismatch,
+    tolerates,
+    untolerated_taints,
+)
+from gpulint.workloads import workload_of
+from gpulint.yamltree import parse
+
+KEYS = ("nvidia.com/gpu", "dedicated", "sku")
+VALUES = ("", "present", "gpu")
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TAINTS = tuple(Taint(k, v, e) for k, v, e in itertools.product(KEYS, VALUES, EFFECTS))
+# Every label set over two keys, each absent or carrying one of three values.
+LABEL_SETS = tuple(
+    {k: v for k, v in zip(("zone", "gpu.count"), combo, strict=True) if v is not None}
+    for combo in itertools.product((None, "a", "8", "x9"), repeat=2)
+)
+
+
+def toleration(
+    key: str = "", operator: str = "Equal", value: str = "", effect: str = ""
+) -> Toleration:
+    return Toleration(key, operator, value, effect, None, (1, 1))
+
+
+def requirement(key: str, operator: str, *values: str) -> SelectorRequirement:
+    return SelectorRequirement(key, operator, values, (1, 1))
+
+
+def template_of(text: str) -> PodTemplate:
+    documents = load_text("pod.yaml", text).documents
+    workload = workload_of(documents[0])
+    assert workload is not None
+    return workload.templates[0]
+
+
+def pod(spec: str) -> PodTemplate:
+    return template_of(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        + "".join(f"  {line}\n" for line in spec.strip("\n").splitlines())
+    )
+
+
+GPU_POD = """
+containers:
+- name: c
+  resources:
+    requests: {cpu: "1", memory: 1Gi}
+    limits: {nvidia.com/gpu: 1}
+"""
+
+GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+
+
+def gpu_pool(name: str = "gpu", **changes: object) -> Pool:
+    values: dict[str, object] = {
+        "labels": {"pool": name, "accelerator": "a100"},
+        "taints": (GPU_TAINT,),
+        "allocatable": {"cpu": Decimal(8), "memory": Decimal(2**35), "nvidia.com/gpu": Decimal(4)},
+        "nodes": 1,
+        "max_nodes": 2,
+        "scale_from_zero": True,
+    }
+    values.update(changes)
+    return Pool(name, **values)  # type: ignore[arg-type]
+
+
+CPU_POOL = Pool(
+    "cpu",
+    labels={"pool": "cpu"},
+    allocatable={"cpu": Decimal(8), "memory": Decimal(2**35)},
+    nodes=2,
+    max_nodes=4,
+)
+
+
+# --- taints and tolerations ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("taint", TAINTS, ids=str)
+def test_exists_without_key_tolerates_every_taint(taint: Taint) -> None:
+    assert tolerates(toleration(operator="Exists"), taint)
+
+
+@pytest.mark.parametrize("taint", TAINTS, ids=str)
+def test_exists_without_key_but_with_effect_tolerates_that_effect_only(taint: Taint) -> None:
+    assert tolerates(toleration(operator="Exists", effect="NoSchedule"), taint) is (
+        taint.effect == "NoSchedule"
+    )
+
+
+@pytest.mark.parametrize("taint", TAINTS, ids=str)
+def test_equal_needs_key_and_value_and_effect(taint: Taint) -> None:
+    for key, value, effect in itertools.product(KEYS, VALUES, ("", *EFFECTS)):
+        expected = key == taint.key and value == taint.value and effect in ("", taint.effect)
+        assert tolerates(toleration(key, "Equal", value, effect), taint) is expected
+        # An empty operator means Equal.
+        assert tolerates(toleration(key, "", value, effect), taint) is expected
+
+
+@pytest.mark.parametrize(("taint", "key"), list(itertools.product(TAINTS, KEYS)))
+def test_exists_with_key_ignores_the_value(taint: Taint, key: str) -> None:
+    assert tolerates(toleration(key, "Exists"), taint) is (key == taint.key)
+
+
+@pytest.mark.parametrize("operator", ["Gt", "Lt", "NotEqual", "exists"])
+def test_other_operators_never_tolerate(operator: str) -> None:
+    assert not any(tolerates(toleration(t.key, operator, t.value, t.effect), t) for t in TAINTS)
+
+
+def test_only_no_schedule_and_no_execute_block() -> None:
+    blocking = untolerated_taints((), TAINTS)
+    assert {t.effect for t in blocking} == {"NoSchedule", "NoExecute"}
+    assert len(blocking) == len(TAINTS) * 2 // 3
+
+
+def test_every_taint_must_be_tolerated() -> None:
+    taints = (GPU_TAINT, Taint("dedicated", "ml", "NoSchedule"))
+    held = (toleration("nvidia.com/gpu", "Exists"),)
+    assert untolerated_taints(held, taints) == (taints[1],)
+
+
+# --- node selector requirements --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("labels", LABEL_SETS, ids=str)
+def test_not_in_matches_nodes_without_the_label(labels: dict[str, str]) -> None:
+    for values in (("a",), ("a", "8"), ("zzz",)):
+        matched = requirement_matches(requirement("zone", "NotIn", *values), labels)
+        if "zone" not in labels:
+            assert matched
+        else:
+            assert matched is (labels["zone"] not in values)
+            assert matched is not requirement_matches(requirement("zone", "In", *values), labels)
+
+
+@pytest.mark.parametrize("labels", LABEL_SETS, ids=str)
+def test_exists_and_does_not_exist_are_opposites(labels: dict[str, str]) -> None:
+    exists = requirement_matches(requirement("zone", "Exists"), labels)
+    assert exists is ("zone" in labels)
+    assert exists is not requirement_matches(requirement("zone", "DoesNotExist"), labels)
+
+
+@pytest.mark.parametrize("labels", LABEL_SETS, ids=str)
+def test_gt_and_lt_compare_integers_strictly(labels: dict[str, str]) -> None:
+    have = labels.get("gpu.count")
+    for bound in ("7", "8", "9"):
+        gt = requirement_matches(requirement("gpu.count", "Gt", bound), labels)
+        lt = requirement_matches(requirement("gpu.count", "Lt", bound), labels)
+        if have is None or not have.isdigit():
+            # A missing or non-integer label never matches either way.
+            assert not gt and not lt
+        else:
+            assert gt is (int(have) > int(bound))
+            assert lt is (int(have) < int(bound))
+
+
+@pytest.mark.parametrize(
+    "req",
+    [
+        requirement("gpu.count", "Gt", "x"),
+        requirement("gpu.count", "Gt", "1", "2"),
+        requirement("gpu.count", "Lt"),
+        requirement("gpu.count", "Gt", "1.5"),
+        requirement("gpu.count", "Lt", str(2**63)),
+        requirement("gpu.count", "Near", "8"),
+    ],
+    ids=lambda r: f"{r.operator}{list(r.values)}",
+)
+def test_malformed_comparisons_never_match(req: SelectorRequirement) -> None:
+    assert not any(requirement_matches(req, labels | {"gpu.count": "8"}) for labels in LABEL_SETS)
+
+
+def test_terms_are_ored_and_expressions_anded() -> None:
+    labels = {"zone": "a", "gpu.count": "8"}
+    affinity = pod("""
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: zone, operator: In, values: [a]}
+        - {key: gpu.count, operator: Gt, values: ["8"]}
+      - matchExpressions:
+        - {key: zone, operator: In, values: [b]}
+""")
+    terms = affinity.required_node_affinity
+    assert terms is not None
+    miss = affinity_mismatch(terms, labels, (1, 1))
+    assert miss is not None and "term 1: required affinity gpu.count Gt [8]" in miss.detail
+    assert miss.key == "gpu.count"
+    assert affinity_mismatch(terms, {"zone": "b"}, (1, 1)) is None
+    assert affinity_mismatch(terms, {"zone": "a", "gpu.count": "16"}, (1, 1)) is None
+
+
+def test_empty_term_matches_nothing() -> None:
+    template = pod("""
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+      - {}
+""")
+    assert all(selector_mismatch(template, labels) is not None for labels in LABEL_SETS)
+
+
+def test_no_terms_matches_nothing() -> None:
+    template = pod("""
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms: []
+""")
+    assert all(selector_mismatch(template, labels) is not None for labels in LABEL_SETS)
+
+
+def test_match_fields_on_node_name_cannot_be_decided_from_a_pool() -> None:
+    template = pod("""
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+      - matchFields:
+        - {key: metadata.name, operator: In, values: [node-1]}
+""")
+    miss = selector_mismatch(template, {"zone": "a"})
+    assert miss is not None and not miss.decidable
+    placement = place(template, ClusterProfile(pools=(CPU_POOL,)))
+    assert not placement.decidable and placement.eligible == ()
+
+
+def test_match_fields_on_other_keys_matches_nothing() -> None:
+    template = pod("""
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+      - matchFields:
+        - {key: metadata.labels, operator: In, values: [x]}
+""")
+    miss = selector_mismatch(template, {"zone": "a"})
+    assert miss is not None and miss.decidable
+
+
+def test_node_selector_and_affinity_must_both_match() -> None:
+    template = pod("""
+nodeSelector: {zone: a}
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: gpu.count, operator: Exists}
+""")
+    assert selector_mismatch(template, {"zone": "a", "gpu.count": "1"}) is None
+    by_selector = selector_mismatch(template, {"zone": "b", "gpu.count": "1"})
+    assert by_selector is not None
+    assert by_selector.detail == "nodeSelector zone=a (pool has b)"
+    assert by_selector.pos == (5, 18)
+    by_affinity = selector_mismatch(template, {"zone": "a"})
+    assert by_affinity is not None and by_affinity.key == "gpu.count"
+
+
+# --- ExtendedResourceToleration --------------------------------------------------------------
+
+
+def test_ert_adds_an_exists_no_schedule_toleration_per_requested_extended_resource() -> None:
+    template = pod("""
+initContainers:
+- name: fetch
+  resources: {limits: {vpc.amazonaws.com/efa: 1, memory: 1Gi}}
+containers:
+- name: c
+  resources: {limits: {nvidia.com/gpu: 1, cpu: "1"}}
+ephemeralContainers:
+- name: debug
+  resources: {limits: {amd.com/gpu: 1}}
+""")
+    added = extended_resource_tolerations(template)
+    assert {(t.key, t.operator, t.effect) for t in added} == {
+        ("vpc.amazonaws.com/efa", "Exists", "NoSchedule"),
+        ("nvidia.com/gpu", "Exists", "NoSchedule"),
+    }
+
+
+def test_ert_tolerates_only_the_exact_key_and_no_schedule() -> None:
+    template = pod(GPU_POD)
+    on = admitted_tolerations(template, ClusterProfile(provider="eks"))
+    off = admitted_tolerations(template, ClusterProfile(provider="kubeadm"))
+    assert untolerated_taints(on, (GPU_TAINT,)) == ()
+    assert untolerated_taints(off, (GPU_TAINT,)) == (GPU_TAINT,)
+    others = (
+        Taint("sku", "gpu", "NoSchedule"),
+        Taint("nvidia.com/gpu", "present", "NoExecute"),
+        Taint("nvidia.com/GPU", "present", "NoSchedule"),
+    )
+    assert untolerated_taints(on, others) == others
+
+
+def test_the_profile_overrides_the_provider_for_ert() -> None:
+    template = pod(GPU_POD)
+    forced_off = ClusterProfile(provider="eks", extended_resource_toleration=False)
+    forced_on = ClusterProfile(provider="kubeadm", extended_resource_toleration=True)
+    assert untolerated_taints(admitted_tolerations(template, forced_off), (GPU_TAINT,))
+    assert not untolerated_taints(admitted_tolerations(template, forced_on), (GPU_TAINT,))
+
+
+# --- resource fit ----------------------------------------------------------------------------
+
+
+def test_an_extended_resource_the_pool_lacks_counts_as_zero() -> None:
+    short = resource_shortfalls({"nvidia.com/gpu": Decimal(1)}, CPU_POOL)
+    assert [(s.resource, s.allocatable, s.reason) for s in short] == [
+        ("nvidia.com/gpu", Decimal(0), "Insufficient nvidia.com/gpu")
+    ]
+
+
+def test_unlisted_cpu_memory_and_pods_do_not_constrain() -> None:
+    pool = Pool("bare", allocatable={"nvidia.com/gpu": Decimal(8)})
+    requests = {"cpu": Decimal(500), "memory": Decimal(2**50), "nvidia.com/gpu": Decimal(8)}
+    assert resource_shortfalls(requests, pool) == ()
+    assert resource_shortfalls({"nvidia.com/gpu": Decimal(9)}, pool)
+
+
+def test_a_pool_without_pod_slots_reports_too_many_pods() -> None:
+    pool = Pool("full", allocatable={"pods": Decimal(0)})
+    assert [s.reason for s in resource_shortfalls({}, pool)] == ["Too many pods"]
+
+
+def test_shortfall_detail_writes_memory_in_binary_units() -> None:
+    (short,) = resource_shortfalls({"memory": Decimal(64 * 2**30)}, CPU_POOL)
+    assert short.detail == "Insufficient memory (pod requests 64Gi, a node has 32Gi)"
+    assert format_amount("cpu", Decimal("7.91")) == "7.91"
+    assert format_amount("memory", Decimal(1536 * 2**20)) == "1.5Gi"
+
+
+def test_effective_request_is_what_must_fit() -> None:
+    # A plain init container's GPUs are not added; a sidecar's are.
+    plain = pod("""
+initContainers:
+- {name: init, resources: {limits: {nvidia.com/gpu: 4}}}
+containers:
+- {name: app, resources: {limits: {nvidia.com/gpu: 4}}}
+""")
+    sidecar = pod("""
+initContainers:
+- {name: side, restartPolicy: Always, resources: {limits: {nvidia.com/gpu: 1}}}
+containers:
+- {name: app, resources: {limits: {nvidia.com/gpu: 4}}}
+""")
+    profile = ClusterProfile(provider="eks", pools=(gpu_pool(),))
+    assert place(plain, profile).eligible == profile.pools
+    assert place(sidecar, profile).eligible == ()
+
+
+# --- placement: verdicts and scheduler wording -----------------------------------------------
+
+
+def test_placement_gives_the_schedulers_first_reason_per_pool() -> None:
+    template = pod("nodeSelector: {accelerator: a100}\n" + GPU_POD)
+    small = gpu_pool("small", allocatable={"nvidia.com/gpu": Decimal(0)}, taints=())
+    profile = ClusterProfile(provider="kubeadm", pools=(gpu_pool(), CPU_POOL, small))
+    placement = place(template, profile)
+    assert placement.eligible == ()
+    reasons = {f.pool.name: f.reason for f in placement.rejected}
+    assert reasons == {
+        "gpu": "node(s) had untolerated taint {nvidia.com/gpu: present}",
+        "cpu": "node(s) didn't match Pod's node affinity/selector",
+        "small": "Insufficient nvidia.com/gpu",
+    }
+    gpu = placement.fit("gpu")
+    assert gpu is not None and gpu.failed == (Filter.TAINTS,)
+    assert gpu.explanation == "untolerated taint nvidia.com/gpu=present:NoSchedule"
+    cpu = placement.fit("cpu")
+    # The CPU pool fails two filters; the taint filter runs first, affinity second.
+    assert cpu is not None and cpu.failed == (Filter.NODE_AFFINITY, Filter.RESOURCES)
+
+
+def test_placement_with_ert_makes_the_gpu_pool_eligible() -> None:
+    template = pod("nodeSelector: {accelerator: a100}\n" + GPU_POD)
+    placement = place(template, ClusterProfile(provider="gke", pools=(gpu_pool(), CPU_POOL)))
+    assert [p.name for p in placement.eligible] == ["gpu"]
+
+
+# --- pod anti-affinity selectors -------------------------------------------------------------
+
+
+def test_label_selector_of_anti_affinity_terms() -> None:
+    template = template_of("""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    metadata: {labels: {app: web, tier: gpu}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - topologyKey: kubernetes.io/hostname
+            labelSelector: {matchLabels: {app: web}}
+          - topologyKey: kubernetes.io/hostname
+            labelSelector:
+              matchExpressions: [{key: tier, operator: NotIn, values: [gpu]}]
+          - topologyKey: kubernetes.io/hostname
+      containers: [{name: c}]
+""")
+    own, other, no_selector = template.required_pod_anti_affinity
+    assert label_selector_matches(own, template.labels)
+    assert not label_selector_matches(other, template.labels)
+    assert not label_selector_matches(no_selector, template.labels)
+
+
+# --- rule severities -------------------------------------------------------------------------
+
+
+SCALE_TO_ZERO = """
+apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: ml}
+spec:
+  nodeSelector: {eks.amazonaws.com/nodegroup: %s}
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+      limits: {nvidia.com/gpu: 1}
+"""
+
+
+def _gpu103(tmp_path: Path, pool: str, config: Config | None = None) -> list[Severity]:
+    path = tmp_path / "pod.yaml"
+    path.write_text(SCALE_TO_ZERO % ("p", pool))
+    profile = ClusterProfile(
+        provider="eks",
+        pools=(
+            gpu_pool("cold", labels={"eks.amazonaws.com/nodegroup": "cold"}, nodes=0),
+            gpu_pool("dead", labels={"eks.amazonaws.com/nodegroup": "dead"}, nodes=0, max_nodes=0),
+            gpu_pool("warm", labels={"eks.amazonaws.com/nodegroup": "warm"}),
+        ),
+    )
+    config = (config or Config()).with_overrides(select=("GPU1",))
+    result = lint([str(path)], config, profile)
+    return [f.severity for f in result.findings if f.code == "GPU103"]
+
+
+def test_gpu103_warns_for_a_pool_that_scales_from_zero(tmp_path: Path) -> None:
+    assert _gpu103(tmp_path, "cold") == [Severity.WARNING]
+
+
+@pytest.mark.parametrize("pool", ["dead", "missing"])
+def test_gpu103_is_an_error_when_the_pool_never_gets_a_node(tmp_path: Path, pool: str) -> None:
+    assert _gpu103(tmp_path, pool) == [Severity.ERROR]
+
+
+def test_gpu103_warm_pool_is_fine(tmp_path: Path) -> None:
+    assert _gpu103(tmp_path, "warm") == []
+
+
+def test_configured_severity_beats_the_findings_own(tmp_path: Path) -> None:
+    config = Config().with_overrides(severity={"GPU103": Severity.INFO})
+    assert _gpu103(tmp_path, "dead", config) == [Severity.INFO]
+
+
+# --- fixes are paste-ready -------------------------------------------------------------------
+
+
+TAINTED_POOL_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  nodeSelector: {pool: gpu}
+  tolerations: %s
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+      limits: {nvidia.com/gpu: 1}
+"""
+
+
+@pytest.mark.parametrize("provider", ["eks", "kubeadm"])
+def test_the_gpu102_fix_makes_the_pod_schedulable(tmp_path: Path, provider: str) -> None:
+    taints = (GPU_TAINT, Taint("dedicated", "", "NoExecute"), Taint("sku", "gpu", "NoSchedule"))
+    profile = ClusterProfile(provider=provider, pools=(gpu_pool(taints=taints), CPU_POOL))
+    config = Config().with_overrides(select=("GPU1", "GPU2"))
+    path = tmp_path / "pod.yaml"
+    path.write_text(TAINTED_POOL_POD % "[]")
+    (finding,) = lint([str(path)], config, profile).findings
+    assert finding.code == "GPU102"
+    assert finding.fix is not None
+    pasted = parse("\n".join(finding.fix.splitlines()[1:])).documents[0].value
+    path.write_text(TAINTED_POOL_POD % json.dumps(list(pasted)))
+    assert lint([str(path)], config, profile).findings == ()
+    keys = [t["key"] for t in pasted]
+    # With ERT the nvidia.com/gpu NoSchedule taint needs no toleration of its own.
+    assert keys == (
+        ["dedicated", "sku"] if provider == "eks" else ["nvidia.com/gpu", "dedicated", "sku"]
+    )
+
+
+CAPACITY_CASES = Path(__file__).resolve().parent.parent / "fixtures" / "cases" / "capacity"
+
+
+@pytest.mark.parametrize("name", ["GPU201-replicas-exceed-pool.yaml", "GPU201-shared-pool.yaml"])
+def test_the_gpu201_fix_lowers_the_count_to_what_fits(tmp_path: Path, name: str) -> None:
+    source = CAPACITY_CASES / name
+    profile = load_profiles([str(CAPACITY_CASES.parent.parent / "profiles" / "placement-eks.yaml")])
+    config = Config().with_overrides(select=("GPU201",))
+    findings = lint([str(source)], config, profile).findings
+    assert findings
+    for finding in findings:
+        match = re.match(r"Lower (\w+) to (\d+)", finding.fix or "")
+        assert match is not None, finding.fix
+        field, count = match.groups()
+        lines = source.read_text().splitlines()
+        lines[finding.line - 1] = re.sub(
+            rf"{field}: \d+", f"{field}: {count}", lines[finding.line - 1]
+        )
+        path = tmp_path / name
+        path.write_text("\n".join(lines) + "\n")
+        after = lint([str(path)], config, profile).findings
+        assert finding.line not in [f.line for f in after]
+        # One more pod than the fix allows would not fit.
+        lines[finding.line - 1] = re.sub(
+            rf"{field}: \d+", f"{field}: {int(count) + 1}", lines[finding.line - 1]
+        )
+        path.write_text("\n".join(lines) + "\n")
+        assert finding.line in [f.line for f in lint([str(path)], config, profile).findings]
