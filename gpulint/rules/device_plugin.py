@@ -1,0 +1,242 @@
+"""GPU device plugin DaemonSets: pinned images (GPU501), liveness (GPU502), reach (GPU503).
+
+A node advertises GPUs only while a device plugin pod runs on it and stays registered with the
+kubelet. A plugin that is upgraded by a floating tag, wedges unnoticed, or cannot be scheduled
+onto a GPU pool leaves those nodes advertising nothing: every GPU pod reports
+`Insufficient nvidia.com/gpu` although the hardware is there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from gpulint.model import Container, ContainerRole, PodTemplate, Toleration, Workload
+from gpulint.profile.instances import instance_type
+from gpulint.profile.model import Pool
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.scheduling import pool_gpus, selector_mismatch, untolerated_taints
+
+#: Image repository names (last path component) of GPU device plugins, by vendor.
+PLUGIN_IMAGES: Mapping[str, str] = {
+    "k8s-device-plugin": "nvidia",  # NVIDIA; AMD publishes rocm/k8s-device-plugin
+    "nvidia-gpu-device-plugin": "nvidia",  # GKE's own plugin
+    "gpu-operator": "nvidia",
+    "intel-gpu-plugin": "intel",
+    "neuron-device-plugin": "neuron",
+}
+#: Resource-name prefixes each vendor's plugin advertises.
+VENDOR_RESOURCES: Mapping[str, tuple[str, ...]] = {
+    "nvidia": ("nvidia.com/",),
+    "amd": ("amd.com/",),
+    "intel": ("gpu.intel.com/",),
+    "neuron": ("aws.amazon.com/neuron",),
+}
+# Node labels that say "this node has an NVIDIA GPU" (GPU Operator, NFD, GKE, EKS, AKS, Karpenter).
+_NVIDIA_LABELS = (
+    "nvidia.com/gpu.present",
+    "feature.node.kubernetes.io/pci-10de.present",
+    "cloud.google.com/gke-accelerator",
+    "k8s.amazonaws.com/accelerator",
+    "kubernetes.azure.com/accelerator",
+    "karpenter.k8s.aws/instance-gpu-count",
+)
+_MANUFACTURER_LABEL = "karpenter.k8s.aws/instance-gpu-manufacturer"
+_NEURON_LABEL = "karpenter.k8s.aws/instance-accelerator-count"
+# Labels written onto nodes at runtime by NFD, GFD or the GPU Operator, not by the pool config.
+_DISCOVERED_LABEL_PREFIXES = ("feature.node.kubernetes.io/", "nvidia.com/")
+# A full version (v0.17.0, 0.17.0-ubi8, 2.22.4.0); `v0.17`, `1`, `stable` float.
+_FULL_VERSION = re.compile(r"v?[0-9]+\.[0-9]+\.[0-9]+")
+# Tolerations the DaemonSet controller adds to every DaemonSet pod.
+_DAEMONSET_TOLERATIONS = tuple(
+    Toleration(key, "Exists", "", effect, None, (0, 0))
+    for key, effect in (
+        ("node.kubernetes.io/not-ready", "NoExecute"),
+        ("node.kubernetes.io/unreachable", "NoExecute"),
+        ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+        ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+        ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+        ("node.kubernetes.io/unschedulable", "NoSchedule"),
+        ("node.kubernetes.io/network-unavailable", "NoSchedule"),
+    )
+)
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """A container image reference split into its parts."""
+
+    repository: str  # everything before the tag, registry included
+    tag: str | None
+    digest: str | None
+
+    @property
+    def name(self) -> str:
+        """The last path component: `k8s-device-plugin`."""
+        return self.repository.rsplit("/", 1)[-1]
+
+
+def parse_image(image: str) -> ImageRef:
+    """`nvcr.io/nvidia/k8s-device-plugin:v0.17.0@sha256:...` -> its repository, tag, digest."""
+    rest, _, digest = image.partition("@")
+    head, slash, last = rest.rpartition("/")
+    name, colon, tag = last.partition(":")
+    return ImageRef(f"{head}{slash}{name}", tag if colon else None, digest or None)
+
+
+@dataclass(frozen=True)
+class DevicePlugin:
+    """A DaemonSet container that runs a GPU device plugin."""
+
+    workload: Workload
+    template: PodTemplate
+    container: Container
+    image: ImageRef
+    vendor: str
+
+
+def _image(container: Container) -> str | None:
+    image = container.node.get("image")
+    return image if isinstance(image, str) and image else None
+
+
+def plugin_vendor(image: ImageRef) -> str | None:
+    """The vendor whose device plugin the image is, or None for any other image."""
+    vendor = PLUGIN_IMAGES.get(image.name)
+    if vendor == "nvidia" and image.name == "k8s-device-plugin" and "rocm" in image.repository:
+        return "amd"
+    return vendor
+
+
+def device_plugins(ctx: CheckContext) -> Iterator[DevicePlugin]:
+    """Every device plugin container of every DaemonSet among the checked manifests."""
+    for workload, template in ctx.pod_templates():
+        if workload.kind != "DaemonSet":
+            continue
+        for container in template.containers:
+            if container.role is ContainerRole.EPHEMERAL or (image := _image(container)) is None:
+                continue
+            ref = parse_image(image)
+            vendor = plugin_vendor(ref)
+            if vendor is not None:
+                yield DevicePlugin(workload, template, container, ref, vendor)
+
+
+def unpinned_reason(image: ImageRef) -> str | None:
+    """Why the image floats (no tag, `latest`, a partial version), or None when pinned."""
+    if image.digest:
+        return None
+    if image.tag is None:
+        return "has no tag, so it pulls `latest`"
+    if image.tag == "latest":
+        return "uses `latest`"
+    if not _FULL_VERSION.match(image.tag):
+        return f"uses the floating tag `{image.tag}`"
+    return None
+
+
+def device_plugin_image_unpinned(ctx: CheckContext) -> Iterator[Problem]:
+    """A device plugin whose image can change under a running cluster."""
+    for plugin in device_plugins(ctx):
+        reason = unpinned_reason(plugin.image)
+        if reason is None:
+            continue
+        yield Problem.at(
+            plugin.template.document,
+            plugin.container.node.pos_of_value("image"),
+            f"device plugin container `{plugin.container.name}` image `{_image(plugin.container)}` "
+            f"{reason}: a node that restarts the plugin may pull a different version than its "
+            f"neighbours, and a broken release takes every GPU node with it",
+        )
+
+
+def device_plugin_without_liveness_probe(ctx: CheckContext) -> Iterator[Problem]:
+    """A device plugin with no livenessProbe: a wedged plugin is never restarted."""
+    for plugin in device_plugins(ctx):
+        if "livenessProbe" in plugin.container.node:
+            continue
+        yield Problem.at(
+            plugin.template.document,
+            plugin.container.pos,
+            f"device plugin container `{plugin.container.name}` has no livenessProbe: when it "
+            f"wedges or loses its kubelet registration the pod stays Running while the node "
+            f"advertises 0 GPUs, and nothing restarts it",
+        )
+
+
+def pool_vendors(pool: Pool) -> frozenset[str]:
+    """The accelerator vendors a pool's nodes carry, from allocatable, labels or instance type."""
+    resources = set(pool_gpus(pool))
+    known = instance_type(pool.instance_type)
+    if known is not None:
+        resources.update(name for name, count in known.accelerators.items() if count > 0)
+    vendors = {
+        vendor
+        for vendor, prefixes in VENDOR_RESOURCES.items()
+        if any(name.startswith(prefixes) for name in resources)
+    }
+    manufacturer = pool.labels.get(_MANUFACTURER_LABEL, "").lower()
+    if manufacturer in VENDOR_RESOURCES:
+        vendors.add(manufacturer)
+    elif any(pool.labels.get(label, "") not in ("", "false", "0") for label in _NVIDIA_LABELS):
+        vendors.add("nvidia")
+    if pool.labels.get(_NEURON_LABEL, "") not in ("", "0"):
+        vendors.add("neuron")
+    return frozenset(vendors)
+
+
+def _selector_hint(detail: str) -> str:
+    if any(prefix in detail for prefix in _DISCOVERED_LABEL_PREFIXES):
+        return (
+            " (that label is written by NFD or the GPU Operator; if they run there, record it "
+            "in the profile's pool labels)"
+        )
+    return ""
+
+
+def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
+    """A device plugin DaemonSet that cannot run on a GPU pool: that pool advertises 0 GPUs."""
+    if ctx.profile is None:
+        return
+    for plugin in device_plugins(ctx):
+        template = plugin.template
+        tolerations = (*template.tolerations, *_DAEMONSET_TOLERATIONS)
+        for pool in ctx.profile.pools:
+            if plugin.vendor not in pool_vendors(pool):
+                continue
+            what = f"device plugin `{plugin.workload.document.ref.name}` cannot run on GPU pool "
+            mismatch = selector_mismatch(template, pool.labels)
+            if mismatch is not None and mismatch.decidable:
+                yield Problem.at(
+                    template.document,
+                    mismatch.pos,
+                    f"{what}`{pool.name}`: {mismatch.detail}{_selector_hint(mismatch.detail)}; "
+                    f"its nodes will advertise 0 GPUs",
+                )
+                continue
+            blocking = untolerated_taints(tolerations, pool.taints)
+            if blocking:
+                taints = ", ".join(f"`{taint}`" for taint in blocking)
+                spec = template.spec
+                pos = (
+                    spec.pos_of_key("tolerations")
+                    if "tolerations" in spec
+                    else template.node.pos_of_key("spec")
+                )
+                yield Problem.at(
+                    template.document,
+                    pos,
+                    f"{what}`{pool.name}`: it does not tolerate the pool's taint {taints}; its "
+                    f"nodes will advertise 0 GPUs",
+                    "Add a toleration for "
+                    + ", ".join(f"`{t.key}` ({t.effect})" for t in blocking)
+                    + " to the device plugin DaemonSet (Helm chart value `tolerations`).",
+                )
+
+
+CHECKS = {
+    "GPU501": device_plugin_image_unpinned,
+    "GPU502": device_plugin_without_liveness_probe,
+    "GPU503": device_plugin_misses_gpu_nodes,
+}

@@ -1,0 +1,715 @@
+"""Namespace admission limits on GPU pods: ResourceQuota (GPU301, GPU302), LimitRange (GPU303).
+
+Both are enforced when a pod is created, never when its Deployment or Job is applied: the
+workload is accepted and its controller then fails to create pods (`FailedCreate`). Quotas and
+LimitRanges come from the cluster profile and from the checked manifests (see
+`gpulint.profile.policy`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from gpulint.accelerators import is_extended_resource, looks_like_accelerator
+from gpulint.model import Container, ContainerRole, Document, PodTemplate, Workload, mapping_at
+from gpulint.profile.model import LimitRangeItem, ResourceQuota
+from gpulint.profile.policy import (
+    LimitRangeInEffect,
+    QuotaInEffect,
+    global_default_class,
+    limit_ranges_in_effect,
+    priority_classes_in_effect,
+    quotas_in_effect,
+)
+from gpulint.quantity import format_quantity
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.scheduling import gpu_requests
+from gpulint.workloads import autoscaler_for
+from gpulint.yamltree import Pos, YMap, YSeq
+
+_REQUESTS_PREFIX = "requests."
+_POD_COUNT_KEYS = ("pods", "count/pods")
+_QOS_RESOURCES = ("cpu", "memory")
+# Kubernetes' default for `maxSurge` of a RollingUpdate Deployment.
+_DEFAULT_SURGE_PERCENT = 25
+_PERCENT = re.compile(r"([0-9]+)%\Z")
+_MAX_LISTED = 3
+# How a replica count field reads in a message: (one, several).
+_COUNT_WORDS = {
+    "replicas": ("replica", "replicas"),
+    "parallelism": ("parallel pod", "parallel pods"),
+}
+
+
+def is_gpu_resource(name: str) -> bool:
+    """An extended resource that reads as an accelerator (`nvidia.com/gpu`, MIG profiles ...)."""
+    return is_extended_resource(name) and looks_like_accelerator(name)
+
+
+# ---------------------------------------------------------------------------------------------
+# How many pods a workload may run at once
+
+
+@dataclass(frozen=True)
+class PodDemand:
+    """The most pods of one template that exist at once, and where that number is written."""
+
+    workload: Workload
+    template: PodTemplate
+    base: int  # replicas, HPA maxReplicas, Job parallelism, 1 for a bare Pod
+    base_label: str  # "replicas", "maxReplicas of HPA ml/x", ...
+    surge: int  # extra pods during a Deployment rolling update
+    document: Document  # where `pos` is written (the workload, or its HPA)
+    pos: Pos | None  # None: the count is a default, point at the GPU limit instead
+
+    @property
+    def pods(self) -> int:
+        """Pods charged at the peak: the base count plus the rollout surge."""
+        return self.base + self.surge
+
+    def describe(self, per_pod: Decimal | None = None) -> str:
+        """`2 replicas × 2`, `(4 replicas + 1 rolling-update surge) × 1`, `3 replicas`."""
+        count = f"{self.base} {self.base_label}"
+        if self.surge:
+            count = f"{count} + {self.surge} rolling-update surge"
+            if per_pod is not None:
+                count = f"({count})"
+        return count if per_pod is None else f"{count} × {format_quantity(per_pod)}"
+
+
+def rollout_surge(workload: Workload, replicas: int) -> int:
+    """Extra pods a Deployment's RollingUpdate creates: `maxSurge` (default 25%, rounded up)."""
+    if workload.kind != "Deployment":
+        return 0
+    strategy = mapping_at(workload.document.obj, "spec", "strategy")
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return 0
+    surge = mapping_at(strategy, "rollingUpdate").get("maxSurge", f"{_DEFAULT_SURGE_PERCENT}%")
+    if isinstance(surge, int) and not isinstance(surge, bool):
+        return max(surge, 0)
+    match = _PERCENT.match(str(surge))
+    if match is None:
+        return 0
+    return math.ceil(replicas * int(match.group(1)) / 100)
+
+
+def pod_demand(ctx: CheckContext, workload: Workload, template: PodTemplate) -> PodDemand | None:
+    """The peak pod count of a template; None for kinds that run one pod per node."""
+    scaler = autoscaler_for(workload, ctx.autoscalers)
+    count = workload.replicas
+    if count is None and workload.kind != "Pod":
+        return None
+    base = count.value if count is not None else 1
+    singular, plural = _COUNT_WORDS.get(count.field if count is not None else "", ("pod", "pods"))
+    label = singular if base == 1 else plural
+    document, pos = workload.document, count.pos if count is not None else None
+    if scaler is not None and scaler.max_replicas >= base:
+        ref = scaler.document.ref
+        base, label = scaler.max_replicas, f"maxReplicas of HPA {ref.namespace or ''}/{ref.name}"
+        document, pos = scaler.document, scaler.pos
+    return PodDemand(workload, template, base, label, rollout_surge(workload, base), document, pos)
+
+
+# ---------------------------------------------------------------------------------------------
+# Which quotas charge a pod
+
+
+def is_best_effort(template: PodTemplate) -> bool:
+    """QoS BestEffort: no container asks for cpu or memory (GPUs do not count)."""
+    return not any(
+        name in _QOS_RESOURCES
+        for c in template.containers
+        if c.role is not ContainerRole.EPHEMERAL
+        for name in (*c.resources.requests, *c.resources.limits)
+    )
+
+
+def is_terminating(template: PodTemplate) -> bool:
+    """Quota scope Terminating: the pod sets `activeDeadlineSeconds`."""
+    value = template.spec.get("activeDeadlineSeconds")
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def has_cross_namespace_affinity(template: PodTemplate) -> bool:
+    """Quota scope CrossNamespacePodAffinity: a pod (anti-)affinity term names namespaces."""
+    for kind in ("podAffinity", "podAntiAffinity"):
+        affinity = mapping_at(template.spec, "affinity", kind)
+        for field in (
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ):
+            terms = affinity.get(field)
+            for term in terms if isinstance(terms, YSeq) else ():
+                term = mapping_at(term, "podAffinityTerm") or term
+                if isinstance(term, YMap) and ("namespaces" in term or "namespaceSelector" in term):
+                    return True
+    return False
+
+
+def _scope_matches(scope: str, template: PodTemplate) -> bool:
+    if scope == "BestEffort":
+        return is_best_effort(template)
+    if scope == "NotBestEffort":
+        return not is_best_effort(template)
+    if scope == "Terminating":
+        return is_terminating(template)
+    if scope == "NotTerminating":
+        return not is_terminating(template)
+    if scope == "CrossNamespacePodAffinity":
+        return has_cross_namespace_affinity(template)
+    return False
+
+
+def quota_charges(quota: ResourceQuota, template: PodTemplate, priority_class: str) -> bool:
+    """Whether the quota's scopes and scopeSelector (all AND'ed) select the template's pods.
+
+    `priority_class` is the class the pod ends up with after admission ("" for none).
+    """
+    if not all(_scope_matches(scope, template) for scope in quota.scopes):
+        return False
+    for requirement in quota.scope_selector:
+        if requirement.scope_name != "PriorityClass":
+            matched = _scope_matches(requirement.scope_name, template)
+            if matched != (requirement.operator == "Exists"):
+                return False
+            continue
+        # The quota evaluator matches a label set {PriorityClass: <name>}: the key is always
+        # present, so Exists means "a class is set" and DoesNotExist never matches.
+        if requirement.operator == "In" and priority_class not in requirement.values:
+            return False
+        if requirement.operator == "NotIn" and priority_class in requirement.values:
+            return False
+        if requirement.operator == "Exists" and not priority_class:
+            return False
+        if requirement.operator not in ("In", "NotIn", "Exists"):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU301
+
+
+@dataclass(frozen=True)
+class _Charge:
+    demand: PodDemand
+    per_pod: Decimal
+    is_gpu_pod: bool
+
+    @property
+    def total(self) -> Decimal:
+        return self.per_pod * self.demand.pods
+
+
+def _demands(ctx: CheckContext) -> list[tuple[str, PodDemand, str]]:
+    """(namespace, demand, priority class after admission) of every checked pod template."""
+    classes = priority_classes_in_effect(ctx.documents, ctx.profile)
+    default = global_default_class(classes)
+    found = []
+    for workload, template in ctx.pod_templates():
+        demand = pod_demand(ctx, workload, template)
+        if demand is None or demand.pods == 0:
+            continue
+        # The Priority admission plugin writes the default class into pods that name none,
+        # before the quota is checked.
+        priority_class = template.priority_class_name or (default.name if default else "")
+        found.append((ctx.namespace_of(workload.document), demand, priority_class))
+    return found
+
+
+def _charges(
+    key: str, quota: ResourceQuota, demands: Sequence[tuple[str, PodDemand, str]]
+) -> list[_Charge]:
+    charges = []
+    for namespace, demand, priority_class in demands:
+        if namespace != quota.namespace:
+            continue
+        if not quota_charges(quota, demand.template, priority_class):
+            continue
+        gpus = gpu_requests(demand.template)
+        if key in _POD_COUNT_KEYS:
+            charges.append(_Charge(demand, Decimal(1), bool(gpus)))
+        elif (per_pod := gpus.get(key.removeprefix(_REQUESTS_PREFIX))) is not None:
+            charges.append(_Charge(demand, per_pod, True))
+    return charges
+
+
+def _limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, Pos] | None:
+    """The first container's GPU limit (or request) for `resource` (any GPU when None)."""
+    for container in template.containers:
+        for quantities in (container.resources.limits, container.resources.requests):
+            for name, quantity in quantities.items():
+                if (name == resource) if resource else is_gpu_resource(name):
+                    return container, quantity.key_pos
+    return None
+
+
+def _demand_pos(demand: PodDemand, resource: str | None) -> tuple[Document, Pos]:
+    if demand.pos is not None:
+        return demand.document, demand.pos
+    found = _limit_pos(demand.template, resource)
+    pos = found[1] if found else demand.template.spec.pos
+    return demand.template.document, pos
+
+
+def _ref(demand: PodDemand, namespace: str) -> str:
+    ref = demand.workload.document.ref
+    return f"{ref.kind}/{namespace}/{ref.name}"
+
+
+def gpu_quota_exceeded(ctx: CheckContext) -> Iterator[Problem]:
+    """Used plus the peak GPU requests of every checked workload must fit every quota.
+
+    Also reports GPU pods that a cpu/memory quota refuses because a container declares no
+    request or limit for it (`failed quota: ...: must specify ...`).
+    """
+    sources = quotas_in_effect(ctx.documents, ctx.profile, ctx.namespace_of)
+    if not sources:
+        return
+    demands = _demands(ctx)
+    limit_ranges = limit_ranges_in_effect(ctx.documents, ctx.profile, ctx.namespace_of)
+    for source in sources:
+        quota = source.quota
+        for key, hard in quota.hard.items():
+            if key in _POD_COUNT_KEYS:
+                resource = None
+            elif key.startswith(_REQUESTS_PREFIX) and is_gpu_resource(key[len(_REQUESTS_PREFIX) :]):
+                resource = key[len(_REQUESTS_PREFIX) :]
+            else:
+                continue
+            charges = _charges(key, quota, demands)
+            used = quota.used.get(key, Decimal(0))
+            requested = sum((c.total for c in charges), Decimal(0))
+            if not charges or used + requested <= hard:
+                continue
+            yield from _exceeded(source, key, resource, hard, used, requested, charges)
+        yield from _unspecified(source, demands, limit_ranges)
+
+
+# Quota keys that make every container (init containers too) declare the matching request or
+# limit: a legacy rule of the pod evaluator, kept for cpu and memory only.
+_MUST_SPECIFY: dict[str, tuple[str, str]] = {
+    "cpu": ("requests", "cpu"),
+    "requests.cpu": ("requests", "cpu"),
+    "limits.cpu": ("limits", "cpu"),
+    "memory": ("requests", "memory"),
+    "requests.memory": ("requests", "memory"),
+    "limits.memory": ("limits", "memory"),
+}
+
+
+def limit_range_defaults(
+    limit_ranges: Sequence[LimitRangeInEffect], namespace: str
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(limits, requests) LimitRanger fills into every container of the namespace.
+
+    A Container item's `max` becomes its default limit when `default` lacks it, and the
+    default limit (or `min`) becomes the default request, as the API defaults the item.
+    """
+    limits: set[str] = set()
+    requests: set[str] = set()
+    for source in limit_ranges:
+        if source.limit_range.namespace != namespace:
+            continue
+        for item in source.limit_range.items:
+            if item.type != "Container":
+                continue
+            defaulted = {*item.default, *item.max}
+            limits |= defaulted
+            requests |= {*item.default_request, *defaulted, *item.min}
+    return frozenset(limits), frozenset(requests)
+
+
+def _unspecified(
+    source: QuotaInEffect,
+    demands: Sequence[tuple[str, PodDemand, str]],
+    limit_ranges: Sequence[LimitRangeInEffect],
+) -> Iterator[Problem]:
+    """GPU pods refused because a cpu/memory quota needs a request or limit they do not set."""
+    quota = source.quota
+    required = {key: _MUST_SPECIFY[key] for key in quota.hard if key in _MUST_SPECIFY}
+    if not required:
+        return
+    defaulted_limits, defaulted_requests = limit_range_defaults(limit_ranges, quota.namespace)
+    for namespace, demand, priority_class in demands:
+        template = demand.template
+        if namespace != quota.namespace or not gpu_requests(template):
+            continue
+        if not quota_charges(quota, template, priority_class):
+            continue
+        missing: dict[str, list[Container]] = {}
+        for container in _admitted(template):
+            for key, (section, resource) in sorted(required.items()):
+                if section == "requests":
+                    present = resource in container.resources.effective_requests()
+                    present = present or resource in defaulted_requests
+                else:
+                    present = resource in container.resources.limits
+                    present = present or resource in defaulted_limits
+                if not present:
+                    missing.setdefault(key, []).append(container)
+        if not missing:
+            continue
+        detail = "; ".join(
+            f"{key} for: {','.join(sorted(c.name for c in containers))}"
+            for key, containers in missing.items()
+        )
+        first = next(iter(missing.values()))[0]
+        pos = first.resources.pos if first.resources.node is not None else first.pos
+        yield Problem.at(
+            template.document,
+            pos,
+            f"{source.label} tracks `{'`, `'.join(sorted(missing))}`, so every container and "
+            f"init container must declare them; pod creation fails with `failed quota: "
+            f"{quota.name}: must specify {detail}`",
+            "Declare "
+            + ", ".join(f"`{key}`" for key in sorted(missing))
+            + " in every container (init containers too), or add a LimitRange default for "
+            "them in the namespace.",
+        )
+
+
+def _exceeded(
+    source: QuotaInEffect,
+    key: str,
+    resource: str | None,
+    hard: Decimal,
+    used: Decimal,
+    requested: Decimal,
+    charges: Sequence[_Charge],
+) -> Iterator[Problem]:
+    quota = source.quota
+    for charge in charges:
+        if not charge.is_gpu_pod:
+            continue
+        demand = charge.demand
+        per_pod = None if resource is None else charge.per_pod
+        breakdown = demand.describe(per_pod)
+        others = [c for c in charges if c is not charge]
+        if others:
+            # Name every contributor, this workload first: the sum is what the quota sees.
+            listed = "; ".join(
+                f"{_ref(c.demand, quota.namespace)}: {format_quantity(c.total)}" for c in others
+            )
+            breakdown = f"{_ref(demand, quota.namespace)}: {breakdown}; {listed}"
+        arithmetic = (
+            f"used {format_quantity(used)} + requested {format_quantity(requested)} "
+            f"({breakdown}) > hard {format_quantity(hard)} `{key}`"
+        )
+        if hard == 0:
+            consequence = f"no pod counted by `{key}` can be created in namespace {quota.namespace}"
+        elif demand.surge and used + requested - charge.per_pod * demand.surge <= hard:
+            consequence = "the surge pods of every rolling update are refused (exceeded quota)"
+        else:
+            consequence = "pods beyond the quota are refused at creation (exceeded quota)"
+        document, pos = _demand_pos(demand, resource)
+        yield Problem.at(document, pos, f"{source.label}: {arithmetic}; {consequence}")
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU302
+
+
+def is_unenforced_quota_key(key: str) -> bool:
+    """A hard key no quota evaluator charges: an extended resource without `requests.`.
+
+    `nvidia.com/gpu` and `limits.nvidia.com/gpu` pass validation (names with `/` skip the
+    standard-name check) but nothing ever counts them.
+    """
+    if key.startswith("count/") or ".storageclass.storage.k8s.io/" in key:
+        return False
+    return is_extended_resource(key)
+
+
+def gpu_quota_key_not_enforced(ctx: CheckContext) -> Iterator[Problem]:
+    """A quota on `nvidia.com/gpu` or `limits.nvidia.com/gpu` caps nothing."""
+    sources = quotas_in_effect(ctx.documents, ctx.profile, ctx.namespace_of)
+    if not sources:
+        return
+    templates = [
+        (ctx.namespace_of(w.document), t) for w, t in ctx.pod_templates() if gpu_requests(t)
+    ]
+    for source in sources:
+        quota = source.quota
+        for key, hard in quota.hard.items():
+            if not is_unenforced_quota_key(key):
+                continue
+            resource = key.removeprefix("limits.")
+            enforced = f"{_REQUESTS_PREFIX}{resource}"
+            capped = any(
+                other.quota.namespace == quota.namespace and enforced in other.quota.hard
+                for other in sources
+            )
+            effect = (
+                f"it adds nothing to the `{enforced}` cap"
+                if capped
+                else f"`{resource}` in namespace {quota.namespace} is not capped at all"
+            )
+            message = (
+                f"{source.label} caps `{key}: {format_quantity(hard)}`, a key no quota "
+                f"evaluator charges: {effect}; only `{enforced}` is enforced for extended "
+                f"resources"
+            )
+            fix = f"Rename the key to `{enforced}`."
+            pos = source.hard_pos(key)
+            if source.document is not None and pos is not None:
+                yield Problem.at(source.document, pos, message, fix)
+                continue
+            for namespace, template in templates:
+                found = _limit_pos(template, resource)
+                if namespace == quota.namespace and found is not None:
+                    yield Problem.at(template.document, found[1], message, fix)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU303
+
+
+@dataclass(frozen=True)
+class _Violation:
+    template: PodTemplate
+    container: Container | None  # None: the pod as a whole (a `Pod` item)
+    pos: Pos
+    detail: str
+
+    @property
+    def subject(self) -> str:
+        ref = self.template.document.ref
+        who = f"{ref.kind}/{ref.name}"
+        return f"{who} container `{self.container.name}`" if self.container else who
+
+
+def _mentions(container: Container, resource: str) -> bool:
+    resources = container.resources
+    return resource in resources.limits or resource in resources.requests
+
+
+def _limit_of(container: Container, resource: str) -> Decimal | None:
+    quantity = container.resources.limits.get(resource)
+    return quantity.amount if quantity is not None else None
+
+
+def _request_of(container: Container, resource: str) -> Decimal | None:
+    return container.resources.effective_requests().get(resource)
+
+
+def _admitted(template: PodTemplate) -> tuple[Container, ...]:
+    # LimitRanger fills containers and init containers; ephemeral containers have no resources.
+    return tuple(c for c in template.containers if c.role is not ContainerRole.EPHEMERAL)
+
+
+def _pod_total(
+    template: PodTemplate, amount_of: Callable[[Container, str], Decimal | None], resource: str
+) -> Decimal | None:
+    """Pod-type sum: app containers and sidecars added, each plain init container max'ed."""
+    total: Decimal | None = None
+    init_max: Decimal | None = None
+    for container in _admitted(template):
+        amount = amount_of(container, resource)
+        if amount is None:
+            continue
+        if container.role is ContainerRole.INIT:
+            init_max = amount if init_max is None else max(init_max, amount)
+        else:
+            total = amount if total is None else total + amount
+    if init_max is not None:
+        total = init_max if total is None else max(total, init_max)
+    return total
+
+
+@dataclass(frozen=True)
+class _Clause:
+    """One way an item of a LimitRange breaks pods, with the pods it breaks."""
+
+    clause: str  # the LimitRange field the finding points at
+    resource: str
+    summary: str  # what the clause does, for the message
+    violations: tuple[_Violation, ...]
+    always: bool  # a trap for any container, reported at the LimitRange even with no victims
+
+
+def _container_clauses(
+    item: LimitRangeItem, resource: str, templates: Sequence[PodTemplate]
+) -> Iterator[_Clause]:
+    maximum = item.max.get(resource)
+    minimum = item.min.get(resource)
+    default = item.default.get(resource)
+    default_limit = default if default is not None else maximum
+    default_request = item.default_request.get(resource)
+    if default_request is None:
+        default_request = default_limit if default_limit is not None else minimum
+    containers = [(t, c) for t in templates for c in _admitted(t)]
+    silent = [(t, c) for t, c in containers if not _mentions(c, resource)]
+    name = f"`{resource}`"
+    if maximum is not None:
+        over = tuple(
+            _Violation(t, c, c.resources.limits[resource].value_pos, f"limit {_fmt(limit)}")
+            for t, c in containers
+            if (limit := _limit_of(c, resource)) is not None and limit > maximum
+        )
+        if over:
+            yield _Clause(
+                "max",
+                resource,
+                f"`max` {name} per Container is {_fmt(maximum)}: a larger limit is refused "
+                f"(maximum {resource} usage per Container is {_fmt(maximum)})",
+                over,
+                False,
+            )
+    if minimum is not None:
+        under = tuple(
+            _Violation(t, c, _quantity_pos(c, resource), f"request {_fmt(request)}")
+            for t, c in containers
+            if _mentions(c, resource)
+            and (request := _request_of(c, resource)) is not None
+            and request < minimum
+        )
+        if under:
+            yield _Clause(
+                "min",
+                resource,
+                f"`min` {name} per Container is {_fmt(minimum)}: a smaller request is refused "
+                f"(minimum {resource} usage per Container is {_fmt(minimum)})",
+                under,
+                False,
+            )
+    if default_limit:
+        clause = "default" if default is not None else "max"
+        why = (
+            f"`default` {name} is {_fmt(default_limit)}"
+            if default is not None
+            else f"`max` {name} {_fmt(default_limit)} without a `default` becomes the default limit"
+        )
+        yield _Clause(
+            clause,
+            resource,
+            f"{why}: every container that does not mention {name} (CPU-only containers, "
+            f"init containers and sidecars included) gets limit and request "
+            f"{_fmt(default_limit)} and starts asking for GPUs",
+            tuple(
+                _Violation(t, c, c.pos, f"would get {resource}: {_fmt(default_limit)}")
+                for t, c in silent
+            ),
+            True,
+        )
+    elif default_limit is None and default_request:
+        clause = "defaultRequest" if item.default_request.get(resource) is not None else "min"
+        yield _Clause(
+            clause,
+            resource,
+            f"`{clause}` {name} {_fmt(default_request)} without a `default` or `max` gives "
+            f"every container that does not set a {name} limit a request with no limit, which "
+            f"the API refuses (Limit must be set for non overcommitable resources)",
+            tuple(
+                _Violation(t, c, c.pos, f"would get request {_fmt(default_request)}, no limit")
+                for t, c in containers
+                if _limit_of(c, resource) is None
+            ),
+            True,
+        )
+
+
+def _pod_clauses(
+    item: LimitRangeItem, resource: str, templates: Sequence[PodTemplate]
+) -> Iterator[_Clause]:
+    for clause, bound in (("max", item.max.get(resource)), ("min", item.min.get(resource))):
+        if bound is None:
+            continue
+        amount_of = _limit_of if clause == "max" else _request_of
+        what = "limit" if clause == "max" else "request"
+        violations = []
+        for template in templates:
+            total = _pod_total(template, amount_of, resource)
+            found = _limit_pos(template, resource)
+            pos = found[1] if found else template.spec.pos
+            if total is None:
+                detail = f"sets no {resource} {what}"
+            elif (clause == "max" and total > bound) or (clause == "min" and total < bound):
+                detail = f"pod {what} {_fmt(total)}"
+            else:
+                continue
+            violations.append(_Violation(template, None, pos, detail))
+        if violations:
+            word = "maximum" if clause == "max" else "minimum"
+            yield _Clause(
+                clause,
+                resource,
+                f"`{clause}` `{resource}` per Pod is {_fmt(bound)}: every pod needs a "
+                f"{resource} {what} within it, and a pod with none is refused too ({word} "
+                f"{resource} usage per Pod is {_fmt(bound)})",
+                tuple(violations),
+                False,
+            )
+
+
+def _quantity_pos(container: Container, resource: str) -> Pos:
+    quantity = container.resources.requests.get(resource) or container.resources.limits[resource]
+    return quantity.value_pos
+
+
+def _fmt(amount: Decimal) -> str:
+    return format_quantity(amount)
+
+
+def _victims(violations: Sequence[_Violation]) -> str:
+    listed = [f"{v.subject} ({v.detail})" for v in violations[:_MAX_LISTED]]
+    more = len(violations) - _MAX_LISTED
+    return ", ".join(listed) + (f" and {more} more" if more > 0 else "")
+
+
+def gpu_limitrange_conflict(ctx: CheckContext) -> Iterator[Problem]:
+    """A LimitRange that refuses GPU pods or hands GPUs to containers that never asked."""
+    sources = limit_ranges_in_effect(ctx.documents, ctx.profile, ctx.namespace_of)
+    if not sources:
+        return
+    by_namespace: dict[str, list[PodTemplate]] = {}
+    for workload, template in ctx.pod_templates():
+        by_namespace.setdefault(ctx.namespace_of(workload.document), []).append(template)
+    for source in sources:
+        templates = by_namespace.get(source.limit_range.namespace, [])
+        for index, item in enumerate(source.limit_range.items):
+            resources = sorted(
+                {
+                    name
+                    for amounts in (item.max, item.min, item.default, item.default_request)
+                    for name in amounts
+                    if is_gpu_resource(name)
+                }
+            )
+            for resource in resources:
+                if item.type == "Container":
+                    clauses = _container_clauses(item, resource, templates)
+                elif item.type == "Pod":
+                    clauses = _pod_clauses(item, resource, templates)
+                else:
+                    continue
+                for clause in clauses:
+                    yield from _clause_problems(source, index, clause)
+
+
+def _clause_problems(source: LimitRangeInEffect, index: int, clause: _Clause) -> Iterator[Problem]:
+    pos = source.clause_pos(index, clause.clause, clause.resource)
+    if source.document is not None and pos is not None:
+        if not clause.violations and not clause.always:
+            return
+        victims = f"; in the checked manifests: {_victims(clause.violations)}"
+        message = f"{source.label}: {clause.summary}{victims if clause.violations else ''}"
+        yield Problem.at(source.document, pos, message)
+        return
+    for violation in clause.violations:
+        yield Problem.at(
+            violation.template.document,
+            violation.pos,
+            f"{source.label}: {clause.summary}; {violation.subject} {violation.detail}",
+        )
+
+
+CHECKS = {
+    "GPU301": gpu_quota_exceeded,
+    "GPU302": gpu_quota_key_not_enforced,
+    "GPU303": gpu_limitrange_conflict,
+}
