@@ -1,0 +1,166 @@
+"""Read a live cluster into the ClusterProfile the static path uses.
+
+One paginated list per resource. Nodes, ResourceQuotas, LimitRanges and PriorityClasses go
+through the same conversion as a `kubectl get ... -o yaml` dump (gpulint.profile.kubectl);
+what only a live cluster tells, the GPUs already requested on each pool's nodes and the
+Karpenter NodePools, is joined on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+from gpulint.accelerators import is_extended_resource
+from gpulint.live.client import KubeClient
+from gpulint.live.karpenter import facts_from_nodepools
+from gpulint.model import Document, ObjectRef, SourceFile
+from gpulint.profile.kubectl import facts_from_objects
+from gpulint.profile.merge import merge
+from gpulint.profile.model import ClusterProfile, Pool
+from gpulint.profile.nodes import node_view, pool_name
+from gpulint.workloads import pod_template
+from gpulint.yamltree import YMap, YSeq
+
+# Pods that hold node resources: bound ones that have not finished. Pending pods already bound
+# to a node count too; unbound ones hold nothing yet and are skipped client-side.
+ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass(frozen=True)
+class ListCall:
+    """One resource live mode lists, cluster-wide: where, and how RBAC names it."""
+
+    group: str
+    resource: str
+    path: str
+    query: tuple[tuple[str, str], ...] = ()
+    optional: bool = False  # a CRD that may not be installed: 404 means "none"
+
+    @property
+    def what(self) -> str:
+        """`priorityclasses.scheduling.k8s.io`, as RBAC and kubectl name it."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+
+NODES = ListCall("", "nodes", "/api/v1/nodes")
+PODS = ListCall("", "pods", "/api/v1/pods", (("fieldSelector", ACTIVE_PODS),))
+QUOTAS = ListCall("", "resourcequotas", "/api/v1/resourcequotas")
+LIMIT_RANGES = ListCall("", "limitranges", "/api/v1/limitranges")
+PRIORITY_CLASSES = ListCall(
+    "scheduling.k8s.io", "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses"
+)
+NODEPOOLS = ListCall("karpenter.sh", "nodepools", "/apis/karpenter.sh/v1/nodepools", optional=True)
+#: Everything live mode reads, in order; docs/rbac.yaml grants exactly these.
+READS: tuple[ListCall, ...] = (NODES, PODS, QUOTAS, LIMIT_RANGES, PRIORITY_CLASSES, NODEPOOLS)
+
+
+@dataclass(frozen=True)
+class ClusterObjects:
+    """What the API returned, as plain dicts; `nodepools` is None when Karpenter is absent."""
+
+    nodes: tuple[dict[str, Any], ...]
+    pods: tuple[dict[str, Any], ...]
+    policies: tuple[dict[str, Any], ...]  # ResourceQuotas, LimitRanges, PriorityClasses
+    nodepools: tuple[dict[str, Any], ...] | None
+
+
+def read_cluster(client: KubeClient) -> ClusterObjects:
+    """List every resource of READS once (paginated)."""
+    listed = {
+        call: client.list_all(call.path, call.what, call.query, call.optional) for call in READS
+    }
+    nodepools = listed.pop(NODEPOOLS)
+    found = {call: tuple(items or ()) for call, items in listed.items()}
+    return ClusterObjects(
+        nodes=found[NODES],
+        pods=found[PODS],
+        policies=(*found[QUOTAS], *found[LIMIT_RANGES], *found[PRIORITY_CLASSES]),
+        nodepools=None if nodepools is None else tuple(nodepools),
+    )
+
+
+def profile_from_cluster(
+    objects: ClusterObjects,
+    pool_label: str | None = None,
+    source: str = "live cluster",
+    default_namespace: str | None = None,
+) -> ClusterProfile:
+    """The ClusterProfile of what the API returned (see the module docstring)."""
+    facts = [facts_from_objects([*objects.nodes, *objects.policies], pool_label, source)]
+    if objects.nodepools:
+        # NodePools first: the nodes they launched state the current facts and win.
+        facts.insert(0, facts_from_nodepools(objects.nodepools, source))
+    profile = merge(facts)
+    in_use = gpus_in_use_by_pool(objects.nodes, objects.pods, pool_label)
+    pools = tuple(replace(p, gpus_in_use=in_use.get(p.name, {})) for p in profile.pools)
+    return replace(
+        profile,
+        pools=pools,
+        default_namespace=profile.default_namespace or default_namespace,
+    )
+
+
+def gpus_in_use_by_pool(
+    nodes: Iterable[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    pool_label: str | None = None,
+) -> dict[str, dict[str, Decimal]]:
+    """Per pool, the extended resources requested by the pods bound to its nodes."""
+    pool_of_node = {
+        view.name: pool_name(view, pool_label) for view in (node_view(n) for n in nodes)
+    }
+    result: dict[str, dict[str, Decimal]] = {}
+    for pod in pods:
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        pool = pool_of_node.get(node)
+        if pool is None:
+            continue
+        for name, amount in pod_extended_requests(pod).items():
+            totals = result.setdefault(pool, {})
+            totals[name] = totals.get(name, Decimal(0)) + amount
+    return result
+
+
+_LIVE_FILE = SourceFile("<live cluster>")
+
+
+def pod_extended_requests(pod: Mapping[str, Any]) -> dict[str, Decimal]:
+    """A pod's effective request of each extended resource, computed as for a manifest."""
+    obj = _positioned(pod)
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    ref = ObjectRef("v1", "Pod", metadata.get("namespace"), str(metadata.get("name") or ""))
+    template = pod_template(Document(_LIVE_FILE, obj, ref), obj)
+    if template is None:
+        return {}
+    return {
+        name: amount
+        for name, amount in template.effective_requests.items()
+        if is_extended_resource(name) and amount > 0
+    }
+
+
+def _positioned(value: Any) -> Any:
+    """A plain JSON value as the YMap/YSeq tree the typed model is built from."""
+    if isinstance(value, Mapping):
+        node = YMap()
+        for key, item in value.items():
+            node[key] = _positioned(item)
+        return node
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        seq = YSeq()
+        seq.extend(_positioned(item) for item in value)
+        return seq
+    return value
+
+
+def device_plugin_notes(pools: Iterable[Pool]) -> tuple[str, ...]:
+    """One summary note per pool with nodes whose device plugin is not serving GPUs."""
+    return tuple(
+        f"device plugin not ready on {pool.device_plugin_not_ready} "
+        f"node{'' if pool.device_plugin_not_ready == 1 else 's'} of pool {pool.name}"
+        for pool in pools
+        if pool.device_plugin_not_ready
+    )

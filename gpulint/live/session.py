@@ -1,0 +1,43 @@
+"""Live mode end to end: connect, read the cluster once, offer the dry-run to the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpulint.live.client import ConnectionOptions, KubeClient, connect
+from gpulint.live.cluster import device_plugin_notes, profile_from_cluster, read_cluster
+from gpulint.live.dryrun import dry_runner
+from gpulint.live.verdict import DryRun
+from gpulint.profile.model import ClusterProfile
+
+
+@dataclass(frozen=True)
+class LiveCluster:
+    """A connected cluster and the profile read from it."""
+
+    client: KubeClient
+    profile: ClusterProfile
+    notes: tuple[str, ...]  # for the run's summary: nodes whose device plugin is not serving
+
+    @property
+    def dry_run(self) -> DryRun:
+        """The --server-dry-run hook for `gpulint.api.lint`."""
+        return dry_runner(self.client)
+
+    def close(self) -> None:
+        """Release the connection."""
+        self.client.close()
+
+
+def open_live(options: ConnectionOptions, pool_label: str | None = None) -> LiveCluster:
+    """Connect and build the ClusterProfile; raises GpulintError when the API cannot be read."""
+    client = connect(options)
+    try:
+        objects = read_cluster(client)
+        profile = profile_from_cluster(
+            objects, pool_label, f"live cluster ({client.source})", client.namespace
+        )
+    except BaseException:
+        client.close()
+        raise
+    return LiveCluster(client, profile, device_plugin_notes(profile.pools))

@@ -1,0 +1,532 @@
+"""`gpulint check --live` and `gpulint profile snapshot` against a real HTTP Kubernetes API.
+
+kmock serves canned lists on 127.0.0.1; gpulint talks to it with the real `kubernetes` client
+through a generated kubeconfig. Tests assert what the server received as well as the output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kmock
+import pytest
+from click.testing import CliRunner, Result
+
+from gpulint.cli import main
+from gpulint.live.client import ConnectionOptions
+from gpulint.live.session import open_live
+from tests.kube_server import TOKEN, item_list, kube_server, status, write_kubeconfig
+
+ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+LIST_PATHS = {
+    "nodes": "/api/v1/nodes",
+    "pods": "/api/v1/pods",
+    "resourcequotas": "/api/v1/resourcequotas",
+    "limitranges": "/api/v1/limitranges",
+    "priorityclasses": "/apis/scheduling.k8s.io/v1/priorityclasses",
+    "nodepools": "/apis/karpenter.sh/v1/nodepools",
+}
+NOT_FOUND = status(404, "NotFound", "the server could not find the requested resource")
+
+
+def gpu_node(name: str, pool: str, gpus: str = "8", allocatable_gpus: str | None = None):
+    """A Ready EKS node of `pool` with `gpus` NVIDIA GPUs (allocatable may differ)."""
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {
+                "eks.amazonaws.com/nodegroup": pool,
+                "node.kubernetes.io/instance-type": "p4d.24xlarge",
+                "kubernetes.io/hostname": name,
+            },
+        },
+        "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]},
+        "status": {
+            "capacity": {"cpu": "96", "memory": "1152Gi", "pods": "110", "nvidia.com/gpu": gpus},
+            "allocatable": {
+                "cpu": "95500m",
+                "memory": "1100Gi",
+                "pods": "110",
+                "nvidia.com/gpu": allocatable_gpus if allocatable_gpus is not None else gpus,
+            },
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def cpu_node(name: str) -> dict[str, Any]:
+    """A Ready CPU node of pool `general`."""
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {
+                "eks.amazonaws.com/nodegroup": "general",
+                "node.kubernetes.io/instance-type": "m5.2xlarge",
+            },
+        },
+        "status": {
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "58"},
+            "allocatable": {"cpu": "7910m", "memory": "30Gi", "pods": "58"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def gpu_pod(name: str, node: str, gpus: int) -> dict[str, Any]:
+    """A running pod on `node` holding `gpus` GPUs."""
+    limits = {"nvidia.com/gpu": str(gpus)}
+    return {
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": {"limits": limits}}]},
+        "status": {"phase": "Running"},
+    }
+
+
+QUOTA = {
+    "metadata": {"name": "gpu-quota", "namespace": "ml"},
+    "spec": {"hard": {"requests.nvidia.com/gpu": "8"}},
+    "status": {"hard": {"requests.nvidia.com/gpu": "8"}, "used": {"requests.nvidia.com/gpu": "6"}},
+}
+PRIORITY = {"metadata": {"name": "gpu-high"}, "value": 100000, "preemptionPolicy": "Never"}
+NODES = [gpu_node("gpu-1", "gpu-a100"), gpu_node("gpu-2", "gpu-a100"), cpu_node("cpu-1")]
+PODS = [gpu_pod("busy-1", "gpu-1", 4), gpu_pod("busy-2", "gpu-2", 2)]
+
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: trainer}
+  template:
+    metadata:
+      labels: {app: trainer}
+    spec:
+      priorityClassName: gpu-urgent
+      containers:
+      - name: trainer
+        image: trainer:1.4
+        resources:
+          requests: {cpu: "8", memory: 32Gi}
+          limits: {memory: 32Gi, nvidia.com/gpu: 2}
+"""
+
+
+@pytest.fixture()
+def k() -> Iterator[kmock.KubernetesScaffold]:
+    """This test's view of the session's API server."""
+    with kube_server().scaffold() as handler:
+        yield handler
+
+
+@pytest.fixture()
+def kubeconfig(tmp_path: Path) -> Path:
+    """A kubeconfig whose current context is the session's API server."""
+    return write_kubeconfig(tmp_path / "kubeconfig", kube_server().url)
+
+
+@pytest.fixture()
+def manifests(tmp_path: Path) -> Path:
+    """A directory with one GPU Deployment."""
+    root = tmp_path / "manifests"
+    root.mkdir()
+    (root / "trainer.yaml").write_text(MANIFEST, encoding="utf-8")
+    return root
+
+
+def serve(k: kmock.KubernetesScaffold, **items: list[dict[str, Any]] | None) -> None:
+    """Register the list endpoints live mode reads; `None` answers 404 (not installed)."""
+    kinds = {
+        "nodes": ("Node", "v1"),
+        "pods": ("Pod", "v1"),
+        "resourcequotas": ("ResourceQuota", "v1"),
+        "limitranges": ("LimitRange", "v1"),
+        "priorityclasses": ("PriorityClass", "scheduling.k8s.io/v1"),
+        "nodepools": ("NodePool", "karpenter.sh/v1"),
+    }
+    defaults = {"nodes": NODES, "pods": PODS, "resourcequotas": [QUOTA]}
+    defaults |= {"priorityclasses": [PRIORITY], "limitranges": [], "nodepools": None}
+    for resource, (kind, api_version) in kinds.items():
+        found = items.get(resource, defaults[resource])
+        path = f"get {LIST_PATHS[resource]}"
+        if found is None:
+            k[path] << 404 << NOT_FOUND
+        else:
+            k[path] << item_list(kind, found, api_version)
+
+
+def run(*args: str, env: dict[str, str | None] | None = None) -> Result:
+    """`gpulint ARGS` in-process, with no kubeconfig or in-cluster settings leaking in."""
+    base: dict[str, str | None] = {"KUBECONFIG": None, "KUBERNETES_SERVICE_HOST": None}
+    return CliRunner().invoke(main, list(args), env={**base, **(env or {})})
+
+
+def report(result: Result) -> dict[str, Any]:
+    """The JSON report of a run that finished (exit 0 or 1)."""
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def findings(result: Result) -> list[tuple[str, int, int, str]]:
+    """(code, line, column, message) of every finding."""
+    return [(f["code"], f["line"], f["column"], f["message"]) for f in report(result)["findings"]]
+
+
+def requests(k: kmock.KubernetesScaffold) -> list[tuple[str, str, dict[str, str]]]:
+    """(method, path, query) of every request the server received, in order."""
+    return [(str(r.method.value), r.url.path, dict(r.params)) for r in k]
+
+
+def check_live(kubeconfig: Path, manifests: Path, *extra: str) -> Result:
+    return run(
+        "check", "--isolated", "--format", "json", "--live", "--kubeconfig", str(kubeconfig),
+        *extra, str(manifests),
+    )  # fmt: skip
+
+
+# --- what is read, and how ------------------------------------------------------------------
+
+
+def test_live_reads_each_resource_once_with_pagination_params(k, kubeconfig, manifests) -> None:
+    serve(k)
+    result = check_live(kubeconfig, manifests)
+    report(result)
+    assert requests(k) == [
+        ("GET", "/api/v1/nodes", {"limit": "500"}),
+        ("GET", "/api/v1/pods", {"fieldSelector": ACTIVE_PODS, "limit": "500"}),
+        ("GET", "/api/v1/resourcequotas", {"limit": "500"}),
+        ("GET", "/api/v1/limitranges", {"limit": "500"}),
+        ("GET", "/apis/scheduling.k8s.io/v1/priorityclasses", {"limit": "500"}),
+        ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"}),
+    ]
+    assert {r.headers["Authorization"] for r in k} == {f"Bearer {TOKEN}"}
+
+
+def test_pagination_follows_continue_tokens(k, kubeconfig) -> None:
+    # Two pages of nodes: the second is asked for with the first page's continue token.
+    k["get /api/v1/nodes", kmock.params({"continue": "page-2"})] << item_list("Node", [NODES[1]])
+    k["get /api/v1/nodes"] << item_list("Node", [NODES[0], NODES[2]], **{"continue": "page-2"})
+    serve(k, nodes=[])  # the other resources; this empty node list is never reached
+    cluster = open_live(ConnectionOptions(str(kubeconfig)))
+    cluster.close()
+    node_requests = [q for _, path, q in requests(k) if path == "/api/v1/nodes"]
+    assert node_requests == [{"limit": "500"}, {"limit": "500", "continue": "page-2"}]
+    # The node of the second page is in the profile: pool gpu-a100 has both nodes.
+    assert [(p.name, p.nodes) for p in cluster.profile.pools] == [("gpu-a100", 2), ("general", 1)]
+
+
+def test_missing_karpenter_crd_is_not_an_error(k, kubeconfig, manifests) -> None:
+    serve(k, nodepools=None)
+    result = check_live(kubeconfig, manifests)
+    assert result.exit_code == 1, result.output
+    assert requests(k)[-1] == ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"})
+    # The run went on with the other resources: quota, taints and priority classes all count.
+    assert [f[:2] for f in findings(result)] == [("GPU301", 7), ("GPU102", 13), ("GPU401", 14)]
+    assert report(result)["notes"] == []
+
+
+def test_karpenter_nodepool_becomes_a_pool_joined_with_its_nodes(k, kubeconfig) -> None:
+    nodepool = {
+        "metadata": {"name": "gpu-karpenter"},
+        "spec": {
+            "limits": {"nvidia.com/gpu": "16"},
+            "template": {
+                "metadata": {"labels": {"team": "ml"}},
+                "spec": {
+                    "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
+                    "requirements": [
+                        {
+                            "key": "node.kubernetes.io/instance-type",
+                            "operator": "In",
+                            "values": ["p4d.24xlarge", "p3.2xlarge"],
+                        }
+                    ],
+                },
+            },
+        },
+    }
+    launched = gpu_node("ip-10-0-0-7", "unused")
+    launched["metadata"]["labels"] = {
+        "karpenter.sh/nodepool": "gpu-karpenter",
+        "team": "ml",
+        "node.kubernetes.io/instance-type": "p4d.24xlarge",
+    }
+    serve(k, nodes=[launched, cpu_node("cpu-1")], pods=[], nodepools=[nodepool])
+    text = snapshot_of(k, kubeconfig)
+    pool = text.split("  - name: gpu-karpenter\n")[1].split("  - name:")[0]
+    # Labels of both; what the node reports (allocatable, count, its taint) wins over the
+    # NodePool's estimate; the NodePool states min 0, scale from zero, and its limit: 16 GPUs
+    # of p4d.24xlarge (8 each, the largest allowed type) allow 2 nodes.
+    assert pool == (
+        "    labels: {team: ml, karpenter.sh/nodepool: gpu-karpenter, "
+        "node.kubernetes.io/instance-type: p4d.24xlarge}\n"
+        "    taints: [{key: dedicated, value: gpu, effect: NoSchedule}]\n"
+        "    instanceType: p4d.24xlarge\n"
+        "    allocatable: {cpu: 95500m, memory: 1100Gi, pods: 110, nvidia.com/gpu: 8}\n"
+        "    nodes: 1\n"
+        "    minNodes: 0\n"
+        "    maxNodes: 2\n"
+        "    scaleFromZero: true\n"
+        "    devicePluginNotReady: 0\n"
+    )
+
+
+def test_karpenter_nodepool_without_nodes_is_estimated_from_the_catalogue(k, kubeconfig) -> None:
+    nodepool = {
+        "metadata": {"name": "gpu-spot"},
+        "spec": {
+            "limits": {"nvidia.com/gpu": "4"},
+            "template": {
+                "spec": {
+                    "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
+                    "requirements": [
+                        {
+                            "key": "karpenter.k8s.aws/instance-family",
+                            "operator": "In",
+                            "values": ["p4d", "p3"],
+                        }
+                    ],
+                },
+            },
+        },
+    }
+    serve(k, nodes=[], pods=[], nodepools=[nodepool])
+    text = snapshot_of(k, kubeconfig)
+    pool = text.split("  - name: gpu-spot\n")[1].split("  - name:")[0].split("  namespaces:")[0]
+    # Families p4d and p3: the 4-GPU limit drops the 8-GPU sizes, as Karpenter does, which
+    # leaves p3.8xlarge (4 GPUs) as the largest: one node.
+    assert pool == (
+        "    labels: {karpenter.sh/nodepool: gpu-spot}\n"
+        '    taints: [{key: nvidia.com/gpu, value: "", effect: NoSchedule}]\n'
+        "    instanceType: p3.8xlarge\n"
+        "    allocatable: {cpu: 32, memory: 244Gi, pods: 110, nvidia.com/gpu: 4}\n"
+        "    nodes: 0\n"
+        "    minNodes: 0\n"
+        "    maxNodes: 1\n"
+        "    scaleFromZero: true\n"
+        "    devicePluginNotReady: 0\n"
+    )
+
+
+def test_device_plugin_not_ready_is_a_summary_note(k, kubeconfig, manifests) -> None:
+    broken = gpu_node("gpu-3", "gpu-a100", gpus="8", allocatable_gpus="0")
+    serve(k, nodes=[*NODES, broken])
+    result = check_live(kubeconfig, manifests)
+    assert report(result)["notes"][0] == "device plugin not ready on 1 node of pool gpu-a100"
+    text = run(
+        "check", "--isolated", "--live", "--kubeconfig", str(kubeconfig), str(manifests)
+    ).stdout  # fmt: skip
+    assert "device plugin not ready on 1 node of pool gpu-a100\n" in text
+
+
+def test_gpus_in_use_come_from_active_pods_on_each_pool(k, kubeconfig) -> None:
+    pending_unbound = {"metadata": {"name": "p", "namespace": "ml"}, "spec": {"containers": []}}
+    serve(k, pods=[*PODS, pending_unbound, gpu_pod("busy-3", "gpu-1", 1)])
+    cluster = open_live(ConnectionOptions(str(kubeconfig)))
+    cluster.close()
+    pools = {p.name: p for p in cluster.profile.pools}
+    assert dict(pools["gpu-a100"].gpus_in_use) == {"nvidia.com/gpu": 7}
+    assert dict(pools["general"].gpus_in_use) == {}
+    assert pools["gpu-a100"].nodes == 2
+
+
+# --- connection failures: one line, exit 2 --------------------------------------------------
+
+
+def error_line(result: Result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_403_on_priorityclasses_names_verb_and_resource(k, kubeconfig, manifests) -> None:
+    denied = (
+        'priorityclasses.scheduling.k8s.io is forbidden: User "system:serviceaccount:ci:gpulint" '
+        'cannot list resource "priorityclasses" in API group "scheduling.k8s.io" at the cluster '
+        "scope"
+    )
+    k["get /apis/scheduling.k8s.io/v1/priorityclasses"] << 403 << status(403, "Forbidden", denied)
+    serve(k)
+    line = error_line(check_live(kubeconfig, manifests))
+    assert line == (
+        "gpulint: error: not allowed to list priorityclasses.scheduling.k8s.io (403 Forbidden): "
+        "grant the gpulint-live ClusterRole of docs/rbac.yaml to context `kmock`; "
+        f"the server said: {denied}"
+    )
+
+
+def test_401_says_to_refresh_credentials(k, kubeconfig, manifests) -> None:
+    k["get /api/v1/nodes"] << 401 << status(401, "Unauthorized", "Unauthorized")
+    line = error_line(check_live(kubeconfig, manifests))
+    assert line == (
+        f"gpulint: error: the Kubernetes API at {kube_server().url} rejected the credentials "
+        "of context `kmock` (401 Unauthorized); log in again or refresh the kubeconfig's token"
+    )
+    assert len(list(k)) == 1
+
+
+def test_a_server_that_is_not_kubernetes(k, kubeconfig, manifests) -> None:
+    k["get /api/v1/nodes"] << 200 << b"<html>login</html>"
+    assert error_line(check_live(kubeconfig, manifests)) == (
+        f"gpulint: error: {kube_server().url} answered the list of nodes with something that "
+        "is not a Kubernetes list; check the server address of context `kmock`"
+    )
+
+
+def test_connection_refused(tmp_path: Path, manifests: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    kubeconfig = write_kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{port}")
+    started = time.monotonic()
+    line = error_line(check_live(kubeconfig, manifests))
+    assert time.monotonic() - started < 2
+    assert line.startswith(
+        f"gpulint: error: cannot connect to the Kubernetes API at http://127.0.0.1:{port}: "
+    )
+    assert "Connection refused" in line
+    assert line.endswith(
+        "check the server address of context `kmock` and that the cluster is reachable from here"
+    )
+
+
+def test_slow_server_hits_the_request_timeout(k, kubeconfig, manifests) -> None:
+    async def slow() -> dict[str, Any]:
+        await asyncio.sleep(1.5)
+        return item_list("Node", [])
+
+    k["get /api/v1/nodes"] << slow
+    started = time.monotonic()
+    line = error_line(check_live(kubeconfig, manifests, "--request-timeout", "0.2"))
+    elapsed = time.monotonic() - started
+    assert line == (
+        f"gpulint: error: the Kubernetes API at {kube_server().url} did not answer "
+        "GET /api/v1/nodes within 0.2 s; raise --request-timeout or check the network path "
+        "to the cluster"
+    )
+    assert elapsed < 1.2  # one attempt, no retries
+    assert len(list(k)) == 1
+
+
+def test_tls_failure(k, tmp_path: Path, manifests: Path) -> None:
+    # The server speaks plain HTTP; an https:// kubeconfig fails the TLS handshake.
+    url = kube_server().url.replace("http://", "https://")
+    kubeconfig = write_kubeconfig(tmp_path / "kc", url)
+    line = error_line(check_live(kubeconfig, manifests))
+    assert line.startswith(f"gpulint: error: TLS with the Kubernetes API at {url} failed: ")
+    assert line.endswith("check the certificate-authority of context `kmock` in the kubeconfig")
+
+
+def test_no_kubeconfig(tmp_path: Path, manifests: Path) -> None:
+    missing = tmp_path / "nowhere"
+    result = run("check", "--live", str(manifests), env={"KUBECONFIG": str(missing)})
+    assert error_line(result) == (
+        f"gpulint: error: no kubeconfig found at {missing}: pass --kubeconfig PATH or set "
+        "KUBECONFIG (live mode reads the cluster named by the kubeconfig)"
+    )
+
+
+def test_in_cluster_config_is_used_when_kubernetes_service_host_is_set(manifests) -> None:
+    # No kubeconfig anywhere; inside a pod the service account would be read. Here its token
+    # file is missing, which is reported as such (no kubeconfig lookup happens).
+    env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    result = run("check", "--live", str(manifests), env=env)
+    assert error_line(result) == (
+        "gpulint: error: KUBERNETES_SERVICE_HOST is set but the in-cluster service account "
+        "cannot be used: Service token file does not exist; pass --kubeconfig, or run in a pod "
+        "that mounts its service account token"
+    )
+
+
+def test_context_picks_a_cluster_other_than_the_current_one(k, tmp_path, manifests) -> None:
+    config = json.loads(write_kubeconfig(tmp_path / "kc", kube_server().url).read_text())
+    config["clusters"].append({"name": "prod", "cluster": {"server": "http://127.0.0.1:1"}})
+    config["contexts"].append({"name": "prod", "context": {"cluster": "prod", "user": "tester"}})
+    config["current-context"] = "prod"
+    (tmp_path / "kc").write_text(json.dumps(config), encoding="utf-8")
+    serve(k)
+    result = run("check", "--isolated", "--live", "--context", "kmock", str(manifests),
+                 env={"KUBECONFIG": str(tmp_path / "kc")})  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert len(requests(k)) == 6
+
+
+def test_unknown_context(kubeconfig: Path, manifests: Path) -> None:
+    result = check_live(kubeconfig, manifests, "--context", "prod")
+    assert error_line(result) == (
+        f"gpulint: error: context `prod` is not in kubeconfig {kubeconfig} (contexts: kmock); "
+        "pass one of them to --context"
+    )
+
+
+def test_live_flags_need_live(manifests: Path) -> None:
+    result = run("check", "--server-dry-run", str(manifests))
+    assert error_line(result) == "gpulint: error: --server-dry-run needs --live"
+    result = run("check", "--live", "--profile", "p.yaml", str(manifests))
+    assert error_line(result) == (
+        "gpulint: error: --live reads the profile from the cluster: drop --profile"
+    )
+
+
+# --- bounded work ---------------------------------------------------------------------------
+
+
+def test_five_thousand_nodes_take_a_few_dozen_requests(k, kubeconfig, manifests) -> None:
+    nodes = [gpu_node(f"gpu-{i}", f"pool-{i % 5}") for i in range(5000)]
+    pods = [gpu_pod(f"busy-{i}", f"gpu-{i}", 1) for i in range(5000)]
+
+    def pages(items: list[dict[str, Any]], kind: str):
+        def page(request: Any) -> dict[str, Any]:
+            start = int(request.params.get("continue") or 0)
+            limit = int(request.params["limit"])
+            rest = {"continue": str(start + limit)} if start + limit < len(items) else {}
+            return item_list(kind, items[start : start + limit], **rest)
+
+        return page
+
+    k["get /api/v1/nodes"] << pages(nodes, "Node")
+    k["get /api/v1/pods"] << pages(pods, "Pod")
+    serve(k, nodes=[], pods=[])
+    result = check_live(kubeconfig, manifests)
+    report(result)
+    paths = [path for _, path, _ in requests(k)]
+    assert paths.count("/api/v1/nodes") == 10
+    assert paths.count("/api/v1/pods") == 10
+    assert len(paths) == 24
+
+
+# --- import isolation -----------------------------------------------------------------------
+
+
+def test_plain_check_does_not_import_the_kubernetes_client(manifests: Path) -> None:
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from gpulint.cli import main\n"
+        f"CliRunner().invoke(main, ['check', '--isolated', {str(manifests)!r}])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"
+
+
+# --- snapshot -------------------------------------------------------------------------------
+
+
+def snapshot_of(k: kmock.KubernetesScaffold, kubeconfig: Path) -> str:
+    """`gpulint profile snapshot` to stdout."""
+    result = run("profile", "snapshot", "--kubeconfig", str(kubeconfig))
+    assert result.exit_code == 0, result.output
+    return result.stdout
