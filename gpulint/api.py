@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from gpulint.config import Config
 from gpulint.findings import Finding, LintResult
-from gpulint.loader import STDIN, discover, load
+from gpulint.loader import STDIN, collection_paused, discover, load
 from gpulint.profile.model import ClusterProfile
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, build_registry
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
 from gpulint.workloads import workload_of
 
+if TYPE_CHECKING:
+    from gpulint.live.verdict import DryRun
 
+#: The rule that reports what a server-side dry-run refused.
+SERVER_REJECTED = "GPU900"
+
+
+@collection_paused()
 def lint(
     paths: Sequence[str],
     config: Config | None = None,
@@ -21,11 +30,13 @@ def lint(
     *,
     stdin: tuple[str, bytes] | None = None,
     namespace: str | None = None,
+    dry_run: DryRun | None = None,
 ) -> LintResult:
     """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
 
     `-` among `paths` stands for `stdin`; `namespace` is the one assumed for objects that name
-    none. Raises GpulintError for a missing or unreadable path.
+    none. `dry_run` (live mode) sends the objects to the API server before the rules run, so
+    GPU900 can report what it refused. Raises GpulintError for a missing or unreadable path.
     """
     config = config or Config()
     files = discover([p for p in paths if p != STDIN], config.is_excluded)
@@ -34,6 +45,9 @@ def lint(
     context = CheckContext(loaded, workloads, profile, namespace)
     rules = [r for r in build_registry() if config.is_selected(r.info.code, r.info.enabled)]
     skipped = [r for r in rules if r.info.needs_profile and profile is None]
+    if dry_run is not None and any(r.info.code == SERVER_REJECTED for r in rules):
+        rejections = dry_run(loaded.documents, context.namespace_of)
+        context = replace(context, rejections=tuple(rejections))
     tracker = SuppressionTracker(loaded.documents, workloads)
 
     findings: list[Finding] = []
@@ -77,7 +91,7 @@ def _finding(rule: Rule, problem: Problem, config: Config) -> Finding:
     return Finding(
         code=info.code,
         name=info.name,
-        severity=config.severity.get(info.code, info.severity),
+        severity=config.severity.get(info.code, problem.severity or info.severity),
         path=problem.file.path,
         line=problem.pos[0],
         column=problem.pos[1],
@@ -98,13 +112,13 @@ def _unused_suppressions(
         live = [c for c in codes if any(code.startswith(c) for code in enabled)]
         if marker.codes and not live:
             continue
-        what = ", ".join(live) if live else "every code"
+        what = f"no {', '.join(live)} finding" if live else "nothing"
         if config.ignored_in_file(marker.file.path, rule.info.code):
             continue
         problem = Problem(
             marker.file,
             marker.pos,
-            f"unused suppression ({marker.kind}): no {what} finding here to suppress",
+            f"unused suppression ({marker.kind}): {what} here to suppress",
         )
         findings.append(_finding(rule, problem, config))
     return findings

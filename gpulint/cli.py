@@ -5,14 +5,24 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gpulint import __version__
 from gpulint.errors import GpulintError
 from gpulint.model import Severity
+
+if TYPE_CHECKING:
+    from gpulint.config import Config
+    from gpulint.findings import LintResult
+    from gpulint.live.client import ConnectionOptions
+    from gpulint.profile.model import ClusterProfile
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info", "never")
@@ -36,6 +46,26 @@ def _use_color(choice: str, stream_is_tty: bool) -> bool:
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
     return stream_is_tty
+
+
+def _live_options(command: _Command) -> _Command:
+    """--context, --kubeconfig, --request-timeout: how live mode reaches the cluster."""
+    options = (
+        click.option("--context", "kube_context", help="kubeconfig context (default: current)."),
+        click.option(
+            "--kubeconfig",
+            type=click.Path(dir_okay=False),
+            help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).",
+        ),
+        click.option(
+            "--request-timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds each Kubernetes API request may take (default: 10).",
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -78,6 +108,21 @@ def main() -> None:
     show_default=True,
 )
 @click.option("-n", "--namespace", help="Namespace assumed for objects that name none.")
+@click.option(
+    "--profile",
+    "profile_paths",
+    multiple=True,
+    type=click.Path(),
+    help="Cluster profile input (ClusterProfile, kubectl dump, eksctl config); repeatable.",
+)
+@click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+@click.option("--live", is_flag=True, help="Read the cluster profile from the Kubernetes API.")
+@click.option(
+    "--server-dry-run",
+    is_flag=True,
+    help="With --live: dry-run every object on the API server; refusals are GPU900.",
+)
+@_live_options
 def check(
     paths: tuple[str, ...],
     config_path: str | None,
@@ -92,6 +137,13 @@ def check(
     report_unused_ignores: bool | None,
     color: str,
     namespace: str | None,
+    profile_paths: tuple[str, ...],
+    pool_label: str | None,
+    live: bool,
+    server_dry_run: bool,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    request_timeout: float | None,
 ) -> None:
     """Check manifests (files, directories, or - for stdin; default: the current directory)."""
     from gpulint.api import lint
@@ -99,6 +151,10 @@ def check(
 
     try:
         config = _config(config_path, isolated)
+        if select:
+            # --select starts a new selection (as in ruff): the file's ignore and
+            # extend-select no longer apply, so `--select GPU002` runs GPU002 whatever the file says
+            config = replace(config, extend_select=(), ignore=())
         config = config.with_overrides(
             select=_selectors(select),
             extend_select=_selectors(extend_select),
@@ -106,12 +162,33 @@ def check(
             report_unused_ignores=report_unused_ignores,
         )
         if fail_on is not None:
-            config = config.with_overrides(fail_on=_threshold(fail_on))
+            # not with_overrides: it drops None, and None is what `never` means
+            config = replace(config, fail_on=_threshold(fail_on))
         _check_cli_selectors(config.select, config.extend_select, config.ignore)
         stdin = None
         if "-" in paths:
-            stdin = (stdin_filename or "<stdin>", click.get_binary_stream("stdin").read())
-        result = lint(list(paths) or ["."], config, stdin=stdin, namespace=namespace)
+            stdin = (stdin_filename or "<stdin>", sys.stdin.buffer.read())
+        live_only = {
+            "--server-dry-run": server_dry_run,
+            "--context": kube_context,
+            "--kubeconfig": kubeconfig,
+            "--request-timeout": request_timeout,
+        }
+        _check_live_flags(live, profile_paths, live_only)
+        if live:
+            connection = _connection(kube_context, kubeconfig, request_timeout)
+            result = _lint_live(
+                list(paths) or ["."],
+                config,
+                connection,
+                pool_label,
+                server_dry_run,
+                stdin=stdin,
+                namespace=namespace,
+            )
+        else:
+            profile = _profile(profile_paths, pool_label)
+            result = lint(list(paths) or ["."], config, profile, stdin=stdin, namespace=namespace)
     except GpulintError as exc:
         _fail(str(exc))
         return
@@ -122,10 +199,65 @@ def check(
         except OSError as exc:
             _fail(f"{output}: cannot write report: {exc.strerror}")
     else:
-        stream = click.get_text_stream("stdout")
-        text = FORMATTERS[output_format](result, _use_color(color, stream.isatty()))
-        click.echo(text, nl=False)
+        use_color = _use_color(color, sys.stdout.isatty())
+        text = FORMATTERS[output_format](result, use_color)
+        # click strips ANSI codes from non-TTY output unless told otherwise: --color always
+        # must survive a pipe.
+        click.echo(text, nl=False, color=use_color)
     sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_CLEAN)
+
+
+def _profile(paths: Sequence[str], pool_label: str | None) -> ClusterProfile | None:
+    if not paths:
+        return None
+    # Only now: a run without --profile does not import the importers.
+    from gpulint.profile import load_profiles
+
+    return load_profiles(paths, pool_label)
+
+
+def _check_live_flags(
+    live: bool, profile_paths: Sequence[str], live_only: Mapping[str, object]
+) -> None:
+    if live and profile_paths:
+        raise GpulintError("--live reads the profile from the cluster: drop --profile")
+    given = next((name for name, value in live_only.items() if value), None)
+    if not live and given is not None:
+        raise GpulintError(f"{given} needs --live")
+
+
+def _connection(
+    kube_context: str | None, kubeconfig: str | None, request_timeout: float | None
+) -> ConnectionOptions:
+    try:
+        from gpulint.live.client import DEFAULT_TIMEOUT, ConnectionOptions
+    except ImportError:
+        raise GpulintError(
+            "live mode needs the Kubernetes client: pip install 'gpulint[live]'"
+        ) from None
+    timeout = DEFAULT_TIMEOUT if request_timeout is None else request_timeout
+    return ConnectionOptions(kubeconfig, kube_context, timeout)
+
+
+def _lint_live(
+    paths: Sequence[str],
+    config: Config,
+    connection: ConnectionOptions,
+    pool_label: str | None,
+    server_dry_run: bool,
+    **options: Any,
+) -> LintResult:
+    """lint() against the profile read from the cluster; the cluster's notes join the summary."""
+    from gpulint.api import lint
+    from gpulint.live.session import open_live
+
+    cluster = open_live(connection, pool_label)
+    try:
+        dry_run = cluster.dry_run if server_dry_run else None
+        result = lint(paths, config, cluster.profile, dry_run=dry_run, **options)
+    finally:
+        cluster.close()
+    return replace(result, notes=(*cluster.notes, *result.notes))
 
 
 def _threshold(fail_on: str) -> Severity | None:
@@ -197,3 +329,94 @@ def explain(code: str, output_format: str) -> None:
         click.echo(json.dumps(rule_to_dict(info), indent=2))
     else:
         click.echo(explain_text(info), nl=False)
+
+
+@main.group()
+def profile() -> None:
+    """Build and inspect the cluster profile the placement rules check against."""
+
+
+_PROFILE_INPUTS_HELP = "Inputs: ClusterProfile, kubectl dump (kind: List) or eksctl ClusterConfig."
+
+
+@profile.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the profile here.")
+@click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+def profile_import(files: tuple[str, ...], output: str | None, pool_label: str | None) -> None:
+    """Merge FILES (later wins) into one ClusterProfile; print it, or write it with -o."""
+    from gpulint.profile import load_profiles
+    from gpulint.profile.dump import dump_profile
+
+    try:
+        text = dump_profile(load_profiles(files, pool_label))
+    except GpulintError as exc:
+        _fail(str(exc))
+        return
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"{output}: cannot write profile: {exc.strerror}")
+
+
+@profile.command("show")
+@click.option(
+    "--profile",
+    "profile_paths",
+    multiple=True,
+    required=True,
+    type=click.Path(),
+    help=f"Profile input; repeatable. {_PROFILE_INPUTS_HELP}",
+)
+@click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+def profile_show(profile_paths: tuple[str, ...], pool_label: str | None) -> None:
+    """Print the pools, admission facts, quotas and priorities gpulint believes the cluster has."""
+    from gpulint.profile import load_profiles
+    from gpulint.profile.show import show_profile
+
+    try:
+        text = show_profile(load_profiles(profile_paths, pool_label))
+    except GpulintError as exc:
+        _fail(str(exc))
+        return
+    click.echo(text, nl=False)
+
+
+@profile.command("snapshot")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the profile here.")
+@click.option("--pool-label", help="Node label that names a node's pool.")
+@_live_options
+def profile_snapshot(
+    output: str | None,
+    pool_label: str | None,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    request_timeout: float | None,
+) -> None:
+    """Read the cluster from the Kubernetes API and write its ClusterProfile (lint offline)."""
+    from gpulint.profile.dump import dump_profile
+
+    try:
+        from gpulint.live.session import open_live
+
+        cluster = open_live(_connection(kube_context, kubeconfig, request_timeout), pool_label)
+    except ImportError:
+        _fail("live mode needs the Kubernetes client: pip install 'gpulint[live]'")
+        return
+    except GpulintError as exc:
+        _fail(str(exc))
+        return
+    cluster.close()
+    for note in cluster.notes:
+        click.echo(f"gpulint: note: {note}", err=True)
+    text = dump_profile(cluster.profile)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"{output}: cannot write profile: {exc.strerror}")

@@ -202,6 +202,18 @@ class NodeSelectorTerm:
     pos: Pos
 
 
+@dataclass(frozen=True)
+class PodAffinityTerm:
+    """One required pod (anti-)affinity term: which pods, counted per which topology domain."""
+
+    topology_key: str
+    match_labels: Mapping[str, str]
+    match_expressions: tuple[SelectorRequirement, ...]
+    has_selector: bool  # a term without labelSelector selects no pods
+    namespaces: tuple[str, ...]  # empty: the pod's own namespace
+    pos: Pos
+
+
 @dataclass(frozen=True, eq=False)
 class PodTemplate:
     """A pod template (or a bare Pod) with its containers and placement constraints."""
@@ -283,6 +295,42 @@ class PodTemplate:
         value = self.spec.get("priorityClassName")
         return _text(value) or None
 
+    @cached_property
+    def labels(self) -> Mapping[str, str]:
+        """The template's metadata.labels as strings (the labels its pods get)."""
+        return {str(k): _text(v) for k, v in mapping_at(self.node, "metadata", "labels").items()}
+
+    @cached_property
+    def required_pod_anti_affinity(self) -> tuple[PodAffinityTerm, ...]:
+        """podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution terms."""
+        anti = mapping_at(self.spec, "affinity", "podAntiAffinity")
+        items = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if not isinstance(items, YSeq):
+            return ()
+        terms = []
+        for i, item in enumerate(items):
+            if not isinstance(item, YMap):
+                continue
+            selector = item.get("labelSelector")
+            namespaces = item.get("namespaces")
+            terms.append(
+                PodAffinityTerm(
+                    topology_key=_text(item.get("topologyKey")),
+                    match_labels={
+                        str(k): _text(v) for k, v in mapping_at(selector, "matchLabels").items()
+                    },
+                    match_expressions=_requirements(
+                        selector.get("matchExpressions") if isinstance(selector, YMap) else None
+                    ),
+                    has_selector=isinstance(selector, YMap),
+                    namespaces=tuple(_text(n) for n in namespaces)
+                    if isinstance(namespaces, YSeq)
+                    else (),
+                    pos=items.pos_of_item(i),
+                )
+            )
+        return tuple(terms)
+
 
 @dataclass(frozen=True)
 class ReplicaCount:
@@ -305,6 +353,25 @@ class Workload:
     def kind(self) -> str:
         """The object's kind."""
         return self.document.ref.kind
+
+    @cached_property
+    def active_deadline(self) -> ReplicaCount | None:
+        """The Job's `activeDeadlineSeconds` (a CronJob's in its jobTemplate), when written.
+
+        The Job clock starts before its pods are scheduled, so Pending time counts against it.
+        """
+        if self.kind == "Job":
+            spec = mapping_at(self.document.obj, "spec")
+        elif self.kind == "CronJob":
+            spec = mapping_at(self.document.obj, "spec", "jobTemplate", "spec")
+        else:
+            return None
+        value = spec.get("activeDeadlineSeconds")
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        return ReplicaCount(
+            value, "activeDeadlineSeconds", spec.pos_of_key("activeDeadlineSeconds")
+        )
 
 
 def pod_requests(containers: tuple[Container, ...], spec: YMap) -> dict[str, Decimal]:

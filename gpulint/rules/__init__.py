@@ -5,10 +5,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpulint.catalogue import RuleInfo, load_catalogue
-from gpulint.rules import manifest, qos, resources
+from gpulint.rules import (
+    capacity,
+    device_plugin,
+    live,
+    manifest,
+    placement,
+    priority,
+    qos,
+    quota,
+    resources,
+)
 from gpulint.rules.base import Check
 
-CHECKS: dict[str, Check] = {**manifest.CHECKS, **resources.CHECKS, **qos.CHECKS}
+CHECKS: dict[str, Check] = {
+    **manifest.CHECKS,
+    **resources.CHECKS,
+    **placement.CHECKS,
+    **capacity.CHECKS,
+    **qos.CHECKS,
+    **quota.CHECKS,
+    **priority.CHECKS,
+    **device_plugin.CHECKS,
+    **live.CHECKS,
+}
 #: Codes the engine reports itself rather than a check function.
 ENGINE_CODES = frozenset({"GPU006"})
 UNUSED_SUPPRESSION = "GPU006"

@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from gpulint.loader import LoadResult
-from gpulint.model import Document, LoadIssue, PodTemplate, SourceFile, Workload
+from gpulint.model import Document, LoadIssue, PodTemplate, Severity, SourceFile, Workload
 from gpulint.profile.model import ClusterProfile
 from gpulint.workloads import Autoscaler, autoscalers
 from gpulint.yamltree import Pos
+
+if TYPE_CHECKING:
+    from gpulint.live.verdict import ServerRejection
 
 
 @dataclass(frozen=True)
@@ -22,11 +26,20 @@ class Problem:
     message: str
     fix: str | None = None  # None: the catalogue's fix text
     document: Document | None = None
+    severity: Severity | None = None  # None: the catalogue's severity
 
     @classmethod
-    def at(cls, document: Document, pos: Pos, message: str, fix: str | None = None) -> Problem:
-        """A problem in `document` at `pos`."""
-        return cls(document.file, pos, message, fix, document)
+    def at(
+        cls,
+        document: Document,
+        pos: Pos,
+        message: str,
+        fix: str | None = None,
+        *,
+        severity: Severity | None = None,
+    ) -> Problem:
+        """A problem in `document` at `pos`; `severity` overrides the catalogue's default."""
+        return cls(document.file, pos, message, fix, document, severity)
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +50,7 @@ class CheckContext:
     workloads: tuple[Workload, ...]
     profile: ClusterProfile | None = None
     namespace: str | None = None  # --namespace: for objects that do not name one
+    rejections: tuple[ServerRejection, ...] = ()  # --server-dry-run: what the server refused
 
     def namespace_of(self, document: Document) -> str:
         """metadata.namespace, else --namespace, else the profile's default, else `default`."""
