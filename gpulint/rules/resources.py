@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterator
 
 from gpulint.accelerators import (
+    MIG_RESOURCE,
     is_extended_resource,
     is_known_accelerator,
     looks_like_accelerator,
@@ -32,11 +34,21 @@ def _containers(ctx: CheckContext) -> Iterator[tuple[PodTemplate, Container]]:
 
 
 def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
-    """A resource key that reads as an accelerator but is no name a device plugin advertises."""
+    """A resource key that reads as an accelerator but is no name a device plugin advertises.
+
+    With a cluster profile, "advertised" means by some pool of that cluster.
+    """
+    advertised = _advertised_accelerators(ctx)
     for template, container in _containers(ctx):
         for section, quantity in _quantities(container):
             name = quantity.resource
-            if is_known_accelerator(name) or not looks_like_accelerator(name):
+            if not looks_like_accelerator(name):
+                continue
+            if advertised is not None:
+                if name not in advertised:
+                    yield _not_advertised(template, container, section, quantity, advertised)
+                continue
+            if is_known_accelerator(name):
                 continue
             suggestion = suggest_resource(name)
             hint = f"; did you mean `{suggestion}`?" if suggestion else ""
@@ -47,6 +59,43 @@ def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
                 f"advertises: the pod can never be scheduled{hint}",
                 f"Rename the key to `{suggestion}`." if suggestion else None,
             )
+
+
+def _advertised_accelerators(ctx: CheckContext) -> frozenset[str] | None:
+    """The accelerator names the profile's pools advertise; None without pools to ask."""
+    if ctx.profile is None or not ctx.profile.pools:
+        return None
+    return frozenset(n for n in ctx.profile.advertised_resources() if looks_like_accelerator(n))
+
+
+def _not_advertised(
+    template: PodTemplate,
+    container: Container,
+    section: str,
+    quantity: Quantity,
+    advertised: frozenset[str],
+) -> Problem:
+    name = quantity.resource
+    suggestion = suggest_resource(name, sorted(advertised))
+    if MIG_RESOURCE.match(name):
+        what = "a MIG profile no pool of this cluster exposes"
+    elif is_known_accelerator(name):
+        what = "which no pool of this cluster advertises"
+    else:
+        what = "which no device plugin advertises"
+    offered = (
+        f"pools advertise {', '.join(sorted(advertised))}"
+        if advertised
+        else "no pool advertises an accelerator"
+    )
+    hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+    return Problem.at(
+        template.document,
+        quantity.key_pos,
+        f"container `{container.name}` {section} `{name}`, {what} ({offered}): the pod can "
+        f"never be scheduled{hint}",
+        f"Rename the key to `{suggestion}`." if suggestion else None,
+    )
 
 
 def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
@@ -79,8 +128,8 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
                     f"container `{container.name}` requests {format_quantity(request.amount)} "
                     f"`{name}` but limits it to {format_quantity(limit.amount)}; the API "
                     f"rejects requests that differ from the limit of an extended resource",
-                    f"Set both to the same whole number, or drop the request "
-                    f"(it defaults to the limit, {format_quantity(limit.amount)}).",
+                    "Make the request equal to the limit, or drop it: the request of an "
+                    "extended resource defaults to its limit.",
                 )
 
 
@@ -184,15 +233,22 @@ def _gpu_in_claims(
     if isinstance(claims, YSeq):
         entries = [item for item in claims if isinstance(item, YMap)]
     for entry in entries:
-        for key in entry:
-            if looks_like_accelerator(str(key)):
-                yield Problem.at(
-                    template.document,
-                    entry.pos_of_key(key),
-                    f"container `{container.name}` lists `{key}` under `resources.claims`, "
-                    f"which names DRA ResourceClaims, not devices: no GPU is requested",
-                    f"Move `{key}` to `resources.limits`.",
-                )
+        for key, value in entry.items():
+            # `- name: nvidia.com/gpu`: a claim name is a DNS label, so a `/` means a resource
+            # name was meant (a claim named plain `gpu` is legitimate DRA)
+            if key == "name" and "/" in str(value) and looks_like_accelerator(str(value)):
+                resource, pos = str(value), entry.pos_of_value(key)
+            elif looks_like_accelerator(str(key)):
+                resource, pos = str(key), entry.pos_of_key(key)
+            else:
+                continue
+            yield Problem.at(
+                template.document,
+                pos,
+                f"container `{container.name}` lists `{resource}` under `resources.claims`, "
+                f"which names DRA ResourceClaims, not devices: no GPU is requested",
+                f"Move `{resource}` to `resources.limits`.",
+            )
 
 
 def _pod_level_resources(template: PodTemplate) -> Iterator[Problem]:
@@ -214,6 +270,8 @@ def _pod_level_resources(template: PodTemplate) -> Iterator[Problem]:
                 )
 
 
+# Asked for every key of every container; the same few keys repeat across all manifests.
+@functools.lru_cache(maxsize=4096)
 def _close_to(word: str, targets: tuple[str, ...]) -> bool:
     lower = word.lower()
     return lower in targets or bool(difflib.get_close_matches(lower, targets, n=1, cutoff=0.8))

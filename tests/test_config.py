@@ -1,0 +1,370 @@
+"""Configuration files: discovery, every setting, CLI overrides, and errors that exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpulint.catalogue import load_catalogue
+from gpulint.cli import main
+from gpulint.config import Config, find_config, load_config
+from gpulint.errors import GpulintError
+from gpulint.model import ObjectRef, Severity
+
+REQUEST_ONLY = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1", nvidia.com/gpu: 1}
+"""
+BEST_EFFORT = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: besteffort
+  namespace: vendor
+spec:
+  containers:
+  - name: c
+    resources:
+      limits: {nvidia.com/gpu: 0.5}
+"""
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project directory with two manifests, used as the working directory."""
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "trainer.yaml").write_text(REQUEST_ONLY)
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "chart.yaml").write_text(BEST_EFFORT)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def check(*args: str) -> Result:
+    """`gpulint check --format json ARGS`."""
+    return CliRunner().invoke(main, ["check", "--format", "json", *args])
+
+
+def codes(result: Result) -> list[tuple[str, str]]:
+    """(path, code) of each finding."""
+    return [(f["path"], f["code"]) for f in json.loads(result.stdout)["findings"]]
+
+
+ALL_FINDINGS = [
+    ("k8s/trainer.yaml", "GPU002"),
+    ("vendor/chart.yaml", "GPU601"),
+    ("vendor/chart.yaml", "GPU003"),
+]
+
+
+def test_without_config_every_default_rule_runs(repo: Path) -> None:
+    result = check()
+    assert result.exit_code == 1
+    assert codes(result) == ALL_FINDINGS
+
+
+def test_gpulint_yaml_is_found_upward_from_the_working_directory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU6]\n")
+    monkeypatch.chdir(repo / "k8s")
+    assert find_config(Path.cwd()) == repo / ".gpulint.yaml"
+    result = check("..")
+    assert [code for _, code in codes(result)] == ["GPU002", "GPU003"]
+
+
+def test_pyproject_tool_table_is_found_upward(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (repo / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.gpulint]\nselect = ["GPU6"]\n'
+    )
+    monkeypatch.chdir(repo / "vendor")
+    result = check(".")
+    assert codes(result) == [("chart.yaml", "GPU601")]
+    assert result.exit_code == 0  # only a warning left
+
+
+def test_pyproject_without_tool_table_is_passed_over(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert find_config(repo) is None
+    assert codes(check()) == ALL_FINDINGS
+
+
+def test_gpulint_yaml_wins_over_pyproject_in_the_same_directory(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.gpulint]\nselect = ["GPU6"]\n')
+    (repo / ".gpulint.yaml").write_text("select: [GPU002]\n")
+    assert codes(check()) == [("k8s/trainer.yaml", "GPU002")]
+
+
+def test_explicit_config_and_isolated(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text("select: [GPU002]\n")
+    (repo / "other.yaml").write_text("select: [GPU003]\n")
+    assert codes(check("--config", "other.yaml")) == [("vendor/chart.yaml", "GPU003")]
+    assert codes(check("--isolated")) == ALL_FINDINGS
+
+
+def test_select_by_prefix_and_most_specific_selector_wins(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text(
+        "select: [GPU0]\nignore: [GPU00]\nextend-select: [GPU002]\n"
+    )
+    assert codes(check()) == [("k8s/trainer.yaml", "GPU002")]
+
+
+def test_select_all_then_ignore_a_code(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text("select: [ALL]\nignore: [GPU002]\n")
+    assert [code for _, code in codes(check())] == ["GPU601", "GPU003"]
+
+
+def test_severity_override_changes_output_and_exit_code(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text("select: [GPU6]\nseverity:\n  GPU601: error\n")
+    result = check()
+    assert result.exit_code == 1
+    assert [f["severity"] for f in json.loads(result.stdout)["findings"]] == ["error"]
+
+
+def test_exclude_globs_skip_files_and_directories(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text('exclude: ["vendor/"]\n')
+    result = check()
+    assert codes(result) == [("k8s/trainer.yaml", "GPU002")]
+    assert json.loads(result.stdout)["summary"]["files"] == 1
+    (repo / ".gpulint.yaml").write_text('exclude: ["**/trainer.yaml"]\n')
+    assert [path for path, _ in codes(check())] == ["vendor/chart.yaml", "vendor/chart.yaml"]
+
+
+def test_exclude_is_relative_to_the_config_file_from_a_subdirectory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / ".gpulint.yaml").write_text(
+        'exclude: ["vendor"]\nper-file-ignores:\n  "k8s/*": [GPU0]\n'
+    )
+    monkeypatch.chdir(repo / "k8s")
+    assert codes(check("..")) == []
+
+
+def test_per_file_ignores(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text('per-file-ignores:\n  "vendor/*.yaml": [GPU003]\n')
+    assert codes(check()) == [("k8s/trainer.yaml", "GPU002"), ("vendor/chart.yaml", "GPU601")]
+
+
+def test_ignore_objects_by_kind_namespace_name_globs(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text("ignore-objects:\n  - {kind: Pod, namespace: vend*}\n")
+    assert codes(check()) == [("k8s/trainer.yaml", "GPU002")]
+    (repo / ".gpulint.yaml").write_text("ignore-objects:\n  - {name: 'train*'}\n")
+    assert [path for path, _ in codes(check())] == ["vendor/chart.yaml", "vendor/chart.yaml"]
+    (repo / ".gpulint.yaml").write_text("ignore-objects:\n  - {kind: Deployment}\n")
+    assert codes(check()) == ALL_FINDINGS
+
+
+def test_ignore_objects_with_codes_drops_only_those(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text(
+        "ignore-objects:\n  - namespace: vendor\n    codes: [GPU6]\n"
+    )
+    assert codes(check()) == [("k8s/trainer.yaml", "GPU002"), ("vendor/chart.yaml", "GPU003")]
+
+
+def test_fail_on_from_config_and_cli_override(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text("fail-on: never\n")
+    assert check().exit_code == 0
+    assert check("--fail-on", "error").exit_code == 1
+    (repo / ".gpulint.yaml").write_text("select: [GPU6]\nfail-on: warning\n")
+    assert check().exit_code == 1
+    assert check("--fail-on", "error").exit_code == 0
+
+
+def test_cli_select_and_ignore_override_the_file(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text("select: [GPU6]\nignore: [GPU002]\n")
+    assert codes(check("--select", "GPU002")) == [("k8s/trainer.yaml", "GPU002")]
+    assert codes(check("--ignore", "GPU6")) == []
+
+
+def test_report_unused_ignores_from_config(repo: Path) -> None:
+    (repo / "k8s" / "trainer.yaml").write_text(
+        REQUEST_ONLY.replace("  name: trainer\n", "  name: trainer  # gpulint: ignore[GPU003]\n")
+    )
+    assert ("k8s/trainer.yaml", "GPU006") not in codes(check())
+    (repo / ".gpulint.yaml").write_text("report-unused-ignores: true\n")
+    result = check()
+    finding = next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "GPU006")
+    assert (finding["path"], finding["line"], finding["column"]) == ("k8s/trainer.yaml", 4, 18)
+    assert finding["message"] == "unused suppression (comment): no GPU003 finding here to suppress"
+
+
+def test_an_empty_config_file_means_the_defaults(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text("# nothing configured yet\n")
+    assert codes(check()) == ALL_FINDINGS
+
+
+def test_load_config_converts_every_setting(tmp_path: Path) -> None:
+    path = tmp_path / ".gpulint.yaml"
+    path.write_text(
+        "select: [GPU0]\n"
+        "extend-select: [GPU601]\n"
+        "ignore: [GPU005]\n"
+        "severity: {GPU601: error}\n"
+        "fail-on: warning\n"
+        "exclude: [charts/]\n"
+        "per-file-ignores: {'legacy/*': [GPU002]}\n"
+        "ignore-objects: [{kind: Deployment, name: 'vendor-*', codes: [GPU6]}]\n"
+        "report-unused-ignores: true\n"
+    )
+    config = load_config(path, load_catalogue())
+    assert config.select == ("GPU0",)
+    assert config.extend_select == ("GPU601",)
+    assert config.ignore == ("GPU005",)
+    assert config.severity == {"GPU601": Severity.ERROR}
+    assert config.fail_on is Severity.WARNING
+    assert config.exclude == ("charts/",)
+    assert config.per_file_ignores == {"legacy/*": ("GPU002",)}
+    assert config.report_unused_ignores is True
+    assert config.root == tmp_path.resolve()
+    deployment = ObjectRef("apps/v1", "Deployment", "ml", "vendor-trainer")
+    assert config.ignored_object(deployment, "GPU601")
+    assert not config.ignored_object(deployment, "GPU002")
+    assert not config.ignored_object(ObjectRef("v1", "Pod", None, "vendor-x"), "GPU601")
+    assert config.is_selected("GPU003", True)
+    assert not config.is_selected("GPU005", True)
+    assert config.is_selected("GPU601", True)
+
+
+def test_default_config_selects_enabled_rules_only() -> None:
+    config = Config()
+    assert config.is_selected("GPU002", True)
+    assert not config.is_selected("GPU999", False)
+    assert Config(select=("ALL",)).is_selected("GPU999", False)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (".gpulint.yaml", "selct: [GPU0]\n", ".gpulint.yaml:1:1: unknown setting `selct`"),
+        (
+            ".gpulint.yaml",
+            "fail-on: error\nselect: GPU002\n",
+            ".gpulint.yaml:2:9: select: 'GPU002' is not of type 'array'",
+        ),
+        (
+            ".gpulint.yaml",
+            "severity:\n  GPU002: fatal\n",
+            ".gpulint.yaml:2:11: severity.GPU002: 'fatal' is not one of "
+            "['error', 'warning', 'info']",
+        ),
+        (
+            ".gpulint.yaml",
+            "ignore:\n  - GPU002\n  - GPU099\n",
+            ".gpulint.yaml:3:5: `GPU099` selects no rule",
+        ),
+        (
+            ".gpulint.yaml",
+            'per-file-ignores:\n  "a/*": [GPU002, GPU099]\n',
+            ".gpulint.yaml:2:19: `GPU099` selects no rule",
+        ),
+        (
+            ".gpulint.yaml",
+            "ignore-objects:\n  - {kind: Pod, codes: [GPU099]}\n",
+            ".gpulint.yaml:2:25: `GPU099` selects no rule",
+        ),
+        (
+            ".gpulint.yaml",
+            "exclude: []\nfail-on: sometimes\n",
+            ".gpulint.yaml:2:10: fail-on: 'sometimes' is not one of "
+            "['error', 'warning', 'info', 'never']",
+        ),
+        (
+            ".gpulint.yaml",
+            "select: [gpu002]\n",
+            ".gpulint.yaml:1:10: select.0: 'gpu002' does not match '^(ALL|GPU[0-9]{0,3})$'",
+        ),
+        (
+            ".gpulint.yaml",
+            "ignore-objects:\n  - kind: Pod\n    nam: x\n",
+            ".gpulint.yaml:3:5: unknown setting `ignore-objects.0.nam`",
+        ),
+        (
+            ".gpulint.yaml",
+            "exclude: [vendor/]\nselect: [GPU0\n",
+            ".gpulint.yaml:3:1: invalid YAML: did not find expected ',' or ']' "
+            "(while parsing a flow sequence)",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.gpulint]\nfail-on = "error"\nselct = ["GPU0"]\n',
+            "pyproject.toml:3:1: unknown setting `selct`",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.gpulint]\nignore = ["GPU002"]\nfail-on = "sometimes"\n',
+            "pyproject.toml:3:1: fail-on: 'sometimes' is not one of "
+            "['error', 'warning', 'info', 'never']",
+        ),
+        (
+            "pyproject.toml",
+            "[tool.gpulint]\nselect = [\n",
+            "pyproject.toml:2:11: invalid TOML: Invalid value",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.gpulint]\nselect = ["GPU0"]\nfail-on = never\n',
+            "pyproject.toml:3:11: invalid TOML: Invalid value",
+        ),
+    ],
+)
+def test_config_errors_exit_2_with_one_line_naming_file_line_column(
+    repo: Path, name: str, text: str, message: str
+) -> None:
+    (repo / name).write_text(text)
+    result = check()
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == f"gpulint: error: {repo / name}:{message.split(':', 1)[1]}\n"
+    assert "Traceback" not in result.output
+
+
+def test_explicit_config_that_does_not_exist_exits_2(repo: Path) -> None:
+    result = check("--config", "missing.yaml")
+    assert result.exit_code == 2
+    assert result.stderr == "gpulint: error: missing.yaml: config file not found\n"
+
+
+def test_explicit_config_error_names_the_path_as_given(repo: Path) -> None:
+    (repo / "ci.yaml").write_text("fail-on: [error]\n")
+    result = check("--config", "ci.yaml")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "gpulint: error: ci.yaml:1:10: fail-on: ['error'] is not one of "
+        "['error', 'warning', 'info', 'never']\n"
+    )
+
+
+def test_load_config_raises_gpulint_error(tmp_path: Path) -> None:
+    path = tmp_path / ".gpulint.yaml"
+    path.write_text("per-file-ignores:\n  'a/*': GPU002\n")
+    with pytest.raises(GpulintError, match=r"\.gpulint\.yaml:2:10: per-file-ignores\.a/\*: "):
+        load_config(path, load_catalogue())
+
+
+def test_per_file_ignores_apply_to_the_stdin_filename(repo: Path) -> None:
+    (repo / ".gpulint.yaml").write_text('per-file-ignores:\n  "rendered/*": [GPU002]\n')
+    runner = CliRunner()
+    args = ["check", "--format", "json", "-", "--stdin-filename"]
+    ignored = runner.invoke(main, [*args, "rendered/all.yaml"], input=REQUEST_ONLY)
+    assert (ignored.exit_code, codes(ignored)) == (0, [])
+    kept = runner.invoke(main, [*args, "k8s/all.yaml"], input=REQUEST_ONLY)
+    assert (kept.exit_code, codes(kept)) == (1, [("k8s/all.yaml", "GPU002")])
+
+
+def test_exclude_applies_to_files_named_on_the_command_line(repo: Path) -> None:
+    # pre-commit passes every staged file by name: exclude must hold for those too
+    (repo / ".gpulint.yaml").write_text("exclude: [vendor/]\n")
+    result = check("vendor/chart.yaml", "k8s/trainer.yaml")
+    assert codes(result) == [("k8s/trainer.yaml", "GPU002")]
+    assert json.loads(result.stdout)["summary"]["files"] == 1

@@ -1,0 +1,245 @@
+"""The loader: discovery, documents and their origins, Lists, and what is not a manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpulint.errors import GpulintError
+from gpulint.loader import discover, display_path, load, load_bytes, load_text
+from gpulint.model import IssueKind
+
+POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec: {{}}\n"
+
+
+def test_multi_document_file_gives_one_document_each() -> None:
+    text = POD.format(name="a") + "---\n" + POD.format(name="b") + "...\n---\n"
+    result = load_text("m.yaml", text)
+    assert [d.ref.name for d in result.documents] == ["a", "b"]
+    assert [d.kind_pos for d in result.documents] == [(2, 7), (8, 7)]
+    assert result.issues == ()
+
+
+def test_helm_source_comment_applies_to_the_documents_after_it_only() -> None:
+    text = (
+        "---\n# Source: chart/templates/a.yaml\n"
+        + POD.format(name="a")
+        + "---\n"
+        + POD.format(name="no-source")
+        + "---\n# Source: chart/templates/c.yaml\n"
+        + POD.format(name="c")
+    )
+    documents = load_text("r.yaml", text).documents
+    assert [(d.ref.name, d.source) for d in documents] == [
+        ("a", "chart/templates/a.yaml"),
+        ("no-source", None),
+        ("c", "chart/templates/c.yaml"),
+    ]
+
+
+def test_source_comment_of_a_non_object_document_is_not_inherited() -> None:
+    text = "# Source: chart/templates/NOTES.yaml\n# nothing rendered\n---\n" + POD.format(name="a")
+    (document,) = load_text("r.yaml", text).documents
+    assert document.source is None
+
+
+def test_list_items_are_documents_with_their_own_positions() -> None:
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: v1\n  kind: Pod\n  metadata: {name: a, namespace: ml}\n"
+        "- apiVersion: apps/v1\n  kind: DeploymentList\n  items:\n"
+        "  - apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: b}\n"
+        "- not an object\n"
+    )
+    documents = load_text("l.yaml", text).documents
+    assert [str(d.ref) for d in documents] == ["Pod/ml/a", "Deployment/b"]
+    assert [d.kind_pos for d in documents] == [(5, 9), (11, 11)]
+    assert documents[1].ref.api_version == "apps/v1"
+
+
+def test_json_file_with_positions() -> None:
+    text = '{\n  "apiVersion": "v1",\n  "kind": "Pod",\n  "metadata": {"name": "j"}\n}\n'
+    (document,) = load_text("p.json", text).documents
+    assert document.ref.name == "j"
+    assert document.kind_pos == (3, 11)
+    assert document.obj["metadata"].pos_of_key("name") == (4, 16)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "replicaCount: 1\nresources:\n  limits: {nvidia.com/gpus: 1}\n",  # values.yaml
+        "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",  # Chart.yaml
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
+        "on: push\njobs:\n  lint:\n    runs-on: ubuntu-latest\n",  # a GitHub workflow
+        "- id: gpulint\n  entry: gpulint check\n",  # .pre-commit-hooks.yaml
+        "apiVersion: v1\nkind: Config\nclusters: []\n",  # kubeconfig
+        "",
+        "# only a comment\n",
+    ],
+)
+def test_files_that_are_not_manifests_are_skipped_silently(text: str) -> None:
+    result = load_text("x.yaml", text)
+    assert result.documents == ()
+    assert result.issues == ()
+    assert [f.path for f in result.files] == ["x.yaml"]
+
+
+def test_non_mapping_documents_in_a_manifest_file_are_issues() -> None:
+    text = POD.format(name="a") + "---\n- 1\n---\nplain words\n"
+    result = load_text("m.yaml", text)
+    assert [(i.kind, i.pos, i.message) for i in result.issues] == [
+        (
+            IssueKind.NOT_A_MAPPING,
+            (7, 1),
+            "document is a list, not a Kubernetes object (a mapping)",
+        ),
+        (
+            IssueKind.NOT_A_MAPPING,
+            (9, 1),
+            "document is a string, not a Kubernetes object (a mapping)",
+        ),
+    ]
+
+
+def test_syntax_error_keeps_the_documents_before_it() -> None:
+    text = POD.format(name="a") + "---\nkind: Pod\nmetadata: {name: [b}\n"
+    result = load_text("m.yaml", text)
+    assert [d.ref.name for d in result.documents] == ["a"]
+    ((kind, pos),) = [(i.kind, i.pos) for i in result.issues]
+    assert kind is IssueKind.SYNTAX
+    assert pos == (8, 20)
+
+
+def test_duplicate_key_names_the_first_occurrence() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec: {}\nspec: {x: 1}\n"
+    (issue,) = load_text("d.yaml", text).issues
+    assert (issue.kind, issue.pos) == (IssueKind.DUPLICATE_KEY, (6, 1))
+    assert issue.message == (
+        "key `spec` is written twice in one mapping (first at line 5); "
+        "the later value silently replaces the earlier one"
+    )
+
+
+def test_object_without_name_points_at_metadata_or_kind() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  labels: {}\n---\napiVersion: v1\nkind: Pod\n"
+    issues = load_text("n.yaml", text).issues
+    assert [(i.kind, i.pos) for i in issues] == [
+        (IssueKind.MISSING_NAME, (3, 1)),
+        (IssueKind.MISSING_NAME, (7, 7)),
+    ]
+    assert issues[0].message == "Pod has neither metadata.name nor metadata.generateName"
+
+
+def test_generate_name_is_a_name() -> None:
+    text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: run-\n"
+    result = load_text("g.yaml", text)
+    assert result.issues == ()
+    assert result.documents[0].ref.name == "run-"
+
+
+def test_not_utf8_is_an_issue_at_the_first_bad_byte() -> None:
+    result = load_bytes("l.yaml", b"apiVersion: v1\nkind: ConfigMap\ndata:\n  a: caf\xe9\n")
+    (issue,) = result.issues
+    assert (issue.kind, issue.pos) == (IssueKind.NOT_UTF8, (4, 9))
+    assert result.documents == ()
+
+
+def test_utf8_bom_is_accepted() -> None:
+    result = load_bytes("b.yaml", "\ufeff".encode() + POD.format(name="a").encode())
+    assert [d.ref.name for d in result.documents] == ["a"]
+
+
+def test_unrendered_template_is_one_issue_and_nothing_else() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}\n  {{- end }}\n"
+    result = load_text("templates/pod.yaml", text)
+    assert result.documents == ()
+    ((kind, pos),) = [(i.kind, i.pos) for i in result.issues]
+    assert (kind, pos) == (IssueKind.UNRENDERED_TEMPLATE, (4, 9))
+
+
+def test_braces_in_a_file_that_parses_are_plain_yaml() -> None:
+    text = POD.format(name="a").replace("spec: {}", 'spec:\n  hostname: "{{ not-a-template }}"')
+    result = load_text("q.yaml", text)
+    assert result.issues == ()
+    assert [d.ref.name for d in result.documents] == ["a"]
+
+
+def test_inline_suppressions_are_read_with_their_codes_and_columns() -> None:
+    text = (
+        "kind: Pod  # gpulint: ignore[gpu002, GPU601]\n"
+        "a: 1 # gpulint: ignore\n"
+        "b: '# gpulint: ignored'\n"
+        "c: 2  #gpulint:ignore[GPU003]\n"
+    )
+    suppressions = load_text("s.yaml", text).files[0].suppressions
+    assert {line: (s.column, sorted(s.codes)) for line, s in suppressions.items()} == {
+        1: (12, ["GPU002", "GPU601"]),
+        2: (6, []),
+        4: (7, ["GPU003"]),
+    }
+
+
+@pytest.fixture()
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory with manifests at several depths, hidden dirs and other files."""
+    for name in (
+        "a.yaml",
+        "b/c.yml",
+        "b/d/e.json",
+        "b/notes.md",
+        ".git/config.yaml",
+        ".github/workflows/ci.yaml",
+        "b/.cache/x.yaml",
+        "b/.hidden.yaml",
+        "vendor/v.yaml",
+    ):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(POD.format(name="x"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_discover_is_recursive_sorted_and_skips_hidden(tree: Path) -> None:
+    assert [p.as_posix() for p in discover(["."])] == [
+        "a.yaml",
+        "b/c.yml",
+        "b/d/e.json",
+        "vendor/v.yaml",
+    ]
+
+
+def test_discover_applies_the_exclude_predicate_to_dirs_and_files(tree: Path) -> None:
+    found = discover(["."], lambda p: p.name in ("vendor", "c.yml"))
+    assert [p.as_posix() for p in found] == ["a.yaml", "b/d/e.json"]
+
+
+def test_discover_keeps_explicit_files_once_and_in_order(tree: Path) -> None:
+    found = discover(["b/c.yml", "a.yaml", "b/c.yml", "b/notes.md"])
+    assert [p.as_posix() for p in found] == ["b/c.yml", "a.yaml", "b/notes.md"]
+
+
+def test_discover_missing_path_is_an_error(tree: Path) -> None:
+    with pytest.raises(GpulintError, match=r"^missing\.yaml: no such file or directory$"):
+        discover(["a.yaml", "missing.yaml"])
+
+
+def test_display_path_is_relative_to_the_working_directory(tree: Path) -> None:
+    assert display_path(tree / "b" / "c.yml") == "b/c.yml"
+    assert display_path(Path("/somewhere/else.yaml")) == "/somewhere/else.yaml"
+
+
+def test_load_reads_files_then_stdin(tree: Path) -> None:
+    result = load([Path("a.yaml")], ("<stdin>", POD.format(name="s").encode()))
+    assert [f.path for f in result.files] == ["a.yaml", "<stdin>"]
+    assert [(d.file.path, d.ref.name) for d in result.documents] == [
+        ("a.yaml", "x"),
+        ("<stdin>", "s"),
+    ]
+
+
+def test_unreadable_file_is_an_error(tree: Path) -> None:
+    with pytest.raises(GpulintError, match=r"^b: cannot read: "):
+        load([Path("b")])

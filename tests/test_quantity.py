@@ -1,0 +1,83 @@
+"""Kubernetes quantities as exact decimals, and the integer rule for extended resources."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from gpulint.quantity import format_quantity, is_whole, parse_quantity, round_up_to_milli
+
+
+@pytest.mark.parametrize(
+    ("value", "amount"),
+    [
+        (1, Decimal(1)),
+        ("2", Decimal(2)),
+        (0.5, Decimal("0.5")),
+        ("500m", Decimal("0.5")),
+        ("1.5", Decimal("1.5")),
+        ("-1", Decimal(-1)),
+        ("+3", Decimal(3)),
+        ("16Gi", Decimal(16 * 2**30)),
+        ("1k", Decimal(1000)),
+        ("1M", Decimal(10**6)),
+        ("2e3", Decimal(2000)),
+        ("1E-3", Decimal("0.001")),
+        ("100u", Decimal("0.0001")),
+        ("5n", Decimal("5e-9")),
+        (".5", Decimal("0.5")),
+        ("1.", Decimal(1)),
+        (" 2 ", Decimal(2)),
+    ],
+)
+def test_valid_quantities(value: object, amount: Decimal) -> None:
+    assert parse_quantity(value) == amount
+
+
+@pytest.mark.parametrize(
+    "value", ["one", "", "1.5.2", "1Gb", "Gi", "1 Gi", None, True, [1], float("nan"), float("inf")]
+)
+def test_invalid_quantities(value: object) -> None:
+    assert parse_quantity(value) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "whole"),
+    [
+        ("1", True),
+        ("1000m", True),
+        ("4.0", True),
+        ("1k", True),
+        ("0.5", False),
+        ("500m", False),
+        ("1.5", False),
+        ("1001m", False),
+        # defaulting rounds up to milli precision first: 0.0001 becomes 1m, not 0
+        ("0.0001", False),
+        ("100u", False),
+    ],
+)
+def test_is_whole_after_rounding_up_to_milli(text: str, whole: bool) -> None:
+    amount = parse_quantity(text)
+    assert amount is not None
+    assert is_whole(amount) is whole
+
+
+def test_round_up_to_milli() -> None:
+    assert round_up_to_milli(Decimal("0.0001")) == Decimal("0.001")
+    assert round_up_to_milli(Decimal("1.2341")) == Decimal("1.235")
+    assert round_up_to_milli(Decimal(2)) == Decimal("2.000")
+
+
+@pytest.mark.parametrize(
+    ("amount", "text"),
+    [
+        (Decimal("2.000"), "2"),
+        (Decimal("0.5"), "0.5"),
+        (Decimal("1e3"), "1000"),
+        (Decimal("1.25"), "1.25"),
+    ],
+)
+def test_format_quantity(amount: Decimal, text: str) -> None:
+    assert format_quantity(amount) == text
