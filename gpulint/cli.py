@@ -40,6 +40,19 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
+def _emit(text: str, output: str | None, what: str, color: bool = False) -> None:
+    """Print `text`, or write it to the file `output` (exit 2 naming the file if that fails)."""
+    if output is None:
+        # click strips ANSI codes from non-TTY output unless told otherwise: --color always
+        # must survive a pipe.
+        click.echo(text, nl=False, color=color)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail(f"{output}: cannot write {what}: {exc.strerror}")
+
+
 def _use_color(choice: str, stream_is_tty: bool) -> bool:
     if choice == "always":
         return True
@@ -192,18 +205,8 @@ def check(
     except GpulintError as exc:
         _fail(str(exc))
         return
-    if output:
-        text = FORMATTERS[output_format](result, False)
-        try:
-            Path(output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail(f"{output}: cannot write report: {exc.strerror}")
-    else:
-        use_color = _use_color(color, sys.stdout.isatty())
-        text = FORMATTERS[output_format](result, use_color)
-        # click strips ANSI codes from non-TTY output unless told otherwise: --color always
-        # must survive a pipe.
-        click.echo(text, nl=False, color=use_color)
+    use_color = output is None and _use_color(color, sys.stdout.isatty())
+    _emit(FORMATTERS[output_format](result, use_color), output, "report", use_color)
     sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_CLEAN)
 
 
@@ -264,7 +267,7 @@ def _threshold(fail_on: str) -> Severity | None:
     return None if fail_on == "never" else Severity.parse(fail_on)
 
 
-def _config(config_path: str | None, isolated: bool):  # -> Config
+def _config(config_path: str | None, isolated: bool) -> Config:
     from gpulint.catalogue import load_catalogue
     from gpulint.config import Config, find_config, load_config
 
@@ -353,13 +356,7 @@ def profile_import(files: tuple[str, ...], output: str | None, pool_label: str |
     except GpulintError as exc:
         _fail(str(exc))
         return
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _fail(f"{output}: cannot write profile: {exc.strerror}")
+    _emit(text, output, "profile")
 
 
 @profile.command("show")
@@ -413,10 +410,4 @@ def profile_snapshot(
     for note in cluster.notes:
         click.echo(f"gpulint: note: {note}", err=True)
     text = dump_profile(cluster.profile)
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _fail(f"{output}: cannot write profile: {exc.strerror}")
+    _emit(text, output, "profile")

@@ -27,15 +27,6 @@ from gpulint.profile.model import ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
 from gpulint.yamltree import Pos, YMap
 
-#: Node labels that name the pool a node belongs to (EKS, eksctl, GKE, Karpenter, AKS).
-POOL_LABELS: tuple[str, ...] = (
-    "eks.amazonaws.com/nodegroup",
-    "alpha.eksctl.io/nodegroup-name",
-    "cloud.google.com/gke-nodepool",
-    "karpenter.sh/nodepool",
-    "kubernetes.azure.com/agentpool",
-    "agentpool",
-)
 #: Effects the scheduler filters on; PreferNoSchedule only lowers a node's score.
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 # Every node has these; a profile that leaves them out does not know them, so they do not
@@ -493,3 +484,9 @@ def usable(pools: Iterable[Pool]) -> tuple[Pool, ...]:
 def node_ceiling(pool: Pool) -> int:
     """The most nodes the pool can have (0 when it has none and cannot scale up)."""
     return pool.ceiling if pool.can_grow else 0
+
+
+def describe_pools(pools: tuple[Pool, ...]) -> str:
+    """`pool g5` or `pools g5, p4d`, for messages."""
+    names = ", ".join(p.name for p in pools)
+    return f"pool {names}" if len(pools) == 1 else f"pools {names}"

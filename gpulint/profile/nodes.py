@@ -14,18 +14,9 @@ from typing import Any
 
 from gpulint.accelerators import is_known_accelerator, looks_like_accelerator
 from gpulint.profile.merge import PoolFacts
-from gpulint.profile.model import Pool, Taint
+from gpulint.profile.model import POOL_LABELS, Pool, Taint
 from gpulint.profile.values import mapping, quantities, sequence, text
 
-#: Labels that name a node's pool, most specific first.
-POOL_LABELS: tuple[str, ...] = (
-    "eks.amazonaws.com/nodegroup",
-    "alpha.eksctl.io/nodegroup-name",
-    "cloud.google.com/gke-nodepool",
-    "karpenter.sh/nodepool",
-    "kubernetes.azure.com/agentpool",
-    "agentpool",
-)
 #: Labels that say a node has GPUs, whether or not the device plugin advertises them yet.
 GPU_NODE_LABELS: tuple[str, ...] = (
     "nvidia.com/gpu.present",

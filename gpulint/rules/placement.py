@@ -19,16 +19,16 @@ from decimal import Decimal
 
 from gpulint.accelerators import looks_like_accelerator
 from gpulint.model import PodTemplate, Severity, Workload
-from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.rules.capacity import planned_pods, runs_on_every_node
 from gpulint.scheduling import (
-    POOL_LABELS,
     Filter,
     Placement,
     PoolFit,
     allocatable,
+    describe_pools,
     describe_requirement,
     extended_resource_tolerations,
     format_amount,
@@ -326,7 +326,7 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
             yield Problem.at(
                 template.document,
                 _placement_pos(template),
-                f"required placement only matches {_pools_text(pools)}, which "
+                f"required placement only matches {describe_pools(pools)}, which "
                 f"{'has' if len(pools) == 1 else 'have'} no node and can never get one "
                 f"({'; '.join(f'{p.name}: {_cannot_grow(p)}' for p in pools)}): the pod "
                 f"stays Pending",
@@ -340,7 +340,7 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
             yield Problem.at(
                 template.document,
                 _placement_pos(template),
-                f"required placement only matches {_pools_text(pools)}, which "
+                f"required placement only matches {describe_pools(pools)}, which "
                 f"{'has' if len(pools) == 1 else 'have'} 0 nodes now: every pod waits for "
                 f"a scale-up from zero ({'; '.join(_provisioning(p) for p in pools)})",
                 _cold_fix(placement, pools, dead=False),
@@ -479,7 +479,7 @@ def gpu_selector_without_request(ctx: CheckContext) -> Iterator[Problem]:
             template.document,
             pos,
             f"pod requests no GPU, but its required placement only matches GPU "
-            f"{_pools_text(tuple(placed))}: it takes a GPU node's cpu and memory without a "
+            f"{describe_pools(tuple(placed))}: it takes a GPU node's cpu and memory without a "
             f"GPU, and the device plugin gives its containers no device{taint_note}",
             f"Add `{resources[0]}: 1` to the `resources.limits` of the container that needs "
             f"the GPU, or drop the selector"
@@ -629,11 +629,6 @@ def _why_not(fit: PoolFit) -> str:
     if fit.eligible:
         return f"0 nodes and {_cannot_grow(fit.pool)}"
     return fit.explanation or ""
-
-
-def _pools_text(pools: tuple[Pool, ...]) -> str:
-    names = ", ".join(p.name for p in pools)
-    return f"pool {names}" if len(pools) == 1 else f"pools {names}"
 
 
 CHECKS = {
