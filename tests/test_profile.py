@@ -74,8 +74,8 @@ def test_eks_example_profile() -> None:
     assert profile.quotas[0] == ResourceQuota(
         namespace="ml",
         name="gpu-quota",
-        hard={"requests.nvidia.com/gpu": Decimal(16), "limits.nvidia.com/gpu": Decimal(16)},
-        used={"requests.nvidia.com/gpu": Decimal(6), "limits.nvidia.com/gpu": Decimal(6)},
+        hard={"requests.nvidia.com/gpu": Decimal(16)},
+        used={"requests.nvidia.com/gpu": Decimal(2)},
     )
     assert profile.quotas[2].scope_selector == (
         ScopeRequirement("PriorityClass", "In", ("gpu-high",)),
@@ -87,7 +87,12 @@ def test_eks_example_profile() -> None:
     ]
     assert profile.limit_ranges[0].namespace == "ml"
     assert profile.limit_ranges[0].items == (
-        LimitRangeItem(type="Container", max={"nvidia.com/gpu": Decimal(8)}),
+        LimitRangeItem(
+            type="Container",
+            max={"nvidia.com/gpu": Decimal(8)},
+            default={"nvidia.com/gpu": Decimal(0)},
+            default_request={"nvidia.com/gpu": Decimal(0)},
+        ),
     )
     assert profile.priority_classes == (
         PriorityClass("gpu-high", 100000, False, "PreemptLowerPriority"),
