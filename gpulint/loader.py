@@ -7,9 +7,11 @@ the YAML parser drops (Helm's `# Source:` lines and `# gpulint: ignore[...]` sup
 from __future__ import annotations
 
 import bisect
+import gc
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,10 @@ _SUPPRESSION = re.compile(
     r"(?:^|[ \t])#[ \t]*gpulint:[ \t]*ignore(?![-\w])(?:\[([^\]\n]*)\])?", re.MULTILINE
 )
 _CODE_SPLIT = re.compile(r"[\s,]+")
+# Files that tools read locally (kustomization, kubelet/kube-proxy/scheduler configuration,
+# kubeadm, kubeconfig) share the apiVersion/kind shape but never reach the API server and have
+# no metadata.name: they are not manifests.
+_CLIENT_CONFIG_API = re.compile(r"(?:^|\.)(?:config\.k8s\.io|kubeadm\.k8s\.io)/")
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,24 @@ class LoadResult:
     files: tuple[SourceFile, ...]
     documents: tuple[Document, ...]
     issues: tuple[LoadIssue, ...]
+
+
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector, restoring its previous state afterwards.
+
+    Loading builds millions of small acyclic objects (every mapping, sequence and position) that
+    all stay alive until the rules are done. Each full collection would traverse all of them
+    again, which costs more than parsing them; reference counting frees them either way. Also
+    usable as a decorator, so the decorated function's locals are gone before collection resumes.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def discover(
@@ -150,7 +174,11 @@ def load_text(name: str, text: str) -> LoadResult:
         value = parsed.value
         if value is None:
             continue
-        value_line = value.pos[0] if isinstance(value, (YMap, YSeq)) else parsed.pos[0]
+        value_line = parsed.value_pos[0]
+        if parsed.pos[0] < value_line:
+            # This document opens with its own `---`: a comment above that line belonged to an
+            # earlier document, even an empty one.
+            previous_line = max(previous_line, parsed.pos[0])
         source = _source_between(sources, previous_line, value_line)
         previous_line = value_line
         if not isinstance(value, YMap):
@@ -177,7 +205,7 @@ def load_text(name: str, text: str) -> LoadResult:
             LoadIssue(
                 IssueKind.NOT_A_MAPPING,
                 source_file,
-                parsed.pos if not isinstance(parsed.value, YSeq) else parsed.value.pos,
+                parsed.value_pos,
                 f"document is a {_type_name(parsed.value)}, not a Kubernetes object (a mapping)",
             )
             for parsed in stray
@@ -186,7 +214,12 @@ def load_text(name: str, text: str) -> LoadResult:
 
 
 def _is_object(value: YMap) -> bool:
-    return bool(value.get("apiVersion")) and bool(value.get("kind"))
+    api_version, kind = value.get("apiVersion"), value.get("kind")
+    if not api_version or not kind:
+        return False
+    if _CLIENT_CONFIG_API.search(str(api_version)):
+        return False
+    return not (api_version == "v1" and kind == "Config")
 
 
 def _expand_lists(obj: YMap) -> Iterator[YMap]:
@@ -233,6 +266,10 @@ def _type_name(value: Any) -> str:
         return "list"
     if isinstance(value, str):
         return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
     return type(value).__name__
 
 
@@ -266,8 +303,23 @@ def _helm_sources(text: str) -> tuple[list[int], list[str]]:
     """Lines of Helm's `# Source: chart/templates/x.yaml` comments, and their templates."""
     if "# Source:" not in text:
         return [], []
-    found = [(line, m.group(1)) for line, m in _lines_of(text, _HELM_SOURCE.finditer(text))]
+    found = [(line, m.group(1)) for line, m in _lines_of(text, _helm_source_matches(text))]
     return [line for line, _ in found], [source for _, source in found]
+
+
+def _helm_source_matches(text: str) -> Iterator[re.Match[str]]:
+    """`_HELM_SOURCE.finditer(text)`, but trying the pattern only on lines holding `Source:`.
+
+    A `^`-anchored pattern is otherwise tried at every line of a long rendered file.
+    """
+    start = 0
+    while (found := text.find("Source:", start)) >= 0:
+        match = _HELM_SOURCE.match(text, text.rfind("\n", 0, found) + 1)
+        if match is not None:
+            yield match
+            start = match.end()
+        else:
+            start = found + len("Source:")
 
 
 def _source_between(sources: tuple[list[int], list[str]], after: int, before: int) -> str | None:

@@ -8,8 +8,10 @@ per role, as in `spec.pytorchReplicaSpecs.*.template`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from gpulint.model import (
@@ -56,6 +58,18 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
 _SHAPES_BY_KIND = {shape.kind: shape for shape in BUILTIN_SHAPES}
 
 
+def _split(path: str) -> tuple[str, ...]:
+    return tuple(path.split(".")) if path else ()
+
+
+# Dotted paths split once, not once per document.
+_STEPS: dict[str, tuple[str, ...]] = {
+    path: _split(path)
+    for shape in BUILTIN_SHAPES
+    for path in (*shape.template_paths, shape.replicas_path or "")
+}
+
+
 def api_group(api_version: str) -> str:
     """`apps/v1` -> `apps`; `v1` -> `` (the core group)."""
     return api_version.rpartition("/")[0]
@@ -83,20 +97,23 @@ def workload_of(document: Document) -> Workload | None:
     return Workload(document, templates, _replicas(document.obj, shape))
 
 
-def _walk(node: Any, path: str, role: str | None = None) -> Iterator[tuple[str | None, YMap]]:
+def _walk(node: Any, path: str) -> list[tuple[str | None, YMap]]:
     """Every mapping at `path` below `node`, with the `*` key it passed (the role)."""
-    if not path:
-        if isinstance(node, YMap):
-            yield role, node
-        return
-    step, _, rest = path.partition(".")
-    if not isinstance(node, YMap):
-        return
-    if step == "*":
-        for key, child in node.items():
-            yield from _walk(child, rest, str(key))
-    elif step in node:
-        yield from _walk(node[step], rest, role)
+    steps = _STEPS.get(path)
+    if steps is None:
+        steps = _split(path)
+    found: list[tuple[str | None, Any]] = [(None, node)]
+    for step in steps:
+        below: list[tuple[str | None, Any]] = []
+        for role, current in found:
+            if not isinstance(current, YMap):
+                continue
+            if step == "*":
+                below.extend((str(key), child) for key, child in current.items())
+            elif step in current:
+                below.append((role, current[step]))
+        found = below
+    return [(role, mapping) for role, mapping in found if isinstance(mapping, YMap)]
 
 
 def pod_template(document: Document, node: YMap, role: str | None = None) -> PodTemplate | None:
@@ -151,7 +168,7 @@ def _quantities(node: Any) -> dict[str, Quantity]:
         str(name): Quantity(
             resource=str(name),
             raw=value,
-            amount=parse_quantity(value),
+            amount=_amount(value),
             key_pos=node.pos_of_key(name),
             value_pos=node.pos_of_value(name),
         )
@@ -159,10 +176,21 @@ def _quantities(node: Any) -> dict[str, Quantity]:
     }
 
 
+def _amount(value: Any) -> Decimal | None:
+    return _text_amount(value) if type(value) is str else parse_quantity(value)
+
+
+# The same few quantities ("1", "500m", "16Gi") are written in every manifest; Decimals are
+# immutable, so one parse of each text serves them all.
+@functools.lru_cache(maxsize=4096)
+def _text_amount(text: str) -> Decimal | None:
+    return parse_quantity(text)
+
+
 def _replicas(obj: YMap, shape: WorkloadShape) -> ReplicaCount | None:
     if shape.replicas_path is None:
         return None
-    *parents, leaf = shape.replicas_path.split(".")
+    *parents, leaf = _STEPS.get(shape.replicas_path) or shape.replicas_path.split(".")
     node: Any = obj
     for step in parents:
         node = node.get(step) if isinstance(node, YMap) else None
@@ -208,11 +236,13 @@ def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
 def autoscaler_for(workload: Workload, scalers: Iterable[Autoscaler]) -> Autoscaler | None:
     """The HPA (same namespace, matching kind and name) that scales `workload`, if any."""
     ref = workload.document.ref
+    kind, name, namespace = ref.kind, ref.name, ref.namespace
+    # Every workload scans every HPA: compare the most selective field first.
     for scaler in scalers:
         if (
-            scaler.target_kind == ref.kind
-            and scaler.target_name == ref.name
-            and scaler.document.ref.namespace == ref.namespace
+            scaler.target_name == name
+            and scaler.target_kind == kind
+            and scaler.document.ref.namespace == namespace
         ):
             return scaler
     return None

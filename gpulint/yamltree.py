@@ -13,6 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from _ruamel_yaml import CParser
+from ruamel.yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 
 #: (line, column), both 1-based.
 Pos = tuple[int, int]
@@ -24,7 +35,7 @@ class YMap(dict):
     __slots__ = ("key_pos", "pos", "value_pos")
 
     def __init__(self, pos: Pos = (1, 1)) -> None:
-        super().__init__()
+        # No dict.__init__ call: the parser makes one per mapping and it is empty already.
         self.pos = pos
         self.key_pos: dict[Any, Pos] = {}
         self.value_pos: dict[Any, Pos] = {}
@@ -44,7 +55,7 @@ class YSeq(list):
     __slots__ = ("item_pos", "pos")
 
     def __init__(self, pos: Pos = (1, 1)) -> None:
-        super().__init__()
+        # No list.__init__ call: the parser makes one per sequence and it is empty already.
         self.pos = pos
         self.item_pos: list[Pos] = []
 
@@ -76,11 +87,12 @@ class DuplicateKey:
 
 @dataclass(frozen=True)
 class ParsedDocument:
-    """One YAML document: its value (None when empty), start position, duplicate keys."""
+    """One YAML document: its value (None when empty), where it starts, duplicate keys."""
 
     value: Any
-    pos: Pos
+    pos: Pos  # the `---` line of an explicit document, else where its content starts
     duplicates: tuple[DuplicateKey, ...]
+    value_pos: Pos  # where the value is written (findings about a non-mapping point here)
 
 
 @dataclass(frozen=True)
@@ -104,6 +116,8 @@ _WORDS: dict[str, Any] = {
     ".nan": float("nan"),
 }
 _STR_TAG = "tag:yaml.org,2002:str"
+# How every plain scalar that resolve_plain reads as a number starts.
+_NUMBER_START = frozenset("0123456789+-.")
 
 
 def resolve_plain(text: str) -> Any:
@@ -112,6 +126,8 @@ def resolve_plain(text: str) -> Any:
         return None
     first = text[0]
     if first in "0123456789+-.":
+        if text.isdigit() and text.isascii() and (first != "0" or len(text) == 1):
+            return int(text)  # the usual number (a port, a count): no regex needed
         if _INT.match(text):
             return int(text.replace("_", ""))
         if _FLOAT.match(text) and text not in (".", "+", "-"):
@@ -143,81 +159,104 @@ def _syntax_error(exc: Exception) -> YamlSyntaxError:
 
 
 def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
-    parser = CParser(text)
-    next_event = parser.get_event
+    # The hot path of every run: one pass over the C parser's events, dispatching on the event
+    # class by identity and keeping the innermost open collection in locals.
+    next_event = CParser(text).get_event
     anchors: dict[str, Any] = {}
     duplicates: list[DuplicateKey] = []
-    # Each open collection: [container, pending key or _NO_KEY, position of that key,
-    # keys that came from a `<<` merge (None until a merge happens)].
-    stack: list[list[Any]] = []
+    # The enclosing collections, innermost last, each saved as (container, its key_pos,
+    # its value_pos or item_pos, pending key or _NO_KEY, position of that key, keys merged
+    # in by `<<`).
+    stack: list[tuple[Any, Any, Any, Any, Pos, set[Any] | None]] = []
+    container: Any = None  # the innermost open YMap/YSeq; None at document level
+    key_positions: dict[Any, Pos] | None = None  # None: not in a mapping
+    positions: Any = None  # the container's value_pos (mapping) or item_pos (sequence)
+    key: Any = _NO_KEY
+    key_pos: Pos = (1, 1)
+    merged: set[Any] | None = None
     doc_pos: Pos = (1, 1)
+    value_pos: Pos = (1, 1)
     doc_value: Any = None
     while True:
         event = next_event()
-        name = type(event).__name__
-        if name == "ScalarEvent":
+        cls = type(event)
+        if cls is ScalarEvent:
             mark = event.start_mark
             pos = (mark.line + 1, mark.column + 1)
-            if event.style or event.tag == _STR_TAG:
-                value = event.value
-            else:
-                value = resolve_plain(event.value)
+            value = event.value
+            if event.implicit[0]:  # plain and untagged
+                # Most plain scalars are words (keys, names, images): skip the resolver for them.
+                if not value or value[0] in _NUMBER_START or value in _WORDS:
+                    value = resolve_plain(value)
+            elif not event.style and event.tag != _STR_TAG:
+                value = resolve_plain(value)
             if event.anchor:
                 anchors[event.anchor] = value
-        elif name == "MappingStartEvent" or name == "SequenceStartEvent":
+        elif cls is MappingStartEvent:
             mark = event.start_mark
-            pos = (mark.line + 1, mark.column + 1)
-            container = YMap(pos) if name == "MappingStartEvent" else YSeq(pos)
+            stack.append((container, key_positions, positions, key, key_pos, merged))
+            container = YMap((mark.line + 1, mark.column + 1))
+            key_positions, positions = container.key_pos, container.value_pos
+            key, merged = _NO_KEY, None
             if event.anchor:
                 anchors[event.anchor] = container
-            stack.append([container, _NO_KEY, None, None])
             continue
-        elif name == "MappingEndEvent" or name == "SequenceEndEvent":
-            value = stack.pop()[0]
+        elif cls is SequenceStartEvent:
+            mark = event.start_mark
+            stack.append((container, key_positions, positions, key, key_pos, merged))
+            container = YSeq((mark.line + 1, mark.column + 1))
+            key_positions, positions = None, container.item_pos
+            if event.anchor:
+                anchors[event.anchor] = container
+            continue
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            value = container
             pos = value.pos
-        elif name == "AliasEvent":
+            container, key_positions, positions, key, key_pos, merged = stack.pop()
+        elif cls is AliasEvent:
             mark = event.start_mark
             pos = (mark.line + 1, mark.column + 1)
             value = anchors.get(event.anchor)
-        elif name == "DocumentStartEvent":
+        elif cls is DocumentStartEvent:
             mark = event.start_mark
-            doc_pos = (mark.line + 1, mark.column + 1)
+            doc_pos = value_pos = (mark.line + 1, mark.column + 1)
             doc_value = None
             duplicates = []
             anchors = {}
             continue
-        elif name == "DocumentEndEvent":
-            documents.append(ParsedDocument(doc_value, doc_pos, tuple(duplicates)))
+        elif cls is DocumentEndEvent:
+            documents.append(ParsedDocument(doc_value, doc_pos, tuple(duplicates), value_pos))
             continue
-        elif name == "StreamEndEvent":
+        elif cls is StreamEndEvent:
             return
         else:
             continue
-        if not stack:
-            doc_value = value
-            continue
-        top = stack[-1]
-        container = top[0]
-        if type(container) is YSeq:
-            container.append(value)
-            container.item_pos.append(pos)
-        elif top[1] is _NO_KEY:
-            top[1] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
-            top[2] = pos
+
+        if key_positions is None:
+            if container is None:
+                # The value's own position, not the `---` line: findings about a document that
+                # is not a mapping point at what is written there.
+                doc_value, value_pos = value, pos
+            else:
+                container.append(value)
+                positions.append(pos)
+        elif key is _NO_KEY:
+            key = value if type(value) is str or isinstance(value, _KEY_TYPES) else str(value)
+            key_pos = pos
         else:
-            key = top[1]
-            top[1] = _NO_KEY
             if key == "<<" and isinstance(value, (YMap, YSeq)):
-                top[3] = _merge(container, value)
-                continue
-            if key in container and not (top[3] and key in top[3]):
-                duplicates.append(DuplicateKey(str(key), top[2], container.key_pos[key]))
-            container[key] = value
-            container.key_pos[key] = top[2]
-            container.value_pos[key] = pos
+                merged = _merge(container, value)
+            else:
+                if key in container and not (merged and key in merged):
+                    duplicates.append(DuplicateKey(str(key), key_pos, key_positions[key]))
+                container[key] = value
+                key_positions[key] = key_pos
+                positions[key] = pos
+            key = _NO_KEY
 
 
 _NO_KEY = object()
+_KEY_TYPES = (str, int, float, bool, type(None))
 
 
 def _merge(target: YMap, source: YMap | YSeq) -> set[Any]:
