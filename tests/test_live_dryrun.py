@@ -373,3 +373,58 @@ def test_live_findings_equal_static_findings_with_the_snapshot(
         ("GPU401", "trainer.yaml", 14),
     ]
     assert "used 6 + requested 6" in live_findings[1]["message"]
+
+
+SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+  namespace: serving
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      tolerations:
+      - {key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}
+      containers:
+      - name: server
+        image: server:1.0
+        resources:
+          requests: {cpu: "8", memory: 32Gi}
+          limits: {memory: 32Gi, nvidia.com/gpu: 4}
+"""
+
+
+def test_gpus_in_use_tip_capacity_alike_live_and_from_the_snapshot(
+    k, kubeconfig, tmp_path: Path
+) -> None:
+    # Two 8-GPU nodes with 6 GPUs held by running pods: 3 × 4 fit the 16 GPUs, not the 10 free.
+    serve(k)
+    root = tmp_path / "serving"
+    root.mkdir()
+    (root / "server.yaml").write_text(SERVER, encoding="utf-8")
+    snapshot = tmp_path / "profile.yaml"
+    written = run("profile", "snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot))
+    assert written.exit_code == 0, written.output
+    assert "    gpusInUse: {nvidia.com/gpu: 6}\n" in snapshot.read_text(encoding="utf-8")
+    live = run("check", "--isolated", "--format", "json", "--live", "--kubeconfig",
+               str(kubeconfig), str(root))  # fmt: skip
+    static = run("check", "--isolated", "--format", "json", "--profile", str(snapshot),
+                 str(root))  # fmt: skip
+    assert findings(live) == findings(static)
+    capacity = [f for f in findings(live) if f[0] == "GPU201"]
+    assert capacity == [
+        (
+            "GPU201",
+            7,
+            3,
+            "Deployment/serving/server needs 12 nvidia.com/gpu (replicas: 3 × 4 per pod), but "
+            "pool gpu-a100 can have at most 10 nvidia.com/gpu free (gpu-a100: 2 nodes × 8, 6 "
+            "already in use): 2 nvidia.com/gpu worth of pods stay Pending",
+        )
+    ]

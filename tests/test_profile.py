@@ -381,3 +381,88 @@ def test_the_documented_example_loads(tmp_path: Path) -> None:
     assert profile.extended_resource_toleration is True
     assert profile.quotas[0].scopes == ("NotBestEffort",)
     assert profile.limit_ranges[0].items[0].max == {"nvidia.com/gpu": Decimal(1)}
+
+
+IN_USE_POOLS = """spec:
+  pools:
+  - name: busy
+    allocatable: {cpu: "95", nvidia.com/gpu: 8, aws.amazon.com/neuron: 16}
+    nodes: 2
+    maxNodes: 4
+    gpusInUse: {nvidia.com/gpu: 6, aws.amazon.com/neuron: 500m}
+  - name: idle
+    allocatable: {nvidia.com/gpu: 8}
+    nodes: 1
+"""
+
+
+def test_gpus_in_use_survive_a_dump_and_load(tmp_path: Path) -> None:
+    profile = load_text(tmp_path, HEADER + IN_USE_POOLS)
+    assert [dict(p.gpus_in_use) for p in profile.pools] == [
+        {"nvidia.com/gpu": Decimal(6), "aws.amazon.com/neuron": Decimal("0.5")},
+        {},
+    ]
+    text = dump_profile(profile)
+    # Written only for the pool where pods hold some.
+    assert [line.strip() for line in text.splitlines() if "gpusInUse" in line] == [
+        "gpusInUse: {nvidia.com/gpu: 6, aws.amazon.com/neuron: 500m}"
+    ]
+    reloaded = load_text(tmp_path, text)
+    assert reloaded == profile
+    assert reloaded.pools[0].gpus_in_use == {
+        "nvidia.com/gpu": Decimal(6),
+        "aws.amazon.com/neuron": Decimal("0.5"),
+    }
+
+
+def test_gpus_in_use_of_a_later_profile_win(tmp_path: Path) -> None:
+    first = write(tmp_path, HEADER + IN_USE_POOLS, "first.yaml")
+    later = write(
+        tmp_path,
+        HEADER + "spec:\n  pools:\n  - name: busy\n    gpusInUse: {nvidia.com/gpu: 2}\n"
+        "  - name: idle\n    nodes: 3\n    gpusInUse: {nvidia.com/gpu: 1}\n",
+        "later.yaml",
+    )
+    busy, idle = load_profiles([first, later]).pools
+    assert busy.gpus_in_use == {"nvidia.com/gpu": Decimal(2)} and busy.nodes == 2
+    assert idle.gpus_in_use == {"nvidia.com/gpu": Decimal(1)} and idle.nodes == 3
+    busy, idle = load_profiles([later, first]).pools
+    assert busy.gpus_in_use == {
+        "nvidia.com/gpu": Decimal(6),
+        "aws.amazon.com/neuron": Decimal("0.5"),
+    }
+    # first.yaml does not state gpusInUse for idle, so the earlier value stays.
+    assert idle.gpus_in_use == {"nvidia.com/gpu": Decimal(1)} and idle.nodes == 1
+
+
+@pytest.mark.parametrize(
+    ("in_use", "message"),
+    [
+        (
+            "{nvidia.com/gpu: six}",
+            "6:33: spec.pools.0.gpusInUse.nvidia.com/gpu: 'six' is not a Kubernetes quantity "
+            "(write it like 8, 500m or 16Gi)",
+        ),
+        (
+            "{cpu: 4}",
+            "6:22: spec.pools.0.gpusInUse.cpu: `cpu` is not an extended resource; gpusInUse "
+            "counts only resources such as nvidia.com/gpu, which the scheduler never overcommits",
+        ),
+        (
+            '{nvidia.com/gpu: "-2"}',
+            "6:33: spec.pools.0.gpusInUse.nvidia.com/gpu: '-2' is negative; write the amount the "
+            "pods on the pool's nodes request (0 or more)",
+        ),
+        (
+            "6",
+            "6:16: spec.pools.0.gpusInUse: 6 is not of type 'object' (see docs/profile.md)",
+        ),
+    ],
+)
+def test_gpus_in_use_errors_name_file_line_column_and_field(
+    tmp_path: Path, in_use: str, message: str
+) -> None:
+    path = write(tmp_path, HEADER + f"spec:\n  pools:\n  - name: a\n    gpusInUse: {in_use}\n")
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value) == f"{path}:{message}"

@@ -203,6 +203,25 @@ def test_profile_show_of_a_dump_reports_not_ready_plugins_and_hidden_labels() ->
     assert f"provider eks, inferred from the eksctl ClusterConfig {EKSCTL}" in out
 
 
+def test_profile_show_has_a_gpus_in_use_column_when_the_profile_knows_them() -> None:
+    code, out, _ = run("profile", "show", "--profile", str(PROFILES / "placement-in-use.yaml"))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[3].split()[:5] == ["POOL", "INSTANCE", "GPUS/NODE", "GPUS", "IN"]
+    rows = {line.split()[0]: line.split()[2:6] for line in lines[4:9]}
+    # In use / on the nodes now: g5 has 2 nodes × 4 GPUs.
+    assert rows == {
+        "system": ["-", "-", "3/2/6", "yes"],
+        "g5": ["4", "nvidia.com/gpu", "6/8", "2/1/3"],
+        "p4d": ["8", "nvidia.com/gpu", "0/0", "0/0/4"],
+        "p5-reserved": ["8", "nvidia.com/gpu", "0/0", "0/0/0"],
+        "g6-inference": ["1", "nvidia.com/gpu", "0/1", "1/1/2"],
+    }
+    # Without gpusInUse anywhere the column is left out rather than shown as zeros.
+    _, plain, _ = run("profile", "show", "--profile", str(PROFILES / "placement-eks.yaml"))
+    assert "GPUS IN USE" not in plain
+
+
 def test_profile_show_needs_a_profile() -> None:
     code, _, err = run("profile", "show")
     assert code == 2 and "Missing option '--profile'" in err

@@ -555,3 +555,21 @@ def test_the_gpu201_fix_lowers_the_count_to_what_fits(tmp_path: Path, name: str)
         )
         path.write_text("\n".join(lines) + "\n")
         assert finding.line in [f.line for f in lint([str(path)], config, profile).findings]
+
+
+def test_gpu201_counts_only_the_gpus_not_already_in_use() -> None:
+    source = CAPACITY_CASES / "GPU201-gpus-in-use.yaml"
+    profiles = CAPACITY_CASES.parent.parent / "profiles"
+    config = Config().with_overrides(select=("GPU201",))
+    busy = load_profiles([str(profiles / "placement-in-use.yaml")])
+    (finding,) = lint([str(source)], config, busy).findings
+    assert (finding.line, finding.column) == (9, 3)
+    assert finding.message == (
+        "Deployment/serving/server needs 8 nvidia.com/gpu (replicas: 2 × 4 per pod), but pool "
+        "g5 can have at most 6 nvidia.com/gpu free (g5: 3 nodes × 4, 6 already in use): "
+        "2 nvidia.com/gpu worth of pods stay Pending"
+    )
+    assert finding.fix == "Lower replicas to 1, or raise maxNodes of g5 to 4."
+    # The same pools with nothing running: both Deployments fit.
+    idle = load_profiles([str(profiles / "placement-eks.yaml")])
+    assert lint([str(source)], config, idle).findings == ()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
+from gpulint.accelerators import is_extended_resource
 from gpulint.errors import GpulintError
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
@@ -15,7 +17,7 @@ from gpulint.profile.policy import (
     quota_from_object,
 )
 from gpulint.profile.values import check_quantities, location, mapping, quantities, sequence, text
-from gpulint.schema import validate
+from gpulint.schema import dotted, validate
 
 API_VERSION = "gpulint.io/v1alpha1"
 KIND = "ClusterProfile"
@@ -106,7 +108,28 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
         if from_catalogue is not None:
             values["allocatable"] = from_catalogue
             estimated.add("allocatable")
+    if "gpusInUse" in item:
+        values["gpus_in_use"] = _gpus_in_use(display, item["gpusInUse"], [*path, "gpusInUse"])
+        stated.add("gpus_in_use")
     return PoolFacts(Pool(name=item["name"], **values), frozenset(stated), frozenset(estimated))
+
+
+def _gpus_in_use(display: str, node: Any, path: Sequence[Any]) -> dict[str, Decimal]:
+    """`gpusInUse`, held to what a live cluster reports: extended resources, none negative."""
+    in_use = quantities(display, node, path)
+    for name, amount in in_use.items():
+        where = f"{location(display, node, name)}: {dotted([*path, name])}"
+        if not is_extended_resource(name):
+            raise GpulintError(
+                f"{where}: `{name}` is not an extended resource; gpusInUse counts only "
+                "resources such as nvidia.com/gpu, which the scheduler never overcommits"
+            )
+        if amount < 0:
+            raise GpulintError(
+                f"{where}: {node[name]!r} is negative; write the amount the pods on the pool's "
+                "nodes request (0 or more)"
+            )
+    return in_use
 
 
 def _quotas(display: str, spec: Mapping[str, Any]) -> list[Any]:

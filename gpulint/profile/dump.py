@@ -72,6 +72,8 @@ def _pool(pool: Pool) -> list[str]:
     if pool.provisioning_seconds is not None:
         body.append(f"provisioningSeconds: {pool.provisioning_seconds}")
     body.append(f"devicePluginNotReady: {pool.device_plugin_not_ready}")
+    if pool.gpus_in_use:
+        body.append(f"gpusInUse: {_quantities(pool.gpus_in_use)}")
     return lines + [f"  {line}" for line in body]
 
 

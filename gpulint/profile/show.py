@@ -19,6 +19,9 @@ _HEADERS = (
     "TAINTS",
     "LABELS",
 )
+# Shown after GPUS/NODE only when some pool knows its GPUs in use (a live cluster or its
+# snapshot): a hand-written profile usually does not, and a column of zeros would claim it.
+_IN_USE_HEADER = "GPUS IN USE"
 # Labels left out of the table: deprecated copies of GA labels and per-image bookkeeping that
 # no workload selects on. The profile keeps them.
 _HIDDEN_LABEL_PREFIXES = (
@@ -38,7 +41,10 @@ def show_profile(profile: ClusterProfile) -> str:
         lines.append(f"Built from: {', '.join(profile.sources)}")
     lines.append("")
     if profile.pools:
-        lines += _table([_row(pool) for pool in profile.pools])
+        in_use_known = any(pool.gpus_in_use for pool in profile.pools)
+        lines += _table(
+            _headers(in_use_known), [_row(pool, in_use_known) for pool in profile.pools]
+        )
         hidden = sum(len(pool.labels) - len(shown_labels(pool.labels)) for pool in profile.pools)
         if hidden:
             lines.append(
@@ -105,17 +111,34 @@ def gpus_per_node(pool: Pool) -> str:
     return ", ".join(found) or "-"
 
 
+def gpus_in_use(pool: Pool) -> str:
+    """`6/16` (in use / on the nodes now) per accelerator, in GPUS/NODE order, or `-`."""
+    names = [name for name in pool.allocatable if is_accelerator_resource(name)]
+    names += [n for n in pool.gpus_in_use if is_accelerator_resource(n) and n not in names]
+    found = [
+        f"{format_quantity(pool.gpus_in_use.get(name, Decimal(0)))}/"
+        f"{format_quantity(pool.nodes * pool.allocatable.get(name, Decimal(0)))}"
+        for name in names
+    ]
+    return ", ".join(found) or "-"
+
+
 def shown_labels(labels: Mapping[str, str]) -> dict[str, str]:
     """The labels the table prints: all but deprecated copies and bookkeeping labels."""
     return {k: v for k, v in labels.items() if not k.startswith(_HIDDEN_LABEL_PREFIXES)}
 
 
-def _row(pool: Pool) -> tuple[str, ...]:
+def _headers(in_use_known: bool) -> tuple[str, ...]:
+    return (*_HEADERS[:3], *((_IN_USE_HEADER,) if in_use_known else ()), *_HEADERS[3:])
+
+
+def _row(pool: Pool, in_use_known: bool) -> tuple[str, ...]:
     labels = ",".join(f"{k}={v}" for k, v in sorted(shown_labels(pool.labels).items()))
     return (
         pool.name,
         pool.instance_type or "-",
         gpus_per_node(pool),
+        *((gpus_in_use(pool),) if in_use_known else ()),
         f"{pool.nodes}/{pool.min_nodes}/{pool.max_nodes}",
         "yes" if pool.scale_from_zero else "no",
         str(pool.device_plugin_not_ready),
@@ -124,9 +147,9 @@ def _row(pool: Pool) -> tuple[str, ...]:
     )
 
 
-def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(row[i]) for row in (_HEADERS, *rows)) for i in range(len(_HEADERS))]
+def _table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in (_HEADERS, *rows)
+        for row in (headers, *rows)
     ]

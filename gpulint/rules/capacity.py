@@ -15,7 +15,14 @@ from gpulint.model import Document, PodTemplate, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.scheduling import allocatable, gpu_requests, node_ceiling, place, usable
+from gpulint.scheduling import (
+    allocatable,
+    describe_pools,
+    gpu_requests,
+    node_ceiling,
+    place,
+    usable,
+)
 from gpulint.workloads import Autoscaler, autoscaler_for
 from gpulint.yamltree import Pos
 
@@ -131,8 +138,18 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
 
 
 def _room(pools: Iterable[Pool], resource: str) -> Decimal:
-    """The most of `resource` the pools can ever have: max nodes × per-node allocatable."""
-    return sum((node_ceiling(p) * allocatable(p, resource) for p in pools), Decimal(0))
+    """The most of `resource` the pools can still give the checked workloads."""
+    return sum((_free(p, resource) for p in pools), Decimal(0))
+
+
+def _free(pool: Pool, resource: str) -> Decimal:
+    """Max nodes × per-node allocatable, less what pods already hold on the pool's nodes."""
+    total = node_ceiling(pool) * allocatable(pool, resource)
+    return max(Decimal(0), total - _in_use(pool, resource))
+
+
+def _in_use(pool: Pool, resource: str) -> Decimal:
+    return pool.gpus_in_use.get(resource, Decimal(0))
 
 
 def _confined(demands: list[GpuDemand], resource: str, profile: ClusterProfile) -> Decimal:
@@ -175,12 +192,11 @@ def _capacity_problem(
         )
         text += f"; with {others}, which can only run on the same pools, that is "
         text += f"{format_quantity(need)}"
-    room = "; ".join(
-        f"{p.name}: {node_ceiling(p)} nodes × {format_quantity(allocatable(p, resource))}"
-        for p in pools
-    )
+    room = "; ".join(_pool_room(p, resource) for p in pools)
+    free = " free" if any(_in_use(p, resource) for p in pools) else ""
     text += (
-        f", but {_names(pools)} can have at most {format_quantity(have)} {resource} ({room}): "
+        f", but {describe_pools(pools)} can have at most "
+        f"{format_quantity(have)} {resource}{free} ({room}): "
         f"{format_quantity(need - have)} {resource} worth of pods stay Pending"
     )
     others_need = need - own
@@ -194,6 +210,15 @@ def _capacity_problem(
     else:
         fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
     return Problem.at(demand.planned.document, demand.planned.pos, text, fix)
+
+
+def _pool_room(pool: Pool, resource: str) -> str:
+    """`p4d: 4 nodes × 8`, plus `, 6 already in use` when pods hold some."""
+    text = (
+        f"{pool.name}: {node_ceiling(pool)} nodes × {format_quantity(allocatable(pool, resource))}"
+    )
+    in_use = _in_use(pool, resource)
+    return f"{text}, {format_quantity(in_use)} already in use" if in_use else text
 
 
 def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
@@ -216,9 +241,9 @@ def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
             workload.document,
             deadline.pos,
             f"activeDeadlineSeconds: {deadline.value} counts the time pods wait Pending, but "
-            f"they can only run on {_names(pools)}, with 0 nodes now and about {seconds} s to "
-            f"provision one{_each(pools)}: the Job can fail with DeadlineExceeded before a pod "
-            f"starts",
+            f"they can only run on {describe_pools(pools)}, with 0 nodes now and about "
+            f"{seconds} s to provision one{_each(pools)}: the Job can fail with "
+            f"DeadlineExceeded before a pod starts",
             f"Raise activeDeadlineSeconds above {seconds} s plus the run time, or keep a warm "
             f"node in {fastest.name} (minNodes: 1).",
         )
@@ -239,11 +264,6 @@ def _each(pools: tuple[Pool, ...]) -> str:
     if len(pools) < 2:
         return ""
     return " (" + ", ".join(f"{p.name}: {p.provisioning_seconds} s" for p in pools) + ")"
-
-
-def _names(pools: tuple[Pool, ...]) -> str:
-    names = ", ".join(p.name for p in pools)
-    return f"pool {names}" if len(pools) == 1 else f"pools {names}"
 
 
 CHECKS = {
