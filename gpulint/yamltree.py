@@ -32,21 +32,24 @@ Pos = tuple[int, int]
 class YMap(dict):
     """A mapping that knows its own position and the position of each key and value."""
 
-    __slots__ = ("key_pos", "pos", "value_pos")
+    __slots__ = ("pos", "spans")
 
     def __init__(self, pos: Pos = (1, 1)) -> None:
         # No dict.__init__ call: the parser makes one per mapping and it is empty already.
         self.pos = pos
-        self.key_pos: dict[Any, Pos] = {}
-        self.value_pos: dict[Any, Pos] = {}
+        # key -> (key line, key column, value line, value column): one dict and one tuple per
+        # key rather than two of each keeps large corpora within the loading budget.
+        self.spans: dict[Any, tuple[int, int, int, int]] = {}
 
     def pos_of_key(self, key: Any) -> Pos:
         """Where `key` is written, or where the mapping starts when the key is absent."""
-        return self.key_pos.get(key, self.pos)
+        span = self.spans.get(key)
+        return (span[0], span[1]) if span else self.pos
 
     def pos_of_value(self, key: Any) -> Pos:
         """Where the value of `key` starts, or where the mapping starts when the key is absent."""
-        return self.value_pos.get(key, self.pos)
+        span = self.spans.get(key)
+        return (span[2], span[3]) if span else self.pos
 
 
 class YSeq(list):
@@ -164,13 +167,13 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
     next_event = CParser(text).get_event
     anchors: dict[str, Any] = {}
     duplicates: list[DuplicateKey] = []
-    # The enclosing collections, innermost last, each saved as (container, its key_pos,
-    # its value_pos or item_pos, pending key or _NO_KEY, position of that key, keys merged
-    # in by `<<`).
+    # The enclosing collections, innermost last, each saved as (container, its spans or None,
+    # its spans or item_pos, pending key or _NO_KEY, position of that key, keys merged in by
+    # `<<`).
     stack: list[tuple[Any, Any, Any, Any, Pos, set[Any] | None]] = []
     container: Any = None  # the innermost open YMap/YSeq; None at document level
-    key_positions: dict[Any, Pos] | None = None  # None: not in a mapping
-    positions: Any = None  # the container's value_pos (mapping) or item_pos (sequence)
+    key_positions: dict[Any, tuple[int, int, int, int]] | None = None  # None: not in a mapping
+    positions: Any = None  # the container's spans (mapping) or item_pos (sequence)
     key: Any = _NO_KEY
     key_pos: Pos = (1, 1)
     merged: set[Any] | None = None
@@ -196,7 +199,7 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
             mark = event.start_mark
             stack.append((container, key_positions, positions, key, key_pos, merged))
             container = YMap((mark.line + 1, mark.column + 1))
-            key_positions, positions = container.key_pos, container.value_pos
+            key_positions = positions = container.spans
             key, merged = _NO_KEY, None
             if event.anchor:
                 anchors[event.anchor] = container
@@ -248,10 +251,10 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
                 merged = _merge(container, value)
             else:
                 if key in container and not (merged and key in merged):
-                    duplicates.append(DuplicateKey(str(key), key_pos, key_positions[key]))
+                    first = key_positions[key]
+                    duplicates.append(DuplicateKey(str(key), key_pos, (first[0], first[1])))
                 container[key] = value
-                key_positions[key] = key_pos
-                positions[key] = pos
+                positions[key] = key_pos + pos
             key = _NO_KEY
 
 
@@ -268,7 +271,6 @@ def _merge(target: YMap, source: YMap | YSeq) -> set[Any]:
         for key, value in mapping.items():
             if key not in target:
                 target[key] = value
-                target.key_pos[key] = mapping.key_pos[key]
-                target.value_pos[key] = mapping.value_pos[key]
+                target.spans[key] = mapping.spans[key]
                 merged.add(key)
     return merged
