@@ -20,7 +20,9 @@ def format_finding(finding: Finding, color: bool = False) -> str:
     if finding.source:
         lines.append(f"  = from: {finding.source}")
     if finding.fix:
-        lines.append(f"  = fix: {finding.fix}")
+        # A multi-line fix (a tolerations block to paste) stays a block under its heading.
+        fix = finding.fix.replace("\n", "\n    ")
+        lines.append(f"  = fix: {fix}")
     return "\n".join(lines)
 
 
