@@ -163,6 +163,7 @@ class Container:
         return f"{_LIST_NAMES[self.role]}[{self.index}]"
 
 
+_QOS_RESOURCES = ("cpu", "memory")
 _LIST_NAMES = {
     ContainerRole.APP: "containers",
     ContainerRole.INIT: "initContainers",
@@ -234,6 +235,16 @@ class PodTemplate:
         """Containers that run for the pod's whole life: app containers and sidecars."""
         return tuple(
             c for c in self.containers if c.role in (ContainerRole.APP, ContainerRole.SIDECAR)
+        )
+
+    @cached_property
+    def best_effort(self) -> bool:
+        """QoS class BestEffort: no container asks for cpu or memory (GPUs do not count)."""
+        return not any(
+            name in _QOS_RESOURCES
+            for c in self.containers
+            if c.role is not ContainerRole.EPHEMERAL
+            for name in (*c.resources.requests, *c.resources.limits)
         )
 
     @cached_property

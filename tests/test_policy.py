@@ -36,7 +36,7 @@ from gpulint.rules.device_plugin import (
     pool_vendors,
     unpinned_reason,
 )
-from gpulint.rules.quota import gpu_quota_exceeded, is_best_effort, quota_charges, rollout_surge
+from gpulint.rules.quota import gpu_quota_exceeded, quota_charges, rollout_surge
 from gpulint.workloads import workload_of
 
 QUOTA = {
@@ -303,7 +303,7 @@ def _quota(scopes: tuple[str, ...] = (), *selector: ScopeRequirement) -> Resourc
 def test_a_gpu_only_pod_is_best_effort_and_outside_not_best_effort_quotas() -> None:
     _, gpu_only = _template(_deployment())
     _, burstable = _template(_deployment(resources=", memory: 1Gi"))
-    assert is_best_effort(gpu_only) and not is_best_effort(burstable)
+    assert gpu_only.best_effort and not burstable.best_effort
     assert not quota_charges(_quota(("NotBestEffort",)), gpu_only, "")
     assert quota_charges(_quota(("NotBestEffort",)), burstable, "")
     assert quota_charges(_quota(("BestEffort",)), gpu_only, "")

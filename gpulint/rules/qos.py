@@ -7,8 +7,6 @@ from collections.abc import Iterator
 from gpulint.accelerators import looks_like_accelerator
 from gpulint.rules.base import CheckContext, Problem
 
-_QOS_RESOURCES = ("cpu", "memory")
-
 
 def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
     """QoS looks only at cpu and memory: a pod that asks only for GPUs is BestEffort."""
@@ -20,11 +18,7 @@ def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
         ]
         if not gpu_containers:
             continue
-        if any(
-            name in _QOS_RESOURCES
-            for c in template.containers
-            for name in (*c.resources.requests, *c.resources.limits)
-        ):
+        if not template.best_effort:
             continue
         first = gpu_containers[0]
         gpus = ", ".join(

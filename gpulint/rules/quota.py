@@ -33,7 +33,6 @@ from gpulint.yamltree import Pos, YMap, YSeq
 
 _REQUESTS_PREFIX = "requests."
 _POD_COUNT_KEYS = ("pods", "count/pods")
-_QOS_RESOURCES = ("cpu", "memory")
 # Kubernetes' default for `maxSurge` of a RollingUpdate Deployment.
 _DEFAULT_SURGE_PERCENT = 25
 _PERCENT = re.compile(r"([0-9]+)%\Z")
@@ -118,16 +117,6 @@ def pod_demand(ctx: CheckContext, workload: Workload, template: PodTemplate) -> 
 # Which quotas charge a pod
 
 
-def is_best_effort(template: PodTemplate) -> bool:
-    """QoS BestEffort: no container asks for cpu or memory (GPUs do not count)."""
-    return not any(
-        name in _QOS_RESOURCES
-        for c in template.containers
-        if c.role is not ContainerRole.EPHEMERAL
-        for name in (*c.resources.requests, *c.resources.limits)
-    )
-
-
 def is_terminating(template: PodTemplate) -> bool:
     """Quota scope Terminating: the pod sets `activeDeadlineSeconds`."""
     value = template.spec.get("activeDeadlineSeconds")
@@ -152,9 +141,9 @@ def has_cross_namespace_affinity(template: PodTemplate) -> bool:
 
 def _scope_matches(scope: str, template: PodTemplate) -> bool:
     if scope == "BestEffort":
-        return is_best_effort(template)
+        return template.best_effort
     if scope == "NotBestEffort":
-        return not is_best_effort(template)
+        return not template.best_effort
     if scope == "Terminating":
         return is_terminating(template)
     if scope == "NotTerminating":
