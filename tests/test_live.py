@@ -22,6 +22,7 @@ from click.testing import CliRunner, Result
 
 from gpulint.cli import main
 from gpulint.live.client import ConnectionOptions
+from gpulint.live.cluster import pod_owner
 from gpulint.live.session import open_live
 from tests.kube_server import TOKEN, item_list, kube_server, status, write_kubeconfig
 
@@ -328,6 +329,39 @@ def test_device_plugin_not_ready_is_a_summary_note(k, kubeconfig, manifests) -> 
         "check", "--isolated", "--live", "--kubeconfig", str(kubeconfig), str(manifests)
     ).stdout  # fmt: skip
     assert "device plugin not ready on 1 node of pool gpu-a100\n" in text
+
+
+def owned(kind: str, name: str, controller: bool = True) -> dict[str, Any]:
+    """An ownerReference to `kind` `name`."""
+    return {"apiVersion": "apps/v1", "kind": kind, "name": name, "controller": controller}
+
+
+@pytest.mark.parametrize(
+    ("owners", "labels", "expected"),
+    [
+        ([owned("ReplicaSet", "web-5d8f7c9b6")], {"pod-template-hash": "5d8f7c9b6"},
+         ("ml", "Deployment", "web")),
+        # A ReplicaSet created by hand: no template hash to strip.
+        ([owned("ReplicaSet", "web-5d8f7c9b6")], {}, ("ml", "ReplicaSet", "web-5d8f7c9b6")),
+        ([owned("ReplicaSet", "web")], {"pod-template-hash": "5d8f7c9b6"},
+         ("ml", "ReplicaSet", "web")),
+        ([owned("StatefulSet", "db")], {}, ("ml", "StatefulSet", "db")),
+        ([owned("DaemonSet", "agent")], {}, ("ml", "DaemonSet", "agent")),
+        ([owned("Job", "train-28899")], {}, ("ml", "Job", "train-28899")),
+        ([owned("ReplicationController", "old")], {}, ("ml", "ReplicationController", "old")),
+        ([owned("LeaderWorkerSet", "llm")], {}, ("ml", "LeaderWorkerSet", "llm")),
+        # Only the controller owns the pod; other owners do not.
+        ([owned("Workflow", "wf", controller=False), owned("Job", "step")], {},
+         ("ml", "Job", "step")),
+        ([owned("Workflow", "wf", controller=False)], {}, ("ml", "Pod", "p")),
+        ([], {}, ("ml", "Pod", "p")),
+    ],
+)  # fmt: skip
+def test_pods_belong_to_the_workload_of_their_controller(
+    owners: list[dict[str, Any]], labels: dict[str, str], expected: tuple[str, str, str]
+) -> None:
+    metadata = {"name": "p", "namespace": "ml", "labels": labels, "ownerReferences": owners}
+    assert pod_owner({"metadata": metadata}) == expected
 
 
 def test_gpus_in_use_come_from_active_pods_on_each_pool(k, kubeconfig) -> None:

@@ -17,7 +17,17 @@ from click.testing import Result
 
 from gpulint.yamltree import parse
 from tests.kube_server import kube_server, status, write_kubeconfig
-from tests.test_live import MANIFEST, error_line, findings, report, requests, run, serve
+from tests.test_live import (
+    MANIFEST,
+    check_live,
+    error_line,
+    findings,
+    gpu_pod,
+    report,
+    requests,
+    run,
+    serve,
+)
 
 DRY_RUN = {"dryRun": "All", "fieldManager": "gpulint", "fieldValidation": "Strict"}
 DEPLOYMENTS = "/apis/apps/v1/namespaces/ml/deployments"
@@ -427,4 +437,70 @@ def test_gpus_in_use_tip_capacity_alike_live_and_from_the_snapshot(
             "pool gpu-a100 can have at most 10 nvidia.com/gpu free (gpu-a100: 2 nodes × 8, 6 "
             "already in use): 2 nvidia.com/gpu worth of pods stay Pending",
         )
+    ]
+
+
+def owned_pod(
+    name: str, node: str, gpus: int, owner: tuple[str, str] | None, template_hash: str = ""
+) -> dict[str, Any]:
+    """A running pod in `serving` holding `gpus` GPUs, controlled by (kind, name) `owner`."""
+    pod = gpu_pod(name, node, gpus)
+    pod["metadata"]["namespace"] = "serving"
+    if owner is not None:
+        kind, owner_name = owner
+        ref = {"apiVersion": "apps/v1", "kind": kind, "name": owner_name, "controller": True}
+        pod["metadata"]["ownerReferences"] = [ref]
+    if template_hash:
+        pod["metadata"]["labels"] = {"pod-template-hash": template_hash}
+    return pod
+
+
+def test_gpus_held_by_the_checked_deployment_itself_are_not_taken_live_or_from_the_snapshot(
+    k, kubeconfig, tmp_path: Path
+) -> None:
+    # Both 8-GPU nodes hold 12 GPUs: 8 by server's own two pods (ReplicaSet server-<hash>), 4 by
+    # others. Re-checking server's 3 × 4 leaves 16 − 4 = 12 for it: no GPU201, where counting its
+    # pods as in use too would leave 4.
+    pods = [
+        owned_pod("server-7d4b9c8f5-abcde", "gpu-1", 4, ("ReplicaSet", "server-7d4b9c8f5"),
+                  "7d4b9c8f5"),
+        owned_pod("server-7d4b9c8f5-fghij", "gpu-1", 4, ("ReplicaSet", "server-7d4b9c8f5"),
+                  "7d4b9c8f5"),
+        owned_pod("cache-0", "gpu-2", 2, ("StatefulSet", "cache")),
+        owned_pod("debug", "gpu-2", 1, None),
+        owned_pod("server-x1", "gpu-2", 1, ("ReplicaSet", "server-x1")),
+    ]  # fmt: skip
+    serve(k, pods=pods)
+    root = tmp_path / "serving"
+    root.mkdir()
+    (root / "server.yaml").write_text(SERVER, encoding="utf-8")
+    snapshot = tmp_path / "profile.yaml"
+    written = run("profile", "snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot))
+    assert written.exit_code == 0, written.output
+    text = snapshot.read_text(encoding="utf-8")
+    # A ReplicaSet whose name does not end in the pod's template hash is left as a ReplicaSet.
+    assert text[text.index("    gpusInUse:") : text.index("  - name: general")] == (
+        "    gpusInUse: {nvidia.com/gpu: 12}\n"
+        "    gpusInUseBy:\n"
+        "    - {namespace: serving, kind: Deployment, name: server, "
+        "resources: {nvidia.com/gpu: 8}}\n"
+        "    - {namespace: serving, kind: StatefulSet, name: cache, "
+        "resources: {nvidia.com/gpu: 2}}\n"
+        "    - {namespace: serving, kind: Pod, name: debug, resources: {nvidia.com/gpu: 1}}\n"
+        "    - {namespace: serving, kind: ReplicaSet, name: server-x1, "
+        "resources: {nvidia.com/gpu: 1}}\n"
+    )
+    live = run("check", "--isolated", "--format", "json", "--live", "--kubeconfig",
+               str(kubeconfig), str(root))  # fmt: skip
+    static = run("check", "--isolated", "--format", "json", "--profile", str(snapshot),
+                 str(root))  # fmt: skip
+    assert findings(live) == findings(static)
+    assert [f for f in findings(live) if f[0] == "GPU201"] == []
+    # One more replica needs 16 of the 12 left: the others' 4 GPUs are still taken.
+    (root / "server.yaml").write_text(SERVER.replace("replicas: 3", "replicas: 4"), "utf-8")
+    capacity = [f for f in findings(check_live(kubeconfig, root)) if f[0] == "GPU201"]
+    assert [message for *_, message in capacity] == [
+        "Deployment/serving/server needs 16 nvidia.com/gpu (replicas: 4 × 4 per pod), but "
+        "pool gpu-a100 can have at most 12 nvidia.com/gpu free (gpu-a100: 2 nodes × 8, 4 "
+        "already in use): 4 nvidia.com/gpu worth of pods stay Pending"
     ]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpulint.errors import GpulintError
-from gpulint.profile import ClusterProfile, Pool, Taint, load_profiles
+from gpulint.profile import ClusterProfile, GpuUser, Pool, Taint, load_profiles
 from gpulint.profile.dump import dump_profile
 from gpulint.profile.instances import INSTANCE_TYPES, catalogue_allocatable
 from gpulint.profile.model import LimitRangeItem, PriorityClass, ResourceQuota, ScopeRequirement
@@ -463,6 +463,99 @@ def test_gpus_in_use_errors_name_file_line_column_and_field(
     tmp_path: Path, in_use: str, message: str
 ) -> None:
     path = write(tmp_path, HEADER + f"spec:\n  pools:\n  - name: a\n    gpusInUse: {in_use}\n")
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value) == f"{path}:{message}"
+
+
+IN_USE_BY_POOLS = """spec:
+  pools:
+  - name: busy
+    allocatable: {nvidia.com/gpu: 8}
+    nodes: 2
+    gpusInUse: {nvidia.com/gpu: 7}
+    gpusInUseBy:
+    - {namespace: ml, kind: Deployment, name: llm-serve, resources: {nvidia.com/gpu: 4}}
+    - namespace: ml
+      kind: Pod
+      name: "true"
+      resources: {nvidia.com/gpu: 500m}
+  - name: idle
+    allocatable: {nvidia.com/gpu: 8}
+    nodes: 1
+"""
+
+
+def test_gpus_in_use_by_survive_a_dump_and_load(tmp_path: Path) -> None:
+    profile = load_text(tmp_path, HEADER + IN_USE_BY_POOLS)
+    busy, idle = profile.pools
+    assert busy.gpus_in_use_by == (
+        GpuUser("ml", "Deployment", "llm-serve", {"nvidia.com/gpu": Decimal(4)}),
+        GpuUser("ml", "Pod", "true", {"nvidia.com/gpu": Decimal("0.5")}),
+    )
+    assert idle.gpus_in_use_by == ()
+    text = dump_profile(profile)
+    start = text.index("    gpusInUseBy:\n")
+    # Written only for the pool that has some; a name YAML would read as a boolean is quoted.
+    assert text[start : text.index("  - name: idle")] == (
+        "    gpusInUseBy:\n"
+        "    - {namespace: ml, kind: Deployment, name: llm-serve, resources: {nvidia.com/gpu: 4}}\n"
+        '    - {namespace: ml, kind: Pod, name: "true", resources: {nvidia.com/gpu: 500m}}\n'
+    )
+    assert text.count("gpusInUseBy") == 1
+    assert load_text(tmp_path, text) == profile
+
+
+def test_gpus_in_use_by_comes_with_the_winning_gpus_in_use(tmp_path: Path) -> None:
+    first = write(tmp_path, HEADER + IN_USE_BY_POOLS, "first.yaml")
+    later = write(
+        tmp_path, HEADER + "spec:\n  pools:\n  - name: busy\n    gpusInUse: {nvidia.com/gpu: 2}\n"
+    )
+    (busy, _) = load_profiles([first, later]).pools
+    # The later total says nothing of who holds it, so the earlier breakdown is not kept.
+    assert busy.gpus_in_use == {"nvidia.com/gpu": Decimal(2)} and busy.gpus_in_use_by == ()
+    (busy, _) = load_profiles([later, first]).pools
+    assert busy.gpus_in_use == {"nvidia.com/gpu": Decimal(7)}
+    assert [u.name for u in busy.gpus_in_use_by] == ["llm-serve", "true"]
+
+
+USER = "{namespace: ml, kind: Job, name: train, resources: {nvidia.com/gpu: 2}}"
+
+
+@pytest.mark.parametrize(
+    ("in_use_by", "message"),
+    [
+        (
+            "[{namespace: ml, kind: Job, name: train, resources: {cpu: 2}}]",
+            "7:76: spec.pools.0.gpusInUseBy.0.resources.cpu: `cpu` is not an extended resource; "
+            "gpusInUse counts only resources such as nvidia.com/gpu, which the scheduler never "
+            "overcommits",
+        ),
+        (
+            f"[{USER}, {USER}]",
+            "7:92: spec.pools.0.gpusInUseBy.1: Job ml/train is listed twice; write one entry per "
+            "workload with the sum of its pods' resources",
+        ),
+        (
+            "[{namespace: ml, kind: Job, name: train, resources: {nvidia.com/gpu: 5}}]",
+            "7:18: spec.pools.0.gpusInUseBy: the workloads hold 5 nvidia.com/gpu together, more "
+            "than gpusInUse (4); gpusInUse is the total of every pod on the pool's nodes, so "
+            "raise it to at least that",
+        ),
+        (
+            "[{namespace: ml, name: train, resources: {nvidia.com/gpu: 1}}]",
+            "7:19: spec.pools.0.gpusInUseBy.0: 'kind' is a required property (see docs/profile.md)",
+        ),
+    ],
+)
+def test_gpus_in_use_by_errors_name_file_line_column_and_field(
+    tmp_path: Path, in_use_by: str, message: str
+) -> None:
+    path = write(
+        tmp_path,
+        HEADER + "spec:\n  pools:\n  - name: a\n    gpusInUse: {nvidia.com/gpu: 4}\n"
+        f"    gpusInUseBy: {in_use_by}\n",
+    )
     with pytest.raises(GpulintError) as info:
         load_profiles([path])
     assert str(info.value) == f"{path}:{message}"

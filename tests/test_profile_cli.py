@@ -225,3 +225,15 @@ def test_profile_show_has_a_gpus_in_use_column_when_the_profile_knows_them() -> 
 def test_profile_show_needs_a_profile() -> None:
     code, _, err = run("profile", "show")
     assert code == 2 and "Missing option '--profile'" in err
+
+
+def test_profile_show_says_who_holds_the_gpus_in_use() -> None:
+    code, out, _ = run("profile", "show", "--profile", str(PROFILES / "placement-in-use-by.yaml"))
+    assert code == 0
+    assert [line for line in out.splitlines() if line.startswith("In use on")] == [
+        "In use on g5: Deployment serving/server 4 nvidia.com/gpu; "
+        "StatefulSet serving/cache 4 nvidia.com/gpu",
+        "In use on g6-inference: Deployment batch/classifier 1 nvidia.com/gpu",
+    ]
+    _, without, _ = run("profile", "show", "--profile", str(PROFILES / "placement-in-use.yaml"))
+    assert "In use on" not in without

@@ -2,13 +2,13 @@
 
 One paginated list per resource. Nodes, ResourceQuotas, LimitRanges and PriorityClasses go
 through the same conversion as a `kubectl get ... -o yaml` dump (gpulint.profile.kubectl);
-what only a live cluster tells, the GPUs already requested on each pool's nodes and the
-Karpenter NodePools, is joined on top.
+what only a live cluster tells, the GPUs already requested on each pool's nodes and by which
+workload, and the Karpenter NodePools, is joined on top.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -19,7 +19,7 @@ from gpulint.live.karpenter import facts_from_nodepools
 from gpulint.model import Document, ObjectRef, SourceFile
 from gpulint.profile.kubectl import facts_from_objects
 from gpulint.profile.merge import merge
-from gpulint.profile.model import ClusterProfile, Pool
+from gpulint.profile.model import ClusterProfile, GpuUser, Pool
 from gpulint.profile.nodes import node_view, pool_name
 from gpulint.workloads import pod_template
 from gpulint.yamltree import YMap, YSeq
@@ -95,7 +95,11 @@ def profile_from_cluster(
         facts.insert(0, facts_from_nodepools(objects.nodepools, source))
     profile = merge(facts)
     in_use = gpus_in_use_by_pool(objects.nodes, objects.pods, pool_label)
-    pools = tuple(replace(p, gpus_in_use=in_use.get(p.name, {})) for p in profile.pools)
+    users = gpu_users_by_pool(objects.nodes, objects.pods, pool_label)
+    pools = tuple(
+        replace(p, gpus_in_use=in_use.get(p.name, {}), gpus_in_use_by=users.get(p.name, ()))
+        for p in profile.pools
+    )
     return replace(
         profile,
         pools=pools,
@@ -109,19 +113,72 @@ def gpus_in_use_by_pool(
     pool_label: str | None = None,
 ) -> dict[str, dict[str, Decimal]]:
     """Per pool, the extended resources requested by the pods bound to its nodes."""
+    result: dict[str, dict[str, Decimal]] = {}
+    for pool, _, requests in _pool_requests(nodes, pods, pool_label):
+        _add(result.setdefault(pool, {}), requests)
+    return result
+
+
+def gpu_users_by_pool(
+    nodes: Iterable[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    pool_label: str | None = None,
+) -> dict[str, tuple[GpuUser, ...]]:
+    """Per pool, which workloads the extended resources of `gpus_in_use_by_pool` belong to."""
+    found: dict[str, dict[tuple[str, str, str], dict[str, Decimal]]] = {}
+    for pool, pod, requests in _pool_requests(nodes, pods, pool_label):
+        _add(found.setdefault(pool, {}).setdefault(pod_owner(pod), {}), requests)
+    return {
+        pool: tuple(
+            GpuUser(namespace, kind, name, resources)
+            for (namespace, kind, name), resources in by_owner.items()
+        )
+        for pool, by_owner in found.items()
+    }
+
+
+def pod_owner(pod: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(namespace, kind, name) of the workload a pod belongs to, as a manifest would name it.
+
+    A ReplicaSet's pods belong to its Deployment: the ReplicaSet is named
+    `<deployment>-<pod-template-hash>`, and the pod carries the hash as a label. A pod with no
+    controller is its own workload.
+    """
+    metadata = pod.get("metadata") or {}
+    namespace = str(metadata.get("namespace") or "default")
+    owners = [o for o in metadata.get("ownerReferences") or () if isinstance(o, Mapping)]
+    controller = next((o for o in owners if o.get("controller")), None)
+    if controller is None:
+        return namespace, "Pod", str(metadata.get("name") or "")
+    kind, name = str(controller.get("kind") or ""), str(controller.get("name") or "")
+    suffix = f"-{(metadata.get('labels') or {}).get('pod-template-hash') or ''}"
+    if kind == "ReplicaSet" and len(suffix) > 1 and name.endswith(suffix):
+        return namespace, "Deployment", name[: -len(suffix)]
+    return namespace, kind, name
+
+
+def _pool_requests(
+    nodes: Iterable[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    pool_label: str | None,
+) -> Iterator[tuple[str, Mapping[str, Any], dict[str, Decimal]]]:
+    """(pool, pod, extended requests) of every pod bound to a node of a known pool."""
     pool_of_node = {
         view.name: pool_name(view, pool_label) for view in (node_view(n) for n in nodes)
     }
-    result: dict[str, dict[str, Decimal]] = {}
     for pod in pods:
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         pool = pool_of_node.get(node)
         if pool is None:
             continue
-        for name, amount in pod_extended_requests(pod).items():
-            totals = result.setdefault(pool, {})
-            totals[name] = totals.get(name, Decimal(0)) + amount
-    return result
+        requests = pod_extended_requests(pod)
+        if requests:
+            yield pool, pod, requests
+
+
+def _add(totals: dict[str, Decimal], amounts: Mapping[str, Decimal]) -> None:
+    for name, amount in amounts.items():
+        totals[name] = totals.get(name, Decimal(0)) + amount
 
 
 _LIVE_FILE = SourceFile("<live cluster>")

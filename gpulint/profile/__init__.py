@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from gpulint.profile.model import (
     ClusterProfile,
+    GpuUser,
     LimitRange,
     LimitRangeItem,
     Pool,
@@ -17,6 +18,7 @@ from gpulint.profile.model import (
 
 __all__ = [
     "ClusterProfile",
+    "GpuUser",
     "LimitRange",
     "LimitRangeItem",
     "Pool",

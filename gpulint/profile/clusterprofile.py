@@ -10,13 +10,14 @@ from gpulint.accelerators import is_extended_resource
 from gpulint.errors import GpulintError
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.model import ClusterProfile, GpuUser, Pool, Taint
 from gpulint.profile.policy import (
     limit_range_from_object,
     priority_class_from_object,
     quota_from_object,
 )
 from gpulint.profile.values import check_quantities, location, mapping, quantities, sequence, text
+from gpulint.quantity import format_quantity
 from gpulint.schema import dotted, validate
 
 API_VERSION = "gpulint.io/v1alpha1"
@@ -111,6 +112,9 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
     if "gpusInUse" in item:
         values["gpus_in_use"] = _gpus_in_use(display, item["gpusInUse"], [*path, "gpusInUse"])
         stated.add("gpus_in_use")
+    if "gpusInUseBy" in item:
+        values["gpus_in_use_by"] = _gpus_in_use_by(display, item, [*path, "gpusInUseBy"])
+        stated.add("gpus_in_use_by")
     return PoolFacts(Pool(name=item["name"], **values), frozenset(stated), frozenset(estimated))
 
 
@@ -130,6 +134,39 @@ def _gpus_in_use(display: str, node: Any, path: Sequence[Any]) -> dict[str, Deci
                 "nodes request (0 or more)"
             )
     return in_use
+
+
+def _gpus_in_use_by(
+    display: str, pool: Mapping[str, Any], path: Sequence[Any]
+) -> tuple[GpuUser, ...]:
+    """`gpusInUseBy`: one entry per workload, together holding no more than `gpusInUse`."""
+    users: list[GpuUser] = []
+    entries = pool["gpusInUseBy"]
+    for index, entry in enumerate(entries):
+        user = GpuUser(
+            namespace=entry["namespace"],
+            kind=entry["kind"],
+            name=entry["name"],
+            resources=_gpus_in_use(display, entry["resources"], [*path, index, "resources"]),
+        )
+        if any(u.is_workload(user.namespace, user.kind, user.name) for u in users):
+            raise GpulintError(
+                f"{location(display, entries, index)}: {dotted([*path, index])}: "
+                f"{user.kind} {user.namespace}/{user.name} is listed twice; write one entry per "
+                "workload with the sum of its pods' resources"
+            )
+        users.append(user)
+    in_use = _gpus_in_use(display, pool.get("gpusInUse"), [*path[:-1], "gpusInUse"])
+    for name in dict.fromkeys(n for u in users for n in u.resources):
+        held = sum((u.resources.get(name, Decimal(0)) for u in users), Decimal(0))
+        if held > in_use.get(name, Decimal(0)):
+            raise GpulintError(
+                f"{location(display, pool, 'gpusInUseBy')}: {dotted(path)}: the workloads hold "
+                f"{format_quantity(held)} {name} together, more than gpusInUse "
+                f"({format_quantity(in_use.get(name, Decimal(0)))}); gpusInUse is the total of "
+                "every pod on the pool's nodes, so raise it to at least that"
+            )
+    return tuple(users)
 
 
 def _quotas(display: str, spec: Mapping[str, Any]) -> list[Any]:

@@ -74,6 +74,16 @@ def _pool(pool: Pool) -> list[str]:
     body.append(f"devicePluginNotReady: {pool.device_plugin_not_ready}")
     if pool.gpus_in_use:
         body.append(f"gpusInUse: {_quantities(pool.gpus_in_use)}")
+    if pool.gpus_in_use_by:
+        body.append("gpusInUseBy:")
+    for user in pool.gpus_in_use_by:
+        fields = {
+            "namespace": _scalar(user.namespace),
+            "kind": _scalar(user.kind),
+            "name": _scalar(user.name),
+            "resources": _quantities(user.resources),
+        }
+        body.append(f"- {_flow(fields)}")
     return lines + [f"  {line}" for line in body]
 
 

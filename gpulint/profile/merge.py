@@ -102,6 +102,11 @@ def _merge_pool(name: str, views: Sequence[PoolFacts]) -> Pool:
             for _, _, pool in ranked:
                 labels.update(pool.labels)
             values[field_name] = labels
+        elif field_name == "gpus_in_use_by":
+            # Who holds the GPUs comes from the input whose total wins, so the two agree.
+            continue
         else:
             values[field_name] = getattr(ranked[-1][2], field_name)
+            if field_name == "gpus_in_use":
+                values["gpus_in_use_by"] = ranked[-1][2].gpus_in_use_by
     return Pool(name=name, **values)

@@ -37,6 +37,20 @@ class Taint:
 
 
 @dataclass(frozen=True)
+class GpuUser:
+    """A workload whose active pods hold extended resources on a pool's nodes."""
+
+    namespace: str
+    kind: str  # the controller: Deployment (for its ReplicaSets), StatefulSet, Job ..., or Pod
+    name: str
+    resources: Mapping[str, Decimal] = field(default_factory=dict)
+
+    def is_workload(self, namespace: str, kind: str, name: str) -> bool:
+        """True when these pods belong to the workload `namespace/kind/name`."""
+        return (self.namespace, self.kind, self.name) == (namespace, kind, name)
+
+
+@dataclass(frozen=True)
 class Pool:
     """A group of identical nodes (node group, node pool, Karpenter NodePool)."""
 
@@ -54,6 +68,8 @@ class Pool:
     # Extended resources (GPUs) already requested by running/pending pods on the pool's nodes,
     # summed over the pool; known only from a live cluster, so free = nodes x allocatable - this.
     gpus_in_use: Mapping[str, Decimal] = field(default_factory=dict)
+    # Who holds `gpus_in_use`, so a checked workload's own running pods are not counted twice.
+    gpus_in_use_by: tuple[GpuUser, ...] = ()
 
     @property
     def can_grow(self) -> bool:

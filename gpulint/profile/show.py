@@ -51,6 +51,7 @@ def show_profile(profile: ClusterProfile) -> str:
                 f"({hidden} deprecated or bookkeeping labels not shown; "
                 "`gpulint profile import` lists every label)"
             )
+        lines += [in_use_by_line(pool) for pool in profile.pools if pool.gpus_in_use_by]
     else:
         lines.append("No node pools.")
     lines += ["", admission_line(profile)]
@@ -121,6 +122,16 @@ def gpus_in_use(pool: Pool) -> str:
         for name in names
     ]
     return ", ".join(found) or "-"
+
+
+def in_use_by_line(pool: Pool) -> str:
+    """`In use on g5: Deployment ml/llm-serve 4 nvidia.com/gpu; Pod ml/debug 1 nvidia.com/gpu`."""
+    users = "; ".join(
+        f"{user.kind} {user.namespace}/{user.name} "
+        + ", ".join(f"{format_quantity(amount)} {name}" for name, amount in user.resources.items())
+        for user in pool.gpus_in_use_by
+    )
+    return f"In use on {pool.name}: {users}"
 
 
 def shown_labels(labels: Mapping[str, str]) -> dict[str, str]:

@@ -7,8 +7,8 @@ rules instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from gpulint.model import Document, PodTemplate, Workload
@@ -117,9 +117,17 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
 
 def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     """All pods that can only land on some pools need more GPUs than those pools can have."""
-    profile = ctx.profile
-    if profile is None:
+    if ctx.profile is None:
         return
+    checked = frozenset(
+        (ctx.namespace_of(w.document), w.kind, w.document.ref.name) for w in ctx.workloads
+    )
+    # A checked workload that already runs holds some of the GPUs in use; counting them as in
+    # use and again as its demand would report an unchanged manifest as not fitting.
+    profile = replace(
+        ctx.profile,
+        pools=tuple(replace(p, gpus_in_use=held_by_others(p, checked)) for p in ctx.profile.pools),
+    )
     demands = list(gpu_demands(ctx))
     for demand in demands:
         pools = tuple(p for p in profile.pools if p.name in demand.pools)
@@ -135,6 +143,16 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             if need <= have:
                 continue
             yield _capacity_problem(demand, resource, per_pod, sharing, need, have, pools)
+
+
+def held_by_others(pool: Pool, checked: Collection[tuple[str, str, str]]) -> dict[str, Decimal]:
+    """The pool's GPUs in use less those held by the (namespace, kind, name) workloads given."""
+    held = dict(pool.gpus_in_use)
+    for user in pool.gpus_in_use_by:
+        if (user.namespace, user.kind, user.name) in checked:
+            for name, amount in user.resources.items():
+                held[name] = max(Decimal(0), held.get(name, Decimal(0)) - amount)
+    return {name: amount for name, amount in held.items() if amount > 0}
 
 
 def _room(pools: Iterable[Pool], resource: str) -> Decimal:
