@@ -246,3 +246,32 @@ def autoscaler_for(workload: Workload, scalers: Iterable[Autoscaler]) -> Autosca
         ):
             return scaler
     return None
+
+
+@dataclass(frozen=True)
+class PeakReplicas:
+    """The most pods of each template a workload runs at once, and where that is written."""
+
+    count: int
+    field: str  # what to change: "replicas", "parallelism", "maxReplicas"; "" for a bare Pod
+    document: Document  # the workload, or the HPA that scales it
+    pos: Pos | None  # None: the kind's default, or a bare Pod
+    autoscaler: Autoscaler | None = None  # set when the HPA's maxReplicas is the peak
+
+
+def peak_replicas(workload: Workload, scalers: Iterable[Autoscaler]) -> PeakReplicas | None:
+    """The workload's peak pod count; None for kinds that run one pod per node (DaemonSet).
+
+    With an HPA the peak is the larger of its maxReplicas and the written replica count: the
+    HPA moves the count into its range, but a count above maxReplicas exists until it does.
+    """
+    count = workload.replicas
+    if count is None:
+        if workload.kind != "Pod":
+            return None
+        return PeakReplicas(1, "", workload.document, None)
+    peak = PeakReplicas(count.value, count.field, workload.document, count.pos)
+    scaler = autoscaler_for(workload, scalers)
+    if scaler is not None and scaler.max_replicas >= count.value:
+        return PeakReplicas(scaler.max_replicas, "maxReplicas", scaler.document, scaler.pos, scaler)
+    return peak

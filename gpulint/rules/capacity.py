@@ -23,7 +23,7 @@ from gpulint.scheduling import (
     place,
     usable,
 )
-from gpulint.workloads import Autoscaler, autoscaler_for
+from gpulint.workloads import Autoscaler, peak_replicas
 from gpulint.yamltree import Pos
 
 
@@ -44,37 +44,20 @@ def runs_on_every_node(workload: Workload) -> bool:
 
 
 def planned_pods(workload: Workload, scalers: Iterable[Autoscaler]) -> PlannedPods:
-    """The most pods the workload runs at once: an HPA's maxReplicas beats `replicas`."""
-    scaler = autoscaler_for(workload, scalers)
-    if scaler is not None:
-        ref = scaler.document.ref
-        where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        return PlannedPods(
-            scaler.max_replicas,
-            scaler.document,
-            scaler.pos,
-            "maxReplicas",
-            f"HPA {where} maxReplicas: {scaler.max_replicas}",
-        )
-    replicas = workload.replicas
+    """The most pods the workload runs at once (workloads.peak_replicas), worded for messages."""
+    peak = peak_replicas(workload, scalers)
     spec_pos = workload.document.obj.pos_of_key("spec")
-    if replicas is None:
+    if peak is None or not peak.field:
         return PlannedPods(1, workload.document, spec_pos, "", "1 pod")
-    if replicas.pos is not None:
-        return PlannedPods(
-            replicas.value,
-            workload.document,
-            replicas.pos,
-            replicas.field,
-            f"{replicas.field}: {replicas.value}",
-        )
-    return PlannedPods(
-        replicas.value,
-        workload.document,
-        spec_pos,
-        replicas.field,
-        f"{replicas.field} {replicas.value} by default",
-    )
+    if peak.autoscaler is not None:
+        ref = peak.document.ref
+        where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        source = f"HPA {where} maxReplicas: {peak.count}"
+    elif peak.pos is not None:
+        source = f"{peak.field}: {peak.count}"
+    else:
+        source = f"{peak.field} {peak.count} by default"
+    return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, source)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from gpulint.profile.policy import (
 from gpulint.quantity import format_quantity
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.scheduling import gpu_requests
-from gpulint.workloads import autoscaler_for
+from gpulint.workloads import peak_replicas
 from gpulint.yamltree import Pos, YMap, YSeq
 
 _REQUESTS_PREFIX = "requests."
@@ -98,19 +98,17 @@ def rollout_surge(workload: Workload, replicas: int) -> int:
 
 def pod_demand(ctx: CheckContext, workload: Workload, template: PodTemplate) -> PodDemand | None:
     """The peak pod count of a template; None for kinds that run one pod per node."""
-    scaler = autoscaler_for(workload, ctx.autoscalers)
-    count = workload.replicas
-    if count is None and workload.kind != "Pod":
+    peak = peak_replicas(workload, ctx.autoscalers)
+    if peak is None:
         return None
-    base = count.value if count is not None else 1
-    singular, plural = _COUNT_WORDS.get(count.field if count is not None else "", ("pod", "pods"))
-    label = singular if base == 1 else plural
-    document, pos = workload.document, count.pos if count is not None else None
-    if scaler is not None and scaler.max_replicas >= base:
-        ref = scaler.document.ref
-        base, label = scaler.max_replicas, f"maxReplicas of HPA {ref.namespace or ''}/{ref.name}"
-        document, pos = scaler.document, scaler.pos
-    return PodDemand(workload, template, base, label, rollout_surge(workload, base), document, pos)
+    if peak.autoscaler is not None:
+        ref = peak.document.ref
+        label = f"maxReplicas of HPA {ref.namespace or ''}/{ref.name}"
+    else:
+        singular, plural = _COUNT_WORDS.get(peak.field, ("pod", "pods"))
+        label = singular if peak.count == 1 else plural
+    surge = rollout_surge(workload, peak.count)
+    return PodDemand(workload, template, peak.count, label, surge, peak.document, peak.pos)
 
 
 # ---------------------------------------------------------------------------------------------
