@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from gpulint.loader import LoadResult
 from gpulint.model import Document, LoadIssue, PodTemplate, Severity, SourceFile, Workload
 from gpulint.profile.model import ClusterProfile
+from gpulint.scheduling import Placement, place
 from gpulint.workloads import Autoscaler, autoscalers
 from gpulint.yamltree import Pos
 
@@ -51,6 +52,18 @@ class CheckContext:
     profile: ClusterProfile | None = None
     namespace: str | None = None  # --namespace: for objects that do not name one
     rejections: tuple[ServerRejection, ...] = ()  # --server-dry-run: what the server refused
+    _placements: dict[int, Placement] = field(default_factory=dict, init=False, repr=False)
+
+    def placement(self, template: PodTemplate) -> Placement:
+        """Every pool's verdict on `template` (needs a profile), computed once per run.
+
+        Most placement and capacity rules ask for the same templates' verdicts.
+        """
+        assert self.profile is not None, "placement needs a cluster profile"
+        verdict = self._placements.get(id(template))
+        if verdict is None:
+            verdict = self._placements[id(template)] = place(template, self.profile)
+        return verdict
 
     def namespace_of(self, document: Document) -> str:
         """metadata.namespace, else --namespace, else the profile's default, else `default`."""

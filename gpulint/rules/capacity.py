@@ -20,7 +20,6 @@ from gpulint.scheduling import (
     describe_pools,
     gpu_requests,
     node_ceiling,
-    place,
     usable,
 )
 from gpulint.workloads import Autoscaler, peak_replicas
@@ -85,7 +84,7 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
         gpus = gpu_requests(template)
         if runs_on_every_node(workload) or not gpus or any(n not in advertised for n in gpus):
             continue
-        placement = place(template, profile)
+        placement = ctx.placement(template)
         pools = usable(placement.eligible)
         if not placement.decidable or not pools:
             continue
@@ -231,7 +230,7 @@ def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
         deadline = workload.active_deadline
         if deadline is None or deadline.pos is None or not gpu_requests(template):
             continue
-        pools = _cold_pools(template, profile)
+        pools = _cold_pools(ctx, template)
         if not pools:
             continue
         fastest = min(pools, key=lambda p: p.provisioning_seconds or 0)
@@ -250,9 +249,9 @@ def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
         )
 
 
-def _cold_pools(template: PodTemplate, profile: ClusterProfile) -> tuple[Pool, ...]:
+def _cold_pools(ctx: CheckContext, template: PodTemplate) -> tuple[Pool, ...]:
     """The pools the pod can run on, when all are at zero nodes with known provisioning time."""
-    placement = place(template, profile)
+    placement = ctx.placement(template)
     pools = usable(placement.eligible)
     if not placement.decidable or not pools:
         return ()

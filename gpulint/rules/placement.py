@@ -37,7 +37,6 @@ from gpulint.scheduling import (
     is_gpu_pool,
     label_selector_matches,
     node_ceiling,
-    place,
     pool_gpus,
     pools_named,
     satisfied_requirements,
@@ -82,7 +81,7 @@ def gpu_placements(ctx: CheckContext) -> Iterator[GpuPlacement]:
         gpus = gpu_requests(template)
         if not gpus or any(name not in advertised for name in gpus):
             continue
-        placement = place(template, profile)
+        placement = ctx.placement(template)
         if placement.decidable:
             yield GpuPlacement(workload, template, placement, gpus)
 
@@ -452,7 +451,7 @@ def gpu_selector_without_request(ctx: CheckContext) -> Iterator[Problem]:
             continue
         if any(looks_like_accelerator(name) for name in template.effective_requests):
             continue
-        placement = place(template, profile)
+        placement = ctx.placement(template)
         if not placement.decidable:
             continue
         placed = [f.pool for f in placement.fits if f.matches_placement]
@@ -588,7 +587,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
         )
         if term is None:
             continue
-        placement = place(template, profile)
+        placement = ctx.placement(template)
         pools = usable(placement.eligible)
         if not placement.decidable or not pools:
             continue
