@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpulint.config import Config
-from gpulint.findings import Finding, LintResult
+from gpulint.findings import CheckedObject, Finding, LintResult
 from gpulint.loader import STDIN, collection_paused, discover, load
 from gpulint.profile.model import ClusterProfile
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, build_registry
@@ -73,6 +73,7 @@ def lint(
         files=len(loaded.files),
         objects=len(loaded.documents),
         notes=tuple(notes),
+        checked=tuple(CheckedObject(d.file.path, d.ref, d.source) for d in loaded.documents),
     )
 
 

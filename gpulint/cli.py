@@ -26,6 +26,8 @@ _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info", "never")
+#: The keys of gpulint.output.FORMATTERS, listed here so `--help` does not import them.
+OUTPUT_FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
 def _selectors(values: Sequence[str]) -> tuple[str, ...] | None:
@@ -102,11 +104,21 @@ def main() -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(OUTPUT_FORMATS),
     default="text",
     show_default=True,
+    help="github: workflow-command annotations (and a table in $GITHUB_STEP_SUMMARY).",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option(
+    "--statistics",
+    is_flag=True,
+    help="Print how many findings each rule produced instead of the findings (text, json).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no notes, no summary.")
+@click.option(
+    "-s", "--silent", is_flag=True, help="Print nothing; the exit code tells (-o still writes)."
+)
 @click.option("--stdin-filename", help="Path to report for input read from `-`.")
 @click.option(
     "--report-unused-ignores",
@@ -146,6 +158,9 @@ def check(
     fail_on: str | None,
     output_format: str,
     output: str | None,
+    statistics: bool,
+    quiet: bool,
+    silent: bool,
     stdin_filename: str | None,
     report_unused_ignores: bool | None,
     color: str,
@@ -160,9 +175,12 @@ def check(
 ) -> None:
     """Check manifests (files, directories, or - for stdin; default: the current directory)."""
     from gpulint.api import lint
-    from gpulint.output import FORMATTERS
+    from gpulint.output import FORMATTERS, STATISTICS
+    from gpulint.output.options import repository_options
 
     try:
+        if statistics and output_format not in STATISTICS:
+            raise GpulintError(f"--statistics prints text or json, not --format {output_format}")
         config = _config(config_path, isolated)
         if select:
             # --select starts a new selection (as in ruff): the file's ignore and
@@ -206,8 +224,24 @@ def check(
         _fail(str(exc))
         return
     use_color = output is None and _use_color(color, sys.stdout.isatty())
-    _emit(FORMATTERS[output_format](result, use_color), output, "report", use_color)
+    options = repository_options(Path.cwd(), color=use_color, quiet=quiet)
+    render = (STATISTICS if statistics else FORMATTERS)[output_format]
+    if output is not None or not silent:
+        _emit(render(result, options), output, "report", use_color)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if output_format == "github" and summary_file:
+        from gpulint.output.github import step_summary
+
+        _append(summary_file, step_summary(result, options), "the job summary")
     sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_CLEAN)
+
+
+def _append(path: str, text: str, what: str) -> None:
+    try:
+        with open(path, "a", encoding="utf-8") as stream:
+            stream.write(text)
+    except OSError as exc:
+        _fail(f"{path}: cannot write {what}: {exc.strerror}")
 
 
 def _profile(paths: Sequence[str], pool_label: str | None) -> ClusterProfile | None:
@@ -298,17 +332,23 @@ def _check_cli_selectors(*groups: Sequence[str] | None) -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["table", "json", "markdown"]),
+    type=click.Choice(["table", "json", "markdown", "docs"]),
     default="table",
     show_default=True,
+    help="markdown: the README table; docs: docs/rules.md, every rule in full.",
 )
 def rules(output_format: str) -> None:
     """List every rule: code, name, default severity, summary."""
     from gpulint.catalogue import load_catalogue
-    from gpulint.output.catalogue import rules_json, rules_markdown, rules_table
+    from gpulint.output.catalogue import rules_document, rules_json, rules_markdown, rules_table
 
     entries = list(load_catalogue().values())
-    render = {"table": rules_table, "json": rules_json, "markdown": rules_markdown}
+    render = {
+        "table": rules_table,
+        "json": rules_json,
+        "markdown": rules_markdown,
+        "docs": rules_document,
+    }
     click.echo(render[output_format](entries), nl=False)
 
 
@@ -380,6 +420,22 @@ def profile_show(profile_paths: tuple[str, ...], pool_label: str | None) -> None
         _fail(str(exc))
         return
     click.echo(text, nl=False)
+
+
+@profile.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+def profile_validate(files: tuple[str, ...], pool_label: str | None) -> None:
+    """Check that each of FILES is a profile input --profile accepts; exit 2 if one is not.
+
+    Prints one `file:line:col: problem` line per invalid file (the pre-commit hook's check).
+    """
+    from gpulint.profile.load import profile_problems
+
+    problems = profile_problems(files, pool_label)
+    for problem in problems:
+        click.echo(problem)
+    sys.exit(EXIT_USAGE if problems else EXIT_CLEAN)
 
 
 @profile.command("snapshot")

@@ -29,6 +29,15 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class CheckedObject:
+    """One Kubernetes object a run looked at, and the file it was read from."""
+
+    path: str
+    ref: ObjectRef
+    source: str | None = None  # the Helm template the object was rendered from
+
+
+@dataclass(frozen=True)
 class LintResult:
     """Findings of a run plus what was looked at."""
 
@@ -36,6 +45,7 @@ class LintResult:
     files: int
     objects: int
     notes: tuple[str, ...] = ()
+    checked: tuple[CheckedObject, ...] = ()  # every object, in input order
 
     def count(self, severity: Severity) -> int:
         """How many findings have exactly `severity`."""

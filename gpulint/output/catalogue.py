@@ -7,6 +7,21 @@ from collections.abc import Sequence
 
 from gpulint.catalogue import RuleInfo
 
+PROJECT_URL = "https://github.com/gpulint/gpulint"
+#: Where `gpulint rules --format docs` is published; SARIF `helpUri`s point into it.
+RULES_DOC_URL = f"{PROJECT_URL}/blob/main/docs/rules.md"
+RULES_DOC_COMMAND = "gpulint rules --format docs > docs/rules.md"
+
+
+def rule_anchor(code: str) -> str:
+    """The anchor of a rule's section in docs/rules.md: its `## GPU102` heading, slugged."""
+    return code.lower()
+
+
+def rule_help_uri(code: str) -> str:
+    """The address of a rule's documentation."""
+    return f"{RULES_DOC_URL}#{rule_anchor(code)}"
+
 
 def rule_to_dict(info: RuleInfo) -> dict[str, object]:
     """One catalogue entry as JSON-ready data."""
@@ -54,6 +69,56 @@ def rules_markdown(entries: Sequence[RuleInfo]) -> str:
     for e in entries:
         flags = f" *({_flags(e)})*" if _flags(e) else ""
         lines.append(f"| {e.code} | {e.name} | {e.severity.label} | {e.summary}{flags} |")
+    return "\n".join(lines) + "\n"
+
+
+def rules_document(entries: Sequence[RuleInfo]) -> str:
+    """docs/rules.md: an index table, then one section per rule with why, example and fix."""
+    lines = [
+        "# Rules",
+        "",
+        f"<!-- generated from the catalogue (rules/*.yaml) by `{RULES_DOC_COMMAND}` -->",
+        "",
+        "Every rule gpulint has, from its catalogue. `gpulint explain CODE` prints the same",
+        "text in a terminal. Suppress a finding with `# gpulint: ignore[CODE]` on its line.",
+        "",
+        "| code | name | severity | what it catches |",
+        "|---|---|---|---|",
+    ]
+    for e in entries:
+        lines.append(
+            f"| [{e.code}](#{rule_anchor(e.code)}) | {e.name} | {e.severity.label} | {e.summary} |"
+        )
+    for e in entries:
+        facts = [f"**{e.name}**", f"default severity: {e.severity.label}"]
+        if _flags(e):
+            facts.append(_flags(e))
+        lines += [
+            "",
+            f"## {e.code}",
+            "",
+            " · ".join(facts),
+            "",
+            e.summary,
+            "",
+            "**Why it matters**",
+            "",
+            e.why,
+            "",
+            "**Example**",
+            "",
+            "```yaml",
+            e.example,
+            "```",
+            "",
+            "**Use instead**",
+            "",
+            "```yaml",
+            e.fixed,
+            "```",
+            "",
+            f"**Fix:** {e.fix}",
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -46,9 +46,11 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def format_text(result: LintResult, color: bool = False) -> str:
-    """Every finding, any notes, then the summary."""
+def format_text(result: LintResult, color: bool = False, quiet: bool = False) -> str:
+    """Every finding, any notes, then the summary; `quiet` keeps only the findings."""
     blocks = [format_finding(f, color) for f in result.findings]
     text = "\n".join(blocks)
+    if quiet:
+        return text + "\n" if blocks else ""
     tail = [*result.notes, summary_line(result)]
     return (text + "\n\n" if blocks else "") + "\n".join(tail) + "\n"

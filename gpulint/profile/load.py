@@ -84,3 +84,14 @@ def _describe(value: Any) -> str:
     if kind is None:
         return "this document (no `kind`)"
     return f"`{api_version}/{kind}`" if api_version else f"`{kind}`"
+
+
+def profile_problems(paths: Sequence[str], pool_label: str | None = None) -> list[str]:
+    """`file:line:col: problem` for each path that `--profile` would refuse (its first problem)."""
+    problems = []
+    for path in paths:
+        try:
+            merge(read_profile_file(path, pool_label))
+        except GpulintError as exc:
+            problems.append(str(exc))
+    return problems

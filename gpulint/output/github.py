@@ -1,0 +1,68 @@
+"""GitHub Actions: `::error file=...,line=...` workflow commands and a job-summary table.
+
+GitHub turns each command into an annotation on the pull request's diff. Escaping follows the
+workflow-command format of actions/toolkit (`escapeData`, `escapeProperty` in command.ts).
+"""
+
+from __future__ import annotations
+
+from gpulint.findings import Finding, LintResult
+from gpulint.model import Severity
+from gpulint.output.options import DEFAULT_OPTIONS, OutputOptions, repository_path
+from gpulint.output.text import summary_line
+
+COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """Escape a command's message: `%`, CR and LF."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a command property value: as data, plus `:` and `,`, which delimit properties."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(finding: Finding, options: OutputOptions = DEFAULT_OPTIONS) -> str:
+    """One workflow command; the message carries the fix and the Helm template on extra lines."""
+    properties = {
+        "file": repository_path(finding.path, options),
+        "line": str(finding.line),
+        "col": str(finding.column),
+        "title": f"{finding.code} {finding.name}",
+    }
+    message = finding.message
+    if finding.source:
+        message += f"\nfrom: {finding.source}"
+    if finding.fix:
+        message += f"\nfix: {finding.fix}"
+    listed = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
+    return f"::{COMMANDS[finding.severity]} {listed}::{escape_data(message)}"
+
+
+def format_github(result: LintResult, options: OutputOptions = DEFAULT_OPTIONS) -> str:
+    """An annotation per finding, then (unless quiet) the notes and the summary line."""
+    lines = [annotation(f, options) for f in result.findings]
+    if not options.quiet:
+        lines += [*result.notes, summary_line(result)]
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+
+
+def step_summary(result: LintResult, options: OutputOptions = DEFAULT_OPTIONS) -> str:
+    """Markdown for `$GITHUB_STEP_SUMMARY`: the summary line and a table of the findings."""
+    lines = ["### gpulint", "", summary_line(result), ""]
+    if result.findings:
+        lines += ["| severity | rule | location | object | message |", "|---|---|---|---|---|"]
+        for f in result.findings:
+            where = f"{repository_path(f.path, options)}:{f.line}:{f.column}"
+            lines.append(
+                f"| {f.severity.label} | {f.code} {f.name} | `{_cell(where)}` "
+                f"| {_cell(str(f.object or ''))} | {_cell(f.message)} |"
+            )
+        lines.append("")
+    return "\n".join(lines) + "\n"
