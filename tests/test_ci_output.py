@@ -1,0 +1,326 @@
+"""`--format github|junit`, `--statistics`, `--quiet`, `--silent` and `gpulint profile validate`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpulint.cli import OUTPUT_FORMATS, main
+from gpulint.findings import Finding
+from gpulint.model import ObjectRef, Severity
+from gpulint.output import FORMATTERS
+from gpulint.output.github import annotation, escape_data, escape_property
+from gpulint.output.options import OutputOptions
+
+REQUEST_ONLY = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1", nvidia.com/gpu: 1}
+"""
+BEST_EFFORT = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: besteffort
+spec:
+  containers:
+  - name: c
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+CLEAN = REQUEST_ONLY.replace("name: trainer", "name: clean").replace(
+    'requests: {cpu: "1", nvidia.com/gpu: 1}',
+    'requests: {cpu: "1"}\n      limits: {nvidia.com/gpu: 1}',
+)
+GPU002_MESSAGE = (
+    "container `c` requests `nvidia.com/gpu` without a limit; the API rejects it "
+    "(Limit must be set for non overcommitable resources)"
+)
+GPU002_FIX = (
+    "Add `limits: {nvidia.com/gpu: 1}` or replace the request with that limit "
+    "(the request defaults to the limit)."
+)
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, list(args), env=env)
+
+
+@pytest.fixture()
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repository root as the working directory, with three pods in k8s/."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "pods.yaml").write_text(
+        REQUEST_ONLY + "---\n" + BEST_EFFORT + "---\n" + CLEAN
+    )
+    return tmp_path
+
+
+def test_the_cli_offers_exactly_the_formatters() -> None:
+    assert set(OUTPUT_FORMATS) == set(FORMATTERS)
+
+
+# --- GitHub workflow commands ------------------------------------------------------------
+
+
+def test_escape_data_escapes_percent_first_then_cr_and_lf() -> None:
+    assert escape_data("100% of 1\r\n2 a:b,c") == "100%25 of 1%0D%0A2 a:b,c"
+    assert escape_data("%0A") == "%250A"  # an escape sequence in the text stays literal
+
+
+def test_escape_property_also_escapes_colon_and_comma() -> None:
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+
+
+def parse_command(line: str) -> tuple[str, dict[str, str], str]:
+    """Read a workflow command back as the runner does (ActionCommand.TryParseV2)."""
+    match = re.fullmatch(r"::(\w+)(?: ([^:]*))?::(.*)", line)
+    assert match, line
+    name, listed, data = match.groups()
+
+    def unescape(text: str) -> str:
+        for escaped, plain in (
+            ("%0D", "\r"),
+            ("%0A", "\n"),
+            ("%3A", ":"),
+            ("%2C", ","),
+            ("%25", "%"),
+        ):
+            text = text.replace(escaped, plain)
+        return text
+
+    properties = dict(item.split("=", 1) for item in (listed or "").split(",") if item)
+    return name, {k: unescape(v) for k, v in properties.items()}, unescape(data)
+
+
+def test_annotation_round_trips_through_the_runner_parser() -> None:
+    finding = Finding(
+        code="GPU102",
+        name="missing-gpu-toleration",
+        severity=Severity.WARNING,
+        path="deploy/a,b:c.yaml",
+        line=14,
+        column=5,
+        message="pod fits pool g5, except: taint 100%",
+        fix="Add:\ntolerations:\n- key: sku",
+        object=ObjectRef("apps/v1", "Deployment", "ml", "trainer"),
+        source="chart/templates/d.yaml",
+    )
+    line = annotation(finding, OutputOptions(base="repo/"))
+    assert "\n" not in line
+    assert line.startswith(
+        "::warning file=repo/deploy/a%2Cb%3Ac.yaml,line=14,col=5,"
+        "title=GPU102 missing-gpu-toleration::pod fits pool g5, except: taint 100%25%0A"
+    )
+    assert parse_command(line) == (
+        "warning",
+        {
+            "file": "repo/deploy/a,b:c.yaml",
+            "line": "14",
+            "col": "5",
+            "title": "GPU102 missing-gpu-toleration",
+        },
+        "pod fits pool g5, except: taint 100%\nfrom: chart/templates/d.yaml\n"
+        "fix: Add:\ntolerations:\n- key: sku",
+    )
+
+
+def test_github_format_annotates_each_finding_then_summarises(workdir: Path) -> None:
+    result = run("check", "--isolated", "--format", "github", "k8s")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert parse_command(lines[0]) == (
+        "error",
+        {
+            "file": "k8s/pods.yaml",
+            "line": "10",
+            "col": "28",
+            "title": "GPU002 gpu-limit-request-mismatch",
+        },
+        f"{GPU002_MESSAGE}\nfix: {GPU002_FIX}",
+    )
+    assert lines[1].startswith(
+        "::warning file=k8s/pods.yaml,line=19,col=5,title=GPU601 gpu-pod-besteffort-cpu-memory::"
+    )
+    assert lines[-1] == "Found 2 findings (1 error, 1 warning) in 1 file, 3 objects."
+
+
+def test_github_paths_are_relative_to_the_repository_root(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workdir / "k8s")
+    lines = run("check", "--isolated", "--format", "github", "pods.yaml").stdout.splitlines()
+    assert lines[0].startswith("::error file=k8s/pods.yaml,line=10,col=28,")
+
+
+def test_info_findings_are_notices(workdir: Path) -> None:
+    (workdir / ".gpulint.yaml").write_text("select: [GPU601]\nseverity: {GPU601: info}\n")
+    result = run("check", "--format", "github", "k8s")
+    assert result.stdout.startswith("::notice file=k8s/pods.yaml,line=19,col=5,")
+    assert result.exit_code == 0
+
+
+def test_step_summary_is_appended_when_github_asks_for_it(workdir: Path) -> None:
+    summary = workdir / "summary.md"
+    summary.write_text("earlier step\n")
+    env = {"GITHUB_STEP_SUMMARY": str(summary)}
+    result = run("check", "--isolated", "--format", "github", "k8s", env=env)
+    assert result.exit_code == 1
+    assert summary.read_text().splitlines() == [
+        "earlier step",
+        "### gpulint",
+        "",
+        "Found 2 findings (1 error, 1 warning) in 1 file, 3 objects.",
+        "",
+        "| severity | rule | location | object | message |",
+        "|---|---|---|---|---|",
+        f"| error | GPU002 gpu-limit-request-mismatch | `k8s/pods.yaml:10:28` | Pod/ml/trainer "
+        f"| {GPU002_MESSAGE} |",
+        "| warning | GPU601 gpu-pod-besteffort-cpu-memory | `k8s/pods.yaml:19:5` "
+        "| Pod/besteffort | pod requests nvidia.com/gpu but no container requests cpu or memory: "
+        "its QoS class is BestEffort, so it is the first pod evicted when the node runs short |",
+        "",
+    ]
+    run("check", "--isolated", "--format", "text", "k8s", env=env)
+    assert summary.read_text().count("### gpulint") == 1  # only the github format writes it
+
+
+def test_an_unwritable_step_summary_is_one_line_and_exit_2(workdir: Path) -> None:
+    env = {"GITHUB_STEP_SUMMARY": str(workdir / "missing" / "summary.md")}
+    result = run("check", "--isolated", "--format", "github", "k8s", env=env)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("gpulint: error: ")
+    assert "cannot write the job summary" in result.stderr
+
+
+# --- JUnit --------------------------------------------------------------------------------
+
+
+def test_junit_has_a_testcase_per_object_and_a_failure_per_finding(workdir: Path) -> None:
+    (workdir / "k8s" / "broken.yaml").write_text("kind: [\n")
+    result = run("check", "--isolated", "--format", "junit", "k8s")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("<?xml version='1.0' encoding='utf-8'?>\n<testsuites ")
+    suites = ElementTree.fromstring(result.stdout)
+    (suite,) = suites
+    counts = {"tests": "4", "failures": "3", "errors": "0", "skipped": "0"}
+    assert suites.attrib == {"name": "gpulint", **counts}
+    assert suite.attrib == {"name": "gpulint", **counts}
+    cases = {
+        (c.get("classname"), c.get("name")): [f.get("type") for f in c.iter("failure")]
+        for c in suite
+    }
+    assert cases == {
+        ("k8s/pods.yaml", "Pod/ml/trainer"): ["GPU002"],
+        ("k8s/pods.yaml", "Pod/besteffort"): ["GPU601"],
+        ("k8s/pods.yaml", "Pod/ml/clean"): [],
+        ("k8s/broken.yaml", "(file)"): ["GPU000"],
+    }
+    (failure,) = suite.find("testcase[@name='Pod/ml/trainer']").iter("failure")
+    assert failure.get("message") == f"GPU002 {GPU002_MESSAGE}"
+    assert failure.text == (
+        f"k8s/pods.yaml:10:28: GPU002 [error] {GPU002_MESSAGE}\n  = fix: {GPU002_FIX}"
+    )
+
+
+# --- --statistics, --quiet, --silent ----------------------------------------------------------
+
+
+def test_statistics_count_per_code_most_frequent_first(workdir: Path) -> None:
+    (workdir / "k8s" / "more.yaml").write_text(REQUEST_ONLY.replace("trainer", "second"))
+    result = run("check", "--isolated", "--statistics", "k8s")
+    assert result.exit_code == 1
+    assert (
+        result.stdout
+        == "2\tGPU002\tgpu-limit-request-mismatch\n1\tGPU601\tgpu-pod-besteffort-cpu-memory\n"
+    )
+    result = run("check", "--isolated", "--statistics", "--format", "json", "k8s")
+    assert json.loads(result.stdout) == [
+        {"code": "GPU002", "name": "gpu-limit-request-mismatch", "count": 2},
+        {"code": "GPU601", "name": "gpu-pod-besteffort-cpu-memory", "count": 1},
+    ]
+
+
+def test_statistics_of_a_clean_run_is_empty(workdir: Path) -> None:
+    (workdir / "clean.yaml").write_text(CLEAN)
+    result = run("check", "--isolated", "--statistics", "clean.yaml")
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_statistics_with_a_report_format_is_a_usage_error(workdir: Path) -> None:
+    result = run("check", "--isolated", "--statistics", "--format", "sarif", "k8s")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "gpulint: error: --statistics prints text or json, not --format sarif\n"
+    )
+
+
+def test_quiet_prints_the_findings_without_notes_or_summary(workdir: Path) -> None:
+    loud = run("check", "--isolated", "k8s").stdout
+    quiet = run("check", "--isolated", "--quiet", "k8s")
+    assert quiet.exit_code == 1
+    assert loud.startswith(quiet.stdout)
+    assert quiet.stdout.splitlines()[:2] == [
+        f"k8s/pods.yaml:10:28: GPU002 [error] {GPU002_MESSAGE}",
+        f"  = fix: {GPU002_FIX}",
+    ]
+    assert quiet.stdout.endswith("(limits equal to the requests make the pod Guaranteed).\n")
+    assert "Found" not in quiet.stdout and "skipped" not in quiet.stdout
+    github = run("check", "--isolated", "-q", "--format", "github", "k8s").stdout.splitlines()
+    assert [line[:9] for line in github] == ["::error f", "::warning"]
+
+
+def test_quiet_clean_run_prints_nothing(workdir: Path) -> None:
+    (workdir / "clean.yaml").write_text(CLEAN)
+    result = run("check", "--isolated", "-q", "clean.yaml")
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_silent_prints_nothing_but_keeps_the_exit_code_and_the_output_file(workdir: Path) -> None:
+    result = run("check", "--isolated", "--silent", "k8s")
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", "")
+    result = run("check", "--isolated", "-s", "--format", "json", "-o", "r.json", "k8s")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert len(json.loads((workdir / "r.json").read_text())["findings"]) == 2
+
+
+# --- gpulint profile validate -----------------------------------------------------------------
+
+
+PROFILES = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
+
+
+def test_profile_validate_accepts_every_bundled_profile() -> None:
+    files = sorted(str(p) for p in PROFILES.glob("*.yaml"))
+    result = run("profile", "validate", *files)
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_profile_validate_prints_one_line_per_bad_file_and_exits_2(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nspec:\n"
+        "  pools:\n  - name: a\n    nodez: 3\n"
+    )
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kind: ClusterProfile\nspec: [\n")
+    result = run("profile", "validate", str(PROFILES / "eks.yaml"), str(typo), str(broken))
+    assert result.exit_code == 2
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{typo}:6:5: unknown field `spec.pools.0.nodez` (see docs/profile.md)"
+    assert re.fullmatch(rf"{re.escape(str(broken))}:\d+:\d+: invalid YAML: .+", lines[1])
+    assert len(lines) == 2
