@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.repos import NETWORK_TROUBLE, ROOT, make_repo, snapshot_checkout
+
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 BAD = """\
 apiVersion: apps/v1
@@ -32,38 +33,7 @@ GOOD = BAD.replace(
 )
 # Helm templates are not YAML: the hook's exclude keeps them away from gpulint.
 TEMPLATE = "kind: Pod\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n"
-NETWORK_TROUBLE = (
-    "Could not find a version that satisfies",
-    "No matching distribution found",
-    "Failed to establish a new connection",
-    "Temporary failure in name resolution",
-    "Network is unreachable",
-)
-
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-def git(repo: Path, *args: str) -> None:
-    """Run git in `repo` with a throwaway identity."""
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
-def make_repo(path: Path, files: dict[str, str]) -> Path:
-    """A git repository at `path` with `files` committed."""
-    path.mkdir()
-    git(path, "init", "-q")
-    for name, text in files.items():
-        target = path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "manifests")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -74,34 +44,14 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This checkout as a clean clone would have it: every tracked or untracked, not ignored file.
-
-    try-repo's shadow copy of a dirty repository carries changes to tracked files only, so a
-    module not yet added to git would be missing from the hook's install.
-    """
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if listed.returncode != 0:  # not a git checkout (an unpacked sdist): use it as it is
-        return ROOT
-    snapshot = tmp_path_factory.mktemp("hook-repo")
-    for name in filter(None, listed.stdout.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            target = snapshot / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    git(snapshot, "init", "-q")
-    git(snapshot, "add", "-A")
-    git(snapshot, "commit", "-q", "-m", "snapshot")
-    return snapshot
+    """This checkout as a clean clone would have it, for try-repo to install the hooks from."""
+    return snapshot_checkout(tmp_path_factory.mktemp("hook-repo"))
 
 
-def try_repo(hook_repo: Path, repo: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    """`pre-commit try-repo <hook_repo> gpulint --all-files` inside `repo`."""
+def try_repo(
+    hook_repo: Path, repo: Path, home: Path, hook: str = "gpulint"
+) -> subprocess.CompletedProcess[str]:
+    """`pre-commit try-repo <hook_repo> <hook> --all-files` inside `repo`."""
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
     env.pop("GIT_DIR", None)
     env.pop("GIT_INDEX_FILE", None)
@@ -110,7 +60,7 @@ def try_repo(hook_repo: Path, repo: Path, home: Path) -> subprocess.CompletedPro
             *PRE_COMMIT,
             "try-repo",
             str(hook_repo),
-            "gpulint",
+            hook,
             "--all-files",
             "--verbose",
             "--color",
@@ -171,3 +121,46 @@ def test_hook_passes_on_a_clean_repo(
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "Passed" in output
+
+
+PROFILE = """\
+apiVersion: gpulint.io/v1alpha1
+kind: ClusterProfile
+spec:
+  pools:
+  - name: gpu
+    nodes: 2
+    labels: {pool: gpu}
+    allocatable: {cpu: "32", memory: 128Gi, nvidia.com/gpu: "4"}
+"""
+
+
+def test_profile_hook_passes_valid_profiles_and_ignores_manifests(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path
+) -> None:
+    repo = make_repo(
+        tmp_path / "ok",
+        {"cluster/profile.yaml": PROFILE, "k8s/bad.yaml": BAD},
+    )
+    result = try_repo(hook_repo, repo, pre_commit_home, "gpulint-profile")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Passed" in output
+
+
+def test_profile_hook_fails_naming_file_line_and_column(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path
+) -> None:
+    repo = make_repo(
+        tmp_path / "typo",
+        {
+            "cluster/profile.yaml": PROFILE.replace("nodes: 2", "nodez: 2"),
+            "cluster/staging-profile.yml": PROFILE,
+        },
+    )
+    result = try_repo(hook_repo, repo, pre_commit_home, "gpulint-profile")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output  # pre-commit's own code for a failed hook
+    assert "- exit code: 2" in output
+    assert "cluster/profile.yaml:6:5: unknown field `spec.pools.0.nodez`" in output
+    assert "staging-profile" not in output
