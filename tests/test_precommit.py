@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -164,3 +165,27 @@ def test_profile_hook_fails_naming_file_line_and_column(
     assert "- exit code: 2" in output
     assert "cluster/profile.yaml:6:5: unknown field `spec.pools.0.nodez`" in output
     assert "staging-profile" not in output
+
+
+def documented_configs() -> list[str]:
+    """The `.pre-commit-config.yaml` examples of docs/pre-commit.md and the README."""
+    configs = []
+    for doc in (ROOT / "docs" / "pre-commit.md", ROOT / "README.md"):
+        blocks = re.findall(r"^```yaml\n(.*?)^```", doc.read_text(), flags=re.M | re.S)
+        configs += [b for b in blocks if b.lstrip("# .\n").startswith(("repos:", "pre-commit"))]
+    return configs
+
+
+def test_documented_configs_are_valid_and_name_existing_hooks(tmp_path: Path) -> None:
+    configs = documented_configs()
+    assert len(configs) == 3
+    hooks = set(re.findall(r"^- id: (\S+)", (ROOT / ".pre-commit-hooks.yaml").read_text(), re.M))
+    for i, text in enumerate(configs):
+        config = tmp_path / f"config{i}.yaml"
+        config.write_text(text)
+        result = subprocess.run(
+            [*PRE_COMMIT, "validate-config", str(config)], capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        if "repo: local" not in text:
+            assert set(re.findall(r"- id: (\S+)", text)) <= hooks
