@@ -16,34 +16,8 @@ from gpulint.model import ObjectRef, Severity
 from gpulint.output import FORMATTERS
 from gpulint.output.github import annotation, escape_data, escape_property
 from gpulint.output.options import OutputOptions
+from tests.manifests import BEST_EFFORT, CLEAN, REQUEST_ONLY
 
-REQUEST_ONLY = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-  namespace: ml
-spec:
-  containers:
-  - name: c
-    resources:
-      requests: {cpu: "1", nvidia.com/gpu: 1}
-"""
-BEST_EFFORT = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: besteffort
-spec:
-  containers:
-  - name: c
-    resources:
-      limits: {nvidia.com/gpu: 1}
-"""
-CLEAN = REQUEST_ONLY.replace("name: trainer", "name: clean").replace(
-    'requests: {cpu: "1", nvidia.com/gpu: 1}',
-    'requests: {cpu: "1"}\n      limits: {nvidia.com/gpu: 1}',
-)
 GPU002_MESSAGE = (
     "container `c` requests `nvidia.com/gpu` without a limit; the API rejects it "
     "(Limit must be set for non overcommitable resources)"
@@ -227,7 +201,7 @@ def test_junit_has_a_testcase_per_object_and_a_failure_per_finding(workdir: Path
     assert cases == {
         ("k8s/pods.yaml", "Pod/ml/trainer"): ["GPU002"],
         ("k8s/pods.yaml", "Pod/besteffort"): ["GPU601"],
-        ("k8s/pods.yaml", "Pod/ml/clean"): [],
+        ("k8s/pods.yaml", "Pod/clean"): [],
         ("k8s/broken.yaml", "(file)"): ["GPU000"],
     }
     (failure,) = suite.find("testcase[@name='Pod/ml/trainer']").iter("failure")

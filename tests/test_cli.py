@@ -14,44 +14,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpulint.cli import main
+from tests.manifests import BEST_EFFORT, CLEAN, REQUEST_ONLY
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
 
-REQUEST_ONLY = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-  namespace: ml
-spec:
-  containers:
-  - name: c
-    resources:
-      requests: {cpu: "1", nvidia.com/gpu: 1}
-"""
-BEST_EFFORT = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: besteffort
-spec:
-  containers:
-  - name: c
-    resources:
-      limits: {nvidia.com/gpu: 1}
-"""
-CLEAN = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: clean
-spec:
-  containers:
-  - name: c
-    resources:
-      requests: {cpu: "1"}
-      limits: {nvidia.com/gpu: 1}
-"""
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 

@@ -13,19 +13,8 @@ from gpulint.cli import main
 from gpulint.config import Config, find_config, load_config
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
+from tests.manifests import REQUEST_ONLY
 
-REQUEST_ONLY = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-  namespace: ml
-spec:
-  containers:
-  - name: c
-    resources:
-      requests: {cpu: "1", nvidia.com/gpu: 1}
-"""
 BEST_EFFORT = """\
 apiVersion: v1
 kind: Pod

@@ -13,22 +13,11 @@ from gpulint.catalogue import load_catalogue
 from gpulint.cli import main
 from gpulint.output.catalogue import rule_help_uri
 from gpulint.output.sarif import FINGERPRINT_KEY, SRCROOT
+from tests.manifests import REQUEST_ONLY
 from tests.sarif_schema import validated_sarif
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "fixtures" / "cases"
-REQUEST_ONLY = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: trainer
-  namespace: ml
-spec:
-  containers:
-  - name: c
-    resources:
-      requests: {cpu: "1", nvidia.com/gpu: 1}
-"""
 
 
 def check(*args: str) -> tuple[int, str]:

@@ -1,0 +1,37 @@
+"""Small manifests the end-to-end tests share."""
+
+REQUEST_ONLY = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1", nvidia.com/gpu: 1}
+"""
+BEST_EFFORT = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: besteffort
+spec:
+  containers:
+  - name: c
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+CLEAN = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: clean
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1"}
+      limits: {nvidia.com/gpu: 1}
+"""
