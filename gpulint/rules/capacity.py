@@ -42,21 +42,15 @@ def runs_on_every_node(workload: Workload) -> bool:
     return workload.kind == "DaemonSet"
 
 
-def planned_pods(workload: Workload, scalers: Iterable[Autoscaler]) -> PlannedPods:
-    """The most pods the workload runs at once (workloads.peak_replicas), worded for messages."""
-    peak = peak_replicas(workload, scalers)
+def planned_pods(
+    workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
+) -> PlannedPods:
+    """The most pods of `template` run at once (workloads.peak_replicas), worded for messages."""
+    peak = peak_replicas(workload, scalers, template)
     spec_pos = workload.document.obj.pos_of_key("spec")
     if peak is None or not peak.field:
         return PlannedPods(1, workload.document, spec_pos, "", "1 pod")
-    if peak.autoscaler is not None:
-        ref = peak.document.ref
-        where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        source = f"HPA {where} maxReplicas: {peak.count}"
-    elif peak.pos is not None:
-        source = f"{peak.field}: {peak.count}"
-    else:
-        source = f"{peak.field} {peak.count} by default"
-    return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, source)
+    return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, peak.describe())
 
 
 @dataclass(frozen=True)
@@ -91,7 +85,7 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
         yield GpuDemand(
             workload,
             template,
-            planned_pods(workload, ctx.autoscalers),
+            planned_pods(workload, template, ctx.autoscalers),
             gpus,
             frozenset(p.name for p in pools),
         )

@@ -98,7 +98,7 @@ def rollout_surge(workload: Workload, replicas: int) -> int:
 
 def pod_demand(ctx: CheckContext, workload: Workload, template: PodTemplate) -> PodDemand | None:
     """The peak pod count of a template; None for kinds that run one pod per node."""
-    peak = peak_replicas(workload, ctx.autoscalers)
+    peak = peak_replicas(workload, ctx.autoscalers, template)
     if peak is None:
         return None
     if peak.autoscaler is not None:
