@@ -225,7 +225,7 @@ def _charges(
     return charges
 
 
-def _limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, Pos] | None:
+def gpu_limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, Pos] | None:
     """The first container's GPU limit (or request) for `resource` (any GPU when None)."""
     for container in template.containers:
         for quantities in (container.resources.limits, container.resources.requests):
@@ -238,7 +238,7 @@ def _limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, 
 def _demand_pos(demand: PodDemand, resource: str | None) -> tuple[Document, Pos]:
     if demand.pos is not None:
         return demand.document, demand.pos
-    found = _limit_pos(demand.template, resource)
+    found = gpu_limit_pos(demand.template, resource)
     pos = found[1] if found else demand.template.spec.pos
     return demand.template.document, pos
 
@@ -447,7 +447,7 @@ def gpu_quota_key_not_enforced(ctx: CheckContext) -> Iterator[Problem]:
                 yield Problem.at(source.document, pos, message, fix)
                 continue
             for namespace, template in templates:
-                found = _limit_pos(template, resource)
+                found = gpu_limit_pos(template, resource)
                 if namespace == quota.namespace and found is not None:
                     yield Problem.at(template.document, found[1], message, fix)
 
@@ -611,7 +611,7 @@ def _pod_clauses(
         violations = []
         for template in templates:
             total = _pod_total(template, amount_of, resource)
-            found = _limit_pos(template, resource)
+            found = gpu_limit_pos(template, resource)
             pos = found[1] if found else template.spec.pos
             if total is None:
                 detail = f"sets no {resource} {what}"
