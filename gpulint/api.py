@@ -87,7 +87,7 @@ def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:
     """
     document = problem.document
     workload = roles.get(id(document)) if document is not None else None
-    if workload is None or problem.message.startswith(f"{workload.kind}/"):
+    if workload is None or f"{workload.kind}/" in problem.message:
         return problem
     role = role_at(workload, problem.pos)
     if role is None:

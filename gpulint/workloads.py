@@ -28,7 +28,7 @@ from gpulint.model import (
     Resources,
     Workload,
 )
-from gpulint.quantity import parse_quantity
+from gpulint.quantity import format_quantity, parse_quantity
 from gpulint.yamltree import Pos, YMap, YSeq
 
 
@@ -294,7 +294,8 @@ def _role_template(
     obj = document.obj
     gang_min = None
     if role.gang_min and (role.gang_min_if is None or _at(obj, role.gang_min_if) is True):
-        gang_min = _field_count(role_node, role.gang_min)
+        written = _field_count(role_node, role.gang_min)
+        gang_min = written if written.pos is not None else None
     return PodTemplate(
         document,
         node,
@@ -417,7 +418,7 @@ def _container(item: YMap, field: ContainerField, index: int, pos: Pos) -> Conta
     if role is ContainerRole.INIT and item.get("restartPolicy") == "Always":
         role = ContainerRole.SIDECAR
     return Container(
-        name=str(item.get("name") or f"#{index}"),
+        name=str(item.get("name") or ("main" if field.single else f"#{index}")),
         role=role,
         index=index,
         node=item,
@@ -595,6 +596,19 @@ def gang_parts(
             chosen.append(GangPart(part.template, take, minimum))
         left -= take
     return tuple(chosen)
+
+
+def describe_gang(parts: Iterable[tuple[GangPart, Decimal]]) -> str:
+    """`Master: replicas: 1 × 8 per pod; Worker: 2 of minAvailable: 5 × 8 per pod`."""
+    return "; ".join(
+        f"{part.template.role or 'pod'}: {_part_count(part)} × {format_quantity(amount)} per pod"
+        for part, amount in parts
+    )
+
+
+def _part_count(part: GangPart) -> str:
+    described = part.count.describe()
+    return described if part.count.value == part.pods else f"{part.pods} of {described}"
 
 
 def role_at(workload: Workload, pos: Pos) -> str | None:

@@ -23,7 +23,7 @@ from gpulint.scheduling import (
     node_ceiling,
     usable,
 )
-from gpulint.workloads import Autoscaler, GangPart, gang_parts, peak_replicas
+from gpulint.workloads import Autoscaler, GangPart, describe_gang, gang_parts, peak_replicas
 from gpulint.yamltree import Pos
 
 
@@ -146,21 +146,11 @@ class GangDemand:
 
     def describe(self) -> str:
         """`Master: replicas: 1 × 8 per pod; Worker: replicas: 3 × 8 per pod`."""
-        return "; ".join(
-            f"{part.template.role or 'pod'}: {_part_count(part)} × "
-            f"{format_quantity(per_pod)} per pod"
-            for part, per_pod in self.parts
-        )
+        return describe_gang(self.parts)
 
     def largest(self) -> tuple[GangPart, Decimal]:
         """The role that holds the most GPUs: shrinking it helps most."""
         return max(self.parts, key=lambda item: item[0].pods * item[1])
-
-
-def _part_count(part: GangPart) -> str:
-    """`replicas: 3`, or `2 of minAvailable: 5` when the gang needs only some of the pods."""
-    described = part.count.describe()
-    return described if part.count.value == part.pods else f"{part.pods} of {described}"
 
 
 def gang_demand(members: Iterable[GpuDemand], resource: str) -> GangDemand | None:

@@ -28,7 +28,7 @@ from gpulint.profile.policy import (
 from gpulint.quantity import format_quantity
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.scheduling import gpu_requests
-from gpulint.workloads import peak_replicas
+from gpulint.workloads import describe_gang, gang_parts, peak_replicas
 from gpulint.yamltree import Pos, YMap, YSeq
 
 _REQUESTS_PREFIX = "requests."
@@ -273,7 +273,13 @@ def gpu_quota_exceeded(ctx: CheckContext) -> Iterator[Problem]:
             requested = sum((c.total for c in charges), Decimal(0))
             if not charges or used + requested <= hard:
                 continue
+            gangs: dict[int, list[_Charge]] = {}
+            for charge in charges:
+                if charge.demand.workload.gang:
+                    gangs.setdefault(id(charge.demand.workload), []).append(charge)
             yield from _exceeded(source, key, resource, hard, used, requested, charges)
+            for members in gangs.values():
+                yield from _gang_exceeded(source, key, resource, hard, used, requested, members)
         yield from _unspecified(source, demands, limit_ranges)
 
 
@@ -371,8 +377,8 @@ def _exceeded(
 ) -> Iterator[Problem]:
     quota = source.quota
     for charge in charges:
-        if not charge.is_gpu_pod:
-            continue
+        if not charge.is_gpu_pod or charge.demand.workload.gang:
+            continue  # a gang is reported as a whole
         demand = charge.demand
         per_pod = None if resource is None else charge.per_pod
         breakdown = demand.describe(per_pod)
@@ -395,6 +401,62 @@ def _exceeded(
             consequence = "pods beyond the quota are refused at creation (exceeded quota)"
         document, pos = _demand_pos(demand, resource)
         yield Problem.at(document, pos, f"{source.label}: {arithmetic}; {consequence}")
+
+
+def _gang_exceeded(
+    source: QuotaInEffect,
+    key: str,
+    resource: str | None,
+    hard: Decimal,
+    used: Decimal,
+    requested: Decimal,
+    members: Sequence[_Charge],
+) -> Iterator[Problem]:
+    """A gang whose pods the quota can never all admit, or not beside the other pods."""
+    if not any(c.is_gpu_pod for c in members):
+        return
+    workload = members[0].demand.workload
+    per_pod = {id(c.demand.template): c.per_pod for c in members}
+    parts = tuple(
+        (part, per_pod[id(part.template)])
+        for part in gang_parts(workload, lambda t: per_pod.get(id(t), Decimal(0)))
+        if id(part.template) in per_pod and part.pods
+    )
+    need = sum((part.pods * amount for part, amount in parts), Decimal(0))
+    others = requested - sum((c.total for c in members), Decimal(0))
+    if not parts or used + others + need <= hard:
+        return
+    part = max(parts, key=lambda item: item[0].pods * item[1])[0]
+    pos = part.count.pos
+    document = workload.document
+    if pos is None:
+        found = gpu_limit_pos(part.template, resource)
+        pos = found[1] if found else part.template.spec.pos
+    ref = f"{_ref(members[0].demand, source.quota.namespace)}"
+    gang = f"its gang needs {format_quantity(need)} `{key}` at once ({describe_gang(parts)})"
+    if need > hard:
+        message = (
+            f"{source.label}: {ref} can never start: {gang}, but hard is "
+            f"{format_quantity(hard)}; pods beyond it are refused (exceeded quota) and the "
+            f"admitted ones wait for the rest forever"
+        )
+        fix = (
+            f"Raise `{key}` of {source.quota.name} to at least {format_quantity(used + need)}, "
+            f"or shrink the gang."
+        )
+    else:
+        message = (
+            f"{source.label}: {ref} fits the quota alone but not alongside the others: {gang}, "
+            f"and used {format_quantity(used)} + {format_quantity(others)} requested by the "
+            f"other workloads leave {format_quantity(max(hard - used - others, Decimal(0)))} "
+            f"of hard {format_quantity(hard)}: its last pods are refused (exceeded quota) "
+            f"until others finish"
+        )
+        fix = (
+            f"Raise `{key}` of {source.quota.name} to {format_quantity(used + others + need)}, "
+            f"or admit the gangs one at a time (a queue such as Kueue holds whole jobs back)."
+        )
+    yield Problem.at(document, pos, message, fix)
 
 
 # ---------------------------------------------------------------------------------------------
