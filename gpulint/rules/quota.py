@@ -277,9 +277,10 @@ def gpu_quota_exceeded(ctx: CheckContext) -> Iterator[Problem]:
             for charge in charges:
                 if charge.demand.workload.gang:
                     gangs.setdefault(id(charge.demand.workload), []).append(charge)
-            yield from _exceeded(source, key, resource, hard, used, requested, charges)
+            limit = _Limit(source, key, resource, hard, used, requested)
+            yield from _exceeded(limit, charges)
             for members in gangs.values():
-                yield from _gang_exceeded(source, key, resource, hard, used, requested, members)
+                yield from _gang_exceeded(limit, members)
         yield from _unspecified(source, demands, limit_ranges)
 
 
@@ -366,15 +367,21 @@ def _unspecified(
         )
 
 
-def _exceeded(
-    source: QuotaInEffect,
-    key: str,
-    resource: str | None,
-    hard: Decimal,
-    used: Decimal,
-    requested: Decimal,
-    charges: Sequence[_Charge],
-) -> Iterator[Problem]:
+@dataclass(frozen=True)
+class _Limit:
+    """One hard key of a quota that the checked workloads overflow."""
+
+    source: QuotaInEffect
+    key: str
+    resource: str | None  # None: a pod count key
+    hard: Decimal
+    used: Decimal
+    requested: Decimal  # by every checked workload the quota charges, at their peak
+
+
+def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
+    source, key, resource = limit.source, limit.key, limit.resource
+    hard, used, requested = limit.hard, limit.used, limit.requested
     quota = source.quota
     for charge in charges:
         if not charge.is_gpu_pod or charge.demand.workload.gang:
@@ -403,16 +410,10 @@ def _exceeded(
         yield Problem.at(document, pos, f"{source.label}: {arithmetic}; {consequence}")
 
 
-def _gang_exceeded(
-    source: QuotaInEffect,
-    key: str,
-    resource: str | None,
-    hard: Decimal,
-    used: Decimal,
-    requested: Decimal,
-    members: Sequence[_Charge],
-) -> Iterator[Problem]:
+def _gang_exceeded(limit: _Limit, members: Sequence[_Charge]) -> Iterator[Problem]:
     """A gang whose pods the quota can never all admit, or not beside the other pods."""
+    source, key, resource = limit.source, limit.key, limit.resource
+    hard, used, requested = limit.hard, limit.used, limit.requested
     if not any(c.is_gpu_pod for c in members):
         return
     workload = members[0].demand.workload
