@@ -142,3 +142,17 @@ def test_jobset_counts_replicas_times_parallelism_and_names_roles_by_position() 
     assert (template.role, template.replicas.value, template.replicas.pos) == ("workers", 8, (7, 5))
     assert role_at(workload, (13, 13)) == "workers"
     assert role_at(workload, (1, 1)) is None
+
+
+def test_findings_inside_a_role_name_the_workload_and_the_role() -> None:
+    from pathlib import Path
+
+    from gpulint.api import lint
+    from gpulint.profile import load_profiles
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    profile = load_profiles([str(fixtures / "profiles" / "placement-eks.yaml")])
+    case = fixtures / "cases" / "workloads" / "GPU103-raycluster-scale-to-zero-workers.yaml"
+    (finding,) = lint([str(case)], profile=profile).findings
+    assert finding.code == "GPU103"
+    assert finding.message.startswith("RayCluster/raycluster-autoscaler gpu-group: required ")
