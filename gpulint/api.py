@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING
 from gpulint.config import Config
 from gpulint.findings import CheckedObject, Finding, LintResult
 from gpulint.loader import STDIN, collection_paused, discover, load
+from gpulint.model import Workload
 from gpulint.profile.model import ClusterProfile
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, build_registry
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
-from gpulint.workloads import workload_of
+from gpulint.workloads import WorkloadShape, role_at, workload_of
 
 if TYPE_CHECKING:
     from gpulint.live.verdict import DryRun
@@ -41,7 +42,9 @@ def lint(
     config = config or Config()
     files = discover([p for p in paths if p != STDIN], config.is_excluded)
     loaded = load(files, stdin if STDIN in paths else None)
-    workloads = tuple(w for d in loaded.documents if (w := workload_of(d)) is not None)
+    shapes: tuple[WorkloadShape, ...] = config.workloads
+    workloads = tuple(w for d in loaded.documents if (w := workload_of(d, shapes)) is not None)
+    roles = {id(w.document): w for w in workloads if any(t.role for t in w.templates)}
     context = CheckContext(loaded, workloads, profile, namespace)
     rules = [r for r in build_registry() if config.is_selected(r.info.code, r.info.enabled)]
     skipped = [r for r in rules if r.info.needs_profile and profile is None]
@@ -57,7 +60,7 @@ def lint(
         for problem in rule.check(context):
             if _dropped(problem, rule, config, tracker):
                 continue
-            findings.append(_finding(rule, problem, config))
+            findings.append(_finding(rule, _name_role(problem, roles), config))
     unused_rule = next((r for r in rules if r.info.code == UNUSED_SUPPRESSION), None)
     if config.report_unused_ignores and unused_rule is not None:
         findings.extend(_unused_suppressions(unused_rule, tracker, rules, config))
@@ -75,6 +78,23 @@ def lint(
         notes=tuple(notes),
         checked=tuple(CheckedObject(d.file.path, d.ref, d.source) for d in loaded.documents),
     )
+
+
+def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:
+    """Prefix `PyTorchJob/llama-ft Worker: ` when the finding sits inside one role of a CRD.
+
+    Rules speak of "this pod"; in a workload with several pod templates the reader needs to
+    know which one. Messages that already name the workload are left as they are.
+    """
+    document = problem.document
+    workload = roles.get(id(document)) if document is not None else None
+    if workload is None or f"{workload.kind}/" in problem.message:
+        return problem
+    role = role_at(workload, problem.pos)
+    if role is None:
+        return problem
+    ref = workload.document.ref
+    return replace(problem, message=f"{ref.kind}/{ref.name} {role}: {problem.message}")
 
 
 def _dropped(problem: Problem, rule: Rule, config: Config, tracker: SuppressionTracker) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
 from gpulint.schema import validate, yaml_position
+from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
 
 CONFIG_FILES = (".gpulint.yaml", ".gpulint.yml")
@@ -58,6 +59,7 @@ class Config:
     per_file_ignores: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     ignore_objects: tuple[ObjectPattern, ...] = ()
     report_unused_ignores: bool = False
+    workloads: tuple[WorkloadShape, ...] = ()  # custom resources that run pods
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with the given fields replaced (command-line options win over the file)."""
@@ -258,4 +260,19 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
             for item in data.get("ignore-objects") or ()
         ),
         report_unused_ignores=bool(data.get("report-unused-ignores", False)),
+        workloads=tuple(_workload_shape(item) for item in data.get("workloads") or ()),
+    )
+
+
+def _workload_shape(item: Mapping[str, Any]) -> WorkloadShape:
+    """A `workloads:` entry: pod template paths (with `*` and `name[]` steps) and, optionally,
+    the path of the replica count (from the object root) and whether all pods form a gang."""
+    replicas = item.get("replicas")
+    counts = (Count(f"/{replicas}"),) if replicas else ()
+    roles = tuple(Role(str(path), template="", counts=counts) for path in item["podTemplates"])
+    return WorkloadShape(
+        str(item["kind"]),
+        (str(item.get("apiVersion", "*")),),
+        roles,
+        gang=bool(item.get("gang", False)),
     )

@@ -224,6 +224,12 @@ class PodTemplate:
     spec: YMap
     containers: tuple[Container, ...]
     role: str | None = None  # the replica role for workloads with several templates
+    # How many pods of this template run at once (None: one per eligible node, a DaemonSet).
+    replicas: ReplicaCount | None = None
+    # The fewest pods of this role a gang needs at once (Ray worker minReplicas, Volcano task
+    # minAvailable), when the workload says so.
+    gang_min: ReplicaCount | None = None
+    role_node: YMap | None = None  # the mapping that declares the role (name, count, template)
 
     @cached_property
     def annotations(self) -> YMap:
@@ -350,6 +356,17 @@ class ReplicaCount:
     value: int
     field: str  # "replicas", "parallelism", ...
     pos: Pos | None  # None when the count is the default
+    # The counts multiplied into `value` (JobSet replicas × Job parallelism); empty when the
+    # count is one field.
+    factors: tuple[ReplicaCount, ...] = ()
+
+    def describe(self) -> str:
+        """`replicas: 3`, `replicas 1 by default`, `replicas: 2 × parallelism: 4`."""
+        parts = self.factors or (self,)
+        return " × ".join(
+            f"{p.field}: {p.value}" if p.pos is not None else f"{p.field} {p.value} by default"
+            for p in parts
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -359,6 +376,9 @@ class Workload:
     document: Document
     templates: tuple[PodTemplate, ...]
     replicas: ReplicaCount | None  # None for kinds that run one pod per node (DaemonSet)
+    # A gang: the workload's pods are useless until all of them (or `gang_min`) run at once.
+    gang: bool = False
+    gang_min: ReplicaCount | None = None  # fewest pods of all roles together (minAvailable)
 
     @property
     def kind(self) -> str:

@@ -280,6 +280,17 @@ def test_default_config_selects_enabled_rules_only() -> None:
         ),
         (
             ".gpulint.yaml",
+            "workloads:\n  - kind: TrainingRun\n    replicas: spec.workers\n",
+            ".gpulint.yaml:2:5: workloads.0: 'podTemplates' is a required property",
+        ),
+        (
+            ".gpulint.yaml",
+            "workloads:\n  - kind: TrainingRun\n    podTemplates: [spec..template]\n",
+            ".gpulint.yaml:3:20: workloads.0.podTemplates.0: 'spec..template' does not match "
+            r"'^([A-Za-z0-9_-]+(\\[\\])?|\\*)(\\.([A-Za-z0-9_-]+(\\[\\])?|\\*))*$'",
+        ),
+        (
+            ".gpulint.yaml",
             "exclude: [vendor/]\nselect: [GPU0\n",
             ".gpulint.yaml:3:1: invalid YAML: did not find expected ',' or ']' "
             "(while parsing a flow sequence)",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from gpulint.loader import load_text
-from gpulint.workloads import autoscalers, peak_replicas, workload_of
+from gpulint.workloads import autoscalers, gang_parts, peak_replicas, role_at, workload_of
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -63,3 +65,94 @@ def test_pods_count_once_and_daemonsets_have_no_count(kind, api_version, expecte
     )
     peak = _peak(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x}}\n{template}\n")
     assert (None if peak is None else (peak.count, peak.field, peak.pos)) == expected
+
+
+def _workload(text: str):
+    (document,) = load_text("w.yaml", text).documents
+    workload = workload_of(document)
+    assert workload is not None
+    return workload
+
+
+RAY = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: rc}
+spec:
+  enableInTreeAutoscaling: %s
+  headGroupSpec:
+    template:
+      spec:
+        containers: [{name: head}]
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: 3
+    minReplicas: 1
+    template:
+      spec:
+        containers: [{name: worker}]
+"""
+
+
+@pytest.mark.parametrize(("autoscaling", "gang_min"), [("true", 1), ("false", None)])
+def test_ray_roles_counts_and_the_autoscaling_minimum(autoscaling: str, gang_min) -> None:
+    workload = _workload(RAY % autoscaling)
+    head, worker = workload.templates
+    assert (head.role, head.replicas.value, worker.role, worker.replicas.value) == (
+        "head", 1, "gpu", 3
+    )  # fmt: skip
+    assert (worker.gang_min.value if worker.gang_min else None) == gang_min
+    assert workload.gang
+    parts = gang_parts(workload, lambda t: Decimal(1))
+    assert [p.pods for p in parts] == [1, gang_min or 3]
+
+
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 4
+%s    workerTemplate:
+      spec:
+        containers: [{name: worker}]
+"""
+LEADER = "    leaderTemplate:\n      spec:\n        containers: [{name: leader}]\n"
+
+
+def test_lws_workers_exclude_the_leader_only_when_it_has_its_own_template() -> None:
+    leader, worker = _workload(LWS % LEADER).templates
+    assert (leader.replicas.value, worker.replicas.value) == (2, 6)
+    (alone,) = _workload(LWS % "").templates
+    assert (alone.role, alone.replicas.value) == ("worker", 8)
+    assert alone.replicas.describe() == "replicas: 2 × size: 4"
+
+
+def test_jobset_counts_replicas_times_parallelism_and_names_roles_by_position() -> None:
+    text = (
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js}\nspec:\n"
+        "  replicatedJobs:\n  - name: workers\n    replicas: 2\n    template:\n      spec:\n"
+        "        parallelism: 4\n        template:\n          spec:\n"
+        "            containers: [{name: c}]\n"
+    )
+    workload = _workload(text)
+    (template,) = workload.templates
+    assert (template.role, template.replicas.value, template.replicas.pos) == ("workers", 8, (7, 5))
+    assert role_at(workload, (13, 13)) == "workers"
+    assert role_at(workload, (1, 1)) is None
+
+
+def test_findings_inside_a_role_name_the_workload_and_the_role() -> None:
+    from pathlib import Path
+
+    from gpulint.api import lint
+    from gpulint.profile import load_profiles
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    profile = load_profiles([str(fixtures / "profiles" / "placement-eks.yaml")])
+    case = fixtures / "cases" / "workloads" / "GPU103-raycluster-scale-to-zero-workers.yaml"
+    (finding,) = lint([str(case)], profile=profile).findings
+    assert finding.code == "GPU103"
+    assert finding.message.startswith("RayCluster/raycluster-autoscaler gpu-group: required ")

@@ -9,6 +9,7 @@ from typing import Any
 from gpulint.accelerators import is_extended_resource
 from gpulint.errors import GpulintError
 from gpulint.profile.instances import catalogue_allocatable
+from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_object
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, GpuUser, Pool, Taint
 from gpulint.profile.policy import (
@@ -66,6 +67,18 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
         priority_classes=tuple(
             priority_class_from_object({**pc, "metadata": {"name": pc["name"]}})
             for pc in sequence(spec.get("priorityClasses"))
+        ),
+        cluster_queues=tuple(
+            cluster_queue_from_object(
+                {"metadata": {"name": q["name"]}, "spec": q}, display, ["spec", "clusterQueues", i]
+            )
+            for i, q in enumerate(sequence(spec.get("clusterQueues")))
+        ),
+        local_queues=tuple(
+            local_queue_from_object(
+                {"metadata": {"name": q["name"], "namespace": q["namespace"]}, "spec": q}
+            )
+            for q in sequence(spec.get("localQueues"))
         ),
         sources=(display,),
     )

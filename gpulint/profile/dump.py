@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.profile.clusterprofile import API_VERSION, KIND
-from gpulint.profile.model import ClusterProfile, LimitRange, Pool, ResourceQuota
+from gpulint.profile.model import ClusterProfile, ClusterQueue, LimitRange, Pool, ResourceQuota
 from gpulint.quantity import format_quantity
 from gpulint.yamltree import resolve_plain
 
@@ -48,8 +48,36 @@ def dump_profile(profile: ClusterProfile) -> str:
             f"globalDefault: {str(pc.global_default).lower()}, "
             f"preemptionPolicy: {_scalar(pc.preemption_policy)}}}"
         )
+    if profile.cluster_queues:
+        spec.append("clusterQueues:")
+    for queue in profile.cluster_queues:
+        spec += _cluster_queue(queue)
+    if profile.local_queues:
+        spec.append("localQueues:")
+    for local in profile.local_queues:
+        spec.append(
+            f"- {{namespace: {_scalar(local.namespace)}, name: {_scalar(local.name)}, "
+            f"clusterQueue: {_scalar(local.cluster_queue)}}}"
+        )
     lines += [f"  {line}" for line in spec]
     return "\n".join(lines) + "\n"
+
+
+def _cluster_queue(queue: ClusterQueue) -> list[str]:
+    """One resource group covering every resource, with each flavor's quotas."""
+    lines = [f"- name: {_scalar(queue.name)}"]
+    if queue.cohort:
+        lines.append(f"  cohort: {_scalar(queue.cohort)}")
+    covered = ", ".join(_scalar(name) for name in sorted(queue.covered))
+    lines += ["  resourceGroups:", f"  - coveredResources: [{covered}]", "    flavors:"]
+    for flavor in queue.flavors:
+        lines += [f"    - name: {_scalar(flavor.name)}", "      resources:"]
+        for name, amount in flavor.nominal.items():
+            entry = {"name": _scalar(name), "nominalQuota": _quantity(amount)}
+            if name in flavor.borrowing_limit:
+                entry["borrowingLimit"] = _quantity(flavor.borrowing_limit[name])
+            lines.append(f"      - {_flow(entry)}")
+    return lines
 
 
 def _pool(pool: Pool) -> list[str]:

@@ -1,5 +1,6 @@
 """Kubernetes objects (a `kubectl get nodes,resourcequotas,limitranges,priorityclasses -A -o
-yaml` dump, or what the API returns) -> a ClusterProfile.
+yaml` dump, with `clusterqueues,localqueues` where Kueue runs, or what the API returns) -> a
+ClusterProfile.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_object
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
 from gpulint.profile.nodes import NodeView, node_view, pool_facts_from_nodes, provider_from_nodes
@@ -18,7 +20,9 @@ from gpulint.profile.policy import (
 from gpulint.profile.values import check_quantities, mapping, sequence
 
 #: Kinds read from a dump; anything else in it is ignored.
-KINDS = frozenset({"Node", "ResourceQuota", "LimitRange", "PriorityClass"})
+KINDS = frozenset(
+    {"Node", "ResourceQuota", "LimitRange", "PriorityClass", "ClusterQueue", "LocalQueue"}
+)
 _LIST_KINDS = frozenset({"List", *(f"{kind}List" for kind in KINDS)})
 _LIMIT_KEYS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
 
@@ -54,6 +58,7 @@ def facts_from_objects(
     """What the objects say, for merging with other inputs (see gpulint.profile.merge)."""
     nodes: list[NodeView] = []
     quotas, limit_ranges, priority_classes = [], [], []
+    cluster_queues, local_queues = [], []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
         if kind == "Node":
@@ -72,6 +77,10 @@ def facts_from_objects(
             limit_ranges.append(limit_range_from_object(obj))
         elif kind == "PriorityClass":
             priority_classes.append(priority_class_from_object(obj))
+        elif kind == "ClusterQueue":
+            cluster_queues.append(cluster_queue_from_object(obj, source, path))
+        elif kind == "LocalQueue":
+            local_queues.append(local_queue_from_object(obj))
     inferred = provider_from_nodes(nodes)
     profile = ClusterProfile(
         provider=inferred[0] if inferred else None,
@@ -79,6 +88,8 @@ def facts_from_objects(
         quotas=tuple(quotas),
         limit_ranges=tuple(limit_ranges),
         priority_classes=tuple(priority_classes),
+        cluster_queues=tuple(cluster_queues),
+        local_queues=tuple(local_queues),
         sources=(source,),
     )
     return ProfileFacts(profile, pool_facts_from_nodes(nodes, pool_label))

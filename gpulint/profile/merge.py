@@ -69,6 +69,10 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
             base.limit_ranges, later.limit_ranges, lambda r: (r.namespace, r.name)
         ),
         priority_classes=_by_key(base.priority_classes, later.priority_classes, lambda c: c.name),
+        cluster_queues=_by_key(base.cluster_queues, later.cluster_queues, lambda q: q.name),
+        local_queues=_by_key(
+            base.local_queues, later.local_queues, lambda q: (q.namespace, q.name)
+        ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
     )
 

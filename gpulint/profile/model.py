@@ -135,6 +135,34 @@ class PriorityClass:
 
 
 @dataclass(frozen=True)
+class FlavorQuota:
+    """One flavor of a Kueue ClusterQueue resource group, with its quota per resource."""
+
+    name: str
+    nominal: Mapping[str, Decimal] = field(default_factory=dict)
+    borrowing_limit: Mapping[str, Decimal] = field(default_factory=dict)  # absent: unlimited
+
+
+@dataclass(frozen=True)
+class ClusterQueue:
+    """A Kueue ClusterQueue: the resources it covers and each flavor's nominal quota."""
+
+    name: str
+    covered: frozenset[str] = frozenset()  # coveredResources of every resource group
+    flavors: tuple[FlavorQuota, ...] = ()
+    cohort: str | None = None  # a queue in a cohort may borrow unused quota of the others
+
+
+@dataclass(frozen=True)
+class LocalQueue:
+    """A Kueue LocalQueue: what `kueue.x-k8s.io/queue-name` names, in one namespace."""
+
+    namespace: str
+    name: str
+    cluster_queue: str
+
+
+@dataclass(frozen=True)
 class ClusterProfile:
     """Everything gpulint knows about one cluster."""
 
@@ -147,6 +175,8 @@ class ClusterProfile:
     quotas: tuple[ResourceQuota, ...] = ()
     limit_ranges: tuple[LimitRange, ...] = ()
     priority_classes: tuple[PriorityClass, ...] = ()
+    cluster_queues: tuple[ClusterQueue, ...] = ()
+    local_queues: tuple[LocalQueue, ...] = ()
     # Provenance, not cluster facts: two profiles of the same cluster read from different
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"

@@ -66,7 +66,19 @@ def show_profile(profile: ClusterProfile) -> str:
     for pc in profile.priority_classes:
         default = ", global default" if pc.global_default else ""
         lines.append(f"PriorityClass {pc.name}: {pc.value} ({pc.preemption_policy}{default})")
+    for queue in profile.cluster_queues:
+        quotas = "; ".join(
+            f"{flavor.name}: {_quantities_text(flavor.nominal)}" for flavor in queue.flavors
+        )
+        cohort = f", cohort {queue.cohort}" if queue.cohort else ""
+        lines.append(f"ClusterQueue {queue.name}: nominal {quotas or '-'}{cohort}")
+    for local in profile.local_queues:
+        lines.append(f"LocalQueue {local.namespace}/{local.name} -> {local.cluster_queue}")
     return "\n".join(lines) + "\n"
+
+
+def _quantities_text(amounts: Mapping[str, Decimal]) -> str:
+    return ", ".join(f"{name} {format_quantity(a)}" for name, a in amounts.items()) or "-"
 
 
 def _cluster_line(profile: ClusterProfile) -> str:

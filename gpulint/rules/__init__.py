@@ -8,6 +8,7 @@ from gpulint.catalogue import RuleInfo, load_catalogue
 from gpulint.rules import (
     capacity,
     device_plugin,
+    kueue,
     live,
     manifest,
     placement,
@@ -25,6 +26,7 @@ CHECKS: dict[str, Check] = {
     **capacity.CHECKS,
     **qos.CHECKS,
     **quota.CHECKS,
+    **kueue.CHECKS,
     **priority.CHECKS,
     **device_plugin.CHECKS,
     **live.CHECKS,

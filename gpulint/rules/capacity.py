@@ -11,10 +11,11 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from gpulint.model import Document, PodTemplate, Workload
+from gpulint.model import Document, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.quota import gpu_limit_pos
 from gpulint.scheduling import (
     allocatable,
     describe_pools,
@@ -22,7 +23,7 @@ from gpulint.scheduling import (
     node_ceiling,
     usable,
 )
-from gpulint.workloads import Autoscaler, peak_replicas
+from gpulint.workloads import Autoscaler, GangPart, describe_gang, gang_parts, peak_replicas
 from gpulint.yamltree import Pos
 
 
@@ -42,21 +43,15 @@ def runs_on_every_node(workload: Workload) -> bool:
     return workload.kind == "DaemonSet"
 
 
-def planned_pods(workload: Workload, scalers: Iterable[Autoscaler]) -> PlannedPods:
-    """The most pods the workload runs at once (workloads.peak_replicas), worded for messages."""
-    peak = peak_replicas(workload, scalers)
+def planned_pods(
+    workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
+) -> PlannedPods:
+    """The most pods of `template` run at once (workloads.peak_replicas), worded for messages."""
+    peak = peak_replicas(workload, scalers, template)
     spec_pos = workload.document.obj.pos_of_key("spec")
     if peak is None or not peak.field:
         return PlannedPods(1, workload.document, spec_pos, "", "1 pod")
-    if peak.autoscaler is not None:
-        ref = peak.document.ref
-        where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        source = f"HPA {where} maxReplicas: {peak.count}"
-    elif peak.pos is not None:
-        source = f"{peak.field}: {peak.count}"
-    else:
-        source = f"{peak.field} {peak.count} by default"
-    return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, source)
+    return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, peak.describe())
 
 
 @dataclass(frozen=True)
@@ -91,7 +86,7 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
         yield GpuDemand(
             workload,
             template,
-            planned_pods(workload, ctx.autoscalers),
+            planned_pods(workload, template, ctx.autoscalers),
             gpus,
             frozenset(p.name for p in pools),
         )
@@ -111,7 +106,15 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
         pools=tuple(replace(p, gpus_in_use=held_by_others(p, checked)) for p in ctx.profile.pools),
     )
     demands = list(gpu_demands(ctx))
+    gangs: dict[int, list[GpuDemand]] = {}
     for demand in demands:
+        if demand.workload.gang:
+            gangs.setdefault(id(demand.workload), []).append(demand)
+    for members in gangs.values():
+        yield from _gang_problems(members, demands, profile)
+    for demand in demands:
+        if demand.workload.gang:
+            continue  # reported once for the whole gang
         pools = tuple(p for p in profile.pools if p.name in demand.pools)
         for resource, per_pod in demand.gpus.items():
             # Everything confined to a subset of these pools competes for the same nodes.
@@ -125,6 +128,117 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             if need <= have:
                 continue
             yield _capacity_problem(demand, resource, per_pod, sharing, need, have, pools)
+
+
+@dataclass(frozen=True)
+class GangDemand:
+    """The GPUs of one resource a gang needs at once, role by role, and the pools it can use."""
+
+    workload: Workload
+    resource: str
+    parts: tuple[tuple[GangPart, Decimal], ...]  # each role's pods, with its GPUs per pod
+    pools: frozenset[str]
+
+    @property
+    def total(self) -> Decimal:
+        """GPUs the whole gang holds at once."""
+        return sum((part.pods * per_pod for part, per_pod in self.parts), Decimal(0))
+
+    def describe(self) -> str:
+        """`Master: replicas: 1 × 8 per pod; Worker: replicas: 3 × 8 per pod`."""
+        return describe_gang(self.parts)
+
+    def largest(self) -> tuple[GangPart, Decimal]:
+        """The role that holds the most GPUs: shrinking it helps most."""
+        return max(self.parts, key=lambda item: item[0].pods * item[1])
+
+
+def gang_demand(members: Iterable[GpuDemand], resource: str) -> GangDemand | None:
+    """What a gang needs of `resource`, from its templates that some pool can run."""
+    members = [m for m in members if resource in m.gpus]
+    if not members:
+        return None
+    workload = members[0].workload
+    per_pod = {id(m.template): m.gpus[resource] for m in members}
+    parts = gang_parts(workload, lambda t: per_pod.get(id(t), Decimal(0)))
+    return GangDemand(
+        workload,
+        resource,
+        tuple((p, per_pod[id(p.template)]) for p in parts if id(p.template) in per_pod and p.pods),
+        frozenset().union(*(m.pools for m in members)),
+    )
+
+
+def _gang_problems(
+    members: list[GpuDemand], demands: list[GpuDemand], profile: ClusterProfile
+) -> Iterator[Problem]:
+    """A gang that can never start on its pools, or cannot start beside the other workloads."""
+    workload = members[0].workload
+    resources = dict.fromkeys(name for m in members for name in m.gpus)
+    for resource in resources:
+        gang = gang_demand(members, resource)
+        if gang is None or not gang.parts:
+            continue
+        pools = tuple(p for p in profile.pools if p.name in gang.pools)
+        need = gang.total
+        most = sum((node_ceiling(p) * allocatable(p, resource) for p in pools), Decimal(0))
+        room = "; ".join(_pool_room(p, resource) for p in pools)
+        part = gang.largest()[0]
+        pos = part.count.pos
+        if pos is None:
+            found = gpu_limit_pos(part.template, resource)
+            pos = found[1] if found else part.template.spec.pos
+        grow = _grow(pools, resource, need - most if need > most else Decimal(0))
+        ref = workload.document.ref
+        if need > most:
+            yield Problem.at(
+                workload.document,
+                pos,
+                f"{ref} can never start: its gang needs {format_quantity(need)} {resource} at "
+                f"once ({gang.describe()}), but {describe_pools(pools)} can have at most "
+                f"{format_quantity(most)} ({room})",
+                f"Shrink the gang to at most {format_quantity(most)} {resource} (lower "
+                f"{part.count.field or 'the pod count'} of {part.template.role or 'the pods'}), "
+                f"or {grow}.",
+            )
+            continue
+        sharing = [
+            d
+            for d in demands
+            if d.workload is not workload and d.pools <= gang.pools and resource in d.gpus
+        ]
+        have = _room(pools, resource)
+        others = _confined(sharing, resource, profile)
+        if need + others <= have:
+            continue
+        in_use = sum((_in_use(p, resource) for p in pools), Decimal(0))
+        beside = [
+            f"{d.workload.document.ref} ({format_quantity(d.total(resource))}: "
+            f"{d.planned.source} × {format_quantity(d.gpus[resource])})"
+            for d in sharing
+        ]
+        if in_use:
+            beside.append(f"{format_quantity(in_use)} {resource} already in use")
+        yield Problem.at(
+            workload.document,
+            pos,
+            f"{ref} fits alone but not alongside the others: its gang needs "
+            f"{format_quantity(need)} {resource} at once ({gang.describe()}) and "
+            f"{describe_pools(pools)} can have at most {format_quantity(most)} ({room}), but "
+            f"{'; '.join(beside)} leave only {format_quantity(max(have - others, Decimal(0)))}: "
+            f"the gang waits until enough of them finish",
+            "Admit the gangs one at a time (a queue such as Kueue holds whole jobs back), "
+            f"move the others to another pool, or {_grow(pools, resource, need + others - have)}.",
+            severity=Severity.WARNING,
+        )
+
+
+def _grow(pools: tuple[Pool, ...], resource: str, short: Decimal) -> str:
+    """`raise maxNodes of p4d to 6`: enough nodes of the largest pool for `short` more."""
+    biggest = max(pools, key=lambda p: allocatable(p, resource))
+    per_node = allocatable(biggest, resource)
+    extra = math.ceil(short / per_node) if per_node > 0 else 0
+    return f"raise maxNodes of {biggest.name} to {biggest.ceiling + extra}"
 
 
 def held_by_others(pool: Pool, checked: Collection[tuple[str, str, str]]) -> dict[str, Decimal]:
@@ -201,10 +315,7 @@ def _capacity_problem(
     )
     others_need = need - own
     fits = max(0, math.floor((have - others_need) / per_pod)) if have > others_need else 0
-    biggest = max(pools, key=lambda p: allocatable(p, resource))
-    per_node = allocatable(biggest, resource)
-    extra_nodes = math.ceil((need - have) / per_node) if per_node > 0 else 0
-    grow = f"raise maxNodes of {biggest.name} to {biggest.ceiling + extra_nodes}"
+    grow = _grow(pools, resource, need - have)
     if fits >= 1 and demand.planned.field:
         fix = f"Lower {demand.planned.field} to {fits}, or {grow}."
     else:

@@ -591,7 +591,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
         pools = usable(placement.eligible)
         if not placement.decidable or not pools:
             continue
-        demand = planned_pods(workload, ctx.autoscalers)
+        demand = planned_pods(workload, template, ctx.autoscalers)
         nodes = sum(node_ceiling(p) for p in pools)
         if demand.count <= nodes:
             continue

@@ -28,7 +28,7 @@ from gpulint.profile.policy import (
 from gpulint.quantity import format_quantity
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.scheduling import gpu_requests
-from gpulint.workloads import peak_replicas
+from gpulint.workloads import describe_gang, gang_parts, peak_replicas
 from gpulint.yamltree import Pos, YMap, YSeq
 
 _REQUESTS_PREFIX = "requests."
@@ -98,7 +98,7 @@ def rollout_surge(workload: Workload, replicas: int) -> int:
 
 def pod_demand(ctx: CheckContext, workload: Workload, template: PodTemplate) -> PodDemand | None:
     """The peak pod count of a template; None for kinds that run one pod per node."""
-    peak = peak_replicas(workload, ctx.autoscalers)
+    peak = peak_replicas(workload, ctx.autoscalers, template)
     if peak is None:
         return None
     if peak.autoscaler is not None:
@@ -225,7 +225,7 @@ def _charges(
     return charges
 
 
-def _limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, Pos] | None:
+def gpu_limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, Pos] | None:
     """The first container's GPU limit (or request) for `resource` (any GPU when None)."""
     for container in template.containers:
         for quantities in (container.resources.limits, container.resources.requests):
@@ -238,7 +238,7 @@ def _limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, 
 def _demand_pos(demand: PodDemand, resource: str | None) -> tuple[Document, Pos]:
     if demand.pos is not None:
         return demand.document, demand.pos
-    found = _limit_pos(demand.template, resource)
+    found = gpu_limit_pos(demand.template, resource)
     pos = found[1] if found else demand.template.spec.pos
     return demand.template.document, pos
 
@@ -273,7 +273,14 @@ def gpu_quota_exceeded(ctx: CheckContext) -> Iterator[Problem]:
             requested = sum((c.total for c in charges), Decimal(0))
             if not charges or used + requested <= hard:
                 continue
-            yield from _exceeded(source, key, resource, hard, used, requested, charges)
+            gangs: dict[int, list[_Charge]] = {}
+            for charge in charges:
+                if charge.demand.workload.gang:
+                    gangs.setdefault(id(charge.demand.workload), []).append(charge)
+            limit = _Limit(source, key, resource, hard, used, requested)
+            yield from _exceeded(limit, charges)
+            for members in gangs.values():
+                yield from _gang_exceeded(limit, members)
         yield from _unspecified(source, demands, limit_ranges)
 
 
@@ -360,19 +367,25 @@ def _unspecified(
         )
 
 
-def _exceeded(
-    source: QuotaInEffect,
-    key: str,
-    resource: str | None,
-    hard: Decimal,
-    used: Decimal,
-    requested: Decimal,
-    charges: Sequence[_Charge],
-) -> Iterator[Problem]:
+@dataclass(frozen=True)
+class _Limit:
+    """One hard key of a quota that the checked workloads overflow."""
+
+    source: QuotaInEffect
+    key: str
+    resource: str | None  # None: a pod count key
+    hard: Decimal
+    used: Decimal
+    requested: Decimal  # by every checked workload the quota charges, at their peak
+
+
+def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
+    source, key, resource = limit.source, limit.key, limit.resource
+    hard, used, requested = limit.hard, limit.used, limit.requested
     quota = source.quota
     for charge in charges:
-        if not charge.is_gpu_pod:
-            continue
+        if not charge.is_gpu_pod or charge.demand.workload.gang:
+            continue  # a gang is reported as a whole
         demand = charge.demand
         per_pod = None if resource is None else charge.per_pod
         breakdown = demand.describe(per_pod)
@@ -395,6 +408,56 @@ def _exceeded(
             consequence = "pods beyond the quota are refused at creation (exceeded quota)"
         document, pos = _demand_pos(demand, resource)
         yield Problem.at(document, pos, f"{source.label}: {arithmetic}; {consequence}")
+
+
+def _gang_exceeded(limit: _Limit, members: Sequence[_Charge]) -> Iterator[Problem]:
+    """A gang whose pods the quota can never all admit, or not beside the other pods."""
+    source, key, resource = limit.source, limit.key, limit.resource
+    hard, used, requested = limit.hard, limit.used, limit.requested
+    if not any(c.is_gpu_pod for c in members):
+        return
+    workload = members[0].demand.workload
+    per_pod = {id(c.demand.template): c.per_pod for c in members}
+    parts = tuple(
+        (part, per_pod[id(part.template)])
+        for part in gang_parts(workload, lambda t: per_pod.get(id(t), Decimal(0)))
+        if id(part.template) in per_pod and part.pods
+    )
+    need = sum((part.pods * amount for part, amount in parts), Decimal(0))
+    others = requested - sum((c.total for c in members), Decimal(0))
+    if not parts or used + others + need <= hard:
+        return
+    part = max(parts, key=lambda item: item[0].pods * item[1])[0]
+    pos = part.count.pos
+    document = workload.document
+    if pos is None:
+        found = gpu_limit_pos(part.template, resource)
+        pos = found[1] if found else part.template.spec.pos
+    ref = f"{_ref(members[0].demand, source.quota.namespace)}"
+    gang = f"its gang needs {format_quantity(need)} `{key}` at once ({describe_gang(parts)})"
+    if need > hard:
+        message = (
+            f"{source.label}: {ref} can never start: {gang}, but hard is "
+            f"{format_quantity(hard)}; pods beyond it are refused (exceeded quota) and the "
+            f"admitted ones wait for the rest forever"
+        )
+        fix = (
+            f"Raise `{key}` of {source.quota.name} to at least {format_quantity(used + need)}, "
+            f"or shrink the gang."
+        )
+    else:
+        message = (
+            f"{source.label}: {ref} fits the quota alone but not alongside the others: {gang}, "
+            f"and used {format_quantity(used)} + {format_quantity(others)} requested by the "
+            f"other workloads leave {format_quantity(max(hard - used - others, Decimal(0)))} "
+            f"of hard {format_quantity(hard)}: its last pods are refused (exceeded quota) "
+            f"until others finish"
+        )
+        fix = (
+            f"Raise `{key}` of {source.quota.name} to {format_quantity(used + others + need)}, "
+            f"or admit the gangs one at a time (a queue such as Kueue holds whole jobs back)."
+        )
+    yield Problem.at(document, pos, message, fix)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,7 +510,7 @@ def gpu_quota_key_not_enforced(ctx: CheckContext) -> Iterator[Problem]:
                 yield Problem.at(source.document, pos, message, fix)
                 continue
             for namespace, template in templates:
-                found = _limit_pos(template, resource)
+                found = gpu_limit_pos(template, resource)
                 if namespace == quota.namespace and found is not None:
                     yield Problem.at(template.document, found[1], message, fix)
 
@@ -611,7 +674,7 @@ def _pod_clauses(
         violations = []
         for template in templates:
             total = _pod_total(template, amount_of, resource)
-            found = _limit_pos(template, resource)
+            found = gpu_limit_pos(template, resource)
             pos = found[1] if found else template.spec.pos
             if total is None:
                 detail = f"sets no {resource} {what}"
