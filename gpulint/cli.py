@@ -411,3 +411,78 @@ def profile_snapshot(
         click.echo(f"gpulint: note: {note}", err=True)
     text = dump_profile(cluster.profile)
     _emit(text, output, "profile")
+
+
+@main.command()
+@click.argument("dumps", nargs=-1, type=click.Path())
+@click.option(
+    "--profile",
+    "profile_paths",
+    multiple=True,
+    type=click.Path(),
+    help=f"Cluster profile input besides the dumps; repeatable. {_PROFILE_INPUTS_HELP}",
+)
+@click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+@click.option("--live", is_flag=True, help="Read pods, events and the profile from the cluster.")
+@click.option(
+    "--now",
+    help="Measure pending time up to this RFC 3339 time (default: the dump's newest "
+    "timestamp; with --live, the current time).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@_live_options
+def diagnose(
+    dumps: tuple[str, ...],
+    profile_paths: tuple[str, ...],
+    pool_label: str | None,
+    live: bool,
+    now: str | None,
+    output_format: str,
+    output: str | None,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    request_timeout: float | None,
+) -> None:
+    """Explain why GPU pods are Pending now, from `kubectl get pods,events -A -o yaml` DUMPS."""
+    from datetime import datetime, timezone
+
+    from gpulint.diagnose import diagnose as run_diagnosis
+    from gpulint.diagnose import parse_time, read_dumps
+    from gpulint.output.diagnose import diagnosis_json, diagnosis_text
+
+    try:
+        live_only = {
+            "--context": kube_context,
+            "--kubeconfig": kubeconfig,
+            "--request-timeout": request_timeout,
+        }
+        _check_live_flags(live, profile_paths, live_only)
+        if live and dumps:
+            raise GpulintError("--live reads the cluster: drop the dump files")
+        if not live and not dumps:
+            raise GpulintError(
+                "give dump files (kubectl get pods,events -A -o yaml > dump.yaml) or --live"
+            )
+        moment = parse_time(now) if now else None
+        if live:
+            from gpulint.diagnose.live import read_live
+
+            connection = _connection(kube_context, kubeconfig, request_timeout)
+            documents, cluster_profile = read_live(connection, pool_label)
+            moment = moment or datetime.now(timezone.utc)
+        else:
+            documents, cluster_profile = read_dumps(dumps, profile_paths, pool_label)
+        result = run_diagnosis(documents, cluster_profile, moment)
+    except GpulintError as exc:
+        _fail(str(exc))
+        return
+    render = diagnosis_json if output_format == "json" else diagnosis_text
+    _emit(render(result), output, "report")
+    sys.exit(EXIT_FINDINGS if result.pods else EXIT_CLEAN)
