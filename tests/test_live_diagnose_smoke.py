@@ -1,7 +1,7 @@
-"""`gpulint diagnose --live` against a real HTTP Kubernetes API (kmock, see kube_server.py).
+"""`gpulint diagnose --live` and `gpulint smoke --live` against a real HTTP Kubernetes API.
 
-The cluster serves the objects of the fixture dumps, so the live report must equal the report
-of the dumps; the requests made must be lists that docs/rbac.yaml grants.
+kmock (see kube_server.py) serves the objects of the fixture dumps, so the live report must
+equal the report of the dumps; the requests made must be lists that docs/rbac.yaml grants.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from typing import Any
 
 import kmock
 import pytest
+from click.testing import CliRunner
 
+from gpulint.cli import main
 from gpulint.yamltree import parse
 from tests.kube_server import item_list, kube_server, status, write_kubeconfig
 from tests.test_diagnose import NODES, NOW, STUCK
 from tests.test_diagnose import run as run_diagnose
-from tests.test_live import NOT_FOUND, requests
+from tests.test_live import NOT_FOUND, requests, serve
 from tests.test_live_dryrun import allowed, role_rules
 
 LISTS = {
@@ -105,3 +107,13 @@ def test_unreachable_cluster_is_one_line(tmp_path) -> None:
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("gpulint: error: cannot connect to the Kubernetes API")
     assert result.stderr.count("\n") == 1
+
+
+def test_live_smoke_writes_a_job_for_the_gpu_pool_of_the_cluster(k, kubeconfig) -> None:
+    serve(k)  # pools gpu-a100 (2 nodes, tainted dedicated=gpu) and general
+    result = CliRunner().invoke(main, ["smoke", "--live", "--kubeconfig", str(kubeconfig)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("kind: Job") == 1
+    assert "name: gpulint-smoke-gpu-a100\n" in result.stdout
+    assert "      nodeSelector:\n        eks.amazonaws.com/nodegroup: gpu-a100\n" in result.stdout
+    assert "      - key: dedicated\n        operator: Equal\n        value: gpu\n" in result.stdout
