@@ -316,3 +316,10 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, args, content, 
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and error in lines[0], result.stderr
     assert "Traceback" not in result.output
+
+
+def test_docs_list_every_cause_with_its_rule() -> None:
+    docs = (ROOT / "docs" / "diagnose.md").read_text(encoding="utf-8")
+    table = docs[docs.index("| `cause` |") :].split("\n\n")[0].splitlines()[2:]
+    rows = {cells[1].strip(" `"): cells[4].strip() for cells in (r.split("|") for r in table)}
+    assert rows == {c.slug: c.rule or "—" for c in CAUSES}
