@@ -413,6 +413,17 @@ def profile_snapshot(
     _emit(text, output, "profile")
 
 
+def _connection_flags(
+    kube_context: str | None, kubeconfig: str | None, request_timeout: float | None
+) -> dict[str, object]:
+    """The options of _live_options by name, for _check_live_flags."""
+    return {
+        "--context": kube_context,
+        "--kubeconfig": kubeconfig,
+        "--request-timeout": request_timeout,
+    }
+
+
 @main.command()
 @click.argument("dumps", nargs=-1, type=click.Path())
 @click.option(
@@ -458,12 +469,9 @@ def diagnose(
     from gpulint.output.diagnose import diagnosis_json, diagnosis_text
 
     try:
-        live_only = {
-            "--context": kube_context,
-            "--kubeconfig": kubeconfig,
-            "--request-timeout": request_timeout,
-        }
-        _check_live_flags(live, profile_paths, live_only)
+        _check_live_flags(
+            live, profile_paths, _connection_flags(kube_context, kubeconfig, request_timeout)
+        )
         if live and dumps:
             raise GpulintError("--live reads the cluster: drop the dump files")
         if not live and not dumps:
@@ -527,12 +535,9 @@ def smoke(
     from gpulint.smoke import SmokeOptions, dump_jobs, smoke_jobs
 
     try:
-        live_only = {
-            "--context": kube_context,
-            "--kubeconfig": kubeconfig,
-            "--request-timeout": request_timeout,
-        }
-        _check_live_flags(live, profile_paths, live_only)
+        _check_live_flags(
+            live, profile_paths, _connection_flags(kube_context, kubeconfig, request_timeout)
+        )
         if live:
             from gpulint.live.session import open_live
 

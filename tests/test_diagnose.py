@@ -9,6 +9,8 @@ quota of the cluster (the profile).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -323,3 +325,14 @@ def test_docs_list_every_cause_with_its_rule() -> None:
     table = docs[docs.index("| `cause` |") :].split("\n\n")[0].splitlines()[2:]
     rows = {cells[1].strip(" `"): cells[4].strip() for cells in (r.split("|") for r in table)}
     assert rows == {c.slug: c.rule or "—" for c in CAUSES}
+
+
+def test_diagnosing_dumps_does_not_import_the_kubernetes_client() -> None:
+    code = (
+        "import sys\nfrom gpulint.cli import main\n"
+        f"try:\n    main(['diagnose', {STUCK!r}])\nexcept SystemExit as exit:\n"
+        "    assert exit.code == 1, exit.code\n"
+        "print('kubernetes' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "False"

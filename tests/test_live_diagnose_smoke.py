@@ -7,21 +7,23 @@ equal the report of the dumps; the requests made must be lists that docs/rbac.ya
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import kmock
-import pytest
 from click.testing import CliRunner
 
 from gpulint.cli import main
 from gpulint.yamltree import parse
-from tests.kube_server import item_list, kube_server, status, write_kubeconfig
+from tests import test_live
+from tests.kube_server import item_list, status, write_kubeconfig
 from tests.test_diagnose import NODES, NOW, STUCK
 from tests.test_diagnose import run as run_diagnose
 from tests.test_live import NOT_FOUND, requests, serve
 from tests.test_live_dryrun import allowed, role_rules
+
+# The API server and kubeconfig fixtures of live check, shared.
+k, kubeconfig = test_live.k, test_live.kubeconfig
 
 LISTS = {
     "/api/v1/nodes": "Node",
@@ -33,19 +35,6 @@ LISTS = {
     "/apis/apps/v1/replicasets": "ReplicaSet",
     "/apis/batch/v1/jobs": "Job",
 }
-
-
-@pytest.fixture()
-def k() -> Iterator[kmock.KubernetesScaffold]:
-    """This test's view of the session's API server."""
-    with kube_server().scaffold() as handler:
-        yield handler
-
-
-@pytest.fixture()
-def kubeconfig(tmp_path: Path) -> Path:
-    """A kubeconfig whose current context is the session's API server."""
-    return write_kubeconfig(tmp_path / "kubeconfig", kube_server().url)
 
 
 def dump_items(*paths: str) -> list[dict[str, Any]]:
