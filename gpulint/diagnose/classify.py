@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from decimal import Decimal
 
@@ -226,7 +226,7 @@ def _pod_verdict(
     if verdict is None:
         return _Verdict(
             "unclassified",
-            f"the scheduler's message is in no known format: {message}",
+            f"no cause gpulint knows in the scheduler's message: {message}",
             (evidence,),
         )
     if verdict.slug == "insufficient-gpu" and scaling is not None:
@@ -277,15 +277,7 @@ def _event_evidence(event: Event) -> Evidence:
 
 
 def _with_histogram(evidence: Evidence, histogram: NodeHistogram) -> Evidence:
-    return Evidence(
-        evidence.source,
-        evidence.message,
-        evidence.reason,
-        evidence.count,
-        evidence.last_seen,
-        histogram.nodes,
-        histogram.reasons,
-    )
+    return replace(evidence, nodes=histogram.nodes, node_reasons=histogram.reasons)
 
 
 @dataclass(frozen=True)
