@@ -467,3 +467,152 @@ def profile_snapshot(
         click.echo(f"gpulint: note: {note}", err=True)
     text = dump_profile(cluster.profile)
     _emit(text, output, "profile")
+
+
+def _connection_flags(
+    kube_context: str | None, kubeconfig: str | None, request_timeout: float | None
+) -> dict[str, object]:
+    """The options of _live_options by name, for _check_live_flags."""
+    return {
+        "--context": kube_context,
+        "--kubeconfig": kubeconfig,
+        "--request-timeout": request_timeout,
+    }
+
+
+@main.command()
+@click.argument("dumps", nargs=-1, type=click.Path())
+@click.option(
+    "--profile",
+    "profile_paths",
+    multiple=True,
+    type=click.Path(),
+    help=f"Cluster profile input besides the dumps; repeatable. {_PROFILE_INPUTS_HELP}",
+)
+@click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+@click.option("--live", is_flag=True, help="Read pods, events and the profile from the cluster.")
+@click.option(
+    "--now",
+    help="Measure pending time up to this RFC 3339 time (default: the dump's newest "
+    "timestamp; with --live, the current time).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@_live_options
+def diagnose(
+    dumps: tuple[str, ...],
+    profile_paths: tuple[str, ...],
+    pool_label: str | None,
+    live: bool,
+    now: str | None,
+    output_format: str,
+    output: str | None,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    request_timeout: float | None,
+) -> None:
+    """Explain why GPU pods are Pending now, from `kubectl get pods,events -A -o yaml` DUMPS."""
+    from datetime import datetime, timezone
+
+    from gpulint.diagnose import diagnose as run_diagnosis
+    from gpulint.diagnose import parse_time, read_dumps
+    from gpulint.output.diagnose import diagnosis_json, diagnosis_text
+
+    try:
+        _check_live_flags(
+            live, profile_paths, _connection_flags(kube_context, kubeconfig, request_timeout)
+        )
+        if live and dumps:
+            raise GpulintError("--live reads the cluster: drop the dump files")
+        if not live and not dumps:
+            raise GpulintError(
+                "give dump files (kubectl get pods,events -A -o yaml > dump.yaml) or --live"
+            )
+        moment = parse_time(now) if now else None
+        if live:
+            from gpulint.diagnose.live import read_live
+
+            connection = _connection(kube_context, kubeconfig, request_timeout)
+            documents, cluster_profile = read_live(connection, pool_label)
+            moment = moment or datetime.now(timezone.utc)
+        else:
+            documents, cluster_profile = read_dumps(dumps, profile_paths, pool_label)
+        result = run_diagnosis(documents, cluster_profile, moment)
+    except GpulintError as exc:
+        _fail(str(exc))
+        return
+    render = diagnosis_json if output_format == "json" else diagnosis_text
+    _emit(render(result), output, "report")
+    sys.exit(EXIT_FINDINGS if result.pods else EXIT_CLEAN)
+
+
+@main.command()
+@click.option(
+    "--profile",
+    "profile_paths",
+    multiple=True,
+    type=click.Path(),
+    help=f"Cluster profile input; repeatable. {_PROFILE_INPUTS_HELP}",
+)
+@click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+@click.option("--live", is_flag=True, help="Read the cluster profile from the Kubernetes API.")
+@click.option("--pool", "pool_name", help="Only this pool (default: every GPU pool).")
+@click.option(
+    "-n", "--namespace", help="Namespace of the Jobs (default: the profile's, else default)."
+)
+@click.option("--image", help="Image of the check instead of the vendor's.")
+@click.option(
+    "--command", "command", help="Check command instead of the vendor's (split like a shell)."
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the Jobs here.")
+@_live_options
+def smoke(
+    profile_paths: tuple[str, ...],
+    pool_label: str | None,
+    live: bool,
+    pool_name: str | None,
+    namespace: str | None,
+    image: str | None,
+    command: str | None,
+    output: str | None,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    request_timeout: float | None,
+) -> None:
+    """Write a smoke-test Job per GPU pool: one GPU, its labels and taints, a device check."""
+    import shlex
+
+    from gpulint.smoke import SmokeOptions, dump_jobs, smoke_jobs
+
+    try:
+        _check_live_flags(
+            live, profile_paths, _connection_flags(kube_context, kubeconfig, request_timeout)
+        )
+        if live:
+            from gpulint.live.session import open_live
+
+            cluster = open_live(_connection(kube_context, kubeconfig, request_timeout), pool_label)
+            cluster.close()
+            cluster_profile = cluster.profile
+        elif profile_paths:
+            cluster_profile = _profile(profile_paths, pool_label)
+        else:
+            raise GpulintError("smoke needs the cluster's pools: pass --profile FILE or --live")
+        try:
+            argv = tuple(shlex.split(command)) if command else ()
+        except ValueError as exc:
+            raise GpulintError(f"--command: {exc}") from None
+        options = SmokeOptions(namespace, image, argv)
+        result = smoke_jobs(cluster_profile, pool_name, options)
+    except GpulintError as exc:
+        _fail(str(exc))
+        return
+    for note in result.skipped:
+        click.echo(f"gpulint: note: skipped {note}", err=True)
+    _emit(dump_jobs(result.jobs), output, "smoke Jobs")

@@ -8,21 +8,18 @@ workload, and the Karpenter NodePools, is joined on top.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from gpulint.accelerators import is_extended_resource
 from gpulint.live.client import KubeClient
 from gpulint.live.karpenter import facts_from_nodepools
-from gpulint.model import Document, ObjectRef, SourceFile
+from gpulint.pods import pod_extended_requests, pod_owner
 from gpulint.profile.kubectl import facts_from_objects
 from gpulint.profile.merge import merge
 from gpulint.profile.model import ClusterProfile, GpuUser, Pool
 from gpulint.profile.nodes import node_view, pool_name
-from gpulint.workloads import pod_template
-from gpulint.yamltree import YMap, YSeq
 
 # Pods that hold node resources: bound ones that have not finished. Pending pods already bound
 # to a node count too; unbound ones hold nothing yet and are skipped client-side.
@@ -137,26 +134,6 @@ def gpu_users_by_pool(
     }
 
 
-def pod_owner(pod: Mapping[str, Any]) -> tuple[str, str, str]:
-    """(namespace, kind, name) of the workload a pod belongs to, as a manifest would name it.
-
-    A ReplicaSet's pods belong to its Deployment: the ReplicaSet is named
-    `<deployment>-<pod-template-hash>`, and the pod carries the hash as a label. A pod with no
-    controller is its own workload.
-    """
-    metadata = pod.get("metadata") or {}
-    namespace = str(metadata.get("namespace") or "default")
-    owners = [o for o in metadata.get("ownerReferences") or () if isinstance(o, Mapping)]
-    controller = next((o for o in owners if o.get("controller")), None)
-    if controller is None:
-        return namespace, "Pod", str(metadata.get("name") or "")
-    kind, name = str(controller.get("kind") or ""), str(controller.get("name") or "")
-    suffix = f"-{(metadata.get('labels') or {}).get('pod-template-hash') or ''}"
-    if kind == "ReplicaSet" and len(suffix) > 1 and name.endswith(suffix):
-        return namespace, "Deployment", name[: -len(suffix)]
-    return namespace, kind, name
-
-
 def _pool_requests(
     nodes: Iterable[Mapping[str, Any]],
     pods: Iterable[Mapping[str, Any]],
@@ -179,38 +156,6 @@ def _pool_requests(
 def _add(totals: dict[str, Decimal], amounts: Mapping[str, Decimal]) -> None:
     for name, amount in amounts.items():
         totals[name] = totals.get(name, Decimal(0)) + amount
-
-
-_LIVE_FILE = SourceFile("<live cluster>")
-
-
-def pod_extended_requests(pod: Mapping[str, Any]) -> dict[str, Decimal]:
-    """A pod's effective request of each extended resource, computed as for a manifest."""
-    obj = _positioned(pod)
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-    ref = ObjectRef("v1", "Pod", metadata.get("namespace"), str(metadata.get("name") or ""))
-    template = pod_template(Document(_LIVE_FILE, obj, ref), obj)
-    if template is None:
-        return {}
-    return {
-        name: amount
-        for name, amount in template.effective_requests.items()
-        if is_extended_resource(name) and amount > 0
-    }
-
-
-def _positioned(value: Any) -> Any:
-    """A plain JSON value as the YMap/YSeq tree the typed model is built from."""
-    if isinstance(value, Mapping):
-        node = YMap()
-        for key, item in value.items():
-            node[key] = _positioned(item)
-        return node
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        seq = YSeq()
-        seq.extend(_positioned(item) for item in value)
-        return seq
-    return value
 
 
 def device_plugin_notes(pools: Iterable[Pool]) -> tuple[str, ...]:

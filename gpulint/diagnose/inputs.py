@@ -1,0 +1,62 @@
+"""Where a diagnosis reads its objects: dump files (`kubectl get pods,events -A -o yaml`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from gpulint.errors import GpulintError
+from gpulint.loader import load_bytes
+from gpulint.model import Document, IssueKind
+from gpulint.profile.kubectl import KINDS as PROFILE_KINDS
+from gpulint.profile.kubectl import facts_from_objects
+from gpulint.profile.load import read_profile_file
+from gpulint.profile.merge import ProfileFacts, merge
+from gpulint.profile.model import ClusterProfile
+
+DUMP_COMMAND = "kubectl get pods,events -A -o yaml"
+# Problems that leave the file unread; a duplicate key or a nameless object does not.
+_FATAL = frozenset({IssueKind.SYNTAX, IssueKind.NOT_UTF8, IssueKind.UNRENDERED_TEMPLATE})
+
+
+def read_dumps(
+    paths: Sequence[str],
+    profile_paths: Sequence[str] = (),
+    pool_label: str | None = None,
+) -> tuple[tuple[Document, ...], ClusterProfile | None]:
+    """The objects of every dump file, and the profile their Nodes/quotas (and `profile_paths`)
+    describe (None when there are none). Raises GpulintError, one line, for a bad input."""
+    documents: list[Document] = []
+    facts: list[ProfileFacts] = []
+    for path in paths:
+        found = _read_dump(path)
+        documents.extend(found)
+        cluster_objects = [d.obj for d in found if d.ref.kind in PROFILE_KINDS]
+        if cluster_objects:
+            facts.append(facts_from_objects(cluster_objects, pool_label, path))
+    if not any(d.ref.kind in ("Pod", "Event") for d in documents):
+        raise GpulintError(
+            f"{', '.join(paths)}: no Pod or Event objects; give the output of `{DUMP_COMMAND}`"
+        )
+    for path in profile_paths:
+        facts.extend(read_profile_file(path, pool_label))
+    return tuple(documents), merge(facts) if facts else None
+
+
+def _read_dump(path: str) -> tuple[Document, ...]:
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise GpulintError(f"{path}: dump file not found") from None
+    except OSError as exc:
+        raise GpulintError(f"{path}: cannot read dump: {exc.strerror}") from None
+    result = load_bytes(path, data)
+    fatal = next((i for i in result.issues if i.kind in _FATAL), None)
+    if fatal is not None:
+        line, column = fatal.pos
+        raise GpulintError(f"{path}:{line}:{column}: {fatal.message}")
+    if not result.documents:
+        raise GpulintError(
+            f"{path}: no Kubernetes objects in this file; give the output of `{DUMP_COMMAND}`"
+        )
+    return result.documents

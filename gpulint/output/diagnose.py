@@ -1,0 +1,122 @@
+"""`gpulint diagnose` reports: text for people, JSON (`{"version": 1, "pods": [...]}`) for tools."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from gpulint.diagnose.classify import Diagnosis, Evidence, StuckPod
+
+JSON_VERSION = 1
+_INDENT = " " * 11  # continuation lines line up under the labels' values
+
+
+def diagnosis_json(diagnosis: Diagnosis) -> str:
+    """The diagnosis as one JSON document."""
+    document = {
+        "version": JSON_VERSION,
+        "pods": [_pod(p) for p in diagnosis.pods],
+        "summary": {
+            "stuck": len(diagnosis.pods),
+            "byCause": {slug: len(pods) for slug, pods in diagnosis.by_cause().items()},
+            "pendingSeconds": {
+                "p50": diagnosis.pending_percentile(0.5),
+                "p95": diagnosis.pending_percentile(0.95),
+            },
+            "now": _time(diagnosis.now),
+        },
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _pod(pod: StuckPod) -> dict[str, Any]:
+    return {
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "owner": pod.owner,
+        "cause": pod.cause.slug,
+        "rule": pod.cause.rule,
+        "pendingSeconds": pod.pending_seconds,
+        "evidence": [_evidence(e) for e in pod.evidence],
+        "confirm": pod.confirm,
+        "fix": pod.fix,
+    }
+
+
+def _evidence(evidence: Evidence) -> dict[str, Any]:
+    return {
+        "source": evidence.source,
+        "reason": evidence.reason,
+        "message": evidence.message,
+        "count": evidence.count,
+        "lastSeen": _time(evidence.last_seen),
+        "nodes": evidence.nodes,
+        "nodeReasons": {c.reason: c.count for c in evidence.node_reasons},
+    }
+
+
+def diagnosis_text(diagnosis: Diagnosis) -> str:
+    """One block per stuck pod, then the summary line."""
+    if not diagnosis.pods:
+        return "No Pending GPU pods.\n"
+    blocks = [_block(p) for p in diagnosis.pods]
+    return "\n".join(blocks) + "\n" + _summary(diagnosis) + "\n"
+
+
+def _block(pod: StuckPod) -> str:
+    owner = f" ({pod.owner})" if pod.owner else ""
+    pending = (
+        f", pending {duration(pod.pending_seconds)}" if pod.pending_seconds is not None else ""
+    )
+    lines = [f"{pod.namespace}/{pod.name}{owner}: {pod.cause.slug}{pending}"]
+    lines.append(f"  why:     {pod.explanation}")
+    for evidence in pod.evidence:
+        lines.append(_labelled("  seen:    ", _evidence_text(evidence)))
+    lines.append(_labelled("  confirm: ", pod.confirm))
+    lines.append(_labelled("  fix:     ", pod.fix))
+    if pod.cause.rule:
+        lines.append(f"  caught before merge by {pod.cause.rule} (gpulint check)")
+    return "\n".join(lines) + "\n"
+
+
+def _evidence_text(evidence: Evidence) -> str:
+    if evidence.source != "event":
+        return f"{evidence.source}: {evidence.message}"
+    times = f" x{evidence.count}" if evidence.count and evidence.count > 1 else ""
+    when = f", last {_time(evidence.last_seen)}" if evidence.last_seen else ""
+    return f"{evidence.reason}{times}{when}: {evidence.message}"
+
+
+def _labelled(label: str, text: str) -> str:
+    return label + text.replace("\n", "\n" + _INDENT)
+
+
+def _summary(diagnosis: Diagnosis) -> str:
+    count = len(diagnosis.pods)
+    causes = ", ".join(f"{slug} {len(pods)}" for slug, pods in diagnosis.by_cause().items())
+    p50, p95 = diagnosis.pending_percentile(0.5), diagnosis.pending_percentile(0.95)
+    pending = ""
+    if p50 is not None and p95 is not None:
+        pending = f"; pending p50 {duration(p50)}, p95 {duration(p95)}"
+    return f"{count} stuck GPU pod{'' if count == 1 else 's'}: {causes}{pending}"
+
+
+def duration(seconds: int) -> str:
+    """`45s`, `12m30s`, `3h5m`, `2d4h`: the two largest units."""
+    units = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+    parts = []
+    rest = seconds
+    for name, size in units:
+        if rest >= size or (name == "s" and not parts):
+            parts.append(f"{rest // size}{name}")
+            rest %= size
+        if len(parts) == 2:
+            break
+    return "".join(p for p in parts if not p.startswith("0") or len(parts) == 1)
+
+
+def _time(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,338 @@
+"""`gpulint diagnose`: message parsing, one cause per stuck pod, JSON shape, CLI exit codes.
+
+The dumps in fixtures/diagnose are `kubectl get ... -A -o yaml` Lists of one cluster captured
+at 2024-05-01T12:00:00Z: stuck-gpu-pods.yaml holds one pod or controller per cause,
+taint-formats.yaml the untolerated-taint reason of four releases, nodes.yaml the nodes and
+quota of the cluster (the profile).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpulint.cli import main
+from gpulint.diagnose import CAUSES, diagnose, parse_time, read_dumps
+from gpulint.diagnose.classify import StuckPod
+from gpulint.diagnose.messages import NodeCount, parse_histogram, parse_refusal, parse_scale_up
+
+ROOT = Path(__file__).resolve().parent.parent
+DUMPS = ROOT / "fixtures" / "diagnose"
+STUCK, TAINTS, NODES = (
+    str(DUMPS / n) for n in ("stuck-gpu-pods.yaml", "taint-formats.yaml", "nodes.yaml")
+)
+NOW = "2024-05-01T12:00:00Z"
+PREEMPTION = "0/6 nodes are available: 6 Preemption is not helpful for scheduling"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, ["diagnose", *args])
+
+
+def stuck(*paths: str) -> dict[str, StuckPod]:
+    documents, profile = read_dumps(paths)
+    return {p.name: p for p in diagnose(documents, profile, parse_time(NOW)).pods}
+
+
+# --- message formats -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "nodes", "reasons", "preemption"),
+    [
+        (  # 1.24+: sorted as strings, preemption text after the histogram
+            "0/6 nodes are available: 2 Insufficient nvidia.com/gpu, 4 node(s) didn't match "
+            f"Pod's node affinity/selector. preemption: {PREEMPTION}.",
+            6,
+            [
+                (2, "Insufficient nvidia.com/gpu"),
+                (4, "node(s) didn't match Pod's node affinity/selector"),
+            ],
+            PREEMPTION,
+        ),
+        (  # 1.18-1.23: the taint reason holds ", " itself
+            "0/5 nodes are available: 10 node(s) had taint {sku: gpu}, that the pod didn't "
+            "tolerate, 3 Insufficient cpu.",
+            5,
+            [
+                (10, "node(s) had taint {sku: gpu}, that the pod didn't tolerate"),
+                (3, "Insufficient cpu"),
+            ],
+            None,
+        ),
+        (  # 1.35: DRA note before the preemption text, kubectl describe's trailing `..`
+            "0/4 nodes are available: 4 node(s) had untolerated taint(s). no new claims to "
+            "deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for "
+            "scheduling..",
+            4,
+            [(4, "node(s) had untolerated taint(s)")],
+            "0/4 nodes are available: 4 Preemption is not helpful for scheduling",
+        ),
+        (  # a PreFilter rejection replaces the per-node entries
+            "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+            3,
+            [],
+            None,
+        ),
+    ],
+)
+def test_node_histogram_formats(message, nodes, reasons, preemption) -> None:
+    parsed = parse_histogram(message)
+    assert parsed is not None
+    assert parsed.nodes == nodes
+    assert [(r.count, r.reason) for r in parsed.reasons] == reasons
+    assert parsed.preemption == preemption
+    assert (parsed.prefilter is not None) == (not reasons)
+
+
+def test_unknown_scheduler_text_is_no_histogram() -> None:
+    assert parse_histogram('running PreBind plugin "VolumeBinding": timed out') is None
+
+
+def test_autoscaler_and_admission_messages() -> None:
+    assert parse_scale_up(
+        "pod didn't trigger scale-up: 1 max node group size reached, 2 in backoff after failed "
+        "scale-up"
+    ) == (
+        NodeCount(1, "max node group size reached"),
+        NodeCount(2, "in backoff after failed scale-up"),
+    )
+    assert parse_scale_up(
+        "pod didn't trigger scale-up (it wouldn't fit if a new node is added)"
+    ) == (NodeCount(0, "it wouldn't fit if a new node is added"),)
+    refusal = parse_refusal(
+        'Error creating: pods "web-6b8f9c7d5-" is forbidden: failed quota: cpu-quota: must '
+        "specify cpu for: main"
+    )
+    assert refusal is not None
+    assert (refusal.pod_name, refusal.verdict) == ("web-6b8f9c7d5-", "forbidden")
+    assert refusal.detail == "failed quota: cpu-quota: must specify cpu for: main"
+
+
+# --- one cause per stuck pod -----------------------------------------------------------------
+
+# name -> (cause, rule, owner, pendingSeconds, evidence reason, node reasons of the first evidence)
+EXPECTED: dict[str, tuple[Any, ...]] = {
+    "typo-0": ("resource-not-advertised", "GPU001", None, 3600, "FailedScheduling",
+               {"Insufficient nvidia.com/gpus": 6}),
+    "trainer-7d9c5b6f4-abcde": ("insufficient-gpu", "GPU201", "Deployment/trainer", 1800,
+                                "FailedScheduling", {"Insufficient nvidia.com/gpu": 2,
+                                "node(s) didn't match Pod's node affinity/selector": 4}),
+    "nightly-28571520-x7k2p": ("pool-at-max-size", "GPU201", "Job/nightly-28571520", 7200,
+                               "FailedScheduling", {"Insufficient nvidia.com/gpu": 2,
+                               "node(s) didn't match Pod's node affinity/selector": 4}),
+    "eval-0": ("node-selector-mismatch", "GPU101", "StatefulSet/eval", 600, "FailedScheduling",
+               {"node(s) didn't match Pod's node affinity/selector": 6}),
+    "notebook-0": ("untolerated-taint", "GPU102", "StatefulSet/notebook", 900,
+                   "FailedScheduling", {"node(s) had untolerated taint {dedicated: gpu}": 2,
+                   "Insufficient nvidia.com/gpu": 4}),
+    "serve-5c8d7b6f9-q2w3e": ("anti-affinity", "GPU106", "Deployment/serve", 1200,
+                              "FailedScheduling",
+                              {"node(s) didn't match pod anti-affinity rules": 2,
+                               "node(s) didn't match Pod's node affinity/selector": 4}),
+    "bench-0": ("device-plugin-not-ready", "GPU503", None, 2400, "FailedScheduling",
+                {"Insufficient nvidia.com/gpu": 1,
+                 "node(s) didn't match Pod's node affinity/selector": 5}),
+    "sweep-a-0": ("scheduling-gated", None, None, 3000, None, {}),
+    "gang-0": ("no-events", None, None, 1500, None, {}),
+    "odd-0": ("unclassified", None, None, 300, "FailedScheduling", {}),
+    "web-6b8f9c7d5-": ("quota-exceeded", "GPU301", "ReplicaSet/web-6b8f9c7d5", 2100,
+                       "FailedCreate", {}),
+    "finetune-": ("unknown-priority-class", "GPU401", "Job/finetune", 720, "FailedCreate", {}),
+    "infer-7f6d5c4b3-": ("limitrange-rejected", "GPU303", "ReplicaSet/infer-7f6d5c4b3", 480,
+                         "FailedCreate", {}),
+}  # fmt: skip
+
+
+def test_every_documented_cause_has_a_fixture_pod() -> None:
+    assert {expected[0] for expected in EXPECTED.values()} == {c.slug for c in CAUSES}
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_cause_rule_and_evidence(name: str) -> None:
+    cause, rule, owner, pending, reason, node_reasons = EXPECTED[name]
+    pod = stuck(STUCK, NODES)[name]
+    assert (pod.cause.slug, pod.cause.rule, pod.owner, pod.pending_seconds) == (
+        cause,
+        rule,
+        owner,
+        pending,
+    )
+    first = pod.evidence[0]
+    assert first.reason == reason
+    assert {c.reason: c.count for c in first.node_reasons} == node_reasons
+    assert pod.confirm.startswith("kubectl ")
+    assert pod.fix
+
+
+def test_only_stuck_gpu_pods_are_reported() -> None:
+    # etl-0 is a CPU pod, train-running-0 runs, train-pulling-0 is bound, and the quota
+    # refusals of ReplicaSet api-6d5c4b3a2 stopped with a SuccessfulCreate.
+    assert list(stuck(STUCK, NODES)) == list(EXPECTED)
+
+
+def test_without_the_nodes_dump_the_events_alone_decide() -> None:
+    pods = stuck(STUCK)
+    # Capacity without allocatable is visible only in the nodes: the events say "full".
+    assert pods["bench-0"].cause.slug == "insufficient-gpu"
+    # The misspelt name is no vendor's name, with or without the nodes.
+    assert pods["typo-0"].cause.slug == "resource-not-advertised"
+    assert "`nvidia.com/gpu`?" in pods["typo-0"].fix
+    others = {n: p.cause.slug for n, p in pods.items() if n != "bench-0"}
+    assert others == {n: e[0] for n, e in EXPECTED.items() if n != "bench-0"}
+
+
+def test_details_reach_the_fix_and_confirm_command() -> None:
+    pods = stuck(STUCK, NODES)
+    assert pods["web-6b8f9c7d5-"].confirm == "kubectl describe resourcequota gpu-quota -n ml"
+    assert "Create PriorityClass gpu-urgent" in pods["finetune-"].fix
+    assert pods["infer-7f6d5c4b3-"].confirm == "kubectl get limitrange -n research -o yaml"
+    assert "schedulerName volcano" in pods["gang-0"].explanation
+    assert "kueue.x-k8s.io/admission" in pods["sweep-a-0"].fix
+    assert pods["odd-0"].evidence[0].message.startswith('running PreBind plugin "VolumeBinding"')
+    nightly = pods["nightly-28571520-x7k2p"]
+    assert [e.reason for e in nightly.evidence] == ["FailedScheduling", "NotTriggerScaleUp"]
+    assert nightly.evidence[1].node_reasons[0] == NodeCount(1, "max node group size reached")
+    assert pods["bench-0"].evidence[1].message == "pool p4d: device plugin not ready on 1 node(s)"
+
+
+# --- the untolerated-taint reason across releases ---------------------------------------------
+
+TOLERATION = '- key: dedicated\n  operator: Equal\n  value: "gpu"\n  effect: NoSchedule'
+
+
+@pytest.mark.parametrize("release", ["117", "123", "134", "135"])
+def test_untolerated_taint_in_every_release_format(release: str) -> None:
+    with_nodes = stuck(TAINTS, NODES)[f"taint-{release}-0"]
+    assert (with_nodes.cause.slug, with_nodes.cause.rule) == ("untolerated-taint", "GPU102")
+    # Releases that print no taint: the nodes dump names it.
+    assert TOLERATION in with_nodes.fix
+    assert "dedicated=gpu:NoSchedule" in with_nodes.explanation
+    alone = stuck(TAINTS)[f"taint-{release}-0"]
+    assert alone.cause.slug == "untolerated-taint"
+    assert (TOLERATION in alone.fix) == (release in ("123", "134"))
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def test_json_report_shape() -> None:
+    result = run(STUCK, NODES, "--now", NOW, "--format", "json")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert set(report) == {"version", "pods", "summary"}
+    assert report["version"] == 1
+    keys = {
+        "namespace",
+        "name",
+        "owner",
+        "cause",
+        "rule",
+        "pendingSeconds",
+        "evidence",
+        "confirm",
+        "fix",
+    }
+    assert all(set(pod) == keys for pod in report["pods"])
+    quota = next(p for p in report["pods"] if p["cause"] == "quota-exceeded")
+    assert quota["evidence"] == [
+        {
+            "source": "event",
+            "reason": "FailedCreate",
+            "message": 'Error creating: pods "web-6b8f9c7d5-" is forbidden: exceeded quota: '
+            "gpu-quota, requested: requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=8, "
+            "limited: requests.nvidia.com/gpu=8",
+            "count": 18,
+            "lastSeen": "2024-05-01T11:58:00Z",
+            "nodes": None,
+            "nodeReasons": {},
+        }
+    ]
+    assert report["summary"] == {
+        "stuck": 13,
+        "byCause": {c.slug: 1 for c in CAUSES},
+        "pendingSeconds": {"p50": 1500, "p95": 7200},
+        "now": NOW,
+    }
+
+
+def test_text_report_groups_by_cause_with_percentiles() -> None:
+    result = run(STUCK, NODES, "--now", NOW)
+    assert result.exit_code == 1, result.output
+    assert "ml/notebook-0 (StatefulSet/notebook): untolerated-taint, pending 15m\n" in result.stdout
+    assert "  caught before merge by GPU102 (gpulint check)\n" in result.stdout
+    assert result.stdout.endswith("; pending p50 25m, p95 2h\n")
+    assert result.stdout.splitlines()[-1].startswith("13 stuck GPU pods: resource-not-advertised 1")
+
+
+def test_pending_time_defaults_to_the_dumps_newest_timestamp() -> None:
+    documents, profile = read_dumps([STUCK])
+    diagnosis = diagnose(documents, profile)
+    # The newest time in the dump is the NotTriggerScaleUp seen at 11:59:30.
+    assert diagnosis.now == parse_time("2024-05-01T11:59:30Z")
+    assert next(p for p in diagnosis.pods if p.name == "eval-0").pending_seconds == 570
+
+
+def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:
+    dump = tmp_path / "calm.yaml"
+    dump.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: "
+        "{name: etl-0, namespace: ml}\n  spec: {containers: [{name: c, resources: {limits: "
+        "{nvidia.com/gpu: 1}}}]}\n  status: {phase: Running}\n",
+        encoding="utf-8",
+    )
+    result = run(str(dump), "-o", str(tmp_path / "report.txt"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "report.txt").read_text(encoding="utf-8") == "No Pending GPU pods.\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "content", "error"),
+    [
+        (["missing.yaml"], None, "missing.yaml: dump file not found"),
+        (["dump.yaml"], "items: [\n", "dump.yaml:2:1: "),
+        (["dump.yaml"], "just: a mapping\n", "dump.yaml: no Kubernetes objects in this file"),
+        (
+            ["dump.yaml"],
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+            "dump.yaml: no Pod or Event objects; give the output of `kubectl get pods,events",
+        ),
+        (["dump.yaml", "--now", "yesterday"], "", "`yesterday` is not an RFC 3339 time"),
+        ([], None, "give dump files (kubectl get pods,events -A -o yaml > dump.yaml) or --live"),
+        (["--live", "dump.yaml"], None, "--live reads the cluster: drop the dump files"),
+        (["dump.yaml", "--context", "prod"], None, "--context needs --live"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, args, content, error) -> None:
+    monkeypatch.chdir(tmp_path)
+    if content is not None:
+        (tmp_path / "dump.yaml").write_text(content, encoding="utf-8")
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and error in lines[0], result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_docs_list_every_cause_with_its_rule() -> None:
+    docs = (ROOT / "docs" / "diagnose.md").read_text(encoding="utf-8")
+    table = docs[docs.index("| `cause` |") :].split("\n\n")[0].splitlines()[2:]
+    rows = {cells[1].strip(" `"): cells[4].strip() for cells in (r.split("|") for r in table)}
+    assert rows == {c.slug: c.rule or "—" for c in CAUSES}
+
+
+def test_diagnosing_dumps_does_not_import_the_kubernetes_client() -> None:
+    code = (
+        "import sys\nfrom gpulint.cli import main\n"
+        f"try:\n    main(['diagnose', {STUCK!r}])\nexcept SystemExit as exit:\n"
+        "    assert exit.code == 1, exit.code\n"
+        "print('kubernetes' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "False"
