@@ -57,6 +57,8 @@ class IssueKind(enum.Enum):
     DUPLICATE_KEY = "duplicate-key"
     MISSING_NAME = "missing-name"
     NOT_UTF8 = "not-utf8"
+    UNREADABLE = "unreadable"
+    MALFORMED = "malformed"  # a field of the wrong type, which the API server refuses
     UNRENDERED_TEMPLATE = "unrendered-template"
 
 
@@ -438,6 +440,46 @@ def mapping_at(node: Any, *keys: str) -> YMap:
 
 
 _EMPTY = YMap()
+
+
+def wrong_type(field: str, value: Any, expected: type) -> str | None:
+    """The message for `field` holding a value that is not of the `expected` type, or None.
+
+    The message names the type found, never the value: a wrong-typed field may hold anything.
+    """
+    if value is None or (isinstance(value, expected) and not isinstance(value, bool)):
+        return None
+    if expected is bool and isinstance(value, bool):
+        return None
+    return (
+        f"`{field}` is {with_article(type_name(value))}, not {with_article(_EXPECTED[expected])}; "
+        "the API server rejects the object"
+    )
+
+
+_EXPECTED = {str: "string", YMap: "mapping", YSeq: "list", int: "integer", bool: "boolean"}
+
+
+def with_article(noun: str) -> str:
+    """`list` -> `a list`, `integer` -> `an integer`."""
+    return f"an {noun}" if noun[0] in "aeiou" else f"a {noun}"
+
+
+def type_name(value: Any) -> str:
+    """What a parsed YAML value is, in the words messages use."""
+    if isinstance(value, YMap):
+        return "mapping"
+    if isinstance(value, YSeq):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return type(value).__name__
 
 
 def _text(value: Any) -> str:

@@ -13,6 +13,8 @@ _FIXES = {
     IssueKind.DUPLICATE_KEY: "Keep one of the two keys: the API keeps only the last one.",
     IssueKind.MISSING_NAME: "Add metadata.name (or metadata.generateName).",
     IssueKind.NOT_UTF8: "Save the file as UTF-8.",
+    IssueKind.UNREADABLE: "Make the file readable, or exclude it from the check.",
+    IssueKind.MALFORMED: "Give the field the type the Kubernetes API defines for it.",
 }
 
 
