@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.model import (
@@ -28,6 +29,7 @@ from gpulint.model import (
     with_article,
     wrong_type,
 )
+from gpulint.workloads import malformed_fields
 from gpulint.yamltree import DuplicateKey, ParsedDocument, Pos, YMap, YSeq, parse
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -240,10 +242,14 @@ def _duplicate_message(dup: DuplicateKey) -> str:
             f"`<<` merges in key `{dup.key}`, replacing the value written at line {dup.first[0]}: "
             "Kubernetes' YAML decoder applies a merge where it is written, so keys above it lose"
         )
+    lines = (
+        f"on line {dup.pos[0]}"
+        if dup.first[0] == dup.pos[0]
+        else f"(lines {dup.first[0]} and {dup.pos[0]})"
+    )
     return (
-        f"key `{dup.key}` is written twice in one mapping (lines {dup.first[0]} and "
-        f"{dup.pos[0]}): the API server keeps the later value, or rejects the object under "
-        "strict field validation"
+        f"key `{dup.key}` is written twice in one mapping {lines}: the API server keeps the "
+        "later value, or rejects the object under strict field validation"
     )
 
 
@@ -271,14 +277,18 @@ def _expand_lists(obj: YMap) -> Iterator[YMap]:
 def _ref(obj: YMap) -> ObjectRef:
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, YMap) else {}
-    name = metadata.get("name") or metadata.get("generateName") or ""
-    namespace = metadata.get("namespace")
+    name = _scalar(metadata.get("name")) or _scalar(metadata.get("generateName"))
     return ObjectRef(
-        api_version=str(obj.get("apiVersion")),
-        kind=str(obj.get("kind")),
-        namespace=str(namespace) if namespace else None,
-        name=str(name),
+        api_version=_scalar(obj.get("apiVersion")),
+        kind=_scalar(obj.get("kind")),
+        namespace=_scalar(metadata.get("namespace")) or None,
+        name=name,
     )
+
+
+def _scalar(value: Any) -> str:
+    """A name-like field as text; a mapping or list (which the API refuses there) is empty."""
+    return "" if value is None or isinstance(value, (YMap, YSeq)) else str(value)
 
 
 def _object_issues(document: Document) -> Iterator[LoadIssue]:
@@ -288,14 +298,18 @@ def _object_issues(document: Document) -> Iterator[LoadIssue]:
             yield LoadIssue(
                 IssueKind.MALFORMED, document.file, obj.pos_of_value(key), message, document
             )
+    for pos, message in malformed_fields(document):
+        yield LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
     metadata = obj.get("metadata")
     if isinstance(metadata, YMap):
         for key in ("name", "generateName", "namespace"):
             if key in metadata and (message := wrong_type(f"metadata.{key}", metadata[key], str)):
                 pos = metadata.pos_of_value(key)
                 yield LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
-    if document.ref.name:
+    if document.ref.name or not isinstance(obj.get("kind"), str):
         return
+    if isinstance(metadata, YMap) and (metadata.get("name") or metadata.get("generateName")):
+        return  # a name of the wrong type, reported above
     pos = obj.pos_of_key("metadata") if "metadata" in obj else document.kind_pos
     yield LoadIssue(
         IssueKind.MISSING_NAME,

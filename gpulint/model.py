@@ -129,6 +129,11 @@ class Quantity:
     key_pos: Pos
     value_pos: Pos
 
+    @property
+    def shown(self) -> str:
+        """The value as written, safe to quote in a message."""
+        return shown(self.raw)
+
 
 @dataclass(frozen=True)
 class Resources:
@@ -480,6 +485,26 @@ def type_name(value: Any) -> str:
     if isinstance(value, float):
         return "number"
     return type(value).__name__
+
+
+_SHOWN_MAX = 40
+
+
+def shown(value: Any) -> str:
+    """A value as a message may quote it: YAML spelling, one line, at most 40 characters.
+
+    A mapping or list is never printed (it may hold anything), only its brackets.
+    """
+    if isinstance(value, (dict, list)):
+        return "{…}" if isinstance(value, dict) else "[…]"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 1] + "…"
 
 
 def _text(value: Any) -> str:

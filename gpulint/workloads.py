@@ -23,6 +23,7 @@ from gpulint.model import (
     ReplicaCount,
     Resources,
     Workload,
+    wrong_type,
 )
 from gpulint.quantity import parse_quantity
 from gpulint.yamltree import Pos, YMap, YSeq
@@ -177,6 +178,8 @@ def _quantities(node: Any) -> dict[str, Quantity]:
 
 
 def _amount(value: Any) -> Decimal | None:
+    if value is None:
+        return Decimal(0)  # Quantity.UnmarshalJSON reads `null` as zero
     return _text_amount(value) if type(value) is str else parse_quantity(value)
 
 
@@ -195,10 +198,91 @@ def _replicas(obj: YMap, shape: WorkloadShape) -> ReplicaCount | None:
     for step in parents:
         node = node.get(step) if isinstance(node, YMap) else None
     if isinstance(node, YMap) and leaf in node:
-        value = node[leaf]
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = _count(node[leaf])
+        if value is not None and value >= 0:
             return ReplicaCount(value, leaf, node.pos_of_key(leaf))
     return ReplicaCount(shape.default_replicas, leaf, None)
+
+
+def _count(value: Any) -> int | None:
+    """An integer field as the API reads it: `3.0` (YAML float, JSON 3) is 3, `"3"` is no int."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def malformed_fields(document: Document) -> Iterator[tuple[Pos, str]]:
+    """Fields on the way to a workload's pods that hold the wrong type, as (position, message).
+
+    The typed views skip what they cannot read (a string `replicas` counts as the default, a
+    container that is not a mapping is no container); this names each such value instead.
+    """
+    shape = shape_for(document)
+    if shape is None:
+        return
+    for path in shape.template_paths:
+        templates: list[tuple[str, YMap]] = [("", document.obj)]
+        for step in _STEPS.get(path) or _split(path):
+            below: list[tuple[str, YMap]] = []
+            for where, node in templates:
+                keys = list(node) if step == "*" else [step] if step in node else []
+                for key in keys:
+                    field = f"{where}.{key}" if where else str(key)
+                    if isinstance(node[key], YMap):
+                        below.append((field, node[key]))
+                    elif message := wrong_type(field, node[key], YMap):
+                        yield node.pos_of_value(key), message
+            templates = below
+        for where, template in templates:
+            yield from _malformed_template(where, template)
+    if shape.replicas_path is not None:
+        *parents, leaf = _STEPS.get(shape.replicas_path) or _split(shape.replicas_path)
+        node: Any = document.obj
+        for step in parents:
+            node = node.get(step) if isinstance(node, YMap) else None
+        if isinstance(node, YMap) and node.get(leaf) is not None:
+            field, count = shape.replicas_path, _count(node[leaf])
+            if count is None:
+                yield node.pos_of_value(leaf), wrong_type(field, node[leaf], int) or ""
+            elif count < 0:
+                yield node.pos_of_value(leaf), f"`{field}` is negative; the API server rejects the object"
+
+
+def _malformed_template(where: str, template: YMap) -> Iterator[tuple[Pos, str]]:
+    spec = template.get("spec")
+    if not isinstance(spec, YMap):
+        # The object's own `spec` (a Pod's) is checked with every object's top-level fields.
+        if where and (message := wrong_type(f"{where}.spec", spec, YMap)):
+            yield template.pos_of_value("spec"), message
+        return
+    prefix = f"{where}.spec" if where else "spec"
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        items = spec.get(key)
+        if not isinstance(items, YSeq):
+            if message := wrong_type(f"{prefix}.{key}", items, YSeq):
+                yield spec.pos_of_value(key), message
+            continue
+        for index, item in enumerate(items):
+            field = f"{prefix}.{key}[{index}]"
+            if not isinstance(item, YMap):
+                if message := wrong_type(field, item, YMap):
+                    yield items.pos_of_item(index), message
+                continue
+            yield from _malformed_mappings(field, item, ("resources",))
+            resources = item.get("resources")
+            if isinstance(resources, YMap):
+                yield from _malformed_mappings(f"{field}.resources", resources, _SECTIONS)
+
+
+_SECTIONS = ("requests", "limits")
+
+
+def _malformed_mappings(where: str, node: YMap, keys: tuple[str, ...]) -> Iterator[tuple[Pos, str]]:
+    for key in keys:
+        if message := wrong_type(f"{where}.{key}", node.get(key), YMap):
+            yield node.pos_of_value(key), message
 
 
 @dataclass(frozen=True)
