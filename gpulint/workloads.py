@@ -247,7 +247,8 @@ def malformed_fields(document: Document) -> Iterator[tuple[Pos, str]]:
             if count is None:
                 yield node.pos_of_value(leaf), wrong_type(field, node[leaf], int) or ""
             elif count < 0:
-                yield node.pos_of_value(leaf), f"`{field}` is negative; the API server rejects the object"
+                message = f"`{field}` is negative; the API server rejects the object"
+                yield node.pos_of_value(leaf), message
 
 
 def _malformed_template(where: str, template: YMap) -> Iterator[tuple[Pos, str]]:
