@@ -30,7 +30,15 @@ from gpulint.model import (
     wrong_type,
 )
 from gpulint.workloads import malformed_fields
-from gpulint.yamltree import DuplicateKey, ParsedDocument, Pos, YMap, YSeq, parse
+from gpulint.yamltree import (
+    DuplicateKey,
+    ParsedDocument,
+    Pos,
+    YMap,
+    YSeq,
+    normalize_line_breaks,
+    parse,
+)
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -179,6 +187,7 @@ def load_bytes(name: str, data: bytes) -> LoadResult:
 
 def load_text(name: str, text: str) -> LoadResult:
     """Parse one file's text: its SourceFile, Documents and load issues."""
+    text = normalize_line_breaks(text)
     result = parse(text)
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []

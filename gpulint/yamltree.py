@@ -163,6 +163,7 @@ def parse(text: str) -> ParseResult:
     anchor, an anchor that contains itself, excessive aliasing, a `<<` merge of something other
     than mappings, a collection as a mapping key; and nesting deeper than MAX_DEPTH.
     """
+    text = normalize_line_breaks(text)
     documents: list[ParsedDocument] = []
     try:
         _parse_into(text, documents)
@@ -171,6 +172,22 @@ def parse(text: str) -> ParseResult:
     except Exception as exc:  # ruamel raises MarkedYAMLError subclasses; anything else is a bug
         return ParseResult(tuple(documents), _syntax_error(exc, text))
     return ParseResult(tuple(documents), None)
+
+
+# Besides LF and CRLF, the C parser breaks lines at a lone CR, NEL, LS and PS (YAML 1.1).
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+_TO_LF = str.maketrans(dict.fromkeys(_OTHER_BREAKS, "\n"))
+
+
+def normalize_line_breaks(text: str) -> str:
+    """`text` with every line break the parser knows written as LF.
+
+    Lines are then counted one way everywhere: by the parser, by the loader's comment scan and
+    by an editor, which also shows a lone CR as a line break.
+    """
+    if not any(b in text for b in _OTHER_BREAKS):
+        return text
+    return text.replace("\r\n", "\n").translate(_TO_LF)
 
 
 def _syntax_error(exc: Exception, text: str) -> YamlSyntaxError:
@@ -186,6 +203,9 @@ def _syntax_error(exc: Exception, text: str) -> YamlSyntaxError:
     line, column = mark.line + 1, mark.column + 1
     if _char_at(text, mark.index) == "\t":
         problem += "; YAML does not allow tabs for indentation, use spaces"
+    last = text.count("\n") + 1
+    if line > last:  # the end of a text without a final newline: point at its last character
+        line, column = last, len(text) - (text.rfind("\n") + 1) + 1
     return YamlSyntaxError(line, column, problem)
 
 

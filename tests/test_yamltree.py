@@ -229,3 +229,12 @@ def test_bom_and_crlf() -> None:
     (document,) = parse("\ufeffa: 1\r\nb:\r\n  c: x\r\n").documents
     assert document.value == {"a": 1, "b": {"c": "x"}}
     assert document.value["b"].pos_of_key("c") == (3, 3)
+
+
+def test_every_line_break_the_parser_knows_counts_as_one_line() -> None:
+    result = parse("a: 1\rb: 2\r\nc: 3\x85d: 4\u2028e: [\n")
+    assert result.documents == ()
+    assert result.error is not None
+    assert (result.error.line, result.error.column) == (6, 1)  # the end of the text
+    (document,) = parse("a: 1\rb: 2\r\nc: 3\x85d: 4\u2028e: 5\u2029f: 6\n").documents
+    assert [document.value.pos_of_key(k)[0] for k in "abcdef"] == [1, 2, 3, 4, 5, 6]
