@@ -36,6 +36,7 @@ from gpulint.yamltree import (
     Pos,
     YMap,
     YSeq,
+    byte_position,
     normalize_line_breaks,
     parse,
 )
@@ -175,12 +176,9 @@ def load_bytes(name: str, data: bytes) -> LoadResult:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         source_file = SourceFile(name)
-        issue = LoadIssue(
-            IssueKind.NOT_UTF8, source_file, (line, column), "file is not valid UTF-8 text"
-        )
+        pos = byte_position(data, exc.start)
+        issue = LoadIssue(IssueKind.NOT_UTF8, source_file, pos, "file is not valid UTF-8 text")
         return LoadResult((source_file,), (), (issue,))
     return load_text(name, text)
 

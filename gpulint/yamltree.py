@@ -179,6 +179,11 @@ _OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 _TO_LF = str.maketrans(dict.fromkeys(_OTHER_BREAKS, "\n"))
 
 
+def byte_position(data: bytes, offset: int) -> Pos:
+    """(line, column) of a byte offset, the column counted in bytes (for text that is not UTF-8)."""
+    return data.count(b"\n", 0, offset) + 1, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+
+
 def normalize_line_breaks(text: str) -> str:
     """`text` with every line break the parser knows written as LF.
 
