@@ -452,17 +452,25 @@ def wrong_type(field: str, value: Any, expected: type) -> str | None:
 
     The message names the type found, never the value: a wrong-typed field may hold anything.
     """
-    if value is None or (isinstance(value, expected) and not isinstance(value, bool)):
-        return None
-    if expected is bool and isinstance(value, bool):
+    found, wanted = type_name(value), _EXPECTED[expected]
+    if value is None or found == wanted:
         return None
     return (
-        f"`{field}` is {with_article(type_name(value))}, not {with_article(_EXPECTED[expected])}; "
+        f"`{field}` is {with_article(found)}, not {with_article(wanted)}; "
         "the API server rejects the object"
     )
 
 
 _EXPECTED = {str: "string", YMap: "mapping", YSeq: "list", int: "integer", bool: "boolean"}
+# bool before int: YAML's `true` is no integer.
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (YMap, "mapping"),
+    (YSeq, "list"),
+    (str, "string"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+)
 
 
 def with_article(noun: str) -> str:
@@ -472,19 +480,7 @@ def with_article(noun: str) -> str:
 
 def type_name(value: Any) -> str:
     """What a parsed YAML value is, in the words messages use."""
-    if isinstance(value, YMap):
-        return "mapping"
-    if isinstance(value, YSeq):
-        return "list"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return type(value).__name__
+    return next((name for t, name in _TYPE_NAMES if isinstance(value, t)), type(value).__name__)
 
 
 _SHOWN_MAX = 40
