@@ -93,6 +93,7 @@ def discover(
     it was reached by. Raises GpulintError for a missing path.
     """
     found: dict[str, Path] = {}
+    real_dirs: dict[Path, str] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -102,8 +103,18 @@ def discover(
         else:
             raise GpulintError(f"{raw}: no such file or directory")
         for file in walked:
-            found.setdefault(os.path.realpath(file), file)
+            found.setdefault(_identity(file, real_dirs), file)
     return list(found.values())
+
+
+def _identity(path: Path, real_dirs: dict[Path, str]) -> str:
+    """The file's real path, resolving each directory once rather than once per file."""
+    if path.is_symlink():
+        return os.path.realpath(path)
+    real_dir = real_dirs.get(path.parent)
+    if real_dir is None:
+        real_dir = real_dirs[path.parent] = os.path.realpath(path.parent)
+    return os.path.join(real_dir, path.name)
 
 
 def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[Path]:
@@ -186,7 +197,7 @@ def load_bytes(name: str, data: bytes) -> LoadResult:
 def load_text(name: str, text: str) -> LoadResult:
     """Parse one file's text: its SourceFile, Documents and load issues."""
     text = normalize_line_breaks(text)
-    result = parse(text)
+    result = parse(text, line_breaks_normalized=True)
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []
     if result.error is not None and "{{" in text:
@@ -309,9 +320,11 @@ def _object_issues(document: Document) -> Iterator[LoadIssue]:
         yield LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
     metadata = obj.get("metadata")
     if isinstance(metadata, YMap):
-        for key in ("name", "generateName", "namespace"):
-            if key in metadata and (message := wrong_type(f"metadata.{key}", metadata[key], str)):
+        for key, field in _METADATA_FIELDS:
+            value = metadata.get(key)
+            if value is not None and type(value) is not str:
                 pos = metadata.pos_of_value(key)
+                message = wrong_type(field, value, str) or ""
                 yield LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
     if document.ref.name or not isinstance(obj.get("kind"), str):
         return
@@ -334,6 +347,7 @@ _OBJECT_FIELDS: tuple[tuple[str, type], ...] = (
     ("metadata", YMap),
     ("spec", YMap),
 )
+_METADATA_FIELDS = tuple((key, f"metadata.{key}") for key in ("name", "generateName", "namespace"))
 
 
 def _line_col(text: str, offset: int) -> Pos:

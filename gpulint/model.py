@@ -452,6 +452,8 @@ def wrong_type(field: str, value: Any, expected: type) -> str | None:
 
     The message names the type found, never the value: a wrong-typed field may hold anything.
     """
+    if value is None or type(value) is expected:
+        return None
     found, wanted = type_name(value), _EXPECTED[expected]
     if value is None or found == wanted:
         return None

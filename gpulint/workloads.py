@@ -259,31 +259,32 @@ def _malformed_template(where: str, template: YMap) -> Iterator[tuple[Pos, str]]
             yield template.pos_of_value("spec"), message
         return
     prefix = f"{where}.spec" if where else "spec"
+    # Every container of every workload passes here: field paths are only built for a finding.
     for key in ("containers", "initContainers", "ephemeralContainers"):
         items = spec.get(key)
-        if not isinstance(items, YSeq):
+        if type(items) is not YSeq:
             if message := wrong_type(f"{prefix}.{key}", items, YSeq):
                 yield spec.pos_of_value(key), message
             continue
         for index, item in enumerate(items):
-            field = f"{prefix}.{key}[{index}]"
-            if not isinstance(item, YMap):
-                if message := wrong_type(field, item, YMap):
+            if type(item) is not YMap:
+                if message := wrong_type(f"{prefix}.{key}[{index}]", item, YMap):
                     yield items.pos_of_item(index), message
                 continue
-            yield from _malformed_mappings(field, item, ("resources",))
             resources = item.get("resources")
-            if isinstance(resources, YMap):
-                yield from _malformed_mappings(f"{field}.resources", resources, _SECTIONS)
+            if type(resources) is not YMap:
+                field = f"{prefix}.{key}[{index}].resources"
+                if message := wrong_type(field, resources, YMap):
+                    yield item.pos_of_value("resources"), message
+                continue
+            for section in _SECTIONS:
+                value = resources.get(section)
+                if value is not None and type(value) is not YMap:
+                    field = f"{prefix}.{key}[{index}].resources.{section}"
+                    yield resources.pos_of_value(section), wrong_type(field, value, YMap) or ""
 
 
 _SECTIONS = ("requests", "limits")
-
-
-def _malformed_mappings(where: str, node: YMap, keys: tuple[str, ...]) -> Iterator[tuple[Pos, str]]:
-    for key in keys:
-        if message := wrong_type(f"{where}.{key}", node.get(key), YMap):
-            yield node.pos_of_value(key), message
 
 
 @dataclass(frozen=True)

@@ -156,14 +156,16 @@ MAX_DEPTH = 500
 _ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
 
 
-def parse(text: str) -> ParseResult:
+def parse(text: str, *, line_breaks_normalized: bool = False) -> ParseResult:
     """Parse every document of `text`; stop at the first error and report it.
 
     Besides YAML syntax, an error is whatever Kubernetes' YAML decoder refuses: an unknown
     anchor, an anchor that contains itself, excessive aliasing, a `<<` merge of something other
     than mappings, a collection as a mapping key; and nesting deeper than MAX_DEPTH.
+    `line_breaks_normalized` says the caller has passed `text` through normalize_line_breaks.
     """
-    text = normalize_line_breaks(text)
+    if not line_breaks_normalized:
+        text = normalize_line_breaks(text)
     documents: list[ParsedDocument] = []
     try:
         _parse_into(text, documents)
