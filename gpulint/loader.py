@@ -10,6 +10,7 @@ import bisect
 import gc
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,8 +25,21 @@ from gpulint.model import (
     ObjectRef,
     SourceFile,
     Suppression,
+    type_name,
+    with_article,
+    wrong_type,
 )
-from gpulint.yamltree import ParsedDocument, Pos, YMap, YSeq, parse
+from gpulint.workloads import malformed_fields
+from gpulint.yamltree import (
+    DuplicateKey,
+    ParsedDocument,
+    Pos,
+    YMap,
+    YSeq,
+    byte_position,
+    normalize_line_breaks,
+    parse,
+)
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -74,19 +88,33 @@ def discover(
     """Files to check: given files, and manifests found recursively under given directories.
 
     Hidden files and directories (`.git`, `.github` ...) are skipped inside directories, and
-    anything `is_excluded` matches is skipped everywhere. Raises GpulintError for a missing path.
+    anything `is_excluded` matches is skipped everywhere. A file reached twice (given twice,
+    through a directory and by name, or through a symlink) is read once, under the first path
+    it was reached by. Raises GpulintError for a missing path.
     """
-    found: list[Path] = []
+    found: dict[str, Path] = {}
+    real_dirs: dict[Path, str] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(_walk(path, is_excluded))
-        elif path.exists():
-            if not is_excluded(path):
-                found.append(path)
+            walked: Iterable[Path] = _walk(path, is_excluded)
+        elif os.path.lexists(path):  # a dangling or looping symlink is read, and fails, later
+            walked = () if is_excluded(path) else (path,)
         else:
             raise GpulintError(f"{raw}: no such file or directory")
-    return list(dict.fromkeys(found))
+        for file in walked:
+            found.setdefault(_identity(file, real_dirs), file)
+    return list(found.values())
+
+
+def _identity(path: Path, real_dirs: dict[Path, str]) -> str:
+    """The file's real path, resolving each directory once rather than once per file."""
+    if path.is_symlink():
+        return os.path.realpath(path)
+    real_dir = real_dirs.get(path.parent)
+    if real_dir is None:
+        real_dir = real_dirs[path.parent] = os.path.realpath(path.parent)
+    return os.path.join(real_dir, path.name)
 
 
 def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[Path]:
@@ -99,8 +127,17 @@ def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[Path]:
             if name.startswith(".") or not name.endswith(MANIFEST_SUFFIXES):
                 continue
             path = base / name
-            if not is_excluded(path):
+            if not is_excluded(path) and not _is_special(path):
                 yield path
+
+
+def _is_special(path: Path) -> bool:
+    """A FIFO, socket or device: reading one found in a tree could block forever."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # dangling or looping symlink: reading it reports why
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def display_path(path: Path) -> str:
@@ -110,23 +147,27 @@ def display_path(path: Path) -> str:
     return path.as_posix()
 
 
-def read_file(path: Path) -> bytes:
-    """The bytes of `path`; an unreadable file is a GpulintError."""
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise GpulintError(f"{display_path(path)}: cannot read: {exc.strerror}") from exc
-
-
 def load(paths: Iterable[Path], stdin: tuple[str, bytes] | None = None) -> LoadResult:
-    """Read and parse every file of `paths`, then stdin as (display name, bytes) if given."""
+    """Read and parse every file of `paths`, then stdin as (display name, bytes) if given.
+
+    A file that cannot be read (permissions, a directory, a symlink loop) is a load issue at
+    its line 1, and the other files are still read.
+    """
     files: list[SourceFile] = []
     documents: list[Document] = []
     issues: list[LoadIssue] = []
-    inputs: list[tuple[str, bytes]] = [(display_path(p), read_file(p)) for p in paths]
+    inputs: list[tuple[str, bytes | OSError]] = [(display_path(p), _read(p)) for p in paths]
     if stdin is not None:
         inputs.append(stdin)
     for name, data in inputs:
+        if isinstance(data, OSError):
+            source_file = SourceFile(name)
+            reason = data.strerror or type(data).__name__
+            files.append(source_file)
+            issues.append(
+                LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), f"cannot read file: {reason}")
+            )
+            continue
         loaded = load_bytes(name, data)
         files.extend(loaded.files)
         documents.extend(loaded.documents)
@@ -134,24 +175,29 @@ def load(paths: Iterable[Path], stdin: tuple[str, bytes] | None = None) -> LoadR
     return LoadResult(tuple(files), tuple(documents), tuple(issues))
 
 
+def _read(path: Path) -> bytes | OSError:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        return exc
+
+
 def load_bytes(name: str, data: bytes) -> LoadResult:
     """Parse one file's bytes: its SourceFile, Documents and load issues."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         source_file = SourceFile(name)
-        issue = LoadIssue(
-            IssueKind.NOT_UTF8, source_file, (line, column), "file is not valid UTF-8 text"
-        )
+        pos = byte_position(data, exc.start)
+        issue = LoadIssue(IssueKind.NOT_UTF8, source_file, pos, "file is not valid UTF-8 text")
         return LoadResult((source_file,), (), (issue,))
     return load_text(name, text)
 
 
 def load_text(name: str, text: str) -> LoadResult:
     """Parse one file's text: its SourceFile, Documents and load issues."""
-    result = parse(text)
+    text = normalize_line_breaks(text)
+    result = parse(text, line_breaks_normalized=True)
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []
     if result.error is not None and "{{" in text:
@@ -191,13 +237,7 @@ def load_text(name: str, text: str) -> LoadResult:
             documents.append(document)
             issues.extend(_object_issues(document))
         issues.extend(
-            LoadIssue(
-                IssueKind.DUPLICATE_KEY,
-                source_file,
-                dup.pos,
-                f"key `{dup.key}` is written twice in one mapping (first at line "
-                f"{dup.first[0]}); the later value silently replaces the earlier one",
-            )
+            LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
             for dup in parsed.duplicates
         )
     if documents or result.error is not None:
@@ -206,11 +246,29 @@ def load_text(name: str, text: str) -> LoadResult:
                 IssueKind.NOT_A_MAPPING,
                 source_file,
                 parsed.value_pos,
-                f"document is a {_type_name(parsed.value)}, not a Kubernetes object (a mapping)",
+                f"document is {with_article(type_name(parsed.value))}, "
+                "not a Kubernetes object (a mapping)",
             )
             for parsed in stray
         )
     return LoadResult((source_file,), tuple(documents), tuple(issues))
+
+
+def _duplicate_message(dup: DuplicateKey) -> str:
+    if dup.by_merge:
+        return (
+            f"`<<` merges in key `{dup.key}`, replacing the value written at line {dup.first[0]}: "
+            "Kubernetes' YAML decoder applies a merge where it is written, so keys above it lose"
+        )
+    lines = (
+        f"on line {dup.pos[0]}"
+        if dup.first[0] == dup.pos[0]
+        else f"(lines {dup.first[0]} and {dup.pos[0]})"
+    )
+    return (
+        f"key `{dup.key}` is written twice in one mapping {lines}: the API server keeps the "
+        "later value, or rejects the object under strict field validation"
+    )
 
 
 def _is_object(value: YMap) -> bool:
@@ -237,20 +295,41 @@ def _expand_lists(obj: YMap) -> Iterator[YMap]:
 def _ref(obj: YMap) -> ObjectRef:
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, YMap) else {}
-    name = metadata.get("name") or metadata.get("generateName") or ""
-    namespace = metadata.get("namespace")
+    name = _scalar(metadata.get("name")) or _scalar(metadata.get("generateName"))
     return ObjectRef(
-        api_version=str(obj.get("apiVersion")),
-        kind=str(obj.get("kind")),
-        namespace=str(namespace) if namespace else None,
-        name=str(name),
+        api_version=_scalar(obj.get("apiVersion")),
+        kind=_scalar(obj.get("kind")),
+        namespace=_scalar(metadata.get("namespace")) or None,
+        name=name,
     )
 
 
+def _scalar(value: Any) -> str:
+    """A name-like field as text; a mapping or list (which the API refuses there) is empty."""
+    return "" if value is None or isinstance(value, (YMap, YSeq)) else str(value)
+
+
 def _object_issues(document: Document) -> Iterator[LoadIssue]:
-    if document.ref.name:
-        return
     obj = document.obj
+    for key, expected in _OBJECT_FIELDS:
+        if key in obj and (message := wrong_type(key, obj[key], expected)):
+            yield LoadIssue(
+                IssueKind.MALFORMED, document.file, obj.pos_of_value(key), message, document
+            )
+    for pos, message in malformed_fields(document):
+        yield LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
+    metadata = obj.get("metadata")
+    if isinstance(metadata, YMap):
+        for key, field in _METADATA_FIELDS:
+            value = metadata.get(key)
+            if value is not None and type(value) is not str:
+                pos = metadata.pos_of_value(key)
+                message = wrong_type(field, value, str) or ""
+                yield LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
+    if document.ref.name or not isinstance(obj.get("kind"), str):
+        return
+    if isinstance(metadata, YMap) and (metadata.get("name") or metadata.get("generateName")):
+        return  # a name of the wrong type, reported above
     pos = obj.pos_of_key("metadata") if "metadata" in obj else document.kind_pos
     yield LoadIssue(
         IssueKind.MISSING_NAME,
@@ -261,16 +340,14 @@ def _object_issues(document: Document) -> Iterator[LoadIssue]:
     )
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, YSeq):
-        return "list"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return type(value).__name__
+# Top-level fields every Kubernetes object types the same way.
+_OBJECT_FIELDS: tuple[tuple[str, type], ...] = (
+    ("apiVersion", str),
+    ("kind", str),
+    ("metadata", YMap),
+    ("spec", YMap),
+)
+_METADATA_FIELDS = tuple((key, f"metadata.{key}") for key in ("name", "generateName", "namespace"))
 
 
 def _line_col(text: str, offset: int) -> Pos:

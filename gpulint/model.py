@@ -57,6 +57,8 @@ class IssueKind(enum.Enum):
     DUPLICATE_KEY = "duplicate-key"
     MISSING_NAME = "missing-name"
     NOT_UTF8 = "not-utf8"
+    UNREADABLE = "unreadable"
+    MALFORMED = "malformed"  # a field of the wrong type, which the API server refuses
     UNRENDERED_TEMPLATE = "unrendered-template"
 
 
@@ -126,6 +128,11 @@ class Quantity:
     amount: Decimal | None
     key_pos: Pos
     value_pos: Pos
+
+    @property
+    def shown(self) -> str:
+        """The value as written, safe to quote in a message."""
+        return shown(self.raw)
 
 
 @dataclass(frozen=True)
@@ -458,6 +465,64 @@ def mapping_at(node: Any, *keys: str) -> YMap:
 
 
 _EMPTY = YMap()
+
+
+def wrong_type(field: str, value: Any, expected: type) -> str | None:
+    """The message for `field` holding a value that is not of the `expected` type, or None.
+
+    The message names the type found, never the value: a wrong-typed field may hold anything.
+    """
+    if value is None or type(value) is expected:
+        return None
+    found, wanted = type_name(value), _EXPECTED[expected]
+    if value is None or found == wanted:
+        return None
+    return (
+        f"`{field}` is {with_article(found)}, not {with_article(wanted)}; "
+        "the API server rejects the object"
+    )
+
+
+_EXPECTED = {str: "string", YMap: "mapping", YSeq: "list", int: "integer", bool: "boolean"}
+# bool before int: YAML's `true` is no integer.
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (YMap, "mapping"),
+    (YSeq, "list"),
+    (str, "string"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+)
+
+
+def with_article(noun: str) -> str:
+    """`list` -> `a list`, `integer` -> `an integer`."""
+    return f"an {noun}" if noun[0] in "aeiou" else f"a {noun}"
+
+
+def type_name(value: Any) -> str:
+    """What a parsed YAML value is, in the words messages use."""
+    return next((name for t, name in _TYPE_NAMES if isinstance(value, t)), type(value).__name__)
+
+
+_SHOWN_MAX = 40
+
+
+def shown(value: Any) -> str:
+    """A value as a message may quote it: YAML spelling, one line, at most 40 characters.
+
+    A mapping or list is never printed (it may hold anything), only its brackets.
+    """
+    if isinstance(value, (dict, list)):
+        return "{…}" if isinstance(value, dict) else "[…]"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 1] + "…"
 
 
 def _text(value: Any) -> str:

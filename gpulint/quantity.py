@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Decimal
 
 _SUFFIX: dict[str, Decimal] = {
     "": Decimal(1),
@@ -31,7 +31,11 @@ _MILLI = Decimal("0.001")
 
 
 def parse_quantity(value: object) -> Decimal | None:
-    """The amount `value` stands for, or None when it is not a valid quantity."""
+    """The amount `value` stands for, or None when it is not a valid quantity.
+
+    A number too large for any amount is not a valid quantity. (The API reads a `null`
+    quantity as zero; callers that see one decide what it means for them.)
+    """
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -48,10 +52,10 @@ def parse_quantity(value: object) -> Decimal | None:
     number, exponent, suffix = match.groups()
     try:
         amount = Decimal(number)
-    except InvalidOperation:
+        if exponent:
+            return amount * Decimal(10) ** int(exponent[1:])
+    except (ArithmeticError, ValueError):  # Overflow, InvalidOperation; int() of 5000 digits
         return None
-    if exponent:
-        return amount * Decimal(10) ** int(exponent[1:])
     return amount * _SUFFIX[suffix or ""]
 
 

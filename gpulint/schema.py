@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from gpulint.errors import GpulintError
+from gpulint.model import shown
 from gpulint.yamltree import Pos, YMap, YSeq
 
 #: Turns a path of keys and indexes into the (line, column) it refers to.
@@ -79,7 +80,15 @@ def validate(
             )
     line, column = locate(path)
     where = dotted(path) or "(top level)"
-    raise GpulintError(f"{display}:{line}:{column}: {where}: {error.message}{hint}")
+    raise GpulintError(f"{display}:{line}:{column}: {where}: {_message(error)}{hint}")
+
+
+def _message(error: Any) -> str:
+    """jsonschema's message, with a long quoted value (it may hold anything) cut to its type."""
+    quoted = repr(error.instance)
+    if len(quoted) > 40 and quoted in error.message:
+        return error.message.replace(quoted, f"`{shown(error.instance)}`")
+    return error.message
 
 
 def _key_position(data: Any, path: list[Any], locate: Locate) -> Pos:

@@ -27,6 +27,7 @@ from gpulint.model import (
     ReplicaCount,
     Resources,
     Workload,
+    wrong_type,
 )
 from gpulint.quantity import format_quantity, parse_quantity
 from gpulint.yamltree import Pos, YMap, YSeq
@@ -378,8 +379,8 @@ def _field_count(base: YMap, path: str, default: int = 1) -> ReplicaCount:
     for step in parents:
         node = node.get(step) if isinstance(node, YMap) else None
     if isinstance(node, YMap) and leaf in node:
-        value = node[leaf]
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = _integer(node[leaf])
+        if value is not None and value >= 0:
             return ReplicaCount(value, leaf, node.pos_of_key(leaf))
     return ReplicaCount(default, leaf, None)
 
@@ -455,6 +456,8 @@ def _quantities(node: Any) -> dict[str, Quantity]:
 
 
 def _amount(value: Any) -> Decimal | None:
+    if value is None:
+        return Decimal(0)  # Quantity.UnmarshalJSON reads `null` as zero
     return _text_amount(value) if type(value) is str else parse_quantity(value)
 
 
@@ -463,6 +466,129 @@ def _amount(value: Any) -> Decimal | None:
 @functools.lru_cache(maxsize=4096)
 def _text_amount(text: str) -> Decimal | None:
     return parse_quantity(text)
+
+
+def malformed_fields(
+    document: Document, extra: Sequence[WorkloadShape] = ()
+) -> Iterator[tuple[Pos, str]]:
+    """Fields on the way to a workload's pods that hold the wrong type, as (position, message).
+
+    The typed views skip what they cannot read (a string `replicas` counts as the default, a
+    container that is not a mapping is no container); this names each such value instead. The
+    object's own top-level fields are the loader's to check.
+    """
+    shape = shape_for(document, extra)
+    if shape is None:
+        return
+    obj = document.obj
+    problems: list[tuple[Pos, str]] = []
+    for role in shape.roles:
+        for where, role_node in _descend([("", obj)], role.path, problems):
+            for found in _descend([(where, role_node)], role.template, problems):
+                for spec_where, spec in _descend([found], role.spec, problems):
+                    _malformed_containers(spec_where, spec, role.containers, problems)
+            for count in role.counts or ():
+                base, base_where = (obj, "") if count.path.startswith("/") else (role_node, where)
+                _malformed_count(base_where, base, count.path.lstrip("/"), problems)
+    yield from problems
+
+
+def _descend(
+    found: list[tuple[str, YMap]], path: str, problems: list[tuple[Pos, str]]
+) -> list[tuple[str, YMap]]:
+    """The mappings at `path` below each (field path, mapping) of `found`, with their field paths.
+
+    Values of the wrong type on the way are added to `problems`, except the object's own
+    top-level fields (field path "").
+    """
+    steps = _split(path)
+    index = 0
+    while index < len(steps):
+        step = steps[index]
+        listed = index + 1 < len(steps) and steps[index + 1] == "[]"
+        index += 2 if listed else 1
+        below: list[tuple[str, YMap]] = []
+        for where, node in found:
+            for key in list(node) if step == "*" else [step] if step in node else []:
+                field = f"{where}.{key}" if where else str(key)
+                value = node[key]
+                if not listed:
+                    if type(value) is YMap:
+                        below.append((field, value))
+                    elif where and (message := wrong_type(field, value, YMap)):
+                        problems.append((node.pos_of_value(key), message))
+                    continue
+                if type(value) is not YSeq:
+                    if message := wrong_type(field, value, YSeq):
+                        problems.append((node.pos_of_value(key), message))
+                    continue
+                for position, item in enumerate(value):
+                    if type(item) is YMap:
+                        below.append((f"{field}[{position}]", item))
+                    elif message := wrong_type(f"{field}[{position}]", item, YMap):
+                        problems.append((value.pos_of_item(position), message))
+        found = below
+    return found
+
+
+def _malformed_containers(
+    where: str,
+    spec: YMap,
+    fields: Sequence[ContainerField],
+    problems: list[tuple[Pos, str]],
+) -> None:
+    # Every container of every workload passes here: field paths are only built for a finding.
+    for field in fields:
+        if field.single:
+            items = (
+                _descend([(where, spec)], field.path, problems) if field.path else [(where, spec)]
+            )
+        else:
+            items = _descend([(where, spec)], f"{field.path}[]", problems)
+        for container_where, container in items:
+            resources = container.get(field.resources)
+            if resources is None:
+                continue
+            if type(resources) is not YMap:
+                name = f"{container_where}.{field.resources}"
+                if message := wrong_type(name, resources, YMap):
+                    problems.append((container.pos_of_value(field.resources), message))
+                continue
+            for section in _SECTIONS:
+                value = resources.get(section)
+                if value is not None and type(value) is not YMap:
+                    name = f"{container_where}.{field.resources}.{section}"
+                    message = wrong_type(name, value, YMap) or ""
+                    problems.append((resources.pos_of_value(section), message))
+
+
+def _malformed_count(where: str, base: YMap, path: str, problems: list[tuple[Pos, str]]) -> None:
+    *parents, leaf = _split(path)
+    node: Any = base
+    for step in parents:
+        node = node.get(step) if isinstance(node, YMap) else None
+    if not isinstance(node, YMap) or node.get(leaf) is None:
+        return
+    field = f"{where}.{path}" if where else path
+    count = _integer(node[leaf])
+    if count is None:
+        problems.append((node.pos_of_value(leaf), wrong_type(field, node[leaf], int) or ""))
+    elif count < 0:
+        problems.append(
+            (node.pos_of_value(leaf), f"`{field}` is negative; the API server rejects the object")
+        )
+
+
+def _integer(value: Any) -> int | None:
+    """An integer field as the API reads it: `3.0` (YAML float, JSON 3) is 3, `"3"` is no int."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+_SECTIONS = ("requests", "limits")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from ruamel.yaml.events import (
     SequenceStartEvent,
     StreamEndEvent,
 )
+from ruamel.yaml.reader import ReaderError
 
 #: (line, column), both 1-based.
 Pos = tuple[int, int]
@@ -81,11 +82,15 @@ class YamlSyntaxError(Exception):
 
 @dataclass(frozen=True)
 class DuplicateKey:
-    """A key written twice in one mapping: the later value silently wins."""
+    """A key written twice in one mapping: the later value silently wins.
+
+    With `by_merge`, `pos` is the `<<` whose merge replaced the key written at `first`.
+    """
 
     key: str
     pos: Pos
     first: Pos
+    by_merge: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,17 +145,61 @@ def resolve_plain(text: str) -> Any:
     return _WORDS.get(text, text) if len(text) <= 5 else text
 
 
-def parse(text: str) -> ParseResult:
-    """Parse every document of `text`; stop at the first syntax error and report it."""
+#: Collections nested deeper than this stop the parse. Kubernetes' YAML decoder allows 10000
+#: levels, but no Kubernetes object comes near 100, the C scanner slows down with every level of
+#: flow nesting (`[[[...`), and code that walks a tree recursively must stay far below Python's
+#: recursion limit.
+MAX_DEPTH = 500
+
+# go-yaml v2 (under sigs.k8s.io/yaml, Kubernetes' YAML decoder) refuses a document once more
+# than this share of the nodes it decoded came from expanding aliases ("billion laughs").
+_ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
+
+
+def parse(text: str, *, line_breaks_normalized: bool = False) -> ParseResult:
+    """Parse every document of `text`; stop at the first error and report it.
+
+    Besides YAML syntax, an error is whatever Kubernetes' YAML decoder refuses: an unknown
+    anchor, an anchor that contains itself, excessive aliasing, a `<<` merge of something other
+    than mappings, a collection as a mapping key; and nesting deeper than MAX_DEPTH.
+    `line_breaks_normalized` says the caller has passed `text` through normalize_line_breaks.
+    """
+    if not line_breaks_normalized:
+        text = normalize_line_breaks(text)
     documents: list[ParsedDocument] = []
     try:
         _parse_into(text, documents)
+    except YamlSyntaxError as exc:
+        return ParseResult(tuple(documents), exc)
     except Exception as exc:  # ruamel raises MarkedYAMLError subclasses; anything else is a bug
-        return ParseResult(tuple(documents), _syntax_error(exc))
+        return ParseResult(tuple(documents), _syntax_error(exc, text))
     return ParseResult(tuple(documents), None)
 
 
-def _syntax_error(exc: Exception) -> YamlSyntaxError:
+# Besides LF and CRLF, the C parser breaks lines at a lone CR, NEL, LS and PS (YAML 1.1).
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+_TO_LF = str.maketrans(dict.fromkeys(_OTHER_BREAKS, "\n"))
+
+
+def byte_position(data: bytes, offset: int) -> Pos:
+    """(line, column) of a byte offset, the column counted in bytes (for text that is not UTF-8)."""
+    return data.count(b"\n", 0, offset) + 1, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+
+
+def normalize_line_breaks(text: str) -> str:
+    """`text` with every line break the parser knows written as LF.
+
+    Lines are then counted one way everywhere: by the parser, by the loader's comment scan and
+    by an editor, which also shows a lone CR as a line break.
+    """
+    if not any(b in text for b in _OTHER_BREAKS):
+        return text
+    return text.replace("\r\n", "\n").translate(_TO_LF)
+
+
+def _syntax_error(exc: Exception, text: str) -> YamlSyntaxError:
+    if isinstance(exc, ReaderError):
+        return _reader_error(exc, text)
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = getattr(exc, "context", None)
@@ -158,7 +207,29 @@ def _syntax_error(exc: Exception) -> YamlSyntaxError:
         problem = f"{problem} ({context})"
     if mark is None:
         return YamlSyntaxError(1, 1, problem)
-    return YamlSyntaxError(mark.line + 1, mark.column + 1, problem)
+    line, column = mark.line + 1, mark.column + 1
+    if _char_at(text, mark.index) == "\t":
+        problem += "; YAML does not allow tabs for indentation, use spaces"
+    last = text.count("\n") + 1
+    if line > last:  # the end of a text without a final newline: point at its last character
+        line, column = last, len(text) - (text.rfind("\n") + 1) + 1
+    return YamlSyntaxError(line, column, problem)
+
+
+def _reader_error(exc: ReaderError, text: str) -> YamlSyntaxError:
+    """A character YAML does not allow; the C reader reports its UTF-8 byte offset."""
+    prefix = text.encode("utf-8", "surrogatepass")[: exc.position]
+    offset = len(prefix.decode("utf-8", "ignore"))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    character = exc.character if isinstance(exc.character, int) else 0
+    return YamlSyntaxError(
+        line, column, f"character U+{character:04X} is not allowed: {exc.reason}"
+    )
+
+
+def _char_at(text: str, index: int) -> str:
+    return text[index] if 0 <= index < len(text) else ""
 
 
 def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
@@ -180,6 +251,12 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
     doc_pos: Pos = (1, 1)
     value_pos: Pos = (1, 1)
     doc_value: Any = None
+    # Alias bookkeeping, all per document: anchored collections still open (an alias to one
+    # would make the tree contain itself), nodes added by expanding aliases, expanded sizes.
+    open_anchored: set[int] = set()
+    alias_nodes = 0
+    sizes: dict[int, int] = {}
+    doc_start = 0
     while True:
         event = next_event()
         cls = type(event)
@@ -198,34 +275,46 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
         elif cls is MappingStartEvent:
             mark = event.start_mark
             stack.append((container, key_positions, positions, key, key_pos, merged))
+            if len(stack) > MAX_DEPTH:
+                raise _too_deep(mark)
             container = YMap((mark.line + 1, mark.column + 1))
             key_positions = positions = container.spans
             key, merged = _NO_KEY, None
             if event.anchor:
                 anchors[event.anchor] = container
+                open_anchored.add(id(container))
             continue
         elif cls is SequenceStartEvent:
             mark = event.start_mark
             stack.append((container, key_positions, positions, key, key_pos, merged))
+            if len(stack) > MAX_DEPTH:
+                raise _too_deep(mark)
             container = YSeq((mark.line + 1, mark.column + 1))
             key_positions, positions = None, container.item_pos
             if event.anchor:
                 anchors[event.anchor] = container
+                open_anchored.add(id(container))
             continue
         elif cls is MappingEndEvent or cls is SequenceEndEvent:
             value = container
             pos = value.pos
             container, key_positions, positions, key, key_pos, merged = stack.pop()
+            if open_anchored:
+                open_anchored.discard(id(value))
         elif cls is AliasEvent:
             mark = event.start_mark
             pos = (mark.line + 1, mark.column + 1)
-            value = anchors.get(event.anchor)
+            value = anchors.get(event.anchor, _NO_KEY)
+            alias_nodes += _alias_size(event.anchor, value, pos, open_anchored, sizes)
+            if _excessive_aliasing(alias_nodes, mark.index - doc_start):
+                raise YamlSyntaxError(*pos, "document contains excessive aliasing")
         elif cls is DocumentStartEvent:
             mark = event.start_mark
             doc_pos = value_pos = (mark.line + 1, mark.column + 1)
             doc_value = None
             duplicates = []
             anchors = {}
+            open_anchored, alias_nodes, sizes, doc_start = set(), 0, {}, mark.index
             continue
         elif cls is DocumentEndEvent:
             documents.append(ParsedDocument(doc_value, doc_pos, tuple(duplicates), value_pos))
@@ -244,11 +333,16 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
                 container.append(value)
                 positions.append(pos)
         elif key is _NO_KEY:
-            key = value if type(value) is str or isinstance(value, _KEY_TYPES) else str(value)
+            key = value if type(value) is str or isinstance(value, _KEY_TYPES) else _key(value, pos)
             key_pos = pos
         else:
-            if key == "<<" and isinstance(value, (YMap, YSeq)):
-                merged = _merge(container, value)
+            if key == "<<":
+                merge = _merge(container, value, pos, merged)
+                merged = merge.keys
+                duplicates.extend(
+                    DuplicateKey(str(name), key_pos, first, by_merge=True)
+                    for name, first in merge.replaced
+                )
             else:
                 if key in container and not (merged and key in merged):
                     first = key_positions[key]
@@ -262,15 +356,104 @@ _NO_KEY = object()
 _KEY_TYPES = (str, int, float, bool, type(None))
 
 
-def _merge(target: YMap, source: YMap | YSeq) -> set[Any]:
-    """YAML merge key `<<`: keys already in `target` win; returns the keys merged in."""
-    merged: set[Any] = set()
-    for mapping in [source] if isinstance(source, YMap) else source:
-        if not isinstance(mapping, YMap):
-            continue
+def _key(value: Any, pos: Pos) -> Any:
+    """A mapping key that is not a plain scalar: go-yaml refuses collections as keys."""
+    if isinstance(value, (YMap, YSeq)):
+        raise YamlSyntaxError(*pos, "invalid map key: a mapping or sequence cannot be a key")
+    return str(value)
+
+
+def _too_deep(mark: Any) -> YamlSyntaxError:
+    return YamlSyntaxError(
+        mark.line + 1, mark.column + 1, f"nesting deeper than {MAX_DEPTH} levels; not read further"
+    )
+
+
+@dataclass(frozen=True)
+class _Merged:
+    keys: set[Any]  # every key a `<<` of this mapping has merged in so far
+    replaced: list[tuple[Any, Pos]]  # keys written before the `<<` that it replaced, and where
+
+
+def _merge(target: YMap, source: Any, pos: Pos, earlier: set[Any] | None) -> _Merged:
+    """YAML merge key `<<`, applied the way go-yaml v2 (Kubernetes' decoder) applies it.
+
+    The merge happens where `<<` is written: it replaces keys written before it, and keys
+    written after it replace merged ones. Of a list of mappings, earlier mappings win.
+    """
+    if isinstance(source, YMap):
+        sources: list[YMap] = [source]
+    elif isinstance(source, YSeq) and all(isinstance(m, YMap) for m in source):
+        sources = list(reversed(source))
+    else:
+        raise YamlSyntaxError(*pos, "map merge requires map or sequence of maps as the value")
+    merged = set(earlier) if earlier else set()
+    replaced: list[tuple[Any, Pos]] = []
+    for mapping in sources:
         for key, value in mapping.items():
-            if key not in target:
-                target[key] = value
-                target.spans[key] = mapping.spans[key]
-                merged.add(key)
-    return merged
+            if key in target and key not in merged:
+                span = target.spans[key]
+                replaced.append((key, (span[0], span[1])))
+            target[key] = value
+            target.spans[key] = mapping.spans[key]
+            merged.add(key)
+    return _Merged(merged, replaced)
+
+
+def _alias_size(
+    anchor: str, value: Any, pos: Pos, open_anchored: set[int], sizes: dict[int, int]
+) -> int:
+    """How many nodes go-yaml decodes when it expands this alias; raises for a bad alias."""
+    if value is _NO_KEY:
+        raise YamlSyntaxError(*pos, f"unknown anchor '{anchor}' referenced")
+    if not isinstance(value, (YMap, YSeq)):
+        return 1
+    if id(value) in open_anchored:
+        raise YamlSyntaxError(*pos, f"anchor '{anchor}' value contains itself")
+    return _expanded_size(value, sizes)
+
+
+def _expanded_size(root: YMap | YSeq, sizes: dict[int, int]) -> int:
+    """Nodes in `root` with every shared (aliased) part counted each time it appears.
+
+    Iterative and memoised by identity, so an alias bomb costs time in its distinct nodes, not
+    in its expansion. go-yaml counts a mapping's keys as nodes too.
+    """
+    pending: list[Any] = [root]
+    while pending:
+        node = pending[-1]
+        if id(node) in sizes:
+            pending.pop()
+            continue
+        children = list(node.values()) if isinstance(node, YMap) else node
+        missing = [c for c in children if isinstance(c, (YMap, YSeq)) and id(c) not in sizes]
+        if missing:
+            pending.extend(missing)
+            continue
+        pending.pop()
+        total = 1 + (len(node) if isinstance(node, YMap) else 0)
+        for child in children:
+            total += sizes[id(child)] if isinstance(child, (YMap, YSeq)) else 1
+        sizes[id(node)] = total
+    return sizes[id(root)]
+
+
+def _excessive_aliasing(alias_nodes: int, characters: int) -> bool:
+    """go-yaml v2's `document contains excessive aliasing` test.
+
+    go-yaml compares alias-expanded nodes with all nodes decoded so far; the characters read in
+    the document stand in for the nodes written in it (a node takes at least one character).
+    """
+    if alias_nodes <= 100:
+        return False
+    total = alias_nodes + characters
+    if total <= 1000:
+        return False
+    if total <= _ALIAS_RATIO_LOW:
+        allowed = 0.99
+    elif total >= _ALIAS_RATIO_HIGH:
+        allowed = 0.10
+    else:
+        span = _ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW
+        allowed = 0.99 - 0.89 * (total - _ALIAS_RATIO_LOW) / span
+    return alias_nodes / total > allowed

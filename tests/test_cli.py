@@ -201,7 +201,7 @@ def test_stdin_without_a_name_is_reported_as_stdin(workdir: Path) -> None:
 def test_stdin_together_with_files(workdir: Path) -> None:
     write(workdir / "pod.yaml", REQUEST_ONLY)
     result = run("check", "--isolated", "--format", "json", "pod.yaml", "-", input=b"[a")
-    assert findings(result) == [("GPU000", "<stdin>", 2, 1), ("GPU002", "pod.yaml", 10, 28)]
+    assert findings(result) == [("GPU000", "<stdin>", 1, 3), ("GPU002", "pod.yaml", 10, 28)]
 
 
 def test_broken_yaml_next_to_good_files_reports_both(workdir: Path) -> None:

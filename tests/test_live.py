@@ -564,3 +564,14 @@ def snapshot_of(k: kmock.KubernetesScaffold, kubeconfig: Path) -> str:
     result = run("profile", "snapshot", "--kubeconfig", str(kubeconfig))
     assert result.exit_code == 0, result.output
     return result.stdout
+
+
+def test_live_mode_without_server_dry_run_only_reads(k, kubeconfig, manifests) -> None:
+    serve(k)
+    hostile = Path(__file__).resolve().parent.parent / "fixtures" / "cases" / "manifest"
+    result = run(
+        "check", "--isolated", "--format", "json", "--live", "--kubeconfig", str(kubeconfig),
+        str(manifests), str(hostile),
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert requests(k) and {method for method, _, _ in requests(k)} == {"GET"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -117,8 +118,8 @@ def test_duplicate_key_names_the_first_occurrence() -> None:
     (issue,) = load_text("d.yaml", text).issues
     assert (issue.kind, issue.pos) == (IssueKind.DUPLICATE_KEY, (6, 1))
     assert issue.message == (
-        "key `spec` is written twice in one mapping (first at line 5); "
-        "the later value silently replaces the earlier one"
+        "key `spec` is written twice in one mapping (lines 5 and 6): the API server keeps the "
+        "later value, or rejects the object under strict field validation"
     )
 
 
@@ -240,6 +241,45 @@ def test_load_reads_files_then_stdin(tree: Path) -> None:
     ]
 
 
-def test_unreadable_file_is_an_error(tree: Path) -> None:
-    with pytest.raises(GpulintError, match=r"^b: cannot read: "):
-        load([Path("b")])
+def test_unreadable_file_is_an_issue_and_the_other_files_are_read(tree: Path) -> None:
+    result = load([Path("b"), Path("a.yaml")])
+    assert [f.path for f in result.files] == ["b", "a.yaml"]
+    ((kind, path, pos, message),) = [(i.kind, i.file.path, i.pos, i.message) for i in result.issues]
+    assert (kind, path, pos) == (IssueKind.UNREADABLE, "b", (1, 1))
+    assert message == "cannot read file: Is a directory"
+    assert [d.ref.name for d in result.documents] == ["x"]
+
+
+def test_symlink_loop_in_a_tree_is_an_unreadable_file(tree: Path) -> None:
+    (tree / "b" / "loop.yaml").symlink_to("loop.yaml")
+    found = discover(["b"])
+    assert [p.as_posix() for p in found] == ["b/c.yml", "b/loop.yaml", "b/d/e.json"]
+    issue = next(i for i in load(found).issues)
+    assert (issue.kind, issue.file.path, issue.message) == (
+        IssueKind.UNREADABLE,
+        "b/loop.yaml",
+        "cannot read file: Too many levels of symbolic links",
+    )
+
+
+def test_symlinked_directories_are_not_followed(tree: Path) -> None:
+    (tree / "b" / "up").symlink_to("..", target_is_directory=True)
+    assert "b/up/a.yaml" not in [p.as_posix() for p in discover(["b"])]
+
+
+def test_directory_named_like_a_manifest_is_walked(tree: Path) -> None:
+    (tree / "chart.yaml" / "t").mkdir(parents=True)
+    (tree / "chart.yaml" / "t" / "pod.yaml").write_text(POD.format(name="p"))
+    assert [p.as_posix() for p in discover(["chart.yaml"])] == ["chart.yaml/t/pod.yaml"]
+    assert "chart.yaml/t/pod.yaml" in [p.as_posix() for p in discover(["."])]
+
+
+def test_fifo_in_a_tree_is_not_read(tree: Path) -> None:
+    os.mkfifo(tree / "b" / "pipe.yaml")  # reading it would block forever
+    assert "b/pipe.yaml" not in [p.as_posix() for p in discover(["."])]
+
+
+def test_a_file_reached_twice_is_read_once_under_its_first_path(tree: Path) -> None:
+    (tree / "link.yaml").symlink_to("a.yaml")
+    found = discover(["a.yaml", str(tree / "a.yaml"), "./a.yaml", ".", "link.yaml"])
+    assert [p.as_posix() for p in found] == ["a.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]

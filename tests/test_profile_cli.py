@@ -237,3 +237,47 @@ def test_profile_show_says_who_holds_the_gpus_in_use() -> None:
     ]
     _, without, _ = run("profile", "show", "--profile", str(PROFILES / "placement-in-use.yaml"))
     assert "In use on" not in without
+
+
+PROFILE_HEAD = "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: x}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (PROFILE_HEAD + "spec:\n  pools:\n  - name: a\n    nodes: -3\n",
+         "7:12: spec.pools.0.nodes: -3 is less than the minimum of 0"),
+        (PROFILE_HEAD + "spec:\n  pools:\n  - name: a\n    colour: blue\n",
+         "7:5: unknown field `spec.pools.0.colour`"),
+        (PROFILE_HEAD + "spec:\n  pools:\n  - name: a\n    labels: {a: {b: " + "x" * 60 + "}}\n",
+         "7:17: spec.pools.0.labels.a: `{…}` is not of type 'string', 'number', 'boolean'"),
+        (PROFILE_HEAD + "spec: [1]\n", "4:7: spec: [1] is not of type 'object'"),
+        (PROFILE_HEAD + "spec:\n  pools: !!python/object/apply:os.system [id]\n",
+         "5:43: spec.pools.0: 'id' is not of type 'object'"),
+        ("a: &a [*a]\n", "1:8: invalid YAML: anchor 'a' value contains itself"),
+        ("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, data: {p: cA==}}\n",
+         "1:1: no Node, ResourceQuota, LimitRange or PriorityClass in this list; give the output "
+         "of `kubectl get nodes,resourcequotas,limitranges,priorityclasses -A -o yaml`"),
+    ],
+    ids=["negative", "unknown-field", "long-value", "wrong-type", "tag", "self-alias", "secrets"],
+)  # fmt: skip
+def test_a_malformed_profile_is_one_line_naming_the_place(
+    tmp_path: Path, pod: str, text: str, error: str
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--isolated", pod, "--profile", str(bad)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"gpulint: error: {bad}:{error}")
+    assert result.stderr.count("\n") == 1
+    assert "cA==" not in result.stderr
+
+
+def test_a_profile_that_is_not_utf8_names_the_byte(tmp_path: Path, pod: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"apiVersion: v1\nkind: \xff\n")
+    result = CliRunner().invoke(main, ["check", "--isolated", pod, "--profile", str(bad)])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"gpulint: error: {bad}:2:7: not valid UTF-8; save it as UTF-8\n",
+    )

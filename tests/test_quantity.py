@@ -28,7 +28,8 @@ from gpulint.quantity import format_quantity, is_whole, parse_quantity, round_up
         ("5n", Decimal("5e-9")),
         (".5", Decimal("0.5")),
         ("1.", Decimal(1)),
-        (" 2 ", Decimal(2)),
+        (" 2 ", Decimal(2)),  # Quantity.UnmarshalJSON trims spaces
+        ("1e-99999999", Decimal(0)),
     ],
 )
 def test_valid_quantities(value: object, amount: Decimal) -> None:
@@ -36,7 +37,11 @@ def test_valid_quantities(value: object, amount: Decimal) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", ["one", "", "1.5.2", "1Gb", "Gi", "1 Gi", None, True, [1], float("nan"), float("inf")]
+    "value",
+    [
+        *("one", "", "1.5.2", "1Gb", "Gi", "1 Gi", None, True, [1], {"a": 1}, "1e99999999"),
+        *(f"1e{'9' * 5000}", float("nan"), float("inf")),
+    ],
 )
 def test_invalid_quantities(value: object) -> None:
     assert parse_quantity(value) is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpulint.yamltree import YMap, YSeq, parse, resolve_plain
@@ -106,3 +108,133 @@ def test_json_is_yaml() -> None:
     (document,) = parse('{"a": [1, {"b": "c"}],\n "d": null}').documents
     assert document.value == {"a": [1, {"b": "c"}], "d": None}
     assert document.value.pos_of_key("d") == (2, 2)
+
+
+def test_merge_applies_where_it_is_written_as_go_yaml_v2_does() -> None:
+    text = (
+        "b: &b {cpu: 1, gpu: 2}\nc: &c {cpu: 9, mem: 3}\nd:\n  cpu: 4\n  <<: [*b, *c]\n  mem: 5\n"
+    )
+    (document,) = parse(text).documents
+    # keys above `<<` lose to it, keys below win, and of a merged list the first mapping wins
+    assert document.value["d"] == {"cpu": 1, "gpu": 2, "mem": 5}
+    assert [(d.key, d.pos, d.first, d.by_merge) for d in document.duplicates] == [
+        ("cpu", (5, 3), (4, 3), True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "problem"),
+    [
+        ("a: *nope\n", 1, 4, "unknown anchor 'nope' referenced"),
+        ("a: &a [1, *a]\n", 1, 11, "anchor 'a' value contains itself"),
+        ("a: &a {b: {c: *a}}\n", 1, 15, "anchor 'a' value contains itself"),
+        ("a:\n  <<: 1\n", 2, 7, "map merge requires map or sequence of maps as the value"),
+        ("s: &s x\na:\n  <<: [*s]\n", 3, 7, "map merge requires map or sequence of maps"),
+        ("? [a, b]\n: 1\n", 1, 3, "invalid map key: a mapping or sequence cannot be a key"),
+        ("a:\n\tb: 1\n", 2, 1, "YAML does not allow tabs for indentation, use spaces"),
+    ],
+)
+def test_what_the_kubernetes_decoder_refuses_is_an_error_at_its_position(
+    text: str, line: int, column: int, problem: str
+) -> None:
+    result = parse("ok: 1\n---\n" + text)
+    assert [d.value for d in result.documents] == [{"ok": 1}]
+    assert result.error is not None
+    assert (result.error.line, result.error.column) == (line + 2, column)
+    assert problem in result.error.problem
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "problem"),
+    [
+        ("a: b\nc: \x07\n", 2, 4, "character U+0007 is not allowed"),
+        ("a: é\x00\n", 1, 5, "character U+0000 is not allowed"),
+    ],
+)
+def test_forbidden_character_is_an_error_at_its_character_position(
+    text: str, line: int, column: int, problem: str
+) -> None:
+    # The C reader checks its whole buffer before the first event: no document survives.
+    result = parse(text)
+    assert result.error is not None
+    assert (result.error.line, result.error.column) == (line, column)
+    assert problem in result.error.problem
+
+
+def billion_laughs(levels: int) -> str:
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_billion_laughs_is_refused_without_expanding_it() -> None:
+    result = parse(billion_laughs(30))  # 10**30 nodes if expanded
+    assert result.error is not None
+    assert result.error.problem == "document contains excessive aliasing"
+    assert (result.error.line, result.error.column) == (5, 15)
+
+
+def test_moderate_aliasing_is_allowed() -> None:
+    text = "base: &b {cpu: 1, memory: 2}\n" + "".join(f"x{i}: *b\n" for i in range(50))
+    result = parse(text)
+    assert result.error is None
+    (document,) = result.documents
+    assert document.value["x49"] is document.value["base"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 10_000 + "]" * 10_000,
+        "".join(f"{' ' * i}k:\n" for i in range(10_000)),
+        "".join(f"{' ' * (2 * i)}- \n" for i in range(10_000)),
+        "{a: " * 10_000 + "}" * 10_000,
+    ],
+    ids=["flow-sequences", "block-mappings", "block-sequences", "flow-mappings"],
+)
+def test_deep_nesting_stops_at_the_limit(text: str) -> None:
+    result = parse(text)
+    assert result.error is not None
+    assert result.error.problem == "nesting deeper than 500 levels; not read further"
+    assert result.error.line in (1, 501)
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    (document,) = parse("[" * 500 + "]" * 500).documents
+    depth, node = 0, document.value
+    while isinstance(node, YSeq) and node:
+        depth, node = depth + 1, node[0]
+    assert depth == 499  # the innermost list is empty
+
+
+def test_tags_are_never_constructed() -> None:
+    text = (
+        "a: !!python/object/apply:os.system [touch /tmp/gpulint-pwned]\n"
+        "b: !!python/name:os.system\n"
+        "c: !custom {x: 1}\n"
+        "d: !!binary aGVsbG8=\n"
+    )
+    (document,) = parse(text).documents
+    assert document.value == {
+        "a": ["touch /tmp/gpulint-pwned"],
+        "b": None,
+        "c": {"x": 1},
+        "d": "aGVsbG8=",
+    }
+    assert not Path("/tmp/gpulint-pwned").exists()
+
+
+def test_bom_and_crlf() -> None:
+    (document,) = parse("\ufeffa: 1\r\nb:\r\n  c: x\r\n").documents
+    assert document.value == {"a": 1, "b": {"c": "x"}}
+    assert document.value["b"].pos_of_key("c") == (3, 3)
+
+
+def test_every_line_break_the_parser_knows_counts_as_one_line() -> None:
+    result = parse("a: 1\rb: 2\r\nc: 3\x85d: 4\u2028e: [\n")
+    assert result.documents == ()
+    assert result.error is not None
+    assert (result.error.line, result.error.column) == (6, 1)  # the end of the text
+    (document,) = parse("a: 1\rb: 2\r\nc: 3\x85d: 4\u2028e: 5\u2029f: 6\n").documents
+    assert [document.value.pos_of_key(k)[0] for k in "abcdef"] == [1, 2, 3, 4, 5, 6]

@@ -32,8 +32,10 @@ FINGERPRINT_KEY = "gpulint/v1"
 
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
-# Positions inside messages (GPU000: "first at line 7") move with every edit above them.
-_POSITION_IN_MESSAGE = re.compile(r"\b(line|column)s? \d+(?::\d+)?")
+# Positions inside messages (GPU000: "written twice (lines 4 and 6)") move with every edit
+# above them.
+_POSITION = r"\d+(?::\d+)?"
+_POSITION_IN_MESSAGE = re.compile(rf"\b(lines?|columns?) {_POSITION}(?:(?:, | and ){_POSITION})*")
 
 
 def sarif_rule(info: RuleInfo) -> dict[str, Any]:

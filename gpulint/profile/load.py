@@ -12,7 +12,7 @@ from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
 from gpulint.profile.kubectl import facts_from_objects, is_kubernetes_objects
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
-from gpulint.yamltree import parse
+from gpulint.yamltree import byte_position, parse
 
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
@@ -35,11 +35,16 @@ def load_profiles(paths: Sequence[str], pool_label: str | None = None) -> Cluste
 def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileFacts]:
     """What each document of one profile input says (one entry per input document)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise GpulintError(f"{path}: profile file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GpulintError(f"{path}: cannot read profile: {exc}") from exc
+    except OSError as exc:
+        raise GpulintError(f"{path}: cannot read profile: {exc.strerror}") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, column = byte_position(data, exc.start)
+        raise GpulintError(f"{path}:{line}:{column}: not valid UTF-8; save it as UTF-8") from None
     result = parse(text)
     if result.error is not None:
         err = result.error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.accelerators import is_extended_resource
 from gpulint.model import IssueKind
 from gpulint.rules.base import CheckContext, Problem
 
@@ -13,15 +14,46 @@ _FIXES = {
     IssueKind.DUPLICATE_KEY: "Keep one of the two keys: the API keeps only the last one.",
     IssueKind.MISSING_NAME: "Add metadata.name (or metadata.generateName).",
     IssueKind.NOT_UTF8: "Save the file as UTF-8.",
+    IssueKind.UNREADABLE: "Make the file readable, or exclude it from the check.",
+    IssueKind.MALFORMED: "Give the field the type the Kubernetes API defines for it.",
 }
 
 
 def invalid_manifest(ctx: CheckContext) -> Iterator[Problem]:
-    """Syntax errors, non-object documents, duplicate keys, unnamed objects, non-UTF-8 files."""
+    """What the API server refuses before any scheduling: unreadable or malformed files and
+    fields, and quantities of ordinary resources (cpu, memory...) that are not quantities."""
     for issue in ctx.issues:
         if issue.kind is IssueKind.UNRENDERED_TEMPLATE:
             continue
         yield Problem(issue.file, issue.pos, issue.message, _FIXES[issue.kind], issue.document)
+    yield from _invalid_quantities(ctx)
+
+
+def _invalid_quantities(ctx: CheckContext) -> Iterator[Problem]:
+    # Extended resources (GPUs) have their own rule, GPU003, with the whole-device test.
+    for _, template in ctx.pod_templates():
+        for container in template.containers:
+            resources = container.resources
+            for section, quantities in (
+                ("requests", resources.requests),
+                ("limits", resources.limits),
+            ):
+                for quantity in quantities.values():
+                    if is_extended_resource(quantity.resource):
+                        continue
+                    if quantity.amount is None:
+                        problem = "is not a valid quantity"
+                    elif quantity.amount < 0:
+                        problem = "is negative"
+                    else:
+                        continue
+                    yield Problem.at(
+                        template.document,
+                        quantity.value_pos,
+                        f"container `{container.name}` {section} `{quantity.resource}`: "
+                        f"`{quantity.shown}` {problem}; the API server rejects the object",
+                        "Write a quantity such as `500m` or `2` (cpu) or `512Mi` (memory).",
+                    )
 
 
 def unrendered_helm_template(ctx: CheckContext) -> Iterator[Problem]:

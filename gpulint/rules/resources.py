@@ -114,7 +114,7 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
                     request.key_pos,
                     f"container `{container.name}` requests `{name}` without a limit; the API "
                     f"rejects it (Limit must be set for non overcommitable resources)",
-                    f"Add `limits: {{{name}: {request.raw}}}` or replace the request with "
+                    f"Add `limits: {{{name}: {request.shown}}}` or replace the request with "
                     f"that limit (the request defaults to the limit).",
                 )
             elif (
@@ -142,12 +142,12 @@ def fractional_gpu_quantity(ctx: CheckContext) -> Iterator[Problem]:
             amount = quantity.amount
             what = f"container `{container.name}` {section} `{quantity.resource}`"
             if amount is None:
-                message = f"{what}: `{quantity.raw}` is not a valid quantity"
+                message = f"{what}: `{quantity.shown}` is not a valid quantity"
             elif amount < 0:
-                message = f"{what}: `{quantity.raw}` is negative"
+                message = f"{what}: `{quantity.shown}` is negative"
             elif not is_whole(amount):
                 message = (
-                    f"{what}: `{quantity.raw}` is not a whole number; the API rejects it "
+                    f"{what}: `{quantity.shown}` is not a whole number; the API rejects it "
                     f"(must be an integer): extended resources are whole devices"
                 )
             else:

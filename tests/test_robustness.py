@@ -1,0 +1,176 @@
+"""Hostile, broken and huge input, end to end: no traceback, no hang, no leak, same output."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpulint.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures" / "cases"
+POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n"
+    "  - name: c\n    image: trainer:1.0\n    resources:\n"
+    "      requests: {{cpu: '1', memory: 1Gi}}\n      limits: {{nvidia.com/gpu: 0.5}}\n"
+)
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def findings(result: Result) -> list[tuple[str, str, int, int]]:
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.stdout)
+    return [(f["code"], f["path"], f["line"], f["column"]) for f in report["findings"]]
+
+
+# --- determinism ----------------------------------------------------------------------------
+
+
+def test_same_input_gives_byte_identical_json_whatever_the_order_or_discovery(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(FIXTURES)
+    files = sorted(str(p.relative_to(FIXTURES)) for p in (FIXTURES / "manifest").rglob("*.yaml"))
+    args = ("check", "--isolated", "--select", "ALL", "--format", "json")
+    first = run(*args, *files)
+    assert first.exit_code == 1, first.output
+    again = run(*args, *files)
+    reversed_order = run(*args, *reversed(files))
+    discovered = run(*args, "manifest")
+    assert len(json.loads(first.stdout)["findings"]) > 30
+    assert again.stdout == first.stdout
+    assert reversed_order.stdout == first.stdout
+    assert discovered.stdout == first.stdout
+
+
+# --- files that cannot be read --------------------------------------------------------------
+
+
+def test_unreadable_file_is_a_finding_and_the_others_are_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "pod.yaml").write_text(POD.format(name="p"))
+    (tmp_path / "k8s" / "loop.yaml").symlink_to("loop.yaml")
+    result = run("check", "--isolated", "--format", "json", "k8s", "k8s/pod.yaml", "./k8s")
+    assert findings(result) == [
+        ("GPU000", "k8s/loop.yaml", 1, 1),
+        ("GPU003", "k8s/pod.yaml", 11, 32),
+    ]
+    report = json.loads(result.stdout)
+    assert report["findings"][0]["message"] == (
+        "cannot read file: Too many levels of symbolic links"
+    )
+    assert report["summary"]["files"] == 2  # a path reached three times is read once
+
+
+def test_permission_denied_is_a_finding(tmp_path: Path) -> None:
+    (tmp_path / "ok.yaml").write_text(POD.format(name="ok"))
+    secret = tmp_path / "secret.yaml"
+    secret.write_text(POD.format(name="hidden"))
+    secret.chmod(0o000)
+    command = [sys.executable, "-m", "gpulint", "check", "--isolated", "--format", "json", "."]
+    if os.geteuid() == 0:
+        # root reads any file: drop the capabilities that let it, as an unprivileged CI user.
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: no way to be refused a read")
+        command = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *command]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert [(f["code"], f["path"], f["line"], f["message"]) for f in report["findings"]] == [
+        ("GPU003", "ok.yaml", 11, "container `c` limits `nvidia.com/gpu`: `0.5` is not a whole "
+         "number; the API rejects it (must be an integer): extended resources are whole devices"),
+        ("GPU000", "secret.yaml", 1, "cannot read file: Permission denied"),
+    ]  # fmt: skip
+
+
+# --- size -----------------------------------------------------------------------------------
+
+
+def test_a_100_mb_file_is_read_with_exact_positions(tmp_path: Path) -> None:
+    line = "    " + "x" * 95 + "\n"
+    lines = 100 * 1024 * 1024 // len(line)
+    path = tmp_path / "huge.yaml"
+    with path.open("w") as out:
+        out.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: blob}\ndata:\n  blob: |\n")
+        out.write(line * lines)
+        out.write("---\n" + POD.format(name="after"))
+    assert path.stat().st_size > 100 * 1024 * 1024
+    result = run("check", "--isolated", "--format", "json", str(path))
+    # The pod's GPU limit is on the 11th line after the 5 header lines, the blob and `---`.
+    assert findings(result) == [("GPU003", str(path), 5 + lines + 1 + 11, 32)]
+
+
+# --- nothing leaks --------------------------------------------------------------------------
+
+SECRET = "hunter2-s3cr3t"
+LEAKY = f"""\
+apiVersion: v1
+kind: Secret
+metadata: {{name: creds}}
+stringData: {{password: {SECRET}, cpu: {SECRET}}}
+data:
+  token: {SECRET}
+  token: {SECRET}-again
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: {SECRET}x}}
+data: [{SECRET}]
+spec: {SECRET}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: app}}
+spec:
+  replicas: {SECRET}
+  template:
+    spec:
+      containers:
+      - name: c
+        image: app:1.0
+        env:
+        - {{name: PASSWORD, value: {SECRET}}}
+        - name: TOKEN
+          valueFrom: {{secretKeyRef: {{name: creds, key: token}}}}
+        resources:
+          requests: {{cpu: {{value: {SECRET}}}, memory: [{SECRET}], nvidia.com/gpu: [{SECRET}]}}
+          limits: {{nvidia.com/gpu: {{value: {SECRET}}}}}
+"""
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_secret_values_never_reach_the_output(tmp_path: Path, output: str) -> None:
+    path = tmp_path / "leaky.yaml"
+    path.write_text(LEAKY)
+    result = run("check", "--isolated", "--select", "ALL", "--format", output, str(path))
+    assert result.exit_code == 1, result.output
+    assert "GPU000" in result.output  # the malformed parts are reported ...
+    # ... by field and type: the only secret text allowed out is the name given to an object
+    assert SECRET not in result.output.replace(f"{SECRET}x", "")
+
+
+def test_paths_are_reported_as_the_user_gave_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "pod.yaml").write_text(POD.format(name="p"))
+    (tmp_path / "elsewhere.yaml").write_text(POD.format(name="e"))
+    monkeypatch.chdir(tmp_path / "work")
+    relative = run("check", "--isolated", "--format", "json", "pod.yaml", "../elsewhere.yaml")
+    assert str(tmp_path) not in relative.stdout
+    assert [f[1] for f in findings(relative)] == ["../elsewhere.yaml", "pod.yaml"]
+    absolute = run("check", "--isolated", "--format", "json", str(tmp_path / "elsewhere.yaml"))
+    assert [f[1] for f in findings(absolute)] == [str(tmp_path / "elsewhere.yaml")]
