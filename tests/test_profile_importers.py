@@ -130,6 +130,22 @@ def test_a_json_dump_and_plain_dicts_give_the_same_profile(tmp_path: Path) -> No
     assert from_dicts.sources == ("live cluster",)
 
 
+def test_invalid_quantity_in_a_json_dump_points_at_it(tmp_path: Path) -> None:
+    dump = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {}}}],
+    }
+    dump["items"][0]["status"]["allocatable"]["cpu"] = "four"
+    path = write(tmp_path, json.dumps(dump, indent=2), "dump.json")
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value) == (
+        f"{path}:12:18: items.0.status.allocatable.cpu: 'four' is not a Kubernetes quantity "
+        "(write it like 8, 500m or 16Gi)"
+    )
+
+
 def test_pool_label_overrides_the_well_known_labels() -> None:
     profile = load_profiles([DUMP], pool_label="workload")
     # The Karpenter node has no `workload` label: it falls back to its instance type.
