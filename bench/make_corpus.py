@@ -12,9 +12,9 @@ suppressed with `# gpulint: ignore[...]`; `.planted.json` (a hidden file, so gpu
 lists every planted finding as path, line and code, so a test can check that lint() finds
 exactly those.
 
-`--profile-nodes N --profile-pools P` also writes `profile-N.yaml` next to the corpus: a
-`kubectl get nodes -o yaml` dump of N EKS nodes in P node groups that the corpus's GPU pods
-can land on.
+`--profile-nodes N --profile-pools P` also writes `profile-N.yaml` (or `.json` with
+`--profile-format json`) next to the corpus: a `kubectl get nodes -o yaml` dump of N EKS nodes
+in P node groups that the corpus's GPU pods can land on.
 
 Usage: python bench/make_corpus.py [--files N] [--docs-per-file M] [--out DIR] [--seed S]
                                    [--profile-nodes N --profile-pools P]
@@ -861,16 +861,23 @@ def _node(group: NodeGroup, pool: str, zone: str, serial: int) -> dict[str, Any]
 
 
 def make_profile(path: Path, nodes: int, pools: int) -> None:
-    """Write a kubectl dump of `nodes` nodes spread evenly over `pools` EKS node groups."""
+    """Write a kubectl dump of `nodes` nodes spread evenly over `pools` EKS node groups.
+
+    A `.json` path gets what `kubectl get nodes -o json` prints, anything else `-o yaml`.
+    """
     groups = [(f"{_NODE_GROUPS[i % len(_NODE_GROUPS)].prefix}-{i}", i) for i in range(pools)]
     items = []
     for serial in range(nodes):
         name, i = groups[serial % pools]
         group = _NODE_GROUPS[i % len(_NODE_GROUPS)]
         items.append(_node(group, name, _ZONES[i % len(_ZONES)], serial + 1))
-    emitter = Emitter()
-    emitter.document({"apiVersion": "v1", "kind": "List", "items": items})
+    dump = {"apiVersion": "v1", "kind": "List", "items": items}
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".json":
+        path.write_text(json.dumps(dump, indent=4) + "\n", encoding="utf-8")
+        return
+    emitter = Emitter()
+    emitter.document(dump)
     path.write_text("\n".join(emitter.lines) + "\n", encoding="utf-8")
 
 
@@ -889,6 +896,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--profile-nodes", type=int, help="also write a kubectl dump of N nodes")
     parser.add_argument("--profile-pools", type=int, default=50, help="node groups of that dump")
+    parser.add_argument("--profile-format", choices=("yaml", "json"), default="yaml")
     args = parser.parse_args(argv)
     planted = generate(args.out, args.files, args.docs_per_file, args.seed, args.mistake_rate)
     print(
@@ -896,7 +904,7 @@ def main(argv: list[str] | None = None) -> None:
         f"({len(planted.reported)} planted findings, {len(planted.suppressed)} suppressed)"
     )
     if args.profile_nodes:
-        profile = args.out.parent / f"profile-{args.profile_nodes}.yaml"
+        profile = args.out.parent / f"profile-{args.profile_nodes}.{args.profile_format}"
         make_profile(profile, args.profile_nodes, min(args.profile_pools, args.profile_nodes))
         print(f"wrote {profile}: {args.profile_nodes} nodes")
 

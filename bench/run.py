@@ -49,6 +49,12 @@ RESULTS = BENCH / "results.md"
 #: Modules that `gpulint check` must not import for a run without a config or a profile.
 FORBIDDEN_AT_START = ("jsonschema", "kubernetes")
 PROFILE_NODES = (5, 5000)
+#: The (g) rows: the small profile, the large one as `-o yaml` and as `-o json`.
+PROFILE_ROWS = (
+    ("profile-small", ".yaml"),
+    ("profile-large", ".yaml"),
+    ("profile-large-json", ".json"),
+)
 PROFILE_POOLS = 50
 HELM_DOCUMENTS = 10
 #: Replica capacity is a cross-workload rule whose findings depend on how many GPUs the
@@ -236,9 +242,9 @@ def scaled_corpus(corpus: Path, scale: int) -> Path:
     return target
 
 
-def ensure_profile(work: Path, nodes: int) -> Path:
-    """bench/corpus/profile-N.yaml, a kubectl dump of N nodes in up to 50 node groups."""
-    path = work / f"profile-{nodes}.yaml"
+def ensure_profile(work: Path, nodes: int, suffix: str = ".yaml") -> Path:
+    """bench/corpus/profile-N.yaml (or .json), a kubectl dump of N nodes in up to 50 groups."""
+    path = work / f"profile-{nodes}{suffix}"
     if not path.exists():
         make_corpus.make_profile(path, nodes, min(PROFILE_POOLS, nodes))
     return path
@@ -344,32 +350,21 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
         )
     )
 
-    (few, many) = plan.profile_nodes
-    small, large = ensure_profile(work, few), ensure_profile(work, many)
+    few, many = plan.profile_nodes
     without_capacity = [*check, "--ignore", CAPACITY_RULE, str(corpus)]
-    add(
-        measure(
-            "profile-small",
-            f"(g) ... --profile ({few:,} nodes), no {CAPACITY_RULE}",
-            [*without_capacity, "--profile", str(small)],
-            work,
-            repeat,
-        )
-    )
-    add(
-        measure(
-            "profile-large",
-            f"(g) ... --profile ({many:,} nodes), no {CAPACITY_RULE}",
-            [*without_capacity, "--profile", str(large)],
-            work,
-            repeat,
-        )
-    )
+    for key, suffix in PROFILE_ROWS:
+        nodes = few if key == "profile-small" else many
+        profile = ensure_profile(work, nodes, suffix)
+        label = f"(g) ... --profile {nodes:,}-node {suffix[1:].upper()} dump"
+        command = [*without_capacity, "--profile", str(profile)]
+        add(measure(key, f"{label}, no {CAPACITY_RULE}", command, work, repeat))
+    small = ensure_profile(work, few)
+    command = [*check, str(corpus), "--profile", str(small)]
     add(
         measure(
             "profile-all-rules",
-            f"(g) ... --profile ({few:,} nodes), every rule",
-            [*check, str(corpus), "--profile", str(small)],
+            f"(g) ... --profile {few:,}-node dump, every rule",
+            command,
             work,
             1,
         )
@@ -473,13 +468,14 @@ def judge(
         "{:.2f}x",
         lambda v: v <= 1.2,
     )
-    target(
-        f"{profile_nodes[1]:,}-node profile / {profile_nodes[0]:,}-node profile",
-        "<= 1.2x",
-        _ratio(row.get("profile-large"), row.get("profile-small")),
-        "{:.2f}x",
-        lambda v: v <= 1.2,
-    )
+    for key, form in (("profile-large", "YAML"), ("profile-large-json", "JSON")):
+        target(
+            f"{profile_nodes[1]:,}-node {form} dump / {profile_nodes[0]:,}-node profile",
+            "<= 1.2x",
+            _ratio(row.get(key), row.get("profile-small")),
+            "{:.2f}x",
+            lambda v: v <= 1.2,
+        )
     return targets
 
 

@@ -37,6 +37,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         _row(bench_run, "check-helm", 0.16, 25),
         _row(bench_run, "profile-small", 3.0, 210),
         _row(bench_run, "profile-large", 3.5, 230),
+        _row(bench_run, "profile-large-json", 3.7, 230),
         bench_run.Row("checkov", "checkov", note="not installed"),
     ]
 
@@ -50,6 +51,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         ("260 MB", "FAIL"),
         ("1.30x", "FAIL"),
         ("1.17x", "PASS"),
+        ("1.23x", "FAIL"),
     ]
     assert bench_run.rss_growth(rows, (1, 4, 16), 10_000) == pytest.approx(60 / 150)
 
@@ -67,9 +69,9 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
         "(b) gpulint check CORPUS",
         "(e) gpulint check 2x CORPUS",
         "(c) gpulint check one 10-document Helm file",
-        "(g) ... --profile (6 nodes), no GPU201",
+        "(g) ... --profile 6-node JSON dump, no GPU201",
         "(f) checkov --framework kubernetes | 0 |",
-        "| 6-node profile / 2-node profile | <= 1.2x |",
+        "| 6-node YAML dump / 2-node profile | <= 1.2x |",
         "neither jsonschema nor kubernetes",
     ):
         assert label in text
