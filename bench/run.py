@@ -553,7 +553,9 @@ def report(
     lines = [
         "# gpulint benchmark results",
         "",
-        f"Written by `python bench/run.py` on {datetime.date.today().isoformat()}.",
+        f"Written by `python bench/run.py` on {datetime.date.today().isoformat()}. What the "
+        "figures mean and what it takes to meet the failing targets: "
+        "[README.md](README.md#where-the-time-and-memory-go).",
         "",
         *[f"- {line}" for line in [*machine(), corpus_line, *notes]],
         "",
