@@ -29,7 +29,8 @@ def load_profiles(paths: Sequence[str], pool_label: str | None = None) -> Cluste
     """
     facts: list[ProfileFacts] = []
     for path in paths:
-        facts.extend(read_profile_file(path, pool_label))
+        dump = json_dump_facts(path, pool_label)
+        facts.extend([dump] if dump is not None else read_profile_file(path, pool_label))
     return merge(facts)
 
 
@@ -41,12 +42,6 @@ def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileF
         raise GpulintError(f"{path}: profile file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise GpulintError(f"{path}: cannot read profile: {exc}") from exc
-    dump = _json_dump(text)
-    if dump is not None:
-        try:
-            return [_objects_facts(path, [dump], pool_label)]
-        except GpulintError:
-            pass  # read again below, with the positions an error message needs
     result = parse(text)
     if result.error is not None:
         err = result.error
@@ -71,19 +66,29 @@ def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileF
     return facts
 
 
-def _json_dump(text: str) -> dict[str, Any] | None:
-    """A `kubectl get -o json` dump read by the json module, None for anything else.
+def json_dump_facts(path: str, pool_label: str | None = None) -> ProfileFacts | None:
+    """What a `kubectl get -o json` dump says, read with the json module; None otherwise.
 
     A dump of thousands of nodes is tens of megabytes: the json module reads it many times
-    faster than the YAML parser, at the price of positions, which only an error needs.
+    faster than the YAML parser, at the price of positions, which only an error message needs.
+    So None also for a dump with a problem: read_profile_file reads it again to point at it.
     """
+    try:
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
     if not text.lstrip().startswith("{"):
         return None
     try:
         value = json.loads(text)
     except ValueError:
         return None
-    return value if is_kubernetes_objects(value) else None
+    if not is_kubernetes_objects(value):
+        return None
+    try:
+        return _objects_facts(path, [value], pool_label)
+    except GpulintError:
+        return None
 
 
 def _objects_facts(path: str, objects: list[Any], pool_label: str | None) -> ProfileFacts:
