@@ -10,14 +10,16 @@ the median peak RSS (`ru_maxrss` of the child, from wait4). Rows:
   (e) (b) on 4x and 16x the corpus (hard links to the same files, in more directories)
   (f) `checkov --framework kubernetes -d CORPUS` once, when checkov is found (`--checkov PATH`,
       or on PATH)
-  (g) `gpulint check CORPUS --profile` with a 5,000-node kubectl dump against a 5-node one
+  (g) `gpulint check CORPUS --profile` with a 5,000-node kubectl dump (as YAML and as JSON)
+      against a 5-node one
 Each target of the performance budget is then judged PASS or FAIL.
 
 The run also fails when `gpulint check` on one file, without a config or profile, imports
 jsonschema or kubernetes.
 
 Usage: python bench/run.py [--repeat N] [--files N --docs-per-file M] [--checkov PATH]
-                           [--scales 1,4,16] [--no-checkov] [--results FILE]
+                           [--scales 1,4,16] [--profile-nodes 5,5000] [--no-checkov]
+                           [--work DIR] [--results FILE] [--note TEXT]
 """
 
 from __future__ import annotations
