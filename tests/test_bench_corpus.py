@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -14,23 +13,15 @@ import pytest
 
 from gpulint.api import lint
 from gpulint.profile.load import load_profiles
+from tests.bench_scripts import BENCH, bench_script
 
-GENERATOR = Path(__file__).resolve().parent.parent / "bench" / "make_corpus.py"
+GENERATOR = BENCH / "make_corpus.py"
 SMALL_CORPUS = ("--files", "9", "--docs-per-file", "4", "--seed", "3", "--profile-nodes", "12")
-
-
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_make_corpus", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being created
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def make_corpus() -> ModuleType:
-    return _generator()
+    return bench_script("make_corpus")
 
 
 def _tree(root: Path) -> dict[str, bytes]:

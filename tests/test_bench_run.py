@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-RUNNER = Path(__file__).resolve().parent.parent / "bench" / "run.py"
+from tests.bench_scripts import bench_script
 
 
 @pytest.fixture(scope="module")
 def bench_run() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_run", RUNNER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being created
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("run")
 
 
 def _row(bench_run: ModuleType, key: str, seconds: float, rss_mb: float) -> object:
