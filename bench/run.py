@@ -419,66 +419,32 @@ def judge(
     """Each target of the performance budget against the measured rows."""
     row = by_key(rows)
     largest = max(scales)
-    targets = []
+    one, big, small = row.get("check-1x"), row.get(f"check-{largest}x"), row.get("profile-small")
+    few, many = profile_nodes
+    corpus = _ratio(one, row.get("floor"))
+    helm = _ratio(row.get("check-helm"), row.get("import-floor"))
+    as_yaml, as_json = (_ratio(row.get(k), small) for k in ("profile-large", "profile-large-json"))
+    budget: list[tuple[str, float | None, str, float, str]] = [
+        # (target, measured, comparison, limit, unit)
+        (f"{documents:,} documents: gpulint / compose floor", corpus, "<=", 1.5, "x"),
+        ("Checkov / gpulint, same corpus", _ratio(row.get("checkov"), one), ">=", 30, "x"),
+        (f"one {HELM_DOCUMENTS}-document Helm file / import floor", helm, "<=", 1.5, "x"),
+        (f"{largest}x corpus time / 1x", _ratio(big, one), "<=", largest + 1, "x"),
+        (f"{largest}x corpus peak RSS", big.rss_mb if big else None, "<=", 250, " MB"),
+        (f"{largest}x corpus peak RSS / 1x", _ratio(big, one, "rss_mb"), "<=", 1.2, "x"),
+        (f"{many:,}-node YAML dump / {few:,}-node profile", as_yaml, "<=", 1.2, "x"),
+        (f"{many:,}-node JSON dump / {few:,}-node profile", as_json, "<=", 1.2, "x"),
+    ]
+    return [_target(*line) for line in budget]
 
-    def target(
-        name: str, limit: str, value: float | None, fmt: str, ok: Callable[[float], bool]
-    ) -> None:
-        measured = fmt.format(value) if value is not None else "-"
-        targets.append(Target(name, limit, measured, ok(value) if value is not None else None))
 
-    target(
-        f"{documents:,} documents: gpulint / compose floor",
-        "<= 1.5x",
-        _ratio(row.get("check-1x"), row.get("floor")),
-        "{:.2f}x",
-        lambda v: v <= 1.5,
-    )
-    target(
-        "Checkov / gpulint, same corpus",
-        ">= 30x",
-        _ratio(row.get("checkov"), row.get("check-1x")),
-        "{:.0f}x",
-        lambda v: v >= 30,
-    )
-    target(
-        f"one {HELM_DOCUMENTS}-document Helm file / import floor",
-        "<= 1.5x",
-        _ratio(row.get("check-helm"), row.get("import-floor")),
-        "{:.2f}x",
-        lambda v: v <= 1.5,
-    )
-    big, one = row.get(f"check-{largest}x"), row.get("check-1x")
-    target(
-        f"{largest}x corpus time / 1x",
-        f"<= {largest + 1}x",
-        _ratio(big, one),
-        "{:.1f}x",
-        lambda v: v <= largest + 1,
-    )
-    target(
-        f"{largest}x corpus peak RSS",
-        "<= 250 MB",
-        big.rss_mb if big else None,
-        "{:.0f} MB",
-        lambda v: v <= 250,
-    )
-    target(
-        f"{largest}x corpus peak RSS / 1x",
-        "<= 1.2x",
-        _ratio(big, one, "rss_mb"),
-        "{:.2f}x",
-        lambda v: v <= 1.2,
-    )
-    for key, form in (("profile-large", "YAML"), ("profile-large-json", "JSON")):
-        target(
-            f"{profile_nodes[1]:,}-node {form} dump / {profile_nodes[0]:,}-node profile",
-            "<= 1.2x",
-            _ratio(row.get(key), row.get("profile-small")),
-            "{:.2f}x",
-            lambda v: v <= 1.2,
-        )
-    return targets
+def _target(name: str, value: float | None, comparison: str, limit: float, unit: str) -> Target:
+    limit_text = f"{comparison} {limit:g}{unit}"
+    if value is None:
+        return Target(name, limit_text, "-", None)
+    passed = value <= limit if comparison == "<=" else value >= limit
+    digits = 0 if value >= 100 else 1 if value >= 10 else 2
+    return Target(name, limit_text, f"{value:.{digits}f}{unit}", passed)
 
 
 def rss_growth(rows: Sequence[Row], scales: Sequence[int], documents: int) -> float | None:
