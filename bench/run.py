@@ -1,26 +1,37 @@
-"""Time gpulint against the fastest Python YAML loader on a generated corpus.
+"""Time gpulint as whole processes against its floors and targets; write bench/results.md.
 
-Measures, each best of `--repeat` runs, every run in a fresh interpreter:
-  (a) PyYAML `compose_all` on its C parser over every file: the baseline
-  (b) ruamel.yaml `YAML(typ="safe", pure=False).compose_all`: for reference
-  (c) gpulint's parser alone (`gpulint.yamltree.parse`)
-  (d) the library, `gpulint.api.lint([corpus])` with the default rules
-  (e) the command line end to end, `gpulint check CORPUS --format json -o /dev/null`
-  (f) start-up: `gpulint check` on one small file, and the imports that cost it most
-(a)-(d) time the work inside the child, after its imports; (e) and (f) time the whole process.
+Every row is a fresh process, run `--repeat` times; the table shows the median wall time and
+the median peak RSS (`ru_maxrss` of the child, from wait4). Rows:
+  (a) the parse floor: ruamel.yaml `YAML(typ="safe", pure=False).compose_all` over every file
+      of the corpus (PyYAML's C `compose_all` is shown beside it when PyYAML is installed)
+  (b) `gpulint check CORPUS`
+  (c) `gpulint check` on one 10-document Helm file, against `python -c "import ruamel.yaml, click"`
+  (d) peak RSS: a column of every row
+  (e) (b) on 4x and 16x the corpus (hard links to the same files, in more directories)
+  (f) `checkov --framework kubernetes -d CORPUS` once, when checkov is found (`--checkov PATH`,
+      or on PATH)
+  (g) `gpulint check CORPUS --profile` with a 5,000-node kubectl dump (as YAML and as JSON)
+      against a 5-node one
+Each target of the performance budget is then judged PASS or FAIL.
 
-Exits 1 when (d) takes longer than `--max-ratio` times (a), or when checking one file without
-a config or profile imports jsonschema or kubernetes.
+The run also fails when `gpulint check` on one file, without a config or profile, imports
+jsonschema or kubernetes.
 
-Usage: python bench/run.py [--repeat N] [--max-ratio R] [--documents N] [--corpus DIR]
+Usage: python bench/run.py [--repeat N] [--files N --docs-per-file M] [--checkov PATH]
+                           [--scales 1,4,16] [--profile-nodes 5,5000] [--no-checkov]
+                           [--work DIR] [--results FILE] [--note TEXT]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import importlib.metadata
 import os
 import platform
 import re
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,37 +43,120 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-import generate  # noqa: E402  (a sibling script, not an installed module)
+import make_corpus  # noqa: E402  (a sibling script, not an installed module)
 
 SUFFIXES = (".yaml", ".yml", ".json")
+WORK = BENCH / "corpus"
+RESULTS = BENCH / "results.md"
 #: Modules that `gpulint check` must not import for a run without a config or a profile.
 FORBIDDEN_AT_START = ("jsonschema", "kubernetes")
-SMALL_MANIFEST = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: smoke
-spec:
-  containers:
-    - name: cuda
-      image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
-      resources:
-        limits:
-          nvidia.com/gpu: 1
-"""
+PROFILE_NODES = (5, 5000)
+#: The (g) rows: the small profile, the large one as `-o yaml` and as `-o json`.
+PROFILE_ROWS = (
+    ("profile-small", ".yaml"),
+    ("profile-large", ".yaml"),
+    ("profile-large-json", ".json"),
+)
+PROFILE_POOLS = 50
+HELM_DOCUMENTS = 10
+#: Replica capacity is a cross-workload rule whose findings depend on how many GPUs the
+#: profile has, not on how the profile is read; the profile-size comparison leaves it out so
+#: both runs do the same work.
+CAPACITY_RULE = "GPU201"
 
 
 @dataclass(frozen=True)
-class Timing:
-    """One measured row of the table."""
+class Run:
+    """One process: wall seconds, peak RSS in MB and exit status."""
 
+    seconds: float
+    rss_mb: float
+    status: int
+
+
+@dataclass(frozen=True)
+class Row:
+    """A measured line of the table: medians of its runs."""
+
+    key: str  # a short name targets refer to
     label: str
-    seconds: float | None  # None: skipped
+    runs: tuple[Run, ...] = ()
     note: str = ""
+
+    @property
+    def seconds(self) -> float | None:
+        """Median wall time, None when the row was skipped."""
+        return statistics.median(r.seconds for r in self.runs) if self.runs else None
+
+    @property
+    def rss_mb(self) -> float | None:
+        """Median peak RSS in MB, None when the row was skipped."""
+        return statistics.median(r.rss_mb for r in self.runs) if self.runs else None
+
+
+@dataclass(frozen=True)
+class Target:
+    """One budget line of the performance targets, judged on measured rows."""
+
+    name: str
+    limit: str
+    measured: str
+    passed: bool | None  # None: not measured
+
+    @property
+    def verdict(self) -> str:
+        """PASS, FAIL or `not measured`."""
+        return {True: "PASS", False: "FAIL", None: "not measured"}[self.passed]
+
+
+# --- running processes ---------------------------------------------------------------------------
+
+
+def run_once(command: Sequence[str], cwd: Path) -> Run:
+    """Run `command` to its end with output discarded; its wall time and its own peak RSS."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)  # keep Popen from waiting again
+    if process.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(command)} exited {process.returncode}: {errors[-2000:]}")
+    return Run(seconds, usage.ru_maxrss / 1024, process.returncode)  # ru_maxrss is in KiB
+
+
+def measure(key: str, label: str, command: Sequence[str], cwd: Path, repeat: int) -> Row:
+    """`repeat` runs of `command` as one row."""
+    return Row(key, label, tuple(run_once(command, cwd) for _ in range(repeat)))
+
+
+def gpulint_command() -> list[str]:
+    """How to start the gpulint of this interpreter's environment."""
+    script = Path(sys.executable).with_name("gpulint")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "gpulint"]
+
+
+def checkov_version(checkov: str) -> str:
+    """`checkov 3.2.1`, as the executable reports itself."""
+    done = subprocess.run([checkov, "--version"], capture_output=True, text=True, check=False)
+    return f"checkov {done.stdout.strip() or 'of unknown version'}"
+
+
+def find_checkov(given: str | None) -> str | None:
+    """The checkov executable: `--checkov`, else the one on PATH, else None."""
+    if given:
+        return given if Path(given).exists() else shutil.which(given)
+    return shutil.which("checkov")
+
+
+# --- what a child interpreter runs for the floors ------------------------------------------------
 
 
 def corpus_files(corpus: Path) -> list[Path]:
-    """Every manifest of the corpus, in a stable order, skipping hidden files."""
+    """Every manifest under `corpus`, in a stable order, skipping hidden files and directories."""
     found = []
     for directory, subdirs, files in os.walk(corpus):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
@@ -74,121 +168,108 @@ def corpus_files(corpus: Path) -> list[Path]:
     return found
 
 
-def ensure_corpus(corpus: Path, documents: int) -> dict[str, object]:
-    """The corpus manifest, generating the corpus first when it is missing or stale."""
-    manifest = generate.read_manifest(corpus)
-    if (
-        manifest is None
-        or manifest.get("documents") != documents
-        or manifest.get("generator") != generate.GENERATOR_VERSION
-        or manifest.get("seed") != generate.DEFAULT_SEED
-        or manifest.get("mistake_rate") != generate.DEFAULT_MISTAKE_RATE
-    ):
-        print(f"generating {documents} documents in {corpus} ...", flush=True)
-        generate.generate(corpus, documents)
-        manifest = generate.read_manifest(corpus)
-        assert manifest is not None
-    return manifest
-
-
-# --- what a child interpreter runs -------------------------------------------------------------
-
-
-def _child_work(kind: str, corpus: Path, files: list[Path]) -> Callable[[], object]:
-    """The work to time for `kind`, with every import done before the clock starts."""
-    if kind == "pyyaml":
-        import yaml
-
-        def pyyaml() -> None:
-            for path in files:
-                for _ in yaml.compose_all(
-                    path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader
-                ):
-                    pass
-
-        return pyyaml
+def _composer(kind: str) -> Callable[[str], object]:
     if kind == "ruamel":
         from ruamel.yaml import YAML
 
-        loader = YAML(typ="safe", pure=False)
+        return YAML(typ="safe", pure=False).compose_all
+    if kind == "pyyaml":
+        import yaml
 
-        def ruamel() -> None:
-            for path in files:
-                for _ in loader.compose_all(path.read_text(encoding="utf-8")):
-                    pass
-
-        return ruamel
-    if kind == "parse":
-        from gpulint.yamltree import parse
-
-        def gpulint_parse() -> None:
-            for path in files:
-                parse(path.read_text(encoding="utf-8"))
-
-        return gpulint_parse
-    if kind == "lint":
-        from gpulint.api import lint
-
-        return lambda: lint([str(corpus)])
-    raise ValueError(f"unknown measurement {kind!r}")
+        return lambda text: yaml.compose_all(text, Loader=yaml.CSafeLoader)
+    raise ValueError(f"unknown floor {kind!r}")
 
 
-def child_main(kind: str, corpus: str, file_list: str) -> None:
-    """Run one measurement once and print its wall-clock seconds."""
-    files = [Path(line) for line in Path(file_list).read_text(encoding="utf-8").splitlines()]
-    work = _child_work(kind, Path(corpus), files)
-    start = time.perf_counter()
-    work()
-    print(f"{time.perf_counter() - start:.6f}")
+def compose_corpus(kind: str, corpus: Path) -> None:
+    """The parse floor: compose every document of every file, keeping nothing."""
+    compose = _composer(kind)
+    for path in corpus_files(corpus):
+        for _ in compose(path.read_text(encoding="utf-8")):  # type: ignore[attr-defined]
+            pass
 
 
-# --- the parent ----------------------------------------------------------------------------------
+def floor_command(kind: str, corpus: Path) -> list[str]:
+    """A whole process that composes the corpus with `kind` (ruamel or pyyaml)."""
+    return [sys.executable, __file__, "--compose", kind, str(corpus)]
 
 
-def _best(times: Sequence[float]) -> float:
-    return min(times)
+def has_pyyaml() -> bool:
+    """Whether PyYAML with its C loader can be imported here."""
+    try:
+        import yaml
+    except ImportError:
+        return False
+    return hasattr(yaml, "CSafeLoader")
 
 
-def in_child(kind: str, corpus: Path, file_list: Path, repeat: int) -> Timing | str:
-    """Best of `repeat` fresh interpreters; a string explains why the row was skipped."""
-    runs = []
-    for _ in range(repeat):
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", kind, str(corpus), str(file_list)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["failed"])[-1]
-            return last
-        runs.append(float(done.stdout.split()[-1]))
-    return Timing(kind, _best(runs))
+# --- the corpus on disk --------------------------------------------------------------------------
 
 
-def gpulint_command() -> list[str]:
-    """How to start the gpulint of this interpreter's environment."""
-    script = Path(sys.executable).with_name("gpulint")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gpulint"]
+def ensure_corpus(work: Path, files: int, docs_per_file: int) -> Path:
+    """bench/corpus/x1, generated again when missing or written with other settings."""
+    corpus = work / "x1"
+    manifest = make_corpus.read_manifest(corpus)
+    wanted = {
+        "generator": make_corpus.GENERATOR_VERSION,
+        "seed": make_corpus.DEFAULT_SEED,
+        "files": files,
+        "docs_per_file": docs_per_file,
+        "mistake_rate": make_corpus.DEFAULT_MISTAKE_RATE,
+    }
+    if manifest is None or any(manifest.get(k) != v for k, v in wanted.items()):
+        print(f"generating {files * docs_per_file} documents in {corpus} ...", flush=True)
+        if work.exists():
+            shutil.rmtree(work)
+        make_corpus.generate(corpus, files, docs_per_file)
+    return corpus
 
 
-def whole_process(command: list[str], repeat: int, cwd: Path) -> float:
-    """Best wall-clock time of `command` (exit codes 0 and 1 both mean it ran)."""
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
-        runs.append(time.perf_counter() - start)
-        if done.returncode not in (0, 1):
-            raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
-    return _best(runs)
+def scaled_corpus(corpus: Path, scale: int) -> Path:
+    """`scale` copies of the corpus as hard links (no extra disk), in xN/copyK directories."""
+    if scale == 1:
+        return corpus
+    target = corpus.parent / f"x{scale}"
+    done = target / ".complete"
+    if done.exists():
+        return target
+    if target.exists():
+        shutil.rmtree(target)
+    files = corpus_files(corpus)
+    for copy in range(scale):
+        for path in files:
+            link = target / f"copy{copy}" / path.relative_to(corpus)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            os.link(path, link)
+    done.write_text("", encoding="utf-8")
+    return target
 
+
+def ensure_profile(work: Path, nodes: int, suffix: str = ".yaml") -> Path:
+    """bench/corpus/profile-N.yaml (or .json), a kubectl dump of N nodes in up to 50 groups."""
+    path = work / f"profile-{nodes}{suffix}"
+    if not path.exists():
+        make_corpus.make_profile(path, nodes, min(PROFILE_POOLS, nodes))
+    return path
+
+
+def helm_file(work: Path) -> Path:
+    """One Helm-rendered file of 10 documents: the pre-commit case."""
+    path = work / "helm-10.yaml"
+    if not path.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            make_corpus.generate(Path(tmp), files=3, docs_per_file=HELM_DOCUMENTS)
+            rendered = next(p for p in corpus_files(Path(tmp)) if "rendered" in p.parts)
+            shutil.copyfile(rendered, path)
+    return path
+
+
+# --- imports of the pre-commit case ---------------------------------------------------------------
 
 _IMPORT_LINE = re.compile(r"import time:\s*(\d+) \|\s*(\d+) \|( *)(\S+)")
 
 
-def import_profile(small: Path, cwd: Path) -> tuple[list[tuple[str, float]], list[str]]:
-    """(every imported module with its own import ms, slowest first; forbidden ones imported)."""
+def forbidden_imports(small: Path, cwd: Path) -> tuple[int, list[str]]:
+    """(modules `gpulint check small` imports, those of FORBIDDEN_AT_START among them)."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "gpulint", "check", str(small)],
         cwd=cwd,
@@ -196,100 +277,339 @@ def import_profile(small: Path, cwd: Path) -> tuple[list[tuple[str, float]], lis
         text=True,
         check=False,
     )
-    own: list[tuple[str, float]] = []
-    imported: set[str] = set()
-    for line in done.stderr.splitlines():
-        match = _IMPORT_LINE.match(line)
-        if match is None:
+    imported = {m.group(4) for m in map(_IMPORT_LINE.match, done.stderr.splitlines()) if m}
+    tops = {name.split(".")[0] for name in imported}
+    return len(imported), [name for name in FORBIDDEN_AT_START if name in tops]
+
+
+# --- the measurements -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to measure and where."""
+
+    corpus: Path
+    work: Path
+    repeat: int
+    scales: tuple[int, ...]
+    checkov: str | None
+    profile_nodes: tuple[int, int] = PROFILE_NODES  # the small and the large profile
+
+
+def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row]:
+    """Every row of the table, in order."""
+    gpulint = gpulint_command()
+    corpus, work, repeat = plan.corpus, plan.work, plan.repeat
+    rows: list[Row] = []
+
+    def add(row: Row) -> None:
+        rows.append(row)
+        progress(format_row(row))
+
+    add(
+        measure(
+            "floor",
+            "(a) ruamel.yaml compose_all, C parser",
+            floor_command("ruamel", corpus),
+            work,
+            repeat,
+        )
+    )
+    if has_pyyaml():
+        add(
+            measure(
+                "pyyaml",
+                "(a) PyYAML compose_all, CSafeLoader (reference)",
+                floor_command("pyyaml", corpus),
+                work,
+                repeat,
+            )
+        )
+    check = [*gpulint, "check", "--format", "json", "-o", os.devnull]
+    for scale in plan.scales:
+        tree = scaled_corpus(corpus, scale)
+        label = "(b) gpulint check CORPUS" if scale == 1 else f"(e) gpulint check {scale}x CORPUS"
+        add(measure(f"check-{scale}x", label, [*check, str(tree)], work, repeat))
+
+    helm = helm_file(work)
+    add(
+        measure(
+            "import-floor",
+            '(c) python -c "import ruamel.yaml, click"',
+            [sys.executable, "-c", "import ruamel.yaml, click"],
+            work,
+            repeat * 3,
+        )
+    )
+    add(
+        measure(
+            "check-helm",
+            f"(c) gpulint check one {HELM_DOCUMENTS}-document Helm file",
+            [*gpulint, "check", str(helm)],
+            work,
+            repeat * 3,
+        )
+    )
+
+    few, many = plan.profile_nodes
+    without_capacity = [*check, "--ignore", CAPACITY_RULE, str(corpus)]
+    for key, suffix in PROFILE_ROWS:
+        nodes = few if key == "profile-small" else many
+        profile = ensure_profile(work, nodes, suffix)
+        label = f"(g) ... --profile {nodes:,}-node {suffix[1:].upper()} dump"
+        command = [*without_capacity, "--profile", str(profile)]
+        add(measure(key, f"{label}, no {CAPACITY_RULE}", command, work, repeat))
+    small = ensure_profile(work, few)
+    command = [*check, str(corpus), "--profile", str(small)]
+    add(
+        measure(
+            "profile-all-rules",
+            f"(g) ... --profile {few:,}-node dump, every rule",
+            command,
+            work,
+            1,
+        )
+    )
+
+    if plan.checkov is None:
+        rows.append(Row("checkov", "(f) checkov --framework kubernetes", note="not installed"))
+    else:
+        command = [
+            plan.checkov,
+            "--framework",
+            "kubernetes",
+            "-d",
+            str(corpus),
+            "--quiet",
+            "--compact",
+        ]
+        add(measure("checkov", "(f) checkov --framework kubernetes -d CORPUS", command, work, 1))
+    return rows
+
+
+def format_row(row: Row) -> str:
+    """One line of the printed table."""
+    if row.seconds is None or row.rss_mb is None:
+        return f"{row.label:<58} {'-':>9} {'-':>8}  {row.note}".rstrip()
+    spread = ""
+    if len(row.runs) > 1:
+        spread = f"{min(r.seconds for r in row.runs):.2f}-{max(r.seconds for r in row.runs):.2f}"
+    return f"{row.label:<58} {row.seconds:9.3f} {row.rss_mb:8.0f}  {spread}".rstrip()
+
+
+def by_key(rows: Sequence[Row]) -> dict[str, Row]:
+    """Rows by their key."""
+    return {row.key: row for row in rows}
+
+
+def _ratio(top: Row | None, bottom: Row | None, what: str = "seconds") -> float | None:
+    if top is None or bottom is None:
+        return None
+    a, b = getattr(top, what), getattr(bottom, what)
+    return a / b if a is not None and b else None
+
+
+def judge(
+    rows: Sequence[Row],
+    scales: Sequence[int],
+    documents: int,
+    profile_nodes: tuple[int, int] = PROFILE_NODES,
+) -> list[Target]:
+    """Each target of the performance budget against the measured rows."""
+    row = by_key(rows)
+    largest = max(scales)
+    one, big, small = row.get("check-1x"), row.get(f"check-{largest}x"), row.get("profile-small")
+    few, many = profile_nodes
+    corpus = _ratio(one, row.get("floor"))
+    helm = _ratio(row.get("check-helm"), row.get("import-floor"))
+    as_yaml, as_json = (_ratio(row.get(k), small) for k in ("profile-large", "profile-large-json"))
+    budget: list[tuple[str, float | None, str, float, str]] = [
+        # (target, measured, comparison, limit, unit)
+        (f"{documents:,} documents: gpulint / compose floor", corpus, "<=", 1.5, "x"),
+        ("Checkov / gpulint, same corpus", _ratio(row.get("checkov"), one), ">=", 30, "x"),
+        (f"one {HELM_DOCUMENTS}-document Helm file / import floor", helm, "<=", 1.5, "x"),
+        (f"{largest}x corpus time / 1x", _ratio(big, one), "<=", largest + 1, "x"),
+        (f"{largest}x corpus peak RSS", big.rss_mb if big else None, "<=", 250, " MB"),
+        (f"{largest}x corpus peak RSS / 1x", _ratio(big, one, "rss_mb"), "<=", 1.2, "x"),
+        (f"{many:,}-node YAML dump / {few:,}-node profile", as_yaml, "<=", 1.2, "x"),
+        (f"{many:,}-node JSON dump / {few:,}-node profile", as_json, "<=", 1.2, "x"),
+    ]
+    return [_target(*line) for line in budget]
+
+
+def _target(name: str, value: float | None, comparison: str, limit: float, unit: str) -> Target:
+    limit_text = f"{comparison} {limit:g}{unit}"
+    if value is None:
+        return Target(name, limit_text, "-", None)
+    passed = value <= limit if comparison == "<=" else value >= limit
+    digits = 0 if value >= 100 else 1 if value >= 10 else 2
+    return Target(name, limit_text, f"{value:.{digits}f}{unit}", passed)
+
+
+def rss_growth(rows: Sequence[Row], scales: Sequence[int], documents: int) -> float | None:
+    """MB of peak RSS each further 1,000 documents add, from the 1x and the largest run."""
+    row = by_key(rows)
+    largest = max(scales)
+    one, big = row.get("check-1x"), row.get(f"check-{largest}x")
+    if largest == 1 or one is None or big is None or one.rss_mb is None or big.rss_mb is None:
+        return None
+    return (big.rss_mb - one.rss_mb) / ((largest - 1) * documents / 1000)
+
+
+# --- the report -----------------------------------------------------------------------------------
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def machine() -> list[str]:
+    """What the numbers were measured on."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    if hasattr(os, "sysconf") and "SC_PHYS_PAGES" in os.sysconf_names:
+        memory = f", {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB RAM"
+    return [
+        f"{platform.system()} {platform.release()}, {model}, {os.cpu_count()} CPUs{memory}",
+        f"Python {platform.python_version()}; ruamel.yaml {_version('ruamel.yaml')}, "
+        f"ruamel.yaml.clib {_version('ruamel.yaml.clib')}, PyYAML {_version('pyyaml')}, "
+        f"click {_version('click')}",
+    ]
+
+
+def load_average() -> str:
+    """The 1-minute load average, to tell a quiet machine from a shared one."""
+    return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "unknown"
+
+
+def table(rows: Sequence[Row]) -> list[str]:
+    """The rows as a Markdown table."""
+    lines = [
+        "| measurement | runs | median s | range s | peak RSS MB |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        if row.seconds is None:
+            lines.append(f"| {row.label} | 0 | - | - | - ({row.note}) |")
             continue
-        self_us, name = int(match.group(1)), match.group(4)
-        imported.add(name.split(".")[0])
-        own.append((name, self_us / 1000))
-    own.sort(key=lambda item: -item[1])
-    return own, [name for name in FORBIDDEN_AT_START if name in imported]
+        low, high = min(r.seconds for r in row.runs), max(r.seconds for r in row.runs)
+        lines.append(
+            f"| {row.label} | {len(row.runs)} | {row.seconds:.3f} | {low:.2f}-{high:.2f} | "
+            f"{row.rss_mb:.0f} |"
+        )
+    return lines
+
+
+def report(
+    rows: Sequence[Row],
+    targets: Sequence[Target],
+    corpus_line: str,
+    notes: Sequence[str],
+) -> str:
+    """bench/results.md."""
+    lines = [
+        "# gpulint benchmark results",
+        "",
+        f"Written by `python bench/run.py` on {datetime.date.today().isoformat()}. What the "
+        "figures mean and what it takes to meet the failing targets: "
+        "[README.md](README.md#where-the-time-and-memory-go).",
+        "",
+        *[f"- {line}" for line in [*machine(), corpus_line, *notes]],
+        "",
+        "## Targets",
+        "",
+        "| target | limit | measured | verdict |",
+        "|---|---|---:|---|",
+        *[f"| {t.name} | {t.limit} | {t.measured} | {t.verdict} |" for t in targets],
+        "",
+        "## Measurements",
+        "",
+        *table(rows),
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every measurement, print the table; 1 when a limit is exceeded."""
+    """Measure, print the table and the targets, write the results; 1 when a target fails."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=generate.DEFAULT_OUT)
-    parser.add_argument("--documents", type=int, default=generate.DEFAULT_DOCUMENTS)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per row; the best counts")
+    parser.add_argument("--files", type=int, default=make_corpus.DEFAULT_FILES)
+    parser.add_argument("--docs-per-file", type=int, default=make_corpus.DEFAULT_DOCS_PER_FILE)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row; the median counts")
+    parser.add_argument("--scales", default="1,4,16", help="corpus sizes to compare (1 first)")
+    parser.add_argument("--checkov", help="the checkov executable (default: checkov on PATH)")
+    parser.add_argument("--no-checkov", action="store_true", help="skip the Checkov row")
+    parser.add_argument("--work", type=Path, default=WORK, help="where corpora are generated")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="Markdown report to write")
     parser.add_argument(
-        "--max-ratio", type=float, default=1.5, help="limit for (d) lint / (a) PyYAML"
+        "--profile-nodes", default="5,5000", help="nodes of the small and the large profile"
     )
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--note", action="append", default=[], help="a line for the report")
+    parser.add_argument("--compose", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.child:
-        child_main(*args.child)
+    if args.compose:
+        compose_corpus(args.compose[0], Path(args.compose[1]))
         return 0
 
-    corpus = args.corpus.resolve()
-    manifest = ensure_corpus(corpus, args.documents)
+    scales = tuple(sorted({1, *(int(s) for s in args.scales.split(","))}))
+    work = args.work.resolve()
+    corpus = ensure_corpus(work, args.files, args.docs_per_file)
     files = corpus_files(corpus)
+    documents = args.files * args.docs_per_file
     size = sum(p.stat().st_size for p in files)
-    print(
-        f"corpus: {corpus} - {manifest['documents']} documents in {len(files)} files, "
-        f"{size / 1e6:.1f} MB; Python {platform.python_version()}, {os.cpu_count()} CPUs; "
-        f"best of {args.repeat}"
+    corpus_line = (
+        f"corpus: {documents:,} documents in {len(files):,} files, {size / 1e6:.1f} MB "
+        f"(`make_corpus.py --files {args.files} --docs-per-file {args.docs_per_file}`); "
+        f"{args.repeat} runs per row unless noted, medians"
     )
-    rows: list[Timing] = []
-    failures: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="gpulint-bench-") as tmp:
-        work = Path(tmp)
-        file_list = work / "files.txt"
-        file_list.write_text("\n".join(str(p) for p in files) + "\n", encoding="utf-8")
-        labels = {
-            "pyyaml": "(a) PyYAML compose_all, CSafeLoader (baseline)",
-            "ruamel": "(b) ruamel.yaml compose_all, typ=safe pure=False",
-            "parse": "(c) gpulint.yamltree.parse",
-            "lint": "(d) gpulint.api.lint, default rules",
-        }
-        for kind, label in labels.items():
-            measured = in_child(kind, corpus, file_list, args.repeat)
-            if isinstance(measured, str):
-                rows.append(Timing(label, None, f"skipped: {measured}"))
-            else:
-                rows.append(Timing(label, measured.seconds))
-        cli = [*gpulint_command(), "check", str(corpus), "--format", "json", "-o", os.devnull]
-        rows.append(
-            Timing("(e) gpulint check CORPUS, whole process", whole_process(cli, args.repeat, work))
-        )
-        small = work / "small.yaml"
-        small.write_text(SMALL_MANIFEST, encoding="utf-8")
-        start_up = whole_process([*gpulint_command(), "check", str(small)], args.repeat * 3, work)
-        rows.append(Timing("(f) gpulint check small.yaml, whole process", start_up))
-        top, forbidden = import_profile(small, work)
+    checkov = None if args.no_checkov else find_checkov(args.checkov)
+    print(corpus_line)
+    load_before = load_average()
+    few, many = (int(n) for n in args.profile_nodes.split(","))
+    plan = Plan(corpus, work, args.repeat, scales, checkov, (few, many))
+    print(f"{'measurement':<58} {'median s':>9} {'RSS MB':>8}  range s")
+    rows = measure_all(plan)
 
-    baseline = rows[0].seconds
-    print()
-    print(f"{'measurement':<50} {'seconds':>9} {'x (a)':>7}")
-    for row in rows:
-        seconds = f"{row.seconds:9.3f}" if row.seconds is not None else f"{'-':>9}"
-        ratio = f"{row.seconds / baseline:7.2f}" if baseline and row.seconds is not None else ""
-        print(f"{row.label:<50} {seconds} {ratio:>7} {row.note}".rstrip())
-    print()
-    print(
-        f"(f) imports {len(top)} modules; slowest, own ms: "
-        + ", ".join(f"{name} {ms:.0f}" for name, ms in top[:8])
-    )
+    module_count, forbidden = forbidden_imports(helm_file(work), work)
+    targets = judge(rows, scales, documents, (few, many))
+    growth = rss_growth(rows, scales, documents)
+    notes = [
+        f"1-minute load average {load_before} before and {load_average()} after the run "
+        f"on {os.cpu_count()} CPUs",
+        f"`gpulint check` on one file imports {module_count} modules"
+        + (
+            f", among them {', '.join(forbidden)}"
+            if forbidden
+            else ", neither jsonschema nor kubernetes"
+        ),
+        *args.note,
+    ]
+    if growth is not None:
+        notes.append(f"peak RSS grows by {growth:.1f} MB per 1,000 documents checked")
+    if checkov is not None:
+        notes.append(f"{checkov_version(checkov)}, run once")
 
-    lint_seconds = rows[3].seconds
-    if baseline is None:
-        print("PyYAML is not installed (pip install -e '.[bench]'): no baseline, ratio not checked")
-    elif lint_seconds is None:
-        failures.append("gpulint.api.lint did not run")
-    elif lint_seconds > args.max_ratio * baseline:
-        failures.append(
-            f"lint takes {lint_seconds / baseline:.2f} x the baseline, more than {args.max_ratio}"
-        )
+    print()
+    for t in targets:
+        print(f"{t.verdict:<13} {t.name}: {t.measured} (limit {t.limit})")
+    for note in notes:
+        print(f"note: {note}")
     if forbidden:
-        failures.append(f"`gpulint check` on one file imports {', '.join(forbidden)}")
-    for failure in failures:
-        print(f"FAIL: {failure}")
-    if not failures and baseline is not None:
-        print(f"OK: lint is {lint_seconds / baseline:.2f} x the baseline (limit {args.max_ratio})")
-    return 1 if failures else 0
+        print(f"FAIL: `gpulint check` on one file imports {', '.join(forbidden)}")
+    args.results.write_text(report(rows, targets, corpus_line, notes), encoding="utf-8")
+    print(f"wrote {args.results}")
+    return 1 if forbidden or any(t.passed is False for t in targets) else 0
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cached_property
 
 from gpulint.accelerators import is_extended_resource, looks_like_accelerator
 from gpulint.model import (
@@ -436,17 +437,18 @@ class Placement:
     template: PodTemplate
     fits: tuple[PoolFit, ...]
 
-    @property
+    # Cached: every placement and capacity rule asks these of the same placement.
+    @cached_property
     def eligible(self) -> tuple[Pool, ...]:
         """Pools whose nodes pass every filter."""
         return tuple(f.pool for f in self.fits if f.eligible)
 
-    @property
+    @cached_property
     def rejected(self) -> tuple[PoolFit, ...]:
         """Pools whose nodes fail some filter, with why."""
         return tuple(f for f in self.fits if not f.eligible)
 
-    @property
+    @cached_property
     def decidable(self) -> bool:
         """False when the answer for some pool depends on node names (matchFields)."""
         return all(f.mismatch is None or f.mismatch.decidable for f in self.fits)
@@ -467,13 +469,49 @@ def pool_fit(template: PodTemplate, pool: Pool, profile: ClusterProfile | None) 
 
 
 def place(template: PodTemplate, profile: ClusterProfile) -> Placement:
-    """The verdict of every pool of the profile for the pod template."""
-    return Placement(template, tuple(pool_fit(template, p, profile) for p in profile.pools))
+    """The verdict of every pool of the profile for the pod template.
+
+    The same as `pool_fit` for each pool, but through the profile's pool index: each filter
+    runs once per distinct taint set, allocatable and value of the labels the pod selects on,
+    and the pod's admitted tolerations are worked out once, so the cost follows the number of
+    distinct node group shapes rather than the number of pools.
+    """
+    index = profile.pool_index
+    tolerations = admitted_tolerations(template, profile)
+    untolerated = [untolerated_taints(tolerations, taints) for taints in index.taint_sets]
+    requests = template.effective_requests
+    shortfalls = [resource_shortfalls(requests, pool) for pool in index.allocatable_pools]
+    columns = [index.column(key) for key in selector_keys(template)]
+    selected = zip(*columns, strict=True) if columns else [()] * len(index.pools)
+    mismatches: dict[tuple[str | None, ...], SelectorMismatch | None] = {}
+    fits = []
+    for i, (pool, values) in enumerate(zip(index.pools, selected, strict=True)):
+        if values in mismatches:
+            mismatch = mismatches[values]
+        else:
+            mismatch = mismatches[values] = selector_mismatch(template, pool.labels)
+        fits.append(
+            PoolFit(
+                pool,
+                untolerated[index.taint_set_of[i]],
+                mismatch,
+                shortfalls[index.allocatable_of[i]],
+            )
+        )
+    return Placement(template, tuple(fits))
+
+
+def selector_keys(template: PodTemplate) -> tuple[str, ...]:
+    """Every node label the pod's nodeSelector and required node affinity read."""
+    keys = dict.fromkeys(template.node_selector)
+    for term in template.required_node_affinity or ():
+        keys.update(dict.fromkeys(r.key for r in term.match_expressions))
+    return tuple(keys)
 
 
 def pools_named(profile: ClusterProfile, label: str, value: str) -> tuple[Pool, ...]:
     """The pools whose nodes carry `label=value`."""
-    return tuple(p for p in profile.pools if p.labels.get(label) == value)
+    return profile.pool_index.by_label.get((label, value), ())
 
 
 def usable(pools: Iterable[Pool]) -> tuple[Pool, ...]:

@@ -12,6 +12,7 @@ import pytest
 from gpulint.errors import GpulintError
 from gpulint.profile import Pool, Taint, load_profiles
 from gpulint.profile.kubectl import profile_from_objects
+from gpulint.profile.load import json_dump_facts
 from gpulint.profile.nodes import pools_from_nodes
 from gpulint.yamltree import parse
 
@@ -128,6 +129,39 @@ def test_a_json_dump_and_plain_dicts_give_the_same_profile(tmp_path: Path) -> No
     from_dicts = profile_from_objects([plain], source="live cluster")
     assert from_dicts == from_yaml
     assert from_dicts.sources == ("live cluster",)
+
+
+def test_only_a_valid_json_dump_takes_the_json_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = parse(Path(DUMP).read_text()).documents[0].value
+    text = json.dumps(json.loads(json.dumps(data)), indent=4)
+    dump = json_dump_facts(write(tmp_path, text, "dump.json"))
+    assert dump is not None and [f.pool.name for f in dump.pools] == ["m5", "g5", "gpu-spot"]
+    # load_profiles reads such a dump without the YAML reader.
+    from_yaml = load_profiles([DUMP])
+    monkeypatch.setattr("gpulint.profile.load.read_profile_file", None)
+    assert load_profiles([str(tmp_path / "dump.json")]) == from_yaml
+    monkeypatch.undo()
+    assert json_dump_facts(DUMP) is None  # YAML
+    assert json_dump_facts(write(tmp_path, text.replace('"8"', '"eight"'), "bad.json")) is None
+    assert json_dump_facts(write(tmp_path, '{"kind": "Config"}', "other.json")) is None
+
+
+def test_invalid_quantity_in_a_json_dump_points_at_it(tmp_path: Path) -> None:
+    dump = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [{"kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {}}}],
+    }
+    dump["items"][0]["status"]["allocatable"]["cpu"] = "four"
+    path = write(tmp_path, json.dumps(dump, indent=2), "dump.json")
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value) == (
+        f"{path}:12:18: items.0.status.allocatable.cpu: 'four' is not a Kubernetes quantity "
+        "(write it like 8, 500m or 16Gi)"
+    )
 
 
 def test_pool_label_overrides_the_well_known_labels() -> None:

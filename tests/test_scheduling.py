@@ -24,6 +24,8 @@ from gpulint.scheduling import (
     format_amount,
     label_selector_matches,
     place,
+    pool_fit,
+    pools_named,
     requirement_matches,
     resource_shortfalls,
     selector_mismatch,
@@ -407,6 +409,57 @@ def test_placement_with_ert_makes_the_gpu_pool_eligible() -> None:
     template = pod("nodeSelector: {accelerator: a100}\n" + GPU_POD)
     placement = place(template, ClusterProfile(provider="gke", pools=(gpu_pool(), CPU_POOL)))
     assert [p.name for p in placement.eligible] == ["gpu"]
+
+
+# --- placement through the pool index ----------------------------------------------------------
+
+# Pools that repeat taints, allocatable and labels in every combination, as large clusters do.
+SHAPED_POOLS = tuple(
+    gpu_pool(f"p{i}", labels={**labels, "pool": f"p{i}"}, taints=taints, allocatable=allocatable)
+    for i, (labels, taints, allocatable) in enumerate(
+        itertools.product(
+            LABEL_SETS,
+            ((), (GPU_TAINT,), (GPU_TAINT, Taint("dedicated", "gpu", "NoExecute"))),
+            ({"nvidia.com/gpu": Decimal(4)}, {"nvidia.com/gpu": Decimal(0)}, {}),
+        )
+    )
+)
+PLACEMENT_PODS = (
+    GPU_POD,
+    "nodeSelector: {zone: a}\n" + GPU_POD,
+    "nodeSelector: {zone: a, pool: p7}\ntolerations: [{operator: Exists}]\n" + GPU_POD,
+    """
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: gpu.count, operator: Gt, values: ["4"]}]
+      - matchExpressions: [{key: zone, operator: NotIn, values: [a]}]
+      - {}
+tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+"""
+    + GPU_POD,
+)
+
+
+@pytest.mark.parametrize("spec", PLACEMENT_PODS)
+@pytest.mark.parametrize("provider", ["kubeadm", "gke"])
+def test_indexed_placement_is_every_pools_own_verdict(spec: str, provider: str) -> None:
+    template = pod(spec)
+    profile = ClusterProfile(provider=provider, pools=SHAPED_POOLS)
+    fits = place(template, profile).fits
+    assert fits == tuple(pool_fit(template, p, profile) for p in SHAPED_POOLS)
+    assert len({f.mismatch for f in fits}) > 1 or spec == GPU_POD
+
+
+def test_pools_named_finds_every_pool_with_the_label_value() -> None:
+    profile = ClusterProfile(pools=SHAPED_POOLS)
+    assert pools_named(profile, "zone", "x9") == tuple(
+        p for p in SHAPED_POOLS if p.labels.get("zone") == "x9"
+    )
+    assert len(pools_named(profile, "zone", "x9")) == 4 * 9
+    assert pools_named(profile, "zone", "b") == ()
+    assert pools_named(profile, "nolabel", "a") == ()
 
 
 # --- pod anti-affinity selectors -------------------------------------------------------------

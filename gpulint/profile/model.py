@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 
 #: Labels that name a node's pool, most specific first.
 POOL_LABELS: tuple[str, ...] = (
@@ -191,4 +192,61 @@ class ClusterProfile:
 
     def advertised_resources(self) -> frozenset[str]:
         """Every resource name some pool's nodes advertise."""
-        return frozenset(name for pool in self.pools for name in pool.allocatable)
+        return self.pool_index.advertised
+
+    @cached_property
+    def pool_index(self) -> PoolIndex:
+        """The pools grouped by what the scheduler's filters read, built on first use."""
+        return PoolIndex.of(self.pools)
+
+
+@dataclass(frozen=True)
+class PoolIndex:
+    """The pools of a profile grouped by the facts the scheduler's filters read.
+
+    Large clusters repeat a few node group shapes across zones and teams: a filter that reads
+    only taints, only allocatable or only some labels can be run once per distinct value and
+    its verdict shared by every pool that has that value.
+    """
+
+    pools: tuple[Pool, ...]
+    taint_sets: tuple[tuple[Taint, ...], ...]  # distinct, in order of first appearance
+    taint_set_of: tuple[int, ...]  # per pool, its index in taint_sets
+    allocatable_pools: tuple[Pool, ...]  # the first pool of each distinct allocatable
+    allocatable_of: tuple[int, ...]  # per pool, its index in allocatable_pools
+    label_columns: Mapping[str, tuple[str | None, ...]]  # label -> per pool value, None: lacks it
+    by_label: Mapping[tuple[str, str], tuple[Pool, ...]]  # (label, value) -> pools
+    advertised: frozenset[str]  # every resource some pool advertises
+
+    @classmethod
+    def of(cls, pools: tuple[Pool, ...]) -> PoolIndex:
+        """Index `pools`."""
+        taint_sets: dict[tuple[Taint, ...], int] = {}
+        allocatables: dict[frozenset[tuple[str, Decimal]], int] = {}
+        allocatable_pools: list[Pool] = []
+        allocatable_of = []
+        by_label: dict[tuple[str, str], list[Pool]] = {}
+        for pool in pools:
+            taint_sets.setdefault(pool.taints, len(taint_sets))
+            shape = frozenset(pool.allocatable.items())
+            if shape not in allocatables:
+                allocatables[shape] = len(allocatable_pools)
+                allocatable_pools.append(pool)
+            allocatable_of.append(allocatables[shape])
+            for item in pool.labels.items():
+                by_label.setdefault(item, []).append(pool)
+        labels = dict.fromkeys(label for pool in pools for label in pool.labels)
+        return cls(
+            pools=pools,
+            taint_sets=tuple(taint_sets),
+            taint_set_of=tuple(taint_sets[pool.taints] for pool in pools),
+            allocatable_pools=tuple(allocatable_pools),
+            allocatable_of=tuple(allocatable_of),
+            label_columns={k: tuple(pool.labels.get(k) for pool in pools) for k in labels},
+            by_label={item: tuple(found) for item, found in by_label.items()},
+            advertised=frozenset(name for pool in pools for name in pool.allocatable),
+        )
+
+    def column(self, label: str) -> tuple[str | None, ...]:
+        """Each pool's value of `label` (None where the pool lacks it), in pool order."""
+        return self.label_columns.get(label) or (None,) * len(self.pools)

@@ -1,15 +1,23 @@
-"""Write a deterministic corpus of realistic Kubernetes manifests for benchmarking gpulint.
+"""Write a deterministic corpus of realistic Kubernetes manifests, and cluster profiles for it.
 
-The corpus mixes plain manifest files, Helm-rendered multi-document files (with `# Source:`
-comments) and a few JSON `kind: List` files. Workloads look like what charts render: labels,
-annotations, probes, env lists, init containers, tolerations, affinity and GPU resources.
+The corpus has `--files N` files of `--docs-per-file M` objects each: a third rendered by Helm
+(every document after a `# Source:` comment), a few JSON `kind: List` exports as
+`kubectl get -o json` writes them, the rest plain multi-document YAML. Objects are
+Deployments, StatefulSets, Jobs, CronJobs, DaemonSets, CustomResourceDefinitions, Services,
+ConfigMaps, ServiceAccounts and HPAs; workloads look like what charts render (labels,
+annotations, probes, env lists, init containers, tolerations, affinity and GPU resources).
 
 A known set of mistakes is planted in GPU containers (GPU001-GPU004, GPU601), some of them
 suppressed with `# gpulint: ignore[...]`; `.planted.json` (a hidden file, so gpulint skips it)
 lists every planted finding as path, line and code, so a test can check that lint() finds
 exactly those.
 
-Usage: python bench/generate.py [--documents N] [--out DIR] [--seed S]
+`--profile-nodes N --profile-pools P` also writes `profile-N.yaml` (or `.json` with
+`--profile-format json`) next to the corpus: a `kubectl get nodes -o yaml` dump of N EKS nodes
+in P node groups that the corpus's GPU pods can land on.
+
+Usage: python bench/make_corpus.py [--files N] [--docs-per-file M] [--out DIR] [--seed S]
+                                   [--profile-nodes N --profile-pools P]
 """
 
 from __future__ import annotations
@@ -24,13 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEFAULT_DOCUMENTS = 9200
+DEFAULT_FILES = 2000
+DEFAULT_DOCS_PER_FILE = 5
 DEFAULT_OUT = Path(__file__).resolve().parent / "corpus"
 DEFAULT_SEED = 9200
 DEFAULT_MISTAKE_RATE = 0.25
 MANIFEST = ".planted.json"
 #: Bumped whenever the generated text changes, so stale corpora are regenerated.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 _PLAIN_SAFE = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*\Z")
 _NOT_PLAIN_WORDS = frozenset(
@@ -174,6 +183,31 @@ _IMAGES = (
     "busybox:1.36",
 )
 _GPU_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu", "nvidia.com/gpu", "amd.com/gpu")
+
+
+@dataclass(frozen=True)
+class Vendor:
+    """Where a GPU pod of one vendor asks to run: an instance type and a product label."""
+
+    instance_type: str
+    product_label: str
+    products: tuple[str, ...]
+
+
+_VENDORS = {
+    "nvidia.com/gpu": Vendor(
+        "p4d.24xlarge",
+        "nvidia.com/gpu.product",
+        ("NVIDIA-A100-SXM4-80GB", "NVIDIA-H100-80GB-HBM3"),
+    ),
+    "amd.com/gpu": Vendor(
+        "Standard_ND96isr_MI300X_v5", "amd.com/gpu.product", ("AMD-Instinct-MI300X",)
+    ),
+}
+_CRD_FIELDS = (
+    "replicas", "image", "modelName", "modelRevision", "storageUri", "maxBatchSize",
+    "minReplicas", "maxReplicas", "runtime", "protocol", "timeoutSeconds", "canaryPercent",
+)  # fmt: skip
 _ENV_NAMES = (
     "LOG_LEVEL", "WORKERS", "MODEL_NAME", "MODEL_REVISION", "CACHE_DIR", "HF_HOME", "NCCL_DEBUG",
     "OMP_NUM_THREADS", "BATCH_SIZE", "MAX_SEQ_LEN", "METRICS_PORT", "TRACING_ENDPOINT",
@@ -221,7 +255,7 @@ class Generator:
     def env(self) -> list[dict[str, Any]]:
         """An env list: plain values, secret references and downward API fields."""
         items: list[dict[str, Any]] = []
-        for env_name in self.rng.sample(_ENV_NAMES, self.rng.randint(2, 6)):
+        for env_name in self.rng.sample(_ENV_NAMES, self.rng.randint(1, 4)):
             roll = self.rng.random()
             if roll < 0.7:
                 value: Any = self.rng.choice(
@@ -281,7 +315,7 @@ class Generator:
             "image": self.rng.choice(_IMAGES),
             "imagePullPolicy": "IfNotPresent",
         }
-        if self.rng.random() < 0.5:
+        if self.rng.random() < 0.3:
             container["command"] = ["python", "-m", self.rng.choice(_WORDS)]
             container["args"] = [f"--port={port}", "--log-format=json"]
         container["ports"] = [{"name": "http", "containerPort": port, "protocol": "TCP"}]
@@ -297,15 +331,28 @@ class Generator:
             {"name": "cache", "mountPath": "/cache"},
             {"name": "config", "mountPath": "/etc/app", "readOnly": True},
         ]
-        if self.rng.random() < 0.5:
+        roll = self.rng.random()
+        if roll < 0.3:
             container["livenessProbe"] = self.probe(port)
-        if self.rng.random() < 0.5:
+        elif roll < 0.6:
             container["readinessProbe"] = self.probe(port)
-        container["securityContext"] = {
-            "allowPrivilegeEscalation": False,
-            "capabilities": {"drop": ["ALL"]},
-        }
+        if self.rng.random() < 0.5:
+            container["securityContext"] = {
+                "allowPrivilegeEscalation": False,
+                "capabilities": {"drop": ["ALL"]},
+            }
         return container
+
+    def sidecar(self, app: str, with_resources: bool) -> dict[str, Any]:
+        """A metrics exporter next to the application container."""
+        sidecar: dict[str, Any] = {
+            "name": f"{app}-exporter",
+            "image": "quay.io/prometheus/statsd-exporter:v0.26.1",
+            "ports": [{"name": "metrics", "containerPort": 9102}],
+        }
+        if with_resources:
+            sidecar["resources"] = {"limits": {"cpu": "100m", "memory": "128Mi"}}
+        return sidecar
 
     def init_container(self, with_resources: bool) -> dict[str, Any]:
         """An init container that waits for a dependency, or a restartable sidecar."""
@@ -334,42 +381,38 @@ class Generator:
         if kind in ("Job", "CronJob"):
             spec["restartPolicy"] = "OnFailure"
         besteffort = mistake == "GPU601"
-        if self.rng.random() < 0.4:
+        if self.rng.random() < 0.3:
             spec["initContainers"] = [self.init_container(not besteffort)]
         containers = [self.container(app, gpu, mistake, port)]
         if self.rng.random() < 0.15:
-            sidecar = self.container(f"{app}-exporter", None, None, 9100)
-            if besteffort:
-                del sidecar["resources"]
-            containers.append(sidecar)
+            containers.append(self.sidecar(app, with_resources=not besteffort))
         spec["containers"] = containers
         if gpu is not None:
-            spec["nodeSelector"] = Flow({"node.kubernetes.io/instance-type": "p4d.24xlarge"})
+            vendor = _VENDORS[gpu]
+            spec["nodeSelector"] = Flow({"node.kubernetes.io/instance-type": vendor.instance_type})
             spec["tolerations"] = [
                 {"key": gpu, "operator": "Exists", "effect": "NoSchedule"},
                 {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
             ]
-            spec["affinity"] = {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {
-                                        "key": "nvidia.com/gpu.product",
-                                        "operator": "In",
-                                        "values": [
-                                            "NVIDIA-A100-SXM4-80GB",
-                                            "NVIDIA-H100-80GB-HBM3",
-                                        ],
-                                    }
-                                ]
-                            }
-                        ]
+            if self.rng.random() < 0.6:
+                spec["affinity"] = {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {
+                                            "key": vendor.product_label,
+                                            "operator": "In",
+                                            "values": list(vendor.products),
+                                        }
+                                    ]
+                                }
+                            ]
+                        }
                     }
                 }
-            }
-        elif self.rng.random() < 0.5:
+        elif self.rng.random() < 0.3:
             spec["affinity"] = {
                 "podAntiAffinity": {
                     "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -383,10 +426,13 @@ class Generator:
                     ]
                 }
             }
-        spec["volumes"] = [
-            {"name": "cache", "emptyDir": {"sizeLimit": "20Gi"}},
-            {"name": "config", "configMap": {"name": f"{app}-config"}},
-        ]
+        if self.rng.random() < 0.5:
+            spec["volumes"] = [
+                {"name": "cache", "emptyDir": {"sizeLimit": "20Gi"}},
+                {"name": "config", "configMap": {"name": f"{app}-config"}},
+            ]
+        else:
+            del containers[0]["volumeMounts"]
         return spec
 
     def template(self, app: str, labels: dict[str, str], kind: str) -> dict[str, Any]:
@@ -517,58 +563,107 @@ class Generator:
             },
         }
 
+    def crd(self, app: str) -> dict[str, Any]:
+        """A CustomResourceDefinition with an OpenAPI schema, as operator charts ship them."""
+        self.serial += 1
+        plural = f"{app}s{self.serial}"
+        group = f"{self.rng.choice(_WORDS)}.example.com"
+        fields = {
+            name: {"type": self.rng.choice(("string", "integer", "boolean"))}
+            for name in self.rng.sample(_CRD_FIELDS, self.rng.randint(4, 9))
+        }
+        fields["resources"] = {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+            "description": "Compute resources of the managed pods.",
+        }
+        return {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}", "labels": self.labels(app, None)},
+            "spec": {
+                "group": group,
+                "names": {"kind": app.title(), "listKind": f"{app.title()}List", "plural": plural},
+                "scope": "Namespaced",
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "subresources": {"status": {}},
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "properties": {
+                                    "spec": {"type": "object", "properties": fields},
+                                    "status": {
+                                        "type": "object",
+                                        "x-kubernetes-preserve-unknown-fields": True,
+                                    },
+                                },
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+
     def any_object(self, app: str, ns: str, release: str | None) -> tuple[str, dict[str, Any]]:
         """(template file name, object), drawn from a realistic mix of kinds."""
         roll = self.rng.random()
-        if roll < 0.28:
+        if roll < 0.26:
             return "deployment.yaml", self.workload("Deployment", app, ns, release)
-        if roll < 0.36:
+        if roll < 0.33:
             return "statefulset.yaml", self.workload("StatefulSet", app, ns, release)
-        if roll < 0.44:
+        if roll < 0.41:
             return "job.yaml", self.workload("Job", app, ns, release)
-        if roll < 0.50:
+        if roll < 0.47:
             return "cronjob.yaml", self.workload("CronJob", app, ns, release)
-        if roll < 0.53:
+        if roll < 0.50:
             return "daemonset.yaml", self.workload("DaemonSet", app, ns, release)
-        if roll < 0.73:
+        if roll < 0.53:
+            return "crd.yaml", self.crd(app)
+        if roll < 0.72:
             return "service.yaml", self.service(app, ns, release)
-        if roll < 0.88:
+        if roll < 0.87:
             return "configmap.yaml", self.config_map(app, ns, release)
         return "extra.yaml", self.small_object(app, ns, release)
 
 
-def _files(gen: Generator, documents: int) -> Iterator[tuple[str, str | list[Any], int]]:
-    """(relative path, YAML text pieces or JSON items, object count) until `documents` objects."""
-    left = documents
-    index = 0
-    while left > 0:
-        index += 1
+@dataclass(frozen=True)
+class PlannedFile:
+    """One corpus file: its path, how it is written, and its objects."""
+
+    path: str
+    style: str  # helm, plain or json
+    chart: str
+    objects: list[tuple[str, dict[str, Any]]]
+
+
+def _plan(gen: Generator, files: int, docs_per_file: int) -> Iterator[PlannedFile]:
+    """`files` files of `docs_per_file` objects: every third rendered by Helm, some JSON."""
+    for index in range(1, files + 1):
         ns = gen.rng.choice(_TEAMS)
         app = f"{gen.rng.choice(_WORDS)}{index}"
-        roll = gen.rng.random()
-        if roll < 0.03:  # a JSON List, as `kubectl get -o json` writes it
-            count = min(left, gen.rng.randint(5, 15))
+        if index % 3 == 0:  # a Helm release rendered with `helm template`
+            objects = [gen.any_object(app, ns, app) for _ in range(docs_per_file)]
+            yield PlannedFile(f"rendered/{ns}/{app}.yaml", "helm", app, objects)
+        elif index % 20 == 1:  # a `kubectl get -o json` export
             # No mistakes in exports: json.dumps does not say on which line a key lands.
             gen.plant = False
-            items = [gen.any_object(app, ns, None)[1] for _ in range(count)]
+            objects = [gen.any_object(app, ns, None) for _ in range(docs_per_file)]
             gen.plant = True
-            yield f"exports/{ns}/{app}.json", items, count
-        elif roll < 0.40:  # a Helm release rendered with `helm template`
-            count = min(left, gen.rng.randint(4, 12))
-            objects = [gen.any_object(app, ns, app) for _ in range(count)]
-            yield f"rendered/{ns}/{app}.yaml", [("helm", app, objects)], count
-        else:  # a hand-written manifest with one to three documents
-            count = min(left, gen.rng.choice((1, 1, 2, 3)))
-            objects = [gen.any_object(app, ns, None) for _ in range(count)]
-            yield f"manifests/{ns}/{app}.yaml", [("plain", app, objects)], count
-        left -= count
+            yield PlannedFile(f"exports/{ns}/{app}.json", "json", app, objects)
+        else:  # hand-written manifests, `---` between the documents
+            objects = [gen.any_object(app, ns, None) for _ in range(docs_per_file)]
+            yield PlannedFile(f"manifests/{ns}/{app}.yaml", "plain", app, objects)
 
 
-def _render_yaml(style: str, chart: str, objects: list[tuple[str, Any]], emitter: Emitter) -> None:
-    for i, (template, obj) in enumerate(objects):
-        if style == "helm":
+def _render_yaml(planned: PlannedFile, emitter: Emitter) -> None:
+    for i, (template, obj) in enumerate(planned.objects):
+        if planned.style == "helm":
             emitter.comment("---")
-            emitter.comment(f"# Source: {chart}/templates/{template}")
+            emitter.comment(f"# Source: {planned.chart}/templates/{template}")
         elif i:
             emitter.comment("---")
         emitter.document(obj)
@@ -576,39 +671,38 @@ def _render_yaml(style: str, chart: str, objects: list[tuple[str, Any]], emitter
 
 def generate(
     out: Path,
-    documents: int = DEFAULT_DOCUMENTS,
+    files: int = DEFAULT_FILES,
+    docs_per_file: int = DEFAULT_DOCS_PER_FILE,
     seed: int = DEFAULT_SEED,
     mistake_rate: float = DEFAULT_MISTAKE_RATE,
 ) -> Planted:
-    """Replace `out` with a corpus of `documents` Kubernetes objects; return what was planted."""
+    """Replace `out` with `files` files of `docs_per_file` objects each; return what was planted."""
     if out.exists():
         shutil.rmtree(out)
     gen = Generator(seed, mistake_rate)
     planted = Planted()
-    files = 0
-    for relative, content, _count in _files(gen, documents):
-        path = out / relative
+    for planned in _plan(gen, files, docs_per_file):
+        path = out / planned.path
         path.parent.mkdir(parents=True, exist_ok=True)
-        if relative.endswith(".json"):
-            items = [to_json(obj) for obj in content]
+        if planned.style == "json":
+            items = [to_json(obj) for _, obj in planned.objects]
             text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2)
             path.write_text(text + "\n", encoding="utf-8")
-        else:
-            emitter = Emitter()
-            for style, chart, objects in content:
-                _render_yaml(style, chart, objects, emitter)
-            path.write_text("\n".join(emitter.lines) + "\n", encoding="utf-8")
-            for line, code, suppressed in emitter.planted:
-                (planted.suppressed if suppressed else planted.reported).append(
-                    (relative, line, code)
-                )
-        files += 1
+            continue
+        emitter = Emitter()
+        _render_yaml(planned, emitter)
+        path.write_text("\n".join(emitter.lines) + "\n", encoding="utf-8")
+        for line, code, suppressed in emitter.planted:
+            (planted.suppressed if suppressed else planted.reported).append(
+                (planned.path, line, code)
+            )
     manifest = {
         "generator": GENERATOR_VERSION,
         "seed": seed,
-        "documents": documents,
-        "mistake_rate": mistake_rate,
         "files": files,
+        "docs_per_file": docs_per_file,
+        "documents": files * docs_per_file,
+        "mistake_rate": mistake_rate,
         "planted": [list(p) for p in planted.reported],
         "suppressed": [list(p) for p in planted.suppressed],
     }
@@ -624,10 +718,174 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
         return None
 
 
+# --- cluster profiles ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """The shape of one EKS node group of a generated profile."""
+
+    prefix: str  # of the node group's name
+    instance_type: str
+    cpu: str
+    memory: str
+    gpu: str | None = None  # the extended resource its nodes advertise
+    gpus: int = 0
+    product: str = ""
+
+
+# The first three are the groups of the smallest profile: a system pool and one pool that each
+# kind of GPU pod of the corpus selects. The rest add variety to larger clusters.
+_NODE_GROUPS = (
+    NodeGroup("system", "m6i.4xlarge", "15890m", "57691948Ki"),
+    NodeGroup(
+        "a100",
+        "p4d.24xlarge",
+        "95690m",
+        "1148723328Ki",
+        "nvidia.com/gpu",
+        8,
+        "NVIDIA-A100-SXM4-80GB",
+    ),
+    NodeGroup(
+        "mi300x",
+        "Standard_ND96isr_MI300X_v5",
+        "95690m",
+        "1843741152Ki",
+        "amd.com/gpu",
+        8,
+        "AMD-Instinct-MI300X",
+    ),
+    NodeGroup(
+        "h100",
+        "p5.48xlarge",
+        "191450m",
+        "2002167136Ki",
+        "nvidia.com/gpu",
+        8,
+        "NVIDIA-H100-80GB-HBM3",
+    ),
+    NodeGroup("a10g", "g5.12xlarge", "47810m", "192103288Ki", "nvidia.com/gpu", 4, "NVIDIA-A10G"),
+    NodeGroup("compute", "c6i.8xlarge", "31850m", "60833912Ki"),
+    NodeGroup("l4", "g6.2xlarge", "7910m", "31321564Ki", "nvidia.com/gpu", 1, "NVIDIA-L4"),
+    NodeGroup("memory", "r6i.8xlarge", "31850m", "253755512Ki"),
+)
+_CONDITIONS = (
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+)
+_ZONES = ("us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d")
+
+
+def _node(group: NodeGroup, pool: str, zone: str, serial: int) -> dict[str, Any]:
+    """One Node object as `kubectl get nodes -o yaml` prints it."""
+    ip = f"10.{serial // 65536 % 256}.{serial // 256 % 256}.{serial % 256}"
+    hostname = f"ip-{ip.replace('.', '-')}.us-west-2.compute.internal"
+    labels = {
+        "alpha.eksctl.io/cluster-name": "bench",
+        "eks.amazonaws.com/nodegroup": pool,
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": hostname,
+        "kubernetes.io/os": "linux",
+        "node.kubernetes.io/instance-type": group.instance_type,
+        "topology.kubernetes.io/region": "us-west-2",
+        "topology.kubernetes.io/zone": zone,
+    }
+    allocatable = {"cpu": group.cpu, "ephemeral-storage": "95551679124", "memory": group.memory}
+    taints: list[dict[str, str]] = []
+    if group.gpu is not None:
+        vendor = group.gpu.split("/")[0]
+        labels[f"{vendor}/gpu.product"] = group.product
+        labels[f"{vendor}/gpu.count"] = str(group.gpus)
+        labels["nvidia.com/gpu.present" if vendor == "nvidia.com" else "amd.com/gpu.present"] = (
+            "true"
+        )
+        allocatable[group.gpu] = str(group.gpus)
+        taints = [
+            {"effect": "NoSchedule", "key": group.gpu, "value": "true"},
+            {"effect": "NoSchedule", "key": "dedicated", "value": "gpu"},
+        ]
+    allocatable["pods"] = "250"
+    conditions = [
+        {
+            "lastHeartbeatTime": "2026-12-02T15:58:11Z",
+            "lastTransitionTime": "2026-11-20T08:13:02Z",
+            "message": message,
+            "reason": reason,
+            "status": status,
+            "type": kind,
+        }
+        for kind, status, reason, message in _CONDITIONS
+    ]
+    spec: dict[str, Any] = {"providerID": f"aws:///{zone}/i-{serial:017x}"}
+    if taints:
+        spec["taints"] = taints
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "annotations": {
+                "alpha.kubernetes.io/provided-node-ip": ip,
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+            "creationTimestamp": "2026-11-20T08:12:44Z",
+            "labels": labels,
+            "name": hostname,
+            "resourceVersion": str(48_000_000 + serial),
+            "uid": f"6f1c2a0e-{serial % 65536:04x}-4b7e-9d1a-{serial:012x}",
+        },
+        "spec": spec,
+        "status": {
+            "addresses": [
+                {"address": ip, "type": "InternalIP"},
+                {"address": hostname, "type": "Hostname"},
+            ],
+            "allocatable": allocatable,
+            "capacity": dict(allocatable),
+            "conditions": conditions,
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "architecture": "amd64",
+                "containerRuntimeVersion": "containerd://1.7.22",
+                "kernelVersion": "5.10.226-214.880.amzn2.x86_64",
+                "kubeProxyVersion": "v1.30.4-eks-a737599",
+                "kubeletVersion": "v1.30.4-eks-a737599",
+                "operatingSystem": "linux",
+                "osImage": "Amazon Linux 2",
+            },
+        },
+    }
+
+
+def make_profile(path: Path, nodes: int, pools: int) -> None:
+    """Write a kubectl dump of `nodes` nodes spread evenly over `pools` EKS node groups.
+
+    A `.json` path gets what `kubectl get nodes -o json` prints, anything else `-o yaml`.
+    """
+    groups = [(f"{_NODE_GROUPS[i % len(_NODE_GROUPS)].prefix}-{i}", i) for i in range(pools)]
+    items = []
+    for serial in range(nodes):
+        name, i = groups[serial % pools]
+        group = _NODE_GROUPS[i % len(_NODE_GROUPS)]
+        items.append(_node(group, name, _ZONES[i % len(_ZONES)], serial + 1))
+    dump = {"apiVersion": "v1", "kind": "List", "items": items}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".json":
+        path.write_text(json.dumps(dump, indent=4) + "\n", encoding="utf-8")
+        return
+    emitter = Emitter()
+    emitter.document(dump)
+    path.write_text("\n".join(emitter.lines) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--documents", type=int, default=DEFAULT_DOCUMENTS)
+    parser.add_argument("--files", type=int, default=DEFAULT_FILES)
+    parser.add_argument("--docs-per-file", type=int, default=DEFAULT_DOCS_PER_FILE)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument(
@@ -636,13 +894,19 @@ def main(argv: list[str] | None = None) -> None:
         default=DEFAULT_MISTAKE_RATE,
         help="share of GPU pods with a planted mistake",
     )
+    parser.add_argument("--profile-nodes", type=int, help="also write a kubectl dump of N nodes")
+    parser.add_argument("--profile-pools", type=int, default=50, help="node groups of that dump")
+    parser.add_argument("--profile-format", choices=("yaml", "json"), default="yaml")
     args = parser.parse_args(argv)
-    planted = generate(args.out, args.documents, args.seed, args.mistake_rate)
-    manifest = read_manifest(args.out) or {}
+    planted = generate(args.out, args.files, args.docs_per_file, args.seed, args.mistake_rate)
     print(
-        f"wrote {args.documents} documents in {manifest.get('files')} files to {args.out} "
+        f"wrote {args.files * args.docs_per_file} documents in {args.files} files to {args.out} "
         f"({len(planted.reported)} planted findings, {len(planted.suppressed)} suppressed)"
     )
+    if args.profile_nodes:
+        profile = args.out.parent / f"profile-{args.profile_nodes}.{args.profile_format}"
+        make_profile(profile, args.profile_nodes, min(args.profile_pools, args.profile_nodes))
+        print(f"wrote {profile}: {args.profile_nodes} nodes")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,71 @@
+"""bench/run.py builds its table, judges its targets and writes its report (no timing asserted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.bench_scripts import bench_script
+
+
+@pytest.fixture(scope="module")
+def bench_run() -> ModuleType:
+    return bench_script("run")
+
+
+def _row(bench_run: ModuleType, key: str, seconds: float, rss_mb: float) -> object:
+    # Three runs, one slow: the median is `seconds`.
+    runs = (seconds, seconds * 3, seconds)
+    return bench_run.Row(key, key, tuple(bench_run.Run(s, rss_mb, 1) for s in runs))
+
+
+def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
+    rows = [
+        _row(bench_run, "floor", 2.0, 60),
+        _row(bench_run, "check-1x", 2.9, 200),
+        _row(bench_run, "check-16x", 50.0, 260),
+        _row(bench_run, "import-floor", 0.1, 20),
+        _row(bench_run, "check-helm", 0.16, 25),
+        _row(bench_run, "profile-small", 3.0, 210),
+        _row(bench_run, "profile-large", 3.5, 230),
+        _row(bench_run, "profile-large-json", 3.7, 230),
+        bench_run.Row("checkov", "checkov", note="not installed"),
+    ]
+
+    targets = bench_run.judge(rows, (1, 4, 16), 10_000)
+
+    assert [(t.measured, t.verdict) for t in targets] == [
+        ("1.45x", "PASS"),
+        ("-", "not measured"),
+        ("1.60x", "FAIL"),
+        ("17.2x", "FAIL"),
+        ("260 MB", "FAIL"),
+        ("1.30x", "FAIL"),
+        ("1.17x", "PASS"),
+        ("1.23x", "FAIL"),
+    ]
+    assert bench_run.rss_growth(rows, (1, 4, 16), 10_000) == pytest.approx(60 / 150)
+
+
+def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path: Path) -> None:
+    results = tmp_path / "results.md"
+    argv = ["--files", "3", "--docs-per-file", "2", "--repeat", "1", "--scales", "1,2"]
+    argv += ["--no-checkov", "--profile-nodes", "2,6", "--work", str(tmp_path / "work")]
+
+    bench_run.main([*argv, "--results", str(results)])
+
+    text = results.read_text(encoding="utf-8")
+    for label in (
+        "(a) ruamel.yaml compose_all, C parser",
+        "(b) gpulint check CORPUS",
+        "(e) gpulint check 2x CORPUS",
+        "(c) gpulint check one 10-document Helm file",
+        "(g) ... --profile 6-node JSON dump, no GPU201",
+        "(f) checkov --framework kubernetes | 0 |",
+        "| 6-node YAML dump / 2-node profile | <= 1.2x |",
+        "neither jsonschema nor kubernetes",
+    ):
+        assert label in text
+    assert len(bench_run.corpus_files(tmp_path / "work" / "x2")) == 2 * 3
