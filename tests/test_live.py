@@ -36,6 +36,9 @@ LIST_PATHS = {
     "nodepools": "/apis/karpenter.sh/v1/nodepools",
 }
 NOT_FOUND = status(404, "NotFound", "the server could not find the requested resource")
+KUEUE = "kueue.x-k8s.io"
+#: The discovery request for the Kueue API group: 404 when Kueue is not installed.
+KUEUE_DISCOVERY = ("GET", f"/apis/{KUEUE}", {})
 
 
 def gpu_node(name: str, pool: str, gpus: str = "8", allocatable_gpus: str | None = None):
@@ -146,8 +149,22 @@ def manifests(tmp_path: Path) -> Path:
     return root
 
 
-def serve(k: kmock.KubernetesScaffold, **items: list[dict[str, Any]] | None) -> None:
-    """Register the list endpoints live mode reads; `None` answers 404 (not installed)."""
+def serve(
+    k: kmock.KubernetesScaffold,
+    kueue: str | None = None,
+    **items: list[dict[str, Any]] | None,
+) -> None:
+    """Register the list endpoints live mode reads; `None` answers 404 (not installed).
+
+    Kueue is installed at version `kueue` when given: its API group is in discovery and
+    `clusterqueues`/`localqueues` (empty unless given) are served at that version.
+    """
+    if kueue is not None:
+        for resource, kind in (("clusterqueues", "ClusterQueue"), ("localqueues", "LocalQueue")):
+            info = kmock.ResourceInfo(kind=kind, namespaced=resource == "localqueues")
+            k.resources[f"{KUEUE}/{kueue}/{resource}"] = info
+            listed = item_list(kind, items.pop(resource, []) or [], f"{KUEUE}/{kueue}")
+            k[f"get /apis/{KUEUE}/{kueue}/{resource}"] << listed
     kinds = {
         "nodes": ("Node", "v1"),
         "pods": ("Pod", "v1"),
@@ -210,6 +227,7 @@ def test_live_reads_each_resource_once_with_pagination_params(k, kubeconfig, man
         ("GET", "/api/v1/limitranges", {"limit": "500"}),
         ("GET", "/apis/scheduling.k8s.io/v1/priorityclasses", {"limit": "500"}),
         ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"}),
+        KUEUE_DISCOVERY,
     ]
     assert {r.headers["Authorization"] for r in k} == {f"Bearer {TOKEN}"}
 
@@ -231,7 +249,7 @@ def test_missing_karpenter_crd_is_not_an_error(k, kubeconfig, manifests) -> None
     serve(k, nodepools=None)
     result = check_live(kubeconfig, manifests)
     assert result.exit_code == 1, result.output
-    assert requests(k)[-1] == ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"})
+    assert requests(k)[-2] == ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"})
     # The run went on with the other resources: quota, taints and priority classes all count.
     assert [f[:2] for f in findings(result)] == [("GPU301", 7), ("GPU102", 13), ("GPU401", 14)]
     assert report(result)["notes"] == []
@@ -329,6 +347,192 @@ def test_device_plugin_not_ready_is_a_summary_note(k, kubeconfig, manifests) -> 
         "check", "--isolated", "--live", "--kubeconfig", str(kubeconfig), str(manifests)
     ).stdout  # fmt: skip
     assert "device plugin not ready on 1 node of pool gpu-a100\n" in text
+
+
+# --- Kueue queues ---------------------------------------------------------------------------
+
+QUEUED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: finetune
+  namespace: research
+  labels:
+    kueue.x-k8s.io/queue-name: team-a
+spec:
+  parallelism: 2
+  completions: 2
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      tolerations:
+      - {key: dedicated, operator: Equal, value: gpu, effect: NoSchedule}
+      containers:
+      - name: train
+        image: trainer:1.4
+        resources:
+          requests: {cpu: "8", memory: 32Gi}
+          limits: {memory: 32Gi, nvidia.com/gpu: 4}
+"""
+CLUSTER_QUEUE = {
+    "metadata": {"name": "team-a"},
+    "spec": {
+        "namespaceSelector": {},
+        "resourceGroups": [
+            {
+                "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                "flavors": [
+                    {
+                        "name": "a100",
+                        "resources": [
+                            {"name": "cpu", "nominalQuota": "96"},
+                            {"name": "memory", "nominalQuota": "1Ti"},
+                            {"name": "nvidia.com/gpu", "nominalQuota": 4},
+                        ],
+                    }
+                ],
+            }
+        ],
+    },
+}
+LOCAL_QUEUE = {
+    "metadata": {"name": "team-a", "namespace": "research"},
+    "spec": {"clusterQueue": "team-a"},
+}
+QUEUES = {"clusterqueues": [CLUSTER_QUEUE], "localqueues": [LOCAL_QUEUE]}
+GPU310_MESSAGE = (
+    "ClusterQueue team-a (LocalQueue research/team-a) can give at most 4 `nvidia.com/gpu` "
+    "(flavor a100), but Job/research/finetune needs 8 at once: Kueue never admits it"
+)
+
+
+@pytest.fixture()
+def queued(tmp_path: Path) -> Path:
+    """A directory with one GPU Job in Kueue LocalQueue research/team-a."""
+    root = tmp_path / "queued"
+    root.mkdir()
+    (root / "finetune.yaml").write_text(QUEUED_JOB, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
+def test_kueue_queues_are_read_at_the_served_version(k, kubeconfig, queued, version) -> None:
+    serve(k, kueue=version, **QUEUES)
+    result = check_live(kubeconfig, queued)
+    assert result.exit_code == 1, result.output
+    assert findings(result) == [("GPU310", 7, 32, GPU310_MESSAGE)]
+    assert report(result)["notes"] == []
+    # Discovery names the version; both queue kinds are then listed at it, cluster-wide.
+    assert requests(k)[-3:] == [
+        KUEUE_DISCOVERY,
+        ("GET", f"/apis/{KUEUE}/{version}/clusterqueues", {"limit": "500"}),
+        ("GET", f"/apis/{KUEUE}/{version}/localqueues", {"limit": "500"}),
+    ]
+
+
+def test_snapshot_writes_the_queues_and_checks_alike_offline(k, kubeconfig, queued, tmp_path):
+    serve(k, kueue="v1beta2", **QUEUES)
+    text = snapshot_of(k, kubeconfig)
+    assert text.split("  clusterQueues:\n")[1] == (
+        "  - name: team-a\n"
+        "    resourceGroups:\n"
+        "    - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
+        "      flavors:\n"
+        "      - name: a100\n"
+        "        resources:\n"
+        "        - {name: cpu, nominalQuota: 96}\n"
+        "        - {name: memory, nominalQuota: 1Ti}\n"
+        "        - {name: nvidia.com/gpu, nominalQuota: 4}\n"
+        "  localQueues:\n"
+        "  - {namespace: research, name: team-a, clusterQueue: team-a}\n"
+    )
+    snapshot = tmp_path / "profile.yaml"
+    snapshot.write_text(text, encoding="utf-8")
+    static = run("check", "--isolated", "--format", "json", "--profile", str(snapshot),
+                 str(queued))  # fmt: skip
+    assert findings(static) == [("GPU310", 7, 32, GPU310_MESSAGE)]
+
+
+def test_missing_kueue_crds_are_not_an_error(k, kubeconfig, queued) -> None:
+    serve(k, **QUEUES)  # the lists exist, but the API group is not served
+    result = check_live(kubeconfig, queued)
+    assert result.exit_code == 0, result.output
+    assert report(result)["notes"] == []
+    assert requests(k)[-1] == KUEUE_DISCOVERY
+    assert not [path for _, path, _ in requests(k) if path.endswith("queues")]
+
+
+def forbidden(resource: str, group: str) -> dict[str, Any]:
+    """The Status of an RBAC denial to list `resource` of `group`."""
+    message = (
+        f'{resource}.{group} is forbidden: User "system:serviceaccount:ci:gpulint" cannot list '
+        f'resource "{resource}" in API group "{group}" at the cluster scope'
+    )
+    return status(403, "Forbidden", message)
+
+
+DISCOVERY_DENIED = status(
+    403,
+    "Forbidden",
+    'forbidden: User "system:serviceaccount:ci:gpulint" cannot get path "/apis/kueue.x-k8s.io"',
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "denial", "body"),
+    [
+        (f"/apis/{KUEUE}/v1beta2/clusterqueues", f"list clusterqueues.{KUEUE}",
+         forbidden("clusterqueues", KUEUE)),
+        (f"/apis/{KUEUE}/v1beta2/localqueues", f"list localqueues.{KUEUE}",
+         forbidden("localqueues", KUEUE)),
+        # Clusters that removed the system:discovery binding deny the discovery document.
+        (f"/apis/{KUEUE}", f"get /apis/{KUEUE}", DISCOVERY_DENIED),
+    ],
+)  # fmt: skip
+def test_kueue_queues_rbac_denies_are_one_note(k, kubeconfig, queued, path, denial, body) -> None:
+    k[f"get {path}"] << 403 << body
+    serve(k, kueue="v1beta2", **QUEUES)
+    result = check_live(kubeconfig, queued)
+    # No queue is known, so none is reported: the run is as clean as without Kueue.
+    assert result.exit_code == 0, result.output
+    assert findings(result) == []
+    assert report(result)["notes"] == [
+        f"Kueue ClusterQueues and LocalQueues not read (GPU310 checks no queue): not allowed to "
+        f"{denial} (403 Forbidden): grant the gpulint-live ClusterRole of docs/rbac.yaml to "
+        f"context `kmock`; the server said: {body['message']}"
+    ]
+    text = run("check", "--isolated", "--live", "--kubeconfig", str(kubeconfig), str(queued))
+    assert text.exit_code == 0, text.output
+    assert text.stdout.count("Kueue ClusterQueues and LocalQueues not read") == 1
+
+
+def test_snapshot_without_kueue_permission_notes_it_and_writes_no_queues(k, kubeconfig):
+    k[f"get /apis/{KUEUE}/v1beta2/clusterqueues"] << 403 << forbidden("clusterqueues", KUEUE)
+    serve(k, kueue="v1beta2", **QUEUES)
+    result = run("profile", "snapshot", "--kubeconfig", str(kubeconfig))
+    assert result.exit_code == 0, result.output
+    assert "Queues:" not in result.stdout
+    assert result.stderr.startswith(
+        "gpulint: note: Kueue ClusterQueues and LocalQueues not read (GPU310 checks no queue): "
+        f"not allowed to list clusterqueues.{KUEUE} (403 Forbidden)"
+    )
+    assert result.stderr.count("\n") == 1
+
+
+def test_karpenter_nodepools_rbac_denies_are_a_note_too(k, kubeconfig, manifests) -> None:
+    path = "/apis/karpenter.sh/v1/nodepools"
+    k[f"get {path}"] << 403 << forbidden("nodepools", "karpenter.sh")
+    serve(k)
+    result = check_live(kubeconfig, manifests)
+    assert result.exit_code == 1, result.output
+    assert [f[:2] for f in findings(result)] == [("GPU301", 7), ("GPU102", 13), ("GPU401", 14)]
+    assert report(result)["notes"] == [
+        "Karpenter NodePools not read (pools with no nodes are unknown): not allowed to list "
+        "nodepools.karpenter.sh (403 Forbidden): grant the gpulint-live ClusterRole of "
+        "docs/rbac.yaml to context `kmock`; the server said: "
+        + forbidden("nodepools", "karpenter.sh")["message"]
+    ]
 
 
 def owned(kind: str, name: str, controller: bool = True) -> dict[str, Any]:
@@ -494,7 +698,7 @@ def test_context_picks_a_cluster_other_than_the_current_one(k, tmp_path, manifes
     result = run("check", "--isolated", "--live", "--context", "kmock", str(manifests),
                  env={"KUBECONFIG": str(tmp_path / "kc")})  # fmt: skip
     assert result.exit_code == 1, result.output
-    assert len(requests(k)) == 6
+    assert len(requests(k)) == 7
 
 
 def test_unknown_context(kubeconfig: Path, manifests: Path) -> None:
@@ -538,7 +742,7 @@ def test_five_thousand_nodes_take_a_few_dozen_requests(k, kubeconfig, manifests)
     paths = [path for _, path, _ in requests(k)]
     assert paths.count("/api/v1/nodes") == 10
     assert paths.count("/api/v1/pods") == 10
-    assert len(paths) == 24
+    assert len(paths) == 25
 
 
 # --- import isolation -----------------------------------------------------------------------

@@ -283,8 +283,8 @@ def test_dry_run_is_skipped_when_gpu900_is_not_selected(k, kubeconfig, manifests
     serve(k)
     result = dry_run(kubeconfig, manifests, "--ignore", "GPU900")
     report(result)
-    # Only the six reads of the profile: no discovery, no dry-run.
-    assert [m for m, _, _ in requests(k)] == ["GET"] * 6
+    # Only the reads of the profile (and Kueue's discovery): no dry-run discovery, no dry-run.
+    assert [m for m, _, _ in requests(k)] == ["GET"] * 7
     assert "/apis/apps/v1" not in [p for _, p, _ in requests(k)]
 
 
@@ -331,17 +331,20 @@ def _url_matches(pattern: str, path: str) -> bool:
 
 
 def test_read_only_live_mode_stays_inside_the_gpulint_live_role(k, kubeconfig, manifests):
-    serve(k, nodepools=[])
+    serve(k, nodepools=[], kueue="v1beta2")
     report(run("check", "--live", "--format", "json", "--kubeconfig", str(kubeconfig),
                str(manifests)))  # fmt: skip
     sent = requests(k)
-    assert len(sent) == 6
+    assert len(sent) == 9
     rules = role_rules("gpulint-live")
     assert [(m, p) for m, p, _ in sent if not allowed(rules, m, p)] == []
-    # And the role is minimal: every rule it grants was used.
-    used = {p.rsplit("/", 1)[1] for _, p, _ in sent}
-    assert used == {r for rule in rules for r in rule["resources"]}
-    assert {v for rule in rules for v in rule["verbs"]} == {"list"}
+    # And the role is minimal: every rule it grants was used; resources are only listed.
+    resource_rules = [rule for rule in rules if "resources" in rule]
+    used = {p.rsplit("/", 1)[1] for _, p, _ in sent if p.count("/") > 2}
+    assert used == {r for rule in resource_rules for r in rule["resources"]}
+    assert {v for rule in resource_rules for v in rule["verbs"]} == {"list"}
+    urls = {p for _, p, _ in sent if p.count("/") == 2}
+    assert urls == {u for rule in rules for u in rule.get("nonResourceURLs", ())}
 
 
 def test_dry_run_stays_inside_both_roles(k, kubeconfig, manifests) -> None:

@@ -32,6 +32,10 @@ _IN_CLUSTER = "in-cluster service account"
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
+class AccessDenied(GpulintError):
+    """The API answered 403: the credentials lack a verb on a resource (see RBAC_DOC)."""
+
+
 @dataclass(frozen=True)
 class ConnectionOptions:
     """How to reach the cluster: --kubeconfig, --context, --request-timeout."""
@@ -135,6 +139,18 @@ class KubeClient:
             if not token:
                 return items
 
+    def preferred_version(self, group: str) -> str | None:
+        """The version of API `group` the server prefers (discovery); None when not served."""
+        path = f"/apis/{group}"
+        response = self.request("GET", path)
+        if response.status == 404:
+            return None
+        if response.status != 200:
+            raise self.refused(response, "get", path)
+        preferred = response.body.get("preferredVersion")
+        version = preferred.get("version") if isinstance(preferred, Mapping) else None
+        return str(version) if version else None
+
     def refused(self, response: Response, verb: str, what: str) -> GpulintError:
         """The error for a read the API refused: who, what verb and resource, what to do."""
         status = response.status
@@ -144,7 +160,7 @@ class KubeClient:
                 f"(401 Unauthorized); log in again or refresh the kubeconfig's token"
             )
         if status == 403:
-            return GpulintError(
+            return AccessDenied(
                 f"not allowed to {verb} {what} (403 Forbidden): grant the gpulint-live "
                 f"ClusterRole of {RBAC_DOC} to {self.source}; the server said: {response.message}"
             )

@@ -1,9 +1,11 @@
 """Read a live cluster into the ClusterProfile the static path uses.
 
-One paginated list per resource. Nodes, ResourceQuotas, LimitRanges and PriorityClasses go
-through the same conversion as a `kubectl get ... -o yaml` dump (gpulint.profile.kubectl);
-what only a live cluster tells, the GPUs already requested on each pool's nodes and by which
-workload, and the Karpenter NodePools, is joined on top.
+One paginated list per resource. Nodes, ResourceQuotas, LimitRanges, PriorityClasses and
+Kueue's ClusterQueues and LocalQueues go through the same conversion as a `kubectl get ... -o
+yaml` dump (gpulint.profile.kubectl); what only a live cluster tells, the GPUs already
+requested on each pool's nodes and by which workload, and the Karpenter NodePools, is joined
+on top. Add-ons (Karpenter, Kueue) are optional: not installed means none of their objects,
+and a role that may not read them costs a note, not the run.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from gpulint.live.client import KubeClient
+from gpulint.live.client import AccessDenied, KubeClient
 from gpulint.live.karpenter import facts_from_nodepools
 from gpulint.pods import pod_extended_requests, pod_owner
 from gpulint.profile.kubectl import facts_from_objects
@@ -49,9 +51,42 @@ LIMIT_RANGES = ListCall("", "limitranges", "/api/v1/limitranges")
 PRIORITY_CLASSES = ListCall(
     "scheduling.k8s.io", "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses"
 )
-NODEPOOLS = ListCall("karpenter.sh", "nodepools", "/apis/karpenter.sh/v1/nodepools", optional=True)
-#: Everything live mode reads, in order; docs/rbac.yaml grants exactly these.
-READS: tuple[ListCall, ...] = (NODES, PODS, QUOTAS, LIMIT_RANGES, PRIORITY_CLASSES, NODEPOOLS)
+#: What live mode reads of every cluster, in order; then the ADD_ONS.
+READS: tuple[ListCall, ...] = (NODES, PODS, QUOTAS, LIMIT_RANGES, PRIORITY_CLASSES)
+
+
+@dataclass(frozen=True)
+class AddOn:
+    """The custom resources of an add-on a cluster may run: read all together, or none."""
+
+    title: str  # names them in the note when RBAC denies them
+    unread: str  # what is not checked without them
+    group: str
+    resources: tuple[str, ...]
+    version: str | None = None  # None: the version the server prefers (one discovery request)
+
+    def calls(self, version: str) -> tuple[ListCall, ...]:
+        """The list of each resource, at `version` of the group."""
+        return tuple(
+            ListCall(self.group, name, f"/apis/{self.group}/{version}/{name}", optional=True)
+            for name in self.resources
+        )
+
+
+KARPENTER = AddOn(
+    "Karpenter NodePools", "pools with no nodes are unknown", "karpenter.sh", ("nodepools",), "v1"
+)
+# Kueue serves v1beta2 from 0.15 on and v1beta1 only before 0.20, so the version a cluster
+# has depends on its release (Karpenter's NodePool has been v1 since 1.0); both versions
+# carry the fields gpulint reads.
+KUEUE = AddOn(
+    "Kueue ClusterQueues and LocalQueues",
+    "GPU310 checks no queue",
+    "kueue.x-k8s.io",
+    ("clusterqueues", "localqueues"),
+)
+#: The add-ons live mode reads after READS, in order; docs/rbac.yaml grants all of these.
+ADD_ONS: tuple[AddOn, ...] = (KARPENTER, KUEUE)
 
 
 @dataclass(frozen=True)
@@ -62,21 +97,45 @@ class ClusterObjects:
     pods: tuple[dict[str, Any], ...]
     policies: tuple[dict[str, Any], ...]  # ResourceQuotas, LimitRanges, PriorityClasses
     nodepools: tuple[dict[str, Any], ...] | None
+    queues: tuple[dict[str, Any], ...] = ()  # Kueue ClusterQueues and LocalQueues
+    notes: tuple[str, ...] = ()  # add-ons RBAC kept from being read
 
 
 def read_cluster(client: KubeClient) -> ClusterObjects:
-    """List every resource of READS once (paginated)."""
-    listed = {
-        call: client.list_all(call.path, call.what, call.query, call.optional) for call in READS
-    }
-    nodepools = listed.pop(NODEPOOLS)
-    found = {call: tuple(items or ()) for call, items in listed.items()}
+    """List every resource of READS and ADD_ONS once (paginated)."""
+    found = {call: tuple(client.list_all(call.path, call.what, call.query) or ()) for call in READS}
+    add_ons = {add_on: read_add_on(client, add_on) for add_on in ADD_ONS}
     return ClusterObjects(
         nodes=found[NODES],
         pods=found[PODS],
         policies=(*found[QUOTAS], *found[LIMIT_RANGES], *found[PRIORITY_CLASSES]),
-        nodepools=None if nodepools is None else tuple(nodepools),
+        nodepools=add_ons[KARPENTER][0],
+        queues=add_ons[KUEUE][0] or (),
+        notes=tuple(note for _, note in add_ons.values() if note),
     )
+
+
+def read_add_on(
+    client: KubeClient, add_on: AddOn
+) -> tuple[tuple[dict[str, Any], ...] | None, str | None]:
+    """The add-on's objects, None when it is not installed; and a note when RBAC denies them.
+
+    Only all of its resources together mean something (a LocalQueue without its ClusterQueue
+    would look like a missing queue), so a denial of any of them drops them all.
+    """
+    try:
+        version = add_on.version or client.preferred_version(add_on.group)
+        if version is None:
+            return None, None
+        objects: list[dict[str, Any]] = []
+        for call in add_on.calls(version):
+            items = client.list_all(call.path, call.what, call.query, call.optional)
+            if items is None:
+                return None, None
+            objects += items
+    except AccessDenied as denied:
+        return None, f"{add_on.title} not read ({add_on.unread}): {denied}"
+    return tuple(objects), None
 
 
 def profile_from_cluster(
@@ -86,7 +145,8 @@ def profile_from_cluster(
     default_namespace: str | None = None,
 ) -> ClusterProfile:
     """The ClusterProfile of what the API returned (see the module docstring)."""
-    facts = [facts_from_objects([*objects.nodes, *objects.policies], pool_label, source)]
+    dump_like = [*objects.nodes, *objects.policies, *objects.queues]
+    facts = [facts_from_objects(dump_like, pool_label, source)]
     if objects.nodepools:
         # NodePools first: the nodes they launched state the current facts and win.
         facts.insert(0, facts_from_nodepools(objects.nodepools, source))

@@ -17,7 +17,9 @@ class LiveCluster:
 
     client: KubeClient
     profile: ClusterProfile
-    notes: tuple[str, ...]  # for the run's summary: nodes whose device plugin is not serving
+    # For the run's summary: add-ons RBAC kept from being read, nodes whose device plugin is
+    # not serving.
+    notes: tuple[str, ...]
 
     @property
     def dry_run(self) -> DryRun:
@@ -40,4 +42,4 @@ def open_live(options: ConnectionOptions, pool_label: str | None = None) -> Live
     except BaseException:
         client.close()
         raise
-    return LiveCluster(client, profile, device_plugin_notes(profile.pools))
+    return LiveCluster(client, profile, (*objects.notes, *device_plugin_notes(profile.pools)))
