@@ -140,13 +140,17 @@ def kubeconfig(tmp_path: Path) -> Path:
     return write_kubeconfig(tmp_path / "kubeconfig", kube_server().url)
 
 
+def manifest_dir(root: Path, name: str, text: str) -> Path:
+    """Directory `root`, created, holding one manifest file `name`."""
+    root.mkdir()
+    (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
 @pytest.fixture()
 def manifests(tmp_path: Path) -> Path:
     """A directory with one GPU Deployment."""
-    root = tmp_path / "manifests"
-    root.mkdir()
-    (root / "trainer.yaml").write_text(MANIFEST, encoding="utf-8")
-    return root
+    return manifest_dir(tmp_path / "manifests", "trainer.yaml", MANIFEST)
 
 
 def serve(
@@ -410,10 +414,7 @@ GPU310_MESSAGE = (
 @pytest.fixture()
 def queued(tmp_path: Path) -> Path:
     """A directory with one GPU Job in Kueue LocalQueue research/team-a."""
-    root = tmp_path / "queued"
-    root.mkdir()
-    (root / "finetune.yaml").write_text(QUEUED_JOB, encoding="utf-8")
-    return root
+    return manifest_dir(tmp_path / "queued", "finetune.yaml", QUEUED_JOB)
 
 
 @pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
