@@ -456,7 +456,7 @@ def test_snapshot_writes_the_queues_and_checks_alike_offline(k, kubeconfig, queu
 
 
 def test_missing_kueue_crds_are_not_an_error(k, kubeconfig, queued) -> None:
-    serve(k, **QUEUES)  # the lists exist, but the API group is not served
+    serve(k, **QUEUES)  # Kueue is not installed: its API group is not in discovery
     result = check_live(kubeconfig, queued)
     assert result.exit_code == 0, result.output
     assert report(result)["notes"] == []
