@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from gpulint.loader import LoadResult
-from gpulint.model import Document, LoadIssue, PodTemplate, Severity, SourceFile, Workload
-from gpulint.profile.model import ClusterProfile
-from gpulint.scheduling import Placement, place
 from gpulint.workloads import Autoscaler, autoscalers
-from gpulint.yamltree import Pos
 
 if TYPE_CHECKING:
     from gpulint.live.verdict import ServerRejection
+    from gpulint.loader import LoadResult
+    from gpulint.model import Document, LoadIssue, PodTemplate, Severity, SourceFile, Workload
+    from gpulint.profile.model import ClusterProfile
+    from gpulint.scheduling import Placement
+    from gpulint.yamltree import Pos
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,8 @@ class CheckContext:
 
         Most placement and capacity rules ask for the same templates' verdicts.
         """
+        from gpulint.scheduling import place  # only runs with a profile need the scheduler
+
         assert self.profile is not None, "placement needs a cluster profile"
         verdict = self._placements.get(id(template))
         if verdict is None:
