@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from gpulint.workloads import Autoscaler, autoscalers
-
 if TYPE_CHECKING:
     from gpulint.live.verdict import ServerRejection
     from gpulint.loader import LoadResult
     from gpulint.model import Document, LoadIssue, PodTemplate, Severity, SourceFile, Workload
     from gpulint.profile.model import ClusterProfile
+    from gpulint.replicas import Autoscaler
     from gpulint.scheduling import Placement
     from gpulint.yamltree import Pos
 
@@ -79,6 +78,8 @@ class CheckContext:
     @cached_property
     def autoscalers(self) -> tuple[Autoscaler, ...]:
         """Every HorizontalPodAutoscaler among the checked manifests."""
+        from gpulint.replicas import autoscalers  # only the rules that count pods ask
+
         return tuple(autoscalers(self.loaded.documents))
 
     @property
