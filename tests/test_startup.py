@@ -36,6 +36,8 @@ NOT_IMPORTED = (
     "gpulint.smoke",
     "gpulint.profile",
     "gpulint.scheduling",
+    "gpulint.constraints",
+    "gpulint.replicas",
     "gpulint.rules.placement",
     "gpulint.rules.capacity",
     "gpulint.rules.quota",

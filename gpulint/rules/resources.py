@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Iterator
 
@@ -207,8 +208,6 @@ def _misplaced_in_container(template: PodTemplate, container: Container) -> Iter
         if key_text == "claims":
             yield from _gpu_in_claims(template, container, value, resources)
         elif key_text in ("limit", "request") or _close_to(key_text, _SECTIONS):
-            import difflib  # a misspelt key is rare: most runs never import it
-
             wanted = difflib.get_close_matches(key_text, _SECTIONS, n=1, cutoff=0.0)[0]
             yield Problem.at(
                 document,
@@ -275,11 +274,7 @@ def _pod_level_resources(template: PodTemplate) -> Iterator[Problem]:
 @functools.lru_cache(maxsize=4096)
 def _close_to(word: str, targets: tuple[str, ...]) -> bool:
     lower = word.lower()
-    if lower in targets:
-        return True
-    import difflib  # only for keys other than the expected ones
-
-    return bool(difflib.get_close_matches(lower, targets, n=1, cutoff=0.8))
+    return lower in targets or bool(difflib.get_close_matches(lower, targets, n=1, cutoff=0.8))
 
 
 CHECKS = {
