@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 #: Names the vendors' device plugins advertise (see the reference, section 2.1).
 KNOWN_RESOURCES: tuple[str, ...] = (
@@ -77,6 +75,8 @@ def suggest_resource(name: str, candidates: Iterable[str] = KNOWN_RESOURCES) -> 
     by_lower = {option.lower(): option for option in options}
     if lower in by_lower:
         return by_lower[lower]
+    import difflib  # only for a name that is not known: most runs never get here
+
     close = difflib.get_close_matches(lower, list(by_lower), n=1, cutoff=0.6)
     if close:
         return by_lower[close[0]]
@@ -84,55 +84,3 @@ def suggest_resource(name: str, candidates: Iterable[str] = KNOWN_RESOURCES) -> 
         if word in lower and default in options:
             return default
     return None
-
-
-@dataclass(frozen=True)
-class DeviceCheck:
-    """How a smoke test proves a container sees its accelerator: an image and a command."""
-
-    vendor: str
-    image: str  # pinned: a smoke test must not change under a moving tag
-    command: tuple[str, ...]
-
-
-#: Resource-name prefix -> the vendor's device check, as each vendor's device plugin documents
-#: its test pod. `gpulint smoke --image/--command` replaces them.
-DEVICE_CHECKS: tuple[tuple[str, DeviceCheck], ...] = (
-    (
-        "nvidia.com/",
-        DeviceCheck("NVIDIA", "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", ("nvidia-smi",)),
-    ),
-    ("amd.com/", DeviceCheck("AMD", "docker.io/rocm/rocm-terminal:6.2.1", ("rocm-smi",))),
-    (
-        "gpu.intel.com/",
-        DeviceCheck("Intel", "docker.io/library/busybox:1.36", ("ls", "-l", "/dev/dri")),
-    ),
-    (
-        "habana.ai/",
-        DeviceCheck(
-            "Intel Gaudi",
-            "vault.habana.ai/gaudi-docker/1.18.0/ubuntu22.04/habanalabs/pytorch-installer-2.4.0"
-            ":latest",
-            ("hl-smi",),
-        ),
-    ),
-    (
-        "aws.amazon.com/neuron",
-        DeviceCheck(
-            "AWS Neuron",
-            "public.ecr.aws/neuron/pytorch-inference-neuronx:2.1.2-neuronx-py310-sdk2.20.0-ubuntu20.04",
-            ("neuron-ls",),
-        ),
-    ),
-    (
-        "google.com/tpu",
-        DeviceCheck(
-            "Google TPU", "docker.io/library/busybox:1.36", ("sh", "-c", "ls -l /dev/accel*")
-        ),
-    ),
-)
-
-
-def device_check(resource: str) -> DeviceCheck | None:
-    """The vendor's device check for an accelerator resource name, or None when unknown."""
-    return next((check for prefix, check in DEVICE_CHECKS if resource.startswith(prefix)), None)

@@ -10,7 +10,6 @@ from gpulint.config import Config
 from gpulint.findings import CheckedObject, Finding, LintResult
 from gpulint.loader import STDIN, collection_paused, discover, load
 from gpulint.model import Workload
-from gpulint.profile.model import ClusterProfile
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, build_registry
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
@@ -18,6 +17,7 @@ from gpulint.workloads import WorkloadShape, role_at, workload_of
 
 if TYPE_CHECKING:
     from gpulint.live.verdict import DryRun
+    from gpulint.profile.model import ClusterProfile
 
 #: The rule that reports what a server-side dry-run refused.
 SERVER_REJECTED = "GPU900"
@@ -52,12 +52,16 @@ def lint(
         rejections = dry_run(loaded.documents, context.namespace_of)
         context = replace(context, rejections=tuple(rejections))
     tracker = SuppressionTracker(loaded.documents, workloads)
+    kinds = {d.ref.kind for d in loaded.documents}
 
     findings: list[Finding] = []
     for rule in rules:
-        if rule.check is None or rule in skipped:
+        # Asking a rule for its check imports the rule's module: only for rules that can run.
+        runs = rule not in skipped and rule.has_work(kinds, profile is not None)
+        check = rule.check if runs else None
+        if check is None:
             continue
-        for problem in rule.check(context):
+        for problem in check(context):
             if _dropped(problem, rule, config, tracker):
                 continue
             findings.append(_finding(rule, _name_role(problem, roles), config))

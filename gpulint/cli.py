@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -14,12 +13,12 @@ import click
 
 from gpulint import __version__
 from gpulint.errors import GpulintError
-from gpulint.model import Severity
 
 if TYPE_CHECKING:
     from gpulint.config import Config
     from gpulint.findings import LintResult
     from gpulint.live.client import ConnectionOptions
+    from gpulint.model import Severity
     from gpulint.profile.model import ClusterProfile
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
@@ -298,6 +297,8 @@ def _lint_live(
 
 
 def _threshold(fail_on: str) -> Severity | None:
+    from gpulint.model import Severity
+
     return None if fail_on == "never" else Severity.parse(fail_on)
 
 
@@ -357,6 +358,8 @@ def rules(output_format: str) -> None:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text")
 def explain(code: str, output_format: str) -> None:
     """Show a rule's documentation: why it matters, a failing example and its fix."""
+    import json
+
     from gpulint.catalogue import load_catalogue
     from gpulint.output.catalogue import explain_text, rule_to_dict
 

@@ -11,10 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.quantity import parse_quantity
 from gpulint.yamltree import Pos, YMap, YSeq
+
+if TYPE_CHECKING:
+    from gpulint.constraints import NodeSelectorTerm, PodAffinityTerm, Toleration
 
 
 class Severity(enum.IntEnum):
@@ -179,49 +182,6 @@ _LIST_NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class Toleration:
-    """One entry of `tolerations:`."""
-
-    key: str
-    operator: str
-    value: str
-    effect: str
-    toleration_seconds: int | None
-    pos: Pos
-
-
-@dataclass(frozen=True)
-class SelectorRequirement:
-    """One `matchExpressions`/`matchFields` entry of a node selector term."""
-
-    key: str
-    operator: str
-    values: tuple[str, ...]
-    pos: Pos
-
-
-@dataclass(frozen=True)
-class NodeSelectorTerm:
-    """One term of `requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`."""
-
-    match_expressions: tuple[SelectorRequirement, ...]
-    match_fields: tuple[SelectorRequirement, ...]
-    pos: Pos
-
-
-@dataclass(frozen=True)
-class PodAffinityTerm:
-    """One required pod (anti-)affinity term: which pods, counted per which topology domain."""
-
-    topology_key: str
-    match_labels: Mapping[str, str]
-    match_expressions: tuple[SelectorRequirement, ...]
-    has_selector: bool  # a term without labelSelector selects no pods
-    namespaces: tuple[str, ...]  # empty: the pod's own namespace
-    pos: Pos
-
-
 @dataclass(frozen=True, eq=False)
 class PodTemplate:
     """A pod template (or a bare Pod) with its containers and placement constraints."""
@@ -271,89 +231,39 @@ class PodTemplate:
         selector = self.spec.get("nodeSelector")
         if not isinstance(selector, YMap):
             return {}
-        return {str(k): _text(v) for k, v in selector.items()}
+        return {str(k): text_of(v) for k, v in selector.items()}
 
     @cached_property
     def tolerations(self) -> tuple[Toleration, ...]:
         """spec.tolerations as typed values."""
-        items = self.spec.get("tolerations")
-        if not isinstance(items, YSeq):
-            return ()
-        return tuple(
-            Toleration(
-                key=_text(item.get("key")),
-                operator=_text(item.get("operator")) or "Equal",
-                value=_text(item.get("value")),
-                effect=_text(item.get("effect")),
-                toleration_seconds=_int_or_none(item.get("tolerationSeconds")),
-                pos=items.pos_of_item(i),
-            )
-            for i, item in enumerate(items)
-            if isinstance(item, YMap)
-        )
+        from gpulint import constraints  # only rules about nodes and pools read them
+
+        return constraints.tolerations(self.spec)
 
     @cached_property
     def required_node_affinity(self) -> tuple[NodeSelectorTerm, ...] | None:
         """The required node affinity terms (OR'ed), or None when there is none."""
-        required = mapping_at(
-            self.spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"
-        )
-        terms = required.get("nodeSelectorTerms")
-        if "nodeSelectorTerms" not in required:
-            return None
-        if not isinstance(terms, YSeq):
-            return ()
-        return tuple(
-            NodeSelectorTerm(
-                match_expressions=_requirements(term.get("matchExpressions")),
-                match_fields=_requirements(term.get("matchFields")),
-                pos=terms.pos_of_item(i),
-            )
-            for i, term in enumerate(terms)
-            if isinstance(term, YMap)
-        )
+        from gpulint import constraints
+
+        return constraints.required_node_affinity(self.spec)
 
     @property
     def priority_class_name(self) -> str | None:
         """spec.priorityClassName, when set."""
         value = self.spec.get("priorityClassName")
-        return _text(value) or None
+        return text_of(value) or None
 
     @cached_property
     def labels(self) -> Mapping[str, str]:
         """The template's metadata.labels as strings (the labels its pods get)."""
-        return {str(k): _text(v) for k, v in mapping_at(self.node, "metadata", "labels").items()}
+        return {str(k): text_of(v) for k, v in mapping_at(self.node, "metadata", "labels").items()}
 
     @cached_property
     def required_pod_anti_affinity(self) -> tuple[PodAffinityTerm, ...]:
         """podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution terms."""
-        anti = mapping_at(self.spec, "affinity", "podAntiAffinity")
-        items = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
-        if not isinstance(items, YSeq):
-            return ()
-        terms = []
-        for i, item in enumerate(items):
-            if not isinstance(item, YMap):
-                continue
-            selector = item.get("labelSelector")
-            namespaces = item.get("namespaces")
-            terms.append(
-                PodAffinityTerm(
-                    topology_key=_text(item.get("topologyKey")),
-                    match_labels={
-                        str(k): _text(v) for k, v in mapping_at(selector, "matchLabels").items()
-                    },
-                    match_expressions=_requirements(
-                        selector.get("matchExpressions") if isinstance(selector, YMap) else None
-                    ),
-                    has_selector=isinstance(selector, YMap),
-                    namespaces=tuple(_text(n) for n in namespaces)
-                    if isinstance(namespaces, YSeq)
-                    else (),
-                    pos=items.pos_of_item(i),
-                )
-            )
-        return tuple(terms)
+        from gpulint import constraints
+
+        return constraints.required_pod_anti_affinity(self.spec)
 
 
 @dataclass(frozen=True)
@@ -525,32 +435,10 @@ def shown(value: Any) -> str:
     return text if len(text) <= _SHOWN_MAX else text[: _SHOWN_MAX - 1] + "…"
 
 
-def _text(value: Any) -> str:
+def text_of(value: Any) -> str:
+    """A scalar as the API reads it into a string field: null is empty, booleans are lower-case."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _requirements(items: Any) -> tuple[SelectorRequirement, ...]:
-    if not isinstance(items, YSeq):
-        return ()
-    result = []
-    for i, item in enumerate(items):
-        if not isinstance(item, YMap):
-            continue
-        values = item.get("values")
-        result.append(
-            SelectorRequirement(
-                key=_text(item.get("key")),
-                operator=_text(item.get("operator")),
-                values=tuple(_text(v) for v in values) if isinstance(values, YSeq) else (),
-                pos=items.pos_of_item(i),
-            )
-        )
-    return tuple(result)

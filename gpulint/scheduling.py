@@ -16,14 +16,13 @@ from decimal import Decimal
 from functools import cached_property
 
 from gpulint.accelerators import is_extended_resource, looks_like_accelerator
-from gpulint.model import (
-    ContainerRole,
+from gpulint.constraints import (
     NodeSelectorTerm,
     PodAffinityTerm,
-    PodTemplate,
     SelectorRequirement,
     Toleration,
 )
+from gpulint.model import ContainerRole, PodTemplate
 from gpulint.profile.model import ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
 from gpulint.yamltree import Pos, YMap

@@ -6,10 +6,8 @@ parsed tree (YMap/YSeq), or from a `locate` function for formats whose parser ke
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from gpulint.errors import GpulintError
@@ -23,6 +21,10 @@ Locate = Callable[[list[Any]], Pos]
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """The JSON Schema `gpulint/schemas/<name>.schema.json` shipped in the package."""
+    # Here, not at the top: a run without a config file or a profile reads no schema.
+    import json
+    from importlib import resources
+
     text = (resources.files("gpulint") / "schemas" / f"{name}.schema.json").read_text("utf-8")
     return json.loads(text)
 

@@ -1,7 +1,7 @@
 """`gpulint smoke`: one Job per GPU pool that proves a pod lands there and sees its device.
 
 Each Job requests exactly one unit of the pool's accelerator, selects the pool by its pool
-label, tolerates its taints and runs the vendor's device check (gpulint.accelerators). Its
+label, tolerates its taints and runs the vendor's device check (DEVICE_CHECKS). Its
 deadline is the pool's provisioning time plus the run time, since a Job's deadline counts the
 time its pod waits Pending; finished Jobs delete themselves, and all carry a label to clean up
 by (`kubectl delete jobs -A -l gpulint.io/smoke-test`).
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpulint.accelerators import KNOWN_RESOURCES, DeviceCheck, device_check
+from gpulint.accelerators import KNOWN_RESOURCES
 from gpulint.errors import GpulintError
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
 from gpulint.scheduling import pool_gpus
@@ -32,6 +32,58 @@ CPU, MEMORY = "250m", "256Mi"
 _COLD_POOL_RULE = "GPU103"
 _NEVER = "a smoke test would wait forever"
 _DNS_LABEL = re.compile(r"[^a-z0-9-]+")
+
+
+@dataclass(frozen=True)
+class DeviceCheck:
+    """How a smoke test proves a container sees its accelerator: an image and a command."""
+
+    vendor: str
+    image: str  # pinned: a smoke test must not change under a moving tag
+    command: tuple[str, ...]
+
+
+#: Resource-name prefix -> the vendor's device check, as each vendor's device plugin documents
+#: its test pod. `gpulint smoke --image/--command` replaces them.
+DEVICE_CHECKS: tuple[tuple[str, DeviceCheck], ...] = (
+    (
+        "nvidia.com/",
+        DeviceCheck("NVIDIA", "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", ("nvidia-smi",)),
+    ),
+    ("amd.com/", DeviceCheck("AMD", "docker.io/rocm/rocm-terminal:6.2.1", ("rocm-smi",))),
+    (
+        "gpu.intel.com/",
+        DeviceCheck("Intel", "docker.io/library/busybox:1.36", ("ls", "-l", "/dev/dri")),
+    ),
+    (
+        "habana.ai/",
+        DeviceCheck(
+            "Intel Gaudi",
+            "vault.habana.ai/gaudi-docker/1.18.0/ubuntu22.04/habanalabs/pytorch-installer-2.4.0"
+            ":latest",
+            ("hl-smi",),
+        ),
+    ),
+    (
+        "aws.amazon.com/neuron",
+        DeviceCheck(
+            "AWS Neuron",
+            "public.ecr.aws/neuron/pytorch-inference-neuronx:2.1.2-neuronx-py310-sdk2.20.0-ubuntu20.04",
+            ("neuron-ls",),
+        ),
+    ),
+    (
+        "google.com/tpu",
+        DeviceCheck(
+            "Google TPU", "docker.io/library/busybox:1.36", ("sh", "-c", "ls -l /dev/accel*")
+        ),
+    ),
+)
+
+
+def device_check(resource: str) -> DeviceCheck | None:
+    """The vendor's device check for an accelerator resource name, or None when unknown."""
+    return next((check for prefix, check in DEVICE_CHECKS if resource.startswith(prefix)), None)
 
 
 @dataclass(frozen=True)

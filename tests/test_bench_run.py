@@ -69,3 +69,19 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
     ):
         assert label in text
     assert len(bench_run.corpus_files(tmp_path / "work" / "x2")) == 2 * 3
+
+
+def test_startup_measures_only_the_pre_commit_rows(
+    bench_run: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results.md"
+
+    status = bench_run.main(["--startup", "--repeat", "1", "--work", str(tmp_path)])
+
+    printed = capsys.readouterr().out
+    assert status in (0, 1)
+    assert '(c) python -c "import ruamel.yaml, click"' in printed
+    assert "(c) gpulint check one 10-document Helm file" in printed
+    assert "one 10-document Helm file / import floor:" in printed
+    assert "(b) gpulint check CORPUS" not in printed
+    assert not results.exists() and (tmp_path / "helm-10.yaml").exists()

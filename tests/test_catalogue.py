@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 
 from gpulint.catalogue import CATALOGUE_FIELDS, catalogue_dir, load_catalogue
 from gpulint.cli import main
-from gpulint.rules import CHECKS, ENGINE_CODES, build_registry
+from gpulint.rules import ENGINE_CODES, MODULE_CODES, all_checks, build_registry
 from gpulint.rules.live import LIVE_CODES
 from tests.expectations import expectations_text, parse_expectations
 
@@ -59,9 +60,15 @@ def test_names_are_unique_kebab_case() -> None:
 def test_every_check_has_an_entry_and_every_entry_a_check() -> None:
     registry = build_registry()
     assert [rule.info.code for rule in registry] == CODES
-    assert set(CHECKS) | ENGINE_CODES == set(CODES)
+    assert set(all_checks()) | ENGINE_CODES == set(CODES)
     for rule in registry:
         assert (rule.check is None) == (rule.info.code in ENGINE_CODES)
+
+
+@pytest.mark.parametrize("module", sorted(MODULE_CODES))
+def test_each_rule_module_implements_the_codes_the_registry_names(module: str) -> None:
+    implemented = importlib.import_module(f"gpulint.rules.{module}").CHECKS
+    assert sorted(implemented) == sorted(MODULE_CODES[module])
 
 
 def _fixture_codes() -> set[str]:

@@ -12,8 +12,9 @@ import pytest
 
 from gpulint.api import lint
 from gpulint.config import Config
+from gpulint.constraints import SelectorRequirement, Toleration
 from gpulint.loader import load_text
-from gpulint.model import PodTemplate, SelectorRequirement, Severity, Toleration
+from gpulint.model import PodTemplate, Severity
 from gpulint.profile.load import load_profiles
 from gpulint.profile.model import ClusterProfile, Pool, Taint
 from gpulint.scheduling import (

@@ -1,4 +1,4 @@
-"""workloads.peak_replicas: the one answer to "how many pods at once" that rules share."""
+"""replicas.peak_replicas: the one answer to "how many pods at once" that rules share."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 
 from gpulint.loader import load_text
-from gpulint.workloads import autoscalers, gang_parts, peak_replicas, role_at, workload_of
+from gpulint.replicas import autoscalers, gang_parts, peak_replicas
+from gpulint.workloads import role_at, workload_of
 
 DEPLOYMENT = """\
 apiVersion: apps/v1

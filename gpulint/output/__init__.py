@@ -1,33 +1,70 @@
-"""Formatters: pure functions from a LintResult to the text a user or a CI system reads."""
+"""Formatters: pure functions from a LintResult to the text a user or a CI system reads.
+
+Each formatter imports its module when it is called: a run imports only the format it prints.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from gpulint.catalogue import load_catalogue
-from gpulint.findings import LintResult
-from gpulint.output.github import format_github
-from gpulint.output.json import format_json
-from gpulint.output.junit import format_junit
-from gpulint.output.options import OutputOptions
-from gpulint.output.sarif import format_sarif
-from gpulint.output.statistics import statistics_json, statistics_text
-from gpulint.output.text import format_text
+if TYPE_CHECKING:
+    from gpulint.findings import LintResult
+    from gpulint.output.options import OutputOptions
 
-Formatter = Callable[[LintResult, OutputOptions], str]
+Formatter = Callable[["LintResult", "OutputOptions"], str]
+
+
+def _text(result: LintResult, options: OutputOptions) -> str:
+    from gpulint.output.text import format_text
+
+    return format_text(result, options.color, options.quiet)
+
+
+def _json(result: LintResult, _options: OutputOptions) -> str:
+    from gpulint.output.json import format_json
+
+    return format_json(result)
+
+
+def _sarif(result: LintResult, options: OutputOptions) -> str:
+    from gpulint.catalogue import load_catalogue
+    from gpulint.output.sarif import format_sarif
+
+    return format_sarif(result, tuple(load_catalogue().values()), options)
+
+
+def _github(result: LintResult, options: OutputOptions) -> str:
+    from gpulint.output.github import format_github
+
+    return format_github(result, options)
+
+
+def _junit(result: LintResult, _options: OutputOptions) -> str:
+    from gpulint.output.junit import format_junit
+
+    return format_junit(result)
+
+
+def _statistics_text(result: LintResult, _options: OutputOptions) -> str:
+    from gpulint.output.statistics import statistics_text
+
+    return statistics_text(result)
+
+
+def _statistics_json(result: LintResult, _options: OutputOptions) -> str:
+    from gpulint.output.statistics import statistics_json
+
+    return statistics_json(result)
+
 
 FORMATTERS: dict[str, Formatter] = {
-    "text": lambda result, options: format_text(result, options.color, options.quiet),
-    "json": lambda result, _options: format_json(result),
-    "sarif": lambda result, options: format_sarif(
-        result, tuple(load_catalogue().values()), options
-    ),
-    "github": format_github,
-    "junit": lambda result, _options: format_junit(result),
+    "text": _text,
+    "json": _json,
+    "sarif": _sarif,
+    "github": _github,
+    "junit": _junit,
 }
 
 #: `--statistics`: one count per code instead of the findings, in the formats that have one.
-STATISTICS: dict[str, Formatter] = {
-    "text": lambda result, _options: statistics_text(result),
-    "json": lambda result, _options: statistics_json(result),
-}
+STATISTICS: dict[str, Formatter] = {"text": _statistics_text, "json": _statistics_json}

@@ -7,15 +7,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from gpulint.loader import LoadResult
-from gpulint.model import Document, LoadIssue, PodTemplate, Severity, SourceFile, Workload
-from gpulint.profile.model import ClusterProfile
-from gpulint.scheduling import Placement, place
-from gpulint.workloads import Autoscaler, autoscalers
-from gpulint.yamltree import Pos
-
 if TYPE_CHECKING:
     from gpulint.live.verdict import ServerRejection
+    from gpulint.loader import LoadResult
+    from gpulint.model import Document, LoadIssue, PodTemplate, Severity, SourceFile, Workload
+    from gpulint.profile.model import ClusterProfile
+    from gpulint.replicas import Autoscaler
+    from gpulint.scheduling import Placement
+    from gpulint.yamltree import Pos
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,8 @@ class CheckContext:
 
         Most placement and capacity rules ask for the same templates' verdicts.
         """
+        from gpulint.scheduling import place  # only runs with a profile need the scheduler
+
         assert self.profile is not None, "placement needs a cluster profile"
         verdict = self._placements.get(id(template))
         if verdict is None:
@@ -77,6 +78,8 @@ class CheckContext:
     @cached_property
     def autoscalers(self) -> tuple[Autoscaler, ...]:
         """Every HorizontalPodAutoscaler among the checked manifests."""
+        from gpulint.replicas import autoscalers  # only the rules that count pods ask
+
         return tuple(autoscalers(self.loaded.documents))
 
     @property

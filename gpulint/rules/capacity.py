@@ -14,6 +14,7 @@ from decimal import Decimal
 from gpulint.model import Document, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
+from gpulint.replicas import Autoscaler, GangPart, describe_gang, gang_parts, peak_replicas
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.rules.quota import gpu_limit_pos
 from gpulint.scheduling import (
@@ -23,7 +24,6 @@ from gpulint.scheduling import (
     node_ceiling,
     usable,
 )
-from gpulint.workloads import Autoscaler, GangPart, describe_gang, gang_parts, peak_replicas
 from gpulint.yamltree import Pos
 
 
@@ -46,7 +46,7 @@ def runs_on_every_node(workload: Workload) -> bool:
 def planned_pods(
     workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
 ) -> PlannedPods:
-    """The most pods of `template` run at once (workloads.peak_replicas), worded for messages."""
+    """The most pods of `template` run at once (replicas.peak_replicas), worded for messages."""
     peak = peak_replicas(workload, scalers, template)
     spec_pos = workload.document.obj.pos_of_key("spec")
     if peak is None or not peak.field:

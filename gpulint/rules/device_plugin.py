@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from gpulint.model import Container, ContainerRole, PodTemplate, Toleration, Workload
+from gpulint.constraints import Toleration
+from gpulint.model import Container, ContainerRole, PodTemplate, Workload
 from gpulint.profile.instances import instance_type
 from gpulint.profile.model import Pool
 from gpulint.rules.base import CheckContext, Problem

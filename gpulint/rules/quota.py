@@ -26,9 +26,9 @@ from gpulint.profile.policy import (
     quotas_in_effect,
 )
 from gpulint.quantity import format_quantity
+from gpulint.replicas import describe_gang, gang_parts, peak_replicas
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.scheduling import gpu_requests
-from gpulint.workloads import describe_gang, gang_parts, peak_replicas
 from gpulint.yamltree import Pos, YMap, YSeq
 
 _REQUESTS_PREFIX = "requests."

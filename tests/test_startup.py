@@ -1,0 +1,154 @@
+"""Start-up of the pre-commit case: what a plain `gpulint check FILE` imports, and why it may not.
+
+A run imports a rule's module only when the rule can find something (see gpulint.rules): these
+tests pin which modules stay out of a plain run, and that the rules left out really had nothing
+to find.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpulint.config import Config
+from gpulint.loader import LoadResult, load
+from gpulint.rules import POLICY_KINDS, SUBJECT_KINDS, check_of
+from gpulint.rules.base import CheckContext
+from gpulint.workloads import workload_of
+from tests.expectations import fixture_args
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures" / "cases"
+CASES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+HELM = FIXTURES / "helm" / "rendered.yaml"
+
+#: Modules a `gpulint check` of plain manifests, without --profile or a config file, never needs.
+NOT_IMPORTED = (
+    "jsonschema",
+    "kubernetes",
+    "importlib.resources",
+    "gpulint.diagnose",
+    "gpulint.live",
+    "gpulint.smoke",
+    "gpulint.profile",
+    "gpulint.scheduling",
+    "gpulint.constraints",
+    "gpulint.replicas",
+    "gpulint.rules.placement",
+    "gpulint.rules.capacity",
+    "gpulint.rules.quota",
+    "gpulint.rules.kueue",
+    "gpulint.rules.priority",
+    "gpulint.rules.device_plugin",
+    "gpulint.output.json",
+    "gpulint.output.sarif",
+    "gpulint.output.github",
+    "gpulint.output.junit",
+    "gpulint.output.statistics",
+    "gpulint.output.catalogue",
+)
+
+_IMPORTED = """\
+import json, sys
+from gpulint.cli import main
+sys.argv = ["gpulint", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+sys.__stderr__.write(json.dumps(sorted(sys.modules)))
+"""
+
+
+def imported_by(*args: str, cwd: Path) -> set[str]:
+    """Every module a fresh `gpulint ARGS` process has imported when it exits."""
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(json.loads(done.stderr.splitlines()[-1]))
+
+
+def _under(modules: set[str], package: str) -> list[str]:
+    return sorted(m for m in modules if m == package or m.startswith(f"{package}."))
+
+
+def test_the_checked_file_is_what_the_import_tests_expect() -> None:
+    # A Helm file of plain workloads: no DaemonSet, quota, LimitRange or PriorityClass.
+    text = HELM.read_text(encoding="utf-8")
+    assert "# Source:" in text
+    for kind in ("DaemonSet", "ResourceQuota", "LimitRange", "PriorityClass"):
+        assert f"kind: {kind}" not in text
+
+
+def test_plain_check_imports_only_what_it_runs(tmp_path: Path) -> None:
+    modules = imported_by("check", str(HELM), cwd=tmp_path)
+    assert "gpulint.api" in modules and "gpulint.rules.resources" in modules
+    imported = {name: _under(modules, name) for name in NOT_IMPORTED}
+    assert {name: found for name, found in imported.items() if found} == {}
+
+
+def test_check_imports_the_rules_the_manifests_give_work(tmp_path: Path) -> None:
+    plugin = FIXTURES / "device-plugin" / "GPU501-image-tags.yaml"
+    quota = FIXTURES / "admission" / "GPU302-quota-key-not-enforced.yaml"
+    modules = imported_by("check", str(plugin), str(quota), cwd=tmp_path)
+    assert {"gpulint.rules.device_plugin", "gpulint.rules.quota"} <= modules
+    assert "gpulint.rules.placement" not in modules
+
+
+def test_the_chosen_format_is_the_only_one_imported(tmp_path: Path) -> None:
+    modules = imported_by("check", "--format", "sarif", str(HELM), cwd=tmp_path)
+    assert "gpulint.output.sarif" in modules
+    assert not _under(modules, "gpulint.output.text") + _under(modules, "gpulint.output.json")
+
+
+@pytest.mark.parametrize(
+    "args", [("rules",), ("explain", "GPU001"), ("--help",)], ids=lambda a: a[0]
+)
+def test_catalogue_commands_import_no_rule(args: tuple[str, ...], tmp_path: Path) -> None:
+    modules = imported_by(*args, cwd=tmp_path)
+    assert not [m for m in modules if m.startswith("gpulint.rules")]
+
+
+def _context_without(path: Path, kinds: frozenset[str], with_profile: bool) -> CheckContext:
+    """The fixture's documents except those of `kinds`, with its profile if `with_profile`."""
+    loaded = load([path])
+    documents = tuple(d for d in loaded.documents if d.ref.kind not in kinds)
+    kept = LoadResult(loaded.files, documents, loaded.issues)
+    shapes = Config().workloads
+    workloads = tuple(w for d in documents if (w := workload_of(d, shapes)) is not None)
+    args = fixture_args(path)
+    profiles = [args[i + 1] for i, arg in enumerate(args) if arg == "--profile"]
+    profile = None
+    if with_profile and profiles:
+        from gpulint.profile import load_profiles
+
+        profile = load_profiles(profiles)
+    return CheckContext(kept, workloads, profile)
+
+
+# Subject-kind rules are left out without such objects whether a profile is given or not;
+# policy rules only when no profile is given either.
+GATED = sorted(
+    [(code, kinds, True) for code, kinds in SUBJECT_KINDS.items()]
+    + [(code, kinds, False) for code, kinds in POLICY_KINDS.items()]
+)
+
+
+@pytest.mark.parametrize(("code", "kinds", "with_profile"), GATED, ids=[g[0] for g in GATED])
+def test_rules_left_out_would_have_found_nothing(
+    code: str, kinds: frozenset[str], with_profile: bool
+) -> None:
+    # The registry does not run these rules when no manifest is of their kinds: sound only if
+    # on every fixture, without those objects, they report nothing.
+    check = check_of(code)
+    assert check is not None
+    for path in CASES:
+        assert not list(check(_context_without(path, kinds, with_profile))), path
