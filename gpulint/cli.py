@@ -219,7 +219,14 @@ def check(
             )
         else:
             profile = _profile(profile_paths, pool_label)
-            result = lint(list(paths) or ["."], config, profile, stdin=stdin, namespace=namespace)
+            result = lint(
+                list(paths) or ["."],
+                config,
+                profile,
+                stdin=stdin,
+                namespace=namespace,
+                keep_checked=output_format == "junit",
+            )
     except GpulintError as exc:
         _fail(str(exc))
         return

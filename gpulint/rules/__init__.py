@@ -17,9 +17,9 @@ from gpulint.rules import (
     quota,
     resources,
 )
-from gpulint.rules.base import Check
+from gpulint.rules.base import Check, CorpusCheck
 
-CHECKS: dict[str, Check] = {
+CHECKS: dict[str, Check | CorpusCheck] = {
     **manifest.CHECKS,
     **resources.CHECKS,
     **placement.CHECKS,
@@ -41,7 +41,7 @@ class Rule:
     """A catalogue entry and its check (None for codes the engine reports itself)."""
 
     info: RuleInfo
-    check: Check | None
+    check: Check | CorpusCheck | None
 
 
 def build_registry() -> tuple[Rule, ...]:

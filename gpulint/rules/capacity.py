@@ -12,10 +12,10 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from gpulint.model import Document, PodTemplate, Severity, Workload
+from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, CorpusCheck, Problem
 from gpulint.rules.quota import gpu_limit_pos
 from gpulint.scheduling import (
     allocatable,
@@ -36,7 +36,7 @@ class PlannedPods:
     """How many pods of a workload may run at once, and where that number is written."""
 
     count: int
-    document: Document  # the workload, or the HPA that scales it
+    document: DocumentLike  # the workload, or the HPA that scales it
     pos: Pos
     field: str  # what to change: `replicas`, `maxReplicas`, `parallelism`; "" for a Pod
     source: str  # how a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`
@@ -90,7 +90,7 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
         yield GpuDemand(
             workload,
             template,
-            planned_pods(workload, template, ctx.autoscalers),
+            planned_pods(workload, template, ctx.autoscalers_of(workload)),
             gpus,
             frozenset(p.name for p in pools),
         )
@@ -129,6 +129,20 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             if need <= have:
                 continue
             yield _capacity_problem(demand, resource, per_pod, sharing, need, have, pools)
+
+
+def capacity_needs(ctx: CheckContext) -> Iterator[Workload]:
+    """GPU workloads, which may share pools, and those the profile says hold GPUs now."""
+    profile = ctx.profile
+    if profile is None:
+        return
+    holders = {(u.namespace, u.kind, u.name) for p in profile.pools for u in p.gpus_in_use_by}
+    for workload in ctx.workloads:
+        identity = (ctx.namespace_of(workload.document), workload.kind, workload.document.ref.name)
+        if identity in holders or (
+            not runs_on_every_node(workload) and any(gpu_requests(t) for t in workload.templates)
+        ):
+            yield workload
 
 
 @dataclass(frozen=True)
@@ -434,6 +448,6 @@ def _each(pools: tuple[Pool, ...]) -> str:
 
 
 CHECKS = {
-    "GPU201": replicas_exceed_capacity,
+    "GPU201": CorpusCheck(replicas_exceed_capacity, capacity_needs),
     "GPU202": deadline_shorter_than_provisioning,
 }
