@@ -134,6 +134,12 @@ def main() -> None:
 )
 @click.option("-n", "--namespace", help="Namespace assumed for objects that name none.")
 @click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Processes that check files (default: the available CPUs; used for large inputs only).",
+)
+@click.option(
     "--profile",
     "profile_paths",
     multiple=True,
@@ -165,6 +171,7 @@ def check(
     report_unused_ignores: bool | None,
     color: str,
     namespace: str | None,
+    jobs: int | None,
     profile_paths: tuple[str, ...],
     pool_label: str | None,
     live: bool,
@@ -174,7 +181,7 @@ def check(
     request_timeout: float | None,
 ) -> None:
     """Check manifests (files, directories, or - for stdin; default: the current directory)."""
-    from gpulint.api import lint
+    from gpulint.api import available_cpus, lint
     from gpulint.output import FORMATTERS, STATISTICS
     from gpulint.output.options import repository_options
 
@@ -225,6 +232,7 @@ def check(
                 profile,
                 stdin=stdin,
                 namespace=namespace,
+                jobs=jobs or available_cpus(),
                 keep_checked=output_format == "junit",
             )
     except GpulintError as exc:
