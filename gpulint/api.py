@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -220,6 +219,9 @@ def _check_files(plan: FilePlan, inputs: Sequence[Input], jobs: int) -> Iterator
     if jobs <= 1 or not _worth_processes(inputs, jobs):
         yield from (check_file(plan, item) for item in inputs)
         return
+    # Imported here: a pre-commit run on a few files never starts a process.
+    from concurrent.futures import ProcessPoolExecutor
+
     files = [item for item in inputs if isinstance(item, Path)]
     chunk = max(1, min(64, len(files) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
