@@ -297,6 +297,7 @@ class Plan:
     scales: tuple[int, ...]
     checkov: str | None
     profile_nodes: tuple[int, int] = PROFILE_NODES  # the small and the large profile
+    recorded_checkov: Row | None = None  # the Checkov row of an earlier report, reused
 
 
 def compile_package() -> None:
@@ -361,11 +362,17 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
                 repeat,
             )
         )
-    check = [*gpulint, "check", "--format", "json", "-o", os.devnull]
+    # The targets are for one process; `--jobs` is measured in a row of its own.
+    check = [*gpulint, "check", "--jobs", "1", "--format", "json", "-o", os.devnull]
     for scale in plan.scales:
         tree = scaled_corpus(corpus, scale)
         label = "(b) gpulint check CORPUS" if scale == 1 else f"(e) gpulint check {scale}x CORPUS"
         add(measure(f"check-{scale}x", label, [*check, str(tree)], work, repeat))
+
+    cpus = len(os.sched_getaffinity(0))
+    parallel = [*gpulint, "check", "--format", "json", "-o", os.devnull, str(corpus)]
+    label = f"(b) gpulint check CORPUS, --jobs {cpus} (the default: available CPUs)"
+    add(measure("check-jobs", label, parallel, work, repeat))
 
     for row in measure_startup(work, repeat):
         add(row)
@@ -390,7 +397,9 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
         )
     )
 
-    if plan.checkov is None:
+    if plan.recorded_checkov is not None:
+        rows.append(plan.recorded_checkov)
+    elif plan.checkov is None:
         rows.append(Row("checkov", "(f) checkov --framework kubernetes", note="not installed"))
     else:
         command = [
@@ -463,6 +472,20 @@ def _target(name: str, value: float | None, comparison: str, limit: float, unit:
     passed = value <= limit if comparison == "<=" else value >= limit
     digits = 0 if value >= 100 else 1 if value >= 10 else 2
     return Target(name, limit_text, f"{value:.{digits}f}{unit}", passed)
+
+
+def recorded_checkov(results: Path) -> Row | None:
+    """The Checkov row of an earlier report, to judge the ratio without a 5-minute run."""
+    pattern = re.compile(
+        r"^\| (\(f\) checkov[^|]*?) \| (\d+) \| ([\d.]+) \| [^|]* \| ([\d.]+) \|$", re.MULTILINE
+    )
+    match = pattern.search(results.read_text(encoding="utf-8"))
+    if match is None:
+        return None
+    label, _, seconds, rss = match.groups()
+    return Row(
+        "checkov", f"{label}, recorded in {results.name}", (Run(float(seconds), float(rss), 1),)
+    )
 
 
 def rss_growth(rows: Sequence[Row], scales: Sequence[int], documents: int) -> float | None:
@@ -580,6 +603,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scales", default="1,4,16", help="corpus sizes to compare (1 first)")
     parser.add_argument("--checkov", help="the checkov executable (default: checkov on PATH)")
     parser.add_argument("--no-checkov", action="store_true", help="skip the Checkov row")
+    parser.add_argument(
+        "--checkov-from",
+        type=Path,
+        help="reuse the Checkov row of an earlier report (e.g. bench/results.md) instead",
+    )
     parser.add_argument("--work", type=Path, default=WORK, help="where corpora are generated")
     parser.add_argument("--results", type=Path, default=RESULTS, help="Markdown report to write")
     parser.add_argument(
@@ -610,11 +638,14 @@ def main(argv: list[str] | None = None) -> int:
         f"(`make_corpus.py --files {args.files} --docs-per-file {args.docs_per_file}`); "
         f"{args.repeat} runs per row unless noted, medians"
     )
-    checkov = None if args.no_checkov else find_checkov(args.checkov)
+    recorded = recorded_checkov(args.checkov_from) if args.checkov_from else None
+    if args.checkov_from and recorded is None:
+        parser.error(f"{args.checkov_from}: no Checkov row to reuse")
+    checkov = None if args.no_checkov or recorded else find_checkov(args.checkov)
     print(corpus_line)
     load_before = load_average()
     few, many = (int(n) for n in args.profile_nodes.split(","))
-    plan = Plan(corpus, work, args.repeat, scales, checkov, (few, many))
+    plan = Plan(corpus, work, args.repeat, scales, checkov, (few, many), recorded)
     print(f"{'measurement':<58} {'median s':>9} {'RSS MB':>8}  range s")
     rows = measure_all(plan)
 
@@ -636,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         notes.append(f"peak RSS grows by {growth:.1f} MB per 1,000 documents checked")
     if checkov is not None:
         notes.append(f"{checkov_version(checkov)}, run once")
+    if recorded is not None:
+        notes.append(f"the Checkov row is reused from an earlier run ({args.checkov_from})")
 
     print()
     for t in targets:

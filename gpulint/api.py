@@ -1,26 +1,73 @@
-"""The library entry point: `lint(paths, config, profile) -> LintResult`."""
+"""The library entry point: `lint(paths, config, profile) -> LintResult`.
+
+Files are checked one at a time, so memory does not grow with the number of files:
+
+1. A byte scan picks the files that may hold knowledge objects (PriorityClass, ResourceQuota,
+   LimitRange): they are few and small, decide verdicts on objects in other files, and are
+   read first and kept for the whole run.
+2. Each file is loaded, its workloads typed, and every per-document rule run on it (see
+   `gpulint.rules.base`); suppressions are applied, its findings kept, and of its objects only
+   what corpus-wide rules asked for (a few workloads, its HPAs without their trees) outlives
+   the file. With `jobs` > 1 and enough input, worker processes do this step, in input order.
+3. The corpus-wide rules run once over what was kept; then unused suppressions are reported.
+
+HorizontalPodAutoscalers are many (one per scaled Deployment) and may sit in any file, so they
+are not read first: the rules that need peak replica counts (GPU106, GPU201, GPU301) are
+corpus-wide instead. Reading every HPA-bearing file twice would cost a third more parsing on
+a typical chart repository.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpulint.config import Config
 from gpulint.findings import CheckedObject, Finding, LintResult
-from gpulint.loader import STDIN, collection_paused, discover, load
-from gpulint.model import Workload
-from gpulint.rules import UNUSED_SUPPRESSION, Rule, build_registry
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.loader import (
+    STDIN,
+    LoadResult,
+    collection_paused,
+    discover,
+    load,
+    load_bytes,
+    load_path,
+    read_bytes,
+)
+from gpulint.rules import CORPUS_CODES, UNUSED_SUPPRESSION, Rule, build_registry
+from gpulint.rules.base import CheckContext, CorpusCheck, Problem
 from gpulint.suppressions import SuppressionTracker
 from gpulint.workloads import WorkloadShape, role_at, workload_of
 
 if TYPE_CHECKING:
     from gpulint.live.verdict import DryRun
+    from gpulint.model import Document, Workload
     from gpulint.profile.model import ClusterProfile
+    from gpulint.replicas import Autoscaler
 
 #: The rule that reports what a server-side dry-run refused.
 SERVER_REJECTED = "GPU900"
+#: Kinds whose objects decide verdicts on objects in other files, read before the others.
+KNOWLEDGE_KINDS = frozenset({"PriorityClass", "ResourceQuota", "LimitRange"})
+_KNOWLEDGE_BYTES = re.compile(b"|".join(k.encode() for k in sorted(KNOWLEDGE_KINDS)))
+#: Below this much input a process pool costs more to start than it saves.
+PARALLEL_MIN_BYTES = 4 << 20
+PARALLEL_MIN_FILES = 8
+
+Input = Path | tuple[str, bytes]  # a file, or stdin as (display name, bytes)
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (the default for `jobs`)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 @collection_paused()
@@ -32,39 +79,82 @@ def lint(
     stdin: tuple[str, bytes] | None = None,
     namespace: str | None = None,
     dry_run: DryRun | None = None,
+    jobs: int = 1,
+    keep_checked: bool = True,
 ) -> LintResult:
     """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
 
     `-` among `paths` stands for `stdin`; `namespace` is the one assumed for objects that name
     none. `dry_run` (live mode) sends the objects to the API server before the rules run, so
-    GPU900 can report what it refused. Raises GpulintError for a missing or unreadable path.
+    GPU900 can report what it refused. `jobs` > 1 checks files in that many processes when the
+    input is large enough to pay for them; the result is the same. `keep_checked=False` leaves
+    `LintResult.checked` empty (only the JUnit report lists every object; on a large corpus the
+    list is most of what a run keeps). Raises GpulintError for a missing or unreadable path.
     """
     config = config or Config()
     files = discover([p for p in paths if p != STDIN], config.is_excluded)
-    loaded = load(files, stdin if STDIN in paths else None)
-    shapes: tuple[WorkloadShape, ...] = config.workloads
-    workloads = tuple(w for d in loaded.documents if (w := workload_of(d, shapes)) is not None)
-    roles = {id(w.document): w for w in workloads if any(t.role for t in w.templates)}
-    context = CheckContext(loaded, workloads, profile, namespace)
+    inputs: list[Input] = list(files)
+    if stdin is not None and STDIN in paths:
+        inputs.append(stdin)
     rules = [r for r in build_registry() if config.is_selected(r.info.code, r.info.enabled)]
     skipped = [r for r in rules if r.info.needs_profile and profile is None]
-    if dry_run is not None and any(r.info.code == SERVER_REJECTED for r in rules):
-        rejections = dry_run(loaded.documents, context.namespace_of)
-        context = replace(context, rejections=tuple(rejections))
-    tracker = SuppressionTracker(loaded.documents, workloads)
-    kinds = {d.ref.kind for d in loaded.documents}
+    active = [r for r in rules if r.module is not None and r not in skipped]
+    if dry_run is None:  # only a server's dry-run gives GPU900 anything to report
+        active = [r for r in active if r.info.code != SERVER_REJECTED]
+    knowledge = knowledge_documents(inputs)
+    known_kinds = frozenset(d.ref.kind for d in knowledge)
+    plan = FilePlan(
+        config,
+        profile,
+        namespace,
+        tuple(r for r in active if r.info.code not in CORPUS_CODES),
+        # Whether a corpus-wide rule has work is known before any file is checked: it judges
+        # workloads against knowledge objects or the profile, never against one file's kinds.
+        tuple(
+            r
+            for r in active
+            if r.info.code in CORPUS_CODES and r.has_work(known_kinds, profile is not None)
+        ),
+        knowledge,
+        known_kinds,
+        keep_checked,
+    )
+    rejections = ()
+    if dry_run is not None and any(r.info.code == SERVER_REJECTED for r in active):
+        # The server judges objects against the namespaces the same manifests create, so it
+        # gets every object at once; live mode checks a handful of files.
+        everything = load(files, stdin if STDIN in paths else None)
+        rejections = tuple(dry_run(everything.documents, plan.context(everything).namespace_of))
+        del everything
 
+    tracker = SuppressionTracker()
     findings: list[Finding] = []
-    for rule in rules:
-        # Asking a rule for its check imports the rule's module: only for rules that can run.
-        runs = rule not in skipped and rule.has_work(kinds, profile is not None)
-        check = rule.check if runs else None
-        if check is None:
-            continue
-        for problem in check(context):
-            if _dropped(problem, rule, config, tracker):
-                continue
-            findings.append(_finding(rule, _name_role(problem, roles), config))
+    checked: list[CheckedObject] = []
+    kept: dict[str, list[Workload]] = {r.info.code: [] for r in plan.corpus_wide}
+    # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
+    scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
+    file_count = object_count = 0
+    for outcome in _check_files(plan, inputs, jobs):
+        file_count += outcome.files
+        object_count += outcome.objects
+        findings.extend(outcome.findings)
+        checked.extend(outcome.checked)
+        for scaler in outcome.autoscalers:
+            target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
+            scalers.setdefault(target, scaler)
+        tracker.merge(outcome.tracker)
+        for code, workloads in outcome.kept.items():
+            kept[code].extend(workloads)
+
+    everything_kept = {id(w): w for found in kept.values() for w in found}.values()
+    roles = _roles(everything_kept)
+    for rule in plan.corpus_wide:
+        context = replace(
+            plan.context(LoadResult((), plan.knowledge, ()), tuple(kept[rule.info.code])),
+            rejections=rejections,
+            all_autoscalers=tuple(scalers.values()),
+        )
+        findings.extend(_findings(rule, context, roles, config, tracker))
     unused_rule = next((r for r in rules if r.info.code == UNUSED_SUPPRESSION), None)
     if config.report_unused_ignores and unused_rule is not None:
         findings.extend(_unused_suppressions(unused_rule, tracker, rules, config))
@@ -77,11 +167,153 @@ def lint(
         )
     return LintResult(
         findings=tuple(sorted(findings, key=lambda f: f.sort_key)),
-        files=len(loaded.files),
-        objects=len(loaded.documents),
+        files=file_count,
+        objects=object_count,
         notes=tuple(notes),
-        checked=tuple(CheckedObject(d.file.path, d.ref, d.source) for d in loaded.documents),
+        checked=tuple(checked),
     )
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """What checking one file needs; sent to each worker process once per batch of files."""
+
+    config: Config
+    profile: ClusterProfile | None
+    namespace: str | None
+    per_document: tuple[Rule, ...]
+    corpus_wide: tuple[Rule, ...]
+    knowledge: tuple[Document, ...]
+    knowledge_kinds: frozenset[str] = frozenset()
+    keep_checked: bool = True
+
+    def context(self, loaded: LoadResult, workloads: tuple[Workload, ...] = ()) -> CheckContext:
+        """A context for `loaded` and its `workloads`, with the profile and knowledge objects."""
+        return CheckContext(
+            loaded, workloads, self.profile, self.namespace, knowledge=self.knowledge
+        )
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What outlives one checked file: findings, and the little corpus-wide rules need."""
+
+    files: int
+    objects: int
+    findings: tuple[Finding, ...]
+    checked: tuple[CheckedObject, ...]
+    kept: dict[str, tuple[Workload, ...]]  # per corpus-wide rule code, the workloads it needs
+    autoscalers: tuple[Autoscaler, ...]
+    tracker: SuppressionTracker  # the file's suppression markers, and which were used
+
+
+def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
+    """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
+
+    Only files whose bytes name one of those kinds are parsed here (and again when checked).
+    """
+    found: list[Document] = []
+    for item in inputs:
+        if isinstance(item, Path):
+            data = read_bytes(item)
+            if isinstance(data, OSError) or not _KNOWLEDGE_BYTES.search(data):
+                continue
+            loaded = load_path(item)
+        elif _KNOWLEDGE_BYTES.search(item[1]):
+            loaded = load_bytes(*item)
+        else:
+            continue
+        found.extend(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
+    return tuple(found)
+
+
+def _check_files(plan: FilePlan, inputs: Sequence[Input], jobs: int) -> Iterator[FileOutcome]:
+    """Every input's outcome, in input order; in `jobs` processes when that pays."""
+    if jobs <= 1 or not _worth_processes(inputs, jobs):
+        yield from (check_file(plan, item) for item in inputs)
+        return
+    # Imported here: a pre-commit run on a few files never starts a process.
+    from concurrent.futures import ProcessPoolExecutor
+
+    files = [item for item in inputs if isinstance(item, Path)]
+    chunk = max(1, min(64, len(files) // (jobs * 8)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(partial(_check_file_paused, plan), files, chunksize=chunk)
+    yield from (check_file(plan, item) for item in inputs if not isinstance(item, Path))
+
+
+def _worth_processes(inputs: Sequence[Input], jobs: int) -> bool:
+    """Enough input that worker processes save more than they cost to start and feed."""
+    files = [item for item in inputs if isinstance(item, Path)]
+    if len(files) < max(PARALLEL_MIN_FILES, 2 * jobs):
+        return False
+    size = 0
+    for path in files:
+        try:
+            size += path.stat().st_size
+        except OSError:
+            continue
+        if size >= PARALLEL_MIN_BYTES:
+            return True
+    return False
+
+
+@collection_paused()
+def _check_file_paused(plan: FilePlan, item: Input) -> FileOutcome:
+    return check_file(plan, item)
+
+
+def check_file(plan: FilePlan, item: Input) -> FileOutcome:
+    """Load one input, run the per-document rules on it, keep what corpus-wide rules need."""
+    loaded = load_path(item) if isinstance(item, Path) else load_bytes(*item)
+    shapes: tuple[WorkloadShape, ...] = plan.config.workloads
+    workloads = tuple(w for d in loaded.documents if (w := workload_of(d, shapes)) is not None)
+    context = plan.context(loaded, workloads)
+    tracker = SuppressionTracker(loaded.documents, workloads)
+    roles = _roles(workloads)
+    # A rule that cannot find anything in this file's kinds is not run, so a run that has
+    # nothing for it never imports its module.
+    kinds = plan.knowledge_kinds.union(d.ref.kind for d in loaded.documents)
+    profile_given = plan.profile is not None
+    findings = [
+        finding
+        for rule in plan.per_document
+        if rule.has_work(kinds, profile_given)
+        for finding in _findings(rule, context, roles, plan.config, tracker)
+    ]
+    kept = {}
+    for rule in plan.corpus_wide:
+        assert isinstance(rule.check, CorpusCheck)
+        kept[rule.info.code] = tuple(rule.check.needs(context))
+    checked = loaded.documents if plan.keep_checked else ()
+    return FileOutcome(
+        len(loaded.files),
+        len(loaded.documents),
+        tuple(findings),
+        tuple(CheckedObject(d.file.path, d.ref, d.source) for d in checked),
+        kept,
+        # Kept only for the corpus-wide rules that count pods; a plain check needs none.
+        context.autoscalers if plan.corpus_wide else (),
+        tracker,
+    )
+
+
+def _roles(workloads: Iterable[Workload]) -> dict[int, Workload]:
+    return {id(w.document): w for w in workloads if any(t.role for t in w.templates)}
+
+
+def _findings(
+    rule: Rule,
+    context: CheckContext,
+    roles: dict[int, Workload],
+    config: Config,
+    tracker: SuppressionTracker,
+) -> Iterator[Finding]:
+    check = rule.check.check if isinstance(rule.check, CorpusCheck) else rule.check
+    assert check is not None
+    for problem in check(context):
+        if not _dropped(problem, rule, config, tracker):
+            yield _finding(rule, _name_role(problem, roles), config)
 
 
 def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:

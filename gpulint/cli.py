@@ -133,6 +133,12 @@ def main() -> None:
 )
 @click.option("-n", "--namespace", help="Namespace assumed for objects that name none.")
 @click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Processes that check files (default: the available CPUs; used for large inputs only).",
+)
+@click.option(
     "--profile",
     "profile_paths",
     multiple=True,
@@ -164,6 +170,7 @@ def check(
     report_unused_ignores: bool | None,
     color: str,
     namespace: str | None,
+    jobs: int | None,
     profile_paths: tuple[str, ...],
     pool_label: str | None,
     live: bool,
@@ -173,7 +180,7 @@ def check(
     request_timeout: float | None,
 ) -> None:
     """Check manifests (files, directories, or - for stdin; default: the current directory)."""
-    from gpulint.api import lint
+    from gpulint.api import available_cpus, lint
     from gpulint.output import FORMATTERS, STATISTICS
     from gpulint.output.options import repository_options
 
@@ -218,7 +225,15 @@ def check(
             )
         else:
             profile = _profile(profile_paths, pool_label)
-            result = lint(list(paths) or ["."], config, profile, stdin=stdin, namespace=namespace)
+            result = lint(
+                list(paths) or ["."],
+                config,
+                profile,
+                stdin=stdin,
+                namespace=namespace,
+                jobs=jobs or available_cpus(),
+                keep_checked=output_format == "junit",
+            )
     except GpulintError as exc:
         _fail(str(exc))
         return

@@ -153,29 +153,30 @@ def load(paths: Iterable[Path], stdin: tuple[str, bytes] | None = None) -> LoadR
     A file that cannot be read (permissions, a directory, a symlink loop) is a load issue at
     its line 1, and the other files are still read.
     """
-    files: list[SourceFile] = []
-    documents: list[Document] = []
-    issues: list[LoadIssue] = []
-    inputs: list[tuple[str, bytes | OSError]] = [(display_path(p), _read(p)) for p in paths]
+    results = [load_path(p) for p in paths]
     if stdin is not None:
-        inputs.append(stdin)
-    for name, data in inputs:
-        if isinstance(data, OSError):
-            source_file = SourceFile(name)
-            reason = data.strerror or type(data).__name__
-            files.append(source_file)
-            issues.append(
-                LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), f"cannot read file: {reason}")
-            )
-            continue
-        loaded = load_bytes(name, data)
-        files.extend(loaded.files)
-        documents.extend(loaded.documents)
-        issues.extend(loaded.issues)
-    return LoadResult(tuple(files), tuple(documents), tuple(issues))
+        results.append(load_bytes(*stdin))
+    return LoadResult(
+        tuple(f for r in results for f in r.files),
+        tuple(d for r in results for d in r.documents),
+        tuple(i for r in results for i in r.issues),
+    )
 
 
-def _read(path: Path) -> bytes | OSError:
+def load_path(path: Path) -> LoadResult:
+    """Read and parse one file; one that cannot be read is a load issue at its line 1."""
+    name = display_path(path)
+    data = read_bytes(path)
+    if isinstance(data, OSError):
+        source_file = SourceFile(name)
+        reason = data.strerror or type(data).__name__
+        issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), f"cannot read file: {reason}")
+        return LoadResult((source_file,), (), (issue,))
+    return load_bytes(name, data)
+
+
+def read_bytes(path: Path) -> bytes | OSError:
+    """The file's bytes, or why they cannot be read."""
     try:
         return path.read_bytes()
     except OSError as exc:

@@ -113,6 +113,29 @@ class Document:
         return mapping_at(self.obj, "metadata", "annotations")
 
 
+@dataclass(frozen=True, eq=False)
+class DocumentKey:
+    """A Document without its tree: enough to report a finding on it and to suppress one.
+
+    What outlives a file's tree (autoscalers, facts for corpus-wide rules) points at its
+    object with one of these.
+    """
+
+    file: SourceFile
+    ref: ObjectRef
+    source: str | None
+    kind_pos: Pos
+
+    @classmethod
+    def of(cls, document: Document) -> DocumentKey:
+        """The key of `document`."""
+        return cls(document.file, document.ref, document.source, document.kind_pos)
+
+
+#: What a finding can point at: a Document, or the key of one whose tree is gone.
+DocumentLike = Document | DocumentKey
+
+
 class ContainerRole(enum.Enum):
     """Where a container is declared; decides how its requests count for the pod."""
 

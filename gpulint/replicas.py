@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from gpulint.model import Document, PodTemplate, ReplicaCount, Workload
+from gpulint.model import Document, DocumentKey, DocumentLike, PodTemplate, ReplicaCount, Workload
 from gpulint.quantity import format_quantity
 from gpulint.yamltree import Pos, YMap
 
@@ -19,7 +19,7 @@ from gpulint.yamltree import Pos, YMap
 class Autoscaler:
     """A HorizontalPodAutoscaler of the checked manifests and the workload it scales."""
 
-    document: Document
+    document: DocumentKey  # kept for the whole run, so without its tree
     target_kind: str
     target_name: str
     max_replicas: int
@@ -39,7 +39,7 @@ def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
         if not isinstance(target, YMap) or not isinstance(maximum, int):
             continue
         yield Autoscaler(
-            document,
+            DocumentKey.of(document),
             str(target.get("kind", "")),
             str(target.get("name", "")),
             maximum,
@@ -68,7 +68,7 @@ class PeakReplicas:
 
     count: int
     field: str  # what to change: "replicas", "parallelism", "maxReplicas"; "" for a bare Pod
-    document: Document  # the workload, or the HPA that scales it
+    document: DocumentLike  # the workload, or the HPA that scales it
     pos: Pos | None  # None: the kind's default, or a bare Pod
     autoscaler: Autoscaler | None = None  # set when the HPA's maxReplicas is the peak
     replicas: ReplicaCount | None = None  # the count as the workload writes it

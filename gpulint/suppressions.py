@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from gpulint.config import matches_selector
-from gpulint.model import Document, SourceFile, Workload
+from gpulint.model import Document, DocumentLike, SourceFile, Workload
 from gpulint.yamltree import Pos, YMap
 
 ANNOTATION = "gpulint.io/ignore"
@@ -34,14 +34,21 @@ class Marker:
 
 
 class SuppressionTracker:
-    """Answers "is this finding suppressed?" and remembers which markers were used."""
+    """Answers "is this finding suppressed?" and remembers which markers were used.
 
-    def __init__(self, documents: Iterable[Document], workloads: Iterable[Workload]) -> None:
-        self._comments: dict[tuple[int, int], Marker] = {}
-        self._annotations: dict[int, list[Marker]] = {}
-        self._used: dict[int, set[str]] = {}
-        self._markers: list[Marker] = []
-        self._seen_files: set[int] = set()
+    Markers are keyed by file path and position, not by object identity: findings of
+    corpus-wide rules are judged after the file's tree is gone, possibly against a copy of a
+    document read in another pass or process, and a tracker per file is merged into the run's.
+    """
+
+    def __init__(
+        self, documents: Iterable[Document] = (), workloads: Iterable[Workload] = ()
+    ) -> None:
+        self._comments: dict[tuple[str, int], Marker] = {}
+        self._annotations: dict[tuple[str, Pos], list[Marker]] = {}
+        self._used: dict[tuple[str, Pos], set[str]] = {}
+        self._markers: dict[tuple[str, Pos], Marker] = {}
+        self._seen_files: set[str] = set()
         for document in documents:
             self._add_file(document.file)
             self._add_annotation(document, document.annotations)
@@ -51,13 +58,20 @@ class SuppressionTracker:
                     self._add_annotation(workload.document, template.annotations)
 
     def _add_file(self, file: SourceFile) -> None:
-        if id(file) in self._seen_files:
+        if file.path in self._seen_files:
             return
-        self._seen_files.add(id(file))
+        self._seen_files.add(file.path)
         for line, suppression in file.suppressions.items():
-            marker = Marker(file, (line, suppression.column), suppression.codes, "comment")
-            self._comments[(id(file), line)] = marker
-            self._markers.append(marker)
+            self._add(Marker(file, (line, suppression.column), suppression.codes, "comment"))
+
+    def _add(self, marker: Marker, used: Iterable[str] = ()) -> None:
+        key = (marker.file.path, marker.pos)
+        if key not in self._markers:
+            self._markers[key] = marker
+            if marker.kind == "comment":
+                self._comments[(marker.file.path, marker.pos[0])] = marker
+        if used:
+            self._used.setdefault(key, set()).update(used)
 
     def _add_annotation(self, document: Document, annotations: YMap) -> None:
         value = annotations.get(ANNOTATION)
@@ -65,25 +79,39 @@ class SuppressionTracker:
             return
         codes = frozenset(c.upper() for c in _SPLIT.split(str(value)) if c)
         marker = Marker(document.file, annotations.pos_of_value(ANNOTATION), codes, "annotation")
-        self._annotations.setdefault(id(document), []).append(marker)
-        self._markers.append(marker)
+        if (marker.file.path, marker.pos) not in self._markers:
+            key = (document.file.path, document.kind_pos)
+            self._annotations.setdefault(key, []).append(marker)
+            self._add(marker)
 
-    def suppresses(self, file: SourceFile, line: int, document: Document | None, code: str) -> bool:
+    def merge(self, other: SuppressionTracker) -> None:
+        """Take over the markers of `other` (one file's), and what they suppressed there."""
+        for key, marker in other._markers.items():
+            self._add(marker, other._used.get(key, ()))
+        for key, markers in other._annotations.items():
+            mine = self._annotations.setdefault(key, [])
+            known = {m.pos for m in mine}
+            mine.extend(m for m in markers if m.pos not in known)
+
+    def suppresses(
+        self, file: SourceFile, line: int, document: DocumentLike | None, code: str
+    ) -> bool:
         """True (and the marker counted as used) when a marker covers this finding."""
-        candidates = [self._comments.get((id(file), line))]
+        candidates = [self._comments.get((file.path, line))]
         if document is not None:
-            candidates.append(self._comments.get((id(file), document.kind_pos[0])))
-            candidates.extend(self._annotations.get(id(document), ()))
+            kind_pos = document.kind_pos
+            candidates.append(self._comments.get((file.path, kind_pos[0])))
+            candidates.extend(self._annotations.get((document.file.path, kind_pos), ()))
         for marker in candidates:
             if marker is not None and marker.covers(code):
-                self._used.setdefault(id(marker), set()).add(code)
+                self._used.setdefault((marker.file.path, marker.pos), set()).add(code)
                 return True
         return False
 
     def unused(self) -> Iterator[tuple[Marker, tuple[str, ...]]]:
         """Markers that suppressed nothing, with the codes they named that matched nothing."""
-        for marker in self._markers:
-            used = self._used.get(id(marker), set())
+        for key, marker in self._markers.items():
+            used = self._used.get(key, set())
             if not marker.codes:
                 if not used:
                     yield marker, ()

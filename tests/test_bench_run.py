@@ -85,3 +85,21 @@ def test_startup_measures_only_the_pre_commit_rows(
     assert "one 10-document Helm file / import floor:" in printed
     assert "(b) gpulint check CORPUS" not in printed
     assert not results.exists() and (tmp_path / "helm-10.yaml").exists()
+
+
+def test_a_recorded_checkov_row_is_reused_and_judged(bench_run: ModuleType, tmp_path: Path) -> None:
+    earlier = tmp_path / "earlier.md"
+    earlier.write_text(
+        "| measurement | runs | median s | range s | peak RSS MB |\n"
+        "|---|---:|---:|---:|---:|\n"
+        "| (b) gpulint check CORPUS | 3 | 2.313 | 2.28-2.33 | 252 |\n"
+        "| (f) checkov --framework kubernetes -d CORPUS | 1 | 285.986 | 285.99-285.99 | 1642 |\n",
+        encoding="utf-8",
+    )
+    row = bench_run.recorded_checkov(earlier)
+    assert (row.key, row.seconds, row.rss_mb) == ("checkov", 285.986, 1642.0)
+    assert row.label == "(f) checkov --framework kubernetes -d CORPUS, recorded in earlier.md"
+    targets = bench_run.judge([row, _row(bench_run, "check-1x", 2.0, 40)], (1,), 10_000)
+    assert (targets[1].measured, targets[1].verdict) == ("143x", "PASS")
+    earlier.write_text("no table\n", encoding="utf-8")
+    assert bench_run.recorded_checkov(earlier) is None

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from gpulint.catalogue import CATALOGUE_FIELDS, catalogue_dir, load_catalogue
 from gpulint.cli import main
-from gpulint.rules import ENGINE_CODES, MODULE_CODES, all_checks, build_registry
+from gpulint.rules import CORPUS_CODES, ENGINE_CODES, MODULE_CODES, all_checks, build_registry
+from gpulint.rules.base import CorpusCheck
 from gpulint.rules.live import LIVE_CODES
 from tests.expectations import expectations_text, parse_expectations
 
@@ -63,6 +64,13 @@ def test_every_check_has_an_entry_and_every_entry_a_check() -> None:
     assert set(all_checks()) | ENGINE_CODES == set(CODES)
     for rule in registry:
         assert (rule.check is None) == (rule.info.code in ENGINE_CODES)
+
+
+def test_the_registry_names_exactly_the_corpus_wide_checks() -> None:
+    # The engine splits rules by CORPUS_CODES before importing them: it must agree with the
+    # checks the modules define.
+    corpus_wide = {code for code, check in all_checks().items() if isinstance(check, CorpusCheck)}
+    assert corpus_wide == CORPUS_CODES
 
 
 @pytest.mark.parametrize("module", sorted(MODULE_CODES))

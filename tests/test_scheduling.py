@@ -627,3 +627,45 @@ def test_gpu201_counts_only_the_gpus_not_already_in_use() -> None:
     # The same pools with nothing running: both Deployments fit.
     idle = load_profiles([str(profiles / "placement-eks.yaml")])
     assert lint([str(source)], config, idle).findings == ()
+
+
+def test_gpu201_names_the_three_largest_sharing_workloads_and_counts_the_rest(
+    tmp_path: Path,
+) -> None:
+    # Six 8-GPU Deployments confined to p4d (at most 4 nodes × 8 = 32 GPUs); the others count
+    # at most what the pool holds, so w0 needs 8 + 32.
+    deployment = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: w{index}, namespace: ml}}
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels: {{app: w{index}}}
+  template:
+    metadata:
+      labels: {{app: w{index}}}
+    spec:
+      containers:
+      - name: main
+        image: trainer:1.0
+        resources:
+          requests: {{cpu: "1", memory: 1Gi}}
+          limits: {{memory: 1Gi, nvidia.com/gpu: 8}}
+"""
+    replicas = [1, 2, 1, 3, 1, 1]
+    path = tmp_path / "many.yaml"
+    path.write_text(
+        "---\n".join(deployment.format(index=i, replicas=r) for i, r in enumerate(replicas))
+    )
+    profile = load_profiles([str(CAPACITY_CASES.parent.parent / "profiles" / "placement-eks.yaml")])
+    config = Config().with_overrides(select=("GPU201",))
+    findings = lint([str(path)], config, profile).findings
+    assert len(findings) == len(replicas)
+    first = findings[0]
+    assert first.message.startswith(
+        "Deployment/ml/w0 needs 8 nvidia.com/gpu (replicas: 1 × 8 per pod); with "
+        "Deployment/ml/w3 (24: replicas: 3 × 8), Deployment/ml/w1 (16: replicas: 2 × 8), "
+        "Deployment/ml/w2 (8: replicas: 1 × 8) and 2 more, which can only run on the same "
+        "pools, that is 40, but pool p4d can have at most 32 nvidia.com/gpu"
+    )

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from gpulint.api import KNOWLEDGE_KINDS
 from gpulint.config import Config
 from gpulint.loader import LoadResult, load
 from gpulint.rules import POLICY_KINDS, SUBJECT_KINDS, check_of
-from gpulint.rules.base import CheckContext
+from gpulint.rules.base import CheckContext, CorpusCheck
 from gpulint.workloads import workload_of
 from tests.expectations import fixture_args
 
@@ -131,7 +132,8 @@ def _context_without(path: Path, kinds: frozenset[str], with_profile: bool) -> C
         from gpulint.profile import load_profiles
 
         profile = load_profiles(profiles)
-    return CheckContext(kept, workloads, profile)
+    knowledge = tuple(d for d in documents if d.ref.kind in KNOWLEDGE_KINDS)
+    return CheckContext(kept, workloads, profile, knowledge=knowledge)
 
 
 # Subject-kind rules are left out without such objects whether a profile is given or not;
@@ -148,7 +150,8 @@ def test_rules_left_out_would_have_found_nothing(
 ) -> None:
     # The registry does not run these rules when no manifest is of their kinds: sound only if
     # on every fixture, without those objects, they report nothing.
-    check = check_of(code)
-    assert check is not None
+    found = check_of(code)
+    assert found is not None
+    check = found.check if isinstance(found, CorpusCheck) else found
     for path in CASES:
         assert not list(check(_context_without(path, kinds, with_profile))), path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 from gpulint.findings import Finding, LintResult
 
@@ -37,7 +38,7 @@ def format_json(result: LintResult) -> str:
     """The whole run as one JSON document."""
     document = {
         "version": JSON_VERSION,
-        "findings": [finding_to_dict(f) for f in result.findings],
+        "findings": [],
         "summary": {
             "files": result.files,
             "objects": result.objects,
@@ -45,4 +46,16 @@ def format_json(result: LintResult) -> str:
         },
         "notes": list(result.notes),
     }
-    return json.dumps(document, indent=2) + "\n"
+    text = json.dumps(document, indent=2) + "\n"
+    if not result.findings:
+        return text
+    # Encoded one finding at a time: json.dumps with indent builds the whole document from
+    # small pieces, several times the size of the text for a run with thousands of findings.
+    findings = ",\n".join(
+        textwrap.indent(json.dumps(finding_to_dict(f), indent=2), _FINDING_INDENT)
+        for f in result.findings
+    )
+    return text.replace('"findings": [],', f'"findings": [\n{findings}\n  ],', 1)
+
+
+_FINDING_INDENT = " " * 4

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gpulint.catalogue import RuleInfo, load_catalogue
 
 if TYPE_CHECKING:
-    from gpulint.rules.base import Check
+    from gpulint.rules.base import Check, CorpusCheck
 
 #: The codes each module of gpulint.rules implements; its CHECKS maps them to functions.
 MODULE_CODES: dict[str, tuple[str, ...]] = {
@@ -33,6 +33,9 @@ MODULE_CODES: dict[str, tuple[str, ...]] = {
 RULE_MODULES: dict[str, str] = {
     code: module for module, codes in MODULE_CODES.items() for code in codes
 }
+#: Rules whose verdict on an object depends on objects in other files (their check is a
+#: CorpusCheck): they run once, after every file, over what each file kept for them.
+CORPUS_CODES = frozenset({"GPU106", "GPU201", "GPU301", "GPU302", "GPU303", "GPU900"})
 #: Rules that judge only objects of these kinds among the checked manifests.
 SUBJECT_KINDS: dict[str, frozenset[str]] = dict.fromkeys(
     ("GPU501", "GPU502", "GPU503"), frozenset({"DaemonSet"})
@@ -51,18 +54,20 @@ ENGINE_CODES = frozenset({"GPU006"})
 UNUSED_SUPPRESSION = "GPU006"
 
 
-def check_of(code: str) -> Check | None:
+def check_of(code: str) -> Check | CorpusCheck | None:
     """The function that checks rule `code`, its module imported now (None: an engine code)."""
     module = RULE_MODULES.get(code)
     if module is None:
         return None
-    checks: dict[str, Check] = importlib.import_module(f"gpulint.rules.{module}").CHECKS
+    checks: dict[str, Check | CorpusCheck] = importlib.import_module(
+        f"gpulint.rules.{module}"
+    ).CHECKS
     return checks[code]
 
 
-def all_checks() -> dict[str, Check]:
+def all_checks() -> dict[str, Check | CorpusCheck]:
     """Every rule module's CHECKS merged: imports every rule module."""
-    checks: dict[str, Check] = {}
+    checks: dict[str, Check | CorpusCheck] = {}
     for module in MODULE_CODES:
         checks.update(importlib.import_module(f"gpulint.rules.{module}").CHECKS)
     return checks
@@ -76,7 +81,7 @@ class Rule:
     module: str | None
 
     @property
-    def check(self) -> Check | None:
+    def check(self) -> Check | CorpusCheck | None:
         """The check function; asking for it imports the rule's module."""
         return check_of(self.info.code)
 

@@ -1,4 +1,13 @@
-"""What every rule receives (CheckContext) and yields (Problem)."""
+"""What every rule receives (CheckContext) and yields (Problem), and how it declares its reach.
+
+The engine reads one file at a time and drops its tree before reading the next. A plain check
+(`Check`) is per-document: its verdict on an object depends only on that object's file, the
+profile and the knowledge objects (PriorityClasses, ResourceQuotas, LimitRanges of every input,
+read before the files are checked), and it runs on each file's context. A `CorpusCheck` judges
+objects against objects of other files (capacity summed over workloads, quotas, HPAs): it names
+the few workloads of each file it needs, and runs once at the end over a context holding those
+workloads, every input's HorizontalPodAutoscalers and the knowledge objects.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +19,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gpulint.live.verdict import ServerRejection
     from gpulint.loader import LoadResult
-    from gpulint.model import Document, LoadIssue, PodTemplate, Severity, SourceFile, Workload
+    from gpulint.model import (
+        Document,
+        DocumentLike,
+        LoadIssue,
+        PodTemplate,
+        Severity,
+        SourceFile,
+        Workload,
+    )
     from gpulint.profile.model import ClusterProfile
     from gpulint.replicas import Autoscaler
     from gpulint.scheduling import Placement
@@ -25,13 +42,13 @@ class Problem:
     pos: Pos
     message: str
     fix: str | None = None  # None: the catalogue's fix text
-    document: Document | None = None
+    document: DocumentLike | None = None
     severity: Severity | None = None  # None: the catalogue's severity
 
     @classmethod
     def at(
         cls,
-        document: Document,
+        document: DocumentLike,
         pos: Pos,
         message: str,
         fix: str | None = None,
@@ -51,6 +68,10 @@ class CheckContext:
     profile: ClusterProfile | None = None
     namespace: str | None = None  # --namespace: for objects that do not name one
     rejections: tuple[ServerRejection, ...] = ()  # --server-dry-run: what the server refused
+    # The PriorityClasses, ResourceQuotas and LimitRanges among every input, not only this file.
+    knowledge: tuple[Document, ...] = ()
+    # Every input's HPAs (for a corpus-wide check); None: those among this context's documents.
+    all_autoscalers: tuple[Autoscaler, ...] | None = None
     _placements: dict[int, Placement] = field(default_factory=dict, init=False, repr=False)
 
     def placement(self, template: PodTemplate) -> Placement:
@@ -66,7 +87,7 @@ class CheckContext:
             verdict = self._placements[id(template)] = place(template, self.profile)
         return verdict
 
-    def namespace_of(self, document: Document) -> str:
+    def namespace_of(self, document: DocumentLike) -> str:
         """metadata.namespace, else --namespace, else the profile's default, else `default`."""
         return (
             document.ref.namespace
@@ -78,9 +99,25 @@ class CheckContext:
     @cached_property
     def autoscalers(self) -> tuple[Autoscaler, ...]:
         """Every HorizontalPodAutoscaler among the checked manifests."""
+        if self.all_autoscalers is not None:
+            return self.all_autoscalers
         from gpulint.replicas import autoscalers  # only the rules that count pods ask
 
         return tuple(autoscalers(self.loaded.documents))
+
+    def autoscalers_of(self, workload: Workload) -> tuple[Autoscaler, ...]:
+        """The HPAs whose target has the workload's namespace, kind and name, in input order."""
+        ref = workload.document.ref
+        return self._autoscaler_index.get((ref.namespace, ref.kind, ref.name), ())
+
+    @cached_property
+    def _autoscaler_index(self) -> dict[tuple[str | None, str, str], tuple[Autoscaler, ...]]:
+        # A lookup per workload instead of a scan of every HPA.
+        index: dict[tuple[str | None, str, str], list[Autoscaler]] = {}
+        for scaler in self.autoscalers:
+            key = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
+            index.setdefault(key, []).append(scaler)
+        return {key: tuple(found) for key, found in index.items()}
 
     @property
     def documents(self) -> tuple[Document, ...]:
@@ -100,3 +137,21 @@ class CheckContext:
 
 
 Check = Callable[[CheckContext], Iterable[Problem]]
+
+
+@dataclass(frozen=True)
+class CorpusCheck:
+    """A check whose verdict on an object depends on objects in other files.
+
+    `needs` picks, from one file's context, the workloads the check must see at the end (as
+    few as it can: each is kept, tree and all, for the whole run); `check` then runs once
+    over a context of all of them.
+    """
+
+    check: Check
+    needs: Callable[[CheckContext], Iterable[Workload]]
+
+
+def needs_nothing(ctx: CheckContext) -> Iterable[Workload]:
+    """For corpus-wide checks that read only knowledge objects or the context's rejections."""
+    return ()

@@ -6,16 +6,17 @@ rules instead.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from gpulint.model import Document, PodTemplate, Severity, Workload
+from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.replicas import Autoscaler, GangPart, describe_gang, gang_parts, peak_replicas
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, CorpusCheck, Problem
 from gpulint.rules.quota import gpu_limit_pos
 from gpulint.scheduling import (
     allocatable,
@@ -26,13 +27,16 @@ from gpulint.scheduling import (
 )
 from gpulint.yamltree import Pos
 
+# Other workloads a message names before `and N more`.
+_MAX_LISTED = 3
+
 
 @dataclass(frozen=True)
 class PlannedPods:
     """How many pods of a workload may run at once, and where that number is written."""
 
     count: int
-    document: Document  # the workload, or the HPA that scales it
+    document: DocumentLike  # the workload, or the HPA that scales it
     pos: Pos
     field: str  # what to change: `replicas`, `maxReplicas`, `parallelism`; "" for a Pod
     source: str  # how a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`
@@ -86,7 +90,7 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
         yield GpuDemand(
             workload,
             template,
-            planned_pods(workload, template, ctx.autoscalers),
+            planned_pods(workload, template, ctx.autoscalers_of(workload)),
             gpus,
             frozenset(p.name for p in pools),
         )
@@ -106,28 +110,125 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
         pools=tuple(replace(p, gpus_in_use=held_by_others(p, checked)) for p in ctx.profile.pools),
     )
     demands = list(gpu_demands(ctx))
+    groups = pool_groups(demands, profile)
     gangs: dict[int, list[GpuDemand]] = {}
     for demand in demands:
         if demand.workload.gang:
             gangs.setdefault(id(demand.workload), []).append(demand)
     for members in gangs.values():
-        yield from _gang_problems(members, demands, profile)
+        yield from _gang_problems(members, groups, profile)
     for demand in demands:
         if demand.workload.gang:
             continue  # reported once for the whole gang
         pools = tuple(p for p in profile.pools if p.name in demand.pools)
         for resource, per_pod in demand.gpus.items():
             # Everything confined to a subset of these pools competes for the same nodes.
-            sharing = [
-                d
-                for d in demands
-                if d is not demand and d.pools <= demand.pools and resource in d.gpus
-            ]
-            need = demand.total(resource) + _confined(sharing, resource, profile)
+            sharing = Sharing.of(groups.get(resource, ()), demand.pools, (demand,), resource)
+            need = demand.total(resource) + sharing.confined
             have = _room(pools, resource)
             if need <= have:
                 continue
             yield _capacity_problem(demand, resource, per_pod, sharing, need, have, pools)
+
+
+def capacity_needs(ctx: CheckContext) -> Iterator[Workload]:
+    """GPU workloads, which may share pools, and those the profile says hold GPUs now."""
+    profile = ctx.profile
+    if profile is None:
+        return
+    holders = {(u.namespace, u.kind, u.name) for p in profile.pools for u in p.gpus_in_use_by}
+    for workload in ctx.workloads:
+        identity = (ctx.namespace_of(workload.document), workload.kind, workload.document.ref.name)
+        if identity in holders or (
+            not runs_on_every_node(workload) and any(gpu_requests(t) for t in workload.templates)
+        ):
+            yield workload
+
+
+@dataclass(frozen=True)
+class PoolGroup:
+    """The demands on one resource confined to exactly the same pools, largest first."""
+
+    pools: frozenset[str]
+    members: tuple[GpuDemand, ...]
+    total: Decimal  # GPUs all members hold at once
+    room: Decimal  # the most the pools can give them
+
+
+def pool_groups(
+    demands: Iterable[GpuDemand], profile: ClusterProfile
+) -> dict[str, tuple[PoolGroup, ...]]:
+    """Demands grouped by resource, then by the pools they are confined to; sums made once.
+
+    Every demand is compared with everything confined to a subset of its pools; there are far
+    fewer distinct pool sets than workloads, so the comparison goes by group.
+    """
+    members: dict[str, dict[frozenset[str], list[GpuDemand]]] = {}
+    for demand in demands:
+        for resource in demand.gpus:
+            members.setdefault(resource, {}).setdefault(demand.pools, []).append(demand)
+    groups: dict[str, tuple[PoolGroup, ...]] = {}
+    for resource, by_pools in members.items():
+        groups[resource] = tuple(
+            PoolGroup(
+                names,
+                tuple(sorted(found, key=lambda d: d.total(resource), reverse=True)),
+                sum((d.total(resource) for d in found), Decimal(0)),
+                _room((p for p in profile.pools if p.name in names), resource),
+            )
+            for names, found in by_pools.items()
+        )
+    return groups
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """What the demands confined to a subset of some pools take, leaving some demands out."""
+
+    confined: Decimal  # GPUs they take, each group capped at what its pools hold
+    largest: tuple[GpuDemand, ...]  # the biggest of them, for the message
+    count: int  # how many there are
+
+    @classmethod
+    def of(
+        cls,
+        groups: Iterable[PoolGroup],
+        pools: frozenset[str],
+        left_out: Collection[GpuDemand],
+        resource: str,
+    ) -> Sharing:
+        """The groups within `pools`, without the demands of `left_out` (the one judged).
+
+        A group can take no more than its pools hold; what overflows a smaller set of pools is
+        reported on those workloads, not again on every larger set that contains them.
+        """
+        minus: dict[frozenset[str], tuple[int, Decimal]] = {}
+        for demand in left_out:
+            if resource in demand.gpus:
+                count, total = minus.get(demand.pools, (0, Decimal(0)))
+                minus[demand.pools] = (count + 1, total + demand.total(resource))
+        skip = {id(d) for d in left_out}
+        confined, count, largest = Decimal(0), 0, []
+        for group in groups:
+            if not group.pools <= pools:
+                continue
+            skipped, skipped_total = minus.get(group.pools, (0, Decimal(0)))
+            confined += min(group.total - skipped_total, group.room)
+            count += len(group.members) - skipped
+            kept = (d for d in group.members if id(d) not in skip)
+            largest.extend(itertools.islice(kept, _MAX_LISTED))
+        largest.sort(key=lambda d: d.total(resource), reverse=True)
+        return cls(confined, tuple(largest[:_MAX_LISTED]), count)
+
+    def describe(self, resource: str) -> str:
+        """`Deployment/a (16: replicas: 2 × 8), ... and 40 more`, the largest first."""
+        listed = ", ".join(
+            f"{d.workload.document.ref} ({format_quantity(d.total(resource))}: "
+            f"{d.planned.source} × {format_quantity(d.gpus[resource])})"
+            for d in self.largest
+        )
+        more = self.count - len(self.largest)
+        return f"{listed} and {more:,} more" if more > 0 else listed
 
 
 @dataclass(frozen=True)
@@ -170,7 +271,7 @@ def gang_demand(members: Iterable[GpuDemand], resource: str) -> GangDemand | Non
 
 
 def _gang_problems(
-    members: list[GpuDemand], demands: list[GpuDemand], profile: ClusterProfile
+    members: list[GpuDemand], groups: dict[str, tuple[PoolGroup, ...]], profile: ClusterProfile
 ) -> Iterator[Problem]:
     """A gang that can never start on its pools, or cannot start beside the other workloads."""
     workload = members[0].workload
@@ -202,21 +303,13 @@ def _gang_problems(
                 f"or {grow}.",
             )
             continue
-        sharing = [
-            d
-            for d in demands
-            if d.workload is not workload and d.pools <= gang.pools and resource in d.gpus
-        ]
+        sharing = Sharing.of(groups.get(resource, ()), gang.pools, members, resource)
         have = _room(pools, resource)
-        others = _confined(sharing, resource, profile)
+        others = sharing.confined
         if need + others <= have:
             continue
         in_use = sum((_in_use(p, resource) for p in pools), Decimal(0))
-        beside = [
-            f"{d.workload.document.ref} ({format_quantity(d.total(resource))}: "
-            f"{d.planned.source} × {format_quantity(d.gpus[resource])})"
-            for d in sharing
-        ]
+        beside = [sharing.describe(resource)] if sharing.count else []
         if in_use:
             beside.append(f"{format_quantity(in_use)} {resource} already in use")
         yield Problem.at(
@@ -266,29 +359,11 @@ def _in_use(pool: Pool, resource: str) -> Decimal:
     return pool.gpus_in_use.get(resource, Decimal(0))
 
 
-def _confined(demands: list[GpuDemand], resource: str, profile: ClusterProfile) -> Decimal:
-    """GPUs these workloads take, grouped by the pools they are confined to.
-
-    A group can take no more than its pools hold; what overflows a smaller set of pools is
-    reported on those workloads, not again on every larger set that contains them.
-    """
-    groups: dict[frozenset[str], Decimal] = {}
-    for d in demands:
-        groups[d.pools] = groups.get(d.pools, Decimal(0)) + d.total(resource)
-    return sum(
-        (
-            min(total, _room((p for p in profile.pools if p.name in names), resource))
-            for names, total in groups.items()
-        ),
-        Decimal(0),
-    )
-
-
 def _capacity_problem(
     demand: GpuDemand,
     resource: str,
     per_pod: Decimal,
-    sharing: list[GpuDemand],
+    sharing: Sharing,
     need: Decimal,
     have: Decimal,
     pools: tuple[Pool, ...],
@@ -298,14 +373,9 @@ def _capacity_problem(
         f"{demand.workload.document.ref} needs {format_quantity(own)} {resource} "
         f"({demand.planned.source} × {format_quantity(per_pod)} per pod)"
     )
-    if sharing:
-        others = ", ".join(
-            f"{d.workload.document.ref} ({format_quantity(d.total(resource))}: "
-            f"{d.planned.source} × {format_quantity(d.gpus[resource])})"
-            for d in sharing
-        )
-        text += f"; with {others}, which can only run on the same pools, that is "
-        text += f"{format_quantity(need)}"
+    if sharing.count:
+        text += f"; with {sharing.describe(resource)}, which can only run on the same pools, "
+        text += f"that is {format_quantity(need)}"
     room = "; ".join(_pool_room(p, resource) for p in pools)
     free = " free" if any(_in_use(p, resource) for p in pools) else ""
     text += (
@@ -378,6 +448,6 @@ def _each(pools: tuple[Pool, ...]) -> str:
 
 
 CHECKS = {
-    "GPU201": replicas_exceed_capacity,
+    "GPU201": CorpusCheck(replicas_exceed_capacity, capacity_needs),
     "GPU202": deadline_shorter_than_provisioning,
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.rules.base import Check, CheckContext, Problem
+from gpulint.rules.base import Check, CheckContext, CorpusCheck, Problem, needs_nothing
 
 
 def server_rejected(context: CheckContext) -> Iterator[Problem]:
@@ -19,7 +19,7 @@ def server_rejected(context: CheckContext) -> Iterator[Problem]:
         )
 
 
-CHECKS: dict[str, Check] = {"GPU900": server_rejected}
+CHECKS: dict[str, Check | CorpusCheck] = {"GPU900": CorpusCheck(server_rejected, needs_nothing)}
 #: Codes only a live cluster produces: no fixture file can prove them, the kmock-backed tests
 #: (tests/test_live_dryrun.py) do.
 LIVE_CODES = frozenset(CHECKS)

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpulint.accelerators import looks_like_accelerator
+from gpulint.constraints import PodAffinityTerm
 from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, CorpusCheck, Problem
 from gpulint.rules.capacity import planned_pods, runs_on_every_node
 from gpulint.scheduling import (
     Filter,
@@ -578,9 +579,8 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
         term = next(
             (
                 t
-                for t in template.required_pod_anti_affinity
-                if t.topology_key == _HOSTNAME
-                and label_selector_matches(t, template.labels)
+                for t in _one_per_node_terms(template)
+                if label_selector_matches(t, template.labels)
                 and (not t.namespaces or namespace in t.namespaces)
             ),
             None,
@@ -591,7 +591,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
         pools = usable(placement.eligible)
         if not placement.decidable or not pools:
             continue
-        demand = planned_pods(workload, template, ctx.autoscalers)
+        demand = planned_pods(workload, template, ctx.autoscalers_of(workload))
         nodes = sum(node_ceiling(p) for p in pools)
         if demand.count <= nodes:
             continue
@@ -606,6 +606,19 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             f"Lower {demand.field} to {nodes}, raise maxNodes of the pools, or make the "
             f"anti-affinity preferredDuringSchedulingIgnoredDuringExecution.",
         )
+
+
+def _one_per_node_terms(template: PodTemplate) -> Iterator[PodAffinityTerm]:
+    return (t for t in template.required_pod_anti_affinity if t.topology_key == _HOSTNAME)
+
+
+def anti_affinity_needs(ctx: CheckContext) -> Iterator[Workload]:
+    """Workloads with a pod template that allows one pod per node (HPAs may scale them)."""
+    if ctx.profile is None:
+        return
+    for workload in ctx.workloads:
+        if any(next(_one_per_node_terms(t), None) for t in workload.templates):
+            yield workload
 
 
 # ---------------------------------------------------------------------------------------------
@@ -636,5 +649,5 @@ CHECKS = {
     "GPU103": scale_to_zero_affinity,
     "GPU104": gpu_selector_without_request,
     "GPU105": gpu_exceeds_node,
-    "GPU106": anti_affinity_exceeds_nodes,
+    "GPU106": CorpusCheck(anti_affinity_exceeds_nodes, anti_affinity_needs),
 }

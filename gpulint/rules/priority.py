@@ -19,7 +19,7 @@ def unknown_priority_class(ctx: CheckContext) -> Iterator[Problem]:
     Without any source of PriorityClasses (a profile that lists some, or a PriorityClass among
     the checked manifests) the cluster's classes are unknown and nothing is reported.
     """
-    classes = priority_classes_in_effect(ctx.documents, ctx.profile)
+    classes = priority_classes_in_effect(ctx.knowledge, ctx.profile)
     if not classes:
         return
     known = sorted(BUILTIN_PRIORITY_CLASSES | set(classes))
@@ -45,7 +45,7 @@ def gpu_workload_without_priority_class(ctx: CheckContext) -> Iterator[Problem]:
     Reported only when the cluster profile or the manifests define a class to choose from and
     none of them is the global default: then naming one is a choice the author has not made.
     """
-    classes = priority_classes_in_effect(ctx.documents, ctx.profile)
+    classes = priority_classes_in_effect(ctx.knowledge, ctx.profile)
     if global_default_class(classes) is not None:
         # Pods that name no class get the global default's priority, which the cluster chose.
         return

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpulint.accelerators import is_extended_resource, looks_like_accelerator
-from gpulint.model import Container, ContainerRole, Document, PodTemplate, Workload, mapping_at
+from gpulint.model import Container, ContainerRole, DocumentLike, PodTemplate, Workload, mapping_at
 from gpulint.profile.model import LimitRangeItem, ResourceQuota
 from gpulint.profile.policy import (
     LimitRangeInEffect,
@@ -27,7 +27,7 @@ from gpulint.profile.policy import (
 )
 from gpulint.quantity import format_quantity
 from gpulint.replicas import describe_gang, gang_parts, peak_replicas
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, CorpusCheck, Problem
 from gpulint.scheduling import gpu_requests
 from gpulint.yamltree import Pos, YMap, YSeq
 
@@ -62,7 +62,7 @@ class PodDemand:
     base: int  # replicas, HPA maxReplicas, Job parallelism, 1 for a bare Pod
     base_label: str  # "replicas", "maxReplicas of HPA ml/x", ...
     surge: int  # extra pods during a Deployment rolling update
-    document: Document  # where `pos` is written (the workload, or its HPA)
+    document: DocumentLike  # where `pos` is written (the workload, or its HPA)
     pos: Pos | None  # None: the count is a default, point at the GPU limit instead
 
     @property
@@ -98,7 +98,7 @@ def rollout_surge(workload: Workload, replicas: int) -> int:
 
 def pod_demand(ctx: CheckContext, workload: Workload, template: PodTemplate) -> PodDemand | None:
     """The peak pod count of a template; None for kinds that run one pod per node."""
-    peak = peak_replicas(workload, ctx.autoscalers, template)
+    peak = peak_replicas(workload, ctx.autoscalers_of(workload), template)
     if peak is None:
         return None
     if peak.autoscaler is not None:
@@ -194,7 +194,7 @@ class _Charge:
 
 def _demands(ctx: CheckContext) -> list[tuple[str, PodDemand, str]]:
     """(namespace, demand, priority class after admission) of every checked pod template."""
-    classes = priority_classes_in_effect(ctx.documents, ctx.profile)
+    classes = priority_classes_in_effect(ctx.knowledge, ctx.profile)
     default = global_default_class(classes)
     found = []
     for workload, template in ctx.pod_templates():
@@ -235,7 +235,7 @@ def gpu_limit_pos(template: PodTemplate, resource: str | None) -> tuple[Containe
     return None
 
 
-def _demand_pos(demand: PodDemand, resource: str | None) -> tuple[Document, Pos]:
+def _demand_pos(demand: PodDemand, resource: str | None) -> tuple[DocumentLike, Pos]:
     if demand.pos is not None:
         return demand.document, demand.pos
     found = gpu_limit_pos(demand.template, resource)
@@ -254,11 +254,11 @@ def gpu_quota_exceeded(ctx: CheckContext) -> Iterator[Problem]:
     Also reports GPU pods that a cpu/memory quota refuses because a container declares no
     request or limit for it (`failed quota: ...: must specify ...`).
     """
-    sources = quotas_in_effect(ctx.documents, ctx.profile, ctx.namespace_of)
+    sources = quotas_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
     if not sources:
         return
     demands = _demands(ctx)
-    limit_ranges = limit_ranges_in_effect(ctx.documents, ctx.profile, ctx.namespace_of)
+    limit_ranges = limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
     for source in sources:
         quota = source.quota
         for key, hard in quota.hard.items():
@@ -477,7 +477,7 @@ def is_unenforced_quota_key(key: str) -> bool:
 
 def gpu_quota_key_not_enforced(ctx: CheckContext) -> Iterator[Problem]:
     """A quota on `nvidia.com/gpu` or `limits.nvidia.com/gpu` caps nothing."""
-    sources = quotas_in_effect(ctx.documents, ctx.profile, ctx.namespace_of)
+    sources = quotas_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
     if not sources:
         return
     templates = [
@@ -713,7 +713,7 @@ def _victims(violations: Sequence[_Violation]) -> str:
 
 def gpu_limitrange_conflict(ctx: CheckContext) -> Iterator[Problem]:
     """A LimitRange that refuses GPU pods or hands GPUs to containers that never asked."""
-    sources = limit_ranges_in_effect(ctx.documents, ctx.profile, ctx.namespace_of)
+    sources = limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
     if not sources:
         return
     by_namespace: dict[str, list[PodTemplate]] = {}
@@ -758,8 +758,24 @@ def _clause_problems(source: LimitRangeInEffect, index: int, clause: _Clause) ->
         )
 
 
+def governed_workloads(ctx: CheckContext) -> Iterator[Workload]:
+    """Workloads in a namespace that a ResourceQuota or LimitRange governs.
+
+    Quotas sum the pods of every workload in the namespace, and a LimitRange in the manifests
+    lists the pods it breaks; other namespaces have nothing to check.
+    """
+    quotas = quotas_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
+    namespaces = {s.quota.namespace for s in quotas}
+    namespaces |= {
+        s.limit_range.namespace
+        for s in limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
+    }
+    if namespaces:
+        yield from (w for w in ctx.workloads if ctx.namespace_of(w.document) in namespaces)
+
+
 CHECKS = {
-    "GPU301": gpu_quota_exceeded,
-    "GPU302": gpu_quota_key_not_enforced,
-    "GPU303": gpu_limitrange_conflict,
+    "GPU301": CorpusCheck(gpu_quota_exceeded, governed_workloads),
+    "GPU302": CorpusCheck(gpu_quota_key_not_enforced, governed_workloads),
+    "GPU303": CorpusCheck(gpu_limitrange_conflict, governed_workloads),
 }

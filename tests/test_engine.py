@@ -1,0 +1,102 @@
+"""The file-at-a-time engine: verdicts across files, suppressions after a file is gone, --jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpulint import api
+from gpulint.api import lint
+from gpulint.config import Config
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer, namespace: ml}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: trainer}
+  template:
+    metadata:
+      labels: {app: trainer}
+    spec:
+      containers:
+      - name: main
+        image: trainer:1.0
+        resources:
+          limits: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 2}%s
+"""
+HPA = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: trainer, namespace: ml}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: trainer}
+  maxReplicas: 3
+"""
+QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpus, namespace: ml}
+spec:
+  hard: {requests.nvidia.com/gpu: "4"}
+"""
+
+
+def _write(tmp_path: Path, suppression: str = "") -> list[str]:
+    files = {"a.yaml": DEPLOYMENT % suppression, "b.yaml": HPA, "c.yaml": QUOTA}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return [str(tmp_path / name) for name in files]
+
+
+def _seen(paths: list[str], **options: object) -> list[tuple[str, str, int, int]]:
+    config = Config().with_overrides(select=("GPU301", "GPU006"), report_unused_ignores=True)
+    result = lint(paths, config, **options)
+    return [(Path(f.path).name, f.code, f.line, f.column) for f in result.findings]
+
+
+def test_a_quota_and_an_hpa_in_later_files_judge_a_workload_read_before_them(
+    tmp_path: Path,
+) -> None:
+    paths = _write(tmp_path)
+    # 3 replicas (the HPA's maxReplicas) × 2 GPUs exceed the quota's 4, in any input order.
+    expected = [("b.yaml", "GPU301", 6, 3)]
+    assert _seen(paths) == expected
+    assert _seen(list(reversed(paths))) == expected
+
+
+def test_a_suppression_comment_covers_a_corpus_wide_finding_in_an_earlier_file(
+    tmp_path: Path,
+) -> None:
+    paths = _write(tmp_path)[::2]  # the Deployment and the quota, no HPA
+    workload = (DEPLOYMENT % "").replace(
+        "replicas: 1\n", "replicas: 3  # gpulint: ignore[GPU301]\n"
+    )
+    (tmp_path / "a.yaml").write_text(workload)
+    assert _seen(paths) == []
+    # Once nothing exceeds the quota the same comment is reported as unused.
+    (tmp_path / "c.yaml").write_text(QUOTA.replace('"4"', '"8"'))
+    assert _seen(paths) == [("a.yaml", "GPU006", 5, 16)]
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_worker_processes_give_the_single_process_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    monkeypatch.setattr(api, "PARALLEL_MIN_BYTES", 0)
+    corpus = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
+    config = Config()
+    single = lint([str(corpus)], config, jobs=1)
+    parallel = lint([str(corpus)], config, jobs=jobs)
+    assert len(single.findings) > 100
+    assert parallel == single
+
+
+def test_few_or_small_files_are_checked_without_worker_processes(tmp_path: Path) -> None:
+    paths = [Path(p) for p in _write(tmp_path)]
+    assert not api._worth_processes(paths, 2)
+    many = [paths[0]] * 40
+    assert not api._worth_processes(many, 2)  # 40 small files: less than PARALLEL_MIN_BYTES
