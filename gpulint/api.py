@@ -34,7 +34,7 @@ from gpulint.loader import (
     LoadResult,
     collection_paused,
     discover,
-    load,
+    display_path,
     load_bytes,
     load_path,
     read_bytes,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from gpulint.model import Document, Workload
     from gpulint.profile.model import ClusterProfile
     from gpulint.replicas import Autoscaler
+    from gpulint.spool import FindingSpool
 
 #: The rule that reports what a server-side dry-run refused.
 SERVER_REJECTED = "GPU900"
@@ -59,7 +60,7 @@ _KNOWLEDGE_BYTES = re.compile(b"|".join(k.encode() for k in sorted(KNOWLEDGE_KIN
 PARALLEL_MIN_BYTES = 4 << 20
 PARALLEL_MIN_FILES = 8
 
-Input = Path | tuple[str, bytes]  # a file, or stdin as (display name, bytes)
+Input = str | tuple[str, bytes]  # a file's display path, or stdin as (display name, bytes)
 
 
 def available_cpus() -> int:
@@ -81,6 +82,7 @@ def lint(
     dry_run: DryRun | None = None,
     jobs: int = 1,
     keep_checked: bool = True,
+    spool_findings: bool = False,
 ) -> LintResult:
     """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
 
@@ -89,13 +91,24 @@ def lint(
     GPU900 can report what it refused. `jobs` > 1 checks files in that many processes when the
     input is large enough to pay for them; the result is the same. `keep_checked=False` leaves
     `LintResult.checked` empty (only the JUnit report lists every object; on a large corpus the
-    list is most of what a run keeps). Raises GpulintError for a missing or unreadable path.
+    list is most of what a run keeps). `spool_findings=True` keeps the findings in a temporary
+    file (`LintResult.findings` is then a FindingSpool: iterable, not indexable), so a run's
+    memory does not grow with its findings. Raises GpulintError for a missing or unreadable
+    path.
     """
     config = config or Config()
     files = discover([p for p in paths if p != STDIN], config.is_excluded)
-    inputs: list[Input] = list(files)
+    # A file is named by its display path (which opens it from here too), not held as a Path:
+    # on a corpus of tens of thousands of files the Paths would be most of what a run keeps.
+    named: list[tuple[str, Input]] = [(n, n) for n in map(display_path, files)]
+    del files
     if stdin is not None and STDIN in paths:
-        inputs.append(stdin)
+        named.append((stdin[0], stdin))
+    # Checked in report order (findings are reported by path), so each file's findings can be
+    # written out as soon as the file is checked.
+    named.sort(key=lambda pair: pair[0])
+    inputs = [item for _, item in named]
+    del named
     rules = [r for r in build_registry() if config.is_selected(r.info.code, r.info.enabled)]
     skipped = [r for r in rules if r.info.needs_profile and profile is None]
     active = [r for r in rules if r.module is not None and r not in skipped]
@@ -123,12 +136,12 @@ def lint(
     if dry_run is not None and any(r.info.code == SERVER_REJECTED for r in active):
         # The server judges objects against the namespaces the same manifests create, so it
         # gets every object at once; live mode checks a handful of files.
-        everything = load(files, stdin if STDIN in paths else None)
+        everything = LoadResult.merged([_load(item) for item in inputs])
         rejections = tuple(dry_run(everything.documents, plan.context(everything).namespace_of))
         del everything
 
     tracker = SuppressionTracker()
-    findings: list[Finding] = []
+    findings: list[Finding] | FindingSpool = [] if not spool_findings else _spool()
     checked: list[CheckedObject] = []
     kept: dict[str, list[Workload]] = {r.info.code: [] for r in plan.corpus_wide}
     # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
@@ -146,6 +159,7 @@ def lint(
         for code, workloads in outcome.kept.items():
             kept[code].extend(workloads)
 
+    late: list[Finding] = []  # found after every file was checked: anywhere in the report
     everything_kept = {id(w): w for found in kept.values() for w in found}.values()
     roles = _roles(everything_kept)
     for rule in plan.corpus_wide:
@@ -154,10 +168,10 @@ def lint(
             rejections=rejections,
             all_autoscalers=tuple(scalers.values()),
         )
-        findings.extend(_findings(rule, context, roles, config, tracker))
+        late.extend(_findings(rule, context, roles, config, tracker))
     unused_rule = next((r for r in rules if r.info.code == UNUSED_SUPPRESSION), None)
     if config.report_unused_ignores and unused_rule is not None:
-        findings.extend(_unused_suppressions(unused_rule, tracker, rules, config))
+        late.extend(_unused_suppressions(unused_rule, tracker, rules, config))
 
     notes = []
     if skipped:
@@ -166,7 +180,7 @@ def lint(
             f"({', '.join(r.info.code for r in skipped)})"
         )
     return LintResult(
-        findings=tuple(sorted(findings, key=lambda f: f.sort_key)),
+        findings=_in_report_order(findings, late),
         files=file_count,
         objects=object_count,
         notes=tuple(notes),
@@ -214,15 +228,10 @@ def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
     """
     found: list[Document] = []
     for item in inputs:
-        if isinstance(item, Path):
-            data = read_bytes(item)
-            if isinstance(data, OSError) or not _KNOWLEDGE_BYTES.search(data):
-                continue
-            loaded = load_path(item)
-        elif _KNOWLEDGE_BYTES.search(item[1]):
-            loaded = load_bytes(*item)
-        else:
+        name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item
+        if isinstance(data, OSError) or not _KNOWLEDGE_BYTES.search(data):
             continue
+        loaded = load_bytes(name, data)
         found.extend(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
     return tuple(found)
 
@@ -235,22 +244,20 @@ def _check_files(plan: FilePlan, inputs: Sequence[Input], jobs: int) -> Iterator
     # Imported here: a pre-commit run on a few files never starts a process.
     from concurrent.futures import ProcessPoolExecutor
 
-    files = [item for item in inputs if isinstance(item, Path)]
-    chunk = max(1, min(64, len(files) // (jobs * 8)))
+    chunk = max(1, min(64, len(inputs) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(partial(_check_file_paused, plan), files, chunksize=chunk)
-    yield from (check_file(plan, item) for item in inputs if not isinstance(item, Path))
+        yield from pool.map(partial(_check_file_paused, plan), inputs, chunksize=chunk)
 
 
 def _worth_processes(inputs: Sequence[Input], jobs: int) -> bool:
     """Enough input that worker processes save more than they cost to start and feed."""
-    files = [item for item in inputs if isinstance(item, Path)]
+    files = [item for item in inputs if isinstance(item, str)]
     if len(files) < max(PARALLEL_MIN_FILES, 2 * jobs):
         return False
     size = 0
     for path in files:
         try:
-            size += path.stat().st_size
+            size += os.stat(path).st_size
         except OSError:
             continue
         if size >= PARALLEL_MIN_BYTES:
@@ -265,7 +272,7 @@ def _check_file_paused(plan: FilePlan, item: Input) -> FileOutcome:
 
 def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     """Load one input, run the per-document rules on it, keep what corpus-wide rules need."""
-    loaded = load_path(item) if isinstance(item, Path) else load_bytes(*item)
+    loaded = _load(item)
     shapes: tuple[WorkloadShape, ...] = plan.config.workloads
     workloads = tuple(w for d in loaded.documents if (w := workload_of(d, shapes)) is not None)
     context = plan.context(loaded, workloads)
@@ -275,12 +282,15 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     # nothing for it never imports its module.
     kinds = plan.knowledge_kinds.union(d.ref.kind for d in loaded.documents)
     profile_given = plan.profile is not None
-    findings = [
-        finding
-        for rule in plan.per_document
-        if rule.has_work(kinds, profile_given)
-        for finding in _findings(rule, context, roles, plan.config, tracker)
-    ]
+    findings = sorted(
+        (
+            finding
+            for rule in plan.per_document
+            if rule.has_work(kinds, profile_given)
+            for finding in _findings(rule, context, roles, plan.config, tracker)
+        ),
+        key=_sort_key,
+    )
     kept = {}
     for rule in plan.corpus_wide:
         assert isinstance(rule.check, CorpusCheck)
@@ -296,6 +306,30 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         context.autoscalers if plan.corpus_wide else (),
         tracker,
     )
+
+
+def _sort_key(finding: Finding) -> tuple[str, int, int, str]:
+    return finding.sort_key
+
+
+def _spool() -> FindingSpool:
+    from gpulint.spool import FindingSpool  # only runs that spool pay for tempfile and pickle
+
+    return FindingSpool()
+
+
+def _in_report_order(
+    per_file: list[Finding] | FindingSpool, late: list[Finding]
+) -> tuple[Finding, ...] | FindingSpool:
+    """Every finding in report order: per-file findings came in it, `late` ones in any."""
+    if isinstance(per_file, list):
+        return tuple(sorted([*per_file, *late], key=_sort_key))
+    per_file.add_late(late)
+    return per_file
+
+
+def _load(item: Input) -> LoadResult:
+    return load_path(Path(item)) if isinstance(item, str) else load_bytes(*item)
 
 
 def _roles(workloads: Iterable[Workload]) -> dict[int, Workload]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -41,15 +42,19 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def _emit(text: str, output: str | None, what: str, color: bool = False) -> None:
-    """Print `text`, or write it to the file `output` (exit 2 naming the file if that fails)."""
+def _emit(text: str | Iterable[str], output: str | None, what: str, color: bool = False) -> None:
+    """Print `text` (or its pieces), or write it to the file `output` (exit 2 naming the file
+    if that fails)."""
+    pieces = (text,) if isinstance(text, str) else text
     if output is None:
-        # click strips ANSI codes from non-TTY output unless told otherwise: --color always
-        # must survive a pipe.
-        click.echo(text, nl=False, color=color)
+        for piece in pieces:
+            # click strips ANSI codes from non-TTY output unless told otherwise: --color
+            # always must survive a pipe.
+            click.echo(piece, nl=False, color=color)
         return
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        with open(output, "w", encoding="utf-8") as stream:
+            stream.writelines(pieces)
     except OSError as exc:
         _fail(f"{output}: cannot write {what}: {exc.strerror}")
 
@@ -233,6 +238,7 @@ def check(
                 namespace=namespace,
                 jobs=jobs or available_cpus(),
                 keep_checked=output_format == "junit",
+                spool_findings=True,
             )
     except GpulintError as exc:
         _fail(str(exc))
@@ -240,6 +246,10 @@ def check(
     use_color = output is None and _use_color(color, sys.stdout.isatty())
     options = repository_options(Path.cwd(), color=use_color, quiet=quiet)
     render = (STATISTICS if statistics else FORMATTERS)[output_format]
+    # The console script runs with the cyclic collector off; writing a report makes
+    # short-lived cycles (the json module's indenting encoder, a few per finding) that a
+    # report of thousands of findings would otherwise keep to the end.
+    gc.enable()
     if output is not None or not silent:
         _emit(render(result, options), output, "report", use_color)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpulint.model import ObjectRef, Severity
+
+if TYPE_CHECKING:
+    from gpulint.spool import FindingSpool
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,8 @@ class CheckedObject:
 class LintResult:
     """Findings of a run plus what was looked at."""
 
-    findings: tuple[Finding, ...]
+    # In report order; a FindingSpool when the run kept its findings on disk.
+    findings: tuple[Finding, ...] | FindingSpool
     files: int
     objects: int
     notes: tuple[str, ...] = ()

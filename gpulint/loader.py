@@ -63,6 +63,15 @@ class LoadResult:
     documents: tuple[Document, ...]
     issues: tuple[LoadIssue, ...]
 
+    @classmethod
+    def merged(cls, results: Sequence[LoadResult]) -> LoadResult:
+        """One result holding every file, document and issue of `results`, in their order."""
+        return cls(
+            tuple(f for r in results for f in r.files),
+            tuple(d for r in results for d in r.documents),
+            tuple(i for r in results for i in r.issues),
+        )
+
 
 @contextmanager
 def collection_paused() -> Iterator[None]:
@@ -156,11 +165,7 @@ def load(paths: Iterable[Path], stdin: tuple[str, bytes] | None = None) -> LoadR
     results = [load_path(p) for p in paths]
     if stdin is not None:
         results.append(load_bytes(*stdin))
-    return LoadResult(
-        tuple(f for r in results for f in r.files),
-        tuple(d for r in results for d in r.documents),
-        tuple(i for r in results for i in r.issues),
-    )
+    return LoadResult.merged(results)
 
 
 def load_path(path: Path) -> LoadResult:

@@ -6,6 +6,8 @@ workflow-command format of actions/toolkit (`escapeData`, `escapeProperty` in co
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from gpulint.findings import Finding, LintResult
 from gpulint.model import Severity
 from gpulint.output.options import DEFAULT_OPTIONS, OutputOptions, repository_path
@@ -41,12 +43,12 @@ def annotation(finding: Finding, options: OutputOptions = DEFAULT_OPTIONS) -> st
     return f"::{COMMANDS[finding.severity]} {listed}::{escape_data(message)}"
 
 
-def format_github(result: LintResult, options: OutputOptions = DEFAULT_OPTIONS) -> str:
+def format_github(result: LintResult, options: OutputOptions = DEFAULT_OPTIONS) -> Iterator[str]:
     """An annotation per finding, then (unless quiet) the notes and the summary line."""
-    lines = [annotation(f, options) for f in result.findings]
+    for finding in result.findings:
+        yield annotation(finding, options) + "\n"
     if not options.quiet:
-        lines += [*result.notes, summary_line(result)]
-    return "".join(f"{line}\n" for line in lines)
+        yield "".join(f"{line}\n" for line in (*result.notes, summary_line(result)))
 
 
 def _cell(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
 
 from gpulint.findings import Finding, LintResult
 
@@ -34,11 +35,16 @@ def finding_to_dict(finding: Finding) -> dict[str, object]:
     }
 
 
-def format_json(result: LintResult) -> str:
-    """The whole run as one JSON document."""
-    document = {
-        "version": JSON_VERSION,
-        "findings": [],
+def format_json(result: LintResult) -> Iterator[str]:
+    """The whole run as one JSON document, in pieces of one finding each."""
+    # Encoded one finding at a time and never joined: a run with thousands of findings is
+    # written out in memory for one.
+    yield f'{{\n  "version": {JSON_VERSION},\n  "findings": ['
+    separator = "\n"
+    for finding in result.findings:
+        yield separator + textwrap.indent(json.dumps(finding_to_dict(finding), indent=2), "    ")
+        separator = ",\n"
+    tail = {
         "summary": {
             "files": result.files,
             "objects": result.objects,
@@ -46,16 +52,7 @@ def format_json(result: LintResult) -> str:
         },
         "notes": list(result.notes),
     }
-    text = json.dumps(document, indent=2) + "\n"
-    if not result.findings:
-        return text
-    # Encoded one finding at a time: json.dumps with indent builds the whole document from
-    # small pieces, several times the size of the text for a run with thousands of findings.
-    findings = ",\n".join(
-        textwrap.indent(json.dumps(finding_to_dict(f), indent=2), _FINDING_INDENT)
-        for f in result.findings
-    )
-    return text.replace('"findings": [],', f'"findings": [\n{findings}\n  ],', 1)
-
-
-_FINDING_INDENT = " " * 4
+    closing = "\n  ]" if separator == ",\n" else "]"
+    # The rest of the document is json.dumps' own text of the tail, indented one level.
+    rest = json.dumps(tail, indent=2)[1:]
+    yield f"{closing},{rest}\n"

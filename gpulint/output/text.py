@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from gpulint.findings import Finding, LintResult
 from gpulint.model import Severity
 
@@ -46,11 +48,11 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def format_text(result: LintResult, color: bool = False, quiet: bool = False) -> str:
+def format_text(result: LintResult, color: bool = False, quiet: bool = False) -> Iterator[str]:
     """Every finding, any notes, then the summary; `quiet` keeps only the findings."""
-    blocks = [format_finding(f, color) for f in result.findings]
-    text = "\n".join(blocks)
+    for finding in result.findings:
+        yield format_finding(finding, color) + "\n"
     if quiet:
-        return text + "\n" if blocks else ""
+        return
     tail = [*result.notes, summary_line(result)]
-    return (text + "\n\n" if blocks else "") + "\n".join(tail) + "\n"
+    yield ("\n" if result.findings else "") + "\n".join(tail) + "\n"

@@ -1,0 +1,74 @@
+"""Findings kept on disk while a large run goes on (imported only by runs that spool)."""
+
+from __future__ import annotations
+
+import heapq
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator
+
+from gpulint.findings import Finding
+
+
+def _sort_key(finding: Finding) -> tuple[str, int, int, str]:
+    return finding.sort_key
+
+
+class FindingSpool:
+    """Findings kept pickled in a temporary file, not in memory, and read back in report order.
+
+    A run over a large corpus reports thousands of findings; written out one at a time they
+    need memory for one at a time. The engine adds each file's findings as the file is checked,
+    in report order (`extend`), and the few it finds at the end in any order (`add_late`);
+    iterating merges the two. It can be iterated any number of times.
+    """
+
+    # Findings pickled together: fewer, larger records read back faster.
+    _BATCH = 512
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the spool
+        self._records: list[tuple[int, int]] = []  # (offset, length) of each pickled batch
+        self._pending: list[Finding] = []
+        self._late: list[Finding] = []
+        self._count = 0
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        """Add findings that come after every finding added so far, in report order."""
+        for finding in findings:
+            self._pending.append(finding)
+            self._count += 1
+        if len(self._pending) >= self._BATCH:
+            self._flush()
+
+    def add_late(self, findings: Iterable[Finding]) -> None:
+        """Add findings, in any order, that belong anywhere in the report."""
+        for finding in findings:
+            self._late.append(finding)
+            self._count += 1
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        data = pickle.dumps(tuple(self._pending), protocol=pickle.HIGHEST_PROTOCOL)
+        self._file.seek(0, 2)
+        self._records.append((self._file.tell(), len(data)))
+        self._file.write(data)
+        self._pending = []
+
+    def _in_order(self) -> Iterator[Finding]:
+        for offset, length in self._records:
+            # Seek before each read: another iteration may have moved the file position.
+            self._file.seek(offset)
+            yield from pickle.loads(self._file.read(length))
+        yield from list(self._pending)
+
+    def __iter__(self) -> Iterator[Finding]:
+        return heapq.merge(self._in_order(), sorted(self._late, key=_sort_key), key=_sort_key)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def close(self) -> None:
+        """Delete the temporary file."""
+        self._file.close()
