@@ -9,6 +9,9 @@ import pytest
 from gpulint import api
 from gpulint.api import lint
 from gpulint.config import Config
+from gpulint.findings import Finding
+from gpulint.model import Severity
+from gpulint.spool import FindingSpool
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -96,7 +99,45 @@ def test_worker_processes_give_the_single_process_result(
 
 
 def test_few_or_small_files_are_checked_without_worker_processes(tmp_path: Path) -> None:
-    paths = [Path(p) for p in _write(tmp_path)]
+    paths: list[api.Input] = list(_write(tmp_path))
     assert not api._worth_processes(paths, 2)
     many = [paths[0]] * 40
     assert not api._worth_processes(many, 2)  # 40 small files: less than PARALLEL_MIN_BYTES
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * api.PARALLEL_MIN_BYTES)
+    assert api._worth_processes([*many, str(big)], 2)
+
+
+def test_spooled_findings_read_back_as_the_in_memory_ones(tmp_path: Path) -> None:
+    corpus = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
+    in_memory = lint([str(corpus)], Config()).findings
+    spooled = lint([str(corpus)], Config(), spool_findings=True).findings
+    assert isinstance(spooled, FindingSpool)
+    assert len(in_memory) > 100 and len(spooled) == len(in_memory)
+    assert list(spooled) == list(in_memory)
+    assert list(spooled) == list(in_memory)  # read again from the start
+
+
+def test_a_spool_merges_late_findings_into_batches_in_report_order() -> None:
+    def finding(path: str, line: int) -> Finding:
+        return Finding("GPU001", "n", Severity.ERROR, path, line, 1, "m", None)
+
+    spool = FindingSpool()
+    in_order = [finding(f"f{i:04}.yaml", 1) for i in range(2 * FindingSpool._BATCH + 7)]
+    spool.extend(in_order[: FindingSpool._BATCH + 3])  # one batch written, 3 pending
+    spool.extend(in_order[FindingSpool._BATCH + 3 :])
+    late = [finding("f0001.yaml", 0), finding("zzz.yaml", 5), finding("a.yaml", 9)]
+    spool.add_late(late)
+    assert len(spool) == len(in_order) + 3
+    assert list(spool) == sorted([*in_order, *late], key=lambda f: f.sort_key)
+    spool.close()
+
+
+def test_files_are_checked_in_report_order_whatever_order_they_are_given(
+    tmp_path: Path,
+) -> None:
+    paths = _write(tmp_path)
+    config = Config().with_overrides(select=("GPU301", "GPU006"), report_unused_ignores=True)
+    given = lint(paths, config, spool_findings=True).findings
+    reversed_ = lint(paths[::-1], config, spool_findings=True).findings
+    assert list(given) == list(reversed_) and len(given) > 0
