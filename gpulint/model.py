@@ -2,6 +2,8 @@
 
 Everything here is a frozen dataclass built once by the loader and `workloads.py`; rules read
 these views and never walk raw mappings themselves. Positions are (line, column), 1-based.
+A view that holds a node of the tree (`eq=False`) equals only itself: comparing whole subtrees
+would be slow and means nothing, and a node cannot be hashed.
 """
 
 from __future__ import annotations
@@ -138,7 +140,7 @@ class Quantity:
         return shown(self.raw)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Resources:
     """A container's `resources:` block."""
 
@@ -156,7 +158,7 @@ class Resources:
         return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Container:
     """One container, init container, sidecar or ephemeral container of a pod template."""
 

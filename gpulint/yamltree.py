@@ -93,7 +93,7 @@ class DuplicateKey:
     by_merge: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # equal only to itself: it holds tree nodes
 class ParsedDocument:
     """One YAML document: its value (None when empty), where it starts, duplicate keys."""
 
@@ -103,7 +103,7 @@ class ParsedDocument:
     value_pos: Pos  # where the value is written (findings about a non-mapping point here)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # equal only to itself: it holds tree nodes
 class ParseResult:
     """Every document parsed before the end of the text, or before the first syntax error."""
 
