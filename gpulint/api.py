@@ -46,9 +46,9 @@ def lint(
     workloads = tuple(w for d in loaded.documents if (w := workload_of(d, shapes)) is not None)
     roles = {id(w.document): w for w in workloads if any(t.role for t in w.templates)}
     context = CheckContext(loaded, workloads, profile, namespace)
-    rules = [r for r in build_registry() if config.is_selected(r.info.code, r.info.enabled)]
-    skipped = [r for r in rules if r.info.needs_profile and profile is None]
-    if dry_run is not None and any(r.info.code == SERVER_REJECTED for r in rules):
+    rules = [r for r in build_registry() if config.is_selected(r.code, r.enabled)]
+    skipped = [r for r in rules if r.needs_profile and profile is None]
+    if dry_run is not None and any(r.code == SERVER_REJECTED for r in rules):
         rejections = dry_run(loaded.documents, context.namespace_of)
         context = replace(context, rejections=tuple(rejections))
     tracker = SuppressionTracker(loaded.documents, workloads)
@@ -65,7 +65,7 @@ def lint(
             if _dropped(problem, rule, config, tracker):
                 continue
             findings.append(_finding(rule, _name_role(problem, roles), config))
-    unused_rule = next((r for r in rules if r.info.code == UNUSED_SUPPRESSION), None)
+    unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
     if config.report_unused_ignores and unused_rule is not None:
         findings.extend(_unused_suppressions(unused_rule, tracker, rules, config))
 
@@ -73,7 +73,7 @@ def lint(
     if skipped:
         notes.append(
             f"{len(skipped)} cluster-profile rules skipped: no --profile given "
-            f"({', '.join(r.info.code for r in skipped)})"
+            f"({', '.join(r.code for r in skipped)})"
         )
     return LintResult(
         findings=tuple(sorted(findings, key=lambda f: f.sort_key)),
