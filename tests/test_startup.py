@@ -36,6 +36,7 @@ NOT_IMPORTED = (
     "gpulint.diagnose",
     "gpulint.live",
     "gpulint.smoke",
+    "gpulint.schema",
     "gpulint.profile",
     "gpulint.scheduling",
     "gpulint.constraints",
