@@ -109,31 +109,31 @@ def lint(
     named.sort(key=lambda pair: pair[0])
     inputs = [item for _, item in named]
     del named
-    rules = [r for r in build_registry() if config.is_selected(r.info.code, r.info.enabled)]
-    skipped = [r for r in rules if r.info.needs_profile and profile is None]
+    rules = [r for r in build_registry() if config.is_selected(r.code, r.enabled)]
+    skipped = [r for r in rules if r.needs_profile and profile is None]
     active = [r for r in rules if r.module is not None and r not in skipped]
     if dry_run is None:  # only a server's dry-run gives GPU900 anything to report
-        active = [r for r in active if r.info.code != SERVER_REJECTED]
+        active = [r for r in active if r.code != SERVER_REJECTED]
     knowledge = knowledge_documents(inputs)
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     plan = FilePlan(
         config,
         profile,
         namespace,
-        tuple(r for r in active if r.info.code not in CORPUS_CODES),
+        tuple(r for r in active if r.code not in CORPUS_CODES),
         # Whether a corpus-wide rule has work is known before any file is checked: it judges
         # workloads against knowledge objects or the profile, never against one file's kinds.
         tuple(
             r
             for r in active
-            if r.info.code in CORPUS_CODES and r.has_work(known_kinds, profile is not None)
+            if r.code in CORPUS_CODES and r.has_work(known_kinds, profile is not None)
         ),
         knowledge,
         known_kinds,
         keep_checked,
     )
     rejections = ()
-    if dry_run is not None and any(r.info.code == SERVER_REJECTED for r in active):
+    if dry_run is not None and any(r.code == SERVER_REJECTED for r in active):
         # The server judges objects against the namespaces the same manifests create, so it
         # gets every object at once; live mode checks a handful of files.
         everything = LoadResult.merged([_load(item) for item in inputs])
@@ -143,7 +143,7 @@ def lint(
     tracker = SuppressionTracker()
     findings: list[Finding] | FindingSpool = [] if not spool_findings else _spool()
     checked: list[CheckedObject] = []
-    kept: dict[str, list[Workload]] = {r.info.code: [] for r in plan.corpus_wide}
+    kept: dict[str, list[Workload]] = {r.code: [] for r in plan.corpus_wide}
     # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
     scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
     file_count = object_count = 0
@@ -164,12 +164,12 @@ def lint(
     roles = _roles(everything_kept)
     for rule in plan.corpus_wide:
         context = replace(
-            plan.context(LoadResult((), plan.knowledge, ()), tuple(kept[rule.info.code])),
+            plan.context(LoadResult((), plan.knowledge, ()), tuple(kept[rule.code])),
             rejections=rejections,
             all_autoscalers=tuple(scalers.values()),
         )
         late.extend(_findings(rule, context, roles, config, tracker))
-    unused_rule = next((r for r in rules if r.info.code == UNUSED_SUPPRESSION), None)
+    unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
     if config.report_unused_ignores and unused_rule is not None:
         late.extend(_unused_suppressions(unused_rule, tracker, rules, config))
 
@@ -177,7 +177,7 @@ def lint(
     if skipped:
         notes.append(
             f"{len(skipped)} cluster-profile rules skipped: no --profile given "
-            f"({', '.join(r.info.code for r in skipped)})"
+            f"({', '.join(r.code for r in skipped)})"
         )
     return LintResult(
         findings=_in_report_order(findings, late),
@@ -294,7 +294,7 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     kept = {}
     for rule in plan.corpus_wide:
         assert isinstance(rule.check, CorpusCheck)
-        kept[rule.info.code] = tuple(rule.check.needs(context))
+        kept[rule.code] = tuple(rule.check.needs(context))
     checked = loaded.documents if plan.keep_checked else ()
     return FileOutcome(
         len(loaded.files),
@@ -368,7 +368,7 @@ def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:
 
 
 def _dropped(problem: Problem, rule: Rule, config: Config, tracker: SuppressionTracker) -> bool:
-    code = rule.info.code
+    code = rule.code
     if config.ignored_in_file(problem.file.path, code):
         return True
     if problem.document is not None and config.ignored_object(problem.document.ref, code):
@@ -396,7 +396,7 @@ def _finding(rule: Rule, problem: Problem, config: Config) -> Finding:
 def _unused_suppressions(
     rule: Rule, tracker: SuppressionTracker, rules: Sequence[Rule], config: Config
 ) -> list[Finding]:
-    enabled = {r.info.code for r in rules}
+    enabled = {r.code for r in rules}
     findings = []
     for marker, codes in tracker.unused():
         # A suppression of a rule that did not run cannot be judged.
@@ -404,7 +404,7 @@ def _unused_suppressions(
         if marker.codes and not live:
             continue
         what = f"no {', '.join(live)} finding" if live else "nothing"
-        if config.ignored_in_file(marker.file.path, rule.info.code):
+        if config.ignored_in_file(marker.file.path, rule.code):
             continue
         problem = Problem(
             marker.file,

@@ -328,7 +328,7 @@ def _threshold(fail_on: str) -> Severity | None:
 
 
 def _config(config_path: str | None, isolated: bool) -> Config:
-    from gpulint.catalogue import load_catalogue
+    from gpulint.catalogue import catalogue_codes
     from gpulint.config import Config, find_config, load_config
 
     if isolated:
@@ -341,13 +341,13 @@ def _config(config_path: str | None, isolated: bool) -> Config:
         path = find_config(Path.cwd())
         if path is None:
             return Config()
-    return load_config(path, load_catalogue())
+    return load_config(path, catalogue_codes())
 
 
 def _check_cli_selectors(*groups: Sequence[str] | None) -> None:
-    from gpulint.catalogue import load_catalogue
+    from gpulint.catalogue import catalogue_codes
 
-    codes = load_catalogue()
+    codes = catalogue_codes()
     for group in groups:
         for selector in group or ():
             if selector != "ALL" and not any(code.startswith(selector) for code in codes):

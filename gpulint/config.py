@@ -15,7 +15,6 @@ from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
-from gpulint.schema import validate, yaml_position
 from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
 
@@ -147,6 +146,9 @@ def _has_tool_table(pyproject: Path) -> bool:
 
 def load_config(path: Path, known_codes: Iterable[str]) -> Config:
     """Read, validate and convert a config file; raises GpulintError naming file:line."""
+    # Only a run with a config file checks it against the schema.
+    from gpulint.schema import validate
+
     display = path.as_posix()
     try:
         text = path.read_text(encoding="utf-8")
@@ -162,6 +164,8 @@ def load_config(path: Path, known_codes: Iterable[str]) -> Config:
 
 
 def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
+    from gpulint.schema import yaml_position
+
     result = parse(text)
     if result.error is not None:
         err = result.error

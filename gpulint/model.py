@@ -2,6 +2,8 @@
 
 Everything here is a frozen dataclass built once by the loader and `workloads.py`; rules read
 these views and never walk raw mappings themselves. Positions are (line, column), 1-based.
+A view that holds a node of the tree (`eq=False`) equals only itself: comparing whole subtrees
+would be slow and means nothing, and a node cannot be hashed.
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ class Quantity:
         return shown(self.raw)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Resources:
     """A container's `resources:` block."""
 
@@ -179,7 +181,7 @@ class Resources:
         return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Container:
     """One container, init container, sidecar or ephemeral container of a pod template."""
 

@@ -93,7 +93,7 @@ class DuplicateKey:
     by_merge: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # equal only to itself: it holds tree nodes
 class ParsedDocument:
     """One YAML document: its value (None when empty), where it starts, duplicate keys."""
 
@@ -103,7 +103,7 @@ class ParsedDocument:
     value_pos: Pos  # where the value is written (findings about a non-mapping point here)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # equal only to itself: it holds tree nodes
 class ParseResult:
     """Every document parsed before the end of the text, or before the first syntax error."""
 
@@ -337,11 +337,10 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
             key_pos = pos
         else:
             if key == "<<":
-                merge = _merge(container, value, pos, merged)
-                merged = merge.keys
+                merged, replaced = _merge(container, value, pos, merged)
                 duplicates.extend(
                     DuplicateKey(str(name), key_pos, first, by_merge=True)
-                    for name, first in merge.replaced
+                    for name, first in replaced
                 )
             else:
                 if key in container and not (merged and key in merged):
@@ -369,17 +368,15 @@ def _too_deep(mark: Any) -> YamlSyntaxError:
     )
 
 
-@dataclass(frozen=True)
-class _Merged:
-    keys: set[Any]  # every key a `<<` of this mapping has merged in so far
-    replaced: list[tuple[Any, Pos]]  # keys written before the `<<` that it replaced, and where
-
-
-def _merge(target: YMap, source: Any, pos: Pos, earlier: set[Any] | None) -> _Merged:
+def _merge(
+    target: YMap, source: Any, pos: Pos, earlier: set[Any] | None
+) -> tuple[set[Any], list[tuple[Any, Pos]]]:
     """YAML merge key `<<`, applied the way go-yaml v2 (Kubernetes' decoder) applies it.
 
     The merge happens where `<<` is written: it replaces keys written before it, and keys
     written after it replace merged ones. Of a list of mappings, earlier mappings win.
+    Returns every key a `<<` of this mapping has merged in so far, and the keys written
+    before this `<<` that it replaced, with where they were written.
     """
     if isinstance(source, YMap):
         sources: list[YMap] = [source]
@@ -397,7 +394,7 @@ def _merge(target: YMap, source: Any, pos: Pos, earlier: set[Any] | None) -> _Me
             target[key] = value
             target.spans[key] = mapping.spans[key]
             merged.add(key)
-    return _Merged(merged, replaced)
+    return merged, replaced
 
 
 def _alias_size(

@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpulint.catalogue import CATALOGUE_FIELDS, catalogue_dir, load_catalogue
+from gpulint import catalogue
+from gpulint.catalogue import (
+    CATALOGUE_FIELDS,
+    NEEDS_PROFILE,
+    OFF_BY_DEFAULT,
+    catalogue_dir,
+    catalogue_entry,
+    load_catalogue,
+)
 from gpulint.cli import main
 from gpulint.rules import CORPUS_CODES, ENGINE_CODES, MODULE_CODES, all_checks, build_registry
 from gpulint.rules.base import CorpusCheck
@@ -49,6 +57,30 @@ def test_entry_has_every_field_filled_in(code: str) -> None:
 def test_catalogue_file_name_matches_its_code() -> None:
     for path in catalogue_dir().glob("GPU*.yaml"):
         assert CATALOGUE[path.stem].code == path.stem
+
+
+def test_the_flags_name_rules_of_the_catalogue() -> None:
+    assert set(CODES) >= NEEDS_PROFILE | OFF_BY_DEFAULT
+    assert [c for c in CODES if not CATALOGUE[c].enabled] == sorted(OFF_BY_DEFAULT)
+    assert [c for c in CODES if CATALOGUE[c].needs_profile] == sorted(NEEDS_PROFILE)
+
+
+def test_an_entry_with_a_key_besides_the_catalogue_fields_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whether a rule is off by default or needs a profile is gpulint.catalogue's to say: an
+    # entry that still says it would be silently ignored.
+    text = (catalogue_dir() / "GPU101.yaml").read_text(encoding="utf-8")
+    (tmp_path / "GPU101.yaml").write_text(text + "needs_profile: true\n", encoding="utf-8")
+    monkeypatch.setattr(catalogue, "catalogue_dir", lambda: tmp_path)
+    catalogue_entry.cache_clear()
+    try:
+        with pytest.raises(
+            ValueError, match=r"GPU101\.yaml: a catalogue entry has exactly the keys"
+        ):
+            catalogue_entry("GPU101")
+    finally:
+        catalogue_entry.cache_clear()
 
 
 def test_names_are_unique_kebab_case() -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gpulint.api import KNOWLEDGE_KINDS
+from gpulint.api import KNOWLEDGE_KINDS, lint
+from gpulint.catalogue import catalogue_entry
 from gpulint.config import Config
 from gpulint.loader import LoadResult, load
 from gpulint.rules import POLICY_KINDS, SUBJECT_KINDS, check_of
@@ -35,6 +36,7 @@ NOT_IMPORTED = (
     "gpulint.diagnose",
     "gpulint.live",
     "gpulint.smoke",
+    "gpulint.schema",
     "gpulint.profile",
     "gpulint.scheduling",
     "gpulint.constraints",
@@ -108,6 +110,17 @@ def test_the_chosen_format_is_the_only_one_imported(tmp_path: Path) -> None:
     modules = imported_by("check", "--format", "sarif", str(HELM), cwd=tmp_path)
     assert "gpulint.output.sarif" in modules
     assert not _under(modules, "gpulint.output.text") + _under(modules, "gpulint.output.json")
+
+
+def test_a_check_reads_only_the_catalogue_entries_of_the_codes_it_reports() -> None:
+    catalogue_entry.cache_clear()
+    result = lint([str(HELM)])
+    reported = {finding.code for finding in result.findings}
+    assert reported == {"GPU002", "GPU601"}
+    assert catalogue_entry.cache_info().currsize == len(reported)
+    assert {finding.name for finding in result.findings} == {
+        catalogue_entry(code).name for code in reported
+    }
 
 
 @pytest.mark.parametrize(

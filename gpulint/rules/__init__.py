@@ -12,7 +12,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpulint.catalogue import RuleInfo, load_catalogue
+from gpulint.catalogue import (
+    NEEDS_PROFILE,
+    OFF_BY_DEFAULT,
+    RuleInfo,
+    catalogue_codes,
+    catalogue_entry,
+)
 
 if TYPE_CHECKING:
     from gpulint.rules.base import Check, CorpusCheck
@@ -75,22 +81,37 @@ def all_checks() -> dict[str, Check | CorpusCheck]:
 
 @dataclass(frozen=True)
 class Rule:
-    """A catalogue entry and where its check lives (None for codes the engine reports itself)."""
+    """A rule's code and where its check lives (None for codes the engine reports itself)."""
 
-    info: RuleInfo
+    code: str
     module: str | None
+
+    @property
+    def info(self) -> RuleInfo:
+        """The rule's catalogue entry; asking for it reads the entry's file (once)."""
+        return catalogue_entry(self.code)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the rule runs when the configuration does not say otherwise."""
+        return self.code not in OFF_BY_DEFAULT
+
+    @property
+    def needs_profile(self) -> bool:
+        """Whether the rule only runs when a cluster profile is given."""
+        return self.code in NEEDS_PROFILE
 
     @property
     def check(self) -> Check | CorpusCheck | None:
         """The check function; asking for it imports the rule's module."""
-        return check_of(self.info.code)
+        return check_of(self.code)
 
     def has_work(self, kinds: Collection[str], profile_given: bool) -> bool:
         """False when the rule cannot find anything in manifests of `kinds`.
 
         Such a rule is not run, so a run that has nothing for it never imports its module.
         """
-        code = self.info.code
+        code = self.code
         if code in SUBJECT_KINDS:
             return not SUBJECT_KINDS[code].isdisjoint(kinds)
         if code in POLICY_KINDS:
@@ -100,12 +121,12 @@ class Rule:
 
 def build_registry() -> tuple[Rule, ...]:
     """Every rule in code order; fails loudly if the catalogue and the checks disagree."""
-    catalogue = load_catalogue()
-    missing_entries = sorted(set(RULE_MODULES) - set(catalogue))
-    missing_checks = sorted(set(catalogue) - set(RULE_MODULES) - ENGINE_CODES)
+    codes = catalogue_codes()
+    missing_entries = sorted(set(RULE_MODULES) - set(codes))
+    missing_checks = sorted(set(codes) - set(RULE_MODULES) - ENGINE_CODES)
     if missing_entries or missing_checks:
         raise RuntimeError(
             f"rule catalogue out of step: no entry for {missing_entries}, "
             f"no check for {missing_checks}"
         )
-    return tuple(Rule(info, RULE_MODULES.get(code)) for code, info in catalogue.items())
+    return tuple(Rule(code, RULE_MODULES.get(code)) for code in codes)
