@@ -140,6 +140,17 @@ def main() -> None:
     help="Cluster profile input (ClusterProfile, kubectl dump, eksctl config); repeatable.",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    envvar="GPULINT_CACHE_DIR",
+    show_envvar=True,
+    help="Where --profile files already read are kept, by a hash of their bytes, so a large "
+    "kubectl dump is parsed once (default: $XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint).",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Parse every --profile file; read or write no cache."
+)
 @click.option("--live", is_flag=True, help="Read the cluster profile from the Kubernetes API.")
 @click.option(
     "--server-dry-run",
@@ -166,6 +177,8 @@ def check(
     namespace: str | None,
     profile_paths: tuple[str, ...],
     pool_label: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
     live: bool,
     server_dry_run: bool,
     kube_context: str | None,
@@ -217,7 +230,7 @@ def check(
                 namespace=namespace,
             )
         else:
-            profile = _profile(profile_paths, pool_label)
+            profile = _profile(profile_paths, pool_label, cache_dir, use_cache=not no_cache)
             result = lint(list(paths) or ["."], config, profile, stdin=stdin, namespace=namespace)
     except GpulintError as exc:
         _fail(str(exc))
@@ -243,13 +256,24 @@ def _append(path: str, text: str, what: str) -> None:
         _fail(f"{path}: cannot write {what}: {exc.strerror}")
 
 
-def _profile(paths: Sequence[str], pool_label: str | None) -> ClusterProfile | None:
+def _profile(
+    paths: Sequence[str],
+    pool_label: str | None,
+    cache_dir: str | None = None,
+    use_cache: bool = False,
+) -> ClusterProfile | None:
+    """The merged profile of `paths`, read through the cache in `cache_dir` if `use_cache`."""
     if not paths:
         return None
     # Only now: a run without --profile does not import the importers.
     from gpulint.profile import load_profiles
 
-    return load_profiles(paths, pool_label)
+    cache = None
+    if use_cache:
+        from gpulint.profile.cache import profile_cache
+
+        cache = profile_cache(cache_dir)
+    return load_profiles(paths, pool_label, cache)
 
 
 def _check_live_flags(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, read_input
@@ -15,22 +15,46 @@ from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
 from gpulint.yamltree import parse
 
+if TYPE_CHECKING:
+    from gpulint.profile.cache import ProfileCache
+
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
     "-A -o yaml` dump, or an eksctl ClusterConfig"
 )
 
 
-def load_profiles(paths: Sequence[str], pool_label: str | None = None) -> ClusterProfile:
+def load_profiles(
+    paths: Sequence[str], pool_label: str | None = None, cache: ProfileCache | None = None
+) -> ClusterProfile:
     """Read every profile input in `paths` and merge them, later files winning.
 
-    Raises GpulintError (naming file:line:col) for an unreadable file, a document of an
-    unknown kind, or a value that does not validate.
+    With a `cache`, a file read before (the same bytes, the same `pool_label`) is taken from it
+    instead of being parsed again. Raises GpulintError (naming file:line:col) for an unreadable
+    file, a document of an unknown kind, or a value that does not validate.
     """
     facts: list[ProfileFacts] = []
     for path in paths:
-        facts.extend(read_profile_file(path, pool_label))
+        data = read_input(path, "profile")
+        if cache is None:
+            facts.extend(profile_facts(path, data, pool_label))
+        else:
+            facts.extend(_cached_profile_facts(cache, path, data, pool_label))
     return merge(facts)
+
+
+def _cached_profile_facts(
+    cache: ProfileCache, path: str, data: bytes, pool_label: str | None
+) -> list[ProfileFacts]:
+    # Imported here: hashlib is for runs that cache, not for the importers' other callers.
+    from gpulint.profile.cache import entry_key, read_entry, write_entry
+
+    key = entry_key(data, pool_label)
+    found = read_entry(cache, key, path)
+    if found is None:
+        found = profile_facts(path, data, pool_label)
+        write_entry(cache, key, path, found)
+    return found
 
 
 def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileFacts]:
