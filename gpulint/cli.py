@@ -496,15 +496,21 @@ def profile_snapshot(
     _emit(text, output, "profile")
 
 
-def _connection_flags(
-    kube_context: str | None, kubeconfig: str | None, request_timeout: float | None
-) -> dict[str, object]:
-    """The options of _live_options by name, for _check_live_flags."""
-    return {
+def _live_connection(
+    live: bool,
+    profile_paths: Sequence[str],
+    kube_context: str | None,
+    kubeconfig: str | None,
+    request_timeout: float | None,
+) -> ConnectionOptions | None:
+    """How --live reaches the cluster (None without --live), once the options agree."""
+    flags = {
         "--context": kube_context,
         "--kubeconfig": kubeconfig,
         "--request-timeout": request_timeout,
     }
+    _check_live_flags(live, profile_paths, flags)
+    return _connection(kube_context, kubeconfig, request_timeout) if live else None
 
 
 @main.command()
@@ -552,8 +558,8 @@ def diagnose(
     from gpulint.output.diagnose import diagnosis_json, diagnosis_text
 
     try:
-        _check_live_flags(
-            live, profile_paths, _connection_flags(kube_context, kubeconfig, request_timeout)
+        connection = _live_connection(
+            live, profile_paths, kube_context, kubeconfig, request_timeout
         )
         if live and dumps:
             raise GpulintError("--live reads the cluster: drop the dump files")
@@ -562,10 +568,9 @@ def diagnose(
                 "give dump files (kubectl get pods,events -A -o yaml > dump.yaml) or --live"
             )
         moment = parse_time(now) if now else None
-        if live:
+        if connection is not None:
             from gpulint.diagnose.live import read_live
 
-            connection = _connection(kube_context, kubeconfig, request_timeout)
             documents, cluster_profile = read_live(connection, pool_label)
             moment = moment or datetime.now(timezone.utc)
         else:
@@ -618,13 +623,13 @@ def smoke(
     from gpulint.smoke import SmokeOptions, dump_jobs, smoke_jobs
 
     try:
-        _check_live_flags(
-            live, profile_paths, _connection_flags(kube_context, kubeconfig, request_timeout)
+        connection = _live_connection(
+            live, profile_paths, kube_context, kubeconfig, request_timeout
         )
-        if live:
+        if connection is not None:
             from gpulint.live.session import open_live
 
-            cluster = open_live(_connection(kube_context, kubeconfig, request_timeout), pool_label)
+            cluster = open_live(connection, pool_label)
             cluster.close()
             cluster_profile = cluster.profile
         elif profile_paths:
