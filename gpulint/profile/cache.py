@@ -92,8 +92,10 @@ def write_entry(cache: ProfileCache, key: str, path: str, facts: list[ProfileFac
     if any(item is None for item in unnamed):
         return
     entry = {"gpulint": __version__, "facts": [_encode(item) for item in unnamed]}
-    with contextlib.suppress(OSError):
-        _write_atomically(cache.directory, f"{key}.json", json.dumps(entry, separators=(",", ":")))
+    # TypeError/ValueError: a value json cannot write; the run goes on without an entry.
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        text = json.dumps(entry, separators=(",", ":"))
+        _write_atomically(cache.directory, f"{key}.json", text)
 
 
 def _write_atomically(directory: Path, name: str, text: str) -> None:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, read_input
+from gpulint.profile.cache import ProfileCache, entry_key, read_entry, write_entry
 from gpulint.profile.clusterprofile import facts_from_cluster_profile, is_cluster_profile
 from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
 from gpulint.profile.kubectl import facts_from_objects, is_kubernetes_objects
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
 from gpulint.yamltree import parse
-
-if TYPE_CHECKING:
-    from gpulint.profile.cache import ProfileCache
 
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
@@ -46,9 +44,6 @@ def load_profiles(
 def _cached_profile_facts(
     cache: ProfileCache, path: str, data: bytes, pool_label: str | None
 ) -> list[ProfileFacts]:
-    # Imported here: hashlib is for runs that cache, not for the importers' other callers.
-    from gpulint.profile.cache import entry_key, read_entry, write_entry
-
     key = entry_key(data, pool_label)
     found = read_entry(cache, key, path)
     if found is None:
