@@ -11,7 +11,7 @@ the median peak RSS (`ru_maxrss` of the child, from wait4). Rows:
   (f) `checkov --framework kubernetes -d CORPUS` once, when checkov is found (`--checkov PATH`,
       or on PATH)
   (g) `gpulint check CORPUS --profile` with a 5,000-node kubectl dump (as YAML and as JSON)
-      against a 5-node one
+      against a 5-node one, each read from the profile cache (judged) and with --no-cache
 Each target of the performance budget is then judged PASS or FAIL.
 
 The run also fails when `gpulint check` on one file, without a config or profile, imports
@@ -377,25 +377,8 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
     for row in measure_startup(work, repeat):
         add(row)
 
-    few, many = plan.profile_nodes
-    without_capacity = [*check, "--ignore", CAPACITY_RULE, str(corpus)]
-    for key, suffix in PROFILE_ROWS:
-        nodes = few if key == "profile-small" else many
-        profile = ensure_profile(work, nodes, suffix)
-        label = f"(g) ... --profile {nodes:,}-node {suffix[1:].upper()} dump"
-        command = [*without_capacity, "--profile", str(profile)]
-        add(measure(key, f"{label}, no {CAPACITY_RULE}", command, work, repeat))
-    small = ensure_profile(work, few)
-    command = [*check, str(corpus), "--profile", str(small)]
-    add(
-        measure(
-            "profile-all-rules",
-            f"(g) ... --profile {few:,}-node dump, every rule",
-            command,
-            work,
-            1,
-        )
-    )
+    for row in measure_profile_rows(plan, check):
+        add(row)
 
     if plan.recorded_checkov is not None:
         rows.append(plan.recorded_checkov)
@@ -412,6 +395,33 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
             "--compact",
         ]
         add(measure("checkov", "(f) checkov --framework kubernetes -d CORPUS", command, work, 1))
+    return rows
+
+
+def measure_profile_rows(plan: Plan, check: Sequence[str]) -> list[Row]:
+    """The (g) rows: each profile with --no-cache (what a first run parses) and with the cache
+    a first, untimed run wrote (what every later run reads; the targets judge these)."""
+    work, repeat = plan.work, plan.repeat
+    few, many = plan.profile_nodes
+    cache = work / "profile-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    cached = ["--cache-dir", str(cache)]
+    without_capacity = [*check, "--ignore", CAPACITY_RULE, str(plan.corpus)]
+    rows: list[Row] = []
+    for key, suffix in PROFILE_ROWS:
+        nodes = few if key == "profile-small" else many
+        profile = ensure_profile(work, nodes, suffix)
+        label = f"(g) ... --profile {nodes:,}-node {suffix[1:].upper()} dump"
+        command = [*without_capacity, "--profile", str(profile)]
+        cold = f"{label}, --no-cache, no {CAPACITY_RULE}"
+        rows.append(measure(f"{key}-cold", cold, [*command, "--no-cache"], work, repeat))
+        run_once([*command, *cached], work)
+        warm = f"{label}, cached, no {CAPACITY_RULE}"
+        rows.append(measure(key, warm, [*command, *cached], work, repeat))
+    small = ensure_profile(work, few)
+    command = [*check, str(plan.corpus), "--profile", str(small), *cached]
+    label = f"(g) ... --profile {few:,}-node dump, cached, every rule"
+    rows.append(measure("profile-all-rules", label, command, work, 1))
     return rows
 
 

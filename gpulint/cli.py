@@ -151,6 +151,17 @@ def main() -> None:
     help="Cluster profile input (ClusterProfile, kubectl dump, eksctl config); repeatable.",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    envvar="GPULINT_CACHE_DIR",
+    show_envvar=True,
+    help="Where --profile files already read are kept, by a hash of their bytes, so a large "
+    "kubectl dump is parsed once (default: $XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint).",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Parse every --profile file; read or write no cache."
+)
 @click.option("--live", is_flag=True, help="Read the cluster profile from the Kubernetes API.")
 @click.option(
     "--server-dry-run",
@@ -178,6 +189,8 @@ def check(
     jobs: int | None,
     profile_paths: tuple[str, ...],
     pool_label: str | None,
+    cache_dir: str | None,
+    no_cache: bool,
     live: bool,
     server_dry_run: bool,
     kube_context: str | None,
@@ -229,7 +242,7 @@ def check(
                 namespace=namespace,
             )
         else:
-            profile = _profile(profile_paths, pool_label)
+            profile = _profile(profile_paths, pool_label, cache_dir, use_cache=not no_cache)
             result = lint(
                 list(paths) or ["."],
                 config,
@@ -268,13 +281,24 @@ def _append(path: str, text: str, what: str) -> None:
         _fail(f"{path}: cannot write {what}: {exc.strerror}")
 
 
-def _profile(paths: Sequence[str], pool_label: str | None) -> ClusterProfile | None:
+def _profile(
+    paths: Sequence[str],
+    pool_label: str | None,
+    cache_dir: str | None = None,
+    use_cache: bool = False,
+) -> ClusterProfile | None:
+    """The merged profile of `paths`, read through the cache in `cache_dir` if `use_cache`."""
     if not paths:
         return None
     # Only now: a run without --profile does not import the importers.
     from gpulint.profile import load_profiles
 
-    return load_profiles(paths, pool_label)
+    cache = None
+    if use_cache:
+        from gpulint.profile.cache import profile_cache
+
+        cache = profile_cache(cache_dir)
+    return load_profiles(paths, pool_label, cache)
 
 
 def _check_live_flags(
@@ -497,15 +521,21 @@ def profile_snapshot(
     _emit(text, output, "profile")
 
 
-def _connection_flags(
-    kube_context: str | None, kubeconfig: str | None, request_timeout: float | None
-) -> dict[str, object]:
-    """The options of _live_options by name, for _check_live_flags."""
-    return {
+def _live_connection(
+    live: bool,
+    profile_paths: Sequence[str],
+    kube_context: str | None,
+    kubeconfig: str | None,
+    request_timeout: float | None,
+) -> ConnectionOptions | None:
+    """How --live reaches the cluster (None without --live), once the options agree."""
+    flags = {
         "--context": kube_context,
         "--kubeconfig": kubeconfig,
         "--request-timeout": request_timeout,
     }
+    _check_live_flags(live, profile_paths, flags)
+    return _connection(kube_context, kubeconfig, request_timeout) if live else None
 
 
 @main.command()
@@ -553,8 +583,8 @@ def diagnose(
     from gpulint.output.diagnose import diagnosis_json, diagnosis_text
 
     try:
-        _check_live_flags(
-            live, profile_paths, _connection_flags(kube_context, kubeconfig, request_timeout)
+        connection = _live_connection(
+            live, profile_paths, kube_context, kubeconfig, request_timeout
         )
         if live and dumps:
             raise GpulintError("--live reads the cluster: drop the dump files")
@@ -563,10 +593,9 @@ def diagnose(
                 "give dump files (kubectl get pods,events -A -o yaml > dump.yaml) or --live"
             )
         moment = parse_time(now) if now else None
-        if live:
+        if connection is not None:
             from gpulint.diagnose.live import read_live
 
-            connection = _connection(kube_context, kubeconfig, request_timeout)
             documents, cluster_profile = read_live(connection, pool_label)
             moment = moment or datetime.now(timezone.utc)
         else:
@@ -619,13 +648,13 @@ def smoke(
     from gpulint.smoke import SmokeOptions, dump_jobs, smoke_jobs
 
     try:
-        _check_live_flags(
-            live, profile_paths, _connection_flags(kube_context, kubeconfig, request_timeout)
+        connection = _live_connection(
+            live, profile_paths, kube_context, kubeconfig, request_timeout
         )
-        if live:
+        if connection is not None:
             from gpulint.live.session import open_live
 
-            cluster = open_live(_connection(kube_context, kubeconfig, request_timeout), pool_label)
+            cluster = open_live(connection, pool_label)
             cluster.close()
             cluster_profile = cluster.profile
         elif profile_paths:

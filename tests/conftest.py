@@ -1,7 +1,11 @@
-"""Hypothesis profiles: `default` keeps the suite quick, `--hypothesis-profile=long` digs deeper."""
+"""Hypothesis profiles (`default` keeps the suite quick, `--hypothesis-profile=long` digs
+deeper), and a profile cache of the suite's own."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 # No deadline: the machine running the suite may be busy, and speed is measured by bench/.
@@ -17,3 +21,14 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _profile_cache_in_a_temporary_directory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """`gpulint check --profile` in tests (and the processes they start) caches profiles here,
+    not in the home directory."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GPULINT_CACHE_DIR", str(tmp_path_factory.mktemp("gpulint-cache")))
+        yield

@@ -62,13 +62,16 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
         "(b) gpulint check CORPUS",
         "(e) gpulint check 2x CORPUS",
         "(c) gpulint check one 10-document Helm file",
-        "(g) ... --profile 6-node JSON dump, no GPU201",
+        "(g) ... --profile 6-node JSON dump, cached, no GPU201",
+        "(g) ... --profile 6-node YAML dump, --no-cache, no GPU201",
         "(f) checkov --framework kubernetes | 0 |",
         "| 6-node YAML dump / 2-node profile | <= 1.2x |",
         "neither jsonschema nor kubernetes",
     ):
         assert label in text
     assert len(bench_run.corpus_files(tmp_path / "work" / "x2")) == 2 * 3
+    # The cached rows read entries of the three profiles (2-node YAML, 6-node YAML and JSON).
+    assert len(list((tmp_path / "work" / "profile-cache" / "profiles").glob("*.json"))) == 3
 
 
 def test_startup_measures_only_the_pre_commit_rows(

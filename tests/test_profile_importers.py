@@ -136,16 +136,16 @@ def test_only_a_valid_json_dump_takes_the_json_reader(
 ) -> None:
     data = parse(Path(DUMP).read_text()).documents[0].value
     text = json.dumps(json.loads(json.dumps(data)), indent=4)
-    dump = json_dump_facts(write(tmp_path, text, "dump.json"))
+    dump = json_dump_facts("dump.json", text.encode())
     assert dump is not None and [f.pool.name for f in dump.pools] == ["m5", "g5", "gpu-spot"]
     # load_profiles reads such a dump without the YAML reader.
     from_yaml = load_profiles([DUMP])
-    monkeypatch.setattr("gpulint.profile.load.read_profile_file", None)
-    assert load_profiles([str(tmp_path / "dump.json")]) == from_yaml
+    monkeypatch.setattr("gpulint.profile.load.parse", None)
+    assert load_profiles([write(tmp_path, text, "dump.json")]) == from_yaml
     monkeypatch.undo()
-    assert json_dump_facts(DUMP) is None  # YAML
-    assert json_dump_facts(write(tmp_path, text.replace('"8"', '"eight"'), "bad.json")) is None
-    assert json_dump_facts(write(tmp_path, '{"kind": "Config"}', "other.json")) is None
+    assert json_dump_facts(DUMP, Path(DUMP).read_bytes()) is None  # YAML
+    assert json_dump_facts("bad.json", text.replace('"8"', '"eight"').encode()) is None
+    assert json_dump_facts("other.json", b'{"kind": "Config"}') is None
 
 
 def test_invalid_quantity_in_a_json_dump_points_at_it(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ HELM = FIXTURES / "helm" / "rendered.yaml"
 #: Modules a `gpulint check` of plain manifests, without --profile or a config file, never needs.
 NOT_IMPORTED = (
     "jsonschema",
+    "hashlib",
     "kubernetes",
     "importlib.resources",
     "gpulint.diagnose",

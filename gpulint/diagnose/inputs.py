@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from gpulint.errors import GpulintError
-from gpulint.loader import load_bytes
+from gpulint.files import decode_input, read_input
+from gpulint.loader import load_text
 from gpulint.model import Document, IssueKind
 from gpulint.profile.kubectl import KINDS as PROFILE_KINDS
 from gpulint.profile.kubectl import facts_from_objects
@@ -16,7 +16,7 @@ from gpulint.profile.model import ClusterProfile
 
 DUMP_COMMAND = "kubectl get pods,events -A -o yaml"
 # Problems that leave the file unread; a duplicate key or a nameless object does not.
-_FATAL = frozenset({IssueKind.SYNTAX, IssueKind.NOT_UTF8, IssueKind.UNRENDERED_TEMPLATE})
+_FATAL = frozenset({IssueKind.SYNTAX, IssueKind.UNRENDERED_TEMPLATE})
 
 
 def read_dumps(
@@ -44,13 +44,7 @@ def read_dumps(
 
 
 def _read_dump(path: str) -> tuple[Document, ...]:
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise GpulintError(f"{path}: dump file not found") from None
-    except OSError as exc:
-        raise GpulintError(f"{path}: cannot read dump: {exc.strerror}") from None
-    result = load_bytes(path, data)
+    result = load_text(path, decode_input(path, read_input(path, "dump")))
     fatal = next((i for i in result.issues if i.kind in _FATAL), None)
     if fatal is not None:
         line, column = fatal.pos

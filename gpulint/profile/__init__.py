@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gpulint.profile.model import (
     ClusterProfile,
@@ -15,6 +16,9 @@ from gpulint.profile.model import (
     ScopeRequirement,
     Taint,
 )
+
+if TYPE_CHECKING:
+    from gpulint.profile.cache import ProfileCache
 
 __all__ = [
     "ClusterProfile",
@@ -30,9 +34,11 @@ __all__ = [
 ]
 
 
-def load_profiles(paths: Sequence[str], pool_label: str | None = None) -> ClusterProfile:
+def load_profiles(
+    paths: Sequence[str], pool_label: str | None = None, cache: ProfileCache | None = None
+) -> ClusterProfile:
     """Read and merge `--profile` inputs, later files winning (see gpulint.profile.load)."""
     # Imported here: `gpulint check` without --profile must not pay for the importers.
     from gpulint.profile.load import load_profiles as load
 
-    return load(paths, pool_label)
+    return load(paths, pool_label, cache)

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from gpulint.errors import GpulintError
+from gpulint.files import decode_input, read_input
+from gpulint.profile.cache import ProfileCache, entry_key, read_entry, write_entry
 from gpulint.profile.clusterprofile import facts_from_cluster_profile, is_cluster_profile
 from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
 from gpulint.profile.kubectl import facts_from_objects, is_kubernetes_objects
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
-from gpulint.yamltree import byte_position, parse
+from gpulint.yamltree import parse
 
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
@@ -21,33 +22,47 @@ ACCEPTED = (
 )
 
 
-def load_profiles(paths: Sequence[str], pool_label: str | None = None) -> ClusterProfile:
+def load_profiles(
+    paths: Sequence[str], pool_label: str | None = None, cache: ProfileCache | None = None
+) -> ClusterProfile:
     """Read every profile input in `paths` and merge them, later files winning.
 
-    Raises GpulintError (naming file:line:col) for an unreadable file, a document of an
-    unknown kind, or a value that does not validate.
+    With a `cache`, a file read before (the same bytes, the same `pool_label`) is taken from it
+    instead of being parsed again. Raises GpulintError (naming file:line:col) for an unreadable
+    file, a document of an unknown kind, or a value that does not validate.
     """
     facts: list[ProfileFacts] = []
     for path in paths:
-        dump = json_dump_facts(path, pool_label)
-        facts.extend([dump] if dump is not None else read_profile_file(path, pool_label))
+        data = read_input(path, "profile")
+        if cache is None:
+            facts.extend(profile_facts(path, data, pool_label))
+        else:
+            facts.extend(_cached_profile_facts(cache, path, data, pool_label))
     return merge(facts)
+
+
+def _cached_profile_facts(
+    cache: ProfileCache, path: str, data: bytes, pool_label: str | None
+) -> list[ProfileFacts]:
+    key = entry_key(data, pool_label)
+    found = read_entry(cache, key, path)
+    if found is None:
+        found = profile_facts(path, data, pool_label)
+        write_entry(cache, key, path, found)
+    return found
 
 
 def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileFacts]:
     """What each document of one profile input says (one entry per input document)."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise GpulintError(f"{path}: profile file not found") from None
-    except OSError as exc:
-        raise GpulintError(f"{path}: cannot read profile: {exc.strerror}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line, column = byte_position(data, exc.start)
-        raise GpulintError(f"{path}:{line}:{column}: not valid UTF-8; save it as UTF-8") from None
-    result = parse(text)
+    return profile_facts(path, read_input(path, "profile"), pool_label)
+
+
+def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list[ProfileFacts]:
+    """What each document of the profile input `data` (the bytes of `path`) says."""
+    dump = json_dump_facts(path, data, pool_label)
+    if dump is not None:
+        return [dump]
+    result = parse(decode_input(path, data))
     if result.error is not None:
         err = result.error
         raise GpulintError(f"{path}:{err.line}:{err.column}: invalid YAML: {err.problem}")
@@ -71,16 +86,16 @@ def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileF
     return facts
 
 
-def json_dump_facts(path: str, pool_label: str | None = None) -> ProfileFacts | None:
+def json_dump_facts(path: str, data: bytes, pool_label: str | None = None) -> ProfileFacts | None:
     """What a `kubectl get -o json` dump says, read with the json module; None otherwise.
 
     A dump of thousands of nodes is tens of megabytes: the json module reads it many times
     faster than the YAML parser, at the price of positions, which only an error message needs.
-    So None also for a dump with a problem: read_profile_file reads it again to point at it.
+    So None also for a dump with a problem: profile_facts reads it again to point at it.
     """
     try:
-        text = Path(path).read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
         return None
     if not text.lstrip().startswith("{"):
         return None

@@ -1,0 +1,198 @@
+"""Profile inputs read before, kept as small JSON files keyed by a hash of their bytes.
+
+A kubectl dump of 5,000 nodes is 15 MB of YAML that takes seconds to parse, and a pre-commit
+hook reads it again at every commit; what it says about the cluster (its pools, quotas and
+priorities) is a few kilobytes. The cache keeps those facts per input file under a SHA-256 of
+the file's bytes, the pool label, gpulint's version and the layout of the facts, so a changed
+file, another `--pool-label` or another gpulint never reads an entry it did not write.
+
+An entry is the input's ProfileFacts as JSON, without the file's name (the same bytes under
+another name are the same entry). A cache that cannot be read or written never fails a run:
+the file is parsed as it would be without one. Only files that read without error are stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass, replace
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from gpulint import __version__
+from gpulint.profile.merge import ProfileFacts
+
+#: Raised when the way entries are written changes; the dataclasses' fields are hashed anyway.
+CACHE_FORMAT = 1
+_ENTRIES = "profiles"
+# https://bford.info/cachedir/: backup tools skip a directory holding this file.
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by gpulint.\n"
+)
+
+
+@dataclass(frozen=True)
+class ProfileCache:
+    """Where read profile inputs are kept."""
+
+    directory: Path
+
+
+def profile_cache(directory: str | None = None) -> ProfileCache | None:
+    """The cache in `directory`, else in the default place; None when there is no such place."""
+    if directory:
+        return ProfileCache(Path(directory))
+    default = default_cache_dir(os.environ)
+    return None if default is None else ProfileCache(default)
+
+
+def default_cache_dir(environ: Mapping[str, str]) -> Path | None:
+    """$XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint (where pre-commit and pip keep theirs)."""
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    # The XDG spec says a relative value is to be ignored.
+    if os.path.isabs(xdg):
+        return Path(xdg) / "gpulint"
+    try:
+        return Path.home() / ".cache" / "gpulint"
+    except RuntimeError:  # no HOME and no password entry: nowhere to keep a cache
+        return None
+
+
+def entry_key(data: bytes, pool_label: str | None) -> str:
+    """The name of the entry for a file of these bytes read with `pool_label`."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    header = [__version__, CACHE_FORMAT, _layout(ProfileFacts), pool_label]
+    digest.update(json.dumps(header).encode())
+    digest.update(b"\0")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def read_entry(cache: ProfileCache, key: str, path: str) -> list[ProfileFacts] | None:
+    """The facts stored under `key`, as read from `path`; None when absent or unusable."""
+    try:
+        stored = json.loads((cache.directory / _ENTRIES / f"{key}.json").read_bytes())
+        return [_with_path(_decode(ProfileFacts, item), path) for item in stored["facts"]]
+    # Anything may be in a file on disk; whatever it is, the run parses the input instead.
+    except Exception:
+        return None
+
+
+def write_entry(cache: ProfileCache, key: str, path: str, facts: list[ProfileFacts]) -> None:
+    """Store `facts`, read from `path`, under `key`; nothing when the cache cannot be written."""
+    unnamed = [_without_path(item, path) for item in facts]
+    if any(item is None for item in unnamed):
+        return
+    entry = {"gpulint": __version__, "facts": [_encode(item) for item in unnamed]}
+    # TypeError/ValueError: a value json cannot write; the run goes on without an entry.
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        text = json.dumps(entry, separators=(",", ":"))
+        _write_atomically(cache.directory, f"{key}.json", text)
+
+
+def _write_atomically(directory: Path, name: str, text: str) -> None:
+    """Write `text` to a temporary file and rename it, so no reader sees half an entry."""
+    import tempfile
+
+    entries = directory / _ENTRIES
+    if not entries.is_dir():
+        entries.mkdir(parents=True, exist_ok=True)
+        (directory / "CACHEDIR.TAG").write_text(_CACHEDIR_TAG, encoding="utf-8")
+        (directory / ".gitignore").write_text("*\n", encoding="utf-8")
+    descriptor, temporary = tempfile.mkstemp(dir=entries, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, entries / name)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _without_path(facts: ProfileFacts, path: str) -> ProfileFacts | None:
+    """`facts` with the file's name taken out of its provenance; None if it is not where
+    _with_path puts it back."""
+    profile = facts.profile
+    source = profile.provider_source
+    if profile.sources != (path,) or (source is not None and not source.endswith(path)):
+        return None
+    prefix = None if source is None else source[: len(source) - len(path)]
+    return replace(facts, profile=replace(profile, sources=(), provider_source=prefix))
+
+
+def _with_path(facts: ProfileFacts, path: str) -> ProfileFacts:
+    profile = facts.profile
+    prefix = profile.provider_source
+    source = None if prefix is None else prefix + path
+    return replace(facts, profile=replace(profile, sources=(path,), provider_source=source))
+
+
+def _encode(value: Any) -> Any:
+    """A frozen dataclass as JSON data: Decimals as strings, tuples and sets as lists."""
+    if is_dataclass(value):
+        return {f.name: _encode(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {key: _encode(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_encode(item) for item in value]
+    if isinstance(value, frozenset):
+        return sorted(value)
+    return value
+
+
+def _decode(hint: Any, data: Any) -> Any:
+    """What _encode wrote, back as the type `hint`; raises on anything it did not write."""
+    if isinstance(hint, type) and is_dataclass(hint):
+        names = _field_types(hint)
+        if set(data) != set(names):
+            raise ValueError(f"fields of {hint.__name__}")
+        return hint(**{name: _decode(names[name], data[name]) for name in names})
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, UnionType):
+        if data is None and type(None) in args:
+            return None
+        (inner,) = (a for a in args if a is not type(None))
+        return _decode(inner, data)
+    if origin is tuple:
+        return tuple(_decode(args[0], item) for item in _typed(list, data))
+    if origin is frozenset:
+        return frozenset(_decode(args[0], item) for item in _typed(list, data))
+    if origin is Mapping:
+        return {_typed(str, k): _decode(args[1], v) for k, v in _typed(dict, data).items()}
+    if hint is Decimal:
+        return Decimal(_typed(str, data))
+    return _typed(hint, data)
+
+
+def _typed(kind: type, data: Any) -> Any:
+    # type(), not isinstance(): True is an int, and must not be read as a node count.
+    if type(data) is not kind:
+        raise TypeError(f"{kind.__name__} expected")
+    return data
+
+
+@cache
+def _field_types(cls: type) -> dict[str, Any]:
+    hints = get_type_hints(cls)
+    return {f.name: hints[f.name] for f in fields(cls)}
+
+
+def _layout(hint: Any) -> str:
+    """Every dataclass field reachable from `hint`, with its type: changes when the model does."""
+    if isinstance(hint, type) and is_dataclass(hint):
+        parts = [f"{name}:{_layout(t)}" for name, t in _field_types(hint).items()]
+        return f"{hint.__name__}({','.join(parts)})"
+    args = get_args(hint)
+    if args:
+        return f"{getattr(get_origin(hint), '__name__', '|')}[{','.join(map(_layout, args))}]"
+    return getattr(hint, "__name__", repr(hint))
