@@ -100,7 +100,7 @@ def lint(
     files = discover([p for p in paths if p != STDIN], config.is_excluded)
     # A file is named by its display path (which opens it from here too), not held as a Path:
     # on a corpus of tens of thousands of files the Paths would be most of what a run keeps.
-    named: list[tuple[str, Input]] = [(n, n) for n in map(display_path, files)]
+    named: list[tuple[str, Input]] = [(n, n) for n in (display_path(Path(f)) for f in files)]
     del files
     if stdin is not None and STDIN in paths:
         named.append((stdin[0], stdin))

@@ -93,60 +93,81 @@ def collection_paused() -> Iterator[None]:
 
 def discover(
     paths: Sequence[str], is_excluded: Callable[[Path], bool] = lambda _: False
-) -> list[Path]:
+) -> list[str]:
     """Files to check: given files, and manifests found recursively under given directories.
 
     Hidden files and directories (`.git`, `.github` ...) are skipped inside directories, and
     anything `is_excluded` matches is skipped everywhere. A file reached twice (given twice,
     through a directory and by name, or through a symlink) is read once, under the first path
-    it was reached by. Raises GpulintError for a missing path.
+    it was reached by. The files are paths as strings, in the order reached: a corpus of tens
+    of thousands of files is held as that many short strings, not Paths. Raises GpulintError
+    for a missing path.
     """
-    found: dict[str, Path] = {}
-    real_dirs: dict[Path, str] = {}
+    reached: list[str] = []
+    # One directory without symlinked files cannot reach a file twice: then no file's real
+    # path needs to be known (or held).
+    twice = len(paths) > 1
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            walked: Iterable[Path] = _walk(path, is_excluded)
+            for file, is_link in _walk(path, is_excluded):
+                reached.append(file)
+                twice = twice or is_link
         elif os.path.lexists(path):  # a dangling or looping symlink is read, and fails, later
-            walked = () if is_excluded(path) else (path,)
+            if not is_excluded(path):
+                reached.append(path.as_posix())
         else:
             raise GpulintError(f"{raw}: no such file or directory")
-        for file in walked:
-            found.setdefault(_identity(file, real_dirs), file)
+    if not twice:
+        return reached
+    found: dict[str, str] = {}
+    real_dirs: dict[str, str] = {}
+    for file in reached:
+        found.setdefault(_identity(file, real_dirs), file)
     return list(found.values())
 
 
-def _identity(path: Path, real_dirs: dict[Path, str]) -> str:
+def _identity(path: str, real_dirs: dict[str, str]) -> str:
     """The file's real path, resolving each directory once rather than once per file."""
-    if path.is_symlink():
+    if os.path.islink(path):
         return os.path.realpath(path)
-    real_dir = real_dirs.get(path.parent)
+    parent, name = os.path.split(path)
+    real_dir = real_dirs.get(parent)
     if real_dir is None:
-        real_dir = real_dirs[path.parent] = os.path.realpath(path.parent)
-    return os.path.join(real_dir, path.name)
+        real_dir = real_dirs[parent] = os.path.realpath(parent or os.curdir)
+    return os.path.join(real_dir, name)
 
 
-def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[Path]:
+def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[tuple[str, bool]]:
+    """Manifest files under `root` in walk order, each with whether it is a symlink."""
     for directory, subdirs, files in os.walk(root):
         base = Path(directory)
         subdirs[:] = sorted(
             d for d in subdirs if not d.startswith(".") and not is_excluded(base / d)
         )
+        prefix = "" if base == Path(os.curdir) else f"{base.as_posix()}/"
         for name in sorted(files):
             if name.startswith(".") or not name.endswith(MANIFEST_SUFFIXES):
                 continue
-            path = base / name
-            if not is_excluded(path) and not _is_special(path):
-                yield path
+            path = prefix + name
+            if is_excluded(base / name):
+                continue
+            special, is_link = _file_kind(path)
+            if not special:
+                yield path, is_link
 
 
-def _is_special(path: Path) -> bool:
-    """A FIFO, socket or device: reading one found in a tree could block forever."""
+def _file_kind(path: str) -> tuple[bool, bool]:
+    """Whether the file is special (a FIFO, socket or device: reading one found in a tree could
+    block forever) and whether it is a symlink."""
     try:
-        mode = path.stat().st_mode
+        mode = os.lstat(path).st_mode
+        is_link = stat.S_ISLNK(mode)
+        if is_link:
+            mode = os.stat(path).st_mode
     except OSError:
-        return False  # dangling or looping symlink: reading it reports why
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+        return False, True  # dangling or looping symlink: reading it reports why
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)), is_link
 
 
 def display_path(path: Path) -> str:
