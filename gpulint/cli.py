@@ -261,7 +261,9 @@ def check(
     render = (STATISTICS if statistics else FORMATTERS)[output_format]
     # The console script runs with the cyclic collector off; writing a report makes
     # short-lived cycles (the json module's indenting encoder, a few per finding) that a
-    # report of thousands of findings would otherwise keep to the end.
+    # report of thousands of findings would otherwise keep to the end. What the run built so
+    # far is frozen first: the collector's first pass would otherwise traverse all of it.
+    gc.freeze()
     gc.enable()
     if output is not None or not silent:
         _emit(render(result, options), output, "report", use_color)
