@@ -1,11 +1,14 @@
-"""Findings kept on disk while a large run goes on (imported only by runs that spool)."""
+"""Findings kept on disk while a large run goes on.
+
+A run with few findings never fills a batch: it neither opens a file nor imports tempfile and
+pickle, which a pre-commit run would otherwise pay for at start.
+"""
 
 from __future__ import annotations
 
 import heapq
-import pickle
-import tempfile
 from collections.abc import Iterable, Iterator
+from typing import IO
 
 from gpulint.findings import Finding
 
@@ -27,7 +30,7 @@ class FindingSpool:
     _BATCH = 512
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the spool
+        self._file: IO[bytes] | None = None  # opened by the first full batch
         self._records: list[tuple[int, int]] = []  # (offset, length) of each pickled batch
         self._pending: list[Finding] = []
         self._late: list[Finding] = []
@@ -50,6 +53,11 @@ class FindingSpool:
     def _flush(self) -> None:
         if not self._pending:
             return
+        import pickle
+        import tempfile
+
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the spool
         data = pickle.dumps(tuple(self._pending), protocol=pickle.HIGHEST_PROTOCOL)
         self._file.seek(0, 2)
         self._records.append((self._file.tell(), len(data)))
@@ -57,11 +65,17 @@ class FindingSpool:
         self._pending = []
 
     def _in_order(self) -> Iterator[Finding]:
+        if self._file is not None:
+            yield from self._batches(self._file)
+        yield from list(self._pending)
+
+    def _batches(self, file: IO[bytes]) -> Iterator[Finding]:
+        import pickle
+
         for offset, length in self._records:
             # Seek before each read: another iteration may have moved the file position.
-            self._file.seek(offset)
-            yield from pickle.loads(self._file.read(length))
-        yield from list(self._pending)
+            file.seek(offset)
+            yield from pickle.loads(file.read(length))
 
     def __iter__(self) -> Iterator[Finding]:
         return heapq.merge(self._in_order(), sorted(self._late, key=_sort_key), key=_sort_key)
@@ -70,5 +84,6 @@ class FindingSpool:
         return self._count
 
     def close(self) -> None:
-        """Delete the temporary file."""
-        self._file.close()
+        """Delete the temporary file, if there is one."""
+        if self._file is not None:
+            self._file.close()
