@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gpulint.config import Config
 from gpulint.findings import CheckedObject, Finding, LintResult
@@ -188,8 +188,7 @@ def lint(
     )
 
 
-@dataclass(frozen=True)
-class FilePlan:
+class FilePlan(NamedTuple):
     """What checking one file needs; sent to each worker process once per batch of files."""
 
     config: Config
@@ -208,8 +207,7 @@ class FilePlan:
         )
 
 
-@dataclass(frozen=True)
-class FileOutcome:
+class FileOutcome(NamedTuple):
     """What outlives one checked file: findings, and the little corpus-wide rules need."""
 
     files: int
@@ -313,7 +311,7 @@ def _sort_key(finding: Finding) -> tuple[str, int, int, str]:
 
 
 def _spool() -> FindingSpool:
-    from gpulint.spool import FindingSpool  # only runs that spool pay for tempfile and pickle
+    from gpulint.spool import FindingSpool  # only runs that spool
 
     return FindingSpool()
 
@@ -364,7 +362,7 @@ def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:
     if role is None:
         return problem
     ref = workload.document.ref
-    return replace(problem, message=f"{ref.kind}/{ref.name} {role}: {problem.message}")
+    return problem._replace(message=f"{ref.kind}/{ref.name} {role}: {problem.message}")
 
 
 def _dropped(problem: Problem, rule: Rule, config: Config, tracker: SuppressionTracker) -> bool:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
@@ -23,8 +23,7 @@ PYPROJECT = "pyproject.toml"
 FAIL_NEVER = "never"
 
 
-@dataclass(frozen=True)
-class ObjectPattern:
+class ObjectPattern(NamedTuple):
     """Globs over kind / namespace / name; `codes` limits which findings are dropped."""
 
     kind: str = "*"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gpulint.model import ObjectRef, Severity
 
@@ -32,8 +32,7 @@ class Finding:
         return self.path, self.line, self.column, self.code
 
 
-@dataclass(frozen=True)
-class CheckedObject:
+class CheckedObject(NamedTuple):
     """One Kubernetes object a run looked at, and the file it was read from."""
 
     path: str

@@ -13,9 +13,8 @@ import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpulint.errors import GpulintError
 from gpulint.model import (
@@ -55,8 +54,7 @@ _CODE_SPLIT = re.compile(r"[\s,]+")
 _CLIENT_CONFIG_API = re.compile(r"(?:^|\.)(?:config\.k8s\.io|kubeadm\.k8s\.io)/")
 
 
-@dataclass(frozen=True)
-class LoadResult:
+class LoadResult(NamedTuple):
     """Everything read from the inputs."""
 
     files: tuple[SourceFile, ...]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpulint.config import matches_selector
 from gpulint.model import Document, DocumentLike, SourceFile, Workload
@@ -19,8 +19,7 @@ ANNOTATION = "gpulint.io/ignore"
 _SPLIT = re.compile(r"[\s,]+")
 
 
-@dataclass(frozen=True, eq=False)
-class Marker:
+class Marker(NamedTuple):
     """One place that suppresses findings; no codes means every code."""
 
     file: SourceFile

@@ -14,9 +14,8 @@ from __future__ import annotations
 import fnmatch
 import functools
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpulint.model import (
     Container,
@@ -33,8 +32,7 @@ from gpulint.quantity import parse_quantity
 from gpulint.yamltree import Pos, YMap, YSeq
 
 
-@dataclass(frozen=True)
-class Count:
+class Count(NamedTuple):
     """A field that multiplies a role's pod count."""
 
     path: str  # dotted, from the role's mapping; a leading `/` starts at the object root
@@ -43,8 +41,7 @@ class Count:
     less_if: str | None = None  # ... only when this field of the role's mapping is present
 
 
-@dataclass(frozen=True)
-class ContainerField:
+class ContainerField(NamedTuple):
     """Where a pod spec keeps containers of one kind."""
 
     path: str  # from the pod spec; "" is the spec itself (a TrainJob trainer)
@@ -68,8 +65,7 @@ ARGO_CONTAINERS: tuple[ContainerField, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Role:
+class Role(NamedTuple):
     """One group of identical pods of a workload: its template and how many pods it runs."""
 
     path: str  # from the object root to the role's mapping ("" is the object itself)
@@ -83,8 +79,7 @@ class Role:
     containers: tuple[ContainerField, ...] = POD_CONTAINERS
 
 
-@dataclass(frozen=True)
-class WorkloadShape:
+class WorkloadShape(NamedTuple):
     """Where a kind keeps its pod templates and how many pods it runs."""
 
     kind: str

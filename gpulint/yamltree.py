@@ -9,8 +9,7 @@ of the fastest YAML loaders while every mapping key, mapping value and sequence 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from _ruamel_yaml import CParser
 from ruamel.yaml.events import (
@@ -68,20 +67,20 @@ class YSeq(list):
         return self.item_pos[index] if 0 <= index < len(self.item_pos) else self.pos
 
 
-@dataclass(frozen=True)
 class YamlSyntaxError(Exception):
     """The text is not well-formed YAML; `line`/`column` are 1-based."""
 
-    line: int
-    column: int
-    problem: str
+    def __init__(self, line: int, column: int, problem: str) -> None:
+        super().__init__(line, column, problem)
+        self.line = line
+        self.column = column
+        self.problem = problem
 
     def __str__(self) -> str:
         return f"{self.line}:{self.column}: {self.problem}"
 
 
-@dataclass(frozen=True)
-class DuplicateKey:
+class DuplicateKey(NamedTuple):
     """A key written twice in one mapping: the later value silently wins.
 
     With `by_merge`, `pos` is the `<<` whose merge replaced the key written at `first`.
@@ -93,8 +92,7 @@ class DuplicateKey:
     by_merge: bool = False
 
 
-@dataclass(frozen=True, eq=False)  # equal only to itself: it holds tree nodes
-class ParsedDocument:
+class ParsedDocument(NamedTuple):
     """One YAML document: its value (None when empty), where it starts, duplicate keys."""
 
     value: Any
@@ -103,8 +101,7 @@ class ParsedDocument:
     value_pos: Pos  # where the value is written (findings about a non-mapping point here)
 
 
-@dataclass(frozen=True, eq=False)  # equal only to itself: it holds tree nodes
-class ParseResult:
+class ParseResult(NamedTuple):
     """Every document parsed before the end of the text, or before the first syntax error."""
 
     documents: tuple[ParsedDocument, ...]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from gpulint.live.verdict import ServerRejection
@@ -34,8 +34,7 @@ if TYPE_CHECKING:
     from gpulint.yamltree import Pos
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One violation found by a rule; the engine turns it into a Finding."""
 
     file: SourceFile
@@ -139,8 +138,7 @@ class CheckContext:
 Check = Callable[[CheckContext], Iterable[Problem]]
 
 
-@dataclass(frozen=True)
-class CorpusCheck:
+class CorpusCheck(NamedTuple):
     """A check whose verdict on an object depends on objects in other files.
 
     `needs` picks, from one file's context, the workloads the check must see at the end (as
