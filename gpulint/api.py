@@ -31,10 +31,11 @@ from gpulint.config import Config
 from gpulint.findings import CheckedObject, Finding, LintResult
 from gpulint.loader import (
     STDIN,
+    Input,
+    Inputs,
     LoadResult,
     collection_paused,
     discover,
-    display_path,
     load_bytes,
     load_path,
     read_bytes,
@@ -59,8 +60,6 @@ _KNOWLEDGE_BYTES = re.compile(b"|".join(k.encode() for k in sorted(KNOWLEDGE_KIN
 #: Below this much input a process pool costs more to start than it saves.
 PARALLEL_MIN_BYTES = 4 << 20
 PARALLEL_MIN_FILES = 8
-
-Input = str | tuple[str, bytes]  # a file's display path, or stdin as (display name, bytes)
 
 
 def available_cpus() -> int:
@@ -97,18 +96,13 @@ def lint(
     path.
     """
     config = config or Config()
-    files = discover([p for p in paths if p != STDIN], config.is_excluded)
-    # A file is named by its display path (which opens it from here too), not held as a Path:
-    # on a corpus of tens of thousands of files the Paths would be most of what a run keeps.
-    named: list[tuple[str, Input]] = [(n, n) for n in (display_path(Path(f)) for f in files)]
-    del files
-    if stdin is not None and STDIN in paths:
-        named.append((stdin[0], stdin))
     # Checked in report order (findings are reported by path), so each file's findings can be
     # written out as soon as the file is checked.
-    named.sort(key=lambda pair: pair[0])
-    inputs = [item for _, item in named]
-    del named
+    inputs = discover(
+        [p for p in paths if p != STDIN],
+        config.is_excluded,
+        stdin if STDIN in paths else None,
+    )
     rules = [r for r in build_registry() if config.is_selected(r.code, r.enabled)]
     skipped = [r for r in rules if r.needs_profile and profile is None]
     active = [r for r in rules if r.module is not None and r not in skipped]
@@ -234,7 +228,7 @@ def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
     return tuple(found)
 
 
-def _check_files(plan: FilePlan, inputs: Sequence[Input], jobs: int) -> Iterator[FileOutcome]:
+def _check_files(plan: FilePlan, inputs: Inputs, jobs: int) -> Iterator[FileOutcome]:
     """Every input's outcome, in input order; in `jobs` processes when that pays."""
     if jobs <= 1 or not _worth_processes(inputs, jobs):
         yield from (check_file(plan, item) for item in inputs)
@@ -247,20 +241,9 @@ def _check_files(plan: FilePlan, inputs: Sequence[Input], jobs: int) -> Iterator
         yield from pool.map(partial(_check_file_paused, plan), inputs, chunksize=chunk)
 
 
-def _worth_processes(inputs: Sequence[Input], jobs: int) -> bool:
+def _worth_processes(inputs: Inputs, jobs: int) -> bool:
     """Enough input that worker processes save more than they cost to start and feed."""
-    files = [item for item in inputs if isinstance(item, str)]
-    if len(files) < max(PARALLEL_MIN_FILES, 2 * jobs):
-        return False
-    size = 0
-    for path in files:
-        try:
-            size += os.stat(path).st_size
-        except OSError:
-            continue
-        if size >= PARALLEL_MIN_BYTES:
-            return True
-    return False
+    return inputs.files >= max(PARALLEL_MIN_FILES, 2 * jobs) and inputs.size >= PARALLEL_MIN_BYTES
 
 
 @collection_paused()

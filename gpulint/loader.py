@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+import heapq
 import os
 import re
 import stat
@@ -89,40 +90,94 @@ def collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: What a run checks: a file's display path, or stdin as (display name, bytes).
+Input = str | tuple[str, bytes]
+
+
+def input_name(item: Input) -> str:
+    """The name an input is reported under."""
+    return item if isinstance(item, str) else item[0]
+
+
+class Inputs:
+    """The inputs of a run in report order (by display path), each file once.
+
+    Nothing is held per file: every iteration walks the given directories again, in report
+    order, so a corpus of any size costs the memory of one walk. Only when a file can be
+    reached twice (several paths given, or a symlinked file walked) does an iteration keep
+    the real paths it has met, to read such a file once, under the first of its paths.
+    """
+
+    def __init__(
+        self,
+        roots: Sequence[str],
+        is_excluded: Callable[[Path], bool],
+        stdin: tuple[str, bytes] | None = None,
+    ) -> None:
+        self._roots = tuple(roots)  # display paths
+        self._is_excluded = is_excluded
+        self._stdin = stdin
+        self.files = self.size = 0  # files to read and their bytes, counted by one walk
+        self._twice = len(self._roots) > 1
+        for root in self._roots:
+            for _, is_link, size in self._files_of(root):
+                self.files += 1
+                self.size += size
+                self._twice = self._twice or is_link
+
+    def __len__(self) -> int:
+        return self.files + (self._stdin is not None)
+
+    def __iter__(self) -> Iterator[Input]:
+        streams: list[Iterable[Input]] = [
+            (path for path, _, _ in self._files_of(root)) for root in self._roots
+        ]
+        if self._stdin is not None:
+            streams.append((self._stdin,))
+        merged = heapq.merge(*streams, key=input_name)
+        return _once(merged) if self._twice else merged
+
+    def _files_of(self, root: str) -> Iterator[tuple[str, bool, int]]:
+        if os.path.isdir(root):
+            yield from _walk(root, self._is_excluded)
+        elif not self._is_excluded(Path(root)):
+            # A dangling or looping symlink is read, and fails, later.
+            yield root, False, _size(root)
+
+
 def discover(
-    paths: Sequence[str], is_excluded: Callable[[Path], bool] = lambda _: False
-) -> list[str]:
+    paths: Sequence[str],
+    is_excluded: Callable[[Path], bool] = lambda _: False,
+    stdin: tuple[str, bytes] | None = None,
+) -> Inputs:
     """Files to check: given files, and manifests found recursively under given directories.
 
     Hidden files and directories (`.git`, `.github` ...) are skipped inside directories, and
-    anything `is_excluded` matches is skipped everywhere. A file reached twice (given twice,
-    through a directory and by name, or through a symlink) is read once, under the first path
-    it was reached by. The files are paths as strings, in the order reached: a corpus of tens
-    of thousands of files is held as that many short strings, not Paths. Raises GpulintError
-    for a missing path.
+    anything `is_excluded` matches is skipped everywhere. Files are named by their display
+    path (`display_path`) and come in report order, with `stdin` among them. A file reached
+    twice (given twice, through a directory and by name, or through a symlink) is read once,
+    under the first of its paths. Raises GpulintError for a missing path.
     """
-    reached: list[str] = []
-    # One directory without symlinked files cannot reach a file twice: then no file's real
-    # path needs to be known (or held).
-    twice = len(paths) > 1
+    roots = []
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for file, is_link in _walk(path, is_excluded):
-                reached.append(file)
-                twice = twice or is_link
-        elif os.path.lexists(path):  # a dangling or looping symlink is read, and fails, later
-            if not is_excluded(path):
-                reached.append(path.as_posix())
-        else:
+        if not os.path.lexists(raw):
             raise GpulintError(f"{raw}: no such file or directory")
-    if not twice:
-        return reached
-    found: dict[str, str] = {}
+        # Walked from its display path, a directory gives its files' display paths.
+        roots.append(display_path(Path(raw)))
+    return Inputs(roots, is_excluded, stdin)
+
+
+def _once(inputs: Iterable[Input]) -> Iterator[Input]:
+    """`inputs` without a second path to a file already given."""
+    seen: set[str] = set()
     real_dirs: dict[str, str] = {}
-    for file in reached:
-        found.setdefault(_identity(file, real_dirs), file)
-    return list(found.values())
+    for item in inputs:
+        if isinstance(item, str):
+            identity = _identity(item, real_dirs)
+            if identity in seen:
+                continue
+            seen.add(identity)
+        yield item
 
 
 def _identity(path: str, real_dirs: dict[str, str]) -> str:
@@ -136,36 +191,50 @@ def _identity(path: str, real_dirs: dict[str, str]) -> str:
     return os.path.join(real_dir, name)
 
 
-def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[tuple[str, bool]]:
-    """Manifest files under `root` in walk order, each with whether it is a symlink."""
-    for directory, subdirs, files in os.walk(root):
-        base = Path(directory)
-        subdirs[:] = sorted(
-            d for d in subdirs if not d.startswith(".") and not is_excluded(base / d)
-        )
-        prefix = "" if base == Path(os.curdir) else f"{base.as_posix()}/"
-        for name in sorted(files):
-            if name.startswith(".") or not name.endswith(MANIFEST_SUFFIXES):
-                continue
-            path = prefix + name
-            if is_excluded(base / name):
-                continue
-            special, is_link = _file_kind(path)
-            if not special:
-                yield path, is_link
+def _walk(directory: str, is_excluded: Callable[[Path], bool]) -> Iterator[tuple[str, bool, int]]:
+    """Manifest files under `directory` as (path, is a symlink, size), sorted by path.
 
-
-def _file_kind(path: str) -> tuple[bool, bool]:
-    """Whether the file is special (a FIFO, socket or device: reading one found in a tree could
-    block forever) and whether it is a symlink."""
+    A subdirectory sorts as its name and a `/`, so the files come in the order of their whole
+    paths as strings. Symlinked directories are not entered; unreadable ones are skipped.
+    """
+    prefix = "" if directory == os.curdir else f"{directory.rstrip('/')}/"
     try:
-        mode = os.lstat(path).st_mode
-        is_link = stat.S_ISLNK(mode)
-        if is_link:
-            mode = os.stat(path).st_mode
+        with os.scandir(directory) as scan:
+            entries = sorted((_entry_key(e), e) for e in scan if not e.name.startswith("."))
     except OSError:
-        return False, True  # dangling or looping symlink: reading it reports why
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)), is_link
+        return
+    for _, entry in entries:
+        path = prefix + entry.name
+        if _is_dir(entry):
+            if not entry.is_symlink() and not is_excluded(Path(path)):
+                yield from _walk(path, is_excluded)
+        elif entry.name.endswith(MANIFEST_SUFFIXES) and not is_excluded(Path(path)):
+            try:
+                info = entry.stat()
+            except OSError:  # dangling or looping symlink: reading it reports why
+                yield path, True, 0
+                continue
+            # A FIFO, socket or device found in a tree could block a read forever.
+            if stat.S_ISREG(info.st_mode):
+                yield path, entry.is_symlink(), info.st_size
+
+
+def _entry_key(entry: os.DirEntry[str]) -> str:
+    return f"{entry.name}/" if _is_dir(entry) else entry.name
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def display_path(path: Path) -> str:

@@ -10,6 +10,7 @@ from gpulint import api
 from gpulint.api import lint
 from gpulint.config import Config
 from gpulint.findings import Finding
+from gpulint.loader import discover
 from gpulint.model import Severity
 from gpulint.spool import FindingSpool
 
@@ -99,13 +100,14 @@ def test_worker_processes_give_the_single_process_result(
 
 
 def test_few_or_small_files_are_checked_without_worker_processes(tmp_path: Path) -> None:
-    paths: list[api.Input] = list(_write(tmp_path))
-    assert not api._worth_processes(paths, 2)
-    many = [paths[0]] * 40
-    assert not api._worth_processes(many, 2)  # 40 small files: less than PARALLEL_MIN_BYTES
-    big = tmp_path / "big.yaml"
-    big.write_bytes(b"#" * api.PARALLEL_MIN_BYTES)
-    assert api._worth_processes([*many, str(big)], 2)
+    _write(tmp_path)
+    assert not api._worth_processes(discover([str(tmp_path)]), 2)  # 3 files
+    for i in range(40):
+        (tmp_path / f"more-{i:02}.yaml").write_text(HPA)
+    # 43 small files: less than PARALLEL_MIN_BYTES
+    assert not api._worth_processes(discover([str(tmp_path)]), 2)
+    (tmp_path / "big.yaml").write_bytes(b"#" * api.PARALLEL_MIN_BYTES)
+    assert api._worth_processes(discover([str(tmp_path)]), 2)
 
 
 def test_spooled_findings_read_back_as_the_in_memory_ones(tmp_path: Path) -> None:

@@ -204,7 +204,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_discover_is_recursive_sorted_and_skips_hidden(tree: Path) -> None:
-    assert discover(["."]) == [
+    assert list(discover(["."])) == [
         "a.yaml",
         "b/c.yml",
         "b/d/e.json",
@@ -212,19 +212,45 @@ def test_discover_is_recursive_sorted_and_skips_hidden(tree: Path) -> None:
     ]
 
 
+def test_discover_gives_files_in_the_order_of_their_whole_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A directory's files sort by the directory's name and a `/`: `a.yaml` < `a/...` < `a0.yaml`.
+    names = ("a/z.yaml", "a/b/x.yaml", "a.yaml", "a-b/y.yaml", "a0.yaml", "A.yaml")
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(POD.format(name="x"))
+    monkeypatch.chdir(tmp_path)
+    expected = ["A.yaml", "a-b/y.yaml", "a.yaml", "a/b/x.yaml", "a/z.yaml", "a0.yaml"]
+    assert list(discover(["."])) == expected == sorted(names)
+    assert list(discover(["a", "a0.yaml", "A.yaml", "a.yaml"])) == [
+        "A.yaml",
+        "a.yaml",
+        "a/b/x.yaml",
+        "a/z.yaml",
+        "a0.yaml",
+    ]
+
+
 def test_discover_applies_the_exclude_predicate_to_dirs_and_files(tree: Path) -> None:
-    found = discover(["."], lambda p: p.name in ("vendor", "c.yml"))
+    found = list(discover(["."], lambda p: p.name in ("vendor", "c.yml")))
     assert found == ["a.yaml", "b/d/e.json"]
 
 
-def test_discover_keeps_explicit_files_once_and_in_order(tree: Path) -> None:
-    found = discover(["b/c.yml", "a.yaml", "b/c.yml", "b/notes.md"])
-    assert found == ["b/c.yml", "a.yaml", "b/notes.md"]
+def test_discover_keeps_explicit_files_once_in_report_order(tree: Path) -> None:
+    found = list(discover(["b/c.yml", "a.yaml", "b/c.yml", "b/notes.md"]))
+    assert found == ["a.yaml", "b/c.yml", "b/notes.md"]
+
+
+def test_discover_gives_display_paths_whatever_the_given_spelling(tree: Path) -> None:
+    found = list(discover([str(tree / "b"), "./vendor//", str(tree / "a.yaml")]))
+    assert found == ["a.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
+    assert found == [display_path(Path(f)) for f in found]
 
 
 def test_discover_missing_path_is_an_error(tree: Path) -> None:
     with pytest.raises(GpulintError, match=r"^missing\.yaml: no such file or directory$"):
-        discover(["a.yaml", "missing.yaml"])
+        list(discover(["a.yaml", "missing.yaml"]))
 
 
 def test_display_path_is_relative_to_the_working_directory(tree: Path) -> None:
@@ -252,8 +278,8 @@ def test_unreadable_file_is_an_issue_and_the_other_files_are_read(tree: Path) ->
 
 def test_symlink_loop_in_a_tree_is_an_unreadable_file(tree: Path) -> None:
     (tree / "b" / "loop.yaml").symlink_to("loop.yaml")
-    found = discover(["b"])
-    assert found == ["b/c.yml", "b/loop.yaml", "b/d/e.json"]
+    found = list(discover(["b"]))
+    assert found == ["b/c.yml", "b/d/e.json", "b/loop.yaml"]
     issue = next(i for i in load(map(Path, found)).issues)
     assert (issue.kind, issue.file.path, issue.message) == (
         IssueKind.UNREADABLE,
@@ -264,28 +290,28 @@ def test_symlink_loop_in_a_tree_is_an_unreadable_file(tree: Path) -> None:
 
 def test_symlinked_directories_are_not_followed(tree: Path) -> None:
     (tree / "b" / "up").symlink_to("..", target_is_directory=True)
-    assert "b/up/a.yaml" not in discover(["b"])
+    assert "b/up/a.yaml" not in list(discover(["b"]))
 
 
 def test_directory_named_like_a_manifest_is_walked(tree: Path) -> None:
     (tree / "chart.yaml" / "t").mkdir(parents=True)
     (tree / "chart.yaml" / "t" / "pod.yaml").write_text(POD.format(name="p"))
-    assert discover(["chart.yaml"]) == ["chart.yaml/t/pod.yaml"]
-    assert "chart.yaml/t/pod.yaml" in discover(["."])
+    assert list(discover(["chart.yaml"])) == ["chart.yaml/t/pod.yaml"]
+    assert "chart.yaml/t/pod.yaml" in list(discover(["."]))
 
 
 def test_fifo_in_a_tree_is_not_read(tree: Path) -> None:
     os.mkfifo(tree / "b" / "pipe.yaml")  # reading it would block forever
-    assert "b/pipe.yaml" not in discover(["."])
+    assert "b/pipe.yaml" not in list(discover(["."]))
 
 
 def test_a_file_reached_twice_is_read_once_under_its_first_path(tree: Path) -> None:
     (tree / "link.yaml").symlink_to("a.yaml")
-    found = discover(["a.yaml", str(tree / "a.yaml"), "./a.yaml", ".", "link.yaml"])
+    found = list(discover(["a.yaml", str(tree / "a.yaml"), "./a.yaml", ".", "link.yaml"]))
     assert found == ["a.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
 
 
 def test_a_symlinked_file_in_one_tree_is_read_once_under_its_first_path(tree: Path) -> None:
     (tree / "0-link.yaml").symlink_to("a.yaml")  # reached before its target
     (tree / "b" / "z-link.yml").symlink_to("c.yml")  # reached after it
-    assert discover(["."]) == ["0-link.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
+    assert list(discover(["."])) == ["0-link.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
