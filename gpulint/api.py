@@ -135,6 +135,14 @@ def lint(
         del everything
 
     tracker = SuppressionTracker()
+    unused_rule = (
+        next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
+        if config.report_unused_ignores
+        else None
+    )
+    # A file's suppression markers matter once it is checked only to corpus-wide findings and
+    # to the report of markers that suppressed nothing.
+    keep_markers = bool(plan.corpus_wide) or unused_rule is not None
     findings: list[Finding] | FindingSpool = [] if not spool_findings else _spool()
     checked: list[CheckedObject] = []
     kept: dict[str, list[Workload]] = {r.code: [] for r in plan.corpus_wide}
@@ -149,7 +157,8 @@ def lint(
         for scaler in outcome.autoscalers:
             target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
             scalers.setdefault(target, scaler)
-        tracker.merge(outcome.tracker)
+        if keep_markers:
+            tracker.merge(outcome.tracker)
         for code, workloads in outcome.kept.items():
             kept[code].extend(workloads)
 
@@ -163,8 +172,7 @@ def lint(
             all_autoscalers=tuple(scalers.values()),
         )
         late.extend(_findings(rule, context, roles, config, tracker))
-    unused_rule = next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
-    if config.report_unused_ignores and unused_rule is not None:
+    if unused_rule is not None:
         late.extend(_unused_suppressions(unused_rule, tracker, rules, config))
 
     notes = []
