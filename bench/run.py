@@ -487,7 +487,10 @@ def _target(name: str, value: float | None, comparison: str, limit: float, unit:
 def recorded_checkov(results: Path) -> Row | None:
     """The Checkov row of an earlier report, to judge the ratio without a 5-minute run."""
     pattern = re.compile(
-        r"^\| (\(f\) checkov[^|]*?) \| (\d+) \| ([\d.]+) \| [^|]* \| ([\d.]+) \|$", re.MULTILINE
+        # The label without the `, recorded in ...` of a row that was itself reused.
+        r"^\| (\(f\) checkov[^|]*?)(?:, recorded in [^|]*)?"
+        r" \| (\d+) \| ([\d.]+) \| [^|]* \| ([\d.]+) \|$",
+        re.MULTILINE,
     )
     match = pattern.search(results.read_text(encoding="utf-8"))
     if match is None:

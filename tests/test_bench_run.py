@@ -104,5 +104,10 @@ def test_a_recorded_checkov_row_is_reused_and_judged(bench_run: ModuleType, tmp_
     assert row.label == "(f) checkov --framework kubernetes -d CORPUS, recorded in earlier.md"
     targets = bench_run.judge([row, _row(bench_run, "check-1x", 2.0, 40)], (1,), 10_000)
     assert (targets[1].measured, targets[1].verdict) == ("143x", "PASS")
+    # A row that was itself reused keeps one `recorded in`: the latest report's.
+    again = tmp_path / "again.md"
+    again.write_text(f"| {row.label} | 1 | 285.986 | 285.99-285.99 | 1642 |\n", encoding="utf-8")
+    reused = bench_run.recorded_checkov(again)
+    assert reused.label == "(f) checkov --framework kubernetes -d CORPUS, recorded in again.md"
     earlier.write_text("no table\n", encoding="utf-8")
     assert bench_run.recorded_checkov(earlier) is None
