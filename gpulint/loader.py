@@ -117,6 +117,13 @@ class Inputs:
         self._roots = tuple(roots)  # display paths
         self._is_excluded = is_excluded
         self._stdin = stdin
+        # A pipe given by name (`gpulint check <(helm template ...)`) can be read only once, and
+        # a run reads its inputs more than once: it is read now.
+        self._piped: dict[str, tuple[str, bytes]] = {}
+        for root in self._roots:
+            data = _pipe_bytes(root)
+            if data is not None:
+                self._piped[root] = (root, data)
         self.files = self.size = 0  # files to read and their bytes, counted by one walk
         self._twice = len(self._roots) > 1
         for root in self._roots:
@@ -137,9 +144,11 @@ class Inputs:
         merged = heapq.merge(*streams, key=input_name)
         return _once(merged) if self._twice else merged
 
-    def _files_of(self, root: str) -> Iterator[tuple[str, bool, int]]:
+    def _files_of(self, root: str) -> Iterator[tuple[Input, bool, int]]:
         if os.path.isdir(root):
             yield from _walk(root, self._is_excluded)
+        elif root in self._piped:
+            yield self._piped[root], False, len(self._piped[root][1])
         elif not self._is_excluded(Path(root)):
             # A dangling or looping symlink is read, and fails, later.
             yield root, False, _size(root)
@@ -172,12 +181,11 @@ def _once(inputs: Iterable[Input]) -> Iterator[Input]:
     seen: set[str] = set()
     real_dirs: dict[str, str] = {}
     for item in inputs:
-        if isinstance(item, str):
-            identity = _identity(item, real_dirs)
-            if identity in seen:
-                continue
+        # Bytes already read (stdin, a pipe) are told apart by name.
+        identity = _identity(item, real_dirs) if isinstance(item, str) else f"\0{item[0]}"
+        if identity not in seen:
             seen.add(identity)
-        yield item
+            yield item
 
 
 def _identity(path: str, real_dirs: dict[str, str]) -> str:
@@ -228,6 +236,18 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
+
+
+def _pipe_bytes(path: str) -> bytes | None:
+    """The bytes of `path` if it is a pipe or a device, read once; None for anything else."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    data = read_bytes(Path(path))
+    return data if isinstance(data, bytes) else None
 
 
 def _size(path: str) -> int:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -298,6 +302,22 @@ def test_directory_named_like_a_manifest_is_walked(tree: Path) -> None:
     (tree / "chart.yaml" / "t" / "pod.yaml").write_text(POD.format(name="p"))
     assert list(discover(["chart.yaml"])) == ["chart.yaml/t/pod.yaml"]
     assert "chart.yaml/t/pod.yaml" in list(discover(["."]))
+
+
+def test_a_pipe_given_by_name_is_read_once_and_checked() -> None:
+    # `<(...)` is a pipe: a run reads its inputs more than once, a pipe can be read only once.
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "cases" / "admission"
+    manifest = shlex.quote(str(fixture / "GPU301-besteffort-scope.yaml"))
+    gpulint = f"{shlex.quote(sys.executable)} -m gpulint check --format json"
+    done = subprocess.run(
+        ["bash", "-c", f"{gpulint} <(cat {manifest})"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert report["summary"]["objects"] == 2
+    assert [(f["code"], f["line"], f["column"]) for f in report["findings"]] == [("GPU601", 19, 9)]
 
 
 def test_fifo_in_a_tree_is_not_read(tree: Path) -> None:
