@@ -121,7 +121,7 @@ class Inputs:
         # a run reads its inputs more than once: it is read now.
         self._piped: dict[str, tuple[str, bytes]] = {}
         for root in self._roots:
-            data = _pipe_bytes(root)
+            data = None if is_excluded(Path(root)) else _pipe_bytes(root)
             if data is not None:
                 self._piped[root] = (root, data)
         self.files = self.size = 0  # files to read and their bytes, counted by one walk
