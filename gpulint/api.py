@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
-from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -242,11 +243,20 @@ def _check_files(plan: FilePlan, inputs: Inputs, jobs: int) -> Iterator[FileOutc
         yield from (check_file(plan, item) for item in inputs)
         return
     # Imported here: a pre-commit run on a few files never starts a process.
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
-    chunk = max(1, min(64, len(inputs) // (jobs * 8)))
+    size = max(1, min(64, len(inputs) // (jobs * 8)))
+    items = iter(inputs)
+    # Two batches per worker in flight: the inputs are walked as the workers take them, and
+    # neither they nor the outcomes queue up whole (Executor.map would submit every batch).
+    in_flight: deque[Future[list[FileOutcome]]] = deque()
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(partial(_check_file_paused, plan), inputs, chunksize=chunk)
+        while batch := list(islice(items, size)):
+            in_flight.append(pool.submit(_check_batch, plan, batch))
+            if len(in_flight) >= 2 * jobs:
+                yield from in_flight.popleft().result()
+        while in_flight:
+            yield from in_flight.popleft().result()
 
 
 def _worth_processes(inputs: Inputs, jobs: int) -> bool:
@@ -255,8 +265,8 @@ def _worth_processes(inputs: Inputs, jobs: int) -> bool:
 
 
 @collection_paused()
-def _check_file_paused(plan: FilePlan, item: Input) -> FileOutcome:
-    return check_file(plan, item)
+def _check_batch(plan: FilePlan, batch: list[Input]) -> list[FileOutcome]:
+    return [check_file(plan, item) for item in batch]
 
 
 def check_file(plan: FilePlan, item: Input) -> FileOutcome:
