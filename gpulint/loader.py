@@ -120,13 +120,12 @@ class Inputs:
         # A pipe given by name (`gpulint check <(helm template ...)`) can be read only once, and
         # a run reads its inputs more than once: it is read now.
         self._piped: dict[str, tuple[str, bytes]] = {}
+        self.files = self.size = 0  # files to read and their bytes, counted by one walk
+        self._twice = len(self._roots) > 1
         for root in self._roots:
             data = None if is_excluded(Path(root)) else _pipe_bytes(root)
             if data is not None:
                 self._piped[root] = (root, data)
-        self.files = self.size = 0  # files to read and their bytes, counted by one walk
-        self._twice = len(self._roots) > 1
-        for root in self._roots:
             for _, is_link, size in self._files_of(root):
                 self.files += 1
                 self.size += size

@@ -5,7 +5,7 @@ views and never walk raw mappings themselves. Positions are (line, column), 1-ba
 A view that holds a node of the tree is a frozen dataclass (`eq=False`) that equals only itself:
 comparing whole subtrees would be slow and means nothing, and a node cannot be hashed. Plain
 values (references, quantities, counts) are NamedTuples: every run, however small, defines
-these classes as it starts, and a NamedTuple costs a tenth of a frozen dataclass to define.
+these classes as it starts, and a NamedTuple costs about a seventh of a frozen dataclass to define.
 """
 
 from __future__ import annotations
