@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gpulint.data.tool_configs import is_tool_config
 from gpulint.errors import GpulintError
 from gpulint.model import (
     Document,
@@ -49,10 +50,6 @@ _SUPPRESSION = re.compile(
     r"(?:^|[ \t])#[ \t]*gpulint:[ \t]*ignore(?![-\w])(?:\[([^\]\n]*)\])?", re.MULTILINE
 )
 _CODE_SPLIT = re.compile(r"[\s,]+")
-# Files that tools read locally (kustomization, kubelet/kube-proxy/scheduler configuration,
-# kubeadm, kubeconfig) share the apiVersion/kind shape but never reach the API server and have
-# no metadata.name: they are not manifests.
-_CLIENT_CONFIG_API = re.compile(r"(?:^|\.)(?:config\.k8s\.io|kubeadm\.k8s\.io)/")
 
 
 class LoadResult(NamedTuple):
@@ -388,9 +385,9 @@ def _is_object(value: YMap) -> bool:
     api_version, kind = value.get("apiVersion"), value.get("kind")
     if not api_version or not kind:
         return False
-    if _CLIENT_CONFIG_API.search(str(api_version)):
-        return False
-    return not (api_version == "v1" and kind == "Config")
+    # Files that tools read locally (kind, kustomize, kubeconfig, kubelet configuration...)
+    # share the apiVersion/kind shape but never reach the API server: they are not manifests.
+    return not is_tool_config(str(api_version), str(kind))
 
 
 def _expand_lists(obj: YMap) -> Iterator[YMap]:

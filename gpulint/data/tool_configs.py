@@ -1,0 +1,58 @@
+"""Files that have `apiVersion` and `kind` but are read by a local tool, never by an API server.
+
+Each entry is an API group (the part of `apiVersion` before `/`) with the tool that reads it
+and the kinds it is known to use; any kind of a listed group is skipped, since tools add kinds
+over time. docs/robustness.md lists the same table for users.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ToolConfig(NamedTuple):
+    """One API group that only a local tool reads."""
+
+    group: str  # `apiVersion` before the `/`, or the whole `apiVersion` when it has none
+    tool: str
+    kinds: tuple[str, ...]  # the kinds the tool documents, for the docs
+
+
+TOOL_CONFIGS: tuple[ToolConfig, ...] = (
+    ToolConfig("kind.x-k8s.io", "kind", ("Cluster",)),
+    ToolConfig("k3d.io", "k3d", ("Simple", "Cluster")),
+    ToolConfig("ctlptl.dev", "ctlptl", ("Cluster", "Registry")),
+    ToolConfig("eksctl.io", "eksctl", ("ClusterConfig",)),
+    ToolConfig("kustomize.config.k8s.io", "kustomize", ("Kustomization", "Component")),
+    ToolConfig("builtin", "kustomize built-in plugins", ("PatchTransformer", "LabelTransformer")),
+    ToolConfig("config.kubernetes.io", "kustomize and kpt functions", ("ResourceList",)),
+    ToolConfig("kpt.dev", "kpt", ("Kptfile",)),
+    ToolConfig("fn.kpt.dev", "kpt functions", ("SetNamespace", "ApplyReplacements")),
+    ToolConfig("skaffold", "skaffold", ("Config",)),
+    ToolConfig("garden.io", "Garden", ("Project", "Deploy", "Build")),
+    ToolConfig("kuttl.dev", "KUTTL", ("TestSuite", "TestStep", "TestAssert")),
+    ToolConfig("chainsaw.kyverno.io", "Chainsaw", ("Test", "Configuration")),
+    ToolConfig("cli.kyverno.io", "Kyverno CLI", ("Test", "Values")),
+    ToolConfig("clusterctl.cluster.x-k8s.io", "clusterctl", ("Metadata", "Provider")),
+    ToolConfig("k0sctl.k0sproject.io", "k0sctl", ("Cluster",)),
+    ToolConfig("config.kwok.x-k8s.io", "kwokctl", ("KwokctlConfiguration", "KwokConfiguration")),
+    ToolConfig("krew.googlecontainertools.github.com", "krew plugin index", ("Plugin",)),
+    ToolConfig("kubeadm.k8s.io", "kubeadm", ("InitConfiguration", "ClusterConfiguration")),
+    ToolConfig("audit.k8s.io", "kube-apiserver audit policy file", ("Policy",)),
+    ToolConfig(
+        "clientauthentication.k8s.io", "kubectl exec credential plugins", ("ExecCredential",)
+    ),
+)
+_GROUPS = frozenset(entry.group for entry in TOOL_CONFIGS)
+# Component configuration read from a file by kubelet, kube-proxy, kube-scheduler, the API server
+# (`kubelet.config.k8s.io`, `apiserver.config.k8s.io`, ...) share this group suffix.
+_COMPONENT_CONFIG_SUFFIX = ".config.k8s.io"
+
+
+def is_tool_config(api_version: str, kind: str) -> bool:
+    """True when `apiVersion`/`kind` name a tool's local configuration, not an API object."""
+    group = api_version.partition("/")[0] if "/" in api_version else api_version
+    if group in _GROUPS or group.endswith(_COMPONENT_CONFIG_SUFFIX):
+        return True
+    # A kubeconfig file: `apiVersion: v1`, `kind: Config` (the core group has no such kind).
+    return api_version == "v1" and kind == "Config"
