@@ -220,6 +220,9 @@ class PodTemplate:
     # minAvailable), when the workload says so.
     gang_min: ReplicaCount | None = None
     role_node: YMap | None = None  # the mapping that declares the role (name, count, template)
+    # An operator completes the pod's resources (KServe's default cpu/memory, Knative's
+    # queue-proxy sidecar) or writes them itself: the pod is never BestEffort.
+    operator_resources: bool = False
 
     @cached_property
     def annotations(self) -> YMap:
@@ -236,6 +239,8 @@ class PodTemplate:
     @cached_property
     def best_effort(self) -> bool:
         """QoS class BestEffort: no container asks for cpu or memory (GPUs do not count)."""
+        if self.operator_resources:
+            return False
         return not any(
             name in _QOS_RESOURCES
             for c in self.containers

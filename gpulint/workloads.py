@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -39,6 +40,11 @@ class Count(NamedTuple):
     default: int = 1
     less: int = 0  # subtracted from the value (LeaderWorkerSet `size` counts the leader) ...
     less_if: str | None = None  # ... only when this field of the role's mapping is present
+    # Fields whose larger value is the peak (an autoscaler's `maxReplicas` beside the
+    # `minReplicas` a service starts with), from the same mapping as `path`.
+    peaks: tuple[str, ...] = ()
+    per: str | None = None  # the value is divided by this field's (data / dataLocal)
+    text: bool = False  # written as a string of digits (Knative's scale annotations)
 
 
 class ContainerField(NamedTuple):
@@ -48,6 +54,7 @@ class ContainerField(NamedTuple):
     role: ContainerRole
     single: bool = False  # one container mapping rather than a list (Argo `container:`)
     resources: str = "resources"
+    name: str = "main"  # the name of a single container that writes none
 
 
 POD_CONTAINERS: tuple[ContainerField, ...] = (
@@ -77,6 +84,13 @@ class Role(NamedTuple):
     gang_min: str | None = None  # field of the role's mapping: fewest pods a gang needs
     gang_min_if: str | None = None  # object path that must be true for `gang_min` to count
     containers: tuple[ContainerField, ...] = POD_CONTAINERS
+    # The pod spec an operator generates from higher-level fields of the role's mapping (a
+    # resource profile, an instance type), every value positioned at the field that decided
+    # it; None: the pod spec is written in the manifest.
+    derive: Callable[[YMap, YMap], YMap | None] | None = None  # (object, role's mapping)
+    runs: bool = True  # False: a template other objects use (a serving runtime); no pods
+    # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
+    operator_resources: bool = False
 
 
 class WorkloadShape(NamedTuple):
@@ -124,6 +138,241 @@ def _argo_workflow(kind: str, spec: str) -> WorkloadShape:
         ("argoproj.io/*",),
         (Role(f"{spec}.templates[]", template="", spec="", counts=(), containers=ARGO_CONTAINERS),),
     )
+
+
+# KServe components are pod specs with extra fields: a predictor's model-format field
+# (`model`, `pytorch`, ...) is one more container, the one the serving runtime's container is
+# merged with (https://github.com/kserve/kserve pkg/apis/serving/v1beta1/predictor.go).
+KSERVE_FORMATS = (
+    "model",
+    "sklearn",
+    "xgboost",
+    "tensorflow",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+)
+_KSERVE_CONTAINER = "kserve-container"
+KSERVE_PREDICTOR_CONTAINERS: tuple[ContainerField, ...] = (
+    *POD_CONTAINERS,
+    *(ContainerField(f, ContainerRole.APP, True, name=_KSERVE_CONTAINER) for f in KSERVE_FORMATS),
+)
+KSERVE_EXPLAINER_CONTAINERS: tuple[ContainerField, ...] = (
+    *POD_CONTAINERS,
+    *(ContainerField(f, ContainerRole.APP, True, name=_KSERVE_CONTAINER) for f in ("art", "alibi")),
+)
+# A component runs minReplicas pods (1 by default) and up to maxReplicas under autoscaling.
+_KSERVE_REPLICAS = (Count("minReplicas", peaks=("maxReplicas",)),)
+
+
+def _kserve_component(name: str, containers: tuple[ContainerField, ...]) -> Role:
+    return Role(
+        f"spec.{name}",
+        template="",
+        spec="",
+        counts=_KSERVE_REPLICAS,
+        name=name,
+        containers=containers,
+        operator_resources=True,
+    )
+
+
+def _kserve_workers(path: str, runs: bool = True) -> Role:
+    """A multi-node predictor's workers: `pipelineParallelSize` nodes, the head among them."""
+    return Role(
+        f"{path}.workerSpec",
+        template="",
+        spec="",
+        counts=(Count("pipelineParallelSize", less=1),),
+        name="worker",
+        runs=runs,
+        operator_resources=True,
+    )
+
+
+def _serving_runtime(kind: str) -> WorkloadShape:
+    # A template the InferenceServices that select it run; it runs no pod of its own.
+    return WorkloadShape(
+        kind,
+        ("serving.kserve.io/*",),
+        (
+            Role("spec", template="", spec="", runs=False, operator_resources=True),
+            _kserve_workers("spec", runs=False),
+        ),
+    )
+
+
+def _llm_role(path: str, name: str) -> tuple[Role, Role]:
+    """An LLMInferenceService workload (`spec` or `spec.prefill`): `template` runs `replicas`
+    pods; with a `worker` spec each replica is a LeaderWorkerSet group of `size` pods, size
+    being `parallelism.data` / `dataLocal`, or `parallelism.pipeline`."""
+    replicas = Count("replicas", peaks=("scaling.minReplicas", "scaling.maxReplicas"))
+    size = Count(
+        "parallelism.data", per="parallelism.dataLocal", peaks=("parallelism.pipeline",), less=1
+    )
+    return (
+        Role(path, "template", "", (replicas,), name, operator_resources=True),
+        Role(path, "worker", "", (replicas, size), f"{name} worker", operator_resources=True),
+    )
+
+
+# Knative scale annotations on the revision template (knative/serving
+# pkg/apis/autoscaling/register.go): a revision starts with initial-scale pods (1 by default),
+# keeps min-scale and grows to max-scale.
+_KNATIVE_SCALE = "template.metadata.annotations"
+_KNATIVE_REPLICAS = (
+    Count(
+        f'{_KNATIVE_SCALE}["autoscaling.knative.dev/initial-scale"]',
+        peaks=tuple(
+            f'{_KNATIVE_SCALE}["autoscaling.knative.dev/{key}"]'
+            for key in ("initialScale", "min-scale", "minScale", "max-scale", "maxScale")
+        ),
+        text=True,
+    ),
+)
+
+
+def _training_runtime(kind: str) -> WorkloadShape:
+    # Kubeflow Trainer runtimes hold the JobSet template TrainJobs run; none of their own.
+    return WorkloadShape(
+        kind,
+        ("trainer.kubeflow.org/*",),
+        (
+            Role(
+                "spec.template.spec.replicatedJobs[]",
+                template="template.spec.template",
+                runs=False,
+            ),
+        ),
+    )
+
+
+NIM_CONTAINERS = (ContainerField("", ContainerRole.APP, True, "resources", name="nim"),)
+# NIMService (apps.nvidia.com): the spec is both the pod's placement and its container.
+_NIM_REPLICAS = (Count("replicas", peaks=("scale.hpa.minReplicas", "scale.hpa.maxReplicas")),)
+
+
+def _synthetic(value: Any, pos: Pos) -> Any:
+    """A tree of YMap/YSeq holding `value`, every key, item and value positioned at `pos`."""
+    if isinstance(value, dict):
+        node = YMap(pos)
+        for key, item in value.items():
+            node[key] = _synthetic(item, pos)
+            node.spans[key] = (*pos, *pos)
+        return node
+    if isinstance(value, (list, tuple)):
+        items = YSeq(pos)
+        for item in value:
+            items.append(_synthetic(item, pos))
+            items.item_pos.append(pos)
+        return items
+    return value
+
+
+# KAITO (kaito.sh) runs a preset model on every GPU of the instance type it provisions
+# (kaito-project/kaito pkg/sku: GPUCount per SKU; pkg/workspace/inference/preset_inferences.go:
+# requests and limits `nvidia.com/gpu: <GPUCount>`, tolerations below). NVIDIA SKUs only.
+KAITO_GPUS: dict[str, int] = {
+    "Standard_NV36ads_A10_v5": 1,
+    "Standard_NV72ads_A10_v5": 2,
+    "Standard_NC24ads_A100_v4": 1,
+    "Standard_NC48ads_A100_v4": 2,
+    "Standard_NC96ads_A100_v4": 4,
+    "Standard_ND96asr_A100_v4": 8,
+    "Standard_ND96amsr_A100_v4": 8,
+    "Standard_NC40ads_H100_v5": 1,
+    "Standard_NC80adis_H100_v5": 2,
+    "Standard_ND96isr_H100_v5": 8,
+    "Standard_NCC40ads_H100_v5": 1,
+    "Standard_ND96isr_H200_v5": 8,
+    "p4d.24xlarge": 8,
+    "p4de.24xlarge": 8,
+    "p5.48xlarge": 8,
+    "p5e.48xlarge": 8,
+    "p5en.48xlarge": 8,
+    **dict.fromkeys(("g6.xlarge", "g6.2xlarge", "g6.4xlarge", "g6.8xlarge", "g6.16xlarge"), 1),
+    **{"gr6.4xlarge": 1, "gr6.8xlarge": 1, "g6.12xlarge": 4, "g6.24xlarge": 4, "g6.48xlarge": 8},
+    **dict.fromkeys(("g5.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.8xlarge", "g5.16xlarge"), 1),
+    **{"g5.12xlarge": 4, "g5.24xlarge": 4, "g5.48xlarge": 8},
+}
+_KAITO_TOLERATIONS = (
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+)
+
+
+def kaito_pod(obj: YMap, resource: YMap) -> YMap | None:
+    """The pod KAITO runs for a preset: every GPU of `resource.instanceType`.
+
+    None when gpulint cannot know it: an instance type not in KAITO_GPUS, a MIG partition, or
+    no preset (a custom `inference.template` is read as written).
+    """
+    inference = obj.get("inference")
+    if isinstance(inference, YMap) and "template" in inference:
+        return None
+    gpus = KAITO_GPUS.get(str(resource.get("instanceType")))
+    if gpus is None or resource.get("partition") is not None:
+        return None
+    limits = {"nvidia.com/gpu": gpus}
+    container = {"name": "inference", "resources": {"requests": limits, "limits": limits}}
+    spec = {"containers": [container], "tolerations": list(_KAITO_TOLERATIONS)}
+    return _synthetic(spec, resource.pos_of_value("instanceType"))
+
+
+# KubeAI (kubeai.org) resource profiles as its chart ships them (substratusai/kubeai
+# charts/kubeai/values.yaml `resourceProfiles`); `name:N` multiplies requests and limits by N
+# (internal/modelcontroller/model_controller.go). A cluster's own values may differ.
+_PRESENT = "present"
+KUBEAI_PROFILES: dict[str, tuple[str, dict[str, str]]] = {
+    # profile -> (accelerator resource, extra requests of one unit)
+    "nvidia-gpu-t4": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-l4": ("nvidia.com/gpu", {"cpu": "6", "memory": "24Gi"}),
+    "nvidia-gpu-l40s": ("nvidia.com/gpu", {"cpu": "6", "memory": "24Gi"}),
+    "nvidia-gpu-h100": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-gh200": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-a100-80gb": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-a100-40gb": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-a16": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-rtx4070-8gb": ("nvidia.com/gpu", {}),
+    "amd-gpu-mi300x": ("amd.com/gpu", {}),
+}
+# Profiles whose GPUs are requested too (the others set only limits, which the API copies).
+_KUBEAI_REQUESTS = frozenset(
+    {"nvidia-gpu-t4", "nvidia-gpu-l4", "nvidia-gpu-l40s", "nvidia-gpu-gh200"}
+)
+_KUBEAI_UNTOLERATED = frozenset({"nvidia-gpu-t4"})
+
+
+def kubeai_pod(obj: YMap, spec: YMap) -> YMap | None:
+    """The pod KubeAI runs for `spec.resourceProfile` (`nvidia-gpu-l4:2`), or None when the
+    profile is not one of the chart's (cpu profiles run no accelerator)."""
+    name, _, multiple = str(spec.get("resourceProfile") or "").partition(":")
+    if name not in KUBEAI_PROFILES or not multiple.isdigit():
+        return None
+    resource, extra = KUBEAI_PROFILES[name]
+    count = int(multiple)
+    limits = {resource: str(count)}
+    requests = {k: _times(v, count) for k, v in extra.items()}
+    if name in _KUBEAI_REQUESTS:
+        requests[resource] = str(count)
+    pod: dict[str, Any] = {
+        "containers": [{"name": "server", "resources": {"requests": requests, "limits": limits}}]
+    }
+    if name not in _KUBEAI_UNTOLERATED:
+        toleration = {"key": resource, "operator": "Equal", "value": _PRESENT}
+        pod["tolerations"] = [{**toleration, "effect": "NoSchedule"}]
+    if isinstance(spec.get("priorityClassName"), str):
+        pod["priorityClassName"] = spec["priorityClassName"]
+    return _synthetic(pod, spec.pos_of_value("resourceProfile"))
+
+
+def _times(quantity: str, count: int) -> str:
+    number = "".join(c for c in quantity if c.isdigit())
+    return f"{int(number) * count}{quantity[len(number) :]}"
 
 
 _SPEC_REPLICAS = (Count("replicas"),)
@@ -205,6 +454,89 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _argo_workflow("WorkflowTemplate", "spec"),
     _argo_workflow("ClusterWorkflowTemplate", "spec"),
     _argo_workflow("CronWorkflow", "spec.workflowSpec"),
+    # Serving and platform kinds: each component is a pod spec with extra fields.
+    WorkloadShape(
+        "InferenceService",
+        ("serving.kserve.io/*",),
+        (
+            _kserve_component("predictor", KSERVE_PREDICTOR_CONTAINERS),
+            _kserve_workers("spec.predictor"),
+            _kserve_component("transformer", POD_CONTAINERS),
+            _kserve_component("explainer", KSERVE_EXPLAINER_CONTAINERS),
+        ),
+    ),
+    _serving_runtime("ServingRuntime"),
+    _serving_runtime("ClusterServingRuntime"),
+    WorkloadShape(
+        "LLMInferenceService",
+        ("serving.kserve.io/*",),
+        (*_llm_role("spec", "main"), *_llm_role("spec.prefill", "prefill")),
+    ),
+    WorkloadShape(
+        "Service",
+        ("serving.knative.dev/*",),
+        (Role("spec", counts=_KNATIVE_REPLICAS, operator_resources=True),),
+    ),
+    WorkloadShape(
+        "Configuration",
+        ("serving.knative.dev/*",),
+        (Role("spec", counts=_KNATIVE_REPLICAS, operator_resources=True),),
+    ),
+    _training_runtime("TrainingRuntime"),
+    _training_runtime("ClusterTrainingRuntime"),
+    WorkloadShape("Notebook", ("kubeflow.org/*",), (Role("spec", counts=()),)),
+    WorkloadShape(
+        "NIMService",
+        ("apps.nvidia.com/*",),
+        (Role("spec", template="", spec="", counts=_NIM_REPLICAS, containers=NIM_CONTAINERS),),
+    ),
+    WorkloadShape(
+        "NIMPipeline",
+        ("apps.nvidia.com/*",),
+        (
+            Role(
+                "spec.services[]",
+                template="spec",
+                spec="",
+                counts=(
+                    Count(
+                        "spec.replicas",
+                        peaks=("spec.scale.hpa.minReplicas", "spec.scale.hpa.maxReplicas"),
+                    ),
+                ),
+                containers=NIM_CONTAINERS,
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "Workspace",
+        ("kaito.sh/*",),
+        (
+            Role("resource", derive=kaito_pod, counts=(Count("count"),), name="inference"),
+            Role("inference", counts=(Count("/resource.count"),), name="inference"),
+        ),
+    ),
+    WorkloadShape(
+        "Model",
+        ("kubeai.org/*",),
+        (
+            Role(
+                "spec",
+                derive=kubeai_pod,
+                counts=(Count("replicas", peaks=("minReplicas", "maxReplicas")),),
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "SeldonDeployment",
+        ("machinelearning.seldon.io/*",),
+        (Role("spec.predictors[].componentSpecs[]", template=""),),
+    ),
+    WorkloadShape(
+        "Workload",
+        ("kueue.x-k8s.io/*",),
+        (Role("spec.podSets[]", counts=(Count("count"),)),),
+    ),
     WorkloadShape(
         "Job",
         ("batch.volcano.sh/*",),
@@ -226,15 +558,17 @@ def shape_index(shapes: Iterable[WorkloadShape]) -> dict[str, tuple[WorkloadShap
 _BUILTIN_INDEX = shape_index(BUILTIN_SHAPES)
 
 
+# A step: `["a.b/c"]` (a key with dots, such as an annotation), a plain key, or `[]`.
+_STEP = re.compile(r'\["([^"]*)"\]|([^.\[\]]+)|(\[\])')
+
+
 @functools.lru_cache(maxsize=1024)
 def _split(path: str) -> tuple[str, ...]:
-    """`spec.workerGroupSpecs[].template` -> (`spec`, `workerGroupSpecs`, `[]`, `template`)."""
+    """`spec.workerGroupSpecs[].template` -> (`spec`, `workerGroupSpecs`, `[]`, `template`);
+    `metadata.annotations["a.b/c"]` -> (`metadata`, `annotations`, `a.b/c`)."""
     steps: list[str] = []
-    for step in path.split(".") if path else ():
-        if step.endswith("[]"):
-            steps.extend((step[:-2], "[]") if step != "[]" else ("[]",))
-        else:
-            steps.append(step)
+    for quoted, plain, listed in _STEP.findall(path):
+        steps.append(quoted or plain or listed)
     return tuple(steps)
 
 
@@ -280,8 +614,11 @@ def workload_of(document: Document, extra: Sequence[WorkloadShape] = ()) -> Work
 def _role_template(
     document: Document, role: Role, role_node: YMap, name: str | None
 ) -> PodTemplate | None:
-    node = _at(role_node, role.template)
-    spec = _at(node, role.spec)
+    if role.derive is not None:
+        node = spec = role.derive(document.obj, role_node)
+    else:
+        node = _at(role_node, role.template)
+        spec = _at(node, role.spec)
     if not isinstance(node, YMap) or not isinstance(spec, YMap):
         return None
     containers = tuple(_pod_containers(spec, role.containers))
@@ -301,6 +638,7 @@ def _role_template(
         _count(obj, role_node, role),
         gang_min,
         role_node if role_node is not obj else None,
+        role.operator_resources or role.derive is not None,
     )
 
 
@@ -348,10 +686,12 @@ def _count(obj: YMap, role_node: YMap, role: Role) -> ReplicaCount | None:
     """The role's pod count: the product of its count fields."""
     if role.counts is None:
         return None
+    if not role.runs:
+        return ReplicaCount(0, "", None)
     factors = []
     for count in role.counts:
         base = obj if count.path.startswith("/") else role_node
-        factor = _field_count(base, count.path.lstrip("/"), count.default)
+        factor = _factor(base, count)
         if count.less and (count.less_if is None or _at(role_node, count.less_if) is not None):
             factor = ReplicaCount(max(0, factor.value - count.less), factor.field, factor.pos)
         factors.append(factor)
@@ -367,14 +707,31 @@ def _count(obj: YMap, role_node: YMap, role: Role) -> ReplicaCount | None:
     return ReplicaCount(value, lead.field, lead.pos, tuple(factors))
 
 
-def _field_count(base: YMap, path: str, default: int = 1) -> ReplicaCount:
-    """The non-negative integer at `path` below `base`, or `default` where it is not written."""
+def _factor(base: YMap, count: Count) -> ReplicaCount:
+    """One count field's value, divided by its `per` field and raised to its peaks."""
+    path = count.path.lstrip("/")
+    factor = _field_count(base, path, count.default, count.text)
+    if count.per is not None and factor.pos is not None:
+        divisor = _field_count(base, count.per, 1, count.text).value
+        factor = factor._replace(value=max(1, factor.value // max(divisor, 1)))
+    for peak in count.peaks:
+        other = _field_count(base, peak, 0, count.text)
+        if other.pos is not None and other.value > factor.value:
+            factor = other
+    return factor
+
+
+def _field_count(base: YMap, path: str, default: int = 1, text: bool = False) -> ReplicaCount:
+    """The non-negative integer at `path` below `base`, or `default` where it is not written.
+
+    With `text`, a string of digits counts too (annotations are strings).
+    """
     *parents, leaf = _split(path)
     node: Any = base
     for step in parents:
         node = node.get(step) if isinstance(node, YMap) else None
     if isinstance(node, YMap) and leaf in node:
-        value = _integer(node[leaf])
+        value = _integer(node[leaf], text)
         if value is not None and value >= 0:
             return ReplicaCount(value, leaf, node.pos_of_key(leaf))
     return ReplicaCount(default, leaf, None)
@@ -414,7 +771,7 @@ def _container(item: YMap, field: ContainerField, index: int, pos: Pos) -> Conta
     if role is ContainerRole.INIT and item.get("restartPolicy") == "Always":
         role = ContainerRole.SIDECAR
     return Container(
-        name=str(item.get("name") or ("main" if field.single else f"#{index}")),
+        name=str(item.get("name") or (field.name if field.single else f"#{index}")),
         role=role,
         index=index,
         node=item,
@@ -479,12 +836,15 @@ def malformed_fields(
     problems: list[tuple[Pos, str]] = []
     for role in shape.roles:
         for where, role_node in _descend([("", obj)], role.path, problems):
+            if role.derive is not None:
+                continue  # the operator's fields are its to check
             for found in _descend([(where, role_node)], role.template, problems):
                 for spec_where, spec in _descend([found], role.spec, problems):
                     _malformed_containers(spec_where, spec, role.containers, problems)
             for count in role.counts or ():
                 base, base_where = (obj, "") if count.path.startswith("/") else (role_node, where)
-                _malformed_count(base_where, base, count.path.lstrip("/"), problems)
+                if not count.text:  # a count kept in a string is no field of the API's
+                    _malformed_count(base_where, base, count.path.lstrip("/"), problems)
     yield from problems
 
 
@@ -574,10 +934,13 @@ def _malformed_count(where: str, base: YMap, path: str, problems: list[tuple[Pos
         )
 
 
-def _integer(value: Any) -> int | None:
-    """An integer field as the API reads it: `3.0` (YAML float, JSON 3) is 3, `"3"` is no int."""
+def _integer(value: Any, text: bool = False) -> int | None:
+    """An integer field as the API reads it: `3.0` (YAML float, JSON 3) is 3, `"3"` is no int
+    (unless the field is `text`, a count kept in a string)."""
     if isinstance(value, bool):
         return None
+    if text and isinstance(value, str):
+        return int(value) if value.strip().isdigit() else None
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value if isinstance(value, int) else None

@@ -157,3 +157,180 @@ def test_findings_inside_a_role_name_the_workload_and_the_role() -> None:
     (finding,) = lint([str(case)], profile=profile).findings
     assert finding.code == "GPU103"
     assert finding.message.startswith("RayCluster/raycluster-autoscaler gpu-group: required ")
+
+
+def _templates(text: str) -> list[tuple]:
+    """(role, pods, count field, {container: GPUs}) for each pod template of the one object."""
+    workload = _workload(text)
+    return [
+        (
+            t.role,
+            t.replicas.value if t.replicas else None,
+            t.replicas.field if t.replicas else None,
+            {
+                c.name: str(c.resources.effective_requests().get("nvidia.com/gpu", 0))
+                for c in t.containers
+            },
+        )
+        for t in workload.templates
+    ]
+
+
+SERVING_KINDS = {
+    "kserve-model-predictor": (
+        """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llm}
+spec:
+  predictor:
+    minReplicas: 2
+    maxReplicas: 5
+    model:
+      modelFormat: {name: huggingface}
+      resources: {limits: {nvidia.com/gpu: "1"}}
+  transformer:
+    containers: [{name: t, image: x}]
+""",
+        [
+            ("predictor", 5, "maxReplicas", {"kserve-container": "1"}),
+            ("transformer", 1, "minReplicas", {"t": "0"}),
+        ],
+    ),
+    "kserve-multinode-workers": (
+        """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llm}
+spec:
+  predictor:
+    model: {modelFormat: {name: huggingface}, resources: {limits: {nvidia.com/gpu: "2"}}}
+    workerSpec:
+      pipelineParallelSize: 3
+      containers: [{name: worker, resources: {limits: {nvidia.com/gpu: "2"}}}]
+""",
+        [
+            ("predictor", 1, "minReplicas", {"kserve-container": "2"}),
+            ("worker", 2, "pipelineParallelSize", {"worker": "2"}),
+        ],
+    ),
+    "serving-runtime-runs-no-pod": (
+        """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata: {name: vllm}
+spec:
+  containers: [{name: kserve-container, resources: {limits: {nvidia.com/gpu: "1"}}}]
+""",
+        [(None, 0, "", {"kserve-container": "1"})],
+    ),
+    "knative-scale-annotations": (
+        """\
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: kn}
+spec:
+  template:
+    metadata:
+      annotations: {autoscaling.knative.dev/min-scale: "2", autoscaling.knative.dev/max-scale: "6"}
+    spec:
+      containers: [{image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
+""",
+        [(None, 6, "autoscaling.knative.dev/max-scale", {"#0": "1"})],
+    ),
+    "llm-inference-service-data-parallel": (
+        """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: LLMInferenceService
+metadata: {name: ds}
+spec:
+  replicas: 2
+  parallelism: {data: 16, dataLocal: 8}
+  template:
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "8"}}}]
+  worker:
+    containers: [{name: main, resources: {limits: {nvidia.com/gpu: "8"}}}]
+""",
+        [
+            ("main", 2, "replicas", {"main": "8"}),
+            ("main worker", 2, "replicas", {"main": "8"}),
+        ],
+    ),
+    "training-runtime-runs-no-pod": (
+        """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers: [{name: node, resources: {limits: {nvidia.com/gpu: 1}}}]
+""",
+        [("node", 0, "", {"node": "1"})],
+    ),
+    "nim-service-scale": (
+        """\
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata: {name: llama}
+spec:
+  replicas: 1
+  scale: {enabled: true, hpa: {minReplicas: 1, maxReplicas: 4}}
+  resources: {limits: {nvidia.com/gpu: 1}}
+""",
+        [(None, 4, "maxReplicas", {"nim": "1"})],
+    ),
+    "kubeai-profile-multiple": (
+        """\
+apiVersion: kubeai.org/v1
+kind: Model
+metadata: {name: m}
+spec:
+  resourceProfile: nvidia-gpu-l4:2
+  minReplicas: 1
+  maxReplicas: 3
+""",
+        [(None, 3, "maxReplicas", {"server": "2"})],
+    ),
+    "kaito-instance-type": (
+        """\
+apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata: {name: ws}
+resource:
+  count: 2
+  instanceType: Standard_NC96ads_A100_v4
+inference: {preset: {name: phi-4}}
+""",
+        [("inference", 2, "count", {"inference": "4"})],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SERVING_KINDS)
+def test_serving_and_platform_kinds_read_their_pods(name: str) -> None:
+    text, expected = SERVING_KINDS[name]
+    assert _templates(text) == expected
+
+
+def test_an_operator_generated_pod_points_at_the_field_that_decided_it() -> None:
+    (template,) = _workload(SERVING_KINDS["kubeai-profile-multiple"][0]).templates
+    (container,) = template.containers
+    assert container.resources.limits["nvidia.com/gpu"].value_pos == (5, 20)
+    assert template.tolerations[0].key == "nvidia.com/gpu"
+    assert not template.best_effort  # the operator writes the pod's resources
+
+
+@pytest.mark.parametrize(
+    "resource",
+    ["instanceType: Standard_NV4as_v4", "instanceType: Standard_NC24ads_A100_v4\n  partition: {}"],
+)
+def test_a_kaito_pod_gpulint_cannot_know_is_not_made_up(resource: str) -> None:
+    text = f"apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata: {{name: w}}\nresource:\n  {resource}\n"
+    assert _workload(text).templates == ()
