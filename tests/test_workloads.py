@@ -332,5 +332,6 @@ def test_an_operator_generated_pod_points_at_the_field_that_decided_it() -> None
     ["instanceType: Standard_NV4as_v4", "instanceType: Standard_NC24ads_A100_v4\n  partition: {}"],
 )
 def test_a_kaito_pod_gpulint_cannot_know_is_not_made_up(resource: str) -> None:
-    text = f"apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata: {{name: w}}\nresource:\n  {resource}\n"
+    head = "apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata: {name: w}\n"
+    text = f"{head}resource:\n  {resource}\n"
     assert _workload(text).templates == ()
