@@ -25,17 +25,26 @@ def pod_owner(pod: Mapping[str, Any]) -> tuple[str, str, str]:
     `<deployment>-<pod-template-hash>`, and the pod carries the hash as a label. A pod with no
     controller is its own workload.
     """
-    metadata = pod.get("metadata") or {}
+    metadata = _mapping(pod.get("metadata"))
     namespace = str(metadata.get("namespace") or "default")
-    owners = [o for o in metadata.get("ownerReferences") or () if isinstance(o, Mapping)]
+    references = metadata.get("ownerReferences")
+    owners = [o for o in references if isinstance(o, Mapping)] if _is_list(references) else []
     controller = next((o for o in owners if o.get("controller")), None)
     if controller is None:
         return namespace, "Pod", str(metadata.get("name") or "")
     kind, name = str(controller.get("kind") or ""), str(controller.get("name") or "")
-    suffix = f"-{(metadata.get('labels') or {}).get('pod-template-hash') or ''}"
+    suffix = f"-{_mapping(metadata.get('labels')).get('pod-template-hash') or ''}"
     if kind == "ReplicaSet" and len(suffix) > 1 and name.endswith(suffix):
         return namespace, "Deployment", name[: -len(suffix)]
     return namespace, kind, name
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
 
 
 def pod_extended_requests(pod: Mapping[str, Any]) -> dict[str, Decimal]:

@@ -336,3 +336,28 @@ def test_diagnosing_dumps_does_not_import_the_kubernetes_client() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    ["[oops]", "just-a-string", "{name: x, namespace: ml, ownerReferences: 5, labels: [a]}"],
+)
+def test_pending_pod_with_malformed_metadata_is_diagnosed(tmp_path: Path, metadata: str) -> None:
+    dump = tmp_path / "hostile.yaml"
+    dump.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n"
+        f"  metadata: {metadata}\n  spec: {{containers: [{{name: c, resources: {{limits: "
+        "{nvidia.com/gpu: 1}}}]}\n  status: {phase: Pending}\n"
+        "- apiVersion: v1\n  kind: Pod\n  metadata: {name: ok-0, namespace: ml}\n"
+        "  spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}\n"
+        "  status: {phase: Pending}\n",
+        encoding="utf-8",
+    )
+    result = run(str(dump), "--format", "json")
+    assert result.exit_code == 1, result.output
+    names = [(p["namespace"], p["name"], p["owner"]) for p in json.loads(result.stdout)["pods"]]
+    # A pod without a name is no API object: only the named ones are diagnosed.
+    expected = [("ml", "ok-0", None)]
+    if "name: x" in metadata:
+        expected.insert(0, ("ml", "x", None))
+    assert names == expected

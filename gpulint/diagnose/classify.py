@@ -148,6 +148,8 @@ def _pending_gpu_pods(documents: Iterable[Document]) -> Iterable[tuple[Document,
         obj = document.obj
         if document.ref.kind != "Pod" or text(mapping(obj.get("status")).get("phase")) != "Pending":
             continue
+        if not document.ref.name:
+            continue  # no API object lacks a name: a hand-edited or truncated dump
         if mapping(obj.get("spec")).get("nodeName"):
             continue  # bound: pulling images or starting, not waiting for the scheduler
         template = pod_template(document, obj)

@@ -1,0 +1,290 @@
+"""gpulint.dra: DRA objects read from manifests, dumps and the API into views.
+
+Object shapes follow the NVIDIA DRA driver's quickstart (`demo/specs/quickstart/v1/`) and its
+chart's DeviceClasses (`deviceclass-gpu.yaml`, `deviceclass-mig.yaml`), Intel's
+intel-resource-drivers-for-kubernetes `device-class.yaml`, and `resource.k8s.io/v1` types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gpulint.dra import (
+    Device,
+    DeviceClass,
+    ResourceSlice,
+    claim,
+    claim_of,
+    container_claim_names,
+    device_class,
+    device_classes,
+    devices_per_node,
+    dra_nodes,
+    extended_resource_names,
+    generated_claim_names,
+    has_claims,
+    is_accelerator_class,
+    is_dra_object,
+    pod_claims,
+    resource_slice,
+)
+
+NVIDIA_GPU_CLASS: dict[str, Any] = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu.nvidia.com"},
+    "spec": {
+        "selectors": [
+            {
+                "cel": {
+                    "expression": "device.driver == 'gpu.nvidia.com' && "
+                    "device.attributes['gpu.nvidia.com'].type == 'gpu'"
+                }
+            }
+        ],
+        "extendedResourceName": "nvidia.com/gpu",
+    },
+}
+NVIDIA_MIG_CLASS: dict[str, Any] = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "mig.nvidia.com"},
+    "spec": {
+        "selectors": [
+            {
+                "cel": {
+                    "expression": "device.driver == 'gpu.nvidia.com' && "
+                    "device.attributes['gpu.nvidia.com'].type == 'mig'"
+                }
+            }
+        ]
+    },
+}
+
+
+def custom_class(name: str, expression: str, extended: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"selectors": [{"cel": {"expression": expression}}]}
+    if extended:
+        spec["extendedResourceName"] = extended
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def test_nvidia_gpu_class_is_read_with_driver_type_and_extended_resource() -> None:
+    view = device_class(NVIDIA_GPU_CLASS)
+    assert view == DeviceClass(
+        "gpu.nvidia.com",
+        frozenset({"gpu.nvidia.com"}),
+        (("gpu.nvidia.com", "type", "gpu"),),
+        "nvidia.com/gpu",
+    )
+    assert view.is_accelerator
+
+
+def test_a_class_of_an_accelerator_driver_is_an_accelerator_class() -> None:
+    intel = device_class(custom_class("team-gpus", 'device.driver == "gpu.intel.com"'))
+    nic = device_class(custom_class("rdma", "device.driver == 'dra.net'"))
+    assert intel.drivers == frozenset({"gpu.intel.com"}) and intel.attributes == ()
+    assert intel.is_accelerator and not nic.is_accelerator
+    assert is_accelerator_class("mig.nvidia.com")
+    assert is_accelerator_class("team-gpus", [intel, nic])
+    assert not is_accelerator_class("rdma", [intel, nic])
+    assert not is_accelerator_class("unknown-class")
+
+
+def test_a_selector_gpulint_cannot_read_leaves_the_attributes_open() -> None:
+    view = device_class(
+        custom_class("big", "device.driver == 'gpu.nvidia.com' && device.capacity['x'].memory > 40")
+    )
+    assert view.drivers == frozenset({"gpu.nvidia.com"}) and view.attributes is None
+
+
+def test_extended_resource_names_of_every_class_in_lists() -> None:
+    listed = {"apiVersion": "v1", "kind": "List", "items": [NVIDIA_GPU_CLASS, NVIDIA_MIG_CLASS]}
+    intel = custom_class("gpu.intel.com", 'device.driver == "gpu.intel.com"', "gpu.intel.com/xe")
+    assert extended_resource_names([listed, intel, "not an object"]) == frozenset(
+        {"nvidia.com/gpu", "gpu.intel.com/xe"}
+    )
+    assert [c.name for c in device_classes([listed])] == ["gpu.nvidia.com", "mig.nvidia.com"]
+
+
+def test_claim_templates_claims_and_first_available_requests() -> None:
+    template = claim(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"namespace": "gpu-test1", "name": "single-gpu"},
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}
+                        ]
+                    }
+                }
+            },
+        }
+    )
+    assert template.describe() == (
+        "ResourceClaimTemplate gpu-test1/single-gpu (gpu: 1 × gpu.nvidia.com)"
+    )
+    shared = claim(
+        {
+            "kind": "ResourceClaim",
+            "metadata": {"name": "all-gpus"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpus",
+                            "firstAvailable": [
+                                {"name": "big", "deviceClassName": "gpu.nvidia.com", "count": 4},
+                                {"name": "small", "deviceClassName": "mig.nvidia.com"},
+                            ],
+                        },
+                        {
+                            "name": "all",
+                            "exactly": {
+                                "deviceClassName": "gpu.nvidia.com",
+                                "allocationMode": "All",
+                            },
+                        },
+                    ]
+                }
+            },
+            "status": {"allocation": {"devices": {"results": []}}},
+        }
+    )
+    assert (shared.namespace, shared.allocated) == ("default", True)
+    assert [(r.device_class, r.count, r.alternatives) for r in shared.requests] == [
+        ("gpu.nvidia.com", 4, ("mig.nvidia.com",)),
+        ("gpu.nvidia.com", 0, ()),
+    ]
+    assert shared.describe().endswith(
+        "(gpus: 4 × gpu.nvidia.com; all: every gpu.nvidia.com device)"
+    )
+
+
+def test_pod_claims_and_container_claims() -> None:
+    spec = {
+        "resourceClaims": [
+            {"name": "gpu", "resourceClaimTemplateName": "single-gpu"},
+            {"name": "shared", "resourceClaimName": "all-gpus"},
+            "junk",
+        ],
+        "containers": [{"name": "ctr", "resources": {"claims": [{"name": "gpu"}, {"x": 1}]}}],
+    }
+    entries = pod_claims(spec)
+    assert [(e.name, e.kind, e.target, e.index) for e in entries] == [
+        ("gpu", "ResourceClaimTemplate", "single-gpu", 0),
+        ("shared", "ResourceClaim", "all-gpus", 1),
+        ("", "ResourceClaim", None, 2),
+    ]
+    assert container_claim_names(spec["containers"][0]) == ("gpu", "")
+    assert has_claims(spec) and not has_claims({"resourceClaims": "gpu"})
+    template = claim(
+        {"kind": "ResourceClaimTemplate", "metadata": {"namespace": "ml", "name": "single-gpu"}}
+    )
+    assert claim_of(entries[0], "ml", [template]) is template
+    assert claim_of(entries[0], "other", [template]) is None
+    assert claim_of(entries[1], "ml", [template]) is None
+    pod = {"status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-x"}]}}
+    assert generated_claim_names(pod) == {"gpu": "p-gpu-x"}
+
+
+def nvidia_slice(node: str | None, types: list[str]) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "driver": "gpu.nvidia.com",
+        "pool": {"name": node or "shared", "generation": 1, "resourceSliceCount": 1},
+        "devices": [
+            {"name": f"dev-{i}", "attributes": {"type": {"string": kind}, "index": {"int": i}}}
+            for i, kind in enumerate(types)
+        ],
+    }
+    if node:
+        spec["nodeName"] = node
+    else:
+        spec["allNodes"] = True
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "spec": spec}
+
+
+def test_resource_slices_and_devices_per_node() -> None:
+    slices = [
+        resource_slice(nvidia_slice("node-a", ["gpu", "gpu", "mig"])),
+        resource_slice(nvidia_slice("node-b", ["gpu"] * 8)),
+    ]
+    assert slices[0].devices[2] == Device(
+        "dev-2", {"gpu.nvidia.com/type": "mig", "gpu.nvidia.com/index": "2"}
+    )
+    gpu, mig = device_class(NVIDIA_GPU_CLASS), device_class(NVIDIA_MIG_CLASS)
+    assert devices_per_node(gpu, slices) == {"node-a": 2, "node-b": 8}
+    assert devices_per_node(mig, slices) == {"node-a": 1}
+    # A class whose selector gpulint cannot read counts every device of its driver.
+    loose = device_class(
+        custom_class("loose", "device.driver == 'gpu.nvidia.com' && device.capacity['x'] > 1")
+    )
+    assert devices_per_node(loose, slices) == {"node-a": 3, "node-b": 8}
+    assert dra_nodes(slices) == frozenset({"node-a", "node-b"})
+    assert dra_nodes([ResourceSlice("dra.net", "node-c", (Device("eth1", {}),))]) == frozenset()
+
+
+def test_v1beta1_slices_nest_attributes_under_basic() -> None:
+    view = resource_slice(
+        {
+            "kind": "ResourceSlice",
+            "spec": {
+                "driver": "gpu.nvidia.com",
+                "nodeName": "n",
+                "devices": [
+                    {"name": "gpu-0", "basic": {"attributes": {"type": {"string": "gpu"}}}}
+                ],
+            },
+        }
+    )
+    assert view.devices[0].attributes == {"gpu.nvidia.com/type": "gpu"}
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (NVIDIA_GPU_CLASS, True),
+        ({"apiVersion": "resource.k8s.io/v1beta2", "kind": "ResourceSlice"}, True),
+        ({"apiVersion": "v1", "kind": "DeviceClass"}, False),
+        ({"apiVersion": "resource.k8s.io/v1", "kind": "Widget"}, False),
+        ({"apiVersion": 3, "kind": None}, False),
+    ],
+)
+def test_is_dra_object(obj: dict[str, Any], expected: bool) -> None:
+    assert is_dra_object(obj) is expected
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        {"kind": "DeviceClass", "metadata": [], "spec": {"selectors": "x"}},
+        {
+            "kind": "DeviceClass",
+            "spec": {"selectors": [{"cel": "x"}, 5, {"cel": {"expression": 7}}]},
+        },
+        {
+            "kind": "ResourceClaimTemplate",
+            "spec": {"spec": {"devices": {"requests": [5, {"exactly": []}]}}},
+        },
+        {
+            "kind": "ResourceSlice",
+            "spec": {"devices": [{"attributes": {"a": "b", "c": {"int": 1}}}]},
+        },
+    ],
+)
+def test_malformed_objects_are_read_without_error(garbage: dict[str, Any]) -> None:
+    device_classes([garbage])
+    if garbage["kind"] == "ResourceClaimTemplate":
+        assert [r.count for r in claim(garbage).requests] == [1, 1]
+    if garbage["kind"] == "ResourceSlice":
+        assert resource_slice(garbage).devices[0].attributes == {"c": "1"}
