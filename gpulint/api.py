@@ -41,8 +41,8 @@ from gpulint.loader import (
     load_path,
     read_bytes,
 )
-from gpulint.rules import CORPUS_CODES, UNUSED_SUPPRESSION, Rule, build_registry
-from gpulint.rules.base import CheckContext, CorpusCheck, Problem
+from gpulint.rules import UNUSED_SUPPRESSION, Rule, registry
+from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
 from gpulint.workloads import WorkloadShape, role_at, workload_of
 
@@ -83,6 +83,7 @@ def lint(
     jobs: int = 1,
     keep_checked: bool = True,
     spool_findings: bool = False,
+    rules: Sequence[Rule] | None = None,
 ) -> LintResult:
     """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
 
@@ -93,8 +94,9 @@ def lint(
     `LintResult.checked` empty (only the JUnit report lists every object; on a large corpus the
     list is most of what a run keeps). `spool_findings=True` keeps the findings in a temporary
     file (`LintResult.findings` is then a FindingSpool: iterable, not indexable), so a run's
-    memory does not grow with its findings. Raises GpulintError for a missing or unreadable
-    path.
+    memory does not grow with its findings. `rules` replaces the catalogue's rules (a
+    catalogue of one's own, see `gpulint.catalogue.read_records`). Raises GpulintError for a
+    missing or unreadable path.
     """
     config = config or Config()
     # Checked in report order (findings are reported by path), so each file's findings can be
@@ -104,9 +106,10 @@ def lint(
         config.is_excluded,
         stdin if STDIN in paths else None,
     )
-    rules = [r for r in build_registry() if config.is_selected(r.code, r.enabled)]
+    candidates = registry() if rules is None else rules
+    rules = [r for r in candidates if config.is_selected(r.code, r.enabled)]
     skipped = [r for r in rules if r.needs_profile and profile is None]
-    active = [r for r in rules if r.module is not None and r not in skipped]
+    active = [r for r in rules if r.check is not None and r not in skipped]
     if dry_run is None:  # only a server's dry-run gives GPU900 anything to report
         active = [r for r in active if r.code != SERVER_REJECTED]
     knowledge = knowledge_documents(inputs)
@@ -115,14 +118,10 @@ def lint(
         config,
         profile,
         namespace,
-        tuple(r for r in active if r.code not in CORPUS_CODES),
+        tuple(r for r in active if not r.corpus_wide),
         # Whether a corpus-wide rule has work is known before any file is checked: it judges
         # workloads against knowledge objects or the profile, never against one file's kinds.
-        tuple(
-            r
-            for r in active
-            if r.code in CORPUS_CODES and r.has_work(known_kinds, profile is not None)
-        ),
+        tuple(r for r in active if r.corpus_wide and r.has_work(known_kinds, profile is not None)),
         knowledge,
         known_kinds,
         keep_checked,
@@ -292,8 +291,8 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     )
     kept = {}
     for rule in plan.corpus_wide:
-        assert isinstance(rule.check, CorpusCheck)
-        kept[rule.code] = tuple(rule.check.needs(context))
+        keeps = rule.keeps_function()
+        kept[rule.code] = tuple(keeps(context)) if keeps is not None else ()
     checked = loaded.documents if plan.keep_checked else ()
     return FileOutcome(
         len(loaded.files),
@@ -342,9 +341,7 @@ def _findings(
     config: Config,
     tracker: SuppressionTracker,
 ) -> Iterator[Finding]:
-    check = rule.check.check if isinstance(rule.check, CorpusCheck) else rule.check
-    assert check is not None
-    for problem in check(context):
+    for problem in rule.check_function()(context):
         if not _dropped(problem, rule, config, tracker):
             yield _finding(rule, _name_role(problem, roles), config)
 
@@ -376,17 +373,16 @@ def _dropped(problem: Problem, rule: Rule, config: Config, tracker: SuppressionT
 
 
 def _finding(rule: Rule, problem: Problem, config: Config) -> Finding:
-    info = rule.info
     document = problem.document
     return Finding(
-        code=info.code,
-        name=info.name,
-        severity=config.severity.get(info.code, problem.severity or info.severity),
+        code=rule.code,
+        name=rule.name,
+        severity=config.severity.get(rule.code, problem.severity or rule.severity),
         path=problem.file.path,
         line=problem.pos[0],
         column=problem.pos[1],
         message=problem.message,
-        fix=problem.fix if problem.fix is not None else info.fix,
+        fix=problem.fix if problem.fix is not None else rule.fix,
         object=document.ref if document is not None else None,
         source=document.source if document is not None else None,
     )

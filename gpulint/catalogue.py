@@ -1,58 +1,156 @@
-"""The rule catalogue: one YAML file per rule under `rules/`, shipped inside the wheel.
+"""The rule catalogue: one YAML record per rule under `rules/`, shipped inside the wheel.
 
-It is the single source of every rule's code, name, default severity and documentation;
-`gpulint rules`, `gpulint explain` and the findings' fix texts all read it from here. An entry
-is read when it is first asked for: a run reads only those of the rules that report something.
+A record is the single source of everything about a rule: its code, name and default
+severity, what the engine needs to run it (on by default or not, needs a profile or not, per
+file or corpus-wide, the kinds it judges and the cluster kinds it reads, where its check
+function lives) and its documentation. `gpulint rules`, `gpulint explain`, docs/rules.md, the
+README's rule table and the findings' fix texts all come from the records.
+
+A run must know the engine facts of every rule, and parsing every record would cost a
+pre-commit run on one file a quarter of its work; so the engine facts are also written, by
+`python -m gpulint.catalogue`, into the module gpulint/_registry.py, which a test keeps in step
+with the records. The documentation is read from the records when it is asked for.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gpulint.model import Severity
-from gpulint.yamltree import YMap, parse
 
-CATALOGUE_FIELDS = ("code", "name", "severity", "summary", "why", "example", "fixed", "fix")
-# Which rules are off by default or need a profile is known here rather than written in their
-# entries: a run must know it for every rule, and reading every entry would cost a pre-commit
-# run on one file over a quarter of its work.
-#: Rules a run leaves out unless the configuration selects them.
-OFF_BY_DEFAULT = frozenset({"GPU402"})
-#: Rules that only run when a cluster profile is given.
-NEEDS_PROFILE = frozenset(
-    {
-        "GPU101",
-        "GPU102",
-        "GPU103",
-        "GPU104",
-        "GPU105",
-        "GPU106",
-        "GPU201",
-        "GPU202",
-        "GPU310",
-        "GPU503",
-    }
+if TYPE_CHECKING:
+    from gpulint.rules.base import Check, Keeps
+
+#: The keys of a record: required ones, then the ones with a default.
+REQUIRED_FIELDS = (
+    "code",
+    "name",
+    "severity",
+    "enabled",
+    "needs_profile",
+    "scope",
+    "check",
+    "summary",
+    "why",
+    "example",
+    "fixed",
+    "fix",
 )
+OPTIONAL_FIELDS = ("judges", "reads", "keeps")
+#: The documentation part of a record.
+CATALOGUE_FIELDS = ("code", "name", "severity", "summary", "why", "example", "fixed", "fix")
+#: `scope` values: judged on each file alone, or once over what every file kept.
+SCOPES = ("file", "corpus")
+#: `check` value of the codes the engine reports itself (GPU006, unused suppressions).
+ENGINE = "engine"
 _SUFFIX = ".yaml"
 
 
+class CatalogueError(ValueError):
+    """A record of the catalogue is malformed; the message names its file."""
+
+
 @dataclass(frozen=True)
-class RuleInfo:
-    """One catalogue entry."""
+class Rule:
+    """What the engine knows of a rule: its record without the documentation."""
 
     code: str
     name: str
     severity: Severity
+    fix: str
+    enabled: bool = True  # selected when the configuration does not say otherwise
+    needs_profile: bool = False  # only runs when a cluster profile is given
+    scope: str = "file"  # "file": judged per file; "corpus": once, over what each file kept
+    # Only objects of these kinds among the checked manifests are judged (empty: any workload).
+    judges: frozenset[str] = frozenset()
+    # The cluster objects it judges pods against, which the profile or the manifests define.
+    reads: frozenset[str] = frozenset()
+    check: str | None = None  # "package.module:function"; None: the engine reports it
+    keeps: str | None = None  # corpus scope: "module:function" naming what each file keeps
+
+    @property
+    def corpus_wide(self) -> bool:
+        """Whether the rule judges objects against objects of other files."""
+        return self.scope == "corpus"
+
+    @property
+    def module(self) -> str | None:
+        """The module of the check function (None: an engine code)."""
+        return self.check.partition(":")[0] if self.check else None
+
+    def check_function(self) -> Check:
+        """The check function; asking for it imports the rule's module."""
+        assert self.check is not None, f"{self.code} is reported by the engine"
+        return load_function(self.check)
+
+    def keeps_function(self) -> Keeps | None:
+        """What a corpus-wide rule keeps of each file (None: only knowledge objects)."""
+        return load_function(self.keeps) if self.keeps else None
+
+    def has_work(self, kinds: Collection[str], profile_given: bool) -> bool:
+        """False when the rule cannot find anything in manifests of `kinds`.
+
+        Such a rule is not run, so a run that has nothing for it never imports its module.
+        """
+        if self.judges:
+            return not self.judges.isdisjoint(kinds)
+        if self.reads:
+            return profile_given or not self.reads.isdisjoint(kinds)
+        return True
+
+
+@functools.cache
+def load_function(target: str) -> Any:
+    """The object named by `package.module:attribute`, its module imported now."""
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    """One whole catalogue record: the engine's facts plus the documentation."""
+
+    rule: Rule
     summary: str
     why: str
     example: str
     fixed: str
-    fix: str
-    enabled: bool = True  # selected when the configuration does not say otherwise
-    needs_profile: bool = False  # only runs when a cluster profile is given
+
+    @property
+    def code(self) -> str:
+        """The rule's code, `GPU102`."""
+        return self.rule.code
+
+    @property
+    def name(self) -> str:
+        """The rule's kebab-case name."""
+        return self.rule.name
+
+    @property
+    def severity(self) -> Severity:
+        """The default severity."""
+        return self.rule.severity
+
+    @property
+    def fix(self) -> str:
+        """The fix text findings carry unless the rule gives one of its own."""
+        return self.rule.fix
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the rule runs when the configuration does not say otherwise."""
+        return self.rule.enabled
+
+    @property
+    def needs_profile(self) -> bool:
+        """Whether the rule only runs when a cluster profile is given."""
+        return self.rule.needs_profile
 
 
 def catalogue_dir() -> Path:
@@ -64,40 +162,185 @@ def catalogue_dir() -> Path:
     return packaged if packaged.is_dir() else package.parent / "rules"
 
 
+def registry() -> tuple[Rule, ...]:
+    """Every rule in code order, as the generated gpulint/_registry.py lists them."""
+    from gpulint._registry import RULES
+
+    return RULES
+
+
 @functools.cache
 def catalogue_codes() -> tuple[str, ...]:
-    """Every code the catalogue has an entry for, in code order (from the file names alone)."""
-    names = os.listdir(catalogue_dir())
-    return tuple(
-        sorted(
-            n.removesuffix(_SUFFIX) for n in names if n.startswith("GPU") and n.endswith(_SUFFIX)
-        )
-    )
+    """Every code the catalogue has a record for, in code order."""
+    return tuple(rule.code for rule in registry())
 
 
 @functools.cache
 def catalogue_entry(code: str) -> RuleInfo:
-    """The entry of rule `code`, read from its file the first time it is asked for."""
-    path = catalogue_dir() / f"{code}{_SUFFIX}"
-    result = parse(path.read_text(encoding="utf-8"))
-    if result.error is not None or not result.documents:
-        raise ValueError(f"{path}: broken catalogue entry: {result.error}")
-    entry = result.documents[0].value
-    if not isinstance(entry, YMap):
-        raise ValueError(f"{path}: a catalogue entry must be a mapping")
-    if set(entry) != set(CATALOGUE_FIELDS) or entry["code"] != code:
-        raise ValueError(
-            f"{path}: a catalogue entry has exactly the keys {', '.join(CATALOGUE_FIELDS)}, "
-            f"and `code: {code}`"
-        )
-    return RuleInfo(
-        **{key: str(entry[key]).strip() for key in CATALOGUE_FIELDS if key != "severity"},
-        severity=Severity.parse(str(entry["severity"])),
-        enabled=code not in OFF_BY_DEFAULT,
-        needs_profile=code in NEEDS_PROFILE,
-    )
+    """The whole record of rule `code`, read from its file the first time it is asked for."""
+    return read_record(catalogue_dir() / f"{code}{_SUFFIX}")
 
 
 def load_catalogue() -> dict[str, RuleInfo]:
-    """Every catalogue entry by code, in code order (reads every entry)."""
+    """Every catalogue record by code, in code order (reads every record)."""
     return {code: catalogue_entry(code) for code in catalogue_codes()}
+
+
+def record_paths(directory: Path) -> list[Path]:
+    """The record files of a catalogue directory, in code order."""
+    names = sorted(os.listdir(directory))
+    return [directory / n for n in names if n.startswith("GPU") and n.endswith(_SUFFIX)]
+
+
+def read_records(directory: Path) -> tuple[Rule, ...]:
+    """Every rule of the catalogue in `directory`, in code order, parsed from its record."""
+    return tuple(read_record(path).rule for path in record_paths(directory))
+
+
+def read_record(path: Path) -> RuleInfo:
+    """Parse one record file; raises CatalogueError naming the file and what is wrong."""
+    from gpulint.yamltree import YMap, parse  # only the catalogue commands parse records
+
+    code = path.name.removesuffix(_SUFFIX)
+    result = parse(path.read_text(encoding="utf-8"))
+    if result.error is not None or not result.documents:
+        raise CatalogueError(f"{path}: broken catalogue record: {result.error}")
+    entry = result.documents[0].value
+    if not isinstance(entry, YMap):
+        raise CatalogueError(f"{path}: a catalogue record must be a mapping")
+    missing = [k for k in REQUIRED_FIELDS if k not in entry]
+    unknown = [k for k in entry if k not in REQUIRED_FIELDS + OPTIONAL_FIELDS]
+    if missing or unknown or entry["code"] != code:
+        raise CatalogueError(
+            f"{path}: a catalogue record has the keys {', '.join(REQUIRED_FIELDS)} (and "
+            f"optionally {', '.join(OPTIONAL_FIELDS)}), and `code: {code}`; "
+            f"missing {missing}, unknown {unknown}"
+        )
+
+    def text(key: str) -> str:
+        return str(entry[key]).strip()
+
+    def flag(key: str) -> bool:
+        if not isinstance(entry[key], bool):
+            raise CatalogueError(f"{path}: `{key}` is true or false")
+        return entry[key]
+
+    def kinds(key: str) -> frozenset[str]:
+        value = entry.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
+            raise CatalogueError(f"{path}: `{key}` is a list of kinds")
+        return frozenset(value)
+
+    scope = text("scope")
+    if scope not in SCOPES:
+        raise CatalogueError(f"{path}: `scope` is one of {', '.join(SCOPES)}")
+    check = text("check")
+    keeps = entry.get("keeps")
+    for key, target in (("check", check), ("keeps", keeps)):
+        if target not in (None, ENGINE) and not _is_target(target):
+            raise CatalogueError(f"{path}: `{key}` is `package.module:function`")
+    if keeps is not None and scope != "corpus":
+        raise CatalogueError(f"{path}: only a rule of `scope: corpus` keeps workloads")
+    try:
+        severity = Severity.parse(text("severity"))
+    except KeyError:
+        raise CatalogueError(f"{path}: `severity` is error, warning or info") from None
+    rule = Rule(
+        code=code,
+        name=text("name"),
+        severity=severity,
+        fix=text("fix"),
+        enabled=flag("enabled"),
+        needs_profile=flag("needs_profile"),
+        scope=scope,
+        judges=kinds("judges"),
+        reads=kinds("reads"),
+        check=None if check == ENGINE else check,
+        keeps=keeps,
+    )
+    return RuleInfo(rule, text("summary"), text("why"), text("example"), text("fixed"))
+
+
+def _is_target(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    module, colon, attribute = value.partition(":")
+    return bool(colon and module and attribute.isidentifier())
+
+
+REGISTRY_MODULE = Path(__file__).resolve().parent / "_registry.py"
+
+
+def registry_source(rules: Iterable[Rule]) -> str:
+    """The text of gpulint/_registry.py listing `rules`."""
+    lines = [
+        '"""Every rule\'s engine facts, generated from rules/*.yaml: do not edit.',
+        "",
+        "Regenerate with `python -m gpulint.catalogue` after changing a record.",
+        '"""',
+        "",
+        "from gpulint.catalogue import Rule",
+        "from gpulint.model import Severity",
+        "",
+        "RULES = (",
+    ]
+    for rule in rules:
+        fields = [
+            f"code={rule.code!r}",
+            f"name={rule.name!r}",
+            f"severity=Severity.{rule.severity.name}",
+            f"fix={rule.fix!r}",
+            f"enabled={rule.enabled!r}",
+            f"needs_profile={rule.needs_profile!r}",
+            f"scope={rule.scope!r}",
+        ]
+        if rule.judges:
+            fields.append(f"judges=frozenset({sorted(rule.judges)!r})")
+        if rule.reads:
+            fields.append(f"reads=frozenset({sorted(rule.reads)!r})")
+        fields.append(f"check={rule.check!r}")
+        if rule.keeps:
+            fields.append(f"keeps={rule.keeps!r}")
+        lines.append("    Rule(")
+        lines.extend(f"        {field}," for field in fields)
+        lines.append("    ),")
+    lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
+README_TABLE_START = "<!-- rules-table"
+README_TABLE_END = "<!-- end rules-table -->"
+
+
+def regenerate(root: Path) -> list[Path]:
+    """Write what the records of checkout `root` generate; return the files that changed.
+
+    gpulint/_registry.py (the engine's facts), docs/rules.md and the README's rule table.
+    """
+    from gpulint.output.catalogue import rules_document, rules_markdown
+
+    entries = [read_record(path) for path in record_paths(root / "rules")]
+    readme = root / "README.md"
+    old_readme = readme.read_text(encoding="utf-8")
+    start = old_readme.index("\n", old_readme.index(README_TABLE_START)) + 1
+    end = old_readme.index(README_TABLE_END)
+    outputs = {
+        root / "gpulint" / "_registry.py": registry_source(e.rule for e in entries),
+        root / "docs" / "rules.md": rules_document(entries),
+        readme: old_readme[:start] + rules_markdown(entries) + old_readme[end:],
+    }
+    changed = []
+    for path, text in outputs.items():
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(path)
+    return changed
+
+
+if __name__ == "__main__":
+    # Through the imported module: this file run as __main__ is a second copy of it, whose
+    # Rule class the generated registry does not use.
+    from gpulint.catalogue import regenerate as _regenerate
+
+    for _path in _regenerate(Path(__file__).resolve().parent.parent):
+        print(f"wrote {_path}")

@@ -10,7 +10,7 @@ from gpulint.catalogue import RuleInfo
 PROJECT_URL = "https://github.com/gpulint/gpulint"
 #: Where `gpulint rules --format docs` is published; SARIF `helpUri`s point into it.
 RULES_DOC_URL = f"{PROJECT_URL}/blob/main/docs/rules.md"
-RULES_DOC_COMMAND = "gpulint rules --format docs > docs/rules.md"
+RULES_DOC_COMMAND = "python -m gpulint.catalogue"
 
 
 def rule_anchor(code: str) -> str:
@@ -31,6 +31,9 @@ def rule_to_dict(info: RuleInfo) -> dict[str, object]:
         "severity": info.severity.label,
         "enabled": info.enabled,
         "needs_profile": info.needs_profile,
+        "scope": info.rule.scope,
+        "judges": sorted(info.rule.judges),
+        "reads": sorted(info.rule.reads),
         "summary": info.summary,
         "why": info.why,
         "example": info.example,

@@ -3,10 +3,11 @@
 The engine reads one file at a time and drops its tree before reading the next. A plain check
 (`Check`) is per-document: its verdict on an object depends only on that object's file, the
 profile and the knowledge objects (PriorityClasses, ResourceQuotas, LimitRanges of every input,
-read before the files are checked), and it runs on each file's context. A `CorpusCheck` judges
-objects against objects of other files (capacity summed over workloads, quotas, HPAs): it names
-the few workloads of each file it needs, and runs once at the end over a context holding those
-workloads, every input's HorizontalPodAutoscalers and the knowledge objects.
+read before the files are checked), and it runs on each file's context. A corpus-wide check judges
+objects against objects of other files (capacity summed over workloads, quotas, HPAs): its
+record says `scope: corpus` and names in `keeps:` a function picking the few workloads of each
+file it needs; it runs once at the end over a context holding those workloads, every input's
+HorizontalPodAutoscalers and the knowledge objects.
 """
 
 from __future__ import annotations
@@ -135,21 +136,9 @@ class CheckContext:
                 yield workload, template
 
 
+#: A rule's check: what it finds in a context (one file's, or for `scope: corpus` rules the
+#: context of everything the files kept).
 Check = Callable[[CheckContext], Iterable[Problem]]
-
-
-class CorpusCheck(NamedTuple):
-    """A check whose verdict on an object depends on objects in other files.
-
-    `needs` picks, from one file's context, the workloads the check must see at the end (as
-    few as it can: each is kept, tree and all, for the whole run); `check` then runs once
-    over a context of all of them.
-    """
-
-    check: Check
-    needs: Callable[[CheckContext], Iterable[Workload]]
-
-
-def needs_nothing(ctx: CheckContext) -> Iterable[Workload]:
-    """For corpus-wide checks that read only knowledge objects or the context's rejections."""
-    return ()
+#: A corpus-wide rule's `keeps:` function: from one file's context, the workloads the check
+#: must see at the end (as few as it can: each is kept, tree and all, for the whole run).
+Keeps = Callable[[CheckContext], Iterable["Workload"]]

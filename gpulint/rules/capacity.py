@@ -16,7 +16,7 @@ from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.replicas import Autoscaler, GangPart, describe_gang, gang_parts, peak_replicas
-from gpulint.rules.base import CheckContext, CorpusCheck, Problem
+from gpulint.rules.base import CheckContext, Problem
 from gpulint.rules.quota import gpu_limit_pos
 from gpulint.scheduling import (
     allocatable,
@@ -445,9 +445,3 @@ def _each(pools: tuple[Pool, ...]) -> str:
     if len(pools) < 2:
         return ""
     return " (" + ", ".join(f"{p.name}: {p.provisioning_seconds} s" for p in pools) + ")"
-
-
-CHECKS = {
-    "GPU201": CorpusCheck(replicas_exceed_capacity, capacity_needs),
-    "GPU202": deadline_shorter_than_provisioning,
-}

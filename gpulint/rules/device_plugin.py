@@ -234,10 +234,3 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
                     + ", ".join(f"`{t.key}` ({t.effect})" for t in blocking)
                     + " to the device plugin DaemonSet (Helm chart value `tolerations`).",
                 )
-
-
-CHECKS = {
-    "GPU501": device_plugin_image_unpinned,
-    "GPU502": device_plugin_without_liveness_probe,
-    "GPU503": device_plugin_misses_gpu_nodes,
-}

@@ -123,6 +123,3 @@ def _most(queue: ClusterQueue, resource: str) -> tuple[FlavorQuota, Decimal] | N
         if best is None or amount > best[1]:
             best = (flavor, amount)
     return best
-
-
-CHECKS = {"GPU310": kueue_queue_lacks_gpu_quota}

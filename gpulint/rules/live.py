@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.rules.base import Check, CheckContext, CorpusCheck, Problem, needs_nothing
+from gpulint.rules.base import CheckContext, Problem
 
 
 def server_rejected(context: CheckContext) -> Iterator[Problem]:
@@ -17,9 +17,3 @@ def server_rejected(context: CheckContext) -> Iterator[Problem]:
             f"the API server refused {document.ref} (dry-run {rejection.operation}: "
             f"{rejection.status} {rejection.reason}): {rejection.message}",
         )
-
-
-CHECKS: dict[str, Check | CorpusCheck] = {"GPU900": CorpusCheck(server_rejected, needs_nothing)}
-#: Codes only a live cluster produces: no fixture file can prove them, the kmock-backed tests
-#: (tests/test_live_dryrun.py) do.
-LIVE_CODES = frozenset(CHECKS)

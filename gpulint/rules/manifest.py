@@ -61,6 +61,3 @@ def unrendered_helm_template(ctx: CheckContext) -> Iterator[Problem]:
     for issue in ctx.issues:
         if issue.kind is IssueKind.UNRENDERED_TEMPLATE:
             yield Problem(issue.file, issue.pos, issue.message)
-
-
-CHECKS = {"GPU000": invalid_manifest, "GPU005": unrendered_helm_template}

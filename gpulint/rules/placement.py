@@ -22,7 +22,7 @@ from gpulint.constraints import PodAffinityTerm
 from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
-from gpulint.rules.base import CheckContext, CorpusCheck, Problem
+from gpulint.rules.base import CheckContext, Problem
 from gpulint.rules.capacity import planned_pods, runs_on_every_node
 from gpulint.scheduling import (
     Filter,
@@ -641,13 +641,3 @@ def _why_not(fit: PoolFit) -> str:
     if fit.eligible:
         return f"0 nodes and {_cannot_grow(fit.pool)}"
     return fit.explanation or ""
-
-
-CHECKS = {
-    "GPU101": no_eligible_pool,
-    "GPU102": missing_gpu_toleration,
-    "GPU103": scale_to_zero_affinity,
-    "GPU104": gpu_selector_without_request,
-    "GPU105": gpu_exceeds_node,
-    "GPU106": CorpusCheck(anti_affinity_exceeds_nodes, anti_affinity_needs),
-}

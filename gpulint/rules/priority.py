@@ -63,9 +63,3 @@ def gpu_workload_without_priority_class(ctx: CheckContext) -> Iterator[Problem]:
             f"priority 0, so when the GPU pool is full it waits behind everything and can "
             f"preempt nothing (classes defined: {', '.join(choices)})",
         )
-
-
-CHECKS = {
-    "GPU401": unknown_priority_class,
-    "GPU402": gpu_workload_without_priority_class,
-}

@@ -39,6 +39,3 @@ def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
             f"Add cpu and memory requests to container `{first.name}` (limits equal to the "
             f"requests make the pod Guaranteed).",
         )
-
-
-CHECKS = {"GPU601": gpu_pod_besteffort}

@@ -27,7 +27,7 @@ from gpulint.profile.policy import (
 )
 from gpulint.quantity import format_quantity
 from gpulint.replicas import describe_gang, gang_parts, peak_replicas
-from gpulint.rules.base import CheckContext, CorpusCheck, Problem
+from gpulint.rules.base import CheckContext, Problem
 from gpulint.scheduling import gpu_requests
 from gpulint.yamltree import Pos, YMap, YSeq
 
@@ -772,10 +772,3 @@ def governed_workloads(ctx: CheckContext) -> Iterator[Workload]:
     }
     if namespaces:
         yield from (w for w in ctx.workloads if ctx.namespace_of(w.document) in namespaces)
-
-
-CHECKS = {
-    "GPU301": CorpusCheck(gpu_quota_exceeded, governed_workloads),
-    "GPU302": CorpusCheck(gpu_quota_key_not_enforced, governed_workloads),
-    "GPU303": CorpusCheck(gpu_limitrange_conflict, governed_workloads),
-}

@@ -275,11 +275,3 @@ def _pod_level_resources(template: PodTemplate) -> Iterator[Problem]:
 def _close_to(word: str, targets: tuple[str, ...]) -> bool:
     lower = word.lower()
     return lower in targets or bool(difflib.get_close_matches(lower, targets, n=1, cutoff=0.8))
-
-
-CHECKS = {
-    "GPU001": unknown_gpu_resource,
-    "GPU002": gpu_limit_request_mismatch,
-    "GPU003": fractional_gpu_quantity,
-    "GPU004": misplaced_resources_key,
-}
