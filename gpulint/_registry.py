@@ -3,8 +3,8 @@
 Regenerate with `python -m gpulint.catalogue` after changing a record.
 """
 
-from gpulint.catalogue import Rule
 from gpulint.model import Severity
+from gpulint.rules.base import Rule
 
 RULES = (
     Rule(

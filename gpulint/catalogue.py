@@ -15,17 +15,14 @@ with the records. The documentation is read from the records when it is asked fo
 from __future__ import annotations
 
 import functools
-import importlib
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from gpulint.model import Severity
-
-if TYPE_CHECKING:
-    from gpulint.rules.base import Check, Keeps
+from gpulint.rules import registry
+from gpulint.rules.base import Rule
 
 #: The keys of a record: required ones, then the ones with a default.
 REQUIRED_FIELDS = (
@@ -54,62 +51,6 @@ _SUFFIX = ".yaml"
 
 class CatalogueError(ValueError):
     """A record of the catalogue is malformed; the message names its file."""
-
-
-@dataclass(frozen=True)
-class Rule:
-    """What the engine knows of a rule: its record without the documentation."""
-
-    code: str
-    name: str
-    severity: Severity
-    fix: str
-    enabled: bool = True  # selected when the configuration does not say otherwise
-    needs_profile: bool = False  # only runs when a cluster profile is given
-    scope: str = "file"  # "file": judged per file; "corpus": once, over what each file kept
-    # Only objects of these kinds among the checked manifests are judged (empty: any workload).
-    judges: frozenset[str] = frozenset()
-    # The cluster objects it judges pods against, which the profile or the manifests define.
-    reads: frozenset[str] = frozenset()
-    check: str | None = None  # "package.module:function"; None: the engine reports it
-    keeps: str | None = None  # corpus scope: "module:function" naming what each file keeps
-
-    @property
-    def corpus_wide(self) -> bool:
-        """Whether the rule judges objects against objects of other files."""
-        return self.scope == "corpus"
-
-    @property
-    def module(self) -> str | None:
-        """The module of the check function (None: an engine code)."""
-        return self.check.partition(":")[0] if self.check else None
-
-    def check_function(self) -> Check:
-        """The check function; asking for it imports the rule's module."""
-        assert self.check is not None, f"{self.code} is reported by the engine"
-        return load_function(self.check)
-
-    def keeps_function(self) -> Keeps | None:
-        """What a corpus-wide rule keeps of each file (None: only knowledge objects)."""
-        return load_function(self.keeps) if self.keeps else None
-
-    def has_work(self, kinds: Collection[str], profile_given: bool) -> bool:
-        """False when the rule cannot find anything in manifests of `kinds`.
-
-        Such a rule is not run, so a run that has nothing for it never imports its module.
-        """
-        if self.judges:
-            return not self.judges.isdisjoint(kinds)
-        if self.reads:
-            return profile_given or not self.reads.isdisjoint(kinds)
-        return True
-
-
-@functools.cache
-def load_function(target: str) -> Any:
-    """The object named by `package.module:attribute`, its module imported now."""
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
 
 
 @dataclass(frozen=True)
@@ -160,13 +101,6 @@ def catalogue_dir() -> Path:
     package = Path(__file__).resolve().parent
     packaged = package / "catalogue"
     return packaged if packaged.is_dir() else package.parent / "rules"
-
-
-def registry() -> tuple[Rule, ...]:
-    """Every rule in code order, as the generated gpulint/_registry.py lists them."""
-    from gpulint._registry import RULES
-
-    return RULES
 
 
 @functools.cache
@@ -279,8 +213,8 @@ def registry_source(rules: Iterable[Rule]) -> str:
         "Regenerate with `python -m gpulint.catalogue` after changing a record.",
         '"""',
         "",
-        "from gpulint.catalogue import Rule",
         "from gpulint.model import Severity",
+        "from gpulint.rules.base import Rule",
         "",
         "RULES = (",
     ]

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpulint.model import mapping_at, text_of
+from gpulint.fields import mapping_at, text_of
 from gpulint.yamltree import Pos, YMap, YSeq
+
+if TYPE_CHECKING:
+    from gpulint.profile.model import Taint
 
 
 @dataclass(frozen=True)
@@ -149,3 +152,12 @@ def _requirements(items: Any) -> tuple[SelectorRequirement, ...]:
             )
         )
     return tuple(result)
+
+
+def toleration_yaml(taint: Taint) -> str:
+    """The toleration entry that tolerates exactly `taint`, as YAML list item lines."""
+    if taint.value:
+        lines = [f"- key: {taint.key}", "  operator: Equal", f'  value: "{taint.value}"']
+    else:
+        lines = [f"- key: {taint.key}", "  operator: Exists"]
+    return "\n".join([*lines, f"  effect: {taint.effect}"])

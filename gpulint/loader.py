@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from gpulint.data.tool_configs import is_tool_config
 from gpulint.errors import GpulintError
+from gpulint.fields import type_name, with_article, wrong_type
 from gpulint.model import (
     Document,
     IssueKind,
@@ -26,9 +27,6 @@ from gpulint.model import (
     ObjectRef,
     SourceFile,
     Suppression,
-    type_name,
-    with_article,
-    wrong_type,
 )
 from gpulint.workloads import malformed_fields
 from gpulint.yamltree import (

@@ -1,4 +1,5 @@
-"""How many pods of a workload run at once: replica counts, the HPAs that raise them, gangs.
+"""How many pods of a workload run at once: replica counts, the HPAs that raise them, rolling
+update surge, gangs.
 
 The rules that weigh pods against capacity and quotas share these answers; a run that checks
 neither never imports them.
@@ -6,10 +7,13 @@ neither never imports them.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
+from gpulint.fields import mapping_at
 from gpulint.model import Document, DocumentKey, DocumentLike, PodTemplate, ReplicaCount, Workload
 from gpulint.quantity import format_quantity
 from gpulint.yamltree import Pos, YMap
@@ -159,3 +163,101 @@ def describe_gang(parts: Iterable[tuple[GangPart, Decimal]]) -> str:
 def _part_count(part: GangPart) -> str:
     described = part.count.describe()
     return described if part.count.value == part.pods else f"{part.pods} of {described}"
+
+
+@dataclass(frozen=True)
+class PlannedPods:
+    """How many pods of a workload may run at once, and where that number is written."""
+
+    count: int
+    document: DocumentLike  # the workload, or the HPA that scales it
+    pos: Pos
+    field: str  # what to change: `replicas`, `maxReplicas`, `parallelism`; "" for a Pod
+    source: str  # how a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`
+
+
+def runs_on_every_node(workload: Workload) -> bool:
+    """A DaemonSet: one pod per matching node, so no replica count to check."""
+    return workload.kind == "DaemonSet"
+
+
+def planned_pods(
+    workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
+) -> PlannedPods:
+    """The most pods of `template` run at once (replicas.peak_replicas), worded for messages."""
+    peak = peak_replicas(workload, scalers, template)
+    spec_pos = workload.document.obj.pos_of_key("spec")
+    if peak is None or not peak.field:
+        return PlannedPods(1, workload.document, spec_pos, "", "1 pod")
+    return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, peak.describe())
+
+
+# Kubernetes' default for `maxSurge` of a RollingUpdate Deployment.
+_DEFAULT_SURGE_PERCENT = 25
+_PERCENT = re.compile(r"([0-9]+)%\Z")
+# How a replica count field reads in a message: (one, several).
+_COUNT_WORDS = {
+    "replicas": ("replica", "replicas"),
+    "parallelism": ("parallel pod", "parallel pods"),
+}
+
+
+@dataclass(frozen=True)
+class PodDemand:
+    """The most pods of one template that exist at once, and where that number is written."""
+
+    workload: Workload
+    template: PodTemplate
+    base: int  # replicas, HPA maxReplicas, Job parallelism, 1 for a bare Pod
+    base_label: str  # "replicas", "maxReplicas of HPA ml/x", ...
+    surge: int  # extra pods during a Deployment rolling update
+    document: DocumentLike  # where `pos` is written (the workload, or its HPA)
+    pos: Pos | None  # None: the count is a default, point at the GPU limit instead
+
+    @property
+    def pods(self) -> int:
+        """Pods charged at the peak: the base count plus the rollout surge."""
+        return self.base + self.surge
+
+    def describe(self, per_pod: Decimal | None = None) -> str:
+        """`2 replicas × 2`, `(4 replicas + 1 rolling-update surge) × 1`, `3 replicas`."""
+        count = f"{self.base} {self.base_label}"
+        if self.surge:
+            count = f"{count} + {self.surge} rolling-update surge"
+            if per_pod is not None:
+                count = f"({count})"
+        return count if per_pod is None else f"{count} × {format_quantity(per_pod)}"
+
+
+def rollout_surge(workload: Workload, replicas: int) -> int:
+    """Extra pods a Deployment's RollingUpdate creates: `maxSurge` (default 25%, rounded up)."""
+    if workload.kind != "Deployment":
+        return 0
+    strategy = mapping_at(workload.document.obj, "spec", "strategy")
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return 0
+    surge = mapping_at(strategy, "rollingUpdate").get("maxSurge", f"{_DEFAULT_SURGE_PERCENT}%")
+    if isinstance(surge, int) and not isinstance(surge, bool):
+        return max(surge, 0)
+    match = _PERCENT.match(str(surge))
+    if match is None:
+        return 0
+    return math.ceil(replicas * int(match.group(1)) / 100)
+
+
+def pod_demand(
+    workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
+) -> PodDemand | None:
+    """The peak pod count of a template, surge included; None for kinds that run one pod per
+    node. `scalers` are the HPAs whose target is the workload."""
+    peak = peak_replicas(workload, scalers, template)
+    if peak is None:
+        return None
+    if peak.autoscaler is not None:
+        ref = peak.document.ref
+        label = f"maxReplicas of HPA {ref.namespace or ''}/{ref.name}"
+    else:
+        singular, plural = _COUNT_WORDS.get(peak.field, ("pod", "pods"))
+        label = singular if peak.count == 1 else plural
+    surge = rollout_surge(workload, peak.count)
+    return PodDemand(workload, template, peak.count, label, surge, peak.document, peak.pos)

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
 
-from gpulint.accelerators import is_extended_resource, looks_like_accelerator
+from gpulint.accelerators import is_extended_resource
 from gpulint.constraints import (
     NodeSelectorTerm,
     PodAffinityTerm,
     SelectorRequirement,
     Toleration,
 )
+from gpulint.gpus import is_gpu_resource
 from gpulint.model import ContainerRole, PodTemplate
 from gpulint.profile.model import ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
@@ -317,21 +318,12 @@ def resource_shortfalls(requests: Mapping[str, Decimal], pool: Pool) -> tuple[Sh
 # GPUs
 
 
-def gpu_requests(template: PodTemplate) -> dict[str, Decimal]:
-    """The accelerator resources the pod requests (effective request, > 0)."""
-    return {
-        name: amount
-        for name, amount in template.effective_requests.items()
-        if amount > 0 and is_extended_resource(name) and looks_like_accelerator(name)
-    }
-
-
 def pool_gpus(pool: Pool) -> dict[str, Decimal]:
     """The accelerator resources one node of the pool advertises (> 0)."""
     return {
         name: amount
         for name, amount in pool.allocatable.items()
-        if amount > 0 and is_extended_resource(name) and looks_like_accelerator(name)
+        if amount > 0 and is_gpu_resource(name)
     }
 
 

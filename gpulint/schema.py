@@ -11,7 +11,7 @@ from functools import cache
 from typing import Any
 
 from gpulint.errors import GpulintError
-from gpulint.model import shown
+from gpulint.fields import shown
 from gpulint.yamltree import Pos, YMap, YSeq
 
 #: Turns a path of keys and indexes into the (line, column) it refers to.

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from gpulint.fields import wrong_type
 from gpulint.model import (
     Container,
     ContainerRole,
@@ -27,7 +28,6 @@ from gpulint.model import (
     ReplicaCount,
     Resources,
     Workload,
-    wrong_type,
 )
 from gpulint.quantity import parse_quantity
 from gpulint.yamltree import Pos, YMap, YSeq

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gpulint import catalogue
 from gpulint.api import lint
 from gpulint.catalogue import (
     CATALOGUE_FIELDS,
@@ -23,7 +22,7 @@ from gpulint.catalogue import (
     registry_source,
 )
 from gpulint.cli import main
-from gpulint.rules import registry
+from gpulint.rules import Rule, registry
 from tests.expectations import expectations_text, parse_expectations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +77,7 @@ def test_the_records_flags_are_read_from_the_files() -> None:
 
 
 @pytest.mark.parametrize("rule", registry(), ids=lambda r: r.code)
-def test_each_record_names_a_check_of_its_scope(rule: catalogue.Rule) -> None:
+def test_each_record_names_a_check_of_its_scope(rule: Rule) -> None:
     if rule.check is None:  # reported by the engine itself
         assert rule.code == "GPU006"
         return

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from gpulint.images import parse_image
 from gpulint.loader import load_text
 from gpulint.model import Document, PodTemplate, Workload
 from gpulint.profile.model import (
@@ -28,15 +29,15 @@ from gpulint.profile.policy import (
     quota_from_object,
     quotas_in_effect,
 )
+from gpulint.replicas import rollout_surge
 from gpulint.rules.base import CheckContext
 from gpulint.rules.device_plugin import (
     device_plugin_misses_gpu_nodes,
-    parse_image,
     plugin_vendor,
     pool_vendors,
     unpinned_reason,
 )
-from gpulint.rules.quota import gpu_quota_exceeded, quota_charges, rollout_surge
+from gpulint.rules.quota import gpu_quota_exceeded, quota_charges
 from gpulint.workloads import workload_of
 
 QUOTA = {

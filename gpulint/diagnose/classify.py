@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 
 from gpulint.accelerators import is_known_accelerator, looks_like_accelerator, suggest_resource
+from gpulint.constraints import toleration_yaml
 from gpulint.diagnose.causes import (
     CAUSE_BY_SLUG,
     NO_SCALE_UP,
@@ -35,14 +36,13 @@ from gpulint.diagnose.messages import (
     parse_refusal,
     parse_scale_up,
 )
+from gpulint.gpus import gpu_requests
 from gpulint.model import Document, PodTemplate
 from gpulint.pods import pod_owner
 from gpulint.profile.model import ClusterProfile, Pool, Taint
 from gpulint.profile.values import mapping, sequence, text
-from gpulint.rules.placement import toleration_yaml
 from gpulint.scheduling import (
     admitted_tolerations,
-    gpu_requests,
     has_required_placement,
     pool_fit,
     pool_gpus,

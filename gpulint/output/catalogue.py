@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from gpulint.catalogue import RuleInfo
+if TYPE_CHECKING:
+    from gpulint.catalogue import RuleInfo
 
 PROJECT_URL = "https://github.com/gpulint/gpulint"
 #: Where `gpulint rules --format docs` is published; SARIF `helpUri`s point into it.

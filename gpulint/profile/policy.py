@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from gpulint.model import Document, mapping_at
+from gpulint.fields import mapping_at
+from gpulint.model import Document
 from gpulint.profile.model import (
     ClusterProfile,
     LimitRange,

@@ -8,9 +8,17 @@ capacity rules, and `gpulint rules` imports no rule at all.
 
 from __future__ import annotations
 
-from gpulint.catalogue import Rule, registry
+from gpulint.rules.base import Rule
 
 #: The code the engine reports for a suppression that suppressed nothing.
 UNUSED_SUPPRESSION = "GPU006"
+
+
+def registry() -> tuple[Rule, ...]:
+    """Every rule in code order, as the generated gpulint/_registry.py lists them."""
+    from gpulint._registry import RULES
+
+    return RULES
+
 
 __all__ = ["UNUSED_SUPPRESSION", "Rule", "registry"]

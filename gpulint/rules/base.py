@@ -12,10 +12,12 @@ HorizontalPodAutoscalers and the knowledge objects.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import functools
+import importlib
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from gpulint.live.verdict import ServerRejection
@@ -142,3 +144,59 @@ Check = Callable[[CheckContext], Iterable[Problem]]
 #: A corpus-wide rule's `keeps:` function: from one file's context, the workloads the check
 #: must see at the end (as few as it can: each is kept, tree and all, for the whole run).
 Keeps = Callable[[CheckContext], Iterable["Workload"]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What the engine knows of a rule: its record without the documentation."""
+
+    code: str
+    name: str
+    severity: Severity
+    fix: str
+    enabled: bool = True  # selected when the configuration does not say otherwise
+    needs_profile: bool = False  # only runs when a cluster profile is given
+    scope: str = "file"  # "file": judged per file; "corpus": once, over what each file kept
+    # Only objects of these kinds among the checked manifests are judged (empty: any workload).
+    judges: frozenset[str] = frozenset()
+    # The cluster objects it judges pods against, which the profile or the manifests define.
+    reads: frozenset[str] = frozenset()
+    check: str | None = None  # "package.module:function"; None: the engine reports it
+    keeps: str | None = None  # corpus scope: "module:function" naming what each file keeps
+
+    @property
+    def corpus_wide(self) -> bool:
+        """Whether the rule judges objects against objects of other files."""
+        return self.scope == "corpus"
+
+    @property
+    def module(self) -> str | None:
+        """The module of the check function (None: an engine code)."""
+        return self.check.partition(":")[0] if self.check else None
+
+    def check_function(self) -> Check:
+        """The check function; asking for it imports the rule's module."""
+        assert self.check is not None, f"{self.code} is reported by the engine"
+        return load_function(self.check)
+
+    def keeps_function(self) -> Keeps | None:
+        """What a corpus-wide rule keeps of each file (None: only knowledge objects)."""
+        return load_function(self.keeps) if self.keeps else None
+
+    def has_work(self, kinds: Collection[str], profile_given: bool) -> bool:
+        """False when the rule cannot find anything in manifests of `kinds`.
+
+        Such a rule is not run, so a run that has nothing for it never imports its module.
+        """
+        if self.judges:
+            return not self.judges.isdisjoint(kinds)
+        if self.reads:
+            return profile_given or not self.reads.isdisjoint(kinds)
+        return True
+
+
+@functools.cache
+def load_function(target: str) -> Any:
+    """The object named by `package.module:attribute`, its module imported now."""
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)

@@ -12,50 +12,28 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
+from gpulint.gpus import gpu_limit_pos, gpu_requests
+from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
-from gpulint.replicas import Autoscaler, GangPart, describe_gang, gang_parts, peak_replicas
+from gpulint.replicas import (
+    GangPart,
+    PlannedPods,
+    describe_gang,
+    gang_parts,
+    planned_pods,
+    runs_on_every_node,
+)
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.rules.quota import gpu_limit_pos
 from gpulint.scheduling import (
     allocatable,
     describe_pools,
-    gpu_requests,
     node_ceiling,
     usable,
 )
-from gpulint.yamltree import Pos
 
 # Other workloads a message names before `and N more`.
 _MAX_LISTED = 3
-
-
-@dataclass(frozen=True)
-class PlannedPods:
-    """How many pods of a workload may run at once, and where that number is written."""
-
-    count: int
-    document: DocumentLike  # the workload, or the HPA that scales it
-    pos: Pos
-    field: str  # what to change: `replicas`, `maxReplicas`, `parallelism`; "" for a Pod
-    source: str  # how a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`
-
-
-def runs_on_every_node(workload: Workload) -> bool:
-    """A DaemonSet: one pod per matching node, so no replica count to check."""
-    return workload.kind == "DaemonSet"
-
-
-def planned_pods(
-    workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
-) -> PlannedPods:
-    """The most pods of `template` run at once (replicas.peak_replicas), worded for messages."""
-    peak = peak_replicas(workload, scalers, template)
-    spec_pos = workload.document.obj.pos_of_key("spec")
-    if peak is None or not peak.field:
-        return PlannedPods(1, workload.document, spec_pos, "", "1 pod")
-    return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, peak.describe())
 
 
 @dataclass(frozen=True)

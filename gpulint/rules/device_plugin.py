@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from gpulint.constraints import Toleration
+from gpulint.images import ImageRef, parse_image
 from gpulint.model import Container, ContainerRole, PodTemplate, Workload
 from gpulint.profile.instances import instance_type
 from gpulint.profile.model import Pool
@@ -62,28 +63,6 @@ _DAEMONSET_TOLERATIONS = tuple(
         ("node.kubernetes.io/network-unavailable", "NoSchedule"),
     )
 )
-
-
-@dataclass(frozen=True)
-class ImageRef:
-    """A container image reference split into its parts."""
-
-    repository: str  # everything before the tag, registry included
-    tag: str | None
-    digest: str | None
-
-    @property
-    def name(self) -> str:
-        """The last path component: `k8s-device-plugin`."""
-        return self.repository.rsplit("/", 1)[-1]
-
-
-def parse_image(image: str) -> ImageRef:
-    """`nvcr.io/nvidia/k8s-device-plugin:v0.17.0@sha256:...` -> its repository, tag, digest."""
-    rest, _, digest = image.partition("@")
-    head, slash, last = rest.rpartition("/")
-    name, colon, tag = last.partition(":")
-    return ImageRef(f"{head}{slash}{name}", tag if colon else None, digest or None)
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from gpulint.model import Workload, mapping_at
+from gpulint.fields import mapping_at
+from gpulint.gpus import gpu_requests
+from gpulint.model import Workload
 from gpulint.profile.kueue import QUEUE_LABEL
 from gpulint.profile.model import ClusterProfile, ClusterQueue, FlavorQuota
 from gpulint.quantity import format_quantity
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.scheduling import gpu_requests
 from gpulint.yamltree import Pos
 
 

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpulint.accelerators import looks_like_accelerator
-from gpulint.constraints import PodAffinityTerm
+from gpulint.constraints import PodAffinityTerm, toleration_yaml
+from gpulint.gpus import gpu_requests
 from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
+from gpulint.replicas import planned_pods, runs_on_every_node
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.rules.capacity import planned_pods, runs_on_every_node
 from gpulint.scheduling import (
     Filter,
     Placement,
@@ -33,7 +34,6 @@ from gpulint.scheduling import (
     describe_requirement,
     extended_resource_tolerations,
     format_amount,
-    gpu_requests,
     has_required_placement,
     is_gpu_pool,
     label_selector_matches,
@@ -239,15 +239,6 @@ def _admission_note(item: GpuPlacement, taints: tuple[Taint, ...], profile: Clus
             f"so requesting `{covered[0]}` adds no toleration for it)"
         )
     return ""
-
-
-def toleration_yaml(taint: Taint) -> str:
-    """The toleration entry that tolerates exactly `taint`, as YAML list item lines."""
-    if taint.value:
-        lines = [f"- key: {taint.key}", "  operator: Equal", f'  value: "{taint.value}"']
-    else:
-        lines = [f"- key: {taint.key}", "  operator: Exists"]
-    return "\n".join([*lines, f"  effect: {taint.effect}"])
 
 
 def _tolerations_fix(template: PodTemplate, taints: tuple[Taint, ...]) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
+from gpulint.gpus import gpu_requests
 from gpulint.profile.policy import global_default_class, priority_classes_in_effect
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.scheduling import gpu_requests
 
 #: Classes every API server creates itself.
 BUILTIN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})

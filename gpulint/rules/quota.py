@@ -8,14 +8,14 @@ LimitRanges come from the cluster profile and from the checked manifests (see
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from gpulint.accelerators import is_extended_resource, looks_like_accelerator
-from gpulint.model import Container, ContainerRole, DocumentLike, PodTemplate, Workload, mapping_at
+from gpulint.accelerators import is_extended_resource
+from gpulint.fields import mapping_at
+from gpulint.gpus import gpu_limit_pos, gpu_requests, is_gpu_resource
+from gpulint.model import Container, ContainerRole, DocumentLike, PodTemplate, Workload
 from gpulint.profile.model import LimitRangeItem, ResourceQuota
 from gpulint.profile.policy import (
     LimitRangeInEffect,
@@ -26,89 +26,17 @@ from gpulint.profile.policy import (
     quotas_in_effect,
 )
 from gpulint.quantity import format_quantity
-from gpulint.replicas import describe_gang, gang_parts, peak_replicas
+from gpulint.replicas import PodDemand, describe_gang, gang_parts, pod_demand
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.scheduling import gpu_requests
 from gpulint.yamltree import Pos, YMap, YSeq
 
 _REQUESTS_PREFIX = "requests."
 _POD_COUNT_KEYS = ("pods", "count/pods")
-# Kubernetes' default for `maxSurge` of a RollingUpdate Deployment.
-_DEFAULT_SURGE_PERCENT = 25
-_PERCENT = re.compile(r"([0-9]+)%\Z")
 _MAX_LISTED = 3
-# How a replica count field reads in a message: (one, several).
-_COUNT_WORDS = {
-    "replicas": ("replica", "replicas"),
-    "parallelism": ("parallel pod", "parallel pods"),
-}
-
-
-def is_gpu_resource(name: str) -> bool:
-    """An extended resource that reads as an accelerator (`nvidia.com/gpu`, MIG profiles ...)."""
-    return is_extended_resource(name) and looks_like_accelerator(name)
 
 
 # ---------------------------------------------------------------------------------------------
 # How many pods a workload may run at once
-
-
-@dataclass(frozen=True)
-class PodDemand:
-    """The most pods of one template that exist at once, and where that number is written."""
-
-    workload: Workload
-    template: PodTemplate
-    base: int  # replicas, HPA maxReplicas, Job parallelism, 1 for a bare Pod
-    base_label: str  # "replicas", "maxReplicas of HPA ml/x", ...
-    surge: int  # extra pods during a Deployment rolling update
-    document: DocumentLike  # where `pos` is written (the workload, or its HPA)
-    pos: Pos | None  # None: the count is a default, point at the GPU limit instead
-
-    @property
-    def pods(self) -> int:
-        """Pods charged at the peak: the base count plus the rollout surge."""
-        return self.base + self.surge
-
-    def describe(self, per_pod: Decimal | None = None) -> str:
-        """`2 replicas × 2`, `(4 replicas + 1 rolling-update surge) × 1`, `3 replicas`."""
-        count = f"{self.base} {self.base_label}"
-        if self.surge:
-            count = f"{count} + {self.surge} rolling-update surge"
-            if per_pod is not None:
-                count = f"({count})"
-        return count if per_pod is None else f"{count} × {format_quantity(per_pod)}"
-
-
-def rollout_surge(workload: Workload, replicas: int) -> int:
-    """Extra pods a Deployment's RollingUpdate creates: `maxSurge` (default 25%, rounded up)."""
-    if workload.kind != "Deployment":
-        return 0
-    strategy = mapping_at(workload.document.obj, "spec", "strategy")
-    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
-        return 0
-    surge = mapping_at(strategy, "rollingUpdate").get("maxSurge", f"{_DEFAULT_SURGE_PERCENT}%")
-    if isinstance(surge, int) and not isinstance(surge, bool):
-        return max(surge, 0)
-    match = _PERCENT.match(str(surge))
-    if match is None:
-        return 0
-    return math.ceil(replicas * int(match.group(1)) / 100)
-
-
-def pod_demand(ctx: CheckContext, workload: Workload, template: PodTemplate) -> PodDemand | None:
-    """The peak pod count of a template; None for kinds that run one pod per node."""
-    peak = peak_replicas(workload, ctx.autoscalers_of(workload), template)
-    if peak is None:
-        return None
-    if peak.autoscaler is not None:
-        ref = peak.document.ref
-        label = f"maxReplicas of HPA {ref.namespace or ''}/{ref.name}"
-    else:
-        singular, plural = _COUNT_WORDS.get(peak.field, ("pod", "pods"))
-        label = singular if peak.count == 1 else plural
-    surge = rollout_surge(workload, peak.count)
-    return PodDemand(workload, template, peak.count, label, surge, peak.document, peak.pos)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,7 +126,7 @@ def _demands(ctx: CheckContext) -> list[tuple[str, PodDemand, str]]:
     default = global_default_class(classes)
     found = []
     for workload, template in ctx.pod_templates():
-        demand = pod_demand(ctx, workload, template)
+        demand = pod_demand(workload, template, ctx.autoscalers_of(workload))
         if demand is None or demand.pods == 0:
             continue
         # The Priority admission plugin writes the default class into pods that name none,
@@ -223,16 +151,6 @@ def _charges(
         elif (per_pod := gpus.get(key.removeprefix(_REQUESTS_PREFIX))) is not None:
             charges.append(_Charge(demand, per_pod, True))
     return charges
-
-
-def gpu_limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, Pos] | None:
-    """The first container's GPU limit (or request) for `resource` (any GPU when None)."""
-    for container in template.containers:
-        for quantities in (container.resources.limits, container.resources.requests):
-            for name, quantity in quantities.items():
-                if (name == resource) if resource else is_gpu_resource(name):
-                    return container, quantity.key_pos
-    return None
 
 
 def _demand_pos(demand: PodDemand, resource: str | None) -> tuple[DocumentLike, Pos]:

@@ -1,0 +1,36 @@
+"""What a pod asks of accelerators: the GPU resources it requests, and where it writes them."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from gpulint.accelerators import is_extended_resource, looks_like_accelerator
+
+if TYPE_CHECKING:
+    from gpulint.model import Container, PodTemplate
+    from gpulint.yamltree import Pos
+
+
+def is_gpu_resource(name: str) -> bool:
+    """An extended resource that reads as an accelerator (`nvidia.com/gpu`, MIG profiles ...)."""
+    return is_extended_resource(name) and looks_like_accelerator(name)
+
+
+def gpu_requests(template: PodTemplate) -> dict[str, Decimal]:
+    """The accelerator resources the pod requests (effective request, > 0)."""
+    return {
+        name: amount
+        for name, amount in template.effective_requests.items()
+        if amount > 0 and is_gpu_resource(name)
+    }
+
+
+def gpu_limit_pos(template: PodTemplate, resource: str | None) -> tuple[Container, Pos] | None:
+    """The first container's GPU limit (or request) for `resource` (any GPU when None)."""
+    for container in template.containers:
+        for quantities in (container.resources.limits, container.resources.requests):
+            for name, quantity in quantities.items():
+                if (name == resource) if resource else is_gpu_resource(name):
+                    return container, quantity.key_pos
+    return None

@@ -1,0 +1,128 @@
+"""The import structure: rules import only downward, and no module imports itself in a circle.
+
+Read from the sources with `ast`, so it covers imports inside functions (taken lazily, to keep
+start-up fast) as well as those at the top; imports under `if TYPE_CHECKING:` never run and
+are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "gpulint"
+#: The engine's own modules under gpulint/rules: rule modules may import these.
+RULE_ENGINE = {"gpulint.rules", "gpulint.rules.base"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
+    """The gpulint modules `tree` imports when it runs (not those under TYPE_CHECKING)."""
+    found: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("gpulint"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gpulint"):
+            for alias in node.names:
+                # `from gpulint import constraints` imports a module, not a name.
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if candidate in modules else node.module)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every gpulint module and the gpulint modules it imports."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    return {
+        name: _imports(ast.parse(path.read_text(encoding="utf-8")), modules) - {name}
+        for name, path in paths.items()
+    }
+
+
+GRAPH = import_graph()
+
+
+def _rule_modules() -> list[str]:
+    return sorted(m for m in GRAPH if m.startswith("gpulint.rules.") and m not in RULE_ENGINE)
+
+
+def test_the_graph_sees_the_rule_modules() -> None:
+    assert {"gpulint.rules.placement", "gpulint.rules.quota"} <= set(_rule_modules())
+    assert "gpulint.model" in GRAPH["gpulint.rules.placement"]
+
+
+def test_no_rule_module_imports_another() -> None:
+    rules = set(_rule_modules())
+    found = {m: sorted(GRAPH[m] & rules) for m in rules if GRAPH[m] & rules}
+    assert found == {}
+
+
+def test_nothing_below_the_engine_imports_a_rule_module() -> None:
+    # Shared logic lives below the rules; only the engine reaches rule modules (by the
+    # records' `check:` names, never by import).
+    rules = set(_rule_modules())
+    found = {m: sorted(GRAPH[m] & rules) for m in GRAPH if m not in rules and GRAPH[m] & rules}
+    assert found == {}
+
+
+def test_diagnose_imports_no_rule_module() -> None:
+    found = {
+        m: sorted(i for i in GRAPH[m] if i.startswith("gpulint.rules"))
+        for m in GRAPH
+        if m.startswith("gpulint.diagnose")
+    }
+    assert {m: i for m, i in found.items() if i} == {}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of `graph`, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for imported in sorted(graph.get(module, ())):
+            if state.get(imported) == 1:
+                return [*path[path.index(imported) :], imported]
+            if imported not in state and (found := visit(imported)):
+                return found
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycles() -> None:
+    # A package imports its submodules' names and they import the package's parent: only
+    # cycles between modules count, so package __init__ edges to their own children are left
+    # out.
+    graph = {m: {i for i in imported if not i.startswith(f"{m}.")} for m, imported in GRAPH.items()}
+    assert _cycle(graph) is None
