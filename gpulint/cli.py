@@ -27,7 +27,7 @@ _Command = TypeVar("_Command", bound=Callable[..., Any])
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info", "never")
 #: The keys of gpulint.output.FORMATTERS, listed here so `--help` does not import them.
-OUTPUT_FORMATS = ("text", "json", "sarif", "github", "junit")
+OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit")
 
 
 def _selectors(values: Sequence[str]) -> tuple[str, ...] | None:
@@ -87,10 +87,51 @@ def _live_options(command: _Command) -> _Command:
     return command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gpulint")
+def _ci_options(command: _Command) -> _Command:
+    """What ruff and yamllint users reach for in CI: --exit-zero, a second report, and what a
+    run would use (--show-settings, --show-files)."""
+    options = (
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the run."),
+        click.option(
+            "--sarif-output",
+            type=click.Path(dir_okay=False),
+            help="Also write a SARIF report here, whatever --format prints.",
+        ),
+        click.option(
+            "--show-settings",
+            is_flag=True,
+            help="Print the resolved settings and where each came from; check nothing.",
+        ),
+        click.option(
+            "--show-files", is_flag=True, help="Print the files a run would check; check nothing."
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+_COMPLETION_HELP = """\b
+Shell completion: add to ~/.bashrc (or ~/.zshrc with zsh_source; fish: see docs)
+  eval "$(_GPULINT_COMPLETE=bash_source gpulint)"
+"""
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_COMPLETION_HELP,
+)
+@click.version_option(
+    __version__, "-V", "--version", prog_name="gpulint", message="%(prog)s %(version)s"
+)
 def main() -> None:
     """Find why Kubernetes GPU workloads would stay Pending, before they are applied."""
+
+
+@main.command()
+def version() -> None:
+    """Print gpulint's version (as `gpulint --version`)."""
+    click.echo(f"gpulint {__version__}")
 
 
 @main.command()
@@ -107,13 +148,17 @@ def main() -> None:
 )
 @click.option(
     "--format",
+    "--output-format",
     "output_format",
     type=click.Choice(OUTPUT_FORMATS),
     default="text",
     show_default=True,
-    help="github: workflow-command annotations (and a table in $GITHUB_STEP_SUMMARY).",
+    help="text: each finding with its source line; concise: one line each; github: "
+    "workflow-command annotations (and a table in $GITHUB_STEP_SUMMARY). With "
+    "GITHUB_ACTIONS=true and no --format, text plus annotations.",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@_ci_options
 @click.option(
     "--statistics",
     is_flag=True,
@@ -196,16 +241,27 @@ def check(
     kube_context: str | None,
     kubeconfig: str | None,
     request_timeout: float | None,
+    exit_zero: bool,
+    sarif_output: str | None,
+    show_settings: bool,
+    show_files: bool,
 ) -> None:
     """Check manifests (files, directories, or - for stdin; default: the current directory)."""
     from gpulint.api import available_cpus, lint
     from gpulint.output import FORMATTERS, STATISTICS
     from gpulint.output.options import repository_options
 
+    # GitHub Actions sets GITHUB_ACTIONS=true: without a --format, findings become annotations
+    # on the pull request as well as the text in the log (as yamllint does).
+    format_given = (
+        click.get_current_context().get_parameter_source("output_format")
+        is not click.core.ParameterSource.DEFAULT
+    )
+    annotate = not format_given and os.environ.get("GITHUB_ACTIONS") == "true"
     try:
         if statistics and output_format not in STATISTICS:
             raise GpulintError(f"--statistics prints text or json, not --format {output_format}")
-        config = _config(config_path, isolated)
+        config = _config(config_path, isolated, paths, stdin_filename)
         if select:
             # --select starts a new selection (as in ruff): the file's ignore and
             # extend-select no longer apply, so `--select GPU002` runs GPU002 whatever the file says
@@ -220,6 +276,9 @@ def check(
             # not with_overrides: it drops None, and None is what `never` means
             config = replace(config, fail_on=_threshold(fail_on))
         _check_cli_selectors(config.select, config.extend_select, config.ignore)
+        if show_settings or show_files:
+            _show(config, paths, stdin_filename, show_settings, _given_on_command_line())
+            return
         stdin = None
         if "-" in paths:
             stdin = (stdin_filename or "<stdin>", sys.stdin.buffer.read())
@@ -257,7 +316,7 @@ def check(
         _fail(str(exc))
         return
     use_color = output is None and _use_color(color, sys.stdout.isatty())
-    options = repository_options(Path.cwd(), color=use_color, quiet=quiet)
+    options = repository_options(Path.cwd(), color=use_color, quiet=quiet, stdin=stdin)
     render = (STATISTICS if statistics else FORMATTERS)[output_format]
     # The console script runs with the cyclic collector off; writing a report makes
     # short-lived cycles (the json module's indenting encoder, a few per finding) that a
@@ -267,12 +326,60 @@ def check(
     gc.enable()
     if output is not None or not silent:
         _emit(render(result, options), output, "report", use_color)
+    if sarif_output is not None:
+        _emit(FORMATTERS["sarif"](result, options), sarif_output, "SARIF report")
+    if annotate and not silent:
+        from gpulint.output.github import annotation
+
+        _emit((annotation(f, options) + "\n" for f in result.findings), None, "annotations")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if output_format == "github" and summary_file:
+    if (output_format == "github" or annotate) and summary_file:
         from gpulint.output.github import step_summary
 
         _append(summary_file, step_summary(result, options), "the job summary")
-    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_CLEAN)
+    fails = result.fails(config.fail_on) and not exit_zero
+    sys.exit(EXIT_FINDINGS if fails else EXIT_CLEAN)
+
+
+#: Command-line options that change a setting, by the setting's config key.
+_SETTING_OPTIONS = {
+    "select": "select",
+    "extend_select": "extend-select",
+    "ignore": "ignore",
+    "fail_on": "fail-on",
+    "report_unused_ignores": "report-unused-ignores",
+}
+
+
+def _given_on_command_line() -> frozenset[str]:
+    """The config keys the command line set (for --show-settings)."""
+    context = click.get_current_context()
+    return frozenset(
+        key
+        for name, key in _SETTING_OPTIONS.items()
+        if context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    )
+
+
+def _show(
+    config: Config,
+    paths: Sequence[str],
+    stdin_filename: str | None,
+    settings: bool,
+    from_command_line: frozenset[str],
+) -> None:
+    """--show-settings and --show-files: what a run would use, without checking anything."""
+    from gpulint.config import settings_lines
+    from gpulint.loader import STDIN, discover, input_name
+
+    if settings:
+        for line in settings_lines(config, from_command_line):
+            click.echo(line)
+        return
+    stdin = (stdin_filename or "<stdin>", b"") if STDIN in paths else None
+    found = discover([p for p in paths or ["."] if p != STDIN], config.is_excluded, stdin)
+    for item in found:
+        click.echo(input_name(item))
 
 
 def _append(path: str, text: str, what: str) -> None:
@@ -353,9 +460,14 @@ def _threshold(fail_on: str) -> Severity | None:
     return None if fail_on == "never" else Severity.parse(fail_on)
 
 
-def _config(config_path: str | None, isolated: bool) -> Config:
+def _config(
+    config_path: str | None,
+    isolated: bool,
+    paths: Sequence[str] = (),
+    stdin_filename: str | None = None,
+) -> Config:
     from gpulint.catalogue import catalogue_codes
-    from gpulint.config import Config, find_config, load_config
+    from gpulint.config import Config, config_for_paths, load_config
 
     if isolated:
         return Config()
@@ -364,9 +476,13 @@ def _config(config_path: str | None, isolated: bool) -> Config:
         if not path.is_file():
             raise GpulintError(f"{config_path}: config file not found")
     else:
-        path = find_config(Path.cwd())
-        if path is None:
+        named = [(stdin_filename or ".") if p == "-" else p for p in paths or ["."]]
+        choice = config_for_paths(named, Path.cwd())
+        for note in choice.notes:
+            click.echo(f"gpulint: warning: {note}", err=True)
+        if choice.path is None:
             return Config()
+        path = choice.path
     return load_config(path, catalogue_codes())
 
 

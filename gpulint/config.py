@@ -1,5 +1,5 @@
 """Configuration: `.gpulint.yaml` or `[tool.gpulint]` in pyproject.toml, found upward from the
-working directory (or named with --config), validated by a JSON Schema shipped in the package.
+checked paths (or named with --config), validated by a JSON Schema shipped in the package.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -58,6 +58,7 @@ class Config:
     ignore_objects: tuple[ObjectPattern, ...] = ()
     report_unused_ignores: bool = False
     workloads: tuple[WorkloadShape, ...] = ()  # custom resources that run pods
+    file_keys: frozenset[str] = frozenset()  # the keys the config file set (--show-settings)
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with the given fields replaced (command-line options win over the file)."""
@@ -123,16 +124,72 @@ def _matches_any(path: Path, root: Path, patterns: Iterable[str]) -> bool:
     return False
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest `.gpulint.yaml` or pyproject.toml with `[tool.gpulint]`, upward from start."""
+def find_config(start: Path, memo: dict[Path, Path | None] | None = None) -> Path | None:
+    """The nearest `.gpulint.yaml` or pyproject.toml with `[tool.gpulint]`, upward from start.
+
+    `memo` keeps the answer for each directory looked at, for several starts in one tree.
+    """
+    memo = {} if memo is None else memo
+    walked: list[Path] = []
+    found = None
     for directory in (start, *start.parents):
-        for name in CONFIG_FILES:
-            if (directory / name).is_file():
-                return directory / name
-        pyproject = directory / PYPROJECT
-        if pyproject.is_file() and _has_tool_table(pyproject):
-            return pyproject
+        if directory in memo:
+            found = memo[directory]
+            break
+        walked.append(directory)
+        found = _config_in(directory)
+        if found is not None:
+            break
+    for directory in walked:
+        memo[directory] = found
+    return found
+
+
+def _config_in(directory: Path) -> Path | None:
+    for name in CONFIG_FILES:
+        if (directory / name).is_file():
+            return directory / name
+    pyproject = directory / PYPROJECT
+    if pyproject.is_file() and _has_tool_table(pyproject):
+        return pyproject
     return None
+
+
+class ConfigChoice(NamedTuple):
+    """The config file a run uses (None: the defaults), and why other candidates were not."""
+
+    path: Path | None
+    notes: tuple[str, ...] = ()
+
+
+def config_for_paths(paths: Iterable[str], cwd: Path) -> ConfigChoice:
+    """The config of the checked `paths`: the nearest one upward from each (ruff's rule).
+
+    A directory is searched from itself, a file from its directory, so `gpulint check
+    manifests` run from the repository root uses `manifests/.gpulint.yaml`. When the paths
+    lie under different configs, one run cannot apply each to its own files: the config
+    of their common directory is used, and a note names those that were not.
+    """
+    memo: dict[Path, Path | None] = {}
+    starts = set()
+    for raw in paths:
+        absolute = Path(os.path.abspath(cwd / raw))
+        starts.add(absolute if absolute.is_dir() else absolute.parent)
+    found = {find_config(start, memo) for start in starts}
+    if len(found) <= 1:
+        return ConfigChoice(next(iter(found), None) if starts else find_config(cwd, memo))
+    common = Path(os.path.commonpath([str(start) for start in starts]))
+    chosen = find_config(common, memo)
+    unused = sorted(os.path.relpath(f, cwd) for f in found if f is not None and f != chosen)
+    used = os.path.relpath(chosen, cwd) if chosen is not None else "no config file"
+    return ConfigChoice(
+        chosen,
+        tuple(
+            f"{name} applies to some of the checked paths only, so this run uses {used}: "
+            "check its directory in a run of its own, or pass --config"
+            for name in unused
+        ),
+    )
 
 
 def _has_tool_table(pyproject: Path) -> bool:
@@ -264,6 +321,7 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
         ),
         report_unused_ignores=bool(data.get("report-unused-ignores", False)),
         workloads=tuple(_workload_shape(item) for item in data.get("workloads") or ()),
+        file_keys=frozenset(str(key) for key in data),
     )
 
 
@@ -279,3 +337,47 @@ def _workload_shape(item: Mapping[str, Any]) -> WorkloadShape:
         roles,
         gang=bool(item.get("gang", False)),
     )
+
+
+def settings_lines(config: Config, from_command_line: frozenset[str] = frozenset()) -> list[str]:
+    """`--show-settings`: the config file, then each setting, its value and where it came from
+    (the config file, the command line or the default)."""
+    import json
+
+    lines = [
+        f"config file: {config.path or 'none (defaults)'}",
+        f"root (globs are relative to it): {config.root}",
+    ]
+    for item in fields(config):
+        if item.name in ("path", "root", "file_keys"):
+            continue
+        key = item.name.replace("_", "-")
+        if key in from_command_line:
+            origin = "command line"
+        elif key in config.file_keys:
+            origin = str(config.path)
+        else:
+            origin = "default"
+        value = getattr(config, item.name)
+        if key == "fail-on" and value is None:
+            value = FAIL_NEVER
+        value = json.dumps(_plain(value))
+        lines.append(f"{key} = {value}  # {origin}")
+    return lines
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON data: severities by label, workload shapes by kind and apiVersions."""
+    if isinstance(value, Severity):
+        return value.label
+    if isinstance(value, WorkloadShape):
+        return {"kind": value.kind, "apiVersion": list(value.api_versions)}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return value.as_posix()
+    return value

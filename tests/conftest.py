@@ -32,3 +32,11 @@ def _profile_cache_in_a_temporary_directory(
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("GPULINT_CACHE_DIR", str(tmp_path_factory.mktemp("gpulint-cache")))
         yield
+
+
+@pytest.fixture(autouse=True)
+def _not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of the suite inside GitHub Actions print what they print elsewhere: with
+    GITHUB_ACTIONS=true, `gpulint check` without --format adds annotations."""
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

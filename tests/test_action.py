@@ -40,7 +40,7 @@ jobs:
             more
           profile: ""
           config: ""
-          format: github
+          format: ""
           fail-on: error
           version: ""
       - name: Keep the report
@@ -101,7 +101,7 @@ def test_every_env_variable_set_from_an_input_is_read_by_its_script() -> None:
 
 def test_the_gpulint_commands_and_options_the_action_runs_exist() -> None:
     calls = gpulint_invocations()
-    assert len(calls) == 2
+    assert len(calls) == 1  # one run prints the log and writes the SARIF report
     check = main.commands["check"]
     options = {opt: param for param in check.params for opt in param.opts}
     for subcommand, *args in calls:
@@ -114,8 +114,11 @@ def test_the_gpulint_commands_and_options_the_action_runs_exist() -> None:
                 if isinstance(param.type, click.Choice) and not value.startswith("$"):
                     assert value in param.type.choices, (word, value)
     # The options the loops add, and the inputs' defaults, are what check accepts.
-    assert {"--profile", "--config"} <= set(re.findall(r"options\+=\((--[\w-]+)", scripts()))
-    assert ACTION["inputs"]["format"]["default"] in options["--format"].type.choices
+    added = set(re.findall(r"options\+=\((--[\w-]+)", scripts()))
+    assert added == {"--profile", "--config", "--format"}
+    assert added <= set(options)
+    # An empty format is no --format: text with annotations, since GITHUB_ACTIONS is set.
+    assert ACTION["inputs"]["format"]["default"] == ""
     assert ACTION["inputs"]["fail-on"]["default"] in options["--fail-on"].type.choices
 
 
@@ -207,6 +210,8 @@ def test_act_runs_the_action_which_fails_the_step_and_writes_valid_sarif(
     assert result.returncode == 0, log[-3000:]
     assert (out / "outcome").read_text() == "failure\n"  # exit code 1: findings
     assert "::error file=k8s/pod.yaml,line=9,col=28,title=GPU002 " in log
+    # The text, from the same run (act gives the step a terminal, hence the colours).
+    assert "k8s/pod.yaml:9:28: GPU002 [error] " in re.sub(r"\x1b\[[0-9;]*m", "", log)
     assert "::error file=more/pod.yaml,line=9,col=28,title=GPU002 " in log
     sarif = validated_sarif((out / "gpulint.sarif").read_text())
     uris = [

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -248,8 +251,11 @@ def test_quiet_prints_the_findings_without_notes_or_summary(workdir: Path) -> No
     quiet = run("check", "--isolated", "--quiet", "k8s")
     assert quiet.exit_code == 1
     assert loud.startswith(quiet.stdout)
-    assert quiet.stdout.splitlines()[:2] == [
+    assert quiet.stdout.splitlines()[:5] == [
         f"k8s/pods.yaml:10:28: GPU002 [error] {GPU002_MESSAGE}",
+        "   |",
+        '10 |       requests: {cpu: "1", nvidia.com/gpu: 1}',
+        "   |                            ^",
         f"  = fix: {GPU002_FIX}",
     ]
     assert quiet.stdout.endswith("(limits equal to the requests make the pod Guaranteed).\n")
@@ -298,3 +304,134 @@ def test_profile_validate_prints_one_line_per_bad_file_and_exits_2(tmp_path: Pat
     assert lines[0] == f"{typo}:6:5: unknown field `spec.pools.0.nodez` (see docs/profile.md)"
     assert re.fullmatch(rf"{re.escape(str(broken))}:\d+:\d+: invalid YAML: .+", lines[1])
     assert len(lines) == 2
+
+
+# --- what ruff and yamllint users expect --------------------------------------------------
+
+
+def test_output_format_is_the_same_option_as_format(workdir: Path) -> None:
+    by_alias = run("check", "--isolated", "--output-format", "json", "k8s")
+    by_name = run("check", "--isolated", "--format", "json", "k8s")
+    assert by_alias.exit_code == by_name.exit_code == 1
+    assert by_alias.stdout == by_name.stdout
+    assert [f["code"] for f in json.loads(by_alias.stdout)["findings"]] == ["GPU002", "GPU601"]
+
+
+def test_exit_zero_reports_findings_and_exits_0(workdir: Path) -> None:
+    result = run("check", "--isolated", "--exit-zero", "k8s")
+    assert result.exit_code == 0
+    assert f"k8s/pods.yaml:10:28: GPU002 [error] {GPU002_MESSAGE}" in result.stdout
+    # A usage error is still one.
+    result = run("check", "--isolated", "--exit-zero", "missing")
+    assert result.exit_code == 2
+    assert result.stderr == "gpulint: error: missing: no such file or directory\n"
+
+
+def test_in_github_actions_text_is_followed_by_annotations(workdir: Path) -> None:
+    summary = workdir / "summary.md"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    result = run("check", "--isolated", "k8s", env=env)
+    assert result.exit_code == 1
+    text = run("check", "--isolated", "k8s").stdout
+    assert result.stdout.startswith(text)
+    annotations = result.stdout[len(text) :].splitlines()
+    assert [parse_command(line)[:2] for line in annotations] == [
+        (
+            "error",
+            {
+                "file": "k8s/pods.yaml",
+                "line": "10",
+                "col": "28",
+                "title": "GPU002 gpu-limit-request-mismatch",
+            },
+        ),
+        (
+            "warning",
+            {
+                "file": "k8s/pods.yaml",
+                "line": "19",
+                "col": "5",
+                "title": "GPU601 gpu-pod-besteffort-cpu-memory",
+            },
+        ),
+    ]
+    assert summary.read_text().startswith("### gpulint\n")
+
+
+def test_in_github_actions_a_chosen_format_is_printed_alone(workdir: Path) -> None:
+    env = {"GITHUB_ACTIONS": "true"}
+    for chosen in ("text", "json"):
+        result = run("check", "--isolated", "--format", chosen, "k8s", env=env)
+        assert "::error" not in result.stdout, chosen
+    result = run("check", "--isolated", "--silent", "k8s", env=env)
+    assert (result.exit_code, result.stdout) == (1, "")
+
+
+def test_annotations_go_to_the_log_when_the_report_goes_to_a_file(workdir: Path) -> None:
+    result = run("check", "--isolated", "-o", "report.txt", "k8s", env={"GITHUB_ACTIONS": "true"})
+    assert result.exit_code == 1
+    assert [line[:9] for line in result.stdout.splitlines()] == ["::error f", "::warning"]
+    assert (workdir / "report.txt").read_text().startswith("k8s/pods.yaml:10:28: GPU002 ")
+
+
+def test_sarif_output_is_written_beside_the_printed_report(workdir: Path) -> None:
+    from tests.sarif_schema import validated_sarif
+
+    result = run("check", "--isolated", "--sarif-output", "out.sarif", "k8s")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("k8s/pods.yaml:10:28: GPU002 ")
+    sarif = validated_sarif((workdir / "out.sarif").read_text())
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["GPU002", "GPU601"]
+
+
+def test_sarif_output_that_cannot_be_written_is_exit_2(workdir: Path) -> None:
+    result = run("check", "--isolated", "--sarif-output", "missing/out.sarif", "k8s")
+    assert result.exit_code == 2
+    assert "missing/out.sarif: cannot write SARIF report" in result.stderr
+
+
+def test_show_files_lists_what_would_be_checked_and_checks_nothing(workdir: Path) -> None:
+    (workdir / "k8s" / "more.yml").write_text(CLEAN)
+    (workdir / "k8s" / "notes.txt").write_text("not a manifest\n")
+    (workdir / ".gpulint.yaml").write_text("exclude: [k8s/more.yml]\n")
+    result = run("check", "--show-files")
+    assert (result.exit_code, result.stdout) == (0, "k8s/pods.yaml\n")
+    result = run("check", "--isolated", "--show-files", "k8s", "-", "--stdin-filename", "a.yaml")
+    assert (result.exit_code, result.stdout) == (0, "a.yaml\nk8s/more.yml\nk8s/pods.yaml\n")
+
+
+def test_show_settings_names_where_each_setting_came_from(workdir: Path) -> None:
+    (workdir / "k8s" / ".gpulint.yaml").write_text(
+        "ignore: [GPU601]\nseverity: {GPU002: warning}\nfail-on: never\n"
+    )
+    result = run("check", "--show-settings", "--select", "GPU0", "k8s")
+    assert result.exit_code == 0
+    config = workdir / "k8s" / ".gpulint.yaml"
+    lines = result.stdout.splitlines()
+    assert lines[:2] == [
+        f"config file: {config}",
+        f"root (globs are relative to it): {config.parent}",
+    ]
+    assert 'select = ["GPU0"]  # command line' in lines
+    assert 'severity = {"GPU002": "warning"}  # ' + str(config) in lines
+    assert 'fail-on = "never"  # ' + str(config) in lines
+    assert "exclude = []  # default" in lines
+
+
+def test_help_says_how_to_turn_on_shell_completion() -> None:
+    result = run("--help")
+    assert 'eval "$(_GPULINT_COMPLETE=bash_source gpulint)"' in result.stdout
+
+
+def test_shell_completion_completes_commands_and_options(tmp_path: Path) -> None:
+    script = Path(sys.executable).with_name("gpulint")
+    if not script.exists():
+        pytest.skip("the gpulint console script is not installed")
+    env = {
+        **os.environ,
+        "_GPULINT_COMPLETE": "bash_complete",
+        "COMP_WORDS": "gpulint check --output-f",
+        "COMP_CWORD": "2",
+    }
+    done = subprocess.run([str(script)], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert done.stdout.splitlines() == ["plain,--output-format"]

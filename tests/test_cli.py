@@ -52,6 +52,24 @@ def test_text_format_location_code_severity_message_fix_and_summary(workdir: Pat
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     # Notes (such as rules skipped for want of a cluster profile) may stand before the summary.
+    assert [*lines[:6], lines[-1]] == [
+        "k8s/pod.yaml:10:28: GPU002 [error] container `c` requests `nvidia.com/gpu` without a "
+        "limit; the API rejects it (Limit must be set for non overcommitable resources)",
+        "   |",
+        '10 |       requests: {cpu: "1", nvidia.com/gpu: 1}',
+        "   |                            ^",
+        "  = fix: Add `limits: {nvidia.com/gpu: 1}` or replace the request with that limit "
+        "(the request defaults to the limit).",
+        "",
+        "Found 1 finding (1 error) in 1 file, 1 object.",
+    ]
+
+
+def test_concise_format_keeps_one_line_per_finding(workdir: Path) -> None:
+    write(workdir / "k8s" / "pod.yaml", REQUEST_ONLY)
+    result = run("check", "--isolated", "--output-format", "concise", "k8s")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
     assert [*lines[:3], lines[-1]] == [
         "k8s/pod.yaml:10:28: GPU002 [error] container `c` requests `nvidia.com/gpu` without a "
         "limit; the API rejects it (Limit must be set for non overcommitable resources)",
@@ -145,7 +163,7 @@ def test_helm_source_is_shown_in_text_output(workdir: Path) -> None:
     write(workdir / "rendered.yaml", text)
     lines = run("check", "--isolated", "rendered.yaml").stdout.splitlines()
     assert lines[0].startswith("rendered.yaml:11:28: GPU002 [error] ")
-    assert lines[1] == "  = from: chart/templates/pod.yaml"
+    assert lines[4] == "  = from: chart/templates/pod.yaml"
 
 
 def test_document_without_its_own_source_comment_gets_none(workdir: Path) -> None:
@@ -339,10 +357,11 @@ def test_ignore_prefix_with_more_specific_extend_select(workdir: Path) -> None:
     assert [f[0] for f in findings(result)] == ["GPU002"]
 
 
-def test_version_option() -> None:
-    result = run("--version")
+@pytest.mark.parametrize("args", [("--version",), ("-V",), ("version",)])
+def test_version_option_short_option_and_command(args: tuple[str, ...]) -> None:
+    result = run(*args)
     assert result.exit_code == 0
-    assert result.stdout == "gpulint, version 0.1.0\n"
+    assert result.stdout == "gpulint 0.1.0\n"
 
 
 def _run_on_a_tty(workdir: Path, env: dict[str, str]) -> str:

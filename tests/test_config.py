@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 from gpulint.catalogue import load_catalogue
 from gpulint.cli import main
-from gpulint.config import Config, find_config, load_config
+from gpulint.config import Config, ConfigChoice, config_for_paths, find_config, load_config
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
 from tests.manifests import REQUEST_ONLY
@@ -71,6 +71,43 @@ def test_gpulint_yaml_is_found_upward_from_the_working_directory(
     assert find_config(Path.cwd()) == repo / ".gpulint.yaml"
     result = check("..")
     assert [code for _, code in codes(result)] == ["GPU002", "GPU003"]
+
+
+def test_config_is_found_upward_from_the_checked_paths(repo: Path) -> None:
+    # Run from the repository root, `gpulint check vendor` uses vendor/.gpulint.yaml (ruff's rule).
+    (repo / "vendor" / ".gpulint.yaml").write_text("ignore: [GPU6]\n")
+    assert codes(check("vendor")) == [("vendor/chart.yaml", "GPU003")]
+    assert codes(check("vendor/chart.yaml")) == [("vendor/chart.yaml", "GPU003")]
+    assert config_for_paths(["vendor/chart.yaml"], repo) == ConfigChoice(
+        repo / "vendor" / ".gpulint.yaml"
+    )
+    # The nearest config wins over one further up.
+    (repo / ".gpulint.yaml").write_text("select: [GPU002]\n")
+    assert codes(check("vendor")) == [("vendor/chart.yaml", "GPU003")]
+    assert codes(check("k8s")) == [("k8s/trainer.yaml", "GPU002")]
+
+
+def test_paths_under_different_configs_use_their_common_one_and_say_so(repo: Path) -> None:
+    (repo / "vendor" / ".gpulint.yaml").write_text("ignore: [GPU6]\n")
+    result = check("k8s", "vendor")
+    assert codes(result) == ALL_FINDINGS  # no config file above both
+    assert result.stderr == (
+        "gpulint: warning: vendor/.gpulint.yaml applies to some of the checked paths only, so "
+        "this run uses no config file: check its directory in a run of its own, or pass "
+        "--config\n"
+    )
+    (repo / ".gpulint.yaml").write_text("select: [GPU002]\n")
+    choice = config_for_paths(["k8s/trainer.yaml", "vendor/chart.yaml"], repo)
+    assert choice.path == repo / ".gpulint.yaml"
+    assert len(choice.notes) == 1
+    # Without paths, and for stdin, the working directory is where the search starts.
+    assert config_for_paths([], repo / "vendor").path == repo / "vendor" / ".gpulint.yaml"
+    result = CliRunner().invoke(
+        main,
+        ["check", "--format", "json", "-", "--stdin-filename", "vendor/x.yaml"],
+        input=BEST_EFFORT,
+    )
+    assert codes(result) == [("vendor/x.yaml", "GPU003")]
 
 
 def test_pyproject_tool_table_is_found_upward(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+
 from gpulint.findings import Finding
 from gpulint.model import Severity
-from gpulint.output.text import format_finding
+from gpulint.output.text import SNIPPET_WIDTH, SourceLines, format_finding, snippet
 
 
 def test_multi_line_fix_stays_an_indented_block_under_its_heading() -> None:
@@ -25,3 +30,72 @@ def test_multi_line_fix_stays_an_indented_block_under_its_heading() -> None:
         "    - key: nvidia.com/gpu",
         "      operator: Exists",
     ]
+
+
+def finding_at(path: str, line: int, column: int) -> Finding:
+    return Finding(
+        code="GPU002",
+        name="gpu-limit-request-mismatch",
+        severity=Severity.ERROR,
+        path=path,
+        line=line,
+        column=column,
+        message="m",
+        fix=None,
+    )
+
+
+def test_the_source_line_is_shown_with_a_caret_under_the_column() -> None:
+    text = format_finding(finding_at("p.yaml", 9, 5), source_line="    resources: {}")
+    assert text.splitlines() == [
+        "p.yaml:9:5: GPU002 [error] m",
+        "  |",
+        "9 |     resources: {}",
+        "  |     ^",
+    ]
+
+
+def test_a_long_line_is_cut_around_the_column() -> None:
+    line = "x" * 500 + "HERE" + "y" * 500
+    _, shown, caret = snippet(3, 501, line)
+    assert len(shown) == len("3 | ") + SNIPPET_WIDTH + 2  # an ellipsis either side
+    assert shown.startswith("3 | …x") and shown.endswith("y…")
+    assert shown[caret.index("^")] == "H"
+
+
+def test_tabs_are_shown_as_one_space_so_the_caret_stays_under_the_column() -> None:
+    _, shown, caret = snippet(1, 3, "\t\tkey: 1")
+    assert shown == "1 |   key: 1"
+    assert shown[caret.index("^")] == "k"
+
+
+def test_source_lines_reads_files_as_the_loader_counts_lines(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.yaml"
+    path.write_bytes(b"\xef\xbb\xbfa: 1\r\nb: 2\rc: \xff\n")
+    sources = SourceLines()
+    assert [sources.line(str(path), n) for n in (1, 2, 3, 4, 5)] == [
+        "a: 1",
+        "b: 2",
+        "c: \ufffd",
+        "",
+        None,
+    ]
+    assert sources.line(str(tmp_path / "missing.yaml"), 1) is None
+    assert sources.line(str(tmp_path), 1) is None  # a directory
+
+
+def test_stdin_lines_come_from_the_bytes_read_not_from_the_file_of_that_name(
+    tmp_path: Path,
+) -> None:
+    named = tmp_path / "pod.yaml"
+    named.write_text("on disk\n")
+    sources = SourceLines((str(named), b"from stdin\n"))
+    assert sources.line(str(named), 1) == "from stdin"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_not_read_again(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    # Opening a pipe without a writer would block: a line that cannot be shown is None.
+    assert SourceLines().line(str(fifo), 1) is None

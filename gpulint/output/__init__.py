@@ -18,6 +18,12 @@ Formatter = Callable[["LintResult", "OutputOptions"], Iterable[str]]
 
 
 def _text(result: LintResult, options: OutputOptions) -> Iterable[str]:
+    from gpulint.output.text import SourceLines, format_text
+
+    return format_text(result, options.color, options.quiet, SourceLines(options.stdin))
+
+
+def _concise(result: LintResult, options: OutputOptions) -> Iterable[str]:
     from gpulint.output.text import format_text
 
     return format_text(result, options.color, options.quiet)
@@ -62,6 +68,7 @@ def _statistics_json(result: LintResult, _options: OutputOptions) -> Iterable[st
 
 FORMATTERS: dict[str, Formatter] = {
     "text": _text,
+    "concise": _concise,
     "json": _json,
     "sarif": _sarif,
     "github": _github,
@@ -69,4 +76,8 @@ FORMATTERS: dict[str, Formatter] = {
 }
 
 #: `--statistics`: one count per code instead of the findings, in the formats that have one.
-STATISTICS: dict[str, Formatter] = {"text": _statistics_text, "json": _statistics_json}
+STATISTICS: dict[str, Formatter] = {
+    "text": _statistics_text,
+    "concise": _statistics_text,
+    "json": _statistics_json,
+}

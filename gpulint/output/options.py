@@ -17,6 +17,8 @@ class OutputOptions:
     # makes them relative to the repository root, which is what SARIF and GitHub expect.
     base: str = ""
     root_uri: str | None = None  # file URI of the repository root, ending in `/`
+    # Input read from stdin as (display name, bytes): the text report shows its lines too.
+    stdin: tuple[str, bytes] | None = None
 
 
 def repository_path(path: str, options: OutputOptions) -> str:
@@ -26,7 +28,13 @@ def repository_path(path: str, options: OutputOptions) -> str:
     return posixpath.normpath(options.base + path)
 
 
-def repository_options(cwd: Path, *, color: bool = False, quiet: bool = False) -> OutputOptions:
+def repository_options(
+    cwd: Path,
+    *,
+    color: bool = False,
+    quiet: bool = False,
+    stdin: tuple[str, bytes] | None = None,
+) -> OutputOptions:
     """Options whose `base` and `root_uri` come from the git repository around `cwd`.
 
     Outside a git repository the working directory stands in for the root.
@@ -38,6 +46,7 @@ def repository_options(cwd: Path, *, color: bool = False, quiet: bool = False) -
         quiet=quiet,
         base="" if base == "." else base + "/",
         root_uri=root.as_uri().rstrip("/") + "/",
+        stdin=stdin,
     )
 
 

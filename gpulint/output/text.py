@@ -1,24 +1,37 @@
-"""Human output, ruff-like: `path:line:col: CODE message`, the fix, then a summary line."""
+"""Human output, ruff-like: `path:line:col: CODE message`, the source line with a caret under
+the column, where the object came from, the fix; then a summary line.
+
+`concise` output keeps the first line of each finding only, plus its origin and fix.
+"""
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterator
 
 from gpulint.findings import Finding, LintResult
 from gpulint.model import Severity
 
 _SEVERITY_COLOUR = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+#: Longer source lines are shown as a window around the column, so a minified line does not
+#: flood the terminal.
+SNIPPET_WIDTH = 120
+_ELLIPSIS = "…"
 
 
 def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
 
-def format_finding(finding: Finding, color: bool = False) -> str:
-    """Two or three lines: location, code and message; where it came from; the fix."""
+def format_finding(finding: Finding, color: bool = False, source_line: str | None = None) -> str:
+    """The location, code and message; the `source_line` with a caret under the column (when
+    given); where the object came from; the fix."""
     location = _paint(f"{finding.path}:{finding.line}:{finding.column}:", "1", color)
     code = _paint(finding.code, _SEVERITY_COLOUR[finding.severity], color)
     lines = [f"{location} {code} [{finding.severity.label}] {finding.message}"]
+    if source_line is not None:
+        lines.extend(snippet(finding.line, finding.column, source_line, color))
     if finding.source:
         lines.append(f"  = from: {finding.source}")
     if finding.fix:
@@ -26,6 +39,72 @@ def format_finding(finding: Finding, color: bool = False) -> str:
         fix = finding.fix.replace("\n", "\n    ")
         lines.append(f"  = fix: {fix}")
     return "\n".join(lines)
+
+
+def snippet(line: int, column: int, text: str, color: bool = False) -> list[str]:
+    """Three lines: an empty gutter, `line | text`, and a caret under `column` (1-based)."""
+    shown, offset = _window(text.expandtabs(1), column - 1)
+    gutter = " " * len(str(line))
+    caret = _paint("^", "1;31", color)
+    return [
+        f"{gutter} |",
+        f"{line} | {shown}".rstrip(),
+        f"{gutter} | {' ' * offset}{caret}",
+    ]
+
+
+def _window(text: str, index: int) -> tuple[str, int]:
+    """`text` cut to SNIPPET_WIDTH characters around `index`, and `index` within the cut."""
+    index = max(0, min(index, len(text)))
+    if len(text) <= SNIPPET_WIDTH:
+        return text, index
+    start = max(0, min(index - SNIPPET_WIDTH // 2, len(text) - SNIPPET_WIDTH))
+    end = start + SNIPPET_WIDTH
+    shown = text[start:end]
+    if start > 0:
+        shown, index = _ELLIPSIS + shown, index + 1
+    if end < len(text):
+        shown += _ELLIPSIS
+    return shown, index - start
+
+
+class SourceLines:
+    """The lines of reported files, read again for the snippets; one file is kept at a time
+    (findings come sorted by path).
+
+    Only regular files are read: a pipe given by name (`<(helm template ...)`) was consumed by
+    the run. Input read from stdin is passed in as `stdin` (display name, bytes).
+    """
+
+    def __init__(self, stdin: tuple[str, bytes] | None = None) -> None:
+        self._stdin = stdin
+        self._path: str | None = None
+        self._lines: list[str] = []
+
+    def line(self, path: str, number: int) -> str | None:
+        """Line `number` (1-based) of the file reported as `path`, None if it cannot be shown."""
+        if path != self._path:
+            self._path, self._lines = path, self._read(path)
+        if 1 <= number <= len(self._lines):
+            return self._lines[number - 1]
+        return None
+
+    def _read(self, path: str) -> list[str]:
+        if self._stdin is not None and path == self._stdin[0]:
+            data = self._stdin[1]
+        else:
+            try:
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    return []
+                with open(path, "rb") as stream:
+                    data = stream.read()
+            except OSError:
+                return []
+        # As the loader reads it: a BOM dropped, every line break the parser knows counted.
+        from gpulint.yamltree import normalize_line_breaks
+
+        text = data.decode("utf-8-sig", errors="replace")
+        return normalize_line_breaks(text).split("\n")
 
 
 def summary_line(result: LintResult) -> str:
@@ -48,10 +127,20 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def format_text(result: LintResult, color: bool = False, quiet: bool = False) -> Iterator[str]:
-    """Every finding, any notes, then the summary; `quiet` keeps only the findings."""
+def format_text(
+    result: LintResult,
+    color: bool = False,
+    quiet: bool = False,
+    sources: SourceLines | None = None,
+) -> Iterator[str]:
+    """Every finding (with its source line when `sources` can read it), any notes, then the
+    summary; `quiet` keeps only the findings."""
+    # Full output separates the findings' blocks by a blank line, as ruff does.
+    separator = ""
     for finding in result.findings:
-        yield format_finding(finding, color) + "\n"
+        line = sources.line(finding.path, finding.line) if sources is not None else None
+        yield separator + format_finding(finding, color, line) + "\n"
+        separator = "\n" if sources is not None else ""
     if quiet:
         return
     tail = [*result.notes, summary_line(result)]
