@@ -99,3 +99,25 @@ def test_a_named_pipe_is_not_read_again(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     # Opening a pipe without a writer would block: a line that cannot be shown is None.
     assert SourceLines().line(str(fifo), 1) is None
+
+
+def test_no_line_of_a_secret_document_is_shown(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.yaml"
+    path.write_text(
+        "kind: ConfigMap\ndata: {a: b}\n---\napiVersion: v1\nkind: Secret  # creds\n"
+        "data: {token: c2VjcmV0}\n--- # next\nkind: Pod\n"
+    )
+    sources = SourceLines()
+    assert [sources.line(str(path), n) for n in range(1, 9)] == [
+        "kind: ConfigMap",
+        "data: {a: b}",
+        None,
+        None,
+        None,
+        None,
+        "--- # next",
+        "kind: Pod",
+    ]
+    listed = tmp_path / "list.json"
+    listed.write_text('{"kind": "List", "items": [\n{"kind": "Secret", "data": {}}\n]}\n')
+    assert SourceLines().line(str(listed), 1) is None

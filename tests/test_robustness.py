@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -151,7 +152,7 @@ spec:
 """
 
 
-@pytest.mark.parametrize("output", ["text", "json"])
+@pytest.mark.parametrize("output", ["concise", "json"])
 def test_secret_values_never_reach_the_output(tmp_path: Path, output: str) -> None:
     path = tmp_path / "leaky.yaml"
     path.write_text(LEAKY)
@@ -160,6 +161,19 @@ def test_secret_values_never_reach_the_output(tmp_path: Path, output: str) -> No
     assert "GPU000" in result.output  # the malformed parts are reported ...
     # ... by field and type: the only secret text allowed out is the name given to an object
     assert SECRET not in result.output.replace(f"{SECRET}x", "")
+
+
+def test_the_text_report_shows_no_line_of_a_secret(tmp_path: Path) -> None:
+    # The text report shows the line of each finding, from the user's own file; a Secret's
+    # lines are left out, those of the Deployment (which quote its malformed values) are not.
+    path = tmp_path / "leaky.yaml"
+    path.write_text(LEAKY)
+    result = run("check", "--isolated", "--select", "ALL", str(path))
+    assert result.exit_code == 1, result.output
+    shown = [line for line in result.output.splitlines() if re.match(r"\d+ \| ", line)]
+    assert [line.split(" | ")[0] for line in shown] == ["19", "30", "30", "30", "31"]
+    secret_document = LEAKY.split("---")[0]
+    assert not any(line.split(" | ", 1)[1] in secret_document for line in shown)
 
 
 def test_paths_are_reported_as_the_user_gave_them(

@@ -7,6 +7,7 @@ the column, where the object came from, the fix; then a summary line.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 
@@ -18,6 +19,10 @@ _SEVERITY_COLOUR = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO:
 #: flood the terminal.
 SNIPPET_WIDTH = 120
 _ELLIPSIS = "…"
+_DOCUMENT_START = re.compile(r"---(\s|$)")
+# Lexical, so that it also holds in a file that does not parse: `kind: Secret` in block,
+# flow or JSON style.
+_SECRET_KIND = re.compile(r"""(?:^|[\s{,-])["']?kind["']?\s*:\s*["']?Secret["']?\s*(?:[,}#]|$)""")
 
 
 def _paint(text: str, code: str, color: bool) -> str:
@@ -73,13 +78,15 @@ class SourceLines:
     (findings come sorted by path).
 
     Only regular files are read: a pipe given by name (`<(helm template ...)`) was consumed by
-    the run. Input read from stdin is passed in as `stdin` (display name, bytes).
+    the run. Input read from stdin is passed in as `stdin` (display name, bytes). The lines of
+    a document that is a Secret are never shown: its data is what a log must not carry (a
+    JSON file naming a Secret anywhere is one document, so none of it is shown).
     """
 
     def __init__(self, stdin: tuple[str, bytes] | None = None) -> None:
         self._stdin = stdin
         self._path: str | None = None
-        self._lines: list[str] = []
+        self._lines: list[str | None] = []
 
     def line(self, path: str, number: int) -> str | None:
         """Line `number` (1-based) of the file reported as `path`, None if it cannot be shown."""
@@ -89,7 +96,7 @@ class SourceLines:
             return self._lines[number - 1]
         return None
 
-    def _read(self, path: str) -> list[str]:
+    def _read(self, path: str) -> list[str | None]:
         if self._stdin is not None and path == self._stdin[0]:
             data = self._stdin[1]
         else:
@@ -104,7 +111,15 @@ class SourceLines:
         from gpulint.yamltree import normalize_line_breaks
 
         text = data.decode("utf-8-sig", errors="replace")
-        return normalize_line_breaks(text).split("\n")
+        lines: list[str | None] = list(normalize_line_breaks(text).split("\n"))
+        start = 0
+        for end in [i for i, line in enumerate(lines) if _DOCUMENT_START.match(line)] + [
+            len(lines)
+        ]:
+            if any(_SECRET_KIND.search(line) for line in lines[start:end] if line is not None):
+                lines[start:end] = [None] * (end - start)
+            start = end
+        return lines
 
 
 def summary_line(result: LintResult) -> str:
