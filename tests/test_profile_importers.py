@@ -363,8 +363,9 @@ def test_eksctl_defaults_and_taint_forms(tmp_path: Path) -> None:
         Taint("bare", "", "PreferNoSchedule"),
     )
     # Labels and taints without propagateASGTags: the autoscaler cannot build a template.
+    # desiredCapacity defaults to minSize: no node now.
     assert (tagged.nodes, tagged.min_nodes, tagged.max_nodes, tagged.scale_from_zero) == (
-        2,
+        0,
         0,
         2,
         False,
@@ -372,8 +373,29 @@ def test_eksctl_defaults_and_taint_forms(tmp_path: Path) -> None:
     assert tagged.allocatable["nvidia.com/gpu"] == 1
     assert tagged.allocatable["memory"] == 32 * GIB
     assert mixed.instance_type == "g5.xlarge"
-    assert (mixed.min_nodes, mixed.max_nodes) == (1, 2)
+    assert (mixed.nodes, mixed.min_nodes, mixed.max_nodes) == (1, 1, 1)  # maxSize from minSize
     assert mixed.taints == (Taint("k", "", "PreferNoSchedule"),)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "managed", "expected"),
+    [
+        ("", False, (2, 2, 2)),  # none written: eksctl's DefaultNodeCount
+        ("minSize: 0", False, (0, 0, 0)),
+        ("minSize: 0", True, (0, 0, 1)),  # a managed group's maxSize is at least 1
+        ("minSize: 0, maxSize: 4", True, (0, 0, 4)),
+        ("desiredCapacity: 3", False, (3, 3, 3)),
+        ("desiredCapacity: 1, maxSize: 5", False, (1, 1, 5)),
+        ("minSize: 1, desiredCapacity: 2", False, (2, 1, 2)),
+    ],
+)
+def test_eksctl_sizes_default_as_eksctl_fills_them(
+    tmp_path: Path, sizes: str, managed: bool, expected: tuple[int, int, int]
+) -> None:
+    key = "managedNodeGroups" if managed else "nodeGroups"
+    text = EKSCTL_HEAD + f"{key}:\n- {{name: g, instanceType: g5.xlarge, {sizes}}}\n"
+    (pool,) = load_profiles([write(tmp_path, text)]).pools
+    assert (pool.nodes, pool.min_nodes, pool.max_nodes) == expected
 
 
 @pytest.mark.parametrize(
@@ -474,6 +496,41 @@ def test_later_profile_wins_field_by_field(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("dump_first", [True, False])
+def test_a_node_group_missing_from_the_dump_has_no_node_now(
+    tmp_path: Path, dump_first: bool
+) -> None:
+    """The dump says what exists, the config what may exist: desiredCapacity is no node."""
+    dump = write(tmp_path, json.dumps({"kind": "List", "items": [node("n1", {
+        "eks.amazonaws.com/nodegroup": "cpu"})]}), "dump.json")  # fmt: skip
+    config = write(
+        tmp_path,
+        EKSCTL_HEAD
+        + "managedNodeGroups:\n"
+        + "- {name: cpu, instanceType: m5.large, desiredCapacity: 3, minSize: 1, maxSize: 5}\n"
+        + "- {name: gpu, instanceType: g5.xlarge, desiredCapacity: 2, minSize: 0, maxSize: 4}\n",
+        "eksctl.yaml",
+    )
+    order = [dump, config] if dump_first else [config, dump]
+    pools = {p.name: p for p in load_profiles(order).pools}
+    assert (pools["cpu"].nodes, pools["cpu"].min_nodes, pools["cpu"].max_nodes) == (1, 1, 5)
+    assert (pools["gpu"].nodes, pools["gpu"].min_nodes, pools["gpu"].max_nodes) == (0, 0, 4)
+    assert pools["gpu"].scale_from_zero is True
+
+
+def test_a_dump_without_nodes_says_nothing_about_node_counts(tmp_path: Path) -> None:
+    quota = {"kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "ml"},
+             "spec": {"hard": {"pods": "10"}}}  # fmt: skip
+    dump = write(tmp_path, json.dumps({"kind": "List", "items": [quota]}), "dump.json")
+    config = write(
+        tmp_path,
+        EKSCTL_HEAD + "managedNodeGroups:\n- {name: gpu, instanceType: g5.xlarge, minSize: 2}\n",
+        "eksctl.yaml",
+    )
+    (pool,) = load_profiles([config, dump]).pools
+    assert pool.nodes == 2
+
+
 def test_written_allocatable_wins_over_a_later_catalogue_estimate(tmp_path: Path) -> None:
     head = "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\n"
     written = write(
@@ -554,3 +611,22 @@ def test_values_of_the_wrong_type_are_errors_not_crashes(
     with pytest.raises(GpulintError) as info:
         load_profiles([path])
     assert str(info.value).startswith(f"{path}:{message}")
+
+
+def test_eksctl_node_template_tags_let_a_self_managed_group_scale_from_zero(
+    tmp_path: Path,
+) -> None:
+    infra = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "eksctl"
+    pools = {p.name: p for p in load_profiles([str(infra / "kubeflow-spot.yaml")]).pools}
+    gpu = pools["1-gpu-spot-p3-2xlarge"]
+    assert (gpu.nodes, gpu.min_nodes, gpu.max_nodes, gpu.scale_from_zero) == (0, 0, 10, True)
+    assert gpu.taints == (Taint("spotInstance", "true", "PreferNoSchedule"),)
+    # ng-1's label node-class is not tagged: the autoscaler's template lacks it.
+    assert pools["ng-1"].scale_from_zero is False
+    text = EKSCTL_HEAD + (
+        "nodeGroups:\n- name: g\n  instanceType: g5.xlarge\n  minSize: 0\n  maxSize: 2\n"
+        "  labels: {gpu: 'yes'}\n  taints: {nvidia.com/gpu: 'present:NoSchedule'}\n"
+        "  tags:\n    k8s.io/cluster-autoscaler/node-template/label/gpu: 'yes'\n"
+    )
+    (pool,) = load_profiles([write(tmp_path, text)]).pools
+    assert pool.scale_from_zero is False  # the taint is not tagged

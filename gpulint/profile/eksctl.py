@@ -11,22 +11,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpulint.errors import GpulintError
+from gpulint.profile.autoscaler import EFFECTS, node_template_from_tags, template_covers
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool, Taint
 from gpulint.profile.values import location, mapping, sequence, text
 
-DEFAULT_DESIRED_CAPACITY = 2  # eksctl's default
+DEFAULT_NODE_COUNT = 2  # eksctl's DefaultNodeCount, used only when no size is written
+DEFAULT_MANAGED_MAX_SIZE = 1  # eksctl's DefaultMaxSize: a managed group's maxSize is at least 1
 DEFAULT_INSTANCE_TYPE = "m5.large"  # eksctl's default
-#: Effect spellings eksctl and the EKS API accept -> the Kubernetes spelling.
-EFFECTS: Mapping[str, str] = {
-    "NoSchedule": "NoSchedule",
-    "PreferNoSchedule": "PreferNoSchedule",
-    "NoExecute": "NoExecute",
-    "NO_SCHEDULE": "NoSchedule",
-    "PREFER_NO_SCHEDULE": "PreferNoSchedule",
-    "NO_EXECUTE": "NoExecute",
-}
 _GROUP_KEYS = (("nodeGroups", False), ("managedNodeGroups", True))
 
 
@@ -75,16 +68,20 @@ def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent
         raise GpulintError(
             f"{location(display, group)}: {where}.name: every node group needs a name"
         )
-    desired = _count(display, group, "desiredCapacity", where, DEFAULT_DESIRED_CAPACITY)
-    min_size = _count(display, group, "minSize", where, desired)
-    max_size = _count(display, group, "maxSize", where, max(desired, min_size))
+    desired, min_size, max_size = _sizes(display, group, where, managed)
     instance = _instance_type(display, group, where)
     user_labels = {str(k): text(v) for k, v in mapping(group.get("labels")).items()}
     taints = _taints(display, group, where)
     labels = {**_implied_labels(name, instance, managed), **user_labels}
     # cluster-autoscaler builds a zero-node template of a managed group from the EKS API; for
-    # a self-managed group it knows labels and taints only from ASG tags.
-    has_template = managed or group.get("propagateASGTags") is True or not (user_labels or taints)
+    # a self-managed group it knows labels and taints only from ASG tags, which eksctl writes
+    # with propagateASGTags or the config writes itself under `tags`.
+    tagged = node_template_from_tags(mapping(group.get("tags")))
+    has_template = (
+        managed
+        or group.get("propagateASGTags") is True
+        or template_covers(tagged, user_labels, taints)
+    )
     values: dict[str, Any] = {
         "taints": taints,
         "min_nodes": min_size,
@@ -101,6 +98,26 @@ def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent
     return PoolFacts(pool, frozenset(values) - {"allocatable"}, frozenset(estimated))
 
 
+def _sizes(
+    display: str, group: Mapping[str, Any], where: str, managed: bool
+) -> tuple[int, int, int]:
+    """(desiredCapacity, minSize, maxSize) with eksctl's defaults for the unwritten ones.
+
+    eksctl fills minSize from desiredCapacity (else 2), maxSize from desiredCapacity (else
+    minSize), then desiredCapacity from minSize: so `minSize: 0` alone means no node now.
+    """
+    desired = _count(display, group, "desiredCapacity", where)
+    min_size = _count(display, group, "minSize", where)
+    max_size = _count(display, group, "maxSize", where)
+    if min_size is None:
+        min_size = DEFAULT_NODE_COUNT if desired is None else desired
+    if max_size is None:
+        max_size = min_size if desired is None else desired
+        if managed and max_size == 0:
+            max_size = DEFAULT_MANAGED_MAX_SIZE
+    return (min_size if desired is None else desired), min_size, max_size
+
+
 def _implied_labels(name: str, instance: str, managed: bool) -> dict[str, str]:
     labels = {"alpha.eksctl.io/nodegroup-name": name, "node.kubernetes.io/instance-type": instance}
     if managed:
@@ -108,8 +125,10 @@ def _implied_labels(name: str, instance: str, managed: bool) -> dict[str, str]:
     return labels
 
 
-def _count(display: str, group: Mapping[str, Any], key: str, where: str, default: int) -> int:
-    value = group.get(key, default)
+def _count(display: str, group: Mapping[str, Any], key: str, where: str) -> int | None:
+    value = group.get(key)
+    if value is None:
+        return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise GpulintError(
             f"{location(display, group, key)}: {where}.{key}: {value!r} is not a node count "

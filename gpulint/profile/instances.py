@@ -34,6 +34,9 @@ class InstanceType:
 
 # (name, vCPUs, memory GiB, NVIDIA GPUs, GPU model)
 _AWS_NVIDIA: tuple[tuple[str, int, int, int, str], ...] = (
+    ("p2.xlarge", 4, 61, 1, "k80"),
+    ("p2.8xlarge", 32, 488, 8, "k80"),
+    ("p2.16xlarge", 64, 732, 16, "k80"),
     ("p3.2xlarge", 8, 61, 1, "v100"),
     ("p3.8xlarge", 32, 244, 4, "v100"),
     ("p3.16xlarge", 64, 488, 8, "v100"),

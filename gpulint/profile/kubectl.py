@@ -92,7 +92,10 @@ def facts_from_objects(
         local_queues=tuple(local_queues),
         sources=(source,),
     )
-    return ProfileFacts(profile, pool_facts_from_nodes(nodes, pool_label))
+    # A dump of nodes lists all of them: a node group it lacks has no node now.
+    return ProfileFacts(
+        profile, pool_facts_from_nodes(nodes, pool_label), nodes_complete=bool(nodes)
+    )
 
 
 def _flatten(

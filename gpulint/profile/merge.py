@@ -5,7 +5,10 @@ fields the input states and which it only estimates. Pools are joined by name; p
 latest input that states it wins, and an estimate is used only when no input states the field.
 That is how a kubectl dump (current nodes, labels, allocatable) and an eksctl config (min/max
 sizes, taints, instance type; node count and allocatable only estimated) of the same cluster
-combine whichever order they are given in.
+combine whichever order they are given in. An input that lists every node of the cluster (a
+kubectl dump with nodes, a live cluster) also says that a pool it lacks has no node now.
+
+Merging is linear in the number of pool views: pools are grouped by name in one pass.
 """
 
 from __future__ import annotations
@@ -32,10 +35,15 @@ class PoolFacts:
 
 @dataclass(frozen=True)
 class ProfileFacts:
-    """One input's view of a cluster; `profile.pools` is ignored in favour of `pools`."""
+    """One input's view of a cluster; `profile.pools` is ignored in favour of `pools`.
+
+    `nodes_complete`: the input lists every node of the cluster, so a pool it does not have
+    has 0 nodes now (an eksctl config's `desiredCapacity` is then only what was asked for).
+    """
 
     profile: ClusterProfile
     pools: tuple[PoolFacts, ...] = ()
+    nodes_complete: bool = False
 
 
 def merge(inputs: Sequence[ProfileFacts]) -> ClusterProfile:
@@ -43,12 +51,26 @@ def merge(inputs: Sequence[ProfileFacts]) -> ClusterProfile:
     cluster = ClusterProfile()
     for facts in inputs:
         cluster = _merge_cluster(cluster, facts.profile)
-    names = list(dict.fromkeys(p.pool.name for facts in inputs for p in facts.pools))
+    views: dict[str, list[tuple[int, PoolFacts]]] = {}
+    for order, facts in enumerate(inputs):
+        for view in facts.pools:
+            views.setdefault(view.pool.name, []).append((order, view))
+    for order, facts in enumerate(inputs):
+        if facts.nodes_complete:
+            present = {view.pool.name for view in facts.pools}
+            for name, found in views.items():
+                if name not in present:
+                    found.append((order, _no_node(name)))
     pools = tuple(
-        _merge_pool(name, [p for facts in inputs for p in facts.pools if p.pool.name == name])
-        for name in names
+        _merge_pool(name, [view for _, view in sorted(found, key=lambda entry: entry[0])])
+        for name, found in views.items()
     )
     return replace(cluster, pools=pools)
+
+
+def _no_node(name: str) -> PoolFacts:
+    """What a complete list of nodes says about a pool it does not have: no node now."""
+    return PoolFacts(Pool(name=name), frozenset({"nodes", "device_plugin_not_ready"}))
 
 
 def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfile:

@@ -1,0 +1,80 @@
+"""cluster-autoscaler's view of a node group at zero nodes: ASG node-template tags.
+
+On AWS the autoscaler builds the node it would add from the Auto Scaling group's launch
+template (instance type: cpu, memory, GPUs) and the group's tags
+`k8s.io/cluster-autoscaler/node-template/label/<key>` (= value),
+`.../taint/<key>` (= `value:effect`) and `.../resources/<name>` (= quantity). A label or taint
+the tags do not carry is not on that template, so a pod that selects it never triggers a
+scale-up from zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gpulint.profile.model import Taint
+from gpulint.quantity import parse_quantity
+
+TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
+#: Effect spellings Kubernetes, eksctl and the EKS/GKE APIs accept -> the Kubernetes spelling.
+EFFECTS: Mapping[str, str] = {
+    "NoSchedule": "NoSchedule",
+    "PreferNoSchedule": "PreferNoSchedule",
+    "NoExecute": "NoExecute",
+    "NO_SCHEDULE": "NoSchedule",
+    "PREFER_NO_SCHEDULE": "PreferNoSchedule",
+    "NO_EXECUTE": "NoExecute",
+}
+
+
+@dataclass(frozen=True)
+class NodeTemplate:
+    """What node-template tags add to the autoscaler's zero-node template."""
+
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    resources: Mapping[str, Decimal] = field(default_factory=dict)
+
+    @property
+    def tagged(self) -> bool:
+        """True when any node-template tag is present."""
+        return bool(self.labels or self.taints or self.resources)
+
+
+def node_template_from_tags(tags: Mapping[str, Any]) -> NodeTemplate:
+    """The labels, taints and resources of `k8s.io/cluster-autoscaler/node-template/*` tags.
+
+    A taint tag whose value is not `value:effect` and a resource tag that is not a quantity are
+    left out, as the autoscaler leaves them out.
+    """
+    labels: dict[str, str] = {}
+    taints: list[Taint] = []
+    resources: dict[str, Decimal] = {}
+    for key, raw in tags.items():
+        key = str(key)
+        if not key.startswith(TAG_PREFIX):
+            continue
+        kind, _, name = key[len(TAG_PREFIX) :].partition("/")
+        value = "" if raw is None else str(raw)
+        if kind == "label" and name:
+            labels[name] = value
+        elif kind == "taint" and name:
+            taint_value, sep, effect = value.rpartition(":")
+            if sep and effect in EFFECTS:
+                taints.append(Taint(name, taint_value, EFFECTS[effect]))
+        elif kind == "resources" and name:
+            amount = parse_quantity(value)
+            if amount is not None:
+                resources[name] = amount
+    return NodeTemplate(labels, tuple(taints), resources)
+
+
+def template_covers(template: NodeTemplate, labels: Mapping[str, str], taints: Any) -> bool:
+    """True when the tags carry every one of the group's own labels and taints."""
+    return all(template.labels.get(k) == v for k, v in labels.items()) and all(
+        any(t.key == taint.key and t.effect == taint.effect for t in template.taints)
+        for taint in taints
+    )
