@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from gpulint.cli import main
 from gpulint.errors import GpulintError
 from gpulint.profile import load_profiles
 from gpulint.profile.dump import dump_profile
@@ -86,3 +89,50 @@ def test_show_lists_queues_with_their_nominal_quotas() -> None:
     text = show_profile(load_profiles([str(PROFILES / "kueue-queues.yaml")]))
     assert "ClusterQueue research: nominal a100: nvidia.com/gpu 8, cohort shared\n" in text
     assert "LocalQueue ml/orphan -> retired\n" in text
+
+
+RESOURCE_FLAVOR = {
+    "apiVersion": "kueue.x-k8s.io/v1beta1",
+    "kind": "ResourceFlavor",
+    "metadata": {"name": "a100"},
+    "spec": {"nodeLabels": {"cloud.google.com/gke-accelerator": "nvidia-tesla-a100"}},
+}
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [[RESOURCE_FLAVOR], [CLUSTER_QUEUE], [LOCAL_QUEUE], [RESOURCE_FLAVOR, CLUSTER_QUEUE]],
+    ids=["flavor", "cluster-queue", "local-queue", "flavor-and-queue"],
+)
+def test_kueue_files_alone_are_accepted_as_profiles(tmp_path: Path, objects: list) -> None:
+    path = tmp_path / "kueue.yaml"
+    path.write_text("\n---\n".join(json.dumps(o) for o in objects))
+    profile = load_profiles([str(path)])
+    assert profile.pools == ()
+    assert [q.name for q in profile.cluster_queues] == (
+        ["team-a"] if CLUSTER_QUEUE in objects else []
+    )
+
+
+def test_queued_jobs_that_fit_alone_wait_their_turn() -> None:
+    """Two Kueue Jobs that each fit: a warning that the second waits, not `stay Pending`."""
+    cases = PROFILES.parent / "cases" / "capacity"
+    args = ["check", "--isolated", "--select", "GPU201", "--format", "json"]
+    args += ["--profile", str(PROFILES / "placement-eks.yaml")]
+    args += ["--profile", str(PROFILES / "kueue-queues.yaml")]
+    result = CliRunner().invoke(main, [*args, str(cases / "GPU201-kueue-queued.yaml")])
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["line"], f["severity"]) for f in findings] == [
+        ("GPU201", 12, "warning"),
+        ("GPU201", 34, "warning"),
+    ]
+    assert findings[0]["message"] == (
+        "Job/ml/finetune-a needs 8 nvidia.com/gpu (parallelism: 2 × 4 per pod), which pool g5 "
+        "can give (12 at most), but not beside Job/ml/finetune-b (8: parallelism: 2 × 4): "
+        "ClusterQueue team-a admits it when enough of them finish, so it is queued behind the "
+        "others"
+    )
+    # Without the queues, the same Jobs are an error: 4 GPUs worth of pods stay Pending.
+    plain = CliRunner().invoke(main, [*args[:-2], str(cases / "GPU201-kueue-queued.yaml")])
+    severities = {f["severity"] for f in json.loads(plain.stdout)["findings"]}
+    assert severities == {"error"}

@@ -21,7 +21,17 @@ from gpulint.profile.values import check_quantities, mapping, sequence
 
 #: Kinds read from a dump; anything else in it is ignored.
 KINDS = frozenset(
-    {"Node", "ResourceQuota", "LimitRange", "PriorityClass", "ClusterQueue", "LocalQueue"}
+    {
+        "Node",
+        "ResourceQuota",
+        "LimitRange",
+        "PriorityClass",
+        "ClusterQueue",
+        "LocalQueue",
+        # Accepted so a Kueue setup file can be given as it is; the queues say what GPU310
+        # needs, and a flavor's node labels are the pools' own.
+        "ResourceFlavor",
+    }
 )
 _LIST_KINDS = frozenset({"List", *(f"{kind}List" for kind in KINDS)})
 _LIMIT_KEYS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")

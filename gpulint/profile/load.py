@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpulint.errors import GpulintError
@@ -18,7 +18,8 @@ from gpulint.yamltree import parse
 
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
-    "-A -o yaml` dump, or an eksctl ClusterConfig"
+    "-A -o yaml` dump, Kueue ResourceFlavor/ClusterQueue/LocalQueue objects, or an eksctl "
+    "ClusterConfig"
 )
 
 
@@ -114,13 +115,31 @@ def json_dump_facts(path: str, data: bytes, pool_label: str | None = None) -> Pr
 def _objects_facts(path: str, objects: list[Any], pool_label: str | None) -> ProfileFacts:
     found = facts_from_objects(objects, pool_label, path)
     profile = found.profile
-    if not (found.pools or profile.quotas or profile.limit_ranges or profile.priority_classes):
+    if not (
+        found.pools
+        or profile.quotas
+        or profile.limit_ranges
+        or profile.priority_classes
+        or profile.cluster_queues
+        or profile.local_queues
+        or any(_kind_of(o) == "ResourceFlavor" for o in objects)
+    ):
         raise GpulintError(
-            f"{_where(path, objects[0])}: no Node, ResourceQuota, LimitRange or PriorityClass "
-            "in this list; give the output of `kubectl get nodes,resourcequotas,limitranges,"
-            "priorityclasses -A -o yaml`"
+            f"{_where(path, objects[0])}: no Node, ResourceQuota, LimitRange, PriorityClass or "
+            "Kueue object in this list; give the output of `kubectl get nodes,resourcequotas,"
+            "limitranges,priorityclasses -A -o yaml`"
         )
     return found
+
+
+def _kind_of(value: Any) -> Any:
+    """The kind of a document, or of the items of a List (the first that has one)."""
+    if not isinstance(value, Mapping):
+        return None
+    items = value.get("items")
+    if value.get("kind") == "List" and isinstance(items, list):
+        return next((kind for kind in map(_kind_of, items) if kind), None)
+    return value.get("kind")
 
 
 def _where(path: str, value: Any) -> str:

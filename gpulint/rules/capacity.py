@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from gpulint.gpus import gpu_limit_pos, gpu_requests
+from gpulint.kueue import admitting_queue
 from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
@@ -105,6 +106,13 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             need = demand.total(resource) + sharing.confined
             have = _room(pools, resource)
             if need <= have:
+                continue
+            queue = None
+            if sharing.count:
+                namespace = ctx.namespace_of(demand.workload.document)
+                queue = admitting_queue(profile, demand.workload, namespace)
+            if queue is not None and demand.total(resource) <= have:
+                yield _queued_problem(demand, resource, sharing, have, pools, queue)
                 continue
             yield _capacity_problem(demand, resource, per_pod, sharing, need, have, pools)
 
@@ -369,6 +377,32 @@ def _capacity_problem(
     else:
         fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
     return Problem.at(demand.planned.document, demand.planned.pos, text, fix)
+
+
+def _queued_problem(
+    demand: GpuDemand,
+    resource: str,
+    sharing: Sharing,
+    have: Decimal,
+    pools: tuple[Pool, ...],
+    queue: str,
+) -> Problem:
+    """A Kueue workload that fits the pools alone: it waits for the others, it is not stuck."""
+    own = demand.total(resource)
+    ref = demand.workload.document.ref
+    return Problem.at(
+        demand.planned.document,
+        demand.planned.pos,
+        f"{ref} needs {format_quantity(own)} {resource} ({demand.planned.source} × "
+        f"{format_quantity(demand.gpus[resource])} per pod), which {describe_pools(pools)} can "
+        f"give ({format_quantity(have)} at most), but not beside {sharing.describe(resource)}: "
+        f"ClusterQueue {queue} admits it when enough of them finish, so it is queued behind "
+        f"the others",
+        f"None needed if the wait is acceptable; to run them at once, "
+        f"{_grow(pools, resource, own + sharing.confined - have)} and give ClusterQueue "
+        f"{queue} the quota for all of them.",
+        severity=Severity.WARNING,
+    )
 
 
 def _pool_room(pool: Pool, resource: str) -> str:
