@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
@@ -515,7 +515,22 @@ def node_ceiling(pool: Pool) -> int:
     return pool.ceiling if pool.can_grow else 0
 
 
+#: Pools a message names before `and N more like them`.
+MAX_NAMED_POOLS = 3
+
+
 def describe_pools(pools: tuple[Pool, ...]) -> str:
-    """`pool g5` or `pools g5, p4d`, for messages."""
-    names = ", ".join(p.name for p in pools)
+    """`pool g5`, `pools g5, p4d`, or `pools a, b, c and 9 more like them`, for messages."""
+    names = first_pools([p.name for p in pools], ", ")
     return f"pool {names}" if len(pools) == 1 else f"pools {names}"
+
+
+def first_pools(items: Sequence[str], separator: str = "; ") -> str:
+    """At most MAX_NAMED_POOLS of `items` (one per pool), then `and N more like them`.
+
+    A cluster whose nodes carry no pool label can have hundreds of pools: a message that
+    named each would bury the one that matters.
+    """
+    shown = separator.join(items[:MAX_NAMED_POOLS])
+    more = len(items) - MAX_NAMED_POOLS
+    return f"{shown} and {more:,} more like them" if more > 0 else shown

@@ -565,8 +565,9 @@ def test_a_list_without_cluster_objects_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(GpulintError) as info:
         load_profiles([path])
     assert str(info.value) == (
-        f"{path}:1:1: no Node, ResourceQuota, LimitRange or PriorityClass in this list; give the "
-        "output of `kubectl get nodes,resourcequotas,limitranges,priorityclasses -A -o yaml`"
+        f"{path}:1:1: no Node, ResourceQuota, LimitRange, PriorityClass or Kueue object in this "
+        "list; give the output of `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
+        "-A -o yaml`"
     )
 
 
@@ -595,7 +596,7 @@ def test_a_gpu_labelled_node_without_advertised_gpus_has_its_plugin_not_ready() 
     [
         (
             "kind: List\nitems:\n- {kind: {a: 1}}\n- kind: [Node]\n",
-            "1:1: no Node, ResourceQuota, LimitRange or PriorityClass in this list",
+            "1:1: no Node, ResourceQuota, LimitRange, PriorityClass or Kueue object in this list",
         ),
         ("kind: [ClusterProfile]\n", "1:1: `['ClusterProfile']` is not a gpulint ClusterProfile"),
         (
@@ -630,3 +631,51 @@ def test_eksctl_node_template_tags_let_a_self_managed_group_scale_from_zero(
     )
     (pool,) = load_profiles([write(tmp_path, text)]).pools
     assert pool.scale_from_zero is False  # the taint is not tagged
+
+
+# --- clusters without pool labels -------------------------------------------------------------
+
+
+def test_unlabelled_nodes_alike_form_one_pool_named_by_what_they_share() -> None:
+    gpu = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    gpu_capacity = {"cpu": "64", "memory": "515000000Ki", "pods": "110", "nvidia.com/gpu": "8"}
+    gpu_taint = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    nodes = [
+        node("cp-1", {"node-role.kubernetes.io/control-plane": ""}),
+        *(
+            # Memory differs by a few KiB between identical machines; it does not split a pool.
+            node(
+                f"gpu-worker-{i}",
+                gpu,
+                taints=gpu_taint,
+                capacity={**gpu_capacity, "memory": f"5150000{i}0Ki"},
+            )
+            for i in range(1, 13)
+        ),
+        node("cpu-a", {"node-class": "cpu"}),
+        node(
+            "cpu-b",
+            {"node-class": "cpu"},
+            taints=[{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}],
+        ),
+    ]
+    pools = {p.name: p for p in pools_from_nodes(nodes)}
+    assert sorted(pools) == ["cp-1", "cpu-*", "gpu-worker-*"]
+    workers = pools["gpu-worker-*"]
+    assert (workers.nodes, workers.taints) == (12, (GPU_TAINT,))
+    assert workers.allocatable["nvidia.com/gpu"] == 8
+    assert "kubernetes.io/hostname" not in workers.labels
+    assert pools["cpu-*"].nodes == 2  # a state taint does not make a node a pool of its own
+
+
+def test_unlabelled_pools_with_one_instance_type_are_named_by_it() -> None:
+    typed = {"node.kubernetes.io/instance-type": "g5.12xlarge"}
+    nodes = [
+        node("a", typed),
+        node("b", typed),
+        node("c", {**typed, "team": "x"}),
+        node("d", {"node.kubernetes.io/instance-type": "m5.large"}),
+    ]
+    names = sorted(p.name for p in pools_from_nodes(nodes))
+    # Two shapes of g5.12xlarge: the second is numbered.
+    assert names == ["g5.12xlarge", "g5.12xlarge-2", "m5.large"]

@@ -21,7 +21,7 @@ from gpulint.pods import pod_extended_requests, pod_owner
 from gpulint.profile.kubectl import facts_from_objects
 from gpulint.profile.merge import merge
 from gpulint.profile.model import ClusterProfile, GpuUser, Pool
-from gpulint.profile.nodes import node_view, pool_name
+from gpulint.profile.nodes import node_view, pool_names
 
 # Pods that hold node resources: bound ones that have not finished. Pending pods already bound
 # to a node count too; unbound ones hold nothing yet and are skipped client-side.
@@ -200,9 +200,7 @@ def _pool_requests(
     pool_label: str | None,
 ) -> Iterator[tuple[str, Mapping[str, Any], dict[str, Decimal]]]:
     """(pool, pod, extended requests) of every pod bound to a node of a known pool."""
-    pool_of_node = {
-        view.name: pool_name(view, pool_label) for view in (node_view(n) for n in nodes)
-    }
+    pool_of_node = pool_names([node_view(n) for n in nodes], pool_label)
     for pod in pods:
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         pool = pool_of_node.get(node)

@@ -108,15 +108,72 @@ def node_view(
     )
 
 
-def pool_name(node: NodeView, pool_label: str | None = None) -> str:
-    """The pool a node belongs to: its pool label, else its instance type, else its own name."""
+def labelled_pool(node: NodeView, pool_label: str | None = None) -> str | None:
+    """The pool a node's pool label names (`--pool-label`, else a provider's), or None."""
     for label in (pool_label,) if pool_label else POOL_LABELS:
         if node.labels.get(label):
             return node.labels[label]
-    for label in INSTANCE_TYPE_LABELS:
-        if node.labels.get(label):
-            return node.labels[label]
-    return node.name
+    return None
+
+
+def pool_names(nodes: Iterable[NodeView], pool_label: str | None = None) -> dict[str, str]:
+    """Node name -> pool name, for every node.
+
+    Nodes with a pool label form the pool it names. The others (kubeadm, k3s, bare metal) are
+    grouped by what the scheduler reads: labels less the per-node ones, taints less the state
+    taints, and the cpu and extended resources they offer. Such a pool is named by its
+    instance type (`g5.12xlarge`, `g5.12xlarge-2` for a second shape of it), else by what its
+    nodes' names share (`gpu-worker-*`).
+    """
+    names: dict[str, str] = {}
+    shapes: dict[tuple[Any, ...], list[NodeView]] = {}
+    for node in nodes:
+        found = labelled_pool(node, pool_label)
+        if found is not None:
+            names[node.name] = found
+        else:
+            shapes.setdefault(_shape(node), []).append(node)
+    taken = set(names.values())
+    last: dict[str, int] = {}  # per base name, the last number given, so naming stays linear
+    for members in shapes.values():
+        name = _instance_type_of(members[0]) or _shared_name(members)
+        unique, n = name, last.get(name, 1)
+        while unique in taken:
+            n += 1
+            unique = f"{name}-{n}"
+        last[name] = n
+        taken.add(unique)
+        for node in members:
+            names[node.name] = unique
+    return names
+
+
+def _shape(node: NodeView) -> tuple[Any, ...]:
+    """What makes two unlabelled nodes interchangeable for the scheduler."""
+    labels = frozenset(
+        (k, v) for k, v in node.labels.items() if k not in _PER_NODE_LABELS and v != node.name
+    )
+    taints = frozenset(t for t in node.taints if not _is_state_taint(t))
+    # Memory differs by a few KiB between identical machines; cpu and devices do not.
+    offered = frozenset((k, v) for k, v in node.allocatable.items() if k == "cpu" or "/" in k)
+    return labels, taints, offered
+
+
+def _instance_type_of(node: NodeView) -> str | None:
+    return next((node.labels[k] for k in INSTANCE_TYPE_LABELS if node.labels.get(k)), None)
+
+
+def _shared_name(members: list[NodeView]) -> str:
+    """The nodes' common name prefix with `*` (`gpu-worker-*`), or the one node's name."""
+    if len(members) == 1:
+        return members[0].name
+    first, last = min(n.name for n in members), max(n.name for n in members)
+    size = next(
+        (i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first)
+    )
+    # `gpu-worker-1` and `gpu-worker-12` share `gpu-worker-1`: a number is per node.
+    prefix = first[:size].rstrip("0123456789-_.")
+    return f"{prefix}-*" if prefix else f"{members[0].name}+{len(members) - 1}"
 
 
 def pools_from_nodes(
@@ -130,10 +187,11 @@ def pool_facts_from_nodes(
     nodes: Iterable[NodeView | Mapping[str, Any]], pool_label: str | None = None
 ) -> tuple[PoolFacts, ...]:
     """Like pools_from_nodes, saying which pool fields the nodes state and which are guesses."""
+    views = [node if isinstance(node, NodeView) else node_view(node) for node in nodes]
+    names = pool_names(views, pool_label)
     groups: dict[str, list[NodeView]] = {}
-    for node in nodes:
-        view = node if isinstance(node, NodeView) else node_view(node)
-        groups.setdefault(pool_name(view, pool_label), []).append(view)
+    for view in views:
+        groups.setdefault(names[view.name], []).append(view)
     return tuple(_pool(name, members) for name, members in groups.items())
 
 

@@ -33,6 +33,7 @@ from gpulint.scheduling import (
     describe_pools,
     describe_requirement,
     extended_resource_tolerations,
+    first_pools,
     format_amount,
     has_required_placement,
     is_gpu_pool,
@@ -120,22 +121,24 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
         yield Problem.at(
             template.document,
             _obstacle_pos(item, closest),
-            f"no node pool can run this pod ({_gpu_text(item.gpus)}): {_per_pool(item.placement)}",
+            f"no node pool can run this pod ({_gpu_text(item.gpus)}): {_per_pool(item)}",
             _no_pool_fix(item, closest),
         )
 
 
 def _closest(item: GpuPlacement) -> PoolFit:
     """The pool nearest to taking the pod: a GPU pool failing the fewest filters."""
-    return min(
-        item.placement.fits,
-        key=lambda f: (
-            not is_gpu_pool(f.pool),
-            len(f.failed),
-            -satisfied_requirements(item.template, f.pool.labels),
-            len(f.shortfalls),
-            not f.pool.can_grow,
-        ),
+    return min(item.placement.fits, key=lambda f: _distance(item, f))
+
+
+def _distance(item: GpuPlacement, fit: PoolFit) -> tuple[object, ...]:
+    """How far a pool is from taking the pod, for picking and ordering pools in messages."""
+    return (
+        not is_gpu_pool(fit.pool),
+        len(fit.failed),
+        -satisfied_requirements(item.template, fit.pool.labels),
+        len(fit.shortfalls),
+        not fit.pool.can_grow,
     )
 
 
@@ -208,10 +211,15 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
         taints = ", ".join(str(t) for t in best.untolerated)
         also = ""
         if others:
-            also = "; it would also fit " + ", ".join(
-                f"{f.pool.name} (taints {', '.join(str(t) for t in f.untolerated)})" for f in others
+            also = "; it would also fit " + first_pools(
+                [
+                    f"{f.pool.name} (taints {', '.join(str(t) for t in f.untolerated)})"
+                    for f in others
+                ],
+                ", ",
             )
         rest = [f for f in item.placement.fits if f not in (best, *others)]
+        rest.sort(key=lambda f: _distance(item, f))
         rest_text = f"; other pools: {_per_pool_of(rest)}" if rest else ""
         yield Problem.at(
             template.document,
@@ -319,7 +327,7 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
                 _placement_pos(template),
                 f"required placement only matches {describe_pools(pools)}, which "
                 f"{'has' if len(pools) == 1 else 'have'} no node and can never get one "
-                f"({'; '.join(f'{p.name}: {_cannot_grow(p)}' for p in pools)}): the pod "
+                f"({first_pools([f'{p.name}: {_cannot_grow(p)}' for p in pools])}): the pod "
                 f"stays Pending",
                 _cold_fix(placement, pools, dead=True),
                 severity=Severity.ERROR,
@@ -333,7 +341,7 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
                 _placement_pos(template),
                 f"required placement only matches {describe_pools(pools)}, which "
                 f"{'has' if len(pools) == 1 else 'have'} 0 nodes now: every pod waits for "
-                f"a scale-up from zero ({'; '.join(_provisioning(p) for p in pools)})",
+                f"a scale-up from zero ({first_pools([_provisioning(p) for p in pools])})",
                 _cold_fix(placement, pools, dead=False),
                 severity=Severity.WARNING,
             )
@@ -514,8 +522,8 @@ def gpu_exceeds_node(ctx: CheckContext) -> Iterator[Problem]:
             continue
         name, template = excess.resource, item.template
         largest = max(excess.pools, key=lambda p: allocatable(p, name))
-        per_pool = "; ".join(
-            f"{p.name}: {format_quantity(allocatable(p, name))}" for p in excess.pools
+        per_pool = first_pools(
+            [f"{p.name}: {format_quantity(allocatable(p, name))}" for p in excess.pools]
         )
         summed = sum(
             (
@@ -620,12 +628,13 @@ def _gpu_text(gpus: dict[str, Decimal]) -> str:
     return "requests " + ", ".join(f"{format_quantity(v)} {k}" for k, v in gpus.items())
 
 
-def _per_pool(placement: Placement) -> str:
-    return _per_pool_of(list(placement.fits))
+def _per_pool(item: GpuPlacement) -> str:
+    """Why each pool rejects the pod, the nearest first."""
+    return _per_pool_of(sorted(item.placement.fits, key=lambda f: _distance(item, f)))
 
 
 def _per_pool_of(fits: list[PoolFit]) -> str:
-    return "; ".join(f"{f.pool.name}: {_why_not(f)}" for f in fits)
+    return first_pools([f"{f.pool.name}: {_why_not(f)}" for f in fits])
 
 
 def _why_not(fit: PoolFit) -> str:
