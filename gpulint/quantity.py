@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, Context, Decimal
 
 _SUFFIX: dict[str, Decimal] = {
     "": Decimal(1),
@@ -28,14 +28,25 @@ _QUANTITY = re.compile(
     r"(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?\Z"
 )
 _MILLI = Decimal("0.001")
+#: The largest amount a quantity may stand for: resource.Quantity documents that "no quantity
+#: may represent a number greater than 2^63-1 in magnitude".
+MAX_QUANTITY = Decimal(2**63 - 1)
 
 
 def parse_quantity(value: object) -> Decimal | None:
     """The amount `value` stands for, or None when it is not a valid quantity.
 
-    A number too large for any amount is not a valid quantity. (The API reads a `null`
-    quantity as zero; callers that see one decide what it means for them.)
+    A number larger in magnitude than MAX_QUANTITY (`1e26`, a 29-digit integer) is not a valid
+    quantity. (The API reads a `null` quantity as zero; callers that see one decide what it
+    means for them.)
     """
+    amount = _amount(value)
+    if amount is None or abs(amount) > MAX_QUANTITY:
+        return None
+    return amount
+
+
+def _amount(value: object) -> Decimal | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -61,12 +72,20 @@ def parse_quantity(value: object) -> Decimal | None:
 
 def round_up_to_milli(amount: Decimal) -> Decimal:
     """API defaulting rounds every quantity up to milli precision before validating it."""
-    return amount.quantize(_MILLI, rounding=ROUND_CEILING)
+    exponent = amount.as_tuple().exponent
+    if isinstance(exponent, int) and exponent >= -3:
+        return amount  # no digit below a milli: nothing to round, however large
+    # The default context holds 28 digits: a larger amount in millis would not fit, and
+    # quantize() would raise instead of rounding.
+    digits = max(amount.adjusted(), 0) + 4
+    return amount.quantize(_MILLI, rounding=ROUND_CEILING, context=Context(prec=max(28, digits)))
 
 
 def is_whole(amount: Decimal) -> bool:
     """True when the (milli-rounded) amount is an integer, as extended resources require."""
-    return round_up_to_milli(amount) % 1 == 0
+    rounded = round_up_to_milli(amount)
+    # Not `% 1`: its integer part must fit the context's 28 digits.
+    return rounded == rounded.to_integral_value()
 
 
 def format_quantity(amount: Decimal) -> str:

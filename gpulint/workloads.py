@@ -732,7 +732,7 @@ def _field_count(base: YMap, path: str, default: int = 1, text: bool = False) ->
         node = node.get(step) if isinstance(node, YMap) else None
     if isinstance(node, YMap) and leaf in node:
         value = _integer(node[leaf], text)
-        if value is not None and value >= 0:
+        if value is not None and 0 <= value <= INT32_MAX:
             return ReplicaCount(value, leaf, node.pos_of_key(leaf))
     return ReplicaCount(default, leaf, None)
 
@@ -932,6 +932,18 @@ def _malformed_count(where: str, base: YMap, path: str, problems: list[tuple[Pos
         problems.append(
             (node.pos_of_value(leaf), f"`{field}` is negative; the API server rejects the object")
         )
+    elif count > INT32_MAX:
+        problems.append(
+            (
+                node.pos_of_value(leaf),
+                f"`{field}` is larger than {INT32_MAX}, the most the API's int32 field holds; "
+                "the API server rejects the object",
+            )
+        )
+
+
+#: Replica counts, parallelism and gang sizes are int32 fields in every API that has them.
+INT32_MAX = 2**31 - 1
 
 
 def _integer(value: Any, text: bool = False) -> int | None:
@@ -940,7 +952,11 @@ def _integer(value: Any, text: bool = False) -> int | None:
     if isinstance(value, bool):
         return None
     if text and isinstance(value, str):
-        return int(value) if value.strip().isdigit() else None
+        digits = value.strip()
+        # isdigit() also holds for `²`, which int() refuses, and for 5000 digits, which it
+        # refuses too: neither is a count.
+        usable = digits.isdigit() and digits.isascii() and len(digits) <= 19
+        return int(digits) if usable else None
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value if isinstance(value, int) else None

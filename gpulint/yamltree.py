@@ -131,14 +131,19 @@ def resolve_plain(text: str) -> Any:
         return None
     first = text[0]
     if first in "0123456789+-.":
-        if text.isdigit() and text.isascii() and (first != "0" or len(text) == 1):
-            return int(text)  # the usual number (a port, a count): no regex needed
-        if _INT.match(text):
-            return int(text.replace("_", ""))
-        if _FLOAT.match(text) and text not in (".", "+", "-"):
-            return float(text.replace("_", ""))
-        if _OCT_HEX.match(text):
-            return int(text, 0)
+        try:
+            if text.isdigit() and text.isascii() and (first != "0" or len(text) == 1):
+                return int(text)  # the usual number (a port, a count): no regex needed
+            if _INT.match(text):
+                return int(text.replace("_", ""))
+            if _FLOAT.match(text) and text not in (".", "+", "-"):
+                return float(text.replace("_", ""))
+            if _OCT_HEX.match(text):
+                return int(text, 0)
+        except ValueError:
+            # More digits than Python converts (4300): far beyond any float, which go-yaml
+            # reads as the string it is.
+            return text
     return _WORDS.get(text, text) if len(text) <= 5 else text
 
 

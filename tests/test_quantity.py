@@ -41,6 +41,9 @@ def test_valid_quantities(value: object, amount: Decimal) -> None:
     [
         *("one", "", "1.5.2", "1Gb", "Gi", "1 Gi", None, True, [1], {"a": 1}, "1e99999999"),
         *(f"1e{'9' * 5000}", float("nan"), float("inf")),
+        # more than 2^63-1, the most a quantity may stand for
+        *("1e26", "1e999999", 10**28, "12345678901234567890123456789", 1e308, 2**63, "8Ei"),
+        *("-1e26", -(2**63)),
     ],
 )
 def test_invalid_quantities(value: object) -> None:
@@ -69,10 +72,35 @@ def test_is_whole_after_rounding_up_to_milli(text: str, whole: bool) -> None:
     assert is_whole(amount) is whole
 
 
+def test_the_largest_quantity_is_2_to_the_63_minus_1() -> None:
+    assert parse_quantity(2**63 - 1) == Decimal(2**63 - 1)
+    assert parse_quantity("9223372036854775807") == Decimal(2**63 - 1)
+    assert parse_quantity("7Ei") == Decimal(7 * 2**60)
+
+
 def test_round_up_to_milli() -> None:
     assert round_up_to_milli(Decimal("0.0001")) == Decimal("0.001")
     assert round_up_to_milli(Decimal("1.2341")) == Decimal("1.235")
     assert round_up_to_milli(Decimal(2)) == Decimal("2.000")
+
+
+@pytest.mark.parametrize(
+    ("amount", "rounded"),
+    [
+        (Decimal("1e26"), Decimal("1e26")),
+        (Decimal("1e999999"), Decimal("1e999999")),
+        (
+            Decimal("123456789012345678901234567890.0001"),
+            Decimal("123456789012345678901234567890.001"),
+        ),
+        (Decimal(2**63 - 1) + Decimal("0.0001"), Decimal(2**63 - 1) + Decimal("0.001")),
+    ],
+)
+def test_round_up_to_milli_of_amounts_beyond_the_default_precision(
+    amount: Decimal, rounded: Decimal
+) -> None:
+    assert round_up_to_milli(amount) == rounded
+    assert is_whole(amount) is (rounded == rounded.to_integral_value())
 
 
 @pytest.mark.parametrize(

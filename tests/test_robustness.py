@@ -188,3 +188,60 @@ def test_paths_are_reported_as_the_user_gave_them(
     assert [f[1] for f in findings(relative)] == ["../elsewhere.yaml", "pod.yaml"]
     absolute = run("check", "--isolated", "--format", "json", str(tmp_path / "elsewhere.yaml"))
     assert [f[1] for f in findings(absolute)] == [str(tmp_path / "elsewhere.yaml")]
+
+
+# --- numbers beyond what the API holds ------------------------------------------------------
+
+HUGE = ("1e26", '"1e999999"', "12345678901234567890123456789")
+
+
+@pytest.mark.parametrize("amount", HUGE)
+def test_a_huge_gpu_quantity_is_a_finding_at_the_value(tmp_path: Path, amount: str) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        POD.format(name="p").replace("nvidia.com/gpu: 0.5", f"nvidia.com/gpu: {amount}")
+    )
+    result = run("check", "--isolated", "--format", "json", str(path))
+    assert findings(result) == [("GPU003", str(path), 11, 32)]
+    message = json.loads(result.stdout)["findings"][0]["message"]
+    assert message.endswith("is not a valid quantity"), message
+
+
+NODE_LIST = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: n1
+    labels: {{node.kubernetes.io/instance-type: g5.xlarge}}
+  status:
+    capacity: {{cpu: "4", nvidia.com/gpu: {gpus}}}
+    allocatable: {{cpu: "4", nvidia.com/gpu: {gpus}}}
+    conditions: [{{type: Ready, status: "True"}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("gpus", "problem"),
+    [
+        ("-4", "-4 is negative; write 0 or more"),
+        (f'"{"9" * 4400}"', f"'{'9' * 39}…' is not a Kubernetes quantity"),
+        ("9" * 4400, f"'{'9' * 39}…' is not a Kubernetes quantity"),
+        ("1e26", "1e+26 is not a Kubernetes quantity"),
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "import"])
+def test_a_negative_or_huge_node_capacity_is_one_line_and_exit_2(
+    tmp_path: Path, gpus: str, problem: str, command: str
+) -> None:
+    path = tmp_path / "nodes.yaml"
+    path.write_text(NODE_LIST.format(gpus=gpus))
+    result = run("profile", command, str(path))
+    assert result.exit_code == 2, result.output
+    prefix = "" if command == "validate" else "gpulint: error: "
+    where = f"{path}:10:42: items.0.status.capacity.nvidia.com/gpu: "
+    assert result.output.splitlines() == [prefix + where + problem + (
+        " (write it like 8, 500m or 16Gi)" if "quantity" in problem else ""
+    )]  # fmt: skip

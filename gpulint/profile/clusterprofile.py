@@ -133,18 +133,14 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
 
 def _gpus_in_use(display: str, node: Any, path: Sequence[Any]) -> dict[str, Decimal]:
     """`gpusInUse`, held to what a live cluster reports: extended resources, none negative."""
-    in_use = quantities(display, node, path)
-    for name, amount in in_use.items():
+    hint = "write the amount the pods on the pool's nodes request (0 or more)"
+    in_use = quantities(display, node, path, negative_hint=hint)
+    for name in in_use:
         where = f"{location(display, node, name)}: {dotted([*path, name])}"
         if not is_extended_resource(name):
             raise GpulintError(
                 f"{where}: `{name}` is not an extended resource; gpusInUse counts only "
                 "resources such as nvidia.com/gpu, which the scheduler never overcommits"
-            )
-        if amount < 0:
-            raise GpulintError(
-                f"{where}: {node[name]!r} is negative; write the amount the pods on the pool's "
-                "nodes request (0 or more)"
             )
     return in_use
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.errors import GpulintError
+from gpulint.model import shown
 from gpulint.quantity import parse_quantity
 from gpulint.schema import dotted
 from gpulint.yamltree import YMap, YSeq
@@ -37,16 +38,24 @@ def sequence(value: Any) -> Sequence[Any]:
     return value if isinstance(value, list | tuple) else ()
 
 
-def quantities(display: str, node: Any, path: Sequence[Any]) -> dict[str, Decimal]:
-    """`{resource: quantity}`; raises GpulintError at the first value that is not a quantity."""
+def quantities(
+    display: str, node: Any, path: Sequence[Any], negative_hint: str = "write 0 or more"
+) -> dict[str, Decimal]:
+    """`{resource: quantity}`; raises GpulintError at the first value that is not a quantity,
+    or is negative (no Kubernetes object holds a negative amount)."""
     parsed: dict[str, Decimal] = {}
     for key, raw in mapping(node).items():
         amount = parse_quantity(raw)
-        if amount is None:
-            raise GpulintError(
-                f"{location(display, node, key)}: {dotted([*path, key])}: {raw!r} is not a "
-                "Kubernetes quantity (write it like 8, 500m or 16Gi)"
+        if amount is None or amount < 0:
+            # The value and key are cut: a profile may hold a value of any length.
+            written = repr(shown(raw)) if isinstance(raw, str) else shown(raw)
+            why = (
+                "is not a Kubernetes quantity (write it like 8, 500m or 16Gi)"
+                if amount is None
+                else f"is negative; {negative_hint}"
             )
+            field = dotted([*path, shown(key)])
+            raise GpulintError(f"{location(display, node, key)}: {field}: {written} {why}")
         parsed[str(key)] = amount
     return parsed
 
