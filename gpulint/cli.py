@@ -38,7 +38,10 @@ def _selectors(values: Sequence[str]) -> tuple[str, ...] | None:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"gpulint: error: {message}", err=True)
+    from gpulint.output.escape import one_line
+
+    # The message may quote a file name or a server's answer: one line, escaped, bounded.
+    click.echo(f"gpulint: error: {one_line(message)}", err=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -600,11 +603,12 @@ def profile_validate(files: tuple[str, ...], pool_label: str | None) -> None:
 
     Prints one `file:line:col: problem` line per invalid file (the pre-commit hook's check).
     """
+    from gpulint.output.escape import one_line
     from gpulint.profile.load import profile_problems
 
     problems = profile_problems(files, pool_label)
     for problem in problems:
-        click.echo(problem)
+        click.echo(one_line(problem))
     sys.exit(EXIT_USAGE if problems else EXIT_CLEAN)
 
 
@@ -633,8 +637,10 @@ def profile_snapshot(
         _fail(str(exc))
         return
     cluster.close()
+    from gpulint.output.escape import one_line
+
     for note in cluster.notes:
-        click.echo(f"gpulint: note: {note}", err=True)
+        click.echo(f"gpulint: note: {one_line(note)}", err=True)
     text = dump_profile(cluster.profile)
     _emit(text, output, "profile")
 

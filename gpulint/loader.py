@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from gpulint.data.tool_configs import is_tool_config
 from gpulint.errors import GpulintError
-from gpulint.fields import type_name, with_article, wrong_type
+from gpulint.fields import shown, type_name, with_article, wrong_type
 from gpulint.model import (
     Document,
     IssueKind,
@@ -363,9 +363,10 @@ def load_text(name: str, text: str) -> LoadResult:
 
 
 def _duplicate_message(dup: DuplicateKey) -> str:
+    key = shown(dup.key)  # a key may be of any length
     if dup.by_merge:
         return (
-            f"`<<` merges in key `{dup.key}`, replacing the value written at line {dup.first[0]}: "
+            f"`<<` merges in key `{key}`, replacing the value written at line {dup.first[0]}: "
             "Kubernetes' YAML decoder applies a merge where it is written, so keys above it lose"
         )
     lines = (
@@ -374,7 +375,7 @@ def _duplicate_message(dup: DuplicateKey) -> str:
         else f"(lines {dup.first[0]} and {dup.pos[0]})"
     )
     return (
-        f"key `{dup.key}` is written twice in one mapping {lines}: the API server keeps the "
+        f"key `{key}` is written twice in one mapping {lines}: the API server keeps the "
         "later value, or rejects the object under strict field validation"
     )
 

@@ -245,3 +245,109 @@ def test_a_negative_or_huge_node_capacity_is_one_line_and_exit_2(
     assert result.output.splitlines() == [prefix + where + problem + (
         " (write it like 8, 500m or 16Gi)" if "quantity" in problem else ""
     )]  # fmt: skip
+
+
+# --- text a manifest controls, in every output --------------------------------------------
+
+HOSTILE = r"""apiVersion: v1
+kind: Pod
+metadata:
+  name: "<img src=x onerror=alert(1)>\e]0;pwned\a"
+spec:
+  containers:
+  - name: "c\n::error file=README.md,line=1::INJECTED\e[2J\x01\u202e"
+    image: trainer:1.0
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+      limits: {nvidia.com/gpu: 0.5}
+"""
+ESCAPED_NAME = r"c\n::error file=README.md,line=1::INJECTED\x1b[2J\x01\u202e"
+FORMATS = ("text", "json", "sarif", "github", "junit")
+
+
+def _commands(output: str) -> list[str]:
+    """The lines a GitHub runner reads as workflow commands (leading spaces are trimmed)."""
+    return [line for line in output.splitlines() if line.lstrip().startswith("::")]
+
+
+@pytest.mark.parametrize("output", ["text", "github"])
+def test_manifest_text_cannot_inject_workflow_commands_or_terminal_escapes(
+    tmp_path: Path, output: str
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(HOSTILE)
+    result = run("check", "--isolated", "--format", output, str(path))
+    assert result.exit_code == 1, result.output
+    expected = [] if output == "text" else [result.stdout.splitlines()[0]]
+    assert _commands(result.stdout) == expected
+    assert expected == [] or expected[0].startswith(f"::error file={path},line=11,col=32,")
+    assert f"container `{ESCAPED_NAME}` limits" in result.stdout
+    assert not any(char in result.stdout for char in "\x1b\x07\x01\u202e")
+
+
+def test_junit_is_well_formed_xml_whatever_a_key_holds(tmp_path: Path) -> None:
+    from xml.etree import ElementTree
+
+    path = tmp_path / "pod.yaml"
+    path.write_text(HOSTILE + '  "\\x02key": 1\n  "\\x02key": 2\n')
+    result = run("check", "--isolated", "--format", "junit", str(path))
+    assert result.exit_code == 1, result.output
+    suite = ElementTree.fromstring(result.stdout)
+    names = [case.get("name") for case in suite.iter("testcase")]
+    assert names == [r"Pod/<img src=x onerror=alert(1)>\x1b]0;pwned\x07", "(file)"]
+    messages = [failure.get("message") for failure in suite.iter("failure")]
+    assert messages[0].startswith(f"GPU003 container `{ESCAPED_NAME}` limits")
+    assert messages[1] == (
+        r"GPU000 key `\x02key` is written twice in one mapping (lines 12 and 13): the API "
+        "server keeps the later value, or rejects the object under strict field validation"
+    )
+
+
+def test_step_summary_holds_no_html_from_a_manifest(tmp_path: Path) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(HOSTILE)
+    summary = tmp_path / "summary.md"
+    env = {"GITHUB_STEP_SUMMARY": str(summary)}
+    result = CliRunner().invoke(
+        main, ["check", "--isolated", "--format", "github", str(path)], env=env
+    )
+    assert result.exit_code == 1, result.output
+    row = summary.read_text().splitlines()[-2]
+    assert row == (
+        f"| error | GPU003 fractional-gpu-quantity | `{path}:11:32` "
+        r"| Pod/&lt;img src=x onerror=alert(1)&gt;\\x1b\]0;pwned\\x07 "
+        r"| container `c\n::error file=README.md,line=1::INJECTED\x1b[2J\x01\u202e` limits "
+        "`nvidia.com/gpu`: `0.5` is not a whole number; the API rejects it (must be an integer): "
+        "extended resources are whole devices |"
+    )
+
+
+@pytest.mark.parametrize("output", FORMATS)
+def test_a_megabyte_key_or_name_gives_a_bounded_report(tmp_path: Path, output: str) -> None:
+    key, name = "k" * 1_000_000, "n" * 1_000_000
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        HOSTILE.replace("c\\n::error", name).replace("<img", "m" * 1_000_000)
+        + f"  ? {key}\n  : 1\n  ? {key}\n  : 2\n"  # explicit keys: a plain one is 1024 at most
+    )
+    result = run("check", "--isolated", "--format", output, str(path))
+    assert result.exit_code == 1, result.output
+    shown = result.stdout
+    if output in ("json", "sarif"):
+        report = json.loads(shown)
+        # SARIF carries the whole rule catalogue besides the results.
+        results = report["runs"][0]["results"] if "runs" in report else report
+        shown = json.dumps(results, ensure_ascii=False)
+    assert len(shown) < 40_000
+    assert "kkkk…`" in shown and "nnnn…" in shown
+
+
+def test_a_file_name_cannot_start_a_workflow_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("::warning title=x::y\nz.yaml").write_text(POD.format(name="p"))
+    result = run("check", "--isolated", ".")
+    assert result.exit_code == 1, result.output
+    assert _commands(result.stdout) == []
+    assert result.stdout.startswith(r"\x3a:warning title=x::y\nz.yaml:11:32: GPU003 ")

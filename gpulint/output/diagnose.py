@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gpulint.diagnose.classify import Diagnosis, Evidence, StuckPod
+from gpulint.output.escape import MAX_NAME, one_line, text_block
 
 JSON_VERSION = 1
 _INDENT = " " * 11  # continuation lines line up under the labels' values
@@ -65,12 +66,14 @@ def diagnosis_text(diagnosis: Diagnosis) -> str:
 
 
 def _block(pod: StuckPod) -> str:
-    owner = f" ({pod.owner})" if pod.owner else ""
+    # Names, events and messages come from the cluster: escaped and cut like every report.
+    owner = f" ({one_line(pod.owner, MAX_NAME)})" if pod.owner else ""
     pending = (
         f", pending {duration(pod.pending_seconds)}" if pod.pending_seconds is not None else ""
     )
-    lines = [f"{pod.namespace}/{pod.name}{owner}: {pod.cause.slug}{pending}"]
-    lines.append(f"  why:     {pod.explanation}")
+    name = one_line(f"{pod.namespace}/{pod.name}", 2 * MAX_NAME)
+    lines = [f"{name}{owner}: {pod.cause.slug}{pending}"]
+    lines.append(f"  why:     {one_line(pod.explanation)}")
     for evidence in pod.evidence:
         lines.append(_labelled("  seen:    ", _evidence_text(evidence)))
     lines.append(_labelled("  confirm: ", pod.confirm))
@@ -89,7 +92,7 @@ def _evidence_text(evidence: Evidence) -> str:
 
 
 def _labelled(label: str, text: str) -> str:
-    return label + text.replace("\n", "\n" + _INDENT)
+    return label + text_block(text).replace("\n", "\n" + _INDENT)
 
 
 def _summary(diagnosis: Diagnosis) -> str:

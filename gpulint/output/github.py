@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from gpulint.findings import Finding, LintResult
 from gpulint.model import Severity
+from gpulint.output.escape import MAX_NAME, markdown, markdown_code, one_line, text_block
 from gpulint.output.options import DEFAULT_OPTIONS, OutputOptions, repository_path
 from gpulint.output.text import summary_line
 
@@ -28,17 +29,19 @@ def escape_property(text: str) -> str:
 
 def annotation(finding: Finding, options: OutputOptions = DEFAULT_OPTIONS) -> str:
     """One workflow command; the message carries the fix and the Helm template on extra lines."""
+    path = repository_path(finding.path, options)
     properties = {
-        "file": repository_path(finding.path, options),
+        "file": one_line(path, len(path)),
         "line": str(finding.line),
         "col": str(finding.column),
         "title": f"{finding.code} {finding.name}",
     }
-    message = finding.message
+    # escape_data keeps the command on one line; the texts are cut and lose their controls.
+    message = one_line(finding.message)
     if finding.source:
-        message += f"\nfrom: {finding.source}"
+        message += f"\nfrom: {one_line(finding.source, MAX_NAME)}"
     if finding.fix:
-        message += f"\nfix: {finding.fix}"
+        message += f"\nfix: {text_block(finding.fix)}"
     listed = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())
     return f"::{COMMANDS[finding.severity]} {listed}::{escape_data(message)}"
 
@@ -48,23 +51,21 @@ def format_github(result: LintResult, options: OutputOptions = DEFAULT_OPTIONS) 
     for finding in result.findings:
         yield annotation(finding, options) + "\n"
     if not options.quiet:
-        yield "".join(f"{line}\n" for line in (*result.notes, summary_line(result)))
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+        notes = (one_line(note) for note in result.notes)
+        yield "".join(f"{line}\n" for line in (*notes, summary_line(result)))
 
 
 def step_summary(result: LintResult, options: OutputOptions = DEFAULT_OPTIONS) -> str:
     """Markdown for `$GITHUB_STEP_SUMMARY`: the summary line and a table of the findings."""
     lines = ["### gpulint", "", summary_line(result), ""]
+    # Messages and names come from manifests: Markdown-escaped, so they hold no HTML or link.
     if result.findings:
         lines += ["| severity | rule | location | object | message |", "|---|---|---|---|---|"]
         for f in result.findings:
             where = f"{repository_path(f.path, options)}:{f.line}:{f.column}"
             lines.append(
-                f"| {f.severity.label} | {f.code} {f.name} | `{_cell(where)}` "
-                f"| {_cell(str(f.object or ''))} | {_cell(f.message)} |"
+                f"| {f.severity.label} | {f.code} {f.name} | {markdown_code(where, len(where))} "
+                f"| {markdown(str(f.object or ''), MAX_NAME)} | {markdown(f.message)} |"
             )
         lines.append("")
     return "\n".join(lines) + "\n"

@@ -7,12 +7,13 @@ import textwrap
 from collections.abc import Iterator
 
 from gpulint.findings import Finding, LintResult
+from gpulint.output.escape import MAX_NAME, cut
 
 JSON_VERSION = 1
 
 
 def finding_to_dict(finding: Finding) -> dict[str, object]:
-    """One finding as the JSON object the format documents."""
+    """One finding as the JSON object the format documents; manifest text cut to a bound."""
     ref = finding.object
     return {
         "code": finding.code,
@@ -21,17 +22,17 @@ def finding_to_dict(finding: Finding) -> dict[str, object]:
         "path": finding.path,
         "line": finding.line,
         "column": finding.column,
-        "message": finding.message,
-        "fix": finding.fix,
+        "message": cut(finding.message),
+        "fix": None if finding.fix is None else cut(finding.fix),
         "object": None
         if ref is None
         else {
-            "apiVersion": ref.api_version,
-            "kind": ref.kind,
-            "namespace": ref.namespace,
-            "name": ref.name,
+            "apiVersion": cut(ref.api_version, MAX_NAME),
+            "kind": cut(ref.kind, MAX_NAME),
+            "namespace": None if ref.namespace is None else cut(ref.namespace, MAX_NAME),
+            "name": cut(ref.name, MAX_NAME),
         },
-        "source": finding.source,
+        "source": None if finding.source is None else cut(finding.source, MAX_NAME),
     }
 
 
@@ -50,7 +51,7 @@ def format_json(result: LintResult) -> Iterator[str]:
             "objects": result.objects,
             "findings": len(result.findings),
         },
-        "notes": list(result.notes),
+        "notes": [cut(note) for note in result.notes],
     }
     closing = "\n  ]" if separator == ",\n" else "]"
     # The rest of the document is json.dumps' own text of the tail, indented one level.

@@ -7,6 +7,7 @@ does not parse) get a testcase for that file.
 from __future__ import annotations
 
 from gpulint.findings import Finding, LintResult
+from gpulint.output.escape import MAX_NAME, one_line, xml_text
 from gpulint.output.text import format_finding
 
 FILE_CASE = "(file)"  # testcase name for findings that belong to no object
@@ -37,14 +38,20 @@ def format_junit(result: LintResult) -> str:
     }
     suites = ElementTree.Element("testsuites", {"name": "gpulint", **counts})
     suite = ElementTree.SubElement(suites, "testsuite", {"name": "gpulint", **counts})
+    # Every text is made XML 1.0 (a key may hold a control character) and cut.
     for (path, name), findings in cases.items():
-        case = ElementTree.SubElement(suite, "testcase", {"classname": path, "name": name})
+        attributes = {"classname": xml_text(path, len(path)), "name": xml_text(name, MAX_NAME)}
+        case = ElementTree.SubElement(suite, "testcase", attributes)
         for finding in findings:
             failure = ElementTree.SubElement(
                 case,
                 "failure",
-                {"type": finding.code, "message": f"{finding.code} {finding.message}"},
+                {
+                    "type": finding.code,
+                    "message": xml_text(f"{finding.code} {one_line(finding.message)}"),
+                },
             )
-            failure.text = format_finding(finding)
+            text = format_finding(finding)  # escaped and cut for text already
+            failure.text = xml_text(text, len(text))
     ElementTree.indent(suites)
     return ElementTree.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

@@ -19,6 +19,7 @@ from gpulint.catalogue import RuleInfo
 from gpulint.findings import Finding, LintResult
 from gpulint.model import Severity
 from gpulint.output.catalogue import PROJECT_URL, rule_help_uri
+from gpulint.output.escape import MAX_NAME, cut
 from gpulint.output.options import DEFAULT_OPTIONS, OutputOptions, repository_path
 
 SARIF_VERSION = "2.1.0"
@@ -75,7 +76,8 @@ def _artifact(uri: str) -> dict[str, str]:
 
 def sarif_result(finding: Finding, uri: str, rule_index: int, stable: str) -> dict[str, Any]:
     """One `results[]` entry for `finding` in the file at repository-relative `uri`."""
-    message = finding.message + (f"\nFix: {finding.fix}" if finding.fix else "")
+    # JSON escapes any character; manifest text is only cut to a bounded length.
+    message = cut(finding.message) + (f"\nFix: {cut(finding.fix)}" if finding.fix else "")
     location: dict[str, Any] = {
         "physicalLocation": {
             "artifactLocation": _artifact(uri),
@@ -84,7 +86,7 @@ def sarif_result(finding: Finding, uri: str, rule_index: int, stable: str) -> di
     }
     if finding.object is not None:
         location["logicalLocations"] = [
-            {"fullyQualifiedName": str(finding.object), "kind": "resource"}
+            {"fullyQualifiedName": cut(str(finding.object), MAX_NAME), "kind": "resource"}
         ]
     result: dict[str, Any] = {
         "ruleId": finding.code,
@@ -101,7 +103,9 @@ def sarif_result(finding: Finding, uri: str, rule_index: int, stable: str) -> di
             {
                 "id": 1,
                 "message": {"text": "rendered from this Helm template"},
-                "physicalLocation": {"artifactLocation": {"uri": quote(finding.source)}},
+                "physicalLocation": {
+                    "artifactLocation": {"uri": quote(cut(finding.source, MAX_NAME))}
+                },
             }
         ]
     return result
@@ -134,7 +138,7 @@ def format_sarif(
             {
                 "executionSuccessful": True,
                 "toolExecutionNotifications": [
-                    {"level": "note", "message": {"text": note}} for note in result.notes
+                    {"level": "note", "message": {"text": cut(note)}} for note in result.notes
                 ],
             }
         ],

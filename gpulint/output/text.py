@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from gpulint.findings import Finding, LintResult
 from gpulint.model import Severity
+from gpulint.output.escape import MAX_NAME, escape_controls, one_line, text_block
 
 _SEVERITY_COLOUR = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 #: Longer source lines are shown as a window around the column, so a minified line does not
@@ -32,16 +33,18 @@ def _paint(text: str, code: str, color: bool) -> str:
 def format_finding(finding: Finding, color: bool = False, source_line: str | None = None) -> str:
     """The location, code and message; the `source_line` with a caret under the column (when
     given); where the object came from; the fix."""
-    location = _paint(f"{finding.path}:{finding.line}:{finding.column}:", "1", color)
+    # Paths, messages and fixes quote manifests and file names: escaped, one line each.
+    path = one_line(finding.path, limit=len(finding.path))
+    location = _paint(f"{path}:{finding.line}:{finding.column}:", "1", color)
     code = _paint(finding.code, _SEVERITY_COLOUR[finding.severity], color)
-    lines = [f"{location} {code} [{finding.severity.label}] {finding.message}"]
+    lines = [f"{location} {code} [{finding.severity.label}] {one_line(finding.message)}"]
     if source_line is not None:
         lines.extend(snippet(finding.line, finding.column, source_line, color))
     if finding.source:
-        lines.append(f"  = from: {finding.source}")
+        lines.append(f"  = from: {one_line(finding.source, MAX_NAME)}")
     if finding.fix:
         # A multi-line fix (a tolerations block to paste) stays a block under its heading.
-        fix = finding.fix.replace("\n", "\n    ")
+        fix = text_block(finding.fix).replace("\n", "\n    ")
         lines.append(f"  = fix: {fix}")
     return "\n".join(lines)
 
@@ -49,6 +52,9 @@ def format_finding(finding: Finding, color: bool = False, source_line: str | Non
 def snippet(line: int, column: int, text: str, color: bool = False) -> list[str]:
     """Three lines: an empty gutter, `line | text`, and a caret under `column` (1-based)."""
     shown, offset = _window(text.expandtabs(1), column - 1)
+    # A line that does not parse may hold control characters: shown escaped, caret kept.
+    before = escape_controls(shown[:offset])
+    shown, offset = before + escape_controls(shown[offset:]), len(before)
     gutter = " " * len(str(line))
     caret = _paint("^", "1;31", color)
     return [
@@ -158,5 +164,5 @@ def format_text(
         separator = "\n" if sources is not None else ""
     if quiet:
         return
-    tail = [*result.notes, summary_line(result)]
+    tail = [*(one_line(note) for note in result.notes), summary_line(result)]
     yield ("\n" if result.findings else "") + "\n".join(tail) + "\n"

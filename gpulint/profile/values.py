@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.errors import GpulintError
-from gpulint.model import shown
+from gpulint.fields import shown
 from gpulint.quantity import parse_quantity
 from gpulint.schema import dotted
 from gpulint.yamltree import YMap, YSeq

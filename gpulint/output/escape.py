@@ -1,0 +1,117 @@
+"""Text a manifest, a file name or an API server controls, made safe for where it is printed.
+
+Such text may hold anything: newlines and `::error` lines that a CI runner reads as workflow
+commands, terminal escape sequences, HTML, characters XML 1.0 cannot hold, a key of a
+megabyte. Every formatter passes finding text through these functions: each cuts the text to
+a bounded length (ending in `…`) and escapes what the output it lands in would interpret.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: The most characters of a message, a fix or a note that are printed.
+MAX_TEXT = 2000
+#: The most characters of a name (an object, a Helm template) that are printed. Kubernetes
+#: names are at most 253 characters.
+MAX_NAME = 300
+ELLIPSIS = "…"
+
+# C0 and C1 control characters and DEL (terminal escapes, carriage returns, NEL), line and
+# paragraph separators, the bidirectional overrides that reorder what a terminal shows, and
+# lone surrogates (a file name that is not UTF-8) that no output encoding can write.
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# A runner reads a line as a workflow command when it starts with `::` after leading spaces.
+_COMMAND_START = re.compile(r"^(\s*)::", re.MULTILINE)
+# Characters XML 1.0 cannot hold at all (even as references), besides the controls above.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Backslash, code, emphasis, links and images, table cells, strikethrough.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def cut(text: str, limit: int = MAX_TEXT) -> str:
+    """`text`, or its first `limit` - 1 characters and `…` when it is longer."""
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control character shown escaped (`\\n`, `\\x1b`), nothing cut."""
+    return _CONTROL.sub(_escaped, text)
+
+
+def _no_command(text: str) -> str:
+    """`text` with the first `:` of a line that would start with `::` shown as `\\x3a`."""
+    return _COMMAND_START.sub(r"\1\\x3a:", text) if "::" in text else text
+
+
+def one_line(text: str, limit: int = MAX_TEXT) -> str:
+    """Plain-text output: cut, every control character (newlines too) shown escaped (`\\n`,
+    `\\x1b`), and no `::` where a line starts."""
+    return _no_command(_CONTROL.sub(_escaped, cut(text, limit)))
+
+
+def text_block(text: str, limit: int = MAX_TEXT) -> str:
+    """Like one_line, but line breaks stay line breaks (a block of YAML to paste)."""
+    lines = cut(text, limit).split("\n")
+    return _no_command("\n".join(_CONTROL.sub(_escaped, line) for line in lines))
+
+
+def xml_text(text: str, limit: int = MAX_TEXT) -> str:
+    """XML 1.0 content or attribute value: cut, controls but tab and newline shown escaped.
+
+    The XML writer escapes `<`, `&` and quotes; what it cannot do is write a character XML
+    1.0 does not allow at all.
+    """
+    lines = cut(text, limit).split("\n")
+    escaped = "\n".join(_CONTROL.sub(_keep_tab, line) for line in lines)
+    return _NOT_XML.sub(_escaped, escaped)
+
+
+def _keep_tab(match: re.Match[str]) -> str:
+    return "\t" if match.group() == "\t" else _escaped(match)
+
+
+def markdown(text: str, limit: int = MAX_TEXT) -> str:
+    """Text in a Markdown table cell: no HTML, no link or emphasis, no cell break.
+
+    Pairs of backticks stay code spans (inside one, Markdown shows everything as written);
+    line breaks outside them become `<br>`, the one piece of HTML a cell may hold.
+    """
+    text = cut(text, limit)
+    parts = text.split("`")
+    if len(parts) % 2 == 0 or "``" in text:  # not plain pairs: every backtick is text
+        return _markdown_text(text)
+    return "`".join(
+        _markdown_text(part) if index % 2 == 0 else _CONTROL.sub(_escaped, part).replace("|", "\\|")
+        for index, part in enumerate(parts)
+    )
+
+
+def _markdown_text(text: str) -> str:
+    return "<br>".join(_markdown_line(line) for line in text.replace("\r\n", "\n").split("\n"))
+
+
+def _markdown_line(line: str) -> str:
+    safe = _CONTROL.sub(_escaped, line)
+    safe = safe.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", safe)
+
+
+def markdown_code(text: str, limit: int = MAX_TEXT) -> str:
+    """Text as a Markdown code span in a table cell: backticks fence it whatever it holds."""
+    safe = one_line(text, limit).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall("`+", safe)), default=0) + 1)
+    pad = " " if safe.startswith("`") or safe.endswith("`") else ""
+    return f"{fence}{pad}{safe}{pad}{fence}"
