@@ -351,3 +351,17 @@ def test_a_file_name_cannot_start_a_workflow_command(
     assert result.exit_code == 1, result.output
     assert _commands(result.stdout) == []
     assert result.stdout.startswith(r"\x3a:warning title=x::y\nz.yaml:11:32: GPU003 ")
+
+
+def test_the_source_line_of_a_finding_shows_control_characters_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_bytes(b"apiVersion: v1\nkind: Pod\nmetadata: {name: a\x1b]0;pwned\x07b}\n")
+    result = run("check", "--isolated", str(path))
+    assert result.exit_code == 1, result.output
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("3 | "))
+    assert lines[at : at + 2] == [
+        r"3 | metadata: {name: a\x1b]0;pwned\x07b}",
+        "  |                   ^",
+    ]
