@@ -161,3 +161,12 @@ def toleration_yaml(taint: Taint) -> str:
     else:
         lines = [f"- key: {taint.key}", "  operator: Exists"]
     return "\n".join([*lines, f"  effect: {taint.effect}"])
+
+
+def toleration_fields(taint: Taint) -> tuple[tuple[str, str], ...]:
+    """The fields of the toleration that tolerates exactly `taint`, in the order written."""
+    if taint.value:
+        match = (("key", taint.key), ("operator", "Equal"), ("value", taint.value))
+    else:
+        match = (("key", taint.key), ("operator", "Exists"))
+    return (*match, ("effect", taint.effect))

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from gpulint.yamltree import Pos
+from gpulint.yamltree import Pos, YMap, YSeq
 
 _QUOTES = "\"'"
 # Plain scalars that YAML would read as something other than the string itself.
@@ -59,7 +59,7 @@ class Rename(NamedTuple):
 
 
 class AppendItem(NamedTuple):
-    """Add `item` (a mapping's key/value pairs) as the last item of a block sequence.
+    """Add `items` (each a mapping's key/value pairs) after the last item of a block sequence.
 
     `first_item` and `last_item` are where the sequence's first and last items start;
     `last_line` is the last line the last item writes on.
@@ -68,7 +68,7 @@ class AppendItem(NamedTuple):
     first_item: Pos
     last_item: Pos
     last_line: int
-    item: tuple[tuple[str, str], ...]
+    items: tuple[tuple[tuple[str, str], ...], ...]
 
     def resolve(self, lines: Lines) -> Splice | None:
         """Lines inserted after the last item, indented as the existing items are."""
@@ -77,7 +77,7 @@ class AppendItem(NamedTuple):
             return None
         content = self.first_item[1] - dash  # columns from the dash to the item's first key
         after = lines.block_end(self.last_line, dash)
-        new = item_lines(self.item, dash, content, lines.newline)
+        new = "".join(item_lines(item, dash, content, lines.newline) for item in self.items)
         at = lines.line_start(after + 1)
         if at == len(lines.text) and not lines.text.endswith("\n"):
             new = lines.newline + new  # the item was the file's last line, with no line break
@@ -219,3 +219,45 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, int]:
     for splice in reversed(taken):
         text = text[: splice.start] + splice.text + text[splice.end :]
     return text, len(taken)
+
+
+def add_items(
+    mapping: YMap, key: str, items: Sequence[tuple[tuple[str, str], ...]], style_from: str
+) -> tuple[Edit, ...]:
+    """Edits that add `items` to the block sequence `mapping[key]`, creating the key if absent.
+
+    `style_from` names a sibling key holding a block sequence (a pod spec's `containers`),
+    whose dash indentation a new sequence copies. Nothing when `mapping[key]` is not a block
+    sequence of mappings that edits can extend.
+    """
+    if key not in mapping:
+        if not mapping.spans:
+            return ()
+        first_key = min((span[0], span[1]) for span in mapping.spans.values())
+        sibling = mapping.get(style_from)
+        hint = sibling.pos_of_item(0) if isinstance(sibling, YSeq) and sibling.item_pos else None
+        return (AddKey(first_key, key, tuple(items), hint),)
+    sequence = mapping[key]
+    if not isinstance(sequence, YSeq) or not sequence.item_pos:
+        return ()
+    first, last = sequence.item_pos[0], sequence.item_pos[-1]
+    end = last_line(sequence[-1]) if isinstance(sequence[-1], (YMap, YSeq)) else last[0]
+    return (AppendItem(first, last, end, tuple(items)),)
+
+
+def last_line(node: YMap | YSeq) -> int:
+    """The last line on which a key, value or item of `node` starts."""
+    last = node.pos[0]
+    if isinstance(node, YMap):
+        for key, value in node.items():
+            span = node.spans.get(key)
+            if span is not None:
+                last = max(last, span[2])
+            if isinstance(value, (YMap, YSeq)):
+                last = max(last, last_line(value))
+    else:
+        for index, item in enumerate(node):
+            last = max(last, node.pos_of_item(index)[0])
+            if isinstance(item, (YMap, YSeq)):
+                last = max(last, last_line(item))
+    return last

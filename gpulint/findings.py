@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from gpulint.model import ObjectRef, Severity
 
 if TYPE_CHECKING:
+    from gpulint.edits import Edit
     from gpulint.spool import FindingSpool
 
 
@@ -25,6 +26,8 @@ class Finding:
     fix: str | None
     object: ObjectRef | None = None
     source: str | None = None  # the Helm template the object was rendered from
+    edits: tuple[Edit, ...] = ()  # text edits that fix it
+    applicability: str | None = None  # of the edits: "safe" or "unsafe" (see gpulint.fixing)
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpulint.edits import AddKey, AppendItem, Rename, apply_edits, yaml_scalar
+from gpulint.edits import AddKey, AppendItem, Rename, add_items, apply_edits, yaml_scalar
 from gpulint.yamltree import parse
 
 TOLERATION = (("key", "nvidia.com/gpu"), ("operator", "Exists"), ("effect", "NoSchedule"))
@@ -38,7 +38,7 @@ def test_append_item_follows_the_indented_dash_style_and_keeps_comments() -> Non
         "    # end of list\n"
         "  containers: []\n"
     )
-    fixed, applied = apply_edits(text, [AppendItem((3, 7), (3, 7), 4, TOLERATION)])
+    fixed, applied = apply_edits(text, [AppendItem((3, 7), (3, 7), 4, (TOLERATION,))])
     assert applied == 1
     assert fixed == (
         "spec:\n"
@@ -55,7 +55,7 @@ def test_append_item_follows_the_indented_dash_style_and_keeps_comments() -> Non
 
 def test_append_item_after_a_multi_line_value_and_at_the_end_of_a_file_without_newline() -> None:
     text = "tolerations:\n- key: a\n  value: >-\n    folded\n    text"
-    fixed, _ = apply_edits(text, [AppendItem((2, 3), (2, 3), 3, TOLERATION)])
+    fixed, _ = apply_edits(text, [AppendItem((2, 3), (2, 3), 3, (TOLERATION,))])
     assert fixed == (
         "tolerations:\n- key: a\n  value: >-\n    folded\n    text\n"
         "- key: nvidia.com/gpu\n  operator: Exists\n  effect: NoSchedule\n"
@@ -64,7 +64,7 @@ def test_append_item_after_a_multi_line_value_and_at_the_end_of_a_file_without_n
 
 def test_append_item_to_a_flow_sequence_is_not_attempted() -> None:
     text = "tolerations: [{key: a, operator: Exists}]\n"
-    assert apply_edits(text, [AppendItem((1, 15), (1, 15), 1, TOLERATION)]) == (text, 0)
+    assert apply_edits(text, [AppendItem((1, 15), (1, 15), 1, (TOLERATION,))]) == (text, 0)
 
 
 def test_add_key_uses_the_sibling_sequence_style() -> None:
@@ -128,3 +128,35 @@ def test_inserted_toleration_parses_as_the_intended_tree() -> None:
     spec = parse(fixed).documents[0].value["spec"]
     assert spec["tolerations"] == [dict(TOLERATION)]
     assert spec["containers"] == [{"name": "c"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "fixed"),
+    [
+        (
+            "spec:\n  containers:\n    - name: c\n",
+            "spec:\n  tolerations:\n    - key: nvidia.com/gpu\n      operator: Exists\n"
+            "      effect: NoSchedule\n  containers:\n    - name: c\n",
+        ),
+        (
+            "spec:\n  containers:\n  - name: c\n  tolerations:\n  - key: a\n"
+            "    operator: Exists\n  nodeSelector: {}\n",
+            "spec:\n  containers:\n  - name: c\n  tolerations:\n  - key: a\n"
+            "    operator: Exists\n  - key: nvidia.com/gpu\n    operator: Exists\n"
+            "    effect: NoSchedule\n  nodeSelector: {}\n",
+        ),
+    ],
+)
+def test_add_items_from_the_tree(text: str, fixed: str) -> None:
+    spec = parse(text).documents[0].value["spec"]
+    edits = add_items(spec, "tolerations", (TOLERATION,), "containers")
+    assert apply_edits(text, edits) == (fixed, 1)
+
+
+def test_add_items_to_a_flow_sequence_gives_no_edit() -> None:
+    text = "spec:\n  containers: []\n  tolerations: [{key: a}]\n"
+    spec = parse(text).documents[0].value["spec"]
+    assert apply_edits(text, add_items(spec, "tolerations", (TOLERATION,), "containers")) == (
+        text,
+        0,
+    )

@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from gpulint.edits import Edit
     from gpulint.live.verdict import ServerRejection
     from gpulint.loader import LoadResult
     from gpulint.model import (
@@ -46,6 +47,7 @@ class Problem(NamedTuple):
     fix: str | None = None  # None: the catalogue's fix text
     document: DocumentLike | None = None
     severity: Severity | None = None  # None: the catalogue's severity
+    edits: tuple[Edit, ...] = ()  # the text edits that fix it (`gpulint check --fix`)
 
     @classmethod
     def at(
@@ -56,9 +58,10 @@ class Problem(NamedTuple):
         fix: str | None = None,
         *,
         severity: Severity | None = None,
+        edits: tuple[Edit, ...] = (),
     ) -> Problem:
         """A problem in `document` at `pos`; `severity` overrides the catalogue's default."""
-        return cls(document.file, pos, message, fix, document, severity)
+        return cls(document.file, pos, message, fix, document, severity, edits)
 
 
 @dataclass(frozen=True, eq=False)

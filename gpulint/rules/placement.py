@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpulint.accelerators import looks_like_accelerator
-from gpulint.constraints import PodAffinityTerm, toleration_yaml
+from gpulint.constraints import PodAffinityTerm, toleration_fields, toleration_yaml
+from gpulint.edits import add_items
 from gpulint.gpus import gpu_requests
 from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
@@ -229,6 +230,12 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
             f"of the pod matches{_admission_note(item, best.untolerated, profile)}{also}"
             f"{rest_text}",
             _tolerations_fix(template, best.untolerated),
+            edits=add_items(
+                template.spec,
+                "tolerations",
+                tuple(toleration_fields(t) for t in best.untolerated),
+                "containers",
+            ),
         )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from gpulint.accelerators import is_extended_resource
+from gpulint.edits import Rename
 from gpulint.fields import mapping_at
 from gpulint.gpus import gpu_limit_pos, gpu_requests, is_gpu_resource
 from gpulint.model import Container, ContainerRole, DocumentLike, PodTemplate, Workload
@@ -425,7 +426,9 @@ def gpu_quota_key_not_enforced(ctx: CheckContext) -> Iterator[Problem]:
             fix = f"Rename the key to `{enforced}`."
             pos = source.hard_pos(key)
             if source.document is not None and pos is not None:
-                yield Problem.at(source.document, pos, message, fix)
+                # Renaming is safe only where it cannot collide with a key already written.
+                edits = () if enforced in quota.hard else (Rename(pos, key, enforced),)
+                yield Problem.at(source.document, pos, message, fix, edits=edits)
                 continue
             for namespace, template in templates:
                 found = gpu_limit_pos(template, resource)

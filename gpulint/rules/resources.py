@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 from collections.abc import Iterator
+from decimal import ROUND_CEILING
 
 from gpulint.accelerators import (
     MIG_RESOURCE,
@@ -13,6 +14,7 @@ from gpulint.accelerators import (
     looks_like_accelerator,
     suggest_resource,
 )
+from gpulint.edits import Edit, Rename
 from gpulint.model import Container, ContainerRole, PodTemplate, Quantity
 from gpulint.quantity import format_quantity, is_whole
 from gpulint.rules.base import CheckContext, Problem
@@ -130,6 +132,7 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
                     f"rejects requests that differ from the limit of an extended resource",
                     "Make the request equal to the limit, or drop it: the request of an "
                     "extended resource defaults to its limit.",
+                    edits=_set_to(request, _written(limit)),
                 )
 
 
@@ -141,6 +144,7 @@ def fractional_gpu_quantity(ctx: CheckContext) -> Iterator[Problem]:
                 continue
             amount = quantity.amount
             what = f"container `{container.name}` {section} `{quantity.resource}`"
+            edits: tuple[Edit, ...] = ()
             if amount is None:
                 message = f"{what}: `{quantity.shown}` is not a valid quantity"
             elif amount < 0:
@@ -150,9 +154,13 @@ def fractional_gpu_quantity(ctx: CheckContext) -> Iterator[Problem]:
                     f"{what}: `{quantity.shown}` is not a whole number; the API rejects it "
                     f"(must be an integer): extended resources are whole devices"
                 )
+                # Rounding up keeps the pod's needs met; whether it should share a device
+                # instead is the author's choice, so this fix is an unsafe one.
+                whole = amount.to_integral_value(rounding=ROUND_CEILING)
+                edits = _set_to(quantity, format_quantity(whole))
             else:
                 continue
-            yield Problem.at(template.document, quantity.value_pos, message)
+            yield Problem.at(template.document, quantity.value_pos, message, edits=edits)
 
 
 _RESOURCES_KEY = "resources"
@@ -189,6 +197,7 @@ def _misplaced_in_container(template: PodTemplate, container: Container) -> Iter
                 f"container `{container.name}` has `{key_text}:`, which the API ignores; "
                 f"did you mean `resources:`?",
                 "Rename the key to `resources:`.",
+                edits=_rename_key(node, key_text, _RESOURCES_KEY),
             )
     resources = container.resources.node
     if resources is None:
@@ -215,6 +224,7 @@ def _misplaced_in_container(template: PodTemplate, container: Container) -> Iter
                 f"container `{container.name}` has `resources.{key_text}`, which the API "
                 f"ignores; did you mean `resources.{wanted}`?",
                 f"Rename the key to `{wanted}:`.",
+                edits=_rename_key(resources, key_text, wanted),
             )
         elif looks_like_accelerator(key_text) or is_extended_resource(key_text):
             yield Problem.at(
@@ -268,6 +278,29 @@ def _pod_level_resources(template: PodTemplate) -> Iterator[Problem]:
                     f"accept only cpu, memory and hugepages, so no GPU is requested",
                     f"Move `{key}` to the `resources.limits` of the container that uses it.",
                 )
+
+
+def _rename_key(node: YMap, key: str, wanted: str) -> tuple[Edit, ...]:
+    """Rename `key` of `node` to `wanted`, unless `wanted` is there already (no safe choice)."""
+    if wanted in node:
+        return ()
+    return (Rename(node.pos_of_key(key), key, wanted),)
+
+
+def _set_to(quantity: Quantity, written: str | None) -> tuple[Edit, ...]:
+    """Write `written` where `quantity`'s value is written."""
+    old = _written(quantity)
+    if old is None or written is None:
+        return ()
+    return (Rename(quantity.value_pos, old, written),)
+
+
+def _written(quantity: Quantity) -> str | None:
+    """The scalar text of a quantity's value (None for a mapping, a list, a bool or null)."""
+    raw = quantity.raw
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        return None
+    return str(raw)
 
 
 # Asked for every key of every container; the same few keys repeat across all manifests.
