@@ -26,6 +26,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.resources:unknown_gpu_resource',
+        autofix='safe',
     ),
     Rule(
         code='GPU002',
@@ -36,6 +37,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.resources:gpu_limit_request_mismatch',
+        autofix='unsafe',
     ),
     Rule(
         code='GPU003',
@@ -46,6 +48,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.resources:fractional_gpu_quantity',
+        autofix='unsafe',
     ),
     Rule(
         code='GPU004',
@@ -56,6 +59,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.resources:misplaced_resources_key',
+        autofix='safe',
     ),
     Rule(
         code='GPU005',
@@ -96,6 +100,7 @@ RULES = (
         needs_profile=True,
         scope='file',
         check='gpulint.rules.placement:missing_gpu_toleration',
+        autofix='safe',
     ),
     Rule(
         code='GPU103',
@@ -182,6 +187,7 @@ RULES = (
         reads=frozenset(['ResourceQuota']),
         check='gpulint.rules.quota:gpu_quota_key_not_enforced',
         keeps='gpulint.rules.quota:governed_workloads',
+        autofix='safe',
     ),
     Rule(
         code='GPU303',

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from itertools import islice
 from pathlib import Path
@@ -84,6 +84,7 @@ def lint(
     keep_checked: bool = True,
     spool_findings: bool = False,
     rules: Sequence[Rule] | None = None,
+    overlay: Mapping[str, bytes] | None = None,
 ) -> LintResult:
     """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
 
@@ -95,8 +96,9 @@ def lint(
     list is most of what a run keeps). `spool_findings=True` keeps the findings in a temporary
     file (`LintResult.findings` is then a FindingSpool: iterable, not indexable), so a run's
     memory does not grow with its findings. `rules` replaces the catalogue's rules (a
-    catalogue of one's own, see `gpulint.catalogue.read_records`). Raises GpulintError for a
-    missing or unreadable path.
+    catalogue of one's own, see `gpulint.catalogue.read_records`). `overlay` maps input
+    names to the bytes to check instead of theirs (fixes not yet written). Raises
+    GpulintError for a missing or unreadable path.
     """
     config = config or Config()
     # Checked in report order (findings are reported by path), so each file's findings can be
@@ -105,6 +107,7 @@ def lint(
         [p for p in paths if p != STDIN],
         config.is_excluded,
         stdin if STDIN in paths else None,
+        overlay,
     )
     candidates = registry() if rules is None else rules
     rules = [r for r in candidates if config.is_selected(r.code, r.enabled)]
@@ -385,6 +388,8 @@ def _finding(rule: Rule, problem: Problem, config: Config) -> Finding:
         fix=problem.fix if problem.fix is not None else rule.fix,
         object=document.ref if document is not None else None,
         source=document.source if document is not None else None,
+        edits=problem.edits if rule.autofix else (),
+        applicability=rule.autofix if problem.edits else None,
     )
 
 

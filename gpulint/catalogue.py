@@ -39,7 +39,9 @@ REQUIRED_FIELDS = (
     "fixed",
     "fix",
 )
-OPTIONAL_FIELDS = ("judges", "reads", "keeps")
+OPTIONAL_FIELDS = ("judges", "reads", "keeps", "autofix")
+#: `autofix` values: applied by `--fix`, or only with `--unsafe-fixes` too.
+AUTOFIXES = ("safe", "unsafe")
 #: The documentation part of a record.
 CATALOGUE_FIELDS = ("code", "name", "severity", "summary", "why", "example", "fixed", "fix")
 #: `scope` values: judged on each file alone, or once over what every file kept.
@@ -173,6 +175,9 @@ def read_record(path: Path) -> RuleInfo:
     for key, target in (("check", check), ("keeps", keeps)):
         if target not in (None, ENGINE) and not _is_target(target):
             raise CatalogueError(f"{path}: `{key}` is `package.module:function`")
+    autofix = entry.get("autofix")
+    if autofix is not None and autofix not in AUTOFIXES:
+        raise CatalogueError(f"{path}: `autofix` is one of {', '.join(AUTOFIXES)}")
     if keeps is not None and scope != "corpus":
         raise CatalogueError(f"{path}: only a rule of `scope: corpus` keeps workloads")
     try:
@@ -191,6 +196,7 @@ def read_record(path: Path) -> RuleInfo:
         reads=kinds("reads"),
         check=None if check == ENGINE else check,
         keeps=keeps,
+        autofix=autofix,
     )
     return RuleInfo(rule, text("summary"), text("why"), text("example"), text("fixed"))
 
@@ -235,6 +241,8 @@ def registry_source(rules: Iterable[Rule]) -> str:
         fields.append(f"check={rule.check!r}")
         if rule.keeps:
             fields.append(f"keeps={rule.keeps!r}")
+        if rule.autofix:
+            fields.append(f"autofix={rule.autofix!r}")
         lines.append("    Rule(")
         lines.extend(f"        {field}," for field in fields)
         lines.append("    ),")

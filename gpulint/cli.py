@@ -216,6 +216,16 @@ def version() -> None:
     is_flag=True,
     help="With --live: dry-run every object on the API server; refusals are GPU900.",
 )
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply safe fixes in place.")
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="With --fix or --diff: also fixes that need a choice."
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Print the diff --fix would make and change nothing (exit 1 when there is one).",
+)
 @_live_options
 def check(
     paths: tuple[str, ...],
@@ -241,6 +251,9 @@ def check(
     no_cache: bool,
     live: bool,
     server_dry_run: bool,
+    apply_fixes: bool,
+    unsafe_fixes: bool,
+    show_diff: bool,
     kube_context: str | None,
     kubeconfig: str | None,
     request_timeout: float | None,
@@ -292,7 +305,24 @@ def check(
             "--request-timeout": request_timeout,
         }
         _check_live_flags(live, profile_paths, live_only)
-        if live:
+        if (apply_fixes or show_diff) and live:
+            raise GpulintError("--fix and --diff check against a --profile, not --live")
+        if apply_fixes or show_diff:
+            profile = _profile(profile_paths, pool_label, cache_dir, use_cache=not no_cache)
+
+            def run(overlay: Mapping[str, bytes]) -> LintResult:
+                return lint(
+                    list(paths) or ["."],
+                    config,
+                    profile,
+                    stdin=stdin,
+                    namespace=namespace,
+                    keep_checked=output_format == "junit",
+                    overlay=overlay,
+                )
+
+            result = _fix(run, stdin, unsafe_fixes, show_diff)
+        elif live:
             connection = _connection(kube_context, kubeconfig, request_timeout)
             result = _lint_live(
                 list(paths) or ["."],
@@ -383,6 +413,43 @@ def _show(
     found = discover([p for p in paths or ["."] if p != STDIN], config.is_excluded, stdin)
     for item in found:
         click.echo(input_name(item))
+
+
+def _fix(
+    run: Callable[[Mapping[str, bytes]], LintResult],
+    stdin: tuple[str, bytes] | None,
+    unsafe: bool,
+    show_diff: bool,
+) -> LintResult:
+    """Fix, then print the diff (and exit) or write the files; the check of the fixed text."""
+    from gpulint.fixing import fix
+
+    outcome = fix(run, unsafe=unsafe, stdin=stdin)
+    for path in outcome.not_in_place:
+        click.echo(f"gpulint: {path}: not fixed: generated, or does not parse", err=True)
+    if show_diff:
+        diff = outcome.diff()
+        _emit(diff, None, "diff")
+        count = _plural_findings(outcome.fixed)
+        click.echo(f"gpulint: would fix {count} in {len(outcome.changed)} file(s)", err=True)
+        sys.exit(EXIT_FINDINGS if diff else EXIT_CLEAN)
+    if stdin is not None and stdin[0] in outcome.changed:
+        click.echo(
+            f"gpulint: {stdin[0]}: standard input is not fixed in place; --diff shows its fixes",
+            err=True,
+        )
+    try:
+        written = outcome.write()
+    except OSError as exc:
+        raise GpulintError(f"{exc.filename}: cannot write the fix: {exc.strerror}") from None
+    if written:
+        count = _plural_findings(outcome.fixed)
+        click.echo(f"gpulint: fixed {count} in {len(written)} file(s)", err=True)
+    return outcome.result
+
+
+def _plural_findings(count: int) -> str:
+    return f"{count} finding{'' if count == 1 else 's'}"
 
 
 def _append(path: str, text: str, what: str) -> None:

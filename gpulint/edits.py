@@ -77,7 +77,11 @@ class AppendItem(NamedTuple):
             return None
         content = self.first_item[1] - dash  # columns from the dash to the item's first key
         after = lines.block_end(self.last_line, dash)
-        new = "".join(item_lines(item, dash, content, lines.newline) for item in self.items)
+        if lines.text[lines.offset(self.first_item) or 0] == "{":  # `- {key: a, ...}` items
+            pad = " " * (dash - 1) + "-" + " " * (content - 1)
+            new = "".join(f"{pad}{flow_mapping(item)}{lines.newline}" for item in self.items)
+        else:
+            new = "".join(item_lines(item, dash, content, lines.newline) for item in self.items)
         at = lines.line_start(after + 1)
         if at == len(lines.text) and not lines.text.endswith("\n"):
             new = lines.newline + new  # the item was the file's last line, with no line break
@@ -187,6 +191,11 @@ def item_lines(
         lead = "-" + " " * (content - 1) if index == 0 else " " * content
         lines.append(f"{pad}{lead}{key}: {yaml_scalar(value)}{newline}")
     return "".join(lines)
+
+
+def flow_mapping(item: Sequence[tuple[str, str]]) -> str:
+    """A mapping in flow style: `{key: a, operator: Exists}`."""
+    return "{" + ", ".join(f"{key}: {yaml_scalar(value)}" for key, value in item) + "}"
 
 
 def yaml_scalar(value: str) -> str:

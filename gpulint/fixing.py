@@ -37,10 +37,11 @@ class FixResult:
     changed: dict[str, tuple[str, str]]  # path -> (original text, fixed text)
     fixed: int  # how many findings the applied edits fixed
     result: LintResult  # the check of the fixed text
-    not_in_place: tuple[str, ...]  # paths with fixes that cannot be written there
+    not_in_place: tuple[str, ...]  # inputs with fixes that cannot be applied to them
+    stdin: str | None = None  # the name of standard input: fixed for a diff, never written
 
     def diff(self) -> str:
-        """The unified diff of every change, in path order (`a/` and `b/` prefixes, as git)."""
+        """The unified diff of every change, in path order."""
         chunks = []
         for path in sorted(self.changed):
             before, after = self.changed[path]
@@ -48,16 +49,20 @@ class FixResult:
                 difflib.unified_diff(
                     before.splitlines(keepends=True),
                     after.splitlines(keepends=True),
-                    f"a/{path}",
-                    f"b/{path}",
+                    path,
+                    path,
                 )
             )
         return "".join(line if line.endswith("\n") else f"{line}\n" for line in chunks)
 
-    def write(self) -> None:
-        """Write every fixed file in place (bytes as UTF-8, line breaks as they were)."""
+    def write(self) -> list[str]:
+        """Write every fixed file in place (line breaks as they were); return their paths."""
+        written = []
         for path, (_, after) in sorted(self.changed.items()):
-            Path(path).write_bytes(after.encode("utf-8"))
+            if path != self.stdin:
+                Path(path).write_bytes(after.encode("utf-8"))
+                written.append(path)
+        return written
 
 
 def applies(finding: Finding, unsafe: bool) -> bool:
@@ -73,14 +78,19 @@ def fix(
     check: Callable[[Mapping[str, bytes]], LintResult],
     *,
     unsafe: bool = False,
-    read: Callable[[str], bytes] = lambda path: Path(path).read_bytes(),
+    stdin: tuple[str, bytes] | None = None,
 ) -> FixResult:
     """Check, apply what can be fixed, check the fixed text again; repeat until stable.
 
-    `check(overlay)` runs the checks with `overlay` (path -> bytes) read instead of the file
-    of that path. Fixes go only to files that can take them (`fixable_in_place`); the others
-    are named in `not_in_place`.
+    `check(overlay)` runs the checks with `overlay` (input name -> bytes) read instead of the
+    file of that name. Fixes go only to text that can take them (`fixable`); the inputs that
+    cannot are named in `not_in_place`. `stdin` (name, bytes) is fixed in memory like a file,
+    for a diff: `FixResult.write` never writes it.
     """
+
+    def read(path: str) -> bytes:
+        return stdin[1] if stdin is not None and path == stdin[0] else Path(path).read_bytes()
+
     texts: dict[str, tuple[str, str]] = {}
     overlay: dict[str, bytes] = {}
     fixed = 0
@@ -94,7 +104,7 @@ def fix(
         progress = False
         for path, findings in by_path.items():
             original = texts[path][0] if path in texts else _text(path, read)
-            if original is None or not fixable_in_place(path, original):
+            if original is None or not fixable(original):
                 refused.add(path)
                 continue
             current = texts[path][1] if path in texts else original
@@ -108,14 +118,12 @@ def fix(
             break
         result = check(overlay)
     changed = {path: pair for path, pair in texts.items() if pair[0] != pair[1]}
-    return FixResult(changed, fixed, result, tuple(sorted(refused)))
+    return FixResult(changed, fixed, result, tuple(sorted(refused)), stdin[0] if stdin else None)
 
 
-def fixable_in_place(path: str, text: str) -> bool:
-    """False for input that is not a file of the user's (stdin), that a tool generated, or
-    that does not parse (past a syntax error the tree, and so where edits go, is unknown)."""
-    if path == "-" or path.startswith("<"):
-        return False
+def fixable(text: str) -> bool:
+    """False for text that a tool generated (rendered Helm output, a generated file), or that
+    does not parse (past a syntax error the tree, and so where edits go, is unknown)."""
     head = text[:4096]
     if any(mark in head for mark in _GENERATED_MARKS):
         return False

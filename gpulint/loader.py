@@ -12,7 +12,7 @@ import heapq
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -108,10 +108,13 @@ class Inputs:
         roots: Sequence[str],
         is_excluded: Callable[[Path], bool],
         stdin: tuple[str, bytes] | None = None,
+        overlay: Mapping[str, bytes] | None = None,
     ) -> None:
         self._roots = tuple(roots)  # display paths
         self._is_excluded = is_excluded
         self._stdin = stdin
+        # Text to check instead of what a path (or stdin's name) holds: fixes not yet written.
+        self._overlay = overlay or {}
         # A pipe given by name (`gpulint check <(helm template ...)`) can be read only once, and
         # a run reads its inputs more than once: it is read now.
         self._piped: dict[str, tuple[str, bytes]] = {}
@@ -136,7 +139,13 @@ class Inputs:
         if self._stdin is not None:
             streams.append((self._stdin,))
         merged = heapq.merge(*streams, key=input_name)
+        if self._overlay:
+            merged = map(self._overlaid, merged)
         return _once(merged) if self._twice else merged
+
+    def _overlaid(self, item: Input) -> Input:
+        name = input_name(item)
+        return (name, self._overlay[name]) if name in self._overlay else item
 
     def _files_of(self, root: str) -> Iterator[tuple[Input, bool, int]]:
         if os.path.isdir(root):
@@ -152,6 +161,7 @@ def discover(
     paths: Sequence[str],
     is_excluded: Callable[[Path], bool] = lambda _: False,
     stdin: tuple[str, bytes] | None = None,
+    overlay: Mapping[str, bytes] | None = None,
 ) -> Inputs:
     """Files to check: given files, and manifests found recursively under given directories.
 
@@ -159,7 +169,8 @@ def discover(
     anything `is_excluded` matches is skipped everywhere. Files are named by their display
     path (`display_path`) and come in report order, with `stdin` among them. A file reached
     twice (given twice, through a directory and by name, or through a symlink) is read once,
-    under the first of its paths. Raises GpulintError for a missing path.
+    under the first of its paths. An input named in `overlay` is read from there instead.
+    Raises GpulintError for a missing path.
     """
     roots = []
     for raw in paths:
@@ -167,7 +178,7 @@ def discover(
             raise GpulintError(f"{raw}: no such file or directory")
         # Walked from its display path, a directory gives its files' display paths.
         roots.append(display_path(Path(raw)))
-    return Inputs(roots, is_excluded, stdin)
+    return Inputs(roots, is_excluded, stdin, overlay)
 
 
 def _once(inputs: Iterable[Input]) -> Iterator[Input]:

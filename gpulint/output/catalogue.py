@@ -41,6 +41,7 @@ def rule_to_dict(info: RuleInfo) -> dict[str, object]:
         "example": info.example,
         "fixed": info.fixed,
         "fix": info.fix,
+        "autofix": info.rule.autofix,
     }
 
 
@@ -123,6 +124,8 @@ def rules_document(entries: Sequence[RuleInfo]) -> str:
             "```",
             "",
             f"**Fix:** {e.fix}",
+            "",
+            f"**Autofix:** {_autofix(e)}",
         ]
     return "\n".join(lines) + "\n"
 
@@ -147,8 +150,20 @@ def explain_text(info: RuleInfo) -> str:
         "",
         "Fix",
         _indent(info.fix),
+        "",
+        "Autofix",
+        _indent(_autofix(info)),
     ]
     return "\n".join(sections) + "\n"
+
+
+def _autofix(info: RuleInfo) -> str:
+    """What `gpulint check --fix` does for the rule's findings."""
+    if info.rule.autofix == "safe":
+        return "safe: `gpulint check --fix` applies it where the finding shows `[*]`."
+    if info.rule.autofix == "unsafe":
+        return "unsafe: the fix needs a choice, so `--fix` applies it only with `--unsafe-fixes`."
+    return "none: the fix needs a person."
 
 
 def _indent(text: str) -> str:

@@ -37,7 +37,9 @@ def format_finding(finding: Finding, color: bool = False, source_line: str | Non
     path = one_line(finding.path, limit=len(finding.path))
     location = _paint(f"{path}:{finding.line}:{finding.column}:", "1", color)
     code = _paint(finding.code, _SEVERITY_COLOUR[finding.severity], color)
-    lines = [f"{location} {code} [{finding.severity.label}] {one_line(finding.message)}"]
+    fixable = " [*]" if finding.applicability == "safe" else ""
+    message = one_line(finding.message)
+    lines = [f"{location} {code}{fixable} [{finding.severity.label}] {message}"]
     if source_line is not None:
         lines.extend(snippet(finding.line, finding.column, source_line, color))
     if finding.source:
@@ -139,7 +141,19 @@ def summary_line(result: LintResult) -> str:
         if result.count(severity)
     ]
     total = _plural(len(result.findings), "finding")
-    return f"Found {total} ({', '.join(parts)}) in {looked_at}."
+    return f"Found {total} ({', '.join(parts)}) in {looked_at}.{_fixable(result)}"
+
+
+def _fixable(result: LintResult) -> str:
+    """` 2 fixable with --fix (1 more with --unsafe-fixes).`, or nothing."""
+    safe = sum(1 for f in result.findings if f.applicability == "safe")
+    unsafe = sum(1 for f in result.findings if f.applicability == "unsafe")
+    if not safe and not unsafe:
+        return ""
+    more = f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""
+    if not safe:
+        return f" {unsafe} fixable with --fix --unsafe-fixes."
+    return f" {safe} fixable with --fix{more}."
 
 
 def _plural(count: int, word: str) -> str:

@@ -166,6 +166,9 @@ class Rule:
     reads: frozenset[str] = frozenset()
     check: str | None = None  # "package.module:function"; None: the engine reports it
     keeps: str | None = None  # corpus scope: "module:function" naming what each file keeps
+    # How sure the text edits its findings carry are: "safe" (--fix), "unsafe" (also needs
+    # --unsafe-fixes); None: its findings carry no edits.
+    autofix: str | None = None
 
     @property
     def corpus_wide(self) -> bool:

@@ -60,6 +60,7 @@ def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
                 f"container `{container.name}` {section} `{name}`, which no device plugin "
                 f"advertises: the pod can never be scheduled{hint}",
                 f"Rename the key to `{suggestion}`." if suggestion else None,
+                edits=_rename_resource(quantity, suggestion),
             )
 
 
@@ -97,6 +98,7 @@ def _not_advertised(
         f"container `{container.name}` {section} `{name}`, {what} ({offered}): the pod can "
         f"never be scheduled{hint}",
         f"Rename the key to `{suggestion}`." if suggestion else None,
+        edits=_rename_resource(quantity, suggestion),
     )
 
 
@@ -278,6 +280,24 @@ def _pod_level_resources(template: PodTemplate) -> Iterator[Problem]:
                     f"accept only cpu, memory and hugepages, so no GPU is requested",
                     f"Move `{key}` to the `resources.limits` of the container that uses it.",
                 )
+
+
+def _rename_resource(quantity: Quantity, suggestion: str | None) -> tuple[Edit, ...]:
+    """The rename of a near-miss: the same vendor's name, misspelled (`nvidia.com/gpus`).
+
+    A suggestion that only names a vendor's default device is a guess, never applied.
+    """
+    if suggestion is None or not _near_miss(quantity.resource, suggestion):
+        return ()
+    return (Rename(quantity.key_pos, quantity.resource, suggestion),)
+
+
+def _near_miss(name: str, suggestion: str) -> bool:
+    domain, _, rest = name.lower().partition("/")
+    wanted_domain, _, wanted_rest = suggestion.partition("/")
+    if domain != wanted_domain or not rest:
+        return False
+    return difflib.SequenceMatcher(None, rest, wanted_rest).ratio() >= 0.75
 
 
 def _rename_key(node: YMap, key: str, wanted: str) -> tuple[Edit, ...]:
