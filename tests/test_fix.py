@@ -1,0 +1,168 @@
+"""`gpulint check --fix`, `--diff` and `--unsafe-fixes` end to end, on a copy of fixtures/fix.
+
+fixtures/fix/manifests.yaml has a misspelled GPU key with a trailing comment, a misspelled
+`resources:` block, a pod that lacks the GPU pool's toleration (exposed only once its GPU key
+is fixed) and a request that differs from its limit (exposed once `resources:` is fixed).
+The expected results are the files next to it; only the lines a fix touches may differ.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpulint.cli import main
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+BEFORE = (FIXTURES / "fix" / "manifests.yaml").read_text(encoding="utf-8")
+AFTER_SAFE = (FIXTURES / "fix" / "manifests.fixed-safe.yaml").read_text(encoding="utf-8")
+AFTER_UNSAFE = (FIXTURES / "fix" / "manifests.fixed-unsafe.yaml").read_text(encoding="utf-8")
+GPU002_LEFT = (
+    "manifests.yaml:44:45: GPU002 [error] container `score` requests 1 `nvidia.com/gpu` but "
+    "limits it to 2; the API rejects requests that differ from the limit of an extended "
+    "resource"
+)
+
+
+@pytest.fixture()
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory holding the manifests and the profile they are checked against."""
+    shutil.copy(FIXTURES / "fix" / "manifests.yaml", tmp_path / "manifests.yaml")
+    shutil.copy(FIXTURES / "profiles" / "placement-eks.yaml", tmp_path / "cluster.yaml")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str, input: bytes | None = None) -> Result:
+    """`gpulint check ARGS --profile cluster.yaml`, in-process."""
+    return CliRunner().invoke(main, ["check", *args, "--profile", "cluster.yaml"], input=input)
+
+
+def changed_lines(before: str, after: str) -> list[str]:
+    """The removed and added lines between two texts."""
+    return [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="")
+        if line[:1] in "+-" and not line.startswith(("---", "+++"))
+    ]
+
+
+def test_check_marks_fixable_findings_and_counts_them(workdir: Path) -> None:
+    result = run("manifests.yaml")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("manifests.yaml:24:15: GPU001 [*] [error] container `server`")
+    assert lines[2].startswith("manifests.yaml:34:22: GPU104 [warning] pod requests no GPU")
+    assert lines[4].startswith("manifests.yaml:38:9: GPU004 [*] [error] container `score`")
+    assert lines[-1] == (
+        "Found 3 findings (2 errors, 1 warning) in 1 file, 2 objects. 2 fixable with --fix."
+    )
+
+
+def test_diff_shows_every_chained_fix_and_touches_nothing(workdir: Path) -> None:
+    result = run("manifests.yaml", "--diff")
+    assert result.exit_code == 1
+    assert (workdir / "manifests.yaml").read_text(encoding="utf-8") == BEFORE
+    expected = "".join(
+        difflib.unified_diff(
+            BEFORE.splitlines(keepends=True),
+            AFTER_SAFE.splitlines(keepends=True),
+            "manifests.yaml",
+            "manifests.yaml",
+        )
+    )
+    assert result.stdout == expected
+    assert "gpulint: would fix 3 findings in 1 file(s)" in result.stderr
+
+
+def test_fix_applies_the_safe_fixes_and_reports_what_is_left(workdir: Path) -> None:
+    result = run("manifests.yaml", "--fix")
+    assert result.exit_code == 1
+    assert (workdir / "manifests.yaml").read_text(encoding="utf-8") == AFTER_SAFE
+    assert result.stdout.splitlines()[0] == GPU002_LEFT
+    assert result.stdout.splitlines()[-1] == (
+        "Found 1 finding (1 error) in 1 file, 2 objects. 1 fixable with --fix --unsafe-fixes."
+    )
+    assert "gpulint: fixed 3 findings in 1 file(s)" in result.stderr
+
+
+def test_only_the_lines_involved_differ_and_every_comment_survives() -> None:
+    removed = [line[1:] for line in changed_lines(BEFORE, AFTER_SAFE) if line[0] == "-"]
+    assert removed == ['              "nvidia.com/gpus": 1   # one L4', "        resoures:   # typo"]
+    added = [line[1:] for line in changed_lines(BEFORE, AFTER_SAFE) if line[0] == "+"]
+    assert added == [
+        "      tolerations:",
+        "        - key: dedicated",
+        "          operator: Equal",
+        "          value: inference",
+        "          effect: NoSchedule",
+        '              "nvidia.com/gpu": 1   # one L4',
+        "        resources:   # typo",
+    ]
+    comments = [line for line in BEFORE.splitlines() if "#" in line]
+    assert all(any(c.split("#")[1] in a for a in AFTER_SAFE.splitlines()) for c in comments)
+
+
+def test_unsafe_fixes_leave_no_error(workdir: Path) -> None:
+    result = run("manifests.yaml", "--fix", "--unsafe-fixes")
+    assert result.exit_code == 0, result.stdout
+    assert (workdir / "manifests.yaml").read_text(encoding="utf-8") == AFTER_UNSAFE
+    assert changed_lines(AFTER_SAFE, AFTER_UNSAFE) == [
+        '-          requests: {cpu: "1", memory: 4Gi, nvidia.com/gpu: 1}',
+        '+          requests: {cpu: "1", memory: 4Gi, nvidia.com/gpu: 2}',
+    ]
+    assert result.stdout.splitlines()[-1] == "All checks passed (1 file, 2 objects)."
+
+
+def test_the_fixed_file_is_stable(workdir: Path) -> None:
+    (workdir / "manifests.yaml").write_text(AFTER_UNSAFE, encoding="utf-8")
+    result = run("manifests.yaml", "--diff", "--unsafe-fixes")
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_fix_on_stdin_does_not_crash_and_writes_nothing(workdir: Path) -> None:
+    result = run("-", "--fix", "--stdin-filename", "manifests.yaml", input=b"x: [")
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    result = run("-", "--fix", "--stdin-filename", "manifests.yaml", input=BEFORE.encode())
+    assert result.exit_code == 1
+    assert (workdir / "manifests.yaml").read_text(encoding="utf-8") == BEFORE
+    assert "manifests.yaml: standard input is not fixed in place" in result.stderr
+
+
+def test_diff_of_stdin_shows_its_fixes(workdir: Path) -> None:
+    result = run("-", "--diff", input=BEFORE.encode())
+    assert result.exit_code == 1
+    assert '+              "nvidia.com/gpu": 1   # one L4' in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Source: chart/templates/deploy.yaml\n",  # rendered Helm output
+        "# Code generated by kustomize. DO NOT EDIT.\n",
+    ],
+)
+def test_generated_files_are_named_not_touched(workdir: Path, text: str) -> None:
+    (workdir / "manifests.yaml").write_text(text + BEFORE, encoding="utf-8")
+    result = run("manifests.yaml", "--fix")
+    assert (workdir / "manifests.yaml").read_text(encoding="utf-8") == text + BEFORE
+    assert "gpulint: manifests.yaml: not fixed: generated, or does not parse" in result.stderr
+
+
+def test_a_file_that_does_not_parse_is_not_touched(workdir: Path) -> None:
+    broken = BEFORE + "---\nkind: [\n"
+    (workdir / "manifests.yaml").write_text(broken, encoding="utf-8")
+    result = run("manifests.yaml", "--fix")
+    assert (workdir / "manifests.yaml").read_text(encoding="utf-8") == broken
+    assert "gpulint: manifests.yaml: not fixed: generated, or does not parse" in result.stderr
+
+
+def test_fix_with_live_is_refused_in_one_line(workdir: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "manifests.yaml", "--fix", "--live"])
+    assert result.exit_code == 2
+    assert result.stderr == "gpulint: error: --fix and --diff check against a --profile, not --live\n"
