@@ -128,6 +128,7 @@ def test_json_report_has_the_documented_shape(workdir: Path) -> None:
                 "rejects it (Limit must be set for non overcommitable resources)",
                 "fix": "Add `limits: {nvidia.com/gpu: 1}` or replace the request with that "
                 "limit (the request defaults to the limit).",
+                "autofix": None,
                 "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "ml", "name": "trainer"},
                 "source": None,
             }

@@ -9,6 +9,7 @@ The expected results are the files next to it; only the lines a fix touches may 
 from __future__ import annotations
 
 import difflib
+import json
 import shutil
 from pathlib import Path
 
@@ -92,7 +93,10 @@ def test_fix_applies_the_safe_fixes_and_reports_what_is_left(workdir: Path) -> N
 
 def test_only_the_lines_involved_differ_and_every_comment_survives() -> None:
     removed = [line[1:] for line in changed_lines(BEFORE, AFTER_SAFE) if line[0] == "-"]
-    assert removed == ['              "nvidia.com/gpus": 1   # one L4', "        resoures:   # typo"]
+    assert removed == [
+        '              "nvidia.com/gpus": 1   # one L4',
+        "        resoures:   # typo",
+    ]
     added = [line[1:] for line in changed_lines(BEFORE, AFTER_SAFE) if line[0] == "+"]
     assert added == [
         "      tolerations:",
@@ -116,6 +120,15 @@ def test_unsafe_fixes_leave_no_error(workdir: Path) -> None:
         '+          requests: {cpu: "1", memory: 4Gi, nvidia.com/gpu: 2}',
     ]
     assert result.stdout.splitlines()[-1] == "All checks passed (1 file, 2 objects)."
+
+
+def test_json_says_which_findings_are_fixable(workdir: Path) -> None:
+    findings = json.loads(run("manifests.yaml", "--format", "json").stdout)["findings"]
+    assert [(f["code"], f["autofix"]) for f in findings] == [
+        ("GPU001", "safe"),
+        ("GPU104", None),
+        ("GPU004", "safe"),
+    ]
 
 
 def test_the_fixed_file_is_stable(workdir: Path) -> None:
@@ -165,4 +178,5 @@ def test_a_file_that_does_not_parse_is_not_touched(workdir: Path) -> None:
 def test_fix_with_live_is_refused_in_one_line(workdir: Path) -> None:
     result = CliRunner().invoke(main, ["check", "manifests.yaml", "--fix", "--live"])
     assert result.exit_code == 2
-    assert result.stderr == "gpulint: error: --fix and --diff check against a --profile, not --live\n"
+    message = "--fix and --diff check against a --profile, not --live"
+    assert result.stderr == f"gpulint: error: {message}\n"

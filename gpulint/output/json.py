@@ -24,6 +24,7 @@ def finding_to_dict(finding: Finding) -> dict[str, object]:
         "column": finding.column,
         "message": cut(finding.message),
         "fix": None if finding.fix is None else cut(finding.fix),
+        "autofix": finding.applicability,  # "safe" or "unsafe": what --fix may apply
         "object": None
         if ref is None
         else {
