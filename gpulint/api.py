@@ -35,6 +35,7 @@ from gpulint.loader import (
     Input,
     Inputs,
     LoadResult,
+    RenderedInput,
     collection_paused,
     discover,
     load_bytes,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from gpulint.live.verdict import DryRun
     from gpulint.model import Document, Workload
     from gpulint.profile.model import ClusterProfile
+    from gpulint.render.options import RenderOptions
     from gpulint.replicas import Autoscaler
     from gpulint.spool import FindingSpool
 
@@ -85,6 +87,8 @@ def lint(
     spool_findings: bool = False,
     rules: Sequence[Rule] | None = None,
     overlay: Mapping[str, bytes] | None = None,
+    render: RenderOptions | None = None,
+    allow_empty: bool = True,
 ) -> LintResult:
     """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
 
@@ -97,8 +101,11 @@ def lint(
     file (`LintResult.findings` is then a FindingSpool: iterable, not indexable), so a run's
     memory does not grow with its findings. `rules` replaces the catalogue's rules (a
     catalogue of one's own, see `gpulint.catalogue.read_records`). `overlay` maps input
-    names to the bytes to check instead of theirs (fixes not yet written). Raises
-    GpulintError for a missing or unreadable path.
+    names to the bytes to check instead of theirs (fixes not yet written). `render` says
+    how charts and overlays among the inputs are rendered (gpulint.render); their findings
+    point at the files the author edits. Raises GpulintError for a missing or unreadable
+    path, a chart or overlay that cannot be rendered, and (with `allow_empty` False) stdin
+    or a render without any Kubernetes object.
     """
     config = config or Config()
     # Checked in report order (findings are reported by path), so each file's findings can be
@@ -108,6 +115,8 @@ def lint(
         config.is_excluded,
         stdin if STDIN in paths else None,
         overlay,
+        render,
+        allow_empty,
     )
     candidates = registry() if rules is None else rules
     rules = [r for r in candidates if config.is_selected(r.code, r.enabled)]
@@ -152,10 +161,13 @@ def lint(
     # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
     scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
     file_count = object_count = 0
+    late: list[Finding] = []  # found after every file was checked: anywhere in the report
     for outcome in _check_files(plan, inputs, jobs):
         file_count += outcome.files
         object_count += outcome.objects
-        findings.extend(outcome.findings)
+        # A render's findings point into the files it was rendered from: anywhere in the report.
+        findings.extend(f for f in outcome.findings if f.rendered is None)
+        late.extend(f for f in outcome.findings if f.rendered is not None)
         checked.extend(outcome.checked)
         for scaler in outcome.autoscalers:
             target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
@@ -165,7 +177,6 @@ def lint(
         for code, workloads in outcome.kept.items():
             kept[code].extend(workloads)
 
-    late: list[Finding] = []  # found after every file was checked: anywhere in the report
     everything_kept = {id(w): w for found in kept.values() for w in found}.values()
     roles = _roles(everything_kept)
     for rule in plan.corpus_wide:
@@ -177,6 +188,8 @@ def lint(
         late.extend(_findings(rule, context, roles, config, tracker))
     if unused_rule is not None:
         late.extend(_unused_suppressions(unused_rule, tracker, rules, config))
+    if inputs.renders:
+        late = _located(late, inputs.renders)
 
     notes = []
     if skipped:
@@ -231,7 +244,7 @@ def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
     """
     found: list[Document] = []
     for item in inputs:
-        name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item
+        name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
         if isinstance(data, OSError) or not _KNOWLEDGE_BYTES.search(data):
             continue
         loaded = load_bytes(name, data)
@@ -292,6 +305,9 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         ),
         key=_sort_key,
     )
+    if isinstance(item, RenderedInput):
+        located = item.origin.locate(findings, item.data.decode("utf-8"))
+        findings = sorted(located, key=_sort_key)
     kept = {}
     for rule in plan.corpus_wide:
         keeps = rule.keeps_function()
@@ -307,6 +323,19 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         context.autoscalers if plan.corpus_wide else (),
         tracker,
     )
+
+
+def _located(findings: list[Finding], renders: dict[str, RenderedInput]) -> list[Finding]:
+    """`findings` with those still at a position of a render moved to the files it came from."""
+    out = [f for f in findings if f.rendered is not None or f.path not in renders]
+    by_render: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.rendered is None and finding.path in renders:
+            by_render.setdefault(finding.path, []).append(finding)
+    for name, found in by_render.items():
+        item = renders[name]
+        out.extend(item.origin.locate(found, item.data.decode("utf-8")))
+    return out
 
 
 def _sort_key(finding: Finding) -> tuple[str, int, int, str]:
@@ -330,7 +359,7 @@ def _in_report_order(
 
 
 def _load(item: Input) -> LoadResult:
-    return load_path(Path(item)) if isinstance(item, str) else load_bytes(*item)
+    return load_path(Path(item)) if isinstance(item, str) else load_bytes(item[0], item[1])
 
 
 def _roles(workloads: Iterable[Workload]) -> dict[int, Workload]:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gpulint.live.client import ConnectionOptions
     from gpulint.model import Severity
     from gpulint.profile.model import ClusterProfile
+    from gpulint.render.options import RenderOptions
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
@@ -112,6 +113,74 @@ def _ci_options(command: _Command) -> _Command:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def _render_options(command: _Command) -> _Command:
+    """--values, --set, --release, --var, --allow-empty: how charts and overlays are rendered."""
+    options = (
+        click.option(
+            "-f",
+            "--values",
+            "values_files",
+            multiple=True,
+            type=click.Path(dir_okay=False),
+            help="Values file for the charts checked (helm's --values); repeatable.",
+        ),
+        click.option(
+            "--set",
+            "set_values",
+            multiple=True,
+            help="KEY=VALUE for the charts checked (helm's --set); repeatable.",
+        ),
+        click.option("--release", help="Release name for the charts (default: each chart's name)."),
+        click.option(
+            "--var",
+            "variables",
+            multiple=True,
+            help="NAME=VALUE substituted for $NAME and ${NAME} placeholders; repeatable.",
+        ),
+        click.option(
+            "--allow-empty",
+            is_flag=True,
+            help="Accept stdin, a chart or an overlay that holds no Kubernetes object.",
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _render_settings(
+    config: Config,
+    values_files: Sequence[str],
+    set_values: Sequence[str],
+    release: str | None,
+    namespace: str | None,
+    variables: Sequence[str],
+    cache_dir: str | None,
+    use_cache: bool,
+) -> RenderOptions:
+    """How this run renders charts and overlays: the config's charts, the command line's."""
+    from gpulint.render.options import ChartSettings, RenderOptions, ValuesSet
+
+    assigned = dict(config.variables)
+    for item in variables:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise GpulintError(f"--var {item}: expected NAME=VALUE")
+        assigned[name] = value
+    given = ValuesSet(None, tuple(values_files), tuple(set_values))
+    charts = config.charts
+    if values_files or set_values or release or namespace:
+        # The command line renders every chart its own way, whatever the config says.
+        charts = {}
+    return RenderOptions(
+        charts=charts,
+        default=ChartSettings(release, namespace, (given,)),
+        variables=assigned,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+    )
 
 
 _COMPLETION_HELP = """\b
@@ -226,6 +295,7 @@ def version() -> None:
     is_flag=True,
     help="Print the diff --fix would make and change nothing (exit 1 when there is one).",
 )
+@_render_options
 @_live_options
 def check(
     paths: tuple[str, ...],
@@ -261,8 +331,17 @@ def check(
     sarif_output: str | None,
     show_settings: bool,
     show_files: bool,
+    values_files: tuple[str, ...],
+    set_values: tuple[str, ...],
+    release: str | None,
+    variables: tuple[str, ...],
+    allow_empty: bool,
 ) -> None:
-    """Check manifests (files, directories, or - for stdin; default: the current directory)."""
+    """Check manifests (files, directories, or - for stdin; default: the current directory).
+
+    Helm charts and kustomize overlays among them are rendered (helm, kubectl or kustomize
+    must be on PATH), and their findings point at the values file, template or patch to edit.
+    """
     from gpulint.api import available_cpus, lint
     from gpulint.output import FORMATTERS, STATISTICS
     from gpulint.output.options import repository_options
@@ -305,6 +384,16 @@ def check(
             "--request-timeout": request_timeout,
         }
         _check_live_flags(live, profile_paths, live_only)
+        render = _render_settings(
+            config,
+            values_files,
+            set_values,
+            release,
+            namespace,
+            variables,
+            cache_dir,
+            not no_cache,
+        )
         if (apply_fixes or show_diff) and live:
             raise GpulintError("--fix and --diff check against a --profile, not --live")
         if apply_fixes or show_diff:
@@ -319,6 +408,8 @@ def check(
                     namespace=namespace,
                     keep_checked=output_format == "junit",
                     overlay=overlay,
+                    render=render,
+                    allow_empty=allow_empty,
                 )
 
             result = _fix(run, stdin, unsafe_fixes, show_diff)
@@ -332,6 +423,8 @@ def check(
                 server_dry_run,
                 stdin=stdin,
                 namespace=namespace,
+                render=render,
+                allow_empty=allow_empty,
             )
         else:
             profile = _profile(profile_paths, pool_label, cache_dir, use_cache=not no_cache)
@@ -344,6 +437,8 @@ def check(
                 jobs=jobs or available_cpus(),
                 keep_checked=output_format == "junit",
                 spool_findings=True,
+                render=render,
+                allow_empty=allow_empty,
             )
     except GpulintError as exc:
         _fail(str(exc))

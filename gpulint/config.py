@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
+from gpulint.render.options import ChartSettings, ValuesSet
 from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
 
@@ -59,6 +60,9 @@ class Config:
     report_unused_ignores: bool = False
     workloads: tuple[WorkloadShape, ...] = ()  # custom resources that run pods
     file_keys: frozenset[str] = frozenset()  # the keys the config file set (--show-settings)
+    # Helm charts to render, by resolved directory, and envsubst variables (gpulint.render).
+    charts: Mapping[Path, ChartSettings] = field(default_factory=dict)
+    variables: Mapping[str, str] = field(default_factory=dict)
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with the given fields replaced (command-line options win over the file)."""
@@ -322,7 +326,23 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
         report_unused_ignores=bool(data.get("report-unused-ignores", False)),
         workloads=tuple(_workload_shape(item) for item in data.get("workloads") or ()),
         file_keys=frozenset(str(key) for key in data),
+        charts=dict(_chart_settings(item, root) for item in data.get("charts") or ()),
+        variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},
     )
+
+
+def _chart_settings(item: Mapping[str, Any], root: Path) -> tuple[Path, ChartSettings]:
+    """A `charts:` entry: the chart directory and its release, namespace and values sets."""
+    sets = tuple(
+        ValuesSet(
+            str(name),
+            tuple(str(root / v) for v in spec.get("values") or ()),
+            tuple(str(s) for s in spec.get("set") or ()),
+        )
+        for name, spec in (item.get("values-sets") or {}).items()
+    )
+    settings = ChartSettings(item.get("release"), item.get("namespace"), sets or (ValuesSet(),))
+    return (root / str(item["path"])).resolve(), settings
 
 
 def _workload_shape(item: Mapping[str, Any]) -> WorkloadShape:

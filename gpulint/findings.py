@@ -12,6 +12,20 @@ if TYPE_CHECKING:
     from gpulint.spool import FindingSpool
 
 
+class RenderedAt(NamedTuple):
+    """Where a finding sits in a rendered stream (`helm template`, `kubectl kustomize` output).
+
+    `of` names the render: the chart or overlay, and the values set when there are several.
+    """
+
+    of: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.of}:{self.line}:{self.column}"
+
+
 @dataclass(frozen=True)
 class Finding:
     """One reported problem, at its file:line:column, with the fix to apply."""
@@ -28,6 +42,8 @@ class Finding:
     source: str | None = None  # the Helm template the object was rendered from
     edits: tuple[Edit, ...] = ()  # text edits that fix it
     applicability: str | None = None  # of the edits: "safe" or "unsafe" (see gpulint.fixing)
+    # Set for objects gpulint rendered: path:line:column is then the file the author edits.
+    rendered: RenderedAt | None = None
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpulint.data.tool_configs import is_tool_config
 from gpulint.errors import GpulintError
@@ -28,6 +28,7 @@ from gpulint.model import (
     SourceFile,
     Suppression,
 )
+from gpulint.render.rendered import RenderedInput
 from gpulint.workloads import malformed_fields
 from gpulint.yamltree import (
     DuplicateKey,
@@ -39,6 +40,9 @@ from gpulint.yamltree import (
     normalize_line_breaks,
     parse,
 )
+
+if TYPE_CHECKING:
+    from gpulint.render.options import RenderOptions
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
@@ -85,8 +89,8 @@ def collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-#: What a run checks: a file's display path, or stdin as (display name, bytes).
-Input = str | tuple[str, bytes]
+#: What a run checks: a file's display path, stdin as (display name, bytes), or a render.
+Input = str | tuple[str, bytes] | RenderedInput
 
 
 def input_name(item: Input) -> str:
@@ -109,6 +113,8 @@ class Inputs:
         is_excluded: Callable[[Path], bool],
         stdin: tuple[str, bytes] | None = None,
         overlay: Mapping[str, bytes] | None = None,
+        render: RenderOptions | None = None,
+        allow_empty: bool = True,
     ) -> None:
         self._roots = tuple(roots)  # display paths
         self._is_excluded = is_excluded
@@ -120,6 +126,9 @@ class Inputs:
         self._piped: dict[str, tuple[str, bytes]] = {}
         self.files = self.size = 0  # files to read and their bytes, counted by one walk
         self._twice = len(self._roots) > 1
+        # Charts and overlays met by the counting walk, rendered once it is done.
+        self._marks: dict[str, str] | None = {}
+        self._renders: dict[str, list[RenderedInput]] = {}
         for root in self._roots:
             data = None if is_excluded(Path(root)) else _pipe_bytes(root)
             if data is not None:
@@ -128,9 +137,26 @@ class Inputs:
                 self.files += 1
                 self.size += size
                 self._twice = self._twice or is_link
+        marks, self._marks = self._marks, None
+        if marks:
+            from gpulint.render.options import RenderOptions
+            from gpulint.render.plan import plan_renders
+
+            check = None if allow_empty else _require_objects
+            self._renders = plan_renders(marks.items(), render or RenderOptions(), check)
+            rendered = [item for items in self._renders.values() for item in items]
+            self.files += len(rendered)
+            self.size += sum(len(item.data) for item in rendered)
+            # Two files of one chart given by name stand for one render.
+            self._twice = self._twice or len(marks) < len(self._roots)
 
     def __len__(self) -> int:
         return self.files + (self._stdin is not None)
+
+    @property
+    def renders(self) -> dict[str, RenderedInput]:
+        """Every chart or overlay render among the inputs, by name."""
+        return {item.name: item for items in self._renders.values() for item in items}
 
     def __iter__(self) -> Iterator[Input]:
         streams: list[Iterable[Input]] = [
@@ -149,12 +175,25 @@ class Inputs:
 
     def _files_of(self, root: str) -> Iterator[tuple[Input, bool, int]]:
         if os.path.isdir(root):
-            yield from _walk(root, self._is_excluded)
+            yield from _walk(root, self._is_excluded, self._rendered)
         elif root in self._piped:
             yield self._piped[root], False, len(self._piped[root][1])
         elif not self._is_excluded(Path(root)):
+            owner = _render_owner(root)
+            if owner is not None:
+                # A file of a chart or overlay is checked as part of its render.
+                yield from self._rendered(*owner)
+                return
             # A dangling or looping symlink is read, and fails, later.
             yield root, False, _size(root)
+
+    def _rendered(self, directory: str, kind: str) -> Iterator[tuple[Input, bool, int]]:
+        """The renders of a chart or overlay (none yet while the counting walk notes it)."""
+        if self._marks is not None:
+            self._marks.setdefault(directory, kind)
+            return
+        for item in self._renders.get(directory, ()):
+            yield item, False, len(item.data)
 
 
 def discover(
@@ -162,8 +201,16 @@ def discover(
     is_excluded: Callable[[Path], bool] = lambda _: False,
     stdin: tuple[str, bytes] | None = None,
     overlay: Mapping[str, bytes] | None = None,
+    render: RenderOptions | None = None,
+    allow_empty: bool = True,
 ) -> Inputs:
     """Files to check: given files, and manifests found recursively under given directories.
+
+    A Helm chart (a directory with `Chart.yaml`) or a kustomize overlay (with a kustomization
+    file), walked into or holding a file given by name, is rendered as `render` says and its
+    stream checked instead of its files (see gpulint.render.plan). With `allow_empty` False
+    (the command line's default), a render or stdin without any Kubernetes object raises
+    GpulintError.
 
     Hidden files and directories (`.git`, `.github` ...) are skipped inside directories, and
     anything `is_excluded` matches is skipped everywhere. Files are named by their display
@@ -178,7 +225,16 @@ def discover(
             raise GpulintError(f"{raw}: no such file or directory")
         # Walked from its display path, a directory gives its files' display paths.
         roots.append(display_path(Path(raw)))
-    return Inputs(roots, is_excluded, stdin, overlay)
+    if stdin is not None and not allow_empty:
+        _require_objects(*stdin)
+    return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty)
+
+
+def _require_objects(name: str, data: bytes) -> None:
+    """Raise GpulintError when `data` holds no Kubernetes object and nothing to report."""
+    loaded = load_bytes(name, data)
+    if not loaded.documents and not loaded.issues:
+        raise GpulintError(f"no Kubernetes objects in {name} (pass --allow-empty to accept that)")
 
 
 def _once(inputs: Iterable[Input]) -> Iterator[Input]:
@@ -204,11 +260,16 @@ def _identity(path: str, real_dirs: dict[str, str]) -> str:
     return os.path.join(real_dir, name)
 
 
-def _walk(directory: str, is_excluded: Callable[[Path], bool]) -> Iterator[tuple[str, bool, int]]:
+def _walk(
+    directory: str,
+    is_excluded: Callable[[Path], bool],
+    rendered: Callable[[str, str], Iterable[tuple[Input, bool, int]]],
+) -> Iterator[tuple[Input, bool, int]]:
     """Manifest files under `directory` as (path, is a symlink, size), sorted by path.
 
     A subdirectory sorts as its name and a `/`, so the files come in the order of their whole
-    paths as strings. Symlinked directories are not entered; unreadable ones are skipped.
+    paths as strings. Symlinked directories are not entered; unreadable ones are skipped. A
+    chart or overlay directory gives `rendered(directory, kind)` instead of its files.
     """
     prefix = "" if directory == os.curdir else f"{directory.rstrip('/')}/"
     try:
@@ -216,11 +277,15 @@ def _walk(directory: str, is_excluded: Callable[[Path], bool]) -> Iterator[tuple
             entries = sorted((_entry_key(e), e) for e in scan if not e.name.startswith("."))
     except OSError:
         return
+    kind = _render_kind(e.name for _, e in entries)
+    if kind is not None:
+        yield from rendered(directory, kind)
+        return
     for _, entry in entries:
         path = prefix + entry.name
         if _is_dir(entry):
             if not entry.is_symlink() and not is_excluded(Path(path)):
-                yield from _walk(path, is_excluded)
+                yield from _walk(path, is_excluded, rendered)
         elif entry.name.endswith(MANIFEST_SUFFIXES) and not is_excluded(Path(path)):
             try:
                 info = entry.stat()
@@ -230,6 +295,51 @@ def _walk(directory: str, is_excluded: Callable[[Path], bool]) -> Iterator[tuple
             # A FIFO, socket or device found in a tree could block a read forever.
             if stat.S_ISREG(info.st_mode):
                 yield path, entry.is_symlink(), info.st_size
+
+
+_CHART_FILE = "Chart.yaml"
+_KUSTOMIZATION_FILES = frozenset(("kustomization.yaml", "kustomization.yml", "Kustomization"))
+
+
+def _render_kind(names: Iterable[str]) -> str | None:
+    """ "helm" or "kustomize" when a directory holding files `names` is a chart or an overlay."""
+    kind = None
+    for name in names:
+        if name == _CHART_FILE:
+            return "helm"
+        if name in _KUSTOMIZATION_FILES:
+            kind = "kustomize"
+    return kind
+
+
+def _render_owner(path: str) -> tuple[str, str] | None:
+    """(directory, kind) of the chart or overlay holding file `path`, if any.
+
+    The nearest such directory above the file wins, searching no higher than the working
+    directory for a relative path; a subchart (`<chart>/charts/<sub>`) belongs to its chart.
+    """
+    directory = os.path.dirname(os.path.normpath(path))
+    while (kind := _kind_of(directory or os.curdir)) is None:
+        parent = os.path.dirname(directory)
+        if not directory or parent == directory or os.path.basename(directory) == os.pardir:
+            return None
+        directory = parent
+    while kind == "helm":
+        holder = os.path.dirname(directory)
+        if os.path.basename(holder) != "charts":
+            break
+        outer = os.path.dirname(holder)
+        if _kind_of(outer or os.curdir) != "helm":
+            break
+        directory = outer
+    return directory or os.curdir, kind
+
+
+def _kind_of(directory: str) -> str | None:
+    try:
+        return _render_kind(os.listdir(directory))
+    except OSError:
+        return None
 
 
 def _entry_key(entry: os.DirEntry[str]) -> str:

@@ -131,6 +131,7 @@ def test_json_report_has_the_documented_shape(workdir: Path) -> None:
                 "autofix": None,
                 "object": {"apiVersion": "v1", "kind": "Pod", "namespace": "ml", "name": "trainer"},
                 "source": None,
+                "rendered": None,
             }
         ],
         "summary": {"files": 1, "objects": 1, "findings": 1},

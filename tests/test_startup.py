@@ -41,6 +41,10 @@ NOT_IMPORTED = (
     "gpulint.smoke",
     "gpulint.schema",
     "gpulint.profile",
+    "gpulint.render.plan",  # charts and overlays only
+    "gpulint.render.helm",
+    "gpulint.render.kustomize",
+    "gpulint.render.locate",
     "gpulint.scheduling",
     "gpulint.constraints",
     "gpulint.replicas",

@@ -34,6 +34,13 @@ def finding_to_dict(finding: Finding) -> dict[str, object]:
             "name": cut(ref.name, MAX_NAME),
         },
         "source": None if finding.source is None else cut(finding.source, MAX_NAME),
+        "rendered": None
+        if finding.rendered is None
+        else {
+            "of": finding.rendered.of,
+            "line": finding.rendered.line,
+            "column": finding.rendered.column,
+        },
     }
 
 

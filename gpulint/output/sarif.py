@@ -96,18 +96,33 @@ def sarif_result(finding: Finding, uri: str, rule_index: int, stable: str) -> di
         "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: stable},
     }
+    related: list[dict[str, Any]] = []
     if finding.source:
         # Helm's `# Source:` path is relative to the chart's parent directory, which the
         # rendered output does not name: a relative reference with no base.
-        result["relatedLocations"] = [
+        related.append(
             {
-                "id": 1,
+                "id": len(related) + 1,
                 "message": {"text": "rendered from this Helm template"},
                 "physicalLocation": {
                     "artifactLocation": {"uri": quote(cut(finding.source, MAX_NAME))}
                 },
             }
-        ]
+        )
+    if finding.rendered is not None:
+        # The rendered stream is no file in the repository: the position is told, not linked.
+        at = finding.rendered
+        related.append(
+            {
+                "id": len(related) + 1,
+                "message": {
+                    "text": f"rendered position: line {at.line}, column {at.column} of {at.of}"
+                },
+                "properties": {"rendered": {"of": at.of, "line": at.line, "column": at.column}},
+            }
+        )
+    if related:
+        result["relatedLocations"] = related
     return result
 
 

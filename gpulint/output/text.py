@@ -44,6 +44,8 @@ def format_finding(finding: Finding, color: bool = False, source_line: str | Non
         lines.extend(snippet(finding.line, finding.column, source_line, color))
     if finding.source:
         lines.append(f"  = from: {one_line(finding.source, MAX_NAME)}")
+    if finding.rendered is not None:
+        lines.append(f"  = rendered: {finding.rendered}")
     if finding.fix:
         # A multi-line fix (a tolerations block to paste) stays a block under its heading.
         fix = text_block(finding.fix).replace("\n", "\n    ")

@@ -1,0 +1,75 @@
+"""Rendered streams kept on disk, keyed by everything that decides them.
+
+A pre-commit run on an unchanged chart should not start helm. The key hashes the tool build
+(path, size, mtime: see `tool_identity`), the command's flags, and the bytes of every file the
+render reads (the chart or overlay tree, the values files). Entries live next to the profile
+cache, under `renders/` of the same directory (`--cache-dir`, `$GPULINT_CACHE_DIR`, else
+`$XDG_CACHE_HOME/gpulint` or `~/.cache/gpulint`). A cache that cannot be read or written never
+fails a run: the chart is rendered as it would be without one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from gpulint import __version__
+
+_ENTRIES = "renders"
+
+
+def render_key(parts: Sequence[str], files: Iterable[Path]) -> str:
+    """A hash of `parts` (tool, flags) and of the names and bytes of `files`."""
+    digest = hashlib.sha256()
+    for part in (__version__, *parts):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    for path in files:
+        digest.update(str(path).encode())
+        digest.update(b"\0")
+        try:
+            digest.update(path.read_bytes())
+        except OSError as exc:  # a file that cannot be read still changes the key
+            digest.update(f"<{exc.errno}>".encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def tree_files(directory: Path) -> list[Path]:
+    """Every file under `directory` except version-control directories, in a stable order."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d not in (".git", ".hg", ".svn"))
+        found.extend(Path(root) / name for name in sorted(files))
+    return found
+
+
+def read_render(cache_dir: Path | None, key: str) -> str | None:
+    """The stream stored under `key`, or None."""
+    if cache_dir is None:
+        return None
+    try:
+        return (cache_dir / _ENTRIES / f"{key}.yaml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def write_render(cache_dir: Path | None, key: str, text: str) -> None:
+    """Store `text` under `key`; nothing when the cache cannot be written."""
+    if cache_dir is None:
+        return
+    import tempfile
+
+    entries = cache_dir / _ENTRIES
+    with contextlib.suppress(OSError):
+        entries.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=entries, prefix=".", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, entries / f"{key}.yaml")
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)

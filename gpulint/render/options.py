@@ -1,0 +1,52 @@
+"""What rendering needs from the command line and the config: values sets, variables, cache."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ValuesSet:
+    """One way to render a chart: values files (helm's `-f`) and `--set` assignments."""
+
+    name: str | None = None  # None: the values given on the command line, or the defaults
+    values: tuple[str, ...] = ()
+    set_values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChartSettings:
+    """How one chart is rendered: release, namespace and its values sets."""
+
+    release: str | None = None
+    namespace: str | None = None
+    sets: tuple[ValuesSet, ...] = (ValuesSet(),)
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What rendering charts, overlays and env templates needs from the command line/config."""
+
+    #: Per chart directory (as the user wrote it, resolved): settings from the config.
+    charts: Mapping[Path, ChartSettings] = field(default_factory=dict)
+    #: Settings for charts given on the command line or found by walking.
+    default: ChartSettings = ChartSettings()
+    #: envsubst variables (`--var NAME=VALUE`, config `variables:`).
+    variables: Mapping[str, str] = field(default_factory=dict)
+    cache_dir: str | None = None  # --cache-dir; None: the profile cache's default place
+    use_cache: bool = True
+
+    def cache_path(self) -> Path | None:
+        """Where renders are kept: next to the profile cache; None with --no-cache."""
+        if not self.use_cache:
+            return None
+        from gpulint.profile.cache import profile_cache
+
+        cache = profile_cache(self.cache_dir)
+        return None if cache is None else cache.directory
+
+    def settings_for(self, chart: Path) -> ChartSettings:
+        """The settings the config gives `chart`, else the command line's."""
+        return self.charts.get(chart.resolve(), self.default)

@@ -1,0 +1,17 @@
+"""A rendered chart or overlay as an input of a run."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class RenderedInput(NamedTuple):
+    """A chart or overlay gpulint rendered, checked like bytes read from stdin.
+
+    `origin` (gpulint.render: HelmOrigin or KustomizeOrigin) moves the findings from the
+    rendered stream to the files the author edits.
+    """
+
+    name: str
+    data: bytes
+    origin: Any

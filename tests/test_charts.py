@@ -1,0 +1,311 @@
+"""`gpulint check` on Helm charts and kustomize overlays, with the real helm and kubectl.
+
+Each finding in a rendered object is reported where its text is written: the values file
+(line and column of the scalar), the template (its literal text), the kustomize patch or base;
+and carries the position in the rendered stream.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gpulint.cli import main
+from tests.binaries import venv_kubectl
+from tests.sarif_schema import validated_sarif
+
+# helm4_dir, helm3_dir and tool_env: the official binaries, on a PATH of their own.
+pytest_plugins = ["tests.binaries"]
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+PROFILE = "profiles/placement-eks.yaml"
+
+
+def run(*args: str, input: bytes | None = None) -> Result:
+    """`gpulint ARGS` in-process."""
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+def located(result: Result) -> list[tuple[str, str, int, int, tuple[int, int] | None]]:
+    """(code, path, line, column, rendered line and column) of each finding of a JSON report."""
+    report = json.loads(result.stdout)
+    return [
+        (
+            f["code"],
+            f["path"],
+            f["line"],
+            f["column"],
+            (f["rendered"]["line"], f["rendered"]["column"]) if f["rendered"] else None,
+        )
+        for f in report["findings"]
+    ]
+
+
+@pytest.fixture()
+def fixtures(monkeypatch: pytest.MonkeyPatch, tool_env, helm4_dir: Path) -> Path:
+    """The fixtures directory as the working directory, helm v4 and kubectl on PATH."""
+    kubectl = venv_kubectl() or helm4_dir / "kubectl"
+    tool_env(helm=helm4_dir / "helm", kubectl=kubectl)
+    monkeypatch.chdir(FIXTURES)
+    return FIXTURES
+
+
+def check(*args: str) -> Result:
+    return run("check", "--isolated", "--format", "json", "--profile", PROFILE, *args)
+
+
+def test_misspelled_gpu_resource_in_a_values_file_is_reported_at_its_line_and_column(
+    fixtures: Path,
+) -> None:
+    result = check("charts/nim-llm", "--values", "charts/nim-llm/values-gpu.yaml")
+    assert result.exit_code == 1, result.output
+    assert located(result) == [
+        ("GPU601", "charts/nim-llm/templates/deployment.yaml", 24, 11, (28, 11)),
+        ("GPU001", "charts/nim-llm/values-gpu.yaml", 5, 5, (31, 15)),
+    ]
+
+
+def test_node_group_the_cluster_lacks_is_reported_at_the_values_line(fixtures: Path) -> None:
+    args = ("charts/nim-llm", "-f", "charts/nim-llm/values-nodegroup.yaml", "--select", "GPU1")
+    result = check(*args)
+    assert result.exit_code == 1, result.output
+    assert located(result) == [("GPU103", "charts/nim-llm/values-nodegroup.yaml", 2, 3, (32, 9))]
+
+
+def test_a_resource_name_a_helper_takes_from_values_is_traced_to_the_values_file(
+    fixtures: Path,
+) -> None:
+    # vllm-stack writes `{{ $gpuType }}:` in _helpers.tpl, twice (requests and limits).
+    result = check("charts/vllm-stack", "-f", "charts/vllm-stack/values-typo.yaml")
+    assert result.exit_code == 1, result.output
+    assert located(result) == [
+        ("GPU001", "charts/vllm-stack/values-typo.yaml", 12, 23, (34, 15)),
+        ("GPU001", "charts/vllm-stack/values-typo.yaml", 12, 23, (36, 15)),
+    ]
+
+
+def test_text_that_cannot_be_traced_names_the_template_and_the_rendered_position(
+    fixtures: Path,
+) -> None:
+    # The finding sits on a matchExpressions item that toYaml re-wrote (keys sorted, quotes
+    # dropped): no single scalar of a values file is certainly its origin.
+    result = check("charts/vllm-stack", "-f", "charts/vllm-stack/values-h100.yaml")
+    assert result.exit_code == 1, result.output
+    assert located(result) == [
+        ("GPU101", "charts/vllm-stack/templates/deployment-vllm-multi.yaml", 1, 1, (46, 19))
+    ]
+    text = run(
+        "check",
+        "--isolated",
+        "--profile",
+        PROFILE,
+        "charts/vllm-stack",
+        "-f",
+        "charts/vllm-stack/values-h100.yaml",
+    )
+    assert "\n  = rendered: charts/vllm-stack:46:19\n" in text.stdout
+
+
+def test_charts_with_their_default_values_pass(fixtures: Path) -> None:
+    result = check("charts")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    # One rendered stream per chart, each with its Deployment; only QoS warnings.
+    assert report["summary"]["files"] == 3
+    assert report["summary"]["objects"] == 3
+    assert {f["code"] for f in report["findings"]} == {"GPU601"}
+
+
+def test_literal_template_text_is_reported_at_the_template_line(fixtures: Path) -> None:
+    # triton writes `resources:` and `nvidia.com/gpu:` in its template.
+    result = check("charts/triton", "--set", "image.numGpus=0.5")
+    assert result.exit_code == 1, result.output
+    codes = located(result)
+    assert ("GPU601", "charts/triton/templates/deployment.yaml", 27, 11, (29, 11)) in codes
+    # The fraction comes from --set, which no file holds: the template and the render.
+    assert ("GPU003", "charts/triton/templates/deployment.yaml", 1, 1, (31, 31)) in codes
+
+
+def test_overlay_patch_pinning_a_missing_node_group_is_reported_at_the_patch_line(
+    fixtures: Path,
+) -> None:
+    result = check("kustomize")
+    assert result.exit_code == 1, result.output
+    # The base is used by both overlays: checked through them, never on its own.
+    assert json.loads(result.stdout)["summary"] == {"files": 2, "objects": 2, "findings": 1}
+    assert located(result) == [
+        ("GPU103", "kustomize/overlays/a100/node-group.yaml", 10, 9, (29, 9))
+    ]
+
+
+def test_a_file_of_an_overlay_given_by_name_checks_the_overlay(fixtures: Path) -> None:
+    result = check("kustomize/overlays/a100/node-group.yaml", "kustomize/base/deployment.yaml")
+    assert result.exit_code == 1, result.output
+    assert located(result) == [
+        ("GPU103", "kustomize/overlays/a100/node-group.yaml", 10, 9, (29, 9))
+    ]
+    assert json.loads(result.stdout)["summary"]["files"] == 1
+
+
+def test_a_value_from_a_base_is_reported_in_the_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    shutil.copytree(FIXTURES / "kustomize", tmp_path / "kustomize")
+    base = tmp_path / "kustomize" / "base" / "deployment.yaml"
+    base.write_text(base.read_text().replace("nvidia.com/gpu: 1", "nvidia.com/gpus: 1"))
+    shutil.copy(FIXTURES / PROFILE, tmp_path / "profile.yaml")
+    monkeypatch.chdir(tmp_path)
+    result = run(
+        "check",
+        "--isolated",
+        "--format",
+        "json",
+        "--profile",
+        "profile.yaml",
+        "kustomize/overlays/g5",
+        "--select",
+        "GPU001",
+    )
+    assert result.exit_code == 1, result.output
+    assert located(result) == [("GPU001", "kustomize/base/deployment.yaml", 27, 15, (24, 13))]
+
+
+def test_file_of_a_chart_given_by_name_checks_the_chart(fixtures: Path) -> None:
+    result = check("charts/nim-llm/values.yaml", "charts/nim-llm/templates/deployment.yaml")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["summary"] == {"files": 1, "objects": 1, "findings": 1}
+
+
+def test_sarif_carries_the_rendered_position_as_a_related_location(fixtures: Path) -> None:
+    result = run(
+        "check",
+        "--isolated",
+        "--format",
+        "sarif",
+        "--profile",
+        PROFILE,
+        "charts/nim-llm",
+        "-f",
+        "charts/nim-llm/values-gpu.yaml",
+        "--select",
+        "GPU001",
+    )
+    log = validated_sarif(result.stdout)
+    (finding,) = log["runs"][0]["results"]
+    region = finding["locations"][0]["physicalLocation"]
+    assert region["artifactLocation"]["uri"] == "fixtures/charts/nim-llm/values-gpu.yaml"
+    assert region["region"] == {"startLine": 5, "startColumn": 5}
+    related = finding["relatedLocations"][1]
+    assert related["message"]["text"] == "rendered position: line 31, column 15 of charts/nim-llm"
+
+
+def test_helm_v3_renders_the_same_findings(
+    monkeypatch: pytest.MonkeyPatch,
+    tool_env,
+    helm3_dir: Path,
+) -> None:
+    tool_env(helm=helm3_dir / "helm")
+    monkeypatch.chdir(FIXTURES)
+    result = check("charts/nim-llm", "-f", "charts/nim-llm/values-gpu.yaml", "--select", "GPU001")
+    assert result.exit_code == 1, result.output
+    assert located(result) == [("GPU001", "charts/nim-llm/values-gpu.yaml", 5, 5, (31, 15))]
+
+
+def test_missing_helm_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    tool_env,
+) -> None:
+    tool_env()  # nothing on PATH
+    monkeypatch.chdir(FIXTURES)
+    result = run("check", "--isolated", "charts/nim-llm")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "gpulint: error: `helm` is not on PATH: install Helm 3 or 4 "
+        "(https://helm.sh/docs/intro/install/)\n"
+    )
+
+
+def test_missing_kubectl_and_kustomize_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    tool_env,
+) -> None:
+    tool_env()
+    monkeypatch.chdir(FIXTURES)
+    result = run("check", "--isolated", "kustomize/overlays/g5")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("gpulint: error: `kustomize` is not on PATH: install kubectl")
+
+
+def test_empty_stdin_exits_2_with_one_line(tool_env) -> None:
+    tool_env()
+    result = run("check", "--isolated", "-", input=b"")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "gpulint: error: no Kubernetes objects in <stdin> (pass --allow-empty to accept that)\n"
+    )
+    assert run("check", "--isolated", "--allow-empty", "-", input=b"").exit_code == 0
+
+
+def test_a_failing_helm_prints_its_own_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    chart = tmp_path / "broken"
+    shutil.copytree(FIXTURES / "charts" / "nim-llm", chart)
+    (chart / "templates" / "deployment.yaml").write_text("{{ .Values.nope.deeper }}\n")
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "broken")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("gpulint: error: broken: helm template failed: Error: ")
+    assert "nil pointer evaluating interface {}.deeper" in result.stderr
+
+
+def test_a_chart_rendering_nothing_exits_2_unless_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    chart = tmp_path / "empty"
+    shutil.copytree(FIXTURES / "charts" / "nim-llm", chart)
+    shutil.rmtree(chart / "templates")
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "empty")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "gpulint: error: no Kubernetes objects in empty (pass --allow-empty to accept that)\n"
+    )
+    assert run("check", "--isolated", "--allow-empty", "empty").exit_code == 0
+
+
+def test_config_values_sets_are_each_rendered_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    shutil.copytree(FIXTURES / "charts" / "nim-llm", tmp_path / "nim-llm")
+    shutil.copy(FIXTURES / PROFILE, tmp_path / ".profile.yaml")  # hidden: not walked
+    (tmp_path / ".gpulint.yaml").write_text(
+        "charts:\n"
+        "  - path: nim-llm\n"
+        "    release: nim\n"
+        "    namespace: ml\n"
+        "    values-sets:\n"
+        "      default: {}\n"
+        "      typo: {values: [nim-llm/values-gpu.yaml]}\n"
+        "      pinned: {set: ['nodeSelector.eks\\.amazonaws\\.com/nodegroup=p4dn']}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = run(
+        "check", "--format", "json", "--profile", ".profile.yaml", "--select", "GPU001,GPU1"
+    )
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    found = [(f["code"], f["path"], f["line"], f["rendered"]["of"]) for f in report["findings"]]
+    assert found == [
+        # From --set: no file holds it; the template at line 1, and the set named.
+        ("GPU103", "nim-llm/templates/deployment.yaml", 1, "nim-llm[pinned]"),
+        ("GPU001", "nim-llm/values-gpu.yaml", 5, "nim-llm[typo]"),
+    ]
+    assert report["summary"]["files"] == 3
