@@ -189,3 +189,19 @@ def test_documented_configs_are_valid_and_name_existing_hooks(tmp_path: Path) ->
         assert result.returncode == 0, result.stdout + result.stderr
         if "repo: local" not in text:
             assert set(re.findall(r"- id: (\S+)", text)) <= hooks
+
+
+def test_fix_hook_fixes_the_file_and_fails_as_a_fixing_hook(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path
+) -> None:
+    typo = GOOD.replace("        resources:", "        resoures:  # typo")
+    repo = make_repo(tmp_path / "fixable", {"k8s/typo.yaml": typo})
+    result = try_repo(hook_repo, repo, pre_commit_home, "gpulint-fix")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "files were modified by this hook" in output
+    assert (repo / "k8s" / "typo.yaml").read_text() == GOOD.replace(
+        "        resources:", "        resources:  # typo"
+    )
+    again = try_repo(hook_repo, repo, pre_commit_home, "gpulint-fix")
+    assert again.returncode == 0, again.stdout + again.stderr
