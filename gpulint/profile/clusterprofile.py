@@ -34,6 +34,7 @@ _POOL_KEYS: Mapping[str, str] = {
     "provisioningSeconds": "provisioning_seconds",
     "instanceType": "instance_type",
     "devicePluginNotReady": "device_plugin_not_ready",
+    "limitGroup": "limit_group",
 }
 
 
@@ -122,6 +123,9 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
         if from_catalogue is not None:
             values["allocatable"] = from_catalogue
             estimated.add("allocatable")
+    if "groupLimits" in item:
+        values["group_limits"] = quantities(display, item["groupLimits"], [*path, "groupLimits"])
+        stated.add("group_limits")
     if "gpusInUse" in item:
         values["gpus_in_use"] = _gpus_in_use(display, item["gpusInUse"], [*path, "gpusInUse"])
         stated.add("gpus_in_use")

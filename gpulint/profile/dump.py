@@ -100,6 +100,10 @@ def _pool(pool: Pool) -> list[str]:
     if pool.provisioning_seconds is not None:
         body.append(f"provisioningSeconds: {pool.provisioning_seconds}")
     body.append(f"devicePluginNotReady: {pool.device_plugin_not_ready}")
+    if pool.limit_group is not None:
+        body.append(f"limitGroup: {_scalar(pool.limit_group)}")
+    if pool.group_limits:
+        body.append(f"groupLimits: {_quantities(pool.group_limits)}")
     if pool.gpus_in_use:
         body.append(f"gpusInUse: {_quantities(pool.gpus_in_use)}")
     if pool.gpus_in_use_by:

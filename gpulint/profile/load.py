@@ -11,6 +11,7 @@ from gpulint.files import decode_input, read_input
 from gpulint.profile.cache import ProfileCache, entry_key, read_entry, write_entry
 from gpulint.profile.clusterprofile import facts_from_cluster_profile, is_cluster_profile
 from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
+from gpulint.profile.karpenter import facts_from_karpenter, is_karpenter_object
 from gpulint.profile.kubectl import facts_from_objects, is_kubernetes_objects
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
@@ -18,8 +19,8 @@ from gpulint.yamltree import parse
 
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
-    "-A -o yaml` dump, Kueue ResourceFlavor/ClusterQueue/LocalQueue objects, or an eksctl "
-    "ClusterConfig"
+    "-A -o yaml` dump, Kueue ResourceFlavor/ClusterQueue/LocalQueue objects, an eksctl "
+    "ClusterConfig, or Karpenter NodePools"
 )
 
 
@@ -73,9 +74,12 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
     # Loose Node/ResourceQuota/... documents of one file are read together, like a List.
     facts: list[ProfileFacts] = []
     loose: list[Any] = []
+    karpenter: list[Any] = []
     for value in values:
         if is_kubernetes_objects(value):
             loose.append(value)
+        elif is_karpenter_object(value):
+            karpenter.append(value)
         elif is_cluster_profile(value):
             facts.append(facts_from_cluster_profile(value, path))
         elif is_eksctl_config(value):
@@ -84,6 +88,8 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
             raise GpulintError(f"{_where(path, value)}: {_describe(value)} is not {ACCEPTED}")
     if loose:
         facts.append(_objects_facts(path, loose, pool_label))
+    if karpenter:
+        facts.append(facts_from_karpenter(karpenter, path))
     return facts
 
 

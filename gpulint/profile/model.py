@@ -20,6 +20,8 @@ POOL_LABELS: tuple[str, ...] = (
     "kubernetes.azure.com/agentpool",
     "agentpool",
 )
+#: How the pools of one Karpenter NodePool name their limit group: `NodePool <name>`.
+NODEPOOL_GROUP = "NodePool "
 #: Providers whose API servers run the ExtendedResourceToleration admission plugin.
 PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION = frozenset({"eks", "gke"})
 
@@ -71,11 +73,22 @@ class Pool:
     gpus_in_use: Mapping[str, Decimal] = field(default_factory=dict)
     # Who holds `gpus_in_use`, so a checked workload's own running pods are not counted twice.
     gpus_in_use_by: tuple[GpuUser, ...] = ()
+    # Pools that share one ceiling (the instance types of a Karpenter NodePool, whose `limits`
+    # bound all its nodes together): their name, and the ceiling over all of them per resource
+    # (`nodes` for a node count).
+    limit_group: str | None = None
+    group_limits: Mapping[str, Decimal] = field(default_factory=dict)
 
     @property
     def can_grow(self) -> bool:
         """True when the pool can ever have a node: it has one, or it can scale up to one."""
         return self.nodes > 0 or (self.max_nodes > 0 and self.scale_from_zero)
+
+    @property
+    def made_per_pod(self) -> bool:
+        """True for a pool of a Karpenter NodePool: nodes are launched for pending pods and
+        never kept warm, so waiting for one is how the pool works, not a choice to revisit."""
+        return (self.limit_group or "").startswith(NODEPOOL_GROUP)
 
     @property
     def ceiling(self) -> int:

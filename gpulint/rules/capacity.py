@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
@@ -29,6 +29,7 @@ from gpulint.rules.base import CheckContext, Problem
 from gpulint.scheduling import (
     allocatable,
     describe_pools,
+    first_pools,
     node_ceiling,
     usable,
 )
@@ -315,6 +316,9 @@ def _gang_problems(
 def _grow(pools: tuple[Pool, ...], resource: str, short: Decimal) -> str:
     """`raise maxNodes of p4d to 6`: enough nodes of the largest pool for `short` more."""
     biggest = max(pools, key=lambda p: allocatable(p, resource))
+    limits = biggest.group_limits
+    if biggest.limit_group and resource in limits:
+        return f"raise `limits.{resource}` of {biggest.limit_group} to {limits[resource] + short}"
     per_node = allocatable(biggest, resource)
     extra = math.ceil(short / per_node) if per_node > 0 else 0
     return f"raise maxNodes of {biggest.name} to {biggest.ceiling + extra}"
@@ -331,8 +335,48 @@ def held_by_others(pool: Pool, checked: Collection[tuple[str, str, str]]) -> dic
 
 
 def _room(pools: Iterable[Pool], resource: str) -> Decimal:
-    """The most of `resource` the pools can still give the checked workloads."""
-    return sum((_free(p, resource) for p in pools), Decimal(0))
+    """The most of `resource` the pools can still give the checked workloads.
+
+    Pools of one limit group (the instance types of a Karpenter NodePool) share its limits:
+    together they give no more than the group's limit on `resource`, or than its `nodes`
+    limit times the largest node.
+    """
+    total, grouped = Decimal(0), dict[str, list[Pool]]()
+    for pool in pools:
+        if pool.limit_group is None:
+            total += _free(pool, resource)
+        else:
+            grouped.setdefault(pool.limit_group, []).append(pool)
+    for members in grouped.values():
+        total += min(
+            sum((_free(p, resource) for p in members), Decimal(0)), group_ceiling(members, resource)
+        )
+    return total
+
+
+def group_ceiling(members: Sequence[Pool], resource: str) -> Decimal:
+    """The most of `resource` pools of one limit group can have together, by its limits."""
+    limits = members[0].group_limits
+    bounds = []
+    if resource in limits:
+        bounds.append(limits[resource])
+    if "nodes" in limits:
+        bounds.append(limits["nodes"] * max(allocatable(p, resource) for p in members))
+    most = sum((node_ceiling(p) * allocatable(p, resource) for p in members), Decimal(0))
+    return min([most, *bounds])
+
+
+def _limits_note(pools: Sequence[Pool], resource: str) -> str:
+    """`; NodePool gpu limits nvidia.com/gpu to 5` for each group whose limits bind."""
+    notes = []
+    for group in dict.fromkeys(p.limit_group for p in pools if p.limit_group):
+        members = [p for p in pools if p.limit_group == group]
+        limits = members[0].group_limits
+        most = sum((node_ceiling(p) * allocatable(p, resource) for p in members), Decimal(0))
+        if group_ceiling(members, resource) < most:
+            said = [f"{format_quantity(limits[k])} {k}" for k in (resource, "nodes") if k in limits]
+            notes.append(f"{group} limits its nodes to {' and '.join(said)} in all")
+    return "".join(f"; {note}" for note in notes)
 
 
 def _free(pool: Pool, resource: str) -> Decimal:
@@ -362,7 +406,8 @@ def _capacity_problem(
     if sharing.count:
         text += f"; with {sharing.describe(resource)}, which can only run on the same pools, "
         text += f"that is {format_quantity(need)}"
-    room = "; ".join(_pool_room(p, resource) for p in pools)
+    room = first_pools([_pool_room(p, resource) for p in pools])
+    room += _limits_note(pools, resource)
     free = " free" if any(_in_use(p, resource) for p in pools) else ""
     text += (
         f", but {describe_pools(pools)} can have at most "

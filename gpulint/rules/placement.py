@@ -343,6 +343,8 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
             pools = usable(placement.eligible)
             if any(p.nodes > 0 for p in pools) or not placement_keeps_pod_cold(placement):
                 continue
+            if all(p.made_per_pod for p in pools):
+                continue  # a Karpenter NodePool keeps no warm node whatever the placement
             yield Problem.at(
                 template.document,
                 _placement_pos(template),

@@ -1,0 +1,326 @@
+"""Karpenter `NodePool`s (karpenter.sh/v1, v1beta1) -> one pool per instance type they allow.
+
+A NodePool does not name one machine: its `requirements` allow every instance type whose
+attributes satisfy them (family, size, category, generation, vCPUs, memory, GPU name,
+manufacturer and count, ...). Each allowed type of the built-in catalogue becomes a pool
+`<nodepool>/<type>` (`/<capacity type>` too when the NodePool allows several), carrying the
+labels Karpenter puts on such a node, the NodePool's taints (startup taints are not required
+to be tolerated and are left out), and what one node offers. So a pod fits the NodePool when
+it fits one of its types, and a message says which types it does not fit and why.
+
+Karpenter scales from zero by design and keeps no minimum. `limits` bound all nodes of the
+NodePool together: a type whose one node would exceed them is never launched; each pool's
+`maxNodes` is what the limits allow of that type alone, and the pools share the limits as a
+group (`limit_group`), so capacity checks do not count them once per type.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.profile.autoscaler import EFFECTS
+from gpulint.profile.instances import (
+    INSTANCE_TYPES,
+    NEURON,
+    NVIDIA,
+    InstanceType,
+    catalogue_allocatable,
+)
+from gpulint.profile.merge import PoolFacts, ProfileFacts
+from gpulint.profile.model import NODEPOOL_GROUP, ClusterProfile, Pool, Taint
+from gpulint.profile.values import location, mapping, quantities, sequence, text
+
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+ZONE = "topology.kubernetes.io/zone"
+#: max_nodes of a NodePool type that neither `nodes` nor any resource limit bounds.
+UNLIMITED_NODES = 1000
+_KINDS = frozenset({"NodePool", "EC2NodeClass", "NodeClass"})
+_GROUPS = ("karpenter.sh/", "karpenter.k8s.aws/", "eks.amazonaws.com/")
+# Karpenter's AWS provider and EKS Auto Mode spell the instance attribute labels alike.
+_ATTRIBUTE_PREFIXES = ("karpenter.k8s.aws/", "eks.amazonaws.com/")
+_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"})
+_CAPACITY_TYPES = ("on-demand", "spot", "reserved")
+_ACCELERATOR_NAMES = {"inf": "inferentia", "trn": "trainium"}
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One `requirements[]` entry."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...]
+
+    def allows(self, value: str | None) -> bool:
+        """Whether a node whose label `key` is `value` (None: absent) satisfies it."""
+        if self.operator == "In":
+            return value is not None and value in self.values
+        if self.operator == "NotIn":
+            return value is None or value not in self.values
+        if self.operator == "Exists":
+            return value is not None
+        if self.operator == "DoesNotExist":
+            return value is None
+        return value is not None and _compare(self.operator, value, self.values)
+
+
+def _compare(operator: str, value: str, bounds: tuple[str, ...]) -> bool:
+    try:
+        have, bound = Decimal(value), Decimal(bounds[0])
+    except (InvalidOperation, IndexError):
+        return False
+    compare: dict[str, Callable[[Decimal, Decimal], bool]] = {
+        "Gt": Decimal.__gt__,
+        "Lt": Decimal.__lt__,
+        "Gte": Decimal.__ge__,
+        "Lte": Decimal.__le__,
+    }
+    return compare[operator](have, bound)
+
+
+def is_karpenter_object(data: Any) -> bool:
+    """True for a Karpenter NodePool, EC2NodeClass or EKS Auto Mode NodeClass document."""
+    return (
+        isinstance(data, Mapping)
+        and isinstance(data.get("kind"), str)
+        and data["kind"] in _KINDS
+        and str(data.get("apiVersion", "")).startswith(_GROUPS)
+    )
+
+
+def facts_from_karpenter(objects: Sequence[Mapping[str, Any]], display: str) -> ProfileFacts:
+    """The pools the NodePools among `objects` can launch (node classes are read, not used)."""
+    nodepools = [o for o in objects if o.get("kind") == "NodePool"]
+    ordered = sorted(nodepools, key=lambda o: -_weight(o))
+    pools = [facts for obj in ordered for facts in nodepool_pools(obj, display)]
+    aws = any(str(o.get("apiVersion", "")).startswith(_GROUPS[1:]) for o in objects) or any(
+        str(mapping(_template_spec(o).get("nodeClassRef")).get("group", "")).startswith(
+            ("karpenter.k8s.aws", "eks.amazonaws.com")
+        )
+        for o in nodepools
+    )
+    profile = ClusterProfile(
+        provider="eks" if aws else None,
+        provider_source=f"inferred from the Karpenter AWS node classes in {display}"
+        if aws
+        else None,
+        sources=(display,),
+    )
+    return ProfileFacts(profile, tuple(pools))
+
+
+def _weight(nodepool: Mapping[str, Any]) -> int:
+    weight = mapping(nodepool.get("spec")).get("weight")
+    return weight if isinstance(weight, int) and not isinstance(weight, bool) else 0
+
+
+def _template_spec(nodepool: Mapping[str, Any]) -> Mapping[str, Any]:
+    return mapping(mapping(mapping(nodepool.get("spec")).get("template")).get("spec"))
+
+
+def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]:
+    """One pool per allowed catalogue instance type (and capacity type) of one NodePool."""
+    metadata = mapping(nodepool.get("metadata"))
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        raise GpulintError(f"{location(display, nodepool)}: NodePool: metadata.name is missing")
+    spec = mapping(nodepool.get("spec"))
+    template = mapping(spec.get("template"))
+    template_spec = mapping(template.get("spec"))
+    requirements = _requirements(display, template_spec)
+    labels = {
+        str(k): text(v) for k, v in mapping(mapping(template.get("metadata")).get("labels")).items()
+    }
+    labels[NODEPOOL_LABEL] = name
+    for requirement in requirements:
+        if (
+            requirement.operator == "In"
+            and len(requirement.values) == 1
+            and _attribute(requirement.key) is None
+            and requirement.key != CAPACITY_TYPE
+        ):
+            labels[requirement.key] = requirement.values[0]
+    taints = _taints(display, template_spec)
+    limits = quantities(display, spec.get("limits"), ["spec", "limits"])
+    capacity_types = _capacity_types(requirements)
+    types = [t for t in allowed_types(requirements) if _within(t, limits)]
+    group = f"{NODEPOOL_GROUP}{name}"
+    if not types:
+        # No accelerator type of the catalogue: a NodePool of other machines, whose size
+        # gpulint does not know.
+        pool = Pool(name=name, labels=labels, taints=taints, max_nodes=UNLIMITED_NODES,
+                    scale_from_zero=True, limit_group=group, group_limits=limits)  # fmt: skip
+        return [PoolFacts(pool, _STATED)]
+    found = []
+    for entry in types:
+        allocatable = catalogue_allocatable(entry.name) or {}
+        for capacity in capacity_types:
+            suffix = f"/{capacity}" if len(capacity_types) > 1 else ""
+            pool = Pool(
+                name=f"{name}/{entry.name}{suffix}",
+                labels={**labels, **type_labels(entry), CAPACITY_TYPE: capacity},
+                taints=taints,
+                allocatable=allocatable,
+                max_nodes=_max_nodes(limits, allocatable),
+                scale_from_zero=True,
+                instance_type=entry.name,
+                limit_group=group,
+                group_limits=limits,
+            )
+            found.append(PoolFacts(pool, _STATED, frozenset({"allocatable"})))
+    return found
+
+
+# What a NodePool states of each pool; the catalogue's allocatable is an estimate.
+_STATED = frozenset(
+    {"labels", "taints", "nodes", "min_nodes", "max_nodes", "scale_from_zero", "instance_type",
+     "limit_group", "group_limits"}
+)  # fmt: skip
+
+
+def _requirements(display: str, spec: Mapping[str, Any]) -> list[Requirement]:
+    raw = sequence(spec.get("requirements"))
+    found = []
+    for index, item in enumerate(raw):
+        item = mapping(item)
+        operator = item.get("operator")
+        if not isinstance(item.get("key"), str) or operator not in _OPERATORS:
+            raise GpulintError(
+                f"{location(display, raw, index)}: spec.template.spec.requirements.{index}: "
+                f"expected a key and an operator among {', '.join(sorted(_OPERATORS))}"
+            )
+        values = tuple(text(v) for v in sequence(item.get("values")))
+        found.append(Requirement(item["key"], operator, values))
+    return found
+
+
+def _taints(display: str, spec: Mapping[str, Any]) -> tuple[Taint, ...]:
+    raw = sequence(spec.get("taints"))
+    found = []
+    for index, item in enumerate(raw):
+        item = mapping(item)
+        effect = item.get("effect")
+        if not item.get("key") or effect not in EFFECTS:
+            raise GpulintError(
+                f"{location(display, raw, index)}: spec.template.spec.taints.{index}: expected "
+                "a key and an effect NoSchedule, PreferNoSchedule or NoExecute"
+            )
+        found.append(Taint(str(item["key"]), text(item.get("value")), EFFECTS[effect]))
+    return tuple(found)
+
+
+def _capacity_types(requirements: Iterable[Requirement]) -> tuple[str, ...]:
+    """The capacity types the NodePool may launch; on-demand when it says nothing."""
+    allowed = [
+        c
+        for c in _CAPACITY_TYPES
+        if all(r.allows(c) for r in requirements if r.key == CAPACITY_TYPE)
+    ]
+    said = any(r.key == CAPACITY_TYPE for r in requirements)
+    return tuple(allowed) if said else ("on-demand",)
+
+
+def type_labels(entry: InstanceType) -> dict[str, str]:
+    """The well-known labels Karpenter puts on a node of instance type `entry` (AWS)."""
+    family, _, size = entry.name.partition(".")
+    category = re.match(r"[a-z]+", family)
+    generation = re.search(r"\d+", family)
+    labels = {
+        "node.kubernetes.io/instance-type": entry.name,
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+        "karpenter.k8s.aws/instance-family": family,
+        "karpenter.k8s.aws/instance-size": size,
+        "karpenter.k8s.aws/instance-cpu": str(entry.cpu),
+        "karpenter.k8s.aws/instance-memory": str(entry.memory_gib * 1024),
+    }
+    if category:
+        labels["karpenter.k8s.aws/instance-category"] = category.group()
+    if generation:
+        labels["karpenter.k8s.aws/instance-generation"] = generation.group()
+    if NVIDIA in entry.accelerators:
+        labels["karpenter.k8s.aws/instance-gpu-name"] = entry.model
+        labels["karpenter.k8s.aws/instance-gpu-manufacturer"] = "nvidia"
+        labels["karpenter.k8s.aws/instance-gpu-count"] = str(entry.accelerators[NVIDIA])
+    if NEURON in entry.accelerators and category:
+        labels["karpenter.k8s.aws/instance-accelerator-name"] = _ACCELERATOR_NAMES.get(
+            category.group(), category.group()
+        )
+        labels["karpenter.k8s.aws/instance-accelerator-manufacturer"] = "aws"
+        labels["karpenter.k8s.aws/instance-accelerator-count"] = str(entry.accelerators[NEURON])
+    return labels
+
+
+def _attribute(key: str) -> str | None:
+    """The type attribute a requirement key reads (`instance-gpu-name`), or None."""
+    if key in ("node.kubernetes.io/instance-type", "kubernetes.io/arch", "kubernetes.io/os"):
+        return key
+    for prefix in _ATTRIBUTE_PREFIXES:
+        if key.startswith(prefix):
+            return key[len(prefix) :]
+    return None
+
+
+def allowed_types(requirements: Sequence[Requirement]) -> list[InstanceType]:
+    """The AWS catalogue types every requirement on an instance attribute allows.
+
+    A requirement on an attribute the catalogue does not record (`instance-hypervisor`,
+    `instance-gpu-memory`) is taken as satisfied: it cannot rule a type out here.
+    """
+    found = []
+    for entry in INSTANCE_TYPES.values():
+        if entry.provider != "eks":
+            continue
+        labels = type_labels(entry)
+        known = {_attribute(k): v for k, v in labels.items()}
+        if all(
+            r.allows(known.get(attribute))
+            for r in requirements
+            if (attribute := _attribute(r.key)) is not None and _recorded(attribute)
+        ):
+            found.append(entry)
+    return found
+
+
+def _recorded(attribute: str) -> bool:
+    return attribute in {
+        "node.kubernetes.io/instance-type",
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "instance-family",
+        "instance-size",
+        "instance-category",
+        "instance-generation",
+        "instance-cpu",
+        "instance-memory",
+        "instance-gpu-name",
+        "instance-gpu-manufacturer",
+        "instance-gpu-count",
+        "instance-accelerator-name",
+        "instance-accelerator-manufacturer",
+        "instance-accelerator-count",
+    }
+
+
+def _within(entry: InstanceType, limits: Mapping[str, Decimal]) -> bool:
+    """Karpenter never launches a node that alone exceeds the NodePool's limits."""
+    allocatable = catalogue_allocatable(entry.name) or {}
+    return all(
+        allocatable.get(k, Decimal(0)) <= limit for k, limit in limits.items() if k != "nodes"
+    )
+
+
+def _max_nodes(limits: Mapping[str, Decimal], allocatable: Mapping[str, Decimal]) -> int:
+    """The most nodes of one type the limits allow: `nodes`, or a limit over one node's share."""
+    bounds = [int(limits["nodes"])] if "nodes" in limits else []
+    for name, limit in limits.items():
+        per_node = allocatable.get(name)
+        if name != "nodes" and per_node:
+            bounds.append(int(limit // per_node))
+    return min(bounds) if bounds else UNLIMITED_NODES

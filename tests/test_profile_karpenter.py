@@ -1,0 +1,129 @@
+"""Karpenter NodePools as profile inputs: one pool per instance type a NodePool may launch."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from gpulint.errors import GpulintError
+from gpulint.profile import Taint, load_profiles
+from gpulint.profile.dump import dump_profile
+
+INFRA = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "karpenter"
+BLUEPRINT = str(INFRA / "gpu-nodepool.yaml")
+HEAD = "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: np}\n"
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "nodepool.yaml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_blueprint_nodepool_gives_one_pool_per_type_within_its_limits() -> None:
+    profile = load_profiles([BLUEPRINT])
+    gpu = [p for p in profile.pools if p.name.startswith("gpu/")]
+    # g-category NVIDIA types whose one node fits 100 vCPUs, 100Gi and 5 GPUs.
+    assert [p.instance_type for p in gpu] == [
+        "g4dn.xlarge", "g4dn.2xlarge", "g4dn.4xlarge", "g5.xlarge", "g5.2xlarge", "g5.4xlarge",
+        "g6.xlarge", "g6.2xlarge", "g6.4xlarge", "g6e.xlarge", "g6e.2xlarge",
+    ]  # fmt: skip
+    t4 = gpu[0]
+    assert t4.taints == (Taint("nvidia.com/gpu", "", "NoSchedule"),)  # startup taint left out
+    assert {k: t4.labels[k] for k in (
+        "intent", "karpenter.sh/nodepool", "karpenter.sh/capacity-type",
+        "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-count",
+        "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-category",
+        "karpenter.k8s.aws/instance-generation", "karpenter.k8s.aws/instance-memory",
+    )} == {
+        "intent": "gpu", "karpenter.sh/nodepool": "gpu", "karpenter.sh/capacity-type": "on-demand",
+        "karpenter.k8s.aws/instance-gpu-name": "t4", "karpenter.k8s.aws/instance-gpu-count": "1",
+        "karpenter.k8s.aws/instance-family": "g4dn", "karpenter.k8s.aws/instance-category": "g",
+        "karpenter.k8s.aws/instance-generation": "4", "karpenter.k8s.aws/instance-memory": "16384",
+    }  # fmt: skip
+    # 100Gi over 16 GiB nodes allows 6, 5 GPUs over 1-GPU nodes 5.
+    assert (t4.nodes, t4.min_nodes, t4.max_nodes, t4.scale_from_zero) == (0, 0, 5, True)
+    assert t4.allocatable["nvidia.com/gpu"] == 1
+    assert t4.limit_group == "NodePool gpu"
+    assert t4.group_limits == {
+        "cpu": Decimal(100), "memory": Decimal(100 * 2**30), "nvidia.com/gpu": Decimal(5)
+    }  # fmt: skip
+    assert profile.provider == "eks"
+
+
+def test_weight_orders_nodepools_and_several_capacity_types_split_pools() -> None:
+    profile = load_profiles([BLUEPRINT])
+    training = [p.name for p in profile.pools if p.name.startswith("training/")]
+    assert profile.pools[0].name.startswith("training/")  # weight 10 comes first
+    assert training == [
+        "training/p4d.24xlarge/on-demand", "training/p4d.24xlarge/spot",
+        "training/p5.48xlarge/on-demand", "training/p5.48xlarge/spot",
+    ]  # fmt: skip
+    spot = profile.pools[1]
+    assert spot.labels["karpenter.sh/capacity-type"] == "spot"
+    assert spot.max_nodes == 2  # 16 GPUs over 8 per node
+
+
+@pytest.mark.parametrize(
+    ("requirements", "types"),
+    [
+        ("- {key: karpenter.k8s.aws/instance-gpu-count, operator: Gt, values: ['4']}\n"
+         "- {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [a100]}\n",
+         ["p4d.24xlarge", "p4de.24xlarge"]),
+        ("- {key: node.kubernetes.io/instance-type, operator: In, values: [g5.xlarge, m5.large]}\n",
+         ["g5.xlarge"]),
+        ("- {key: karpenter.k8s.aws/instance-accelerator-name, operator: In, values: [trainium]}\n",
+         ["trn1.2xlarge", "trn1.32xlarge", "trn1n.32xlarge"]),
+        # An attribute the catalogue does not record does not rule a type out.
+        ("- {key: karpenter.k8s.aws/instance-family, operator: In, values: [p5]}\n"
+         "- {key: karpenter.k8s.aws/instance-hypervisor, operator: In, values: [nitro]}\n",
+         ["p5.4xlarge", "p5.48xlarge"]),
+    ],
+)  # fmt: skip
+def test_requirements_select_catalogue_types(
+    tmp_path: Path, requirements: str, types: list[str]
+) -> None:
+    body = "spec:\n  template:\n    spec:\n      requirements:\n"
+    text = HEAD + body + "".join(f"      {line}\n" for line in requirements.splitlines())
+    pools = load_profiles([write(tmp_path, text)]).pools
+    assert [p.instance_type for p in pools] == types
+
+
+def test_a_nodepool_of_types_outside_the_catalogue_is_one_pool_of_unknown_size(
+    tmp_path: Path,
+) -> None:
+    text = HEAD + (
+        "spec:\n  template:\n    spec:\n      requirements:\n"
+        "      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m]}\n"
+    )
+    (pool,) = load_profiles([write(tmp_path, text)]).pools
+    assert (pool.name, pool.allocatable, pool.scale_from_zero) == ("np", {}, True)
+
+
+def test_profile_with_nodepool_pools_dumps_and_loads_back_equal(tmp_path: Path) -> None:
+    profile = load_profiles([BLUEPRINT])
+    path = tmp_path / "p.yaml"
+    path.write_text(dump_profile(profile))
+    assert load_profiles([str(path)]) == profile
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("spec:\n  template:\n    spec:\n      requirements:\n      - {key: k, operator: Has}\n",
+         "8:9: spec.template.spec.requirements.0: expected a key and an operator among"),
+        ("spec:\n  template:\n    spec:\n      taints:\n      - {key: k, effect: NoSchedul}\n",
+         "8:9: spec.template.spec.taints.0: expected a key and an effect"),
+        ("spec:\n  limits: {nvidia.com/gpu: lots}\n",
+         "5:28: spec.limits.nvidia.com/gpu: 'lots' is not a Kubernetes quantity"),
+    ],
+)  # fmt: skip
+def test_a_broken_nodepool_is_one_error_at_its_line(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    path = write(tmp_path, HEAD + body)
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value).startswith(f"{path}:{message}")
