@@ -406,6 +406,9 @@ def _dropped(problem: Problem, rule: Rule, config: Config, tracker: SuppressionT
 
 def _finding(rule: Rule, problem: Problem, config: Config) -> Finding:
     document = problem.document
+    # Rendered Helm output is fixed in its templates or values, never in place.
+    rendered = document is not None and document.source is not None
+    edits = problem.edits if rule.autofix and not rendered else ()
     return Finding(
         code=rule.code,
         name=rule.name,
@@ -417,8 +420,8 @@ def _finding(rule: Rule, problem: Problem, config: Config) -> Finding:
         fix=problem.fix if problem.fix is not None else rule.fix,
         object=document.ref if document is not None else None,
         source=document.source if document is not None else None,
-        edits=problem.edits if rule.autofix else (),
-        applicability=rule.autofix if problem.edits else None,
+        edits=edits,
+        applicability=rule.autofix if edits else None,
     )
 
 

@@ -181,3 +181,13 @@ def test_fix_with_live_is_refused_in_one_line(workdir: Path) -> None:
     assert result.exit_code == 2
     message = "--fix and --diff check against a --profile, not --live"
     assert result.stderr == f"gpulint: error: {message}\n"
+
+
+def test_findings_in_rendered_helm_output_are_not_marked_fixable(workdir: Path) -> None:
+    rendered = (FIXTURES / "demo" / "rendered-chart.yaml").read_text(encoding="utf-8")
+    (workdir / "rendered.yaml").write_text(rendered, encoding="utf-8")
+    result = run("rendered.yaml", "--output-format", "json")
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["source"], f["autofix"]) for f in findings] == [
+        ("GPU004", "embeddings/templates/deployment.yaml", None)
+    ]
