@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from gpulint.yamltree import Pos, YMap, YSeq
+from gpulint.yamltree import Pos, YMap, YSeq, last_line
 
 _QUOTES = "\"'"
 # Plain scalars that YAML would read as something other than the string itself.
@@ -252,21 +252,3 @@ def add_items(
     first, last = sequence.item_pos[0], sequence.item_pos[-1]
     end = last_line(sequence[-1]) if isinstance(sequence[-1], (YMap, YSeq)) else last[0]
     return (AppendItem(first, last, end, tuple(items)),)
-
-
-def last_line(node: YMap | YSeq) -> int:
-    """The last line on which a key, value or item of `node` starts."""
-    last = node.pos[0]
-    if isinstance(node, YMap):
-        for key, value in node.items():
-            span = node.spans.get(key)
-            if span is not None:
-                last = max(last, span[2])
-            if isinstance(value, (YMap, YSeq)):
-                last = max(last, last_line(value))
-    else:
-        for index, item in enumerate(node):
-            last = max(last, node.pos_of_item(index)[0])
-            if isinstance(item, (YMap, YSeq)):
-                last = max(last, last_line(item))
-    return last

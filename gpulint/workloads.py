@@ -30,7 +30,7 @@ from gpulint.model import (
     Workload,
 )
 from gpulint.quantity import parse_quantity
-from gpulint.yamltree import Pos, YMap, YSeq
+from gpulint.yamltree import Pos, YMap, YSeq, last_line
 
 
 class Count(NamedTuple):
@@ -982,27 +982,8 @@ def role_at(workload: Workload, pos: Pos) -> str | None:
 
 
 def _extent(node: YMap) -> tuple[Pos, Pos]:
-    return node.pos, (_last_line(node), 10**9)
+    return node.pos, (last_line(node), 10**9)
 
 
 def _inside(pos: Pos, extent: tuple[Pos, Pos]) -> bool:
     return extent[0] <= pos <= extent[1]
-
-
-def _last_line(node: Any) -> int:
-    """The last line a mapping or sequence writes on (scalars end where they start)."""
-    last = node.pos[0]
-    if isinstance(node, YMap):
-        for key, value in node.items():
-            span = node.spans.get(key)
-            if span is not None:
-                last = max(last, span[2])
-            if isinstance(value, (YMap, YSeq)):
-                last = max(last, _last_line(value))
-    elif isinstance(node, YSeq):
-        for item in node:
-            if isinstance(item, (YMap, YSeq)):
-                last = max(last, _last_line(item))
-        if node.item_pos:
-            last = max(last, node.item_pos[-1][0])
-    return last

@@ -67,6 +67,25 @@ class YSeq(list):
         return self.item_pos[index] if 0 <= index < len(self.item_pos) else self.pos
 
 
+def last_line(node: YMap | YSeq) -> int:
+    """The last line on which a key, value or item of `node` starts (scalars end where they
+    start)."""
+    last = node.pos[0]
+    if isinstance(node, YMap):
+        for key, value in node.items():
+            span = node.spans.get(key)
+            if span is not None:
+                last = max(last, span[2])
+            if isinstance(value, (YMap, YSeq)):
+                last = max(last, last_line(value))
+    else:
+        for index, item in enumerate(node):
+            last = max(last, node.pos_of_item(index)[0])
+            if isinstance(item, (YMap, YSeq)):
+                last = max(last, last_line(item))
+    return last
+
+
 class YamlSyntaxError(Exception):
     """The text is not well-formed YAML; `line`/`column` are 1-based."""
 
