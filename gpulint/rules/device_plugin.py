@@ -28,6 +28,9 @@ PLUGIN_IMAGES: Mapping[str, str] = {
     "intel-gpu-plugin": "intel",
     "neuron-device-plugin": "neuron",
 }
+#: Programs shipped in a device plugin's image that are not the plugin: NVIDIA's image also
+#: runs GPU Feature Discovery and, in its Helm chart, the config-manager and MPS sidecars.
+COMPANION_PROGRAMS = frozenset({"gpu-feature-discovery", "config-manager", "mps-control-daemon"})
 #: Resource-name prefixes each vendor's plugin advertises.
 VENDOR_RESOURCES: Mapping[str, tuple[str, ...]] = {
     "nvidia": ("nvidia.com/",),
@@ -99,8 +102,17 @@ def device_plugins(ctx: CheckContext) -> Iterator[DevicePlugin]:
                 continue
             ref = parse_image(image)
             vendor = plugin_vendor(ref)
-            if vendor is not None:
+            if vendor is not None and not _runs_companion(container):
                 yield DevicePlugin(workload, template, container, ref, vendor)
+
+
+def _runs_companion(container: Container) -> bool:
+    """True when the container runs another program of the plugin's image (by its command,
+    or, without one, by its name)."""
+    command = container.node.get("command")
+    if isinstance(command, list) and command and isinstance(command[0], str):
+        return command[0].rsplit("/", 1)[-1] in COMPANION_PROGRAMS
+    return container.name in COMPANION_PROGRAMS
 
 
 def unpinned_reason(image: ImageRef) -> str | None:
