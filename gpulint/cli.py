@@ -83,7 +83,8 @@ def _live_options(command: _Command) -> _Command:
         click.option(
             "--request-timeout",
             type=click.FloatRange(min=0, min_open=True),
-            help="Seconds each Kubernetes API request may take (default: 10).",
+            help="Seconds each Kubernetes API request may take in all (default: 10); a run "
+            "stops after 60 times this.",
         ),
     )
     for option in reversed(options):

@@ -1,9 +1,15 @@
 """The one place that talks to the Kubernetes API: connection, raw requests, paginated lists.
 
-Requests go through the official client's `ApiClient` (kubeconfig, exec credentials, TLS,
-bearer tokens), but as raw JSON: the typed API of kubernetes>=37 validates bodies client-side,
-which would refuse the very manifests a dry-run is meant to show the server. Every failure of
-the connection becomes a one-line GpulintError that says what to do.
+Requests go through the official client's `ApiClient` (kubeconfig, TLS, bearer tokens), but
+as raw JSON: the typed API of kubernetes>=37 validates bodies client-side, which would refuse
+the very manifests a dry-run is meant to show the server. Every failure of the connection
+becomes a one-line GpulintError that says what to do.
+
+Nothing the server does can hold a run: each request, and a kubeconfig's `exec` credential
+plugin, has `--request-timeout` seconds of wall-clock time, however slowly the server
+answers; a whole run has RUN_TIMEOUT_FACTOR times that; a list stops at MAX_PAGES pages or
+at a `continue` token the server already gave. Every request that is not a GET is a dry-run
+by construction, and every path segment is escaped.
 """
 
 from __future__ import annotations
@@ -11,22 +17,34 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import urllib3
 from kubernetes import client as kclient
 from kubernetes import config as kconfig
 from kubernetes.client.exceptions import ApiException
+from kubernetes.config import kube_config
 
 from gpulint import __version__
 from gpulint.errors import GpulintError
 
 #: Items per page of a list call: a 5,000-node cluster's nodes take 10 requests.
 PAGE_SIZE = 500
+#: Pages of one list call at most: 500,000 objects.
+MAX_PAGES = 1000
 DEFAULT_TIMEOUT = 10.0
+#: A whole live run may take this many times --request-timeout (10 minutes by default).
+RUN_TIMEOUT_FACTOR = 60
+#: The longest server message quoted.
+MAX_MESSAGE = 1000
+#: What every request that is not a GET carries: nothing is ever written.
+DRY_RUN = ("dryRun", "All")
 RBAC_DOC = "docs/rbac.yaml"
 _IN_CLUSTER = "in-cluster service account"
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -56,12 +74,22 @@ class Response:
     def message(self) -> str:
         """The Status message of an error answer, on one line."""
         text = self.body.get("message") or self.body.get("reason") or f"HTTP {self.status}"
-        return " ".join(str(text).split())
+        return _cut(" ".join(str(text).split()), MAX_MESSAGE)
 
     @property
     def reason(self) -> str:
         """The Status reason (Forbidden, Invalid, AlreadyExists ...), or the HTTP status."""
-        return str(self.body.get("reason") or self.status)
+        return _cut(str(self.body.get("reason") or self.status), 100)
+
+
+def path_segment(text: str) -> str:
+    """`text` as one segment of a URL path: `/`, `?`, `%` and the like escaped.
+
+    Raises GpulintError for `.` and `..`, which would name another path however escaped.
+    """
+    if text in ("", ".", ".."):
+        raise GpulintError(f"`{text}` may not be a name or namespace: it is a URL path segment")
+    return quote(text, safe="")
 
 
 @dataclass(frozen=True)
@@ -73,6 +101,9 @@ class KubeClient:
     source: str  # the kubeconfig context, or the in-cluster service account
     timeout: float
     namespace: str | None = None  # the context's namespace, for objects that name none
+    # time.monotonic() after which no request starts: the bound of the whole run
+    deadline: float = field(default_factory=lambda: time.monotonic() + 10 * 60)
+    verified: bool = True  # False: the kubeconfig skips TLS verification
 
     def request(
         self,
@@ -82,32 +113,79 @@ class KubeClient:
         body: Mapping[str, Any] | None = None,
         content_type: str = "application/json",
     ) -> Response:
-        """One HTTP request; raises GpulintError only when no HTTP answer came back."""
+        """One HTTP request; raises GpulintError only when no HTTP answer came back in time.
+
+        A request other than GET always carries `dryRun=All`: the API server never persists it.
+        """
+        query = list(query)
+        if method != "GET" and DRY_RUN not in query:
+            query.insert(0, DRY_RUN)
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type
         prepared = self.api.param_serialize(
             method,
             path,
-            query_params=list(query),
+            query_params=query,
             header_params=headers,
             body=body,
             auth_settings=["BearerToken"],
         )
-        try:
-            raw = self.api.call_api(*prepared, _request_timeout=self.timeout)
-            data = raw.read()
-        except ApiException as exc:  # the REST layer reports TLS failures this way
-            raise self._transport_error(method, path, exc.reason or str(exc)) from None
-        except urllib3.exceptions.HTTPError as exc:
-            raise self._transport_error(method, path, exc) from None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise GpulintError(
+                f"live mode stopped: the requests to the Kubernetes API at {self.server} took "
+                f"longer than {RUN_TIMEOUT_FACTOR * self.timeout:g} s in total "
+                f"({RUN_TIMEOUT_FACTOR} × --request-timeout); raise --request-timeout"
+            )
+        bound = min(self.timeout, left)
+        status, data = self._answer(prepared, method, path, bound)
         try:
             decoded = json.loads(data) if data else {}
-        except ValueError:
+        except ValueError:  # not JSON, or a number of more digits than Python reads
             decoded = {}
         if not isinstance(decoded, dict):
             decoded = {}
-        return Response(raw.status, decoded)
+        return Response(status, decoded)
+
+    def _answer(self, prepared: Any, method: str, path: str, bound: float) -> tuple[int, bytes]:
+        """Status and body of the request, within `bound` seconds of wall-clock time.
+
+        The socket timeout bounds each read, not the answer: a server sending a byte a second
+        would never trip it. The request runs in a daemon thread that is abandoned (its
+        connection closed) when the bound passes.
+        """
+        outcome: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                raw = self.api.call_api(*prepared, _request_timeout=bound)
+                outcome["answer"] = (raw.status, raw.read())
+            except BaseException as exc:  # handed to the caller's thread
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=call, name="gpulint-request", daemon=True)
+        worker.start()
+        worker.join(bound)
+        if worker.is_alive():
+            self.api.close()  # a pending read fails now instead of at the server's pace
+            raise self._timeout(method, path, bound)
+        error = outcome.get("error")
+        if isinstance(error, ApiException):  # the REST layer reports TLS failures this way
+            raise self._transport_error(method, path, error.reason or str(error)) from None
+        if isinstance(error, urllib3.exceptions.HTTPError):
+            raise self._transport_error(method, path, error) from None
+        if error is not None:
+            raise error
+        status, data = outcome["answer"]
+        return int(status), bytes(data)
+
+    def _timeout(self, method: str, path: str, bound: float) -> GpulintError:
+        return GpulintError(
+            f"the Kubernetes API at {self.server} did not answer {method} {_cut(path, 200)} "
+            f"within {bound:g} s; raise --request-timeout or check the network path to the "
+            "cluster"
+        )
 
     def list_all(
         self, path: str, what: str, query: Sequence[tuple[str, str]] = (), optional: bool = False
@@ -119,7 +197,13 @@ class KubeClient:
         """
         items: list[dict[str, Any]] = []
         token = ""
+        tokens: set[str] = set()
         while True:
+            if len(tokens) >= MAX_PAGES:
+                raise GpulintError(
+                    f"the list of {what} at {self.server} goes on past {MAX_PAGES} pages of "
+                    f"{PAGE_SIZE}; gpulint stops there"
+                )
             page_query = [*query, ("limit", str(PAGE_SIZE))]
             if token:
                 page_query.append(("continue", token))
@@ -135,9 +219,17 @@ class KubeClient:
                     f"Kubernetes list; check the server address of {self.source}"
                 )
             items.extend(_with_kind(response.body))
-            token = str((response.body.get("metadata") or {}).get("continue") or "")
+            metadata = response.body.get("metadata")
+            token = str((metadata if isinstance(metadata, Mapping) else {}).get("continue") or "")
             if not token:
                 return items
+            if token in tokens:
+                raise GpulintError(
+                    f"{self.server} answered the list of {what} with a continue token it had "
+                    "given before: the list would never end; check the server address of "
+                    f"{self.source}"
+                )
+            tokens.add(token)
 
     def preferred_version(self, group: str) -> str | None:
         """The version of API `group` the server prefers (discovery); None when not served."""
@@ -184,10 +276,7 @@ class KubeClient:
                 f"{self.source} and that the cluster is reachable from here"
             )
         if isinstance(cause, urllib3.exceptions.TimeoutError):
-            return GpulintError(
-                f"{where} did not answer {method} {path} within {self.timeout:g} s; "
-                f"raise --request-timeout or check the network path to the cluster"
-            )
+            return self._timeout(method, path, self.timeout)
         if isinstance(cause, urllib3.exceptions.SSLError) or "SSLError" in text:
             return GpulintError(
                 f"TLS with {where} failed: {_short(text)}; check the certificate-authority "
@@ -206,6 +295,7 @@ def connect(options: ConnectionOptions) -> KubeClient:
     --kubeconfig, then $KUBECONFIG, then the in-cluster service account when
     KUBERNETES_SERVICE_HOST is set (and no --context is asked for), then ~/.kube/config.
     """
+    started = time.monotonic()
     configuration = kclient.Configuration()
     explicit = options.kubeconfig or os.environ.get("KUBECONFIG")
     if not explicit and options.context is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
@@ -220,13 +310,20 @@ def connect(options: ConnectionOptions) -> KubeClient:
         source, namespace = _IN_CLUSTER, _in_cluster_namespace()
     else:
         source, namespace = _load_kubeconfig(
-            explicit or "~/.kube/config", options.context, configuration
+            explicit or "~/.kube/config", options.context, configuration, options.request_timeout
         )
     # Failures are reported, not retried: each request is bounded by the timeout alone.
     configuration.retries = 0
     api = kclient.ApiClient(configuration)
     api.user_agent = f"gpulint/{__version__}"
-    return KubeClient(api, configuration.host, source, options.request_timeout, namespace)
+    deadline = started + RUN_TIMEOUT_FACTOR * options.request_timeout
+    verified = bool(configuration.verify_ssl)
+    if not verified:
+        # urllib3 would warn at every request; the run says it once, as a note (-q hides it).
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+    return KubeClient(
+        api, configuration.host, source, options.request_timeout, namespace, deadline, verified
+    )
 
 
 def _in_cluster_namespace() -> str | None:
@@ -236,8 +333,13 @@ def _in_cluster_namespace() -> str | None:
         return None
 
 
-def _load_kubeconfig(paths: str, context: str | None, configuration: Any) -> tuple[str, str | None]:
-    """Load the context into `configuration`; (how to name it in messages, its namespace)."""
+def _load_kubeconfig(
+    paths: str, context: str | None, configuration: Any, timeout: float
+) -> tuple[str, str | None]:
+    """Load the context into `configuration`; (how to name it in messages, its namespace).
+
+    An `exec` credential plugin runs at most `timeout` seconds.
+    """
     files = [Path(p).expanduser() for p in paths.split(os.pathsep) if p]
     existing = [p for p in files if p.is_file()]
     if not existing:
@@ -261,19 +363,122 @@ def _load_kubeconfig(paths: str, context: str | None, configuration: Any) -> tup
         )
     if context is None and not current:
         raise GpulintError(f"kubeconfig {paths} sets no current-context; pass --context NAME")
-    try:
-        kconfig.load_kube_config(
-            config_file=joined,
-            context=context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-    except Exception as exc:  # ConfigException, exec-plugin failures, unreadable cert files
-        raise GpulintError(f"kubeconfig {paths}: {_short(str(exc))}") from None
     name = context or str((current or {}).get("name"))
+    try:
+        # What kconfig.load_kube_config does, with the exec plugin run here, under a bound.
+        merged = kube_config.KubeConfigMerger(joined)
+        loader = kube_config.KubeConfigLoader(
+            config_dict=merged.config, active_context=context, config_base_path=None
+        )
+        _run_exec_plugin(merged.config, loader.current_context, f"context `{name}`", timeout)
+        loader.load_and_set(configuration)
+    except GpulintError:
+        raise
+    except Exception as exc:  # ConfigException, unreadable cert files
+        raise GpulintError(f"kubeconfig {paths}: {_short(str(exc))}") from None
     chosen = next((c for c in contexts if isinstance(c, Mapping) and c.get("name") == name), {})
     namespace = (chosen.get("context") or {}).get("namespace")
     return f"context `{name}`", str(namespace) if namespace else None
+
+
+def _run_exec_plugin(config: Any, context: Any, source: str, timeout: float) -> None:
+    """Run the `exec` credential plugin of `context`'s user, if it has one, and put what it
+    printed (a token, or a client certificate) in its place, in memory.
+
+    kubectl's contract: the plugin prints an ExecCredential; a failure, an answer without
+    credentials, or a plugin still running after `timeout` seconds (killed with its children)
+    is one GpulintError.
+    """
+    chosen = context.get("context") if isinstance(context, Mapping) else None
+    user_name = chosen.get("user") if isinstance(chosen, Mapping) else None
+    if not user_name or "users" not in config:
+        return
+    user = config["users"].get_with_name(user_name, safe=True)
+    node = user["user"] if user is not None and "user" in user else None
+    spec = node.safe_get("exec") if node is not None else None
+    if not spec:
+        return
+    if not isinstance(spec, Mapping):
+        raise GpulintError(f"the exec credential plugin of {source} is not a mapping")
+    command = spec.get("command")
+    if not isinstance(command, str) or not command:
+        raise GpulintError(f"the exec credential plugin of {source} names no command")
+    args = [str(a) for a in spec.get("args") or ()]
+    info = {"apiVersion": spec.get("apiVersion"), "kind": "ExecCredential"}
+    environ = {**os.environ, "KUBERNETES_EXEC_INFO": json.dumps({**info, "spec": {}})}
+    for item in spec.get("env") or ():
+        if isinstance(item, Mapping) and "name" in item:
+            environ[str(item["name"])] = str(item.get("value", ""))
+    cwd = os.path.dirname(node.path) if getattr(node, "path", None) else None
+    output = _plugin_output([command, *args], environ, cwd, timeout, f"`{command}` of {source}")
+    try:
+        answer = json.loads(output)
+        status = answer["status"]
+    except (ValueError, TypeError, KeyError):
+        raise GpulintError(
+            f"the exec credential plugin `{command}` of {source} printed no ExecCredential"
+        ) from None
+    credentials = status if isinstance(status, Mapping) else {}
+    user_config = node.value  # the kubeconfig as loaded, in memory: nothing is written
+    if credentials.get("token"):
+        user_config["token"] = str(credentials["token"])
+    elif credentials.get("clientCertificateData") and credentials.get("clientKeyData"):
+        import base64
+
+        for key, field_name in (
+            ("clientCertificateData", "client-certificate-data"),
+            ("clientKeyData", "client-key-data"),
+        ):
+            user_config[field_name] = base64.b64encode(str(credentials[key]).encode()).decode()
+    else:
+        raise GpulintError(
+            f"the exec credential plugin `{command}` of {source} printed neither a token nor "
+            "a client certificate"
+        )
+    del user_config["exec"]
+
+
+def _plugin_output(
+    argv: list[str], environ: dict[str, str], cwd: str | None, timeout: float, what: str
+) -> str:
+    """What the credential plugin printed; GpulintError if it fails or outlasts `timeout`."""
+    import signal
+    import subprocess
+
+    try:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=environ,
+            start_new_session=True,  # its children are killed with it
+        )
+    except OSError as exc:
+        raise GpulintError(
+            f"cannot run the exec credential plugin {what}: {exc.strerror}"
+        ) from None
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise GpulintError(
+            f"the exec credential plugin {what} did not finish within {timeout:g} s; "
+            "raise --request-timeout or log in again"
+        ) from None
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+    if process.returncode != 0:
+        said = " ".join(err.decode(errors="replace").split())
+        raise GpulintError(
+            f"the exec credential plugin {what} failed (exit {process.returncode})"
+            + (f": {_short(said)}" if said else "")
+        )
+    return out.decode(errors="replace")
 
 
 def _with_kind(list_body: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -292,5 +497,9 @@ _CONNECTION_REPR = re.compile(
 
 
 def _short(text: str) -> str:
-    """An error text on one line, without urllib3's connection reprs."""
-    return _CONNECTION_REPR.sub("", " ".join(text.split()))
+    """An error text on one line, without urllib3's connection reprs, cut to a bound."""
+    return _cut(_CONNECTION_REPR.sub("", " ".join(text.split())), MAX_MESSAGE)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpulint.errors import GpulintError
-from gpulint.live.client import RBAC_DOC, KubeClient, Response
+from gpulint.live.client import RBAC_DOC, KubeClient, Response, path_segment
 from gpulint.live.verdict import DryRun, ServerRejection
 from gpulint.model import Document
 
@@ -37,17 +37,23 @@ class ServedKind:
     namespaced: bool
 
     def collection(self, namespace: str) -> str:
-        """The URL path objects of this kind are created at."""
-        base = "/api/v1" if self.group_version == "v1" else f"/apis/{self.group_version}"
+        """The URL path objects of this kind are created at; every segment escaped."""
+        base = "/api/v1" if self.group_version == "v1" else _group_path(self.group_version)
         if self.namespaced:
-            return f"{base}/namespaces/{namespace}/{self.plural}"
-        return f"{base}/{self.plural}"
+            return f"{base}/namespaces/{path_segment(namespace)}/{path_segment(self.plural)}"
+        return f"{base}/{path_segment(self.plural)}"
 
     @property
     def what(self) -> str:
         """`deployments.apps`, as RBAC names the resource."""
         group = self.group_version.rpartition("/")[0]
         return f"{self.plural}.{group}" if group else self.plural
+
+
+def _group_path(group_version: str) -> str:
+    """`/apis/GROUP/VERSION`, both escaped."""
+    group, _, version = group_version.partition("/")
+    return f"/apis/{path_segment(group)}/{path_segment(version)}"
 
 
 def dry_runner(client: KubeClient) -> DryRun:
@@ -58,8 +64,17 @@ def dry_runner(client: KubeClient) -> DryRun:
 def dry_run(
     client: KubeClient, documents: Sequence[Document], namespace_of: Callable[[Document], str]
 ) -> list[ServerRejection]:
-    """Dry-run every document; the refusals, in document order."""
-    sendable = [d for d in documents if not _OWN_GROUP.search(d.ref.api_version + "/")]
+    """Dry-run every document; the refusals, in document order.
+
+    Secrets are not sent: they decide nothing about where a GPU pod runs, and their data has
+    no business leaving the machine.
+    """
+    sendable = [
+        d
+        for d in documents
+        if not _OWN_GROUP.search(d.ref.api_version + "/")
+        and not (d.ref.kind == "Secret" and d.ref.api_version == "v1")
+    ]
     served = discover(client, {d.ref.api_version for d in sendable})
     # Namespaces first: objects in a namespace the same manifests create are judged with it.
     ordered = sorted(sendable, key=lambda d: d.ref.kind != "Namespace")
@@ -71,7 +86,11 @@ def dry_run(
             verdicts[id(document)] = _not_served(document, document.ref.api_version in served)
             continue
         namespace = namespace_of(document)
-        response, operation = _send(client, document, kind, namespace)
+        try:
+            response, operation = _send(client, document, kind, namespace)
+        except UnsendableName as exc:
+            verdicts[id(document)] = ServerRejection(document, "create", 422, "Invalid", str(exc))
+            continue
         if 200 <= response.status < 300:
             if document.ref.kind == "Namespace":
                 new_namespaces.add(document.ref.name)
@@ -89,9 +108,13 @@ def discover(client: KubeClient, api_versions: Iterable[str]) -> dict[str, dict[
     """Per apiVersion the server serves, its kinds; apiVersions it does not serve are absent."""
     served: dict[str, dict[str, ServedKind]] = {}
     for api_version in sorted(set(api_versions)):
-        path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-        if "/" not in api_version and api_version != "v1":
-            continue  # a core-group version other than v1, or no version at all
+        parts = api_version.split("/")
+        if api_version == "v1":
+            path = "/api/v1"
+        elif len(parts) == 2 and not any(part in ("", ".", "..") for part in parts):
+            path = _group_path(api_version)
+        else:
+            continue  # a core-group version other than v1, or no GROUP/VERSION at all
         response = client.request("GET", path)
         if response.status == 404:
             continue
@@ -111,16 +134,24 @@ def discover(client: KubeClient, api_versions: Iterable[str]) -> dict[str, dict[
     return served
 
 
+class UnsendableName(GpulintError):
+    """A namespace or name that cannot be part of an API path (`..`)."""
+
+
 def _send(
     client: KubeClient, document: Document, kind: ServedKind, namespace: str
 ) -> tuple[Response, str]:
-    collection = kind.collection(namespace)
+    try:
+        collection = kind.collection(namespace)
+        item = path_segment(document.ref.name) if document.ref.name else ""
+    except GpulintError as exc:
+        raise UnsendableName(f"{exc} (the object was not sent)") from None
     response = client.request("POST", collection, _DRY_RUN, document.obj)
-    if response.status != 409 or not document.ref.name or response.reason != "AlreadyExists":
+    if response.status != 409 or not item or response.reason != "AlreadyExists":
         return response, "create"
     patched = client.request(
         "PATCH",
-        f"{collection}/{document.ref.name}",
+        f"{collection}/{item}",
         (*_DRY_RUN, ("force", "true")),
         document.obj,
         content_type=_APPLY,

@@ -42,4 +42,14 @@ def open_live(options: ConnectionOptions, pool_label: str | None = None) -> Live
     except BaseException:
         client.close()
         raise
-    return LiveCluster(client, profile, (*objects.notes, *device_plugin_notes(profile.pools)))
+    notes = (*_connection_notes(client), *objects.notes, *device_plugin_notes(profile.pools))
+    return LiveCluster(client, profile, notes)
+
+
+def _connection_notes(client: KubeClient) -> tuple[str, ...]:
+    if client.verified:
+        return ()
+    return (
+        f"the TLS certificate of the Kubernetes API at {client.server} is not verified "
+        f"(insecure-skip-tls-verify in {client.source})",
+    )
