@@ -1,5 +1,5 @@
 """Hypothesis profiles (`default` keeps the suite quick, `--hypothesis-profile=long` digs
-deeper), and a profile cache of the suite's own."""
+deeper), a profile cache of the suite's own, and `--update-snapshots`."""
 
 from __future__ import annotations
 
@@ -21,6 +21,15 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--update-snapshots`: rewrite the fixtures' message snapshots (tests/snapshots/)."""
+    parser.addoption(
+        "--update-snapshots",
+        action="store_true",
+        help="rewrite tests/snapshots/ from the findings of this run",
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
