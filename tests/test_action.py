@@ -166,6 +166,7 @@ def test_actionlint_checks_the_inputs_against_action_yml(tmp_path: Path) -> None
     assert 'input "fail_on" is not defined in action "gpulint"' in result.stdout
 
 
+@pytest.mark.slow
 def test_act_runs_the_action_which_fails_the_step_and_writes_valid_sarif(
     tmp_path: Path,
 ) -> None:

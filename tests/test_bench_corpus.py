@@ -49,6 +49,7 @@ def test_lint_reports_exactly_the_planted_mistakes(make_corpus: ModuleType, tmp_
     assert Counter(f.code for f in result.findings if f.code not in codes) == Counter()
 
 
+@pytest.mark.slow
 def test_command_line_is_deterministic_and_mixes_files(tmp_path: Path) -> None:
     def run(out: Path) -> None:
         subprocess.run(

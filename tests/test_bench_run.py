@@ -49,6 +49,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
     assert bench_run.rss_growth(rows, (1, 4, 16), 10_000) == pytest.approx(60 / 150)
 
 
+@pytest.mark.slow
 def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path: Path) -> None:
     results = tmp_path / "results.md"
     argv = ["--files", "3", "--docs-per-file", "2", "--repeat", "1", "--scales", "1,2"]
@@ -74,6 +75,7 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
     assert len(list((tmp_path / "work" / "profile-cache" / "profiles").glob("*.json"))) == 3
 
 
+@pytest.mark.slow
 def test_startup_measures_only_the_pre_commit_rows(
     bench_run: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

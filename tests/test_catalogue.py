@@ -291,6 +291,7 @@ def _index_unreachable(output: str) -> bool:
     return any(marker in output for marker in markers)
 
 
+@pytest.mark.slow
 def test_wheel_ships_the_catalogue_and_the_config_schema(tmp_path: Path) -> None:
     """Builds the wheel the way pip does (hatchling fetched into an isolated build env)."""
     build = subprocess.run(

@@ -86,6 +86,7 @@ def test_a_suppression_comment_covers_a_corpus_wide_finding_in_an_earlier_file(
     assert _seen(paths) == [("a.yaml", "GPU006", 5, 16)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_worker_processes_give_the_single_process_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
@@ -110,6 +111,7 @@ def test_few_or_small_files_are_checked_without_worker_processes(tmp_path: Path)
     assert api._worth_processes(discover([str(tmp_path)]), 2)
 
 
+@pytest.mark.slow
 def test_spooled_findings_read_back_as_the_in_memory_ones(tmp_path: Path) -> None:
     corpus = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
     in_memory = lint([str(corpus)], Config()).findings

@@ -11,6 +11,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -65,6 +66,7 @@ def mutated(draw: st.DrawFn) -> bytes:
 _WORKDIR = Path(tempfile.mkdtemp(prefix="gpulint-fuzz-"))
 
 
+@pytest.mark.slow
 @given(mutated())
 def test_mutated_fixtures_never_crash_and_findings_point_into_the_file(data: bytes) -> None:
     path = _WORKDIR / "mutated.yaml"
@@ -82,6 +84,7 @@ def test_mutated_fixtures_never_crash_and_findings_point_into_the_file(data: byt
         assert finding["column"] >= 1, finding
 
 
+@pytest.mark.slow
 @given(mutated())
 def test_no_exception_escapes_lint(data: bytes) -> None:
     result = lint(["-"], stdin=("<stdin>", data))

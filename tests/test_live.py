@@ -722,6 +722,7 @@ def test_live_flags_need_live(manifests: Path) -> None:
 # --- bounded work ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_five_thousand_nodes_take_a_few_dozen_requests(k, kubeconfig, manifests) -> None:
     nodes = [gpu_node(f"gpu-{i}", f"pool-{i % 5}") for i in range(5000)]
     pods = [gpu_pod(f"busy-{i}", f"gpu-{i}", 1) for i in range(5000)]

@@ -34,7 +34,11 @@ GOOD = BAD.replace(
 )
 # Helm templates are not YAML: the hook's exclude keeps them away from gpulint.
 TEMPLATE = "kind: Pod\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n"
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+# Each builds a hook environment with pip: slow, run by the full suite, not `-m "not slow"`.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+]
 
 
 @pytest.fixture(scope="module")

@@ -100,6 +100,7 @@ def test_permission_denied_is_a_finding(tmp_path: Path) -> None:
 # --- size -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_100_mb_file_is_read_with_exact_positions(tmp_path: Path) -> None:
     line = "    " + "x" * 95 + "\n"
     lines = 100 * 1024 * 1024 // len(line)
