@@ -82,6 +82,16 @@ RULES = (
         check=None,
     ),
     Rule(
+        code='GPU007',
+        name='unchecked-accelerator-workload',
+        severity=Severity.WARNING,
+        fix='Declare where the kind keeps its pods in the config (`workloads:` with `podTemplates:` or `podSpecs:`), see docs/workloads.md.',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.coverage:unchecked_accelerator_workload',
+    ),
+    Rule(
         code='GPU101',
         name='no-eligible-gpu-node-pool',
         severity=Severity.ERROR,

@@ -160,11 +160,12 @@ def lint(
     kept: dict[str, list[Workload]] = {r.code: [] for r in plan.corpus_wide}
     # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
     scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
-    file_count = object_count = 0
+    file_count = object_count = unchecked = 0
     late: list[Finding] = []  # found after every file was checked: anywhere in the report
     for outcome in _check_files(plan, inputs, jobs):
         file_count += outcome.files
         object_count += outcome.objects
+        unchecked += outcome.unchecked
         # A render's findings point into the files it was rendered from: anywhere in the report.
         findings.extend(f for f in outcome.findings if f.rendered is None)
         late.extend(f for f in outcome.findings if f.rendered is not None)
@@ -203,6 +204,7 @@ def lint(
         objects=object_count,
         notes=tuple(notes),
         checked=tuple(checked),
+        unchecked=unchecked,
     )
 
 
@@ -235,6 +237,7 @@ class FileOutcome(NamedTuple):
     kept: dict[str, tuple[Workload, ...]]  # per corpus-wide rule code, the workloads it needs
     autoscalers: tuple[Autoscaler, ...]
     tracker: SuppressionTracker  # the file's suppression markers, and which were used
+    unchecked: int = 0  # objects that request accelerators gpulint did not check (GPU007)
 
 
 def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
@@ -322,6 +325,7 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         # Kept only for the corpus-wide rules that count pods; a plain check needs none.
         context.autoscalers if plan.corpus_wide else (),
         tracker,
+        sum(1 for found in context.unchecked if found.requests_accelerators),
     )
 
 

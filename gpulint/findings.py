@@ -69,6 +69,8 @@ class LintResult:
     objects: int
     notes: tuple[str, ...] = ()
     checked: tuple[CheckedObject, ...] = ()  # every object, in input order
+    # Objects that request accelerators where gpulint reads no pod (GPU007), selected or not.
+    unchecked: int = 0
 
     def count(self, severity: Severity) -> int:
         """How many findings have exactly `severity`."""

@@ -314,6 +314,14 @@ class ReplicaCount(NamedTuple):
         )
 
 
+class UnreadPart(NamedTuple):
+    """A part of a workload whose pods gpulint cannot read: why, and where."""
+
+    reason: str  # completes "gpulint did not read its pods: ..."
+    pos: Pos
+    accelerators: bool = True  # whether that part runs accelerator pods, as far as known
+
+
 @dataclass(frozen=True, eq=False)
 class Workload:
     """A Kubernetes object that creates pods: its templates and replica count."""
@@ -324,6 +332,8 @@ class Workload:
     # A gang: the workload's pods are useless until all of them (or `gang_min`) run at once.
     gang: bool = False
     gang_min: ReplicaCount | None = None  # fewest pods of all roles together (minAvailable)
+    # Pods an operator builds that gpulint cannot, and declared pod paths that found nothing.
+    unread: tuple[UnreadPart, ...] = ()
 
     @property
     def kind(self) -> str:

@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from gpulint.fields import wrong_type
+from gpulint.accelerators import looks_like_accelerator
+from gpulint.fields import shown, wrong_type
 from gpulint.model import (
     Container,
     ContainerRole,
@@ -27,6 +28,7 @@ from gpulint.model import (
     Quantity,
     ReplicaCount,
     Resources,
+    UnreadPart,
     Workload,
 )
 from gpulint.quantity import parse_quantity
@@ -87,8 +89,10 @@ class Role(NamedTuple):
     # The pod spec an operator generates from higher-level fields of the role's mapping (a
     # resource profile, an instance type), every value positioned at the field that decided
     # it; None: the pod spec is written in the manifest.
-    derive: Callable[[YMap, YMap], YMap | None] | None = None  # (object, role's mapping)
+    # (object, role's mapping) -> the pod spec; None: no pod; UnreadPart: one gpulint cannot build
+    derive: Callable[[YMap, YMap], YMap | UnreadPart | None] | None = None
     runs: bool = True  # False: a template other objects use (a serving runtime); no pods
+    optional: bool = False  # a declared role that an object may leave out
     # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
     operator_resources: bool = False
 
@@ -101,6 +105,7 @@ class WorkloadShape(NamedTuple):
     roles: tuple[Role, ...]
     gang: bool = False  # all pods must run at once before any does useful work
     gang_min: str | None = None  # object path: fewest pods of all roles together
+    declared: bool = False  # from the config's `workloads:`: a path that finds nothing is told
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -305,30 +310,36 @@ _KAITO_TOLERATIONS = (
 )
 
 
-def kaito_pod(obj: YMap, resource: YMap) -> YMap | None:
+def kaito_pod(obj: YMap, resource: YMap) -> YMap | UnreadPart | None:
     """The pod KAITO runs for a preset: every GPU of `resource.instanceType`.
 
-    None when gpulint cannot know it: an instance type not in KAITO_GPUS, a MIG partition, or
-    no preset (a custom `inference.template` is read as written).
+    None when the workspace has a custom `inference.template` (read as written); UnreadPart for
+    an instance type not in KAITO_GPUS, a MIG partition, or nodes brought without one.
     """
     inference = obj.get("inference")
     if isinstance(inference, YMap) and "template" in inference:
         return None
-    gpus = KAITO_GPUS.get(str(resource.get("instanceType")))
-    if gpus is None or resource.get("partition") is not None:
-        return None
+    instance = resource.get("instanceType")
+    pos = resource.pos_of_value("instanceType") if instance else resource.pos
+    if resource.get("partition") is not None:
+        return UnreadPart("its GPUs are partitioned (`resource.partition`)", pos)
+    gpus = KAITO_GPUS.get(str(instance))
+    if gpus is None:
+        what = f"instance type `{shown(instance)}`" if instance else "no `resource.instanceType`"
+        return UnreadPart(f"how many GPUs its pods take depends on {what}", pos)
     limits = {"nvidia.com/gpu": gpus}
     container = {"name": "inference", "resources": {"requests": limits, "limits": limits}}
     spec = {"containers": [container], "tolerations": list(_KAITO_TOLERATIONS)}
-    return _synthetic(spec, resource.pos_of_value("instanceType"))
+    return _synthetic(spec, pos)
 
 
 # KubeAI (kubeai.org) resource profiles as its chart ships them (substratusai/kubeai
 # charts/kubeai/values.yaml `resourceProfiles`); `name:N` multiplies requests and limits by N
 # (internal/modelcontroller/model_controller.go). A cluster's own values may differ.
 _PRESENT = "present"
-KUBEAI_PROFILES: dict[str, tuple[str, dict[str, str]]] = {
+KUBEAI_PROFILES: dict[str, tuple[str | None, dict[str, str]]] = {
     # profile -> (accelerator resource, extra requests of one unit)
+    "cpu": (None, {"cpu": "1", "memory": "2Gi"}),
     "nvidia-gpu-t4": ("nvidia.com/gpu", {}),
     "nvidia-gpu-l4": ("nvidia.com/gpu", {"cpu": "6", "memory": "24Gi"}),
     "nvidia-gpu-l40s": ("nvidia.com/gpu", {"cpu": "6", "memory": "24Gi"}),
@@ -347,22 +358,26 @@ _KUBEAI_REQUESTS = frozenset(
 _KUBEAI_UNTOLERATED = frozenset({"nvidia-gpu-t4"})
 
 
-def kubeai_pod(obj: YMap, spec: YMap) -> YMap | None:
-    """The pod KubeAI runs for `spec.resourceProfile` (`nvidia-gpu-l4:2`), or None when the
-    profile is not one of the chart's (cpu profiles run no accelerator)."""
-    name, _, multiple = str(spec.get("resourceProfile") or "").partition(":")
+def kubeai_pod(obj: YMap, spec: YMap) -> YMap | UnreadPart | None:
+    """The pod KubeAI runs for `spec.resourceProfile` (`nvidia-gpu-l4:2`); UnreadPart when the
+    profile is not one of the chart's."""
+    written = spec.get("resourceProfile")
+    name, _, multiple = str(written or "").partition(":")
     if name not in KUBEAI_PROFILES or not multiple.isdigit():
-        return None
+        return UnreadPart(
+            f"resource profile `{shown(written)}` is not one of KubeAI's defaults",
+            spec.pos_of_value("resourceProfile"),
+        )
     resource, extra = KUBEAI_PROFILES[name]
     count = int(multiple)
-    limits = {resource: str(count)}
+    limits = {resource: str(count)} if resource else {}
     requests = {k: _times(v, count) for k, v in extra.items()}
-    if name in _KUBEAI_REQUESTS:
+    if resource and name in _KUBEAI_REQUESTS:
         requests[resource] = str(count)
     pod: dict[str, Any] = {
         "containers": [{"name": "server", "resources": {"requests": requests, "limits": limits}}]
     }
-    if name not in _KUBEAI_UNTOLERATED:
+    if resource and name not in _KUBEAI_UNTOLERATED:
         toleration = {"key": resource, "operator": "Equal", "value": _PRESENT}
         pod["tolerations"] = [{**toleration, "effect": "NoSchedule"}]
     if isinstance(spec.get("priorityClassName"), str):
@@ -600,22 +615,39 @@ def workload_of(document: Document, extra: Sequence[WorkloadShape] = ()) -> Work
     if shape is None:
         return None
     obj = document.obj
-    templates = tuple(
-        template
-        for role in shape.roles
-        for name, role_node in _walk(obj, role.path)
-        if (template := _role_template(document, role, role_node, role.name or name)) is not None
-    )
+    templates: list[PodTemplate] = []
+    unread: list[UnreadPart] = []
+    for role in shape.roles:
+        found = _walk(obj, role.path)
+        for name, role_node in found:
+            template = _role_template(document, role, role_node, role.name or name)
+            if template is not None:
+                templates.append(template)
+            elif role.derive is not None:
+                derived = role.derive(obj, role_node)
+                if isinstance(derived, UnreadPart):
+                    unread.append(derived)
+        if shape.declared and not found and not role.optional:
+            where = role.path + (f".{role.template}" if role.template else "")
+            unread.append(
+                UnreadPart(
+                    f"the config's `workloads:` path `{where}` for kind {shape.kind} is not "
+                    "in this object",
+                    document.kind_pos,
+                    accelerators=False,
+                )
+            )
     first = templates[0].replicas if templates else _count(obj, obj, shape.roles[0])
     gang_min = _field_count(obj, shape.gang_min) if shape.gang_min else None
-    return Workload(document, templates, first, shape.gang, gang_min)
+    return Workload(document, tuple(templates), first, shape.gang, gang_min, tuple(unread))
 
 
 def _role_template(
     document: Document, role: Role, role_node: YMap, name: str | None
 ) -> PodTemplate | None:
     if role.derive is not None:
-        node = spec = role.derive(document.obj, role_node)
+        derived = role.derive(document.obj, role_node)
+        node = spec = derived if isinstance(derived, YMap) else None
     else:
         node = _at(role_node, role.template)
         spec = _at(node, role.spec)
@@ -987,3 +1019,108 @@ def _extent(node: YMap) -> tuple[Pos, Pos]:
 
 def _inside(pos: Pos, extent: tuple[Pos, Pos]) -> bool:
     return extent[0] <= pos <= extent[1]
+
+
+class AcceleratorRequest(NamedTuple):
+    """Something in an object that asks for an accelerator, and the mapping that holds it."""
+
+    what: str  # `nvidia.com/gpu`, `resource claim gpu`, `annotation gpu-fraction`
+    field: str  # where, as an API field path: `spec.predictor.resources.limits`
+    pos: Pos
+    holder: int  # id() of the mapping a pod template must read for the request to be checked
+
+
+# Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
+_RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
+# Pod annotations that request an accelerator share (KAI Scheduler, pools-sharing-dra.md 2).
+_ACCELERATOR_ANNOTATIONS = frozenset({"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"})
+
+
+def accelerator_requests(obj: YMap) -> Iterator[AcceleratorRequest]:
+    """Every accelerator request anywhere in an object, whatever its kind, in document order.
+
+    A request is an accelerator-looking resource in any `resources` block (directly, or under
+    `requests`/`limits`), a DRA claim (`resourceClaims`, `resources.claims`), or an annotation
+    that asks a scheduler for a GPU share. `status` is what the cluster reports, not a request.
+    """
+    stack: list[tuple[str, Any]] = [(str(k), v) for k, v in reversed(obj.items()) if k != "status"]
+    holders: list[YMap] = [obj] * len(stack)
+    while stack:
+        field, node = stack.pop()
+        parent = holders.pop()
+        key = field.rpartition(".")[2].partition("[")[0]
+        if isinstance(node, YMap):
+            if key in _RESOURCE_KEYS:
+                yield from _resource_requests(field, node)
+            elif key == "annotations":
+                yield from (
+                    AcceleratorRequest(f"annotation {k}", field, node.pos_of_key(k), id(node))
+                    for k in node
+                    if str(k) in _ACCELERATOR_ANNOTATIONS
+                )
+            children = [(f"{field}.{k}", v) for k, v in node.items()]
+            owner = node
+        elif isinstance(node, YSeq):
+            if key == "resourceClaims" and node:
+                name = _claim_name(node[0])
+                yield AcceleratorRequest(
+                    f"resource claim {name}", field, parent.pos_of_key(key), id(parent)
+                )
+            children = [(f"{field}[{i}]", v) for i, v in enumerate(node)]
+            owner = parent
+        else:
+            continue
+        for child in reversed(children):
+            if isinstance(child[1], (YMap, YSeq)):
+                stack.append(child)
+                holders.append(owner)
+
+
+def _resource_requests(field: str, resources: YMap) -> Iterator[AcceleratorRequest]:
+    for section in (None, "requests", "limits"):
+        values = resources if section is None else resources.get(section)
+        if not isinstance(values, YMap):
+            continue
+        where = field if section is None else f"{field}.{section}"
+        for name in values:
+            if isinstance(name, str) and looks_like_accelerator(name):
+                yield AcceleratorRequest(name, where, values.pos_of_key(name), id(resources))
+    claims = resources.get("claims")
+    if isinstance(claims, YSeq) and claims:
+        yield AcceleratorRequest(
+            f"resource claim {_claim_name(claims[0])}",
+            f"{field}.claims",
+            resources.pos_of_key("claims"),
+            id(resources),
+        )
+
+
+def _claim_name(item: Any) -> str:
+    return shown(item.get("name")) if isinstance(item, YMap) else "?"
+
+
+class Unchecked(NamedTuple):
+    """An object with accelerator requests, or pods, that no pod template gpulint reads."""
+
+    document: Document
+    requests: tuple[AcceleratorRequest, ...]  # the unread requests, in document order
+    unread: tuple[UnreadPart, ...] = ()  # the workload's parts gpulint could not read
+
+    @property
+    def requests_accelerators(self) -> bool:
+        """Whether what is not checked asks for accelerators (as far as gpulint can tell)."""
+        return bool(self.requests) or any(part.accelerators for part in self.unread)
+
+
+def unchecked(document: Document, workload: Workload | None) -> Unchecked | None:
+    """What of the object no pod template of `workload` reads, or None when it is all read."""
+    read: set[int] = set()
+    for template in workload.templates if workload is not None else ():
+        read.add(id(template.spec))
+        read.add(id(template.annotations))
+        read.update(id(c.resources.node) for c in template.containers)
+    requests = tuple(r for r in accelerator_requests(document.obj) if r.holder not in read)
+    unread = workload.unread if workload is not None else ()
+    if not requests and not unread:
+        return None
+    return Unchecked(document, requests, unread)

@@ -58,6 +58,7 @@ def format_json(result: LintResult) -> Iterator[str]:
             "files": result.files,
             "objects": result.objects,
             "findings": len(result.findings),
+            "unchecked": result.unchecked,
         },
         "notes": [cut(note) for note in result.notes],
     }

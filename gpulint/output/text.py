@@ -133,9 +133,21 @@ class SourceLines:
 
 
 def summary_line(result: LintResult) -> str:
-    """`Found 3 findings (2 errors, 1 warning) in 4 files, 9 objects.`"""
+    """`Found 3 findings (2 errors, 1 warning) in 4 files, 9 objects.`
+
+    Never "All checks passed" while an object requests accelerators gpulint did not check.
+    """
     looked_at = f"{_plural(result.files, 'file')}, {_plural(result.objects, 'object')}"
+    unchecked = ""
+    if result.unchecked:
+        verbs = ("requests", "was") if result.unchecked == 1 else ("request", "were")
+        unchecked = (
+            f"{_plural(result.unchecked, 'object')} {verbs[0]} accelerators but {verbs[1]} "
+            "not checked"
+        )
     if not result.findings:
+        if unchecked:
+            return f"No findings; {unchecked} ({looked_at})."
         return f"All checks passed ({looked_at})."
     parts = [
         _plural(result.count(severity), severity.label)
@@ -143,7 +155,10 @@ def summary_line(result: LintResult) -> str:
         if result.count(severity)
     ]
     total = _plural(len(result.findings), "finding")
-    return f"Found {total} ({', '.join(parts)}) in {looked_at}.{_fixable(result)}"
+    found = f"Found {total} ({', '.join(parts)}) in {looked_at}."
+    if unchecked:
+        found += f" {unchecked[0].upper()}{unchecked[1:]}."
+    return found + _fixable(result)
 
 
 def _fixable(result: LintResult) -> str:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from gpulint.profile.model import ClusterProfile
     from gpulint.replicas import Autoscaler
     from gpulint.scheduling import Placement
+    from gpulint.workloads import Unchecked
     from gpulint.yamltree import Pos
 
 
@@ -133,6 +134,18 @@ class CheckContext:
     def issues(self) -> tuple[LoadIssue, ...]:
         """What the loader found wrong with the files themselves."""
         return self.loaded.issues
+
+    @cached_property
+    def unchecked(self) -> tuple[Unchecked, ...]:
+        """The objects with accelerator requests (or pods) that no pod template read holds."""
+        from gpulint.workloads import unchecked  # only GPU007 and the summary ask
+
+        workloads = {id(w.document): w for w in self.workloads}
+        return tuple(
+            found
+            for document in self.documents
+            if (found := unchecked(document, workloads.get(id(document)))) is not None
+        )
 
     def pod_templates(self) -> Iterator[tuple[Workload, PodTemplate]]:
         """Every pod template of every workload, with its workload."""

@@ -1,0 +1,74 @@
+"""GPU007 unchecked-accelerator-workload: accelerator requests that no pod gpulint reads holds."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.workloads import Unchecked, api_group
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
+    """One finding per object whose accelerator requests (or pods) gpulint does not read."""
+    for found in ctx.unchecked:
+        document = found.document
+        ref = document.ref
+        if found.requests:
+            first = found.requests[0]
+            what = f"`{first.what}` at `{first.field}`"
+            more = len(found.requests) - 1
+            if more:
+                what += f" and {more} more"
+            if any(w.document is document for w in ctx.workloads):
+                reason = f"that is not in a pod template gpulint reads for kind {ref.kind}"
+            else:
+                reason = (
+                    f"gpulint does not know where kind {ref.kind} ({ref.api_version}) keeps "
+                    "its pods"
+                )
+            yield Problem.at(
+                document,
+                first.pos,
+                f"{ref} requests accelerators ({what}), but {reason}: nothing about them "
+                "was checked",
+                _declare(found, first.field),
+            )
+        for part in found.unread:
+            yield Problem.at(
+                document,
+                part.pos,
+                f"{ref}: gpulint did not read its pods: {part.reason}",
+                _UNREAD_FIX if part.accelerators else _PATH_FIX,
+            )
+
+
+_UNREAD_FIX = (
+    "Check the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`), or "
+    "declare them in the config (`workloads:`, see docs/workloads.md)."
+)
+_PATH_FIX = "Correct the path in the config's `workloads:` entry, or mark the role `optional`."
+
+
+def _declare(found: Unchecked, field: str) -> str:
+    """A `workloads:` entry that would read the request's pod, when its path tells."""
+    ref = found.document.ref
+    group = api_group(ref.api_version)
+    version = f"{group}/*" if group else ref.api_version
+    path = _INDEX.sub("[]", field)
+    head, containers, _ = path.partition(".containers[]")
+    if containers and head:
+        template, dot_spec, rest = head.rpartition(".spec")
+        if dot_spec and template and not rest:
+            where = f"podTemplates: [{template}]"
+        else:
+            where = f"podSpecs: [{head}]"
+        entry = f"{{kind: {ref.kind}, apiVersion: {version}, {where}}}"
+        return f"Declare the kind in the config: `workloads: [{entry}]` (docs/workloads.md)."
+    return (
+        f"Declare where kind {ref.kind} keeps its pod templates or pod specs in the config "
+        "(`workloads:` with `podTemplates:` or `podSpecs:`, see docs/workloads.md)."
+    )
+
