@@ -346,16 +346,36 @@ def _chart_settings(item: Mapping[str, Any], root: Path) -> tuple[Path, ChartSet
 
 
 def _workload_shape(item: Mapping[str, Any]) -> WorkloadShape:
-    """A `workloads:` entry: pod template paths (with `*` and `name[]` steps) and, optionally,
-    the path of the replica count (from the object root) and whether all pods form a gang."""
+    """A `workloads:` entry: where the kind keeps its pods and how many each role runs.
+
+    `podTemplates` and `podSpecs` are paths from the object root (with `*` and `name[]`
+    steps) to PodTemplateSpecs and PodSpecs; `roles` describe one role each, with its own
+    replica count; `replicas` (from the object root) counts the pods of every other role.
+    """
     replicas = item.get("replicas")
     counts = (Count(f"/{replicas}"),) if replicas else ()
-    roles = tuple(Role(str(path), template="", counts=counts) for path in item["podTemplates"])
+    roles = [Role(str(path), template="", counts=counts) for path in item.get("podTemplates") or ()]
+    roles.extend(
+        Role(str(path), template="", spec="", counts=counts) for path in item.get("podSpecs") or ()
+    )
+    for role in item.get("roles") or ():
+        own = role.get("replicas")
+        roles.append(
+            Role(
+                str(role["path"]),
+                template=str(role.get("at", "")),
+                spec="" if role.get("podSpec") else "spec",
+                counts=(Count(str(own)),) if own else counts,
+                name=str(role["name"]) if role.get("name") else None,
+                optional=bool(role.get("optional", False)),
+            )
+        )
     return WorkloadShape(
         str(item["kind"]),
         (str(item.get("apiVersion", "*")),),
-        roles,
+        tuple(roles),
         gang=bool(item.get("gang", False)),
+        declared=True,
     )
 
 

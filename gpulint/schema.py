@@ -87,6 +87,10 @@ def validate(
 
 def _message(error: Any) -> str:
     """jsonschema's message, with a long quoted value (it may hold anything) cut to its type."""
+    choices = error.validator_value if error.validator == "anyOf" else None
+    if choices and all(list(choice) == ["required"] for choice in choices):
+        names = ", ".join(f"`{choice['required'][0]}`" for choice in choices)
+        return f"one of {names} is required"
     quoted = repr(error.instance)
     if len(quoted) > 40 and quoted in error.message:
         return error.message.replace(quoted, f"`{shown(error.instance)}`")

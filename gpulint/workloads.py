@@ -618,8 +618,8 @@ def workload_of(document: Document, extra: Sequence[WorkloadShape] = ()) -> Work
     templates: list[PodTemplate] = []
     unread: list[UnreadPart] = []
     for role in shape.roles:
-        found = _walk(obj, role.path)
-        for name, role_node in found:
+        before = len(templates)
+        for name, role_node in _walk(obj, role.path):
             template = _role_template(document, role, role_node, role.name or name)
             if template is not None:
                 templates.append(template)
@@ -627,8 +627,8 @@ def workload_of(document: Document, extra: Sequence[WorkloadShape] = ()) -> Work
                 derived = role.derive(obj, role_node)
                 if isinstance(derived, UnreadPart):
                     unread.append(derived)
-        if shape.declared and not found and not role.optional:
-            where = role.path + (f".{role.template}" if role.template else "")
+        if shape.declared and len(templates) == before and not role.optional:
+            where = ".".join(p for p in (role.path, role.template) if p)
             unread.append(
                 UnreadPart(
                     f"the config's `workloads:` path `{where}` for kind {shape.kind} is not "
@@ -1021,13 +1021,22 @@ def _inside(pos: Pos, extent: tuple[Pos, Pos]) -> bool:
     return extent[0] <= pos <= extent[1]
 
 
+RESOURCE, CLAIM, ANNOTATION = "resource", "claim", "annotation"
+#: The forms of accelerator request the rules check in a pod template they read. A DRA claim
+#: or a scheduler's GPU-share annotation in a read pod is still unchecked until a rule reads it.
+CHECKED_FORMS = frozenset({RESOURCE})
+
+
 class AcceleratorRequest(NamedTuple):
     """Something in an object that asks for an accelerator, and the mapping that holds it."""
 
     what: str  # `nvidia.com/gpu`, `resource claim gpu`, `annotation gpu-fraction`
     field: str  # where, as an API field path: `spec.predictor.resources.limits`
     pos: Pos
-    holder: int  # id() of the mapping a pod template must read for the request to be checked
+    # id()s of the mappings a pod template must read for the request to be checked: the
+    # `resources` block and the mapping holding it (a pod spec's own `resources` is read too)
+    holders: tuple[int, ...]
+    form: str = RESOURCE  # RESOURCE, CLAIM or ANNOTATION
 
 
 # Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
@@ -1036,62 +1045,98 @@ _RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
 _ACCELERATOR_ANNOTATIONS = frozenset({"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"})
 
 
-def accelerator_requests(obj: YMap) -> Iterator[AcceleratorRequest]:
+def accelerator_requests(obj: YMap) -> list[AcceleratorRequest]:
     """Every accelerator request anywhere in an object, whatever its kind, in document order.
 
     A request is an accelerator-looking resource in any `resources` block (directly, or under
     `requests`/`limits`), a DRA claim (`resourceClaims`, `resources.claims`), or an annotation
     that asks a scheduler for a GPU share. `status` is what the cluster reports, not a request.
     """
-    stack: list[tuple[str, Any]] = [(str(k), v) for k, v in reversed(obj.items()) if k != "status"]
-    holders: list[YMap] = [obj] * len(stack)
-    while stack:
-        field, node = stack.pop()
-        parent = holders.pop()
-        key = field.rpartition(".")[2].partition("[")[0]
-        if isinstance(node, YMap):
-            if key in _RESOURCE_KEYS:
-                yield from _resource_requests(field, node)
-            elif key == "annotations":
-                yield from (
-                    AcceleratorRequest(f"annotation {k}", field, node.pos_of_key(k), id(node))
-                    for k in node
-                    if str(k) in _ACCELERATOR_ANNOTATIONS
-                )
-            children = [(f"{field}.{k}", v) for k, v in node.items()]
-            owner = node
-        elif isinstance(node, YSeq):
-            if key == "resourceClaims" and node:
-                name = _claim_name(node[0])
-                yield AcceleratorRequest(
-                    f"resource claim {name}", field, parent.pos_of_key(key), id(parent)
-                )
-            children = [(f"{field}[{i}]", v) for i, v in enumerate(node)]
-            owner = parent
-        else:
-            continue
-        for child in reversed(children):
-            if isinstance(child[1], (YMap, YSeq)):
-                stack.append(child)
-                holders.append(owner)
+    found: list[AcceleratorRequest] = []
+    path: list[Any] = []
+    for key, value in obj.items():
+        if key != "status" and type(value) in (YMap, YSeq):
+            path.append(key)
+            _scan(key, value, obj, path, found)
+            path.pop()
+    return found
 
 
-def _resource_requests(field: str, resources: YMap) -> Iterator[AcceleratorRequest]:
+def _scan(
+    key: Any, node: Any, parent: YMap, path: list[Any], found: list[AcceleratorRequest]
+) -> None:
+    """Add the requests at and below `node` (the value of `key` in `parent`) to `found`.
+
+    Every object of every input passes here: field paths are only built for a request.
+    """
+    if type(node) is YMap:
+        if key in _RESOURCE_KEYS:
+            _resource_requests(node, parent, path, found)
+        elif key == "annotations":
+            for name in node:
+                if name in _ACCELERATOR_ANNOTATIONS:
+                    found.append(
+                        AcceleratorRequest(
+                            f"annotation {name}",
+                            _field(path),
+                            node.pos_of_key(name),
+                            (id(node),),
+                            ANNOTATION,
+                        )
+                    )
+        for child_key, child in node.items():
+            if type(child) in (YMap, YSeq):
+                path.append(child_key)
+                _scan(child_key, child, node, path, found)
+                path.pop()
+    elif type(node) is YSeq:
+        if key == "resourceClaims" and node:
+            found.append(
+                AcceleratorRequest(
+                    f"resource claim {_claim_name(node[0])}",
+                    _field(path),
+                    parent.pos_of_key(key),
+                    (id(parent),),
+                    CLAIM,
+                )
+            )
+        for index, item in enumerate(node):
+            if type(item) in (YMap, YSeq):
+                path.append(index)
+                _scan(None, item, parent, path, found)
+                path.pop()
+
+
+def _field(path: list[Any]) -> str:
+    """`["spec", "containers", 0, "resources"]` -> `spec.containers[0].resources`."""
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def _resource_requests(
+    resources: YMap, parent: YMap, path: list[Any], found: list[AcceleratorRequest]
+) -> None:
+    holders = (id(resources), id(parent))
     for section in (None, "requests", "limits"):
         values = resources if section is None else resources.get(section)
-        if not isinstance(values, YMap):
+        if type(values) is not YMap:
             continue
-        where = field if section is None else f"{field}.{section}"
         for name in values:
             if isinstance(name, str) and looks_like_accelerator(name):
-                yield AcceleratorRequest(name, where, values.pos_of_key(name), id(resources))
+                where = _field(path) + (f".{section}" if section else "")
+                found.append(AcceleratorRequest(name, where, values.pos_of_key(name), holders))
     claims = resources.get("claims")
-    if isinstance(claims, YSeq) and claims:
-        yield AcceleratorRequest(
-            f"resource claim {_claim_name(claims[0])}",
-            f"{field}.claims",
-            resources.pos_of_key("claims"),
-            id(resources),
+    if type(claims) is YSeq and claims:
+        found.append(
+            AcceleratorRequest(
+                f"resource claim {_claim_name(claims[0])}",
+                f"{_field(path)}.claims",
+                resources.pos_of_key("claims"),
+                holders,
+                CLAIM,
+            )
         )
 
 
@@ -1112,14 +1157,35 @@ class Unchecked(NamedTuple):
         return bool(self.requests) or any(part.accelerators for part in self.unread)
 
 
+# Built-in kinds that run no pods and hold no resource requests: not walked (a
+# CustomResourceDefinition's schema is the largest object of many charts).
+_NO_REQUESTS = {
+    "": frozenset({"ConfigMap", "Secret", "Service", "ServiceAccount", "Namespace", "Endpoints"}),
+    "apiextensions.k8s.io": frozenset({"CustomResourceDefinition"}),
+    "rbac.authorization.k8s.io": frozenset(
+        {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+    ),
+    "networking.k8s.io": frozenset({"Ingress", "NetworkPolicy", "IngressClass"}),
+    "autoscaling": frozenset({"HorizontalPodAutoscaler"}),
+    "policy": frozenset({"PodDisruptionBudget"}),
+}
+
+
 def unchecked(document: Document, workload: Workload | None) -> Unchecked | None:
     """What of the object no pod template of `workload` reads, or None when it is all read."""
+    ref = document.ref
+    if workload is None and ref.kind in _NO_REQUESTS.get(api_group(ref.api_version), ()):
+        return None
     read: set[int] = set()
     for template in workload.templates if workload is not None else ():
         read.add(id(template.spec))
         read.add(id(template.annotations))
         read.update(id(c.resources.node) for c in template.containers)
-    requests = tuple(r for r in accelerator_requests(document.obj) if r.holder not in read)
+    requests = tuple(
+        r
+        for r in accelerator_requests(document.obj)
+        if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders)
+    )
     unread = workload.unread if workload is not None else ()
     if not requests and not unread:
         return None

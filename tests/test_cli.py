@@ -134,7 +134,7 @@ def test_json_report_has_the_documented_shape(workdir: Path) -> None:
                 "rendered": None,
             }
         ],
-        "summary": {"files": 1, "objects": 1, "findings": 1},
+        "summary": {"files": 1, "objects": 1, "findings": 1, "unchecked": 0},
     }
 
 
@@ -184,7 +184,7 @@ def test_output_file_gets_the_report_and_stdout_stays_empty(workdir: Path) -> No
     assert result.exit_code == 1
     assert result.stdout == ""
     report = json.loads((workdir / "report.json").read_text())
-    assert report["summary"] == {"files": 1, "objects": 1, "findings": 1}
+    assert report["summary"] == {"files": 1, "objects": 1, "findings": 1, "unchecked": 0}
 
 
 def test_output_file_is_never_coloured(workdir: Path) -> None:
@@ -235,7 +235,7 @@ def test_broken_yaml_next_to_good_files_reports_both(workdir: Path) -> None:
         ("GPU002", "k8s/good.yaml", 10, 28),
     ]
     report = json.loads(result.stdout)
-    assert report["summary"] == {"files": 3, "objects": 2, "findings": 2}
+    assert report["summary"] == {"files": 3, "objects": 2, "findings": 2, "unchecked": 0}
     syntax = report["findings"][0]
     assert (syntax["name"], syntax["object"], syntax["source"]) == ("invalid-manifest", None, None)
     assert syntax["message"] == "did not find expected ',' or ']' (while parsing a flow sequence)"

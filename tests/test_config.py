@@ -318,7 +318,8 @@ def test_default_config_selects_enabled_rules_only() -> None:
         (
             ".gpulint.yaml",
             "workloads:\n  - kind: TrainingRun\n    replicas: spec.workers\n",
-            ".gpulint.yaml:2:5: workloads.0: 'podTemplates' is a required property",
+            ".gpulint.yaml:2:5: workloads.0: one of `podTemplates`, `podSpecs`, `roles` is "
+            "required",
         ),
         (
             ".gpulint.yaml",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -335,3 +336,76 @@ def test_a_kaito_pod_gpulint_cannot_know_is_not_made_up(resource: str) -> None:
     head = "apiVersion: kaito.sh/v1beta1\nkind: Workspace\nmetadata: {name: w}\n"
     text = f"{head}resource:\n  {resource}\n"
     assert _workload(text).templates == ()
+
+
+UNCHECKED = """\
+apiVersion: train.example.com/v1
+kind: TrainingRun
+metadata: {name: llama}
+spec:
+  workers:
+    template:
+      spec:
+        containers:
+        - name: trainer
+          resources: {limits: {nvidia.com/gpu: 8}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: plain}
+data: {a: b}
+"""
+
+
+def test_the_summary_never_says_all_passed_while_an_accelerator_request_went_unchecked(
+    tmp_path,
+) -> None:
+    from click.testing import CliRunner
+
+    from gpulint.cli import main
+
+    (tmp_path / "run.yaml").write_text(UNCHECKED)
+    path = str(tmp_path / "run.yaml")
+    # Even with the rule ignored, the count stays: not reporting is not checking.
+    text = CliRunner().invoke(main, ["check", "--isolated", "--ignore", "GPU007", path])
+    assert text.exit_code == 0
+    assert text.stdout.splitlines()[-1] == (
+        "No findings; 1 object requests accelerators but was not checked (1 file, 2 objects)."
+    )
+    report = CliRunner().invoke(main, ["check", "--isolated", "--format", "json", path])
+    assert json.loads(report.stdout)["summary"] == {
+        "files": 1,
+        "objects": 2,
+        "findings": 1,
+        "unchecked": 1,
+    }
+    shown = CliRunner().invoke(main, ["check", "--isolated", path]).stdout.splitlines()[-1]
+    assert shown == (
+        "Found 1 finding (1 warning) in 1 file, 2 objects. "
+        "1 object requests accelerators but was not checked."
+    )
+
+
+def test_accelerator_requests_are_found_at_any_depth_but_not_in_status() -> None:
+    from gpulint.workloads import accelerator_requests
+
+    (document,) = load_text(
+        "x.yaml",
+        """\
+apiVersion: example.com/v1
+kind: Thing
+metadata: {name: t, annotations: {gpu-fraction: "0.5"}}
+spec:
+  deep: {list: [{resources: {amd.com/gpu: 1, cpu: 2}}]}
+  claims: {resourceClaims: [{name: tpu}]}
+  other: {resources: {requests: {memory: 1Gi}}}
+status:
+  resources: {limits: {nvidia.com/gpu: 8}}
+""",
+    ).documents
+    found = [(r.what, r.field, r.pos, r.form) for r in accelerator_requests(document.obj)]
+    assert found == [
+        ("annotation gpu-fraction", "metadata.annotations", (3, 35), "annotation"),
+        ("amd.com/gpu", "spec.deep.list[0].resources", (5, 30), "resource"),
+        ("resource claim tpu", "spec.claims.resourceClaims", (6, 12), "claim"),
+    ]

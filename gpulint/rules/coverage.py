@@ -6,9 +6,10 @@ import re
 from collections.abc import Iterator
 
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.workloads import Unchecked, api_group
+from gpulint.workloads import ANNOTATION, CHECKED_FORMS, CLAIM, Unchecked, api_group
 
 _INDEX = re.compile(r"\[\d+\]")
+_FORMS = {CLAIM: "DRA resource claim", ANNOTATION: "scheduler annotation"}
 
 
 def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
@@ -22,7 +23,9 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
             more = len(found.requests) - 1
             if more:
                 what += f" and {more} more"
-            if any(w.document is document for w in ctx.workloads):
+            if first.form not in CHECKED_FORMS:
+                reason = f"no rule checks a request made with a {_FORMS[first.form]} yet"
+            elif any(w.document is document for w in ctx.workloads):
                 reason = f"that is not in a pod template gpulint reads for kind {ref.kind}"
             else:
                 reason = (
@@ -71,4 +74,3 @@ def _declare(found: Unchecked, field: str) -> str:
         f"Declare where kind {ref.kind} keeps its pod templates or pod specs in the config "
         "(`workloads:` with `podTemplates:` or `podSpecs:`, see docs/workloads.md)."
     )
-
