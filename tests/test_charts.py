@@ -136,7 +136,12 @@ def test_overlay_patch_pinning_a_missing_node_group_is_reported_at_the_patch_lin
     result = check("kustomize")
     assert result.exit_code == 1, result.output
     # The base is used by both overlays: checked through them, never on its own.
-    assert json.loads(result.stdout)["summary"] == {"files": 2, "objects": 2, "findings": 1}
+    assert json.loads(result.stdout)["summary"] == {
+        "files": 2,
+        "objects": 2,
+        "findings": 1,
+        "unchecked": 0,
+    }
     assert located(result) == [
         ("GPU103", "kustomize/overlays/a100/node-group.yaml", 10, 9, (29, 9))
     ]
@@ -178,7 +183,7 @@ def test_file_of_a_chart_given_by_name_checks_the_chart(fixtures: Path) -> None:
     result = check("charts/nim-llm/values.yaml", "charts/nim-llm/templates/deployment.yaml")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["summary"] == {"files": 1, "objects": 1, "findings": 1}
+    assert report["summary"] == {"files": 1, "objects": 1, "findings": 1, "unchecked": 0}
 
 
 def test_sarif_carries_the_rendered_position_as_a_related_location(fixtures: Path) -> None:
