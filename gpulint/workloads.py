@@ -1128,7 +1128,9 @@ def _resource_requests(
                 where = _field(path) + (f".{section}" if section else "")
                 found.append(AcceleratorRequest(name, where, values.pos_of_key(name), holders))
     claims = resources.get("claims")
-    if type(claims) is YSeq and claims:
+    # A claim is named by a DNS label; `name: nvidia.com/gpu` is a resource name written in
+    # the wrong place (GPU004), not a DRA claim.
+    if type(claims) is YSeq and any(_is_claim(item) for item in claims):
         found.append(
             AcceleratorRequest(
                 f"resource claim {_claim_name(claims[0])}",
@@ -1138,6 +1140,10 @@ def _resource_requests(
                 CLAIM,
             )
         )
+
+
+def _is_claim(item: Any) -> bool:
+    return isinstance(item, YMap) and isinstance(item.get("name"), str) and "/" not in item["name"]
 
 
 def _claim_name(item: Any) -> str:

@@ -23,8 +23,10 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
             more = len(found.requests) - 1
             if more:
                 what += f" and {more} more"
+            fix = _declare(found, first.field)
             if first.form not in CHECKED_FORMS:
                 reason = f"no rule checks a request made with a {_FORMS[first.form]} yet"
+                fix = _UNREAD_FORM_FIX
             elif any(w.document is document for w in ctx.workloads):
                 reason = f"that is not in a pod template gpulint reads for kind {ref.kind}"
             else:
@@ -37,7 +39,7 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 first.pos,
                 f"{ref} requests accelerators ({what}), but {reason}: nothing about them "
                 "was checked",
-                _declare(found, first.field),
+                fix,
             )
         for part in found.unread:
             yield Problem.at(
@@ -51,6 +53,10 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
 _UNREAD_FIX = (
     "Check the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`), or "
     "declare them in the config (`workloads:`, see docs/workloads.md)."
+)
+_UNREAD_FORM_FIX = (
+    "Nothing to change in the manifest for gpulint: check that the cluster can allocate the "
+    "request (`gpulint diagnose` on a pod that stays Pending)."
 )
 _PATH_FIX = "Correct the path in the config's `workloads:` entry, or mark the role `optional`."
 
