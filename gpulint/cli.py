@@ -572,8 +572,14 @@ def _profile(
     if use_cache:
         from gpulint.profile.cache import profile_cache
 
-        cache = profile_cache(cache_dir)
+        cache = profile_cache(cache_dir, warn=_warn)
     return load_profiles(paths, pool_label, cache)
+
+
+def _warn(message: str) -> None:
+    from gpulint.output.escape import one_line
+
+    click.echo(f"gpulint: warning: {one_line(message)}", err=True)
 
 
 def _check_live_flags(

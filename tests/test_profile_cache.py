@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -240,3 +242,108 @@ def test_the_default_cache_is_in_the_xdg_cache_home(monkeypatch: pytest.MonkeyPa
     # The XDG spec says a relative path is to be ignored.
     assert default_cache_dir({"XDG_CACHE_HOME": "cache"}) == Path("/home/u/.cache/gpulint")
     assert default_cache_dir({}) == Path("/home/u/.cache/gpulint")
+
+
+# --- a cache directory others can write to --------------------------------------------------
+
+OTHER_USER = 4242
+
+
+def _as_another_user(path: Path) -> None:
+    """Give `path` to another user (root only: only root can)."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    os.chown(path, OTHER_USER, OTHER_USER, follow_symlinks=False)
+
+
+def test_marker_files_are_never_written_through_planted_symlinks(
+    dump: Path, expected: tuple[int, str, str], tmp_path: Path
+) -> None:
+    cache, victim = tmp_path / "cache", tmp_path / "victim.txt"
+    cache.mkdir()
+    victim.write_text("precious\n")
+    (cache / "CACHEDIR.TAG").symlink_to(victim)
+    (cache / ".gitignore").symlink_to(victim)
+
+    assert check("--profile", str(dump), "--cache-dir", str(cache)) == expected
+    assert victim.read_text() == "precious\n"
+    assert len(entries(cache)) == 1  # the cache itself works
+
+
+def test_an_entry_planted_by_another_user_is_not_read(
+    dump: Path, expected: tuple[int, str, str], tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    check("--profile", str(dump), "--cache-dir", str(cache))
+    (entry,) = entries(cache)
+    # An entry that says the quota is unused: read, it would make GPU201 disappear.
+    entry.write_text(entry.read_text().replace('"6"', '"0"'))
+    assert check("--profile", str(dump), "--cache-dir", str(cache)) != expected
+    _as_another_user(entry)
+
+    assert check("--profile", str(dump), "--cache-dir", str(cache)) == expected
+
+
+def test_a_fifo_planted_as_an_entry_cannot_block_the_run(dump: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    check("--profile", str(dump), "--cache-dir", str(cache))
+    (entry,) = entries(cache)
+    entry.unlink()
+    os.mkfifo(entry)
+    command = [sys.executable, "-m", "gpulint", "check", "--isolated", str(MANIFEST)]
+    done = subprocess.run(
+        [*command, "--profile", str(dump), "--cache-dir", str(cache)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1 and "used 6 + requested" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("planted", ["directory", "symlink"])
+def test_an_entry_that_is_not_a_regular_file_is_ignored(
+    dump: Path, expected: tuple[int, str, str], tmp_path: Path, planted: str
+) -> None:
+    cache = tmp_path / "cache"
+    check("--profile", str(dump), "--cache-dir", str(cache))
+    (entry,) = entries(cache)
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(entry.read_text().replace('"6"', '"0"'))
+    entry.unlink()
+    if planted == "directory":
+        entry.mkdir()
+    else:
+        entry.symlink_to(tampered)
+
+    assert check("--profile", str(dump), "--cache-dir", str(cache)) == expected
+
+
+def test_a_cache_directory_of_another_user_is_one_warning_and_no_cache(
+    dump: Path, expected: tuple[int, str, str], tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    _as_another_user(cache)
+
+    code, out, err = check("--profile", str(dump), "--cache-dir", str(cache))
+    assert (code, out) == expected[:2]
+    assert err == (
+        f"gpulint: warning: cache directory {cache} belongs to another user; running "
+        "without a cache\n"
+    )
+    assert list(cache.iterdir()) == []
+
+
+def test_an_entries_directory_planted_as_a_symlink_is_one_warning(
+    dump: Path, expected: tuple[int, str, str], tmp_path: Path
+) -> None:
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    cache.mkdir()
+    elsewhere.mkdir()
+    (cache / "profiles").symlink_to(elsewhere)
+
+    code, out, err = check("--profile", str(dump), "--cache-dir", str(cache))
+    assert (code, out) == expected[:2]
+    assert err == (
+        f"gpulint: warning: {cache / 'profiles'} is not a directory of the user's own; "
+        "running without a cache\n"
+    )
+    assert list(elsewhere.iterdir()) == []

@@ -9,6 +9,13 @@ file, another `--pool-label` or another gpulint never reads an entry it did not 
 An entry is the input's ProfileFacts as JSON, without the file's name (the same bytes under
 another name are the same entry). A cache that cannot be read or written never fails a run:
 the file is parsed as it would be without one. Only files that read without error are stored.
+
+The cache trusts nothing it did not write, since a `--cache-dir` may be shared: a directory
+owned by another user is not used at all (`cache_problem` says why); inside it, files are
+opened relative to the directory without following symlinks, an entry that is not a regular
+file of the user's own is ignored (a FIFO planted as an entry is never read, so it cannot
+block), and the marker files are created only where nothing is. Where the platform cannot
+open files that way (no `dir_fd`), no cache is used.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+import stat
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, is_dataclass, replace
 from decimal import Decimal
 from functools import cache
@@ -44,12 +52,44 @@ class ProfileCache:
     directory: Path
 
 
-def profile_cache(directory: str | None = None) -> ProfileCache | None:
-    """The cache in `directory`, else in the default place; None when there is no such place."""
-    if directory:
-        return ProfileCache(Path(directory))
-    default = default_cache_dir(os.environ)
-    return None if default is None else ProfileCache(default)
+def profile_cache(
+    directory: str | None = None, warn: Callable[[str], None] | None = None
+) -> ProfileCache | None:
+    """The cache in `directory`, else in the default place; None when there is no such place,
+    or when it cannot be trusted (then `warn` is told why)."""
+    place = Path(directory) if directory else default_cache_dir(os.environ)
+    if place is None:
+        return None
+    problem = cache_problem(place)
+    if problem is not None:
+        if warn is not None:
+            warn(f"{problem}; running without a cache")
+        return None
+    return ProfileCache(place)
+
+
+def cache_problem(directory: Path) -> str | None:
+    """Why the cache in `directory` must not be used, or None.
+
+    A directory that does not exist yet is fine: it is created, for the user alone.
+    """
+    if not _SAFE_OPEN:
+        return "this platform cannot open cache files without following symlinks"
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return None  # created on the first write, or not writable: entries are then skipped
+    if not stat.S_ISDIR(info.st_mode):
+        return f"cache directory {directory} is not a directory"
+    if info.st_uid != os.geteuid():
+        return f"cache directory {directory} belongs to another user"
+    try:
+        entries = os.lstat(directory / _ENTRIES)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(entries.st_mode) or entries.st_uid != os.geteuid():
+        return f"{directory / _ENTRIES} is not a directory of the user's own"
+    return None
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> Path | None:
@@ -79,7 +119,11 @@ def entry_key(data: bytes, pool_label: str | None) -> str:
 def read_entry(cache: ProfileCache, key: str, path: str) -> list[ProfileFacts] | None:
     """The facts stored under `key`, as read from `path`; None when absent or unusable."""
     try:
-        stored = json.loads((cache.directory / _ENTRIES / f"{key}.json").read_bytes())
+        with _directory(cache.directory) as root, _directory(_ENTRIES, root) as entries:
+            data = _read_own_file(f"{key}.json", entries)
+        if data is None:
+            return None
+        stored = json.loads(data)
         return [_with_path(_decode(ProfileFacts, item), path) for item in stored["facts"]]
     # Anything may be in a file on disk; whatever it is, the run parses the input instead.
     except Exception:
@@ -100,21 +144,74 @@ def write_entry(cache: ProfileCache, key: str, path: str, facts: list[ProfileFac
 
 def _write_atomically(directory: Path, name: str, text: str) -> None:
     """Write `text` to a temporary file and rename it, so no reader sees half an entry."""
-    import tempfile
+    import secrets
 
-    entries = directory / _ENTRIES
-    if not entries.is_dir():
-        entries.mkdir(parents=True, exist_ok=True)
-        (directory / "CACHEDIR.TAG").write_text(_CACHEDIR_TAG, encoding="utf-8")
-        (directory / ".gitignore").write_text("*\n", encoding="utf-8")
-    descriptor, temporary = tempfile.mkstemp(dir=entries, prefix=".", suffix=".tmp")
+    if not directory.is_dir():
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with _directory(directory) as root:
+        try:
+            os.mkdir(_ENTRIES, 0o700, dir_fd=root)
+        except FileExistsError:
+            pass
+        else:
+            _create_new(root, "CACHEDIR.TAG", _CACHEDIR_TAG)
+            _create_new(root, ".gitignore", "*\n")
+        with _directory(_ENTRIES, root) as entries:
+            temporary = f".{secrets.token_hex(8)}.tmp"
+            try:
+                _create_new(entries, temporary, text)
+                os.replace(temporary, name, src_dir_fd=entries, dst_dir_fd=entries)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=entries)
+                raise
+
+
+# Opening relative to a directory, without following a symlink at the last step.
+_SAFE_OPEN = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+@contextlib.contextmanager
+def _directory(path: Path | str, parent: int | None = None) -> Iterator[int]:
+    """A descriptor of the directory `path` (relative to `parent`, never through a symlink
+    there), if it is the user's own; raises OSError otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NONBLOCK
+    descriptor = os.open(path, flags | (_NOFOLLOW if parent is not None else 0), dir_fd=parent)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, entries / name)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        info = os.fstat(descriptor)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            raise PermissionError(f"{path}: not a directory of the user's own")
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+def _read_own_file(name: str, directory: int) -> bytes | None:
+    """The bytes of `name` in `directory` if it is a regular file of the user's own.
+
+    Opened non-blocking: a FIFO planted under the name returns at once, and is refused.
+    """
+    try:
+        descriptor = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=directory)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as stream:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            return None
+        return stream.read()
+
+
+def _create_new(directory: int, name: str, text: str) -> None:
+    """Create `name` in `directory` with `text`; nothing when anything (a symlink too) is there."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+    try:
+        descriptor = os.open(name, flags, 0o600, dir_fd=directory)
+    except FileExistsError:
+        return
+    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+        stream.write(text)
 
 
 def _without_path(facts: ProfileFacts, path: str) -> ProfileFacts | None:
