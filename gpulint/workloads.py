@@ -256,7 +256,34 @@ def _training_runtime(kind: str) -> WorkloadShape:
     )
 
 
-NIM_CONTAINERS = (ContainerField("", ContainerRole.APP, True, "resources", name="nim"),)
+def nim_pod(obj: YMap, spec: YMap) -> YMap:
+    """A NIMService spec as the pod the NIM Operator runs: its placement fields as written, and
+    one container, `nim`, with the spec's `resources` (not pod-level resources)."""
+    pod = YMap(spec.pos)
+    for key, value in spec.items():
+        if key != "resources":
+            pod[key] = value
+            pod.spans[key] = spec.spans[key]
+    container = YMap(spec.pos)
+    container["name"] = "nim"
+    container.spans["name"] = (*spec.pos, *spec.pos)
+    if "resources" in spec:
+        container["resources"] = spec["resources"]
+        container.spans["resources"] = spec.spans["resources"]
+    containers = YSeq(spec.pos)
+    containers.append(container)
+    containers.item_pos.append(spec.pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = (*spec.pos, *spec.pos)
+    return pod
+
+
+def nim_service_pod(obj: YMap, service: YMap) -> YMap | None:
+    """The pod of one NIMPipeline service: its `spec` as a NIMService's."""
+    spec = service.get("spec")
+    return nim_pod(obj, spec) if isinstance(spec, YMap) else None
+
+
 # NIMService (apps.nvidia.com): the spec is both the pod's placement and its container.
 _NIM_REPLICAS = (Count("replicas", peaks=("scale.hpa.minReplicas", "scale.hpa.maxReplicas")),)
 
@@ -331,6 +358,30 @@ def kaito_pod(obj: YMap, resource: YMap) -> YMap | UnreadPart | None:
     container = {"name": "inference", "resources": {"requests": limits, "limits": limits}}
     spec = {"containers": [container], "tolerations": list(_KAITO_TOLERATIONS)}
     return _synthetic(spec, pos)
+
+
+def kaito_template(obj: YMap, inference: YMap) -> YMap | None:
+    """A custom `inference.template`'s pod spec as KAITO runs it: with its GPU tolerations
+    added (pkg/workspace/inference/template_inference.go), everything else as written."""
+    template = inference.get("template")
+    spec = template.get("spec") if isinstance(template, YMap) else None
+    if not isinstance(spec, YMap):
+        return None
+    pod = YMap(spec.pos)
+    pod.update(spec)
+    pod.spans.update(spec.spans)
+    written = spec.get("tolerations")
+    tolerations = YSeq(written.pos if isinstance(written, YSeq) else spec.pos)
+    if isinstance(written, YSeq):
+        tolerations.extend(written)
+        tolerations.item_pos.extend(written.item_pos)
+    added = _synthetic(list(_KAITO_TOLERATIONS), template.pos_of_key("spec"))
+    tolerations.extend(added)
+    tolerations.item_pos.extend(added.item_pos)
+    pod["tolerations"] = tolerations
+    if "tolerations" not in pod.spans:
+        pod.spans["tolerations"] = (*spec.pos, *spec.pos)
+    return pod
 
 
 # KubeAI (kubeai.org) resource profiles as its chart ships them (substratusai/kubeai
@@ -503,7 +554,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     WorkloadShape(
         "NIMService",
         ("apps.nvidia.com/*",),
-        (Role("spec", template="", spec="", counts=_NIM_REPLICAS, containers=NIM_CONTAINERS),),
+        (Role("spec", derive=nim_pod, counts=_NIM_REPLICAS),),
     ),
     WorkloadShape(
         "NIMPipeline",
@@ -511,15 +562,13 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         (
             Role(
                 "spec.services[]",
-                template="spec",
-                spec="",
                 counts=(
                     Count(
                         "spec.replicas",
                         peaks=("spec.scale.hpa.minReplicas", "spec.scale.hpa.maxReplicas"),
                     ),
                 ),
-                containers=NIM_CONTAINERS,
+                derive=nim_service_pod,
             ),
         ),
     ),
@@ -527,8 +576,19 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         "Workspace",
         ("kaito.sh/*",),
         (
-            Role("resource", derive=kaito_pod, counts=(Count("count"),), name="inference"),
-            Role("inference", counts=(Count("/resource.count"),), name="inference"),
+            Role(
+                "resource",
+                derive=kaito_pod,
+                counts=(Count("count"),),
+                name="preset",
+                operator_resources=True,
+            ),
+            Role(
+                "inference",
+                derive=kaito_template,
+                counts=(Count("/resource.count"),),
+                name="inference",
+            ),
         ),
     ),
     WorkloadShape(
@@ -538,6 +598,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             Role(
                 "spec",
                 derive=kubeai_pod,
+                operator_resources=True,
                 counts=(Count("replicas", peaks=("minReplicas", "maxReplicas")),),
             ),
         ),
@@ -670,7 +731,7 @@ def _role_template(
         _count(obj, role_node, role),
         gang_min,
         role_node if role_node is not obj else None,
-        role.operator_resources or role.derive is not None,
+        role.operator_resources,
     )
 
 

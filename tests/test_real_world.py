@@ -10,10 +10,13 @@ its header:
 
 It is checked twice, as `gpulint check FILE` and as `gpulint check FILE --profile CLUSTER`,
 with the rules a user gets by default. Every finding of both runs is asserted:
-`# expect: CODE:COL` holds for both runs, `# expect[profile]: CODE:COL` only with the profile,
-`# expect[bare]: CODE:COL` only without it (same syntax as tests/expectations.py). A correct
-manifest may get warnings and notes, never an error: a false error on a correct published
-manifest is as serious as a miss.
+`# expect: CODE:COL "words"` holds for both runs, `# expect[profile]: ...` only with the
+profile, `# expect[bare]: ...` only without it (the syntax of tests/expectations.py, plus the
+quoted words the finding's message must contain). A correct manifest may get warnings and
+notes, never an error: a false error on a correct published manifest is as serious as a miss.
+Every object that requests accelerators is either read by gpulint or reported by GPU007.
+
+Adding a case is adding a file with its header and expectations, and its row in SOURCES.md.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import pytest
 from click.testing import CliRunner
 
 from gpulint.cli import main
+from gpulint.loader import load_path
+from gpulint.workloads import unchecked, workload_of
 from tests.expectations import Expected, parse_expectations, unmatched
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "real"
@@ -34,6 +39,9 @@ FILES = sorted(
 )
 _HEADER = re.compile(r"^#\s*(cluster|verdict):\s*(\S+)", re.M)
 _MODE_EXPECT = re.compile(r"#\s*expect\[(profile|bare)\]:")
+# An expectation's quoted words: `GPU601:7 "BestEffort"`.
+_WORDS = re.compile(r'(GPU\d{3})(?::(\d+))?\s+"([^"]*)"')
+_EXPECT_LINE = re.compile(r"#\s*expect(?:\[(profile|bare)\])?(?:@(\d+))?:(.*)$")
 
 
 def header(path: Path) -> dict[str, str]:
@@ -43,7 +51,10 @@ def header(path: Path) -> dict[str, str]:
 
 def expected(path: Path, mode: str) -> list[Expected]:
     """What a run in `mode` ("bare" or "profile") must report: shared and mode expectations."""
-    text = path.read_text(encoding="utf-8")
+    text = _WORDS.sub(
+        lambda m: m.group(1) + (f":{m.group(2)}" if m.group(2) else ""),
+        path.read_text(encoding="utf-8"),
+    )
     shared = parse_expectations(text)
     # Mode lines become plain `# expect:` lines for their mode and vanish for the other.
     mode_text = "\n".join(
@@ -51,6 +62,19 @@ def expected(path: Path, mode: str) -> list[Expected]:
         for line in text.splitlines()
     )
     return shared + parse_expectations(mode_text)
+
+
+def wording(path: Path, mode: str) -> list[tuple[str, int, int | None, str]]:
+    """(code, line, column, words) of every expectation of `mode` that quotes its message."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = _EXPECT_LINE.search(line)
+        if match is None or match.group(1) not in (None, mode):
+            continue
+        target = int(match.group(2)) if match.group(2) else number
+        for code, column, words in _WORDS.findall(match.group(3)):
+            found.append((code, target, int(column) if column else None, words))
+    return found
 
 
 def check(path: Path, *extra: str) -> list[dict]:
@@ -64,7 +88,7 @@ def check(path: Path, *extra: str) -> list[dict]:
 
 def test_corpus_spans_projects_and_says_where_each_file_comes_from() -> None:
     projects = {p.parent.name for p in FILES}
-    assert len(FILES) >= 10 and len(projects) >= 4
+    assert len(FILES) >= 40 and len(projects) >= 12
     sources = (CORPUS / "SOURCES.md").read_text(encoding="utf-8")
     for path in FILES:
         assert f"`{path.relative_to(CORPUS)}`" in sources, f"{path} has no row in SOURCES.md"
@@ -80,8 +104,36 @@ def test_published_manifest(path: Path, mode: str) -> None:
     extra = ("--profile", str(path.parent / facts["cluster"])) if mode == "profile" else ()
     findings = check(path, *extra)
     actual = [(f["code"], f["line"], f["column"]) for f in findings]
-    missing, unexpected = unmatched(expected(path, mode), actual)
+    wanted = expected(path, mode)
+    missing, unexpected = unmatched(wanted, actual)
     assert not missing and not unexpected, f"missing: {missing}\nunexpected: {unexpected}"
+    # Every finding's message is asserted by the words its expectation quotes.
+    worded = wording(path, mode)
+    assert len(worded) == len(wanted), "every expectation quotes words of its message"
+    for code, line, column, words in worded:
+        messages = [
+            f["message"]
+            for f in findings
+            if (f["code"], f["line"]) == (code, line) and column in (None, f["column"])
+        ]
+        assert any(words in m for m in messages), f"{code}:{line} says none of {words!r}"
     if facts["verdict"] == "correct":
         errors = [f"{f['code']} {f['message']}" for f in findings if f["severity"] == "error"]
         assert not errors, f"a false error on a correct published manifest: {errors}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_every_accelerator_request_is_read_or_reported(path: Path) -> None:
+    """An object that asks for accelerators is either read or named by GPU007: never silent."""
+    loaded = load_path(path)
+    unread = set()
+    for document in loaded.documents:
+        found = unchecked(document, workload_of(document))
+        if found is not None and found.requests_accelerators:
+            unread.add(str(document.ref))
+    reported = {
+        f"{o['kind']}/{o['namespace'] + '/' if o['namespace'] else ''}{o['name']}"
+        for f in check(path)
+        if f["code"] == "GPU007" and (o := f["object"]) is not None
+    }
+    assert unread <= reported, f"accelerator requests nobody checked: {unread - reported}"

@@ -309,7 +309,7 @@ resource:
   instanceType: Standard_NC96ads_A100_v4
 inference: {preset: {name: phi-4}}
 """,
-        [("inference", 2, "count", {"inference": "4"})],
+        [("preset", 2, "count", {"inference": "4"})],
     ),
 }
 
