@@ -154,6 +154,16 @@ RULES = (
         keeps='gpulint.rules.placement:anti_affinity_needs',
     ),
     Rule(
+        code='GPU108',
+        name='gpu-missing-from-autoscaler-template',
+        severity=Severity.ERROR,
+        fix="Make the node group's template advertise the GPU (Cluster API capacity annotations gpu-type and gpu-count, or the ASG tag k8s.io/cluster-autoscaler/node-template/resources/<name>), or keep a node in the group.",
+        enabled=True,
+        needs_profile=True,
+        scope='file',
+        check='gpulint.rules.autoscaler:gpu_template_not_advertised',
+    ),
+    Rule(
         code='GPU201',
         name='replicas-exceed-pool-capacity',
         severity=Severity.ERROR,

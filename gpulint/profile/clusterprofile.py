@@ -123,6 +123,9 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
         if from_catalogue is not None:
             values["allocatable"] = from_catalogue
             estimated.add("allocatable")
+    if "templateMissing" in item:
+        values["template_missing"] = tuple(str(name) for name in item["templateMissing"])
+        stated.add("template_missing")
     if "groupLimits" in item:
         values["group_limits"] = quantities(display, item["groupLimits"], [*path, "groupLimits"])
         stated.add("group_limits")

@@ -104,6 +104,8 @@ def _pool(pool: Pool) -> list[str]:
         body.append(f"limitGroup: {_scalar(pool.limit_group)}")
     if pool.group_limits:
         body.append(f"groupLimits: {_quantities(pool.group_limits)}")
+    if pool.template_missing:
+        body.append(f"templateMissing: [{', '.join(_scalar(n) for n in pool.template_missing)}]")
     if pool.gpus_in_use:
         body.append(f"gpusInUse: {_quantities(pool.gpus_in_use)}")
     if pool.gpus_in_use_by:

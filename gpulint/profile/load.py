@@ -9,6 +9,7 @@ from typing import Any
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, read_input
 from gpulint.profile.cache import ProfileCache, entry_key, read_entry, write_entry
+from gpulint.profile.clusterapi import facts_from_clusterapi, is_clusterapi_object
 from gpulint.profile.clusterprofile import facts_from_cluster_profile, is_cluster_profile
 from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
 from gpulint.profile.karpenter import facts_from_karpenter, is_karpenter_object
@@ -20,7 +21,7 @@ from gpulint.yamltree import parse
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
     "-A -o yaml` dump, Kueue ResourceFlavor/ClusterQueue/LocalQueue objects, an eksctl "
-    "ClusterConfig, or Karpenter NodePools"
+    "ClusterConfig, Karpenter NodePools, or Cluster API MachineDeployments"
 )
 
 
@@ -75,11 +76,14 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
     facts: list[ProfileFacts] = []
     loose: list[Any] = []
     karpenter: list[Any] = []
+    clusterapi: list[Any] = []
     for value in values:
         if is_kubernetes_objects(value):
             loose.append(value)
         elif is_karpenter_object(value):
             karpenter.append(value)
+        elif is_clusterapi_object(value):
+            clusterapi.append(value)
         elif is_cluster_profile(value):
             facts.append(facts_from_cluster_profile(value, path))
         elif is_eksctl_config(value):
@@ -90,6 +94,8 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
         facts.append(_objects_facts(path, loose, pool_label))
     if karpenter:
         facts.append(facts_from_karpenter(karpenter, path))
+    if clusterapi:
+        facts.append(facts_from_clusterapi(clusterapi, path))
     return facts
 
 

@@ -78,6 +78,9 @@ class Pool:
     # (`nodes` for a node count).
     limit_group: str | None = None
     group_limits: Mapping[str, Decimal] = field(default_factory=dict)
+    # Extended resources a node of the pool has that cluster-autoscaler's zero-node template
+    # does not advertise: with the pool at zero, a pod asking for one never triggers a scale-up.
+    template_missing: tuple[str, ...] = ()
 
     @property
     def can_grow(self) -> bool:

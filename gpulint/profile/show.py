@@ -52,6 +52,12 @@ def show_profile(profile: ClusterProfile) -> str:
                 "`gpulint profile import` lists every label)"
             )
         lines += [in_use_by_line(pool) for pool in profile.pools if pool.gpus_in_use_by]
+        lines += [
+            f"cluster-autoscaler's template of {pool.name} does not advertise "
+            f"{', '.join(pool.template_missing)}: no scale-up from zero for pods that ask for it"
+            for pool in profile.pools
+            if pool.template_missing
+        ]
     else:
         lines.append("No node pools.")
     lines += ["", admission_line(profile)]

@@ -345,6 +345,8 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
                 continue
             if all(p.made_per_pod for p in pools):
                 continue  # a Karpenter NodePool keeps no warm node whatever the placement
+            if any(all(name in p.template_missing for p in pools) for name in item.gpus):
+                continue  # no scale-up ever comes: GPU108 says why
             yield Problem.at(
                 template.document,
                 _placement_pos(template),

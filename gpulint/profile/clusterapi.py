@@ -1,0 +1,237 @@
+"""Cluster API node groups (MachineDeployment, MachineSet, MachinePool) -> pools.
+
+A node group is a pool named by its `metadata.name`. cluster-autoscaler's Cluster API provider
+scales it between the annotations `cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size`
+and `...-max-size`; without them the group keeps `spec.replicas` nodes. At zero nodes the
+autoscaler knows what a new node would offer only from the `capacity.cluster-autoscaler.
+kubernetes.io/*` annotations (cpu, memory, ephemeral-disk, maxPods, gpu-type and gpu-count,
+labels `k=v,...`, taints `k=v:Effect,...`) or from the infrastructure template's
+`status.capacity`: without them it cannot scale the group up from zero, and without
+gpu-type/gpu-count it never adds a node for a pod that asks for GPUs.
+
+What the nodes carry comes from the objects the group references when they are given in the
+same inputs: the infrastructure machine template's instance type (`instanceType`, `vmSize`;
+the instance catalogue gives its size), and the KubeadmConfigTemplate's
+`joinConfiguration.nodeRegistration` (`taints`, `kubeletExtraArgs` `node-labels`). Machine
+template labels under `node.cluster.x-k8s.io/` and `node-role.kubernetes.io/` are propagated
+to the nodes by Cluster API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.profile.autoscaler import EFFECTS
+from gpulint.profile.instances import catalogue_allocatable
+from gpulint.profile.merge import PoolFacts, ProfileFacts
+from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.values import location, mapping, sequence, text
+from gpulint.quantity import parse_quantity
+
+MIN_SIZE = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+MAX_SIZE = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+CAPACITY = "capacity.cluster-autoscaler.kubernetes.io/"
+GROUP_KINDS = frozenset({"MachineDeployment", "MachineSet", "MachinePool"})
+#: Resources of a capacity annotation, by the annotation's suffix.
+_CAPACITY_RESOURCES = {"cpu": "cpu", "memory": "memory", "ephemeral-disk": "ephemeral-storage"}
+_PROPAGATED = ("node.cluster.x-k8s.io/", "node-role.kubernetes.io/")
+_INSTANCE_FIELDS = ("instanceType", "vmSize", "machineType", "flavor")
+
+
+def is_clusterapi_object(data: Any) -> bool:
+    """True for a Cluster API node group, bootstrap config template or machine template."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
+        return False
+    api_version, kind = str(data.get("apiVersion", "")), data["kind"]
+    if api_version.startswith("cluster.x-k8s.io/"):
+        return kind in GROUP_KINDS
+    if api_version.startswith("bootstrap.cluster.x-k8s.io/"):
+        return kind == "KubeadmConfigTemplate"
+    return api_version.startswith("infrastructure.cluster.x-k8s.io/") and kind.endswith(
+        ("MachineTemplate", "MachinePool")
+    )
+
+
+def facts_from_clusterapi(objects: Sequence[Mapping[str, Any]], display: str) -> ProfileFacts:
+    """The pools of every node group among `objects`, with what their templates say."""
+    by_kind_name = {
+        (str(o.get("kind")), str(mapping(o.get("metadata")).get("name"))): o for o in objects
+    }
+    pools = [
+        _group(display, obj, by_kind_name) for obj in objects if obj.get("kind") in GROUP_KINDS
+    ]
+    return ProfileFacts(ClusterProfile(sources=(display,)), tuple(pools))
+
+
+def _group(
+    display: str, group: Mapping[str, Any], known: Mapping[tuple[str, str], Mapping[str, Any]]
+) -> PoolFacts:
+    metadata = mapping(group.get("metadata"))
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        raise GpulintError(f"{location(display, group)}: {group['kind']}: metadata.name is missing")
+    annotations = mapping(metadata.get("annotations"))
+    spec = mapping(group.get("spec"))
+    machine = mapping(mapping(spec.get("template")).get("spec"))
+    replicas = _count(display, spec, "replicas", f"{group['kind']} {name}: spec.replicas")
+    low = _count(display, annotations, MIN_SIZE, MIN_SIZE)
+    high = _count(display, annotations, MAX_SIZE, MAX_SIZE)
+    autoscaled = low is not None and high is not None
+    # The autoscaler sets replicas itself, starting from the minimum, when it is left out.
+    nodes = replicas if replicas is not None else (low if autoscaled else 1)
+    infrastructure = known.get(_ref(machine.get("infrastructureRef")), {})
+    instance = _instance_type(infrastructure)
+    bootstrap = known.get(_ref(mapping(machine.get("bootstrap")).get("configRef")), {})
+    labels = _node_labels(bootstrap)
+    labels.update(
+        {
+            str(k): text(v)
+            for k, v in mapping(
+                mapping(mapping(spec.get("template")).get("metadata")).get("labels")
+            ).items()
+            if str(k).startswith(_PROPAGATED)
+        }
+    )
+    template_labels = _pairs(text(annotations.get(f"{CAPACITY}labels")))
+    labels.update(template_labels)
+    if instance:
+        labels.setdefault("node.kubernetes.io/instance-type", instance)
+    taints = _kubeadm_taints(display, bootstrap) + _annotation_taints(
+        display, annotations, f"{CAPACITY}taints"
+    )
+    taints = tuple(dict.fromkeys(taints))
+    advertised = _template_capacity(display, annotations, infrastructure)
+    allocatable = catalogue_allocatable(instance) or {}
+    has_gpus = {k: v for k, v in {**allocatable, **advertised}.items() if "/" in k and v > 0}
+    values: dict[str, Any] = {
+        "labels": labels,
+        "taints": taints,
+        "min_nodes": low if autoscaled else nodes,
+        "max_nodes": high if autoscaled else nodes,
+        # At zero nodes the autoscaler needs a template with at least cpu and memory.
+        "scale_from_zero": autoscaled and {"cpu", "memory"} <= advertised.keys(),
+        "instance_type": instance,
+        "template_missing": tuple(k for k in has_gpus if k not in advertised and autoscaled),
+    }
+    stated = set(values) - ({"instance_type"} if instance is None else set())
+    estimated = {"nodes"}
+    merged = {**allocatable, **advertised}
+    if merged:
+        values["allocatable"] = merged
+        (stated if advertised and not allocatable else estimated).add("allocatable")
+    pool = Pool(name=name, nodes=nodes, **values)
+    return PoolFacts(pool, frozenset(stated), frozenset(estimated))
+
+
+def _ref(ref: Any) -> tuple[str, str]:
+    ref = mapping(ref)
+    return str(ref.get("kind")), str(ref.get("name"))
+
+
+def _count(display: str, node: Mapping[str, Any], key: str, what: str) -> int | None:
+    raw = node.get(key)
+    if raw is None:
+        return None
+    try:
+        value = int(str(raw))
+    except ValueError:
+        value = -1
+    if isinstance(raw, bool) or value < 0:
+        raise GpulintError(
+            f"{location(display, node, key)}: {what}: {raw!r} is not a node count (write a "
+            "whole number, 0 or more)"
+        )
+    return value
+
+
+def _instance_type(infrastructure: Mapping[str, Any]) -> str | None:
+    machine = mapping(mapping(mapping(infrastructure.get("spec")).get("template")).get("spec"))
+    for key in _INSTANCE_FIELDS:
+        if isinstance(machine.get(key), str) and machine[key]:
+            return machine[key]
+    return None
+
+
+def _template_capacity(
+    display: str, annotations: Mapping[str, Any], infrastructure: Mapping[str, Any]
+) -> dict[str, Decimal]:
+    """What the autoscaler's zero-node template offers: infrastructure status, then annotations."""
+    status = mapping(mapping(infrastructure.get("status")).get("capacity"))
+    found = {str(k): q for k, v in status.items() if (q := parse_quantity(v)) is not None}
+    for suffix, resource in _CAPACITY_RESOURCES.items():
+        key = f"{CAPACITY}{suffix}"
+        if key in annotations:
+            found[resource] = _quantity(display, annotations, key)
+    if f"{CAPACITY}maxPods" in annotations:
+        found["pods"] = _quantity(display, annotations, f"{CAPACITY}maxPods")
+    gpu_type = text(annotations.get(f"{CAPACITY}gpu-type"))
+    if gpu_type and f"{CAPACITY}gpu-count" in annotations:
+        found[gpu_type] = _quantity(display, annotations, f"{CAPACITY}gpu-count")
+    return found
+
+
+def _quantity(display: str, annotations: Mapping[str, Any], key: str) -> Decimal:
+    amount = parse_quantity(annotations[key])
+    if amount is None:
+        raise GpulintError(
+            f"{location(display, annotations, key)}: {key}: {annotations[key]!r} is not a "
+            "Kubernetes quantity (write it like 8, 500m or 16Gi)"
+        )
+    return amount
+
+
+def _pairs(written: str) -> dict[str, str]:
+    """`k=v,k2=v2` -> labels."""
+    pairs = (item.partition("=") for item in written.split(",") if item.strip())
+    return {key.strip(): value.strip() for key, _, value in pairs if key.strip()}
+
+
+def _annotation_taints(display: str, annotations: Mapping[str, Any], key: str) -> tuple[Taint, ...]:
+    """`k=v:NoSchedule,k2:NoExecute` -> taints; an unknown effect is an error at the value."""
+    found = []
+    for item in text(annotations.get(key)).split(","):
+        if not item.strip():
+            continue
+        head, _, effect = item.strip().rpartition(":")
+        taint_key, _, value = head.partition("=")
+        if not taint_key or effect not in EFFECTS:
+            raise GpulintError(
+                f"{location(display, annotations, key)}: {key}: {item.strip()!r} is not "
+                "`key=value:Effect` with an effect NoSchedule, PreferNoSchedule or NoExecute"
+            )
+        found.append(Taint(taint_key, value, EFFECTS[effect]))
+    return tuple(found)
+
+
+def _registration(bootstrap: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = mapping(mapping(mapping(bootstrap.get("spec")).get("template")).get("spec"))
+    return mapping(mapping(spec.get("joinConfiguration")).get("nodeRegistration"))
+
+
+def _node_labels(bootstrap: Mapping[str, Any]) -> dict[str, str]:
+    """kubelet's `--node-labels` from kubeletExtraArgs (a map, or v1beta2's name/value list)."""
+    extra = _registration(bootstrap).get("kubeletExtraArgs")
+    if isinstance(extra, Mapping):
+        return _pairs(text(extra.get("node-labels")))
+    for item in sequence(extra):
+        if mapping(item).get("name") == "node-labels":
+            return _pairs(text(mapping(item).get("value")))
+    return {}
+
+
+def _kubeadm_taints(display: str, bootstrap: Mapping[str, Any]) -> tuple[Taint, ...]:
+    raw = sequence(_registration(bootstrap).get("taints"))
+    found = []
+    for index, item in enumerate(raw):
+        item = mapping(item)
+        effect = item.get("effect")
+        if not item.get("key") or effect not in EFFECTS:
+            raise GpulintError(
+                f"{location(display, raw, index)}: joinConfiguration.nodeRegistration.taints."
+                f"{index}: expected a key and an effect NoSchedule, PreferNoSchedule or NoExecute"
+            )
+        found.append(Taint(str(item["key"]), text(item.get("value")), EFFECTS[effect]))
+    return tuple(found)

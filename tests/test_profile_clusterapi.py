@@ -1,0 +1,93 @@
+"""Cluster API node groups as profile inputs, and what cluster-autoscaler can scale from zero."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from gpulint.errors import GpulintError
+from gpulint.profile import Taint, load_profiles
+from gpulint.profile.dump import dump_profile
+
+INFRA = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "clusterapi"
+GROUPS = str(INFRA / "gpu-machinedeployments.yaml")
+GIB = 2**30
+
+
+def write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "capi.yaml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_machinedeployments_with_autoscaler_annotations() -> None:
+    gpu, a10g = load_profiles([GROUPS]).pools
+    assert (gpu.name, gpu.nodes, gpu.min_nodes, gpu.max_nodes) == ("my-cluster-gpu", 1, 0, 2)
+    assert gpu.scale_from_zero is True
+    # The capacity annotations are the template: cpu, memory and the GPU.
+    assert gpu.allocatable == {
+        "cpu": Decimal(20), "memory": Decimal(60 * GIB), "nvidia.com/gpu": Decimal(1)
+    }  # fmt: skip
+    assert gpu.labels == {"purpose": "gpu"}
+    # The kubeadm taint and the annotation's are the same taint, kept once.
+    assert gpu.taints == (Taint("nvidia.com/gpu", "present", "NoSchedule"),)
+    assert gpu.template_missing == ()
+    # The machine template's instance type gives the node; the annotations lack its GPUs.
+    assert (a10g.instance_type, a10g.allocatable["nvidia.com/gpu"]) == ("g5.12xlarge", 4)
+    assert a10g.labels == {"purpose": "a10g", "node.kubernetes.io/instance-type": "g5.12xlarge"}
+    assert a10g.template_missing == ("nvidia.com/gpu",)
+
+
+def test_a_group_without_autoscaler_annotations_keeps_its_replicas(tmp_path: Path) -> None:
+    text = (
+        "apiVersion: cluster.x-k8s.io/v1beta2\nkind: MachinePool\nmetadata: {name: mp}\n"
+        "spec:\n  replicas: 3\n  template:\n    metadata:\n      labels:\n"
+        "        node.cluster.x-k8s.io/gpu: 'true'\n        app: x\n"
+        "    spec:\n      bootstrap: {configRef: {kind: KubeadmConfigTemplate, name: mp}}\n"
+        "---\napiVersion: bootstrap.cluster.x-k8s.io/v1beta2\nkind: KubeadmConfigTemplate\n"
+        "metadata: {name: mp}\nspec:\n  template:\n    spec:\n      joinConfiguration:\n"
+        "        nodeRegistration:\n          kubeletExtraArgs:\n"
+        "          - {name: node-labels, value: 'tier=gpu,zone=a'}\n"
+    )
+    (pool,) = load_profiles([write(tmp_path, text)]).pools
+    assert (pool.nodes, pool.min_nodes, pool.max_nodes, pool.scale_from_zero) == (3, 3, 3, False)
+    # Only node.cluster.x-k8s.io/ machine labels reach the node; v1beta2 lists kubelet args.
+    assert pool.labels == {"tier": "gpu", "zone": "a", "node.cluster.x-k8s.io/gpu": "true"}
+
+
+def test_dumped_template_missing_loads_back_equal(tmp_path: Path) -> None:
+    profile = load_profiles([GROUPS])
+    path = tmp_path / "p.yaml"
+    path.write_text(dump_profile(profile))
+    assert load_profiles([str(path)]) == profile
+
+
+HEAD = (
+    "apiVersion: cluster.x-k8s.io/v1beta1\nkind: MachineDeployment\nmetadata:\n  name: md\n"
+    "  annotations:\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("annotations", "message"),
+    [
+        ("    cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: many\n",
+         "6:66: cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size: 'many' is not a "
+         "node count"),
+        ("    capacity.cluster-autoscaler.kubernetes.io/memory: lots\n",
+         "6:55: capacity.cluster-autoscaler.kubernetes.io/memory: 'lots' is not a Kubernetes "
+         "quantity"),
+        ("    capacity.cluster-autoscaler.kubernetes.io/taints: gpu=yes:Never\n",
+         "6:55: capacity.cluster-autoscaler.kubernetes.io/taints: 'gpu=yes:Never' is not "
+         "`key=value:Effect`"),
+    ],
+)  # fmt: skip
+def test_a_bad_annotation_is_one_error_at_its_value(
+    tmp_path: Path, annotations: str, message: str
+) -> None:
+    path = write(tmp_path, HEAD + annotations)
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value).startswith(f"{path}:{message}")
