@@ -1,4 +1,4 @@
-"""The library entry point: `lint(paths, config, profile) -> LintResult`.
+"""The library entry point: `lint(paths, LintOptions(...)) -> LintResult`.
 
 Files are checked one at a time, so memory does not grow with the number of files:
 
@@ -22,13 +22,14 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpulint.config import Config
+from gpulint.errors import GpulintError
 from gpulint.findings import CheckedObject, Finding, LintResult
 from gpulint.loader import (
     STDIN,
@@ -48,7 +49,8 @@ from gpulint.suppressions import SuppressionTracker
 from gpulint.workloads import WorkloadShape, role_at, workload_of
 
 if TYPE_CHECKING:
-    from gpulint.live.verdict import DryRun
+    from gpulint.live.client import ConnectionOptions
+    from gpulint.live.verdict import DryRun, ServerRejection
     from gpulint.model import Document, Workload
     from gpulint.profile.model import ClusterProfile
     from gpulint.render.options import RenderOptions
@@ -73,125 +75,183 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-@collection_paused()
-def lint(
-    paths: Sequence[str],
-    config: Config | None = None,
-    profile: ClusterProfile | None = None,
-    *,
-    stdin: tuple[str, bytes] | None = None,
-    namespace: str | None = None,
-    dry_run: DryRun | None = None,
-    jobs: int = 1,
-    keep_checked: bool = True,
-    spool_findings: bool = False,
-    rules: Sequence[Rule] | None = None,
-    overlay: Mapping[str, bytes] | None = None,
-    render: RenderOptions | None = None,
-    allow_empty: bool = True,
-) -> LintResult:
-    """Check the manifests under `paths` (and `stdin` as (name, bytes)); return the findings.
+@dataclass(frozen=True)
+class LintOptions:
+    """Everything a run takes besides the paths: what `gpulint check` reads from its options.
 
-    `-` among `paths` stands for `stdin`; `namespace` is the one assumed for objects that name
-    none. `dry_run` (live mode) sends the objects to the API server before the rules run, so
-    GPU900 can report what it refused. `jobs` > 1 checks files in that many processes when the
-    input is large enough to pay for them; the result is the same. `keep_checked=False` leaves
-    `LintResult.checked` empty (only the JUnit report lists every object; on a large corpus the
-    list is most of what a run keeps). `spool_findings=True` keeps the findings in a temporary
-    file (`LintResult.findings` is then a FindingSpool: iterable, not indexable), so a run's
-    memory does not grow with its findings. `rules` replaces the catalogue's rules (a
-    catalogue of one's own, see `gpulint.catalogue.read_records`). `overlay` maps input
-    names to the bytes to check instead of theirs (fixes not yet written). `render` says
-    how charts and overlays among the inputs are rendered (gpulint.render); their findings
-    point at the files the author edits. Raises GpulintError for a missing or unreadable
-    path, a chart or overlay that cannot be rendered, and (with `allow_empty` False) stdin
-    or a render without any Kubernetes object.
+    `lint(paths, options)`, or `lint(paths, field=value, ...)` for the fields to change.
     """
-    config = config or Config()
+
+    config: Config = field(default_factory=Config)
+    # Command-line selection, applied over `config` as `gpulint check` applies its options
+    # (see `with_overrides`); None: as the config says.
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    report_unused_ignores: bool | None = None
+    profile: ClusterProfile | None = None
+    # Profile inputs read for the run (ClusterProfile, kubectl dump, eksctl config), instead of
+    # `profile`; through the cache in `cache_dir` when `use_cache`.
+    profile_paths: tuple[str, ...] = ()
+    pool_label: str | None = None
+    cache_dir: str | None = None
+    use_cache: bool = False
+    warn: Callable[[str], None] | None = None  # told what the run does not do, and why
+    # Live mode: the profile is read from this cluster; `server_dry_run` dry-runs every object.
+    live: ConnectionOptions | None = None
+    server_dry_run: bool = False
+    dry_run: DryRun | None = None  # what a server's dry-run refused (live mode sets it)
+    stdin: tuple[str, bytes] | None = None  # `-` among the paths: (display name, bytes)
+    namespace: str | None = None  # assumed for objects that name none
+    jobs: int = 1
+    keep_checked: bool = True
+    spool_findings: bool = False
+    rules: Sequence[Rule] | None = None
+    overlay: Mapping[str, bytes] | None = None
+    render: RenderOptions | None = None
+    allow_empty: bool = True
+
+
+def with_overrides(
+    config: Config,
+    *,
+    select: Sequence[str] | None = None,
+    extend_select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    report_unused_ignores: bool | None = None,
+) -> Config:
+    """`config` with command-line selection applied; raises GpulintError for a selector that
+    selects no rule.
+
+    `select` starts a new selection (as in ruff): the config's ignore and extend-select no
+    longer apply, so `select=["GPU002"]` runs GPU002 whatever the file says.
+    """
+    from gpulint.catalogue import catalogue_codes
+
+    if select:
+        config = replace(config, extend_select=(), ignore=())
+    config = config.with_overrides(
+        select=tuple(select) if select else None,
+        extend_select=tuple(extend_select) if extend_select else None,
+        ignore=tuple(ignore) if ignore else None,
+        report_unused_ignores=report_unused_ignores,
+    )
+    codes = catalogue_codes()
+    for group in (config.select, config.extend_select, config.ignore):
+        for selector in group or ():
+            if selector != "ALL" and not any(code.startswith(selector) for code in codes):
+                raise GpulintError(f"`{selector}` selects no rule (see `gpulint rules`)")
+    return config
+
+
+def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: Any) -> LintResult:
+    """Check the manifests under `paths` (and `stdin`) as `gpulint check` does; the findings.
+
+    `changes` are LintOptions fields. `-` among `paths` stands for `options.stdin`. A profile
+    is read from `profile_paths` or, with `live`, from the cluster (whose notes join the
+    result's); `dry_run` (live mode with `server_dry_run`) sends the objects to the API server
+    before the rules run, so GPU900 can report what it refused. `jobs` > 1 checks files in that
+    many processes when the input is large enough to pay for them; the result is the same.
+    `keep_checked=False` leaves `LintResult.checked` empty (only the JUnit report lists every
+    object). `spool_findings=True` keeps the findings in a temporary file
+    (`LintResult.findings` is then a FindingSpool: iterable, not indexable), so a run's memory
+    does not grow with its findings. `rules` replaces the catalogue's rules (a catalogue of
+    one's own, see `gpulint.catalogue.read_records`). `overlay` maps input names to the bytes
+    to check instead of theirs (fixes not yet written). `render` says how charts and overlays
+    among the inputs are rendered (gpulint.render); their findings point at the files the
+    author edits. Raises GpulintError for a missing or unreadable path or profile, a bad
+    selector, a chart or overlay that cannot be rendered, and (with `allow_empty` False)
+    stdin or a render without any Kubernetes object.
+    """
+    options = replace(options or LintOptions(), **changes)
+    config = with_overrides(
+        options.config,
+        select=options.select,
+        extend_select=options.extend_select,
+        ignore=options.ignore,
+        report_unused_ignores=options.report_unused_ignores,
+    )
+    options = replace(
+        options,
+        config=config,
+        select=None,
+        extend_select=None,
+        ignore=None,
+        report_unused_ignores=None,
+    )
+    if options.live is not None:
+        return _lint_live(paths, options)
+    if options.profile_paths:
+        if options.profile is not None:
+            raise GpulintError("give a profile or profile paths, not both")
+        profile = read_profile(
+            options.profile_paths,
+            options.pool_label,
+            options.cache_dir,
+            options.use_cache,
+            options.warn,
+        )
+        options = replace(options, profile=profile, profile_paths=())
+    return _lint(paths, options)
+
+
+def read_profile(
+    paths: Sequence[str],
+    pool_label: str | None = None,
+    cache_dir: str | None = None,
+    use_cache: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> ClusterProfile | None:
+    """The merged profile of `paths` (None: none given), through the cache in `cache_dir` if
+    `use_cache` (`warn` is told when the cache cannot be used)."""
+    if not paths:
+        return None
+    # Only now: a run without a profile does not import the importers.
+    from gpulint.profile import load_profiles
+
+    cache = None
+    if use_cache:
+        from gpulint.profile.cache import profile_cache
+
+        cache = profile_cache(cache_dir, warn=warn)
+    return load_profiles(paths, pool_label, cache)
+
+
+def _lint_live(paths: Sequence[str], options: LintOptions) -> LintResult:
+    """lint() against the profile read from the cluster; the cluster's notes join the result's."""
+    assert options.live is not None
+    if options.profile is not None or options.profile_paths:
+        raise GpulintError("--live reads the profile from the cluster: drop --profile")
+    from gpulint.live.session import open_live
+
+    cluster = open_live(options.live, options.pool_label)
+    try:
+        dry_run = cluster.dry_run if options.server_dry_run else None
+        result = _lint(paths, replace(options, profile=cluster.profile, dry_run=dry_run))
+    finally:
+        cluster.close()
+    return replace(result, notes=(*cluster.notes, *result.notes))
+
+
+def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
+    """The run in its phases: discover, plan, load and check each file, corpus checks, report."""
+    config = options.config
     # Checked in report order (findings are reported by path), so each file's findings can be
     # written out as soon as the file is checked.
     inputs = discover(
         [p for p in paths if p != STDIN],
         config.is_excluded,
-        stdin if STDIN in paths else None,
-        overlay,
-        render,
-        allow_empty,
+        options.stdin if STDIN in paths else None,
+        options.overlay,
+        options.render,
+        options.allow_empty,
     )
-    candidates = registry() if rules is None else rules
-    rules = [r for r in candidates if config.is_selected(r.code, r.enabled)]
-    skipped = [r for r in rules if r.needs_profile and profile is None]
-    active = [r for r in rules if r.check is not None and r not in skipped]
-    if dry_run is None:  # only a server's dry-run gives GPU900 anything to report
-        active = [r for r in active if r.code != SERVER_REJECTED]
-    knowledge = knowledge_documents(inputs)
-    known_kinds = frozenset(d.ref.kind for d in knowledge)
-    plan = FilePlan(
-        config,
-        profile,
-        namespace,
-        tuple(r for r in active if not r.corpus_wide),
-        # Whether a corpus-wide rule has work is known before any file is checked: it judges
-        # workloads against knowledge objects or the profile, never against one file's kinds.
-        tuple(r for r in active if r.corpus_wide and r.has_work(known_kinds, profile is not None)),
-        knowledge,
-        known_kinds,
-        keep_checked,
-    )
-    rejections = ()
-    if dry_run is not None and any(r.code == SERVER_REJECTED for r in active):
-        # The server judges objects against the namespaces the same manifests create, so it
-        # gets every object at once; live mode checks a handful of files.
-        everything = LoadResult.merged([_load(item) for item in inputs])
-        rejections = tuple(dry_run(everything.documents, plan.context(everything).namespace_of))
-        del everything
-
-    tracker = SuppressionTracker()
-    unused_rule = (
-        next((r for r in rules if r.code == UNUSED_SUPPRESSION), None)
-        if config.report_unused_ignores
-        else None
-    )
-    # A file's suppression markers matter once it is checked only to corpus-wide findings and
-    # to the report of markers that suppressed nothing.
-    keep_markers = bool(plan.corpus_wide) or unused_rule is not None
-    findings: list[Finding] | FindingSpool = [] if not spool_findings else _spool()
-    checked: list[CheckedObject] = []
-    kept: dict[str, list[Workload]] = {r.code: [] for r in plan.corpus_wide}
-    # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
-    scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
-    file_count = object_count = unchecked = 0
-    late: list[Finding] = []  # found after every file was checked: anywhere in the report
-    for outcome in _check_files(plan, inputs, jobs):
-        file_count += outcome.files
-        object_count += outcome.objects
-        unchecked += outcome.unchecked
-        # A render's findings point into the files it was rendered from: anywhere in the report.
-        findings.extend(f for f in outcome.findings if f.rendered is None)
-        late.extend(f for f in outcome.findings if f.rendered is not None)
-        checked.extend(outcome.checked)
-        for scaler in outcome.autoscalers:
-            target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
-            scalers.setdefault(target, scaler)
-        if keep_markers:
-            tracker.merge(outcome.tracker)
-        for code, workloads in outcome.kept.items():
-            kept[code].extend(workloads)
-
-    everything_kept = {id(w): w for found in kept.values() for w in found}.values()
-    roles = _roles(everything_kept)
-    for rule in plan.corpus_wide:
-        context = replace(
-            plan.context(LoadResult((), plan.knowledge, ()), tuple(kept[rule.code])),
-            rejections=rejections,
-            all_autoscalers=tuple(scalers.values()),
-        )
-        late.extend(_findings(rule, context, roles, config, tracker))
-    if unused_rule is not None:
-        late.extend(_unused_suppressions(unused_rule, tracker, rules, config))
+    selected, plan, skipped = _plan(inputs, options)
+    rejections = _server_rejections(inputs, plan, options.dry_run)
+    gathered = _check_every_file(plan, inputs, options)
+    late = gathered.late + _corpus_findings(plan, gathered, rejections, selected)
     if inputs.renders:
         late = _located(late, inputs.renders)
-
     notes = []
     if skipped:
         notes.append(
@@ -199,13 +259,124 @@ def lint(
             f"({', '.join(r.code for r in skipped)})"
         )
     return LintResult(
-        findings=_in_report_order(findings, late),
-        files=file_count,
-        objects=object_count,
+        findings=_in_report_order(gathered.findings, late),
+        files=gathered.files,
+        objects=gathered.objects,
         notes=tuple(notes),
-        checked=tuple(checked),
-        unchecked=unchecked,
+        checked=tuple(gathered.checked),
+        unchecked=gathered.unchecked,
     )
+
+
+def _plan(inputs: Inputs, options: LintOptions) -> tuple[list[Rule], FilePlan, list[Rule]]:
+    """The rules selected, the plan each file is checked by, and the rules left out for want
+    of a profile."""
+    config, profile = options.config, options.profile
+    candidates = registry() if options.rules is None else options.rules
+    selected = [r for r in candidates if config.is_selected(r.code, r.enabled)]
+    skipped = [r for r in selected if r.needs_profile and profile is None]
+    active = [r for r in selected if r.check is not None and r not in skipped]
+    if options.dry_run is None:  # only a server's dry-run gives GPU900 anything to report
+        active = [r for r in active if r.code != SERVER_REJECTED]
+    knowledge = knowledge_documents(inputs)
+    known_kinds = frozenset(d.ref.kind for d in knowledge)
+    plan = FilePlan(
+        config,
+        profile,
+        options.namespace,
+        tuple(r for r in active if not r.corpus_wide),
+        # Whether a corpus-wide rule has work is known before any file is checked: it judges
+        # workloads against knowledge objects or the profile, never against one file's kinds.
+        tuple(r for r in active if r.corpus_wide and r.has_work(known_kinds, profile is not None)),
+        knowledge,
+        known_kinds,
+        options.keep_checked,
+        _unused_rule(selected, config),
+    )
+    return selected, plan, skipped
+
+
+def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
+    if not config.report_unused_ignores:
+        return None
+    return next((r for r in selected if r.code == UNUSED_SUPPRESSION), None)
+
+
+def _server_rejections(
+    inputs: Inputs, plan: FilePlan, dry_run: DryRun | None
+) -> tuple[ServerRejection, ...]:
+    """What the API server refused of the objects, when GPU900 runs."""
+    if dry_run is None or not any(r.code == SERVER_REJECTED for r in plan.corpus_wide):
+        return ()
+    # The server judges objects against the namespaces the same manifests create, so it
+    # gets every object at once; live mode checks a handful of files.
+    everything = LoadResult.merged([_load(item) for item in inputs])
+    return tuple(dry_run(everything.documents, plan.context(everything).namespace_of))
+
+
+@dataclass
+class Gathered:
+    """What the per-file phase leaves for the corpus-wide phase and the report."""
+
+    findings: list[Finding] | FindingSpool
+    late: list[Finding] = field(default_factory=list)  # anywhere in the report
+    checked: list[CheckedObject] = field(default_factory=list)
+    kept: dict[str, list[Workload]] = field(default_factory=dict)
+    # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
+    scalers: dict[tuple[str | None, str, str], Autoscaler] = field(default_factory=dict)
+    tracker: SuppressionTracker = field(default_factory=SuppressionTracker)
+    files: int = 0
+    objects: int = 0
+    unchecked: int = 0  # objects that request accelerators gpulint did not check (GPU007)
+
+
+def _check_every_file(plan: FilePlan, inputs: Inputs, options: LintOptions) -> Gathered:
+    """Load and check each file in turn, keeping only what outlives it."""
+    gathered = Gathered([] if not options.spool_findings else _spool())
+    gathered.kept = {r.code: [] for r in plan.corpus_wide}
+    # A file's suppression markers matter once it is checked only to corpus-wide findings and
+    # to the report of markers that suppressed nothing.
+    keep_markers = bool(plan.corpus_wide) or plan.unused_rule is not None
+    for outcome in _check_files(plan, inputs, options.jobs):
+        gathered.files += outcome.files
+        gathered.objects += outcome.objects
+        gathered.unchecked += outcome.unchecked
+        # A render's findings point into the files it was rendered from: anywhere in the report.
+        gathered.findings.extend(f for f in outcome.findings if f.rendered is None)
+        gathered.late.extend(f for f in outcome.findings if f.rendered is not None)
+        gathered.checked.extend(outcome.checked)
+        for scaler in outcome.autoscalers:
+            target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
+            gathered.scalers.setdefault(target, scaler)
+        if keep_markers:
+            gathered.tracker.merge(outcome.tracker)
+        for code, workloads in outcome.kept.items():
+            gathered.kept[code].extend(workloads)
+    return gathered
+
+
+def _corpus_findings(
+    plan: FilePlan,
+    gathered: Gathered,
+    rejections: tuple[ServerRejection, ...],
+    selected: Sequence[Rule],
+) -> list[Finding]:
+    """The corpus-wide rules' findings over what the files kept, then unused suppressions."""
+    found: list[Finding] = []
+    everything_kept = {id(w): w for kept in gathered.kept.values() for w in kept}.values()
+    roles = _roles(everything_kept)
+    for rule in plan.corpus_wide:
+        context = replace(
+            plan.context(LoadResult((), plan.knowledge, ()), tuple(gathered.kept[rule.code])),
+            rejections=rejections,
+            all_autoscalers=tuple(gathered.scalers.values()),
+        )
+        found.extend(_findings(rule, context, roles, plan.config, gathered.tracker))
+    if plan.unused_rule is not None:
+        found.extend(
+            _unused_suppressions(plan.unused_rule, gathered.tracker, selected, plan.config)
+        )
+    return found
 
 
 class FilePlan(NamedTuple):
@@ -219,6 +390,7 @@ class FilePlan(NamedTuple):
     knowledge: tuple[Document, ...]
     knowledge_kinds: frozenset[str] = frozenset()
     keep_checked: bool = True
+    unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
 
     def context(self, loaded: LoadResult, workloads: tuple[Workload, ...] = ()) -> CheckContext:
         """A context for `loaded` and its `workloads`, with the profile and knowledge objects."""

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from gpulint.findings import LintResult
     from gpulint.live.client import ConnectionOptions
     from gpulint.model import Severity
-    from gpulint.profile.model import ClusterProfile
     from gpulint.render.options import RenderOptions
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
@@ -343,7 +342,7 @@ def check(
     Helm charts and kustomize overlays among them are rendered (helm, kubectl or kustomize
     must be on PATH), and their findings point at the values file, template or patch to edit.
     """
-    from gpulint.api import available_cpus, lint
+    from gpulint.api import available_cpus, lint, read_profile, with_overrides
     from gpulint.output import FORMATTERS, STATISTICS
     from gpulint.output.options import repository_options
 
@@ -357,12 +356,8 @@ def check(
     try:
         if statistics and output_format not in STATISTICS:
             raise GpulintError(f"--statistics prints text or json, not --format {output_format}")
-        config = _config(config_path, isolated, paths, stdin_filename)
-        if select:
-            # --select starts a new selection (as in ruff): the file's ignore and
-            # extend-select no longer apply, so `--select GPU002` runs GPU002 whatever the file says
-            config = replace(config, extend_select=(), ignore=())
-        config = config.with_overrides(
+        config = with_overrides(
+            _config(config_path, isolated, paths, stdin_filename),
             select=_selectors(select),
             extend_select=_selectors(extend_select),
             ignore=_selectors(ignore),
@@ -371,7 +366,6 @@ def check(
         if fail_on is not None:
             # not with_overrides: it drops None, and None is what `never` means
             config = replace(config, fail_on=_threshold(fail_on))
-        _check_cli_selectors(config.select, config.extend_select, config.ignore)
         if show_settings or show_files:
             _show(config, paths, stdin_filename, show_settings, _given_on_command_line())
             return
@@ -398,13 +392,15 @@ def check(
         if (apply_fixes or show_diff) and live:
             raise GpulintError("--fix and --diff check against a --profile, not --live")
         if apply_fixes or show_diff:
-            profile = _profile(profile_paths, pool_label, cache_dir, use_cache=not no_cache)
+            profile = read_profile(
+                profile_paths, pool_label, cache_dir, use_cache=not no_cache, warn=_warn
+            )
 
             def run(overlay: Mapping[str, bytes]) -> LintResult:
                 return lint(
                     list(paths) or ["."],
-                    config,
-                    profile,
+                    config=config,
+                    profile=profile,
                     stdin=stdin,
                     namespace=namespace,
                     keep_checked=output_format == "junit",
@@ -415,24 +411,26 @@ def check(
 
             result = _fix(run, stdin, unsafe_fixes, show_diff)
         elif live:
-            connection = _connection(kube_context, kubeconfig, request_timeout)
-            result = _lint_live(
+            result = lint(
                 list(paths) or ["."],
-                config,
-                connection,
-                pool_label,
-                server_dry_run,
+                config=config,
+                live=_connection(kube_context, kubeconfig, request_timeout),
+                pool_label=pool_label,
+                server_dry_run=server_dry_run,
                 stdin=stdin,
                 namespace=namespace,
                 render=render,
                 allow_empty=allow_empty,
             )
         else:
-            profile = _profile(profile_paths, pool_label, cache_dir, use_cache=not no_cache)
             result = lint(
                 list(paths) or ["."],
-                config,
-                profile,
+                config=config,
+                profile_paths=profile_paths,
+                pool_label=pool_label,
+                cache_dir=cache_dir,
+                use_cache=not no_cache,
+                warn=_warn,
                 stdin=stdin,
                 namespace=namespace,
                 jobs=jobs or available_cpus(),
@@ -556,26 +554,6 @@ def _append(path: str, text: str, what: str) -> None:
         _fail(f"{path}: cannot write {what}: {exc.strerror}")
 
 
-def _profile(
-    paths: Sequence[str],
-    pool_label: str | None,
-    cache_dir: str | None = None,
-    use_cache: bool = False,
-) -> ClusterProfile | None:
-    """The merged profile of `paths`, read through the cache in `cache_dir` if `use_cache`."""
-    if not paths:
-        return None
-    # Only now: a run without --profile does not import the importers.
-    from gpulint.profile import load_profiles
-
-    cache = None
-    if use_cache:
-        from gpulint.profile.cache import profile_cache
-
-        cache = profile_cache(cache_dir, warn=_warn)
-    return load_profiles(paths, pool_label, cache)
-
-
 def _warn(message: str) -> None:
     from gpulint.output.escape import one_line
 
@@ -603,27 +581,6 @@ def _connection(
         ) from None
     timeout = DEFAULT_TIMEOUT if request_timeout is None else request_timeout
     return ConnectionOptions(kubeconfig, kube_context, timeout)
-
-
-def _lint_live(
-    paths: Sequence[str],
-    config: Config,
-    connection: ConnectionOptions,
-    pool_label: str | None,
-    server_dry_run: bool,
-    **options: Any,
-) -> LintResult:
-    """lint() against the profile read from the cluster; the cluster's notes join the summary."""
-    from gpulint.api import lint
-    from gpulint.live.session import open_live
-
-    cluster = open_live(connection, pool_label)
-    try:
-        dry_run = cluster.dry_run if server_dry_run else None
-        result = lint(paths, config, cluster.profile, dry_run=dry_run, **options)
-    finally:
-        cluster.close()
-    return replace(result, notes=(*cluster.notes, *result.notes))
 
 
 def _threshold(fail_on: str) -> Severity | None:
@@ -656,16 +613,6 @@ def _config(
             return Config()
         path = choice.path
     return load_config(path, catalogue_codes())
-
-
-def _check_cli_selectors(*groups: Sequence[str] | None) -> None:
-    from gpulint.catalogue import catalogue_codes
-
-    codes = catalogue_codes()
-    for group in groups:
-        for selector in group or ():
-            if selector != "ALL" and not any(code.startswith(selector) for code in codes):
-                raise GpulintError(f"`{selector}` selects no rule (see `gpulint rules`)")
 
 
 @main.command()
@@ -951,7 +898,9 @@ def smoke(
             cluster.close()
             cluster_profile = cluster.profile
         elif profile_paths:
-            cluster_profile = _profile(profile_paths, pool_label)
+            from gpulint.api import read_profile
+
+            cluster_profile = read_profile(profile_paths, pool_label)
         else:
             raise GpulintError("smoke needs the cluster's pools: pass --profile FILE or --live")
         try:

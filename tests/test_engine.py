@@ -58,7 +58,7 @@ def _write(tmp_path: Path, suppression: str = "") -> list[str]:
 
 def _seen(paths: list[str], **options: object) -> list[tuple[str, str, int, int]]:
     config = Config().with_overrides(select=("GPU301", "GPU006"), report_unused_ignores=True)
-    result = lint(paths, config, **options)
+    result = lint(paths, config=config, **options)
     return [(Path(f.path).name, f.code, f.line, f.column) for f in result.findings]
 
 
@@ -94,8 +94,8 @@ def test_worker_processes_give_the_single_process_result(
     monkeypatch.setattr(api, "PARALLEL_MIN_BYTES", 0)
     corpus = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
     config = Config()
-    single = lint([str(corpus)], config, jobs=1)
-    parallel = lint([str(corpus)], config, jobs=jobs)
+    single = lint([str(corpus)], config=config, jobs=1)
+    parallel = lint([str(corpus)], config=config, jobs=jobs)
     assert len(single.findings) > 100
     assert parallel == single
 
@@ -114,8 +114,8 @@ def test_few_or_small_files_are_checked_without_worker_processes(tmp_path: Path)
 @pytest.mark.slow
 def test_spooled_findings_read_back_as_the_in_memory_ones(tmp_path: Path) -> None:
     corpus = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
-    in_memory = lint([str(corpus)], Config()).findings
-    spooled = lint([str(corpus)], Config(), spool_findings=True).findings
+    in_memory = lint([str(corpus)], config=Config()).findings
+    spooled = lint([str(corpus)], config=Config(), spool_findings=True).findings
     assert isinstance(spooled, FindingSpool)
     assert len(in_memory) > 100 and len(spooled) == len(in_memory)
     assert list(spooled) == list(in_memory)
@@ -142,6 +142,6 @@ def test_files_are_checked_in_report_order_whatever_order_they_are_given(
 ) -> None:
     paths = _write(tmp_path)
     config = Config().with_overrides(select=("GPU301", "GPU006"), report_unused_ignores=True)
-    given = lint(paths, config, spool_findings=True).findings
-    reversed_ = lint(paths[::-1], config, spool_findings=True).findings
+    given = lint(paths, config=config, spool_findings=True).findings
+    reversed_ = lint(paths[::-1], config=config, spool_findings=True).findings
     assert list(given) == list(reversed_) and len(given) > 0

@@ -521,7 +521,7 @@ def _gpu103(tmp_path: Path, pool: str, config: Config | None = None) -> list[Sev
         ),
     )
     config = (config or Config()).with_overrides(select=("GPU1",))
-    result = lint([str(path)], config, profile)
+    result = lint([str(path)], config=config, profile=profile)
     return [f.severity for f in result.findings if f.code == "GPU103"]
 
 
@@ -568,12 +568,12 @@ def test_the_gpu102_fix_makes_the_pod_schedulable(tmp_path: Path, provider: str)
     config = Config().with_overrides(select=("GPU1", "GPU2"))
     path = tmp_path / "pod.yaml"
     path.write_text(TAINTED_POOL_POD % "[]")
-    (finding,) = lint([str(path)], config, profile).findings
+    (finding,) = lint([str(path)], config=config, profile=profile).findings
     assert finding.code == "GPU102"
     assert finding.fix is not None
     pasted = parse("\n".join(finding.fix.splitlines()[1:])).documents[0].value
     path.write_text(TAINTED_POOL_POD % json.dumps(list(pasted)))
-    assert lint([str(path)], config, profile).findings == ()
+    assert lint([str(path)], config=config, profile=profile).findings == ()
     keys = [t["key"] for t in pasted]
     # With ERT the nvidia.com/gpu NoSchedule taint needs no toleration of its own.
     assert keys == (
@@ -589,7 +589,7 @@ def test_the_gpu201_fix_lowers_the_count_to_what_fits(tmp_path: Path, name: str)
     source = CAPACITY_CASES / name
     profile = load_profiles([str(CAPACITY_CASES.parent.parent / "profiles" / "placement-eks.yaml")])
     config = Config().with_overrides(select=("GPU201",))
-    findings = lint([str(source)], config, profile).findings
+    findings = lint([str(source)], config=config, profile=profile).findings
     assert findings
     for finding in findings:
         match = re.match(r"Lower (\w+) to (\d+)", finding.fix or "")
@@ -601,14 +601,16 @@ def test_the_gpu201_fix_lowers_the_count_to_what_fits(tmp_path: Path, name: str)
         )
         path = tmp_path / name
         path.write_text("\n".join(lines) + "\n")
-        after = lint([str(path)], config, profile).findings
+        after = lint([str(path)], config=config, profile=profile).findings
         assert finding.line not in [f.line for f in after]
         # One more pod than the fix allows would not fit.
         lines[finding.line - 1] = re.sub(
             rf"{field}: \d+", f"{field}: {int(count) + 1}", lines[finding.line - 1]
         )
         path.write_text("\n".join(lines) + "\n")
-        assert finding.line in [f.line for f in lint([str(path)], config, profile).findings]
+        assert finding.line in [
+            f.line for f in lint([str(path)], config=config, profile=profile).findings
+        ]
 
 
 def test_gpu201_counts_only_the_gpus_not_already_in_use() -> None:
@@ -616,7 +618,7 @@ def test_gpu201_counts_only_the_gpus_not_already_in_use() -> None:
     profiles = CAPACITY_CASES.parent.parent / "profiles"
     config = Config().with_overrides(select=("GPU201",))
     busy = load_profiles([str(profiles / "placement-in-use.yaml")])
-    (finding,) = lint([str(source)], config, busy).findings
+    (finding,) = lint([str(source)], config=config, profile=busy).findings
     assert (finding.line, finding.column) == (9, 3)
     assert finding.message == (
         "Deployment/serving/server needs 8 nvidia.com/gpu (replicas: 2 × 4 per pod), but pool "
@@ -626,7 +628,7 @@ def test_gpu201_counts_only_the_gpus_not_already_in_use() -> None:
     assert finding.fix == "Lower replicas to 1, or raise maxNodes of g5 to 4."
     # The same pools with nothing running: both Deployments fit.
     idle = load_profiles([str(profiles / "placement-eks.yaml")])
-    assert lint([str(source)], config, idle).findings == ()
+    assert lint([str(source)], config=config, profile=idle).findings == ()
 
 
 def test_gpu201_names_the_three_largest_sharing_workloads_and_counts_the_rest(
@@ -660,7 +662,7 @@ spec:
     )
     profile = load_profiles([str(CAPACITY_CASES.parent.parent / "profiles" / "placement-eks.yaml")])
     config = Config().with_overrides(select=("GPU201",))
-    findings = lint([str(path)], config, profile).findings
+    findings = lint([str(path)], config=config, profile=profile).findings
     assert len(findings) == len(replicas)
     first = findings[0]
     assert first.message.startswith(

@@ -54,7 +54,7 @@ def test_every_smoke_job_lints_clean_against_its_profile(tmp_path, profile_path)
     path = write_jobs(tmp_path, profile)
     # Unused suppressions are reported too: the GPU103 annotation of a cold pool's Job must
     # suppress a real finding, not sit there.
-    result = lint([str(path)], Config(report_unused_ignores=True), profile)
+    result = lint([str(path)], config=Config(report_unused_ignores=True), profile=profile)
     assert result.findings == ()
     gpu_pools = [p.name for p in profile.pools if p.can_grow and pool_gpus(p)]
     assert result.objects == len(gpu_pools) > 0
@@ -65,7 +65,10 @@ def test_the_cold_pool_annotation_suppresses_a_real_scale_from_zero_warning(tmp_
     text = write_jobs(tmp_path, profile).read_text(encoding="utf-8")
     bare = tmp_path / "bare.yaml"
     bare.write_text(text.replace("  annotations:\n    gpulint.io/ignore: GPU103\n", ""), "utf-8")
-    found = [(f.code, f.object.name) for f in lint([str(bare)], Config(), profile).findings]
+    found = [
+        (f.code, f.object.name)
+        for f in lint([str(bare)], config=Config(), profile=profile).findings
+    ]
     assert found == [("GPU103", "gpulint-smoke-p4d")]
 
 

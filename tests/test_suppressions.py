@@ -154,5 +154,5 @@ def test_library_entry_point_applies_suppressions(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d.yaml").write_text(manifest(line_comment="  # gpulint: ignore[GPU002]"))
-    result = lint(["d.yaml"], Config(report_unused_ignores=True))
+    result = lint(["d.yaml"], config=Config(report_unused_ignores=True))
     assert [(f.code, f.path, f.line) for f in result.findings] == [("GPU601", "d.yaml", 13)]

@@ -1,0 +1,89 @@
+"""The library entry point does what `gpulint check` does, from one options object."""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpulint.api import LintOptions, lint
+from gpulint.cli import main
+from gpulint.config import Config
+from gpulint.errors import GpulintError
+from gpulint.model import Severity
+from gpulint.rules.base import CheckContext, Problem, Rule
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAINING = ROOT / "fixtures" / "demo" / "training.yaml"
+PLACEMENT = ROOT / "fixtures" / "demo" / "placement.yaml"
+PROFILE = ROOT / "fixtures" / "profiles" / "placement-eks.yaml"
+
+
+def _cli(*args: str) -> list[tuple[str, int, int, str]]:
+    result = CliRunner().invoke(main, ["check", "--isolated", "--format", "json", *args])
+    assert result.exit_code in (0, 1), result.output
+    return [
+        (f["code"], f["line"], f["column"], f["message"])
+        for f in json.loads(result.stdout)["findings"]
+    ]
+
+
+def _found(*args: str, **options: object) -> list[tuple[str, int, int, str]]:
+    result = lint(list(args), **options)
+    return [(f.code, f.line, f.column, f.message) for f in result.findings]
+
+
+def test_selection_is_applied_as_the_command_line_applies_it() -> None:
+    path = str(TRAINING)
+    assert _found(path, select=("GPU002",)) == _cli("--select", "GPU002", path)
+    assert {code for code, *_ in _found(path, select=("GPU002",))} == {"GPU002"}
+    # --select starts a new selection: the config's ignore no longer applies.
+    config = Config(ignore=("GPU002",))
+    assert _found(path, config=config, select=("GPU002",)) == _cli("--select", "GPU002", path)
+    assert _found(path, ignore=("GPU0",)) == _cli("--ignore", "GPU0", path)
+
+
+def test_a_selector_of_no_rule_is_refused() -> None:
+    with pytest.raises(GpulintError, match=r"`GPU7` selects no rule"):
+        lint([str(TRAINING)], select=("GPU7",))
+
+
+def test_profile_paths_are_read_as_check_reads_them() -> None:
+    path, profile = str(PLACEMENT), str(PROFILE)
+    found = _found(path, profile_paths=(profile,))
+    assert found == _cli("--profile", profile, path)
+    assert any(code.startswith("GPU1") for code, *_ in found)
+
+
+def test_an_options_object_and_keyword_changes_combine() -> None:
+    options = LintOptions(select=("GPU002", "GPU003"))
+    changed = lint([str(TRAINING)], options, select=("GPU003",))
+    assert {f.code for f in changed.findings} == {"GPU003"}
+    assert options.select == ("GPU002", "GPU003")  # the caller's object is left alone
+
+
+_COLLECTOR_STATES: list[bool] = []
+
+
+def collector_state(ctx: CheckContext) -> Iterator[Problem]:
+    """A check that notes whether the cyclic collector runs while rules run."""
+    _COLLECTOR_STATES.append(gc.isenabled())
+    return iter(())
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_callers_garbage_collector_is_left_as_it_was(enabled: bool) -> None:
+    probe = Rule("GPU799", "probe", Severity.INFO, "", check="tests.test_api:collector_state")
+    was = gc.isenabled()
+    _COLLECTOR_STATES.clear()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        lint([str(TRAINING)], rules=(probe,))
+        assert [enabled] == _COLLECTOR_STATES
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
