@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 
 def run() -> None:
@@ -19,6 +20,12 @@ def run() -> None:
 
     try:
         main()
+    except ImportError as exc:
+        if exc.name != "_ruamel_yaml":
+            raise
+        # A dependency that moved is the installation's problem: one line, as a usage error.
+        print(f"gpulint: error: {exc.msg}", file=sys.stderr)
+        sys.exit(2)
     finally:
         # The interpreter runs one last full collection as it exits, disabled collector or not:
         # frozen objects are left out of it, and everything the run built is about to go

@@ -439,14 +439,34 @@ def _check_files(plan: FilePlan, inputs: Inputs, jobs: int) -> Iterator[FileOutc
     items = iter(inputs)
     # Two batches per worker in flight: the inputs are walked as the workers take them, and
     # neither they nor the outcomes queue up whole (Executor.map would submit every batch).
+    from concurrent.futures.process import BrokenProcessPool
+
     in_flight: deque[Future[list[FileOutcome]]] = deque()
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        while batch := list(islice(items, size)):
-            in_flight.append(pool.submit(_check_batch, plan, batch))
-            if len(in_flight) >= 2 * jobs:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_ignores_interrupts) as pool:
+        try:
+            while batch := list(islice(items, size)):
+                in_flight.append(pool.submit(_check_batch, plan, batch))
+                if len(in_flight) >= 2 * jobs:
+                    yield from in_flight.popleft().result()
+            while in_flight:
                 yield from in_flight.popleft().result()
-        while in_flight:
-            yield from in_flight.popleft().result()
+        except BrokenProcessPool:
+            raise GpulintError(
+                "a process checking files stopped unexpectedly (killed, or out of memory); "
+                "run again, or with --jobs 1"
+            ) from None
+        except BaseException:
+            # Ctrl-C: the batches not started are dropped; the workers finish theirs and stop.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _worker_ignores_interrupts() -> None:
+    """Ctrl-C reaches every process of the terminal's group: only the main one answers it,
+    with one line, instead of a traceback from each worker."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _worth_processes(inputs: Inputs, jobs: int) -> bool:

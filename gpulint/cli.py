@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -47,19 +48,76 @@ def _fail(message: str) -> None:
 
 def _emit(text: str | Iterable[str], output: str | None, what: str, color: bool = False) -> None:
     """Print `text` (or its pieces), or write it to the file `output` (exit 2 naming the file
-    if that fails)."""
+    if that fails; a file is replaced whole or not at all)."""
     pieces = (text,) if isinstance(text, str) else text
-    if output is None:
+    if output is not None:
+        _write_file(output, pieces, what)
+        return
+    try:
         for piece in pieces:
             # click strips ANSI codes from non-TTY output unless told otherwise: --color
             # always must survive a pipe.
             click.echo(piece, nl=False, color=color)
-        return
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`| head -1`): what it did not read is not an error, and the
+        # exit code stays the run's.
+        _silence_stdout()
+    except OSError as exc:
+        _silence_stdout()
+        _fail(f"cannot write the {what} to standard output: {exc.strerror}")
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so the flush at exit has nowhere to fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _write_file(output: str, pieces: Iterable[str], what: str) -> None:
+    """Write `pieces` to a new file next to `output`, then rename it over `output`: a full disk
+    leaves the old file (or none), never half a report. A device or pipe is written to."""
+    import stat
+    import tempfile
+
     try:
-        with open(output, "w", encoding="utf-8") as stream:
-            stream.writelines(pieces)
+        mode = os.stat(output).st_mode
+    except OSError:
+        mode = None
+    try:
+        if mode is not None and not stat.S_ISREG(mode):
+            with open(output, "w", encoding="utf-8") as stream:
+                stream.writelines(pieces)
+            return
+        directory = os.path.dirname(os.path.abspath(output))
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".gpulint-", suffix=".tmp")
     except OSError as exc:
         _fail(f"{output}: cannot write {what}: {exc.strerror}")
+        return
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.writelines(pieces)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, stat.S_IMODE(mode) if mode is not None else 0o666 & ~umask)
+        os.replace(temporary, output)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(exc, OSError):
+            _fail(f"{output}: cannot write {what}: {exc.strerror}")
+        raise
+
+
+def _read_stdin() -> bytes:
+    """Standard input, up to the size gpulint reads of any file."""
+    from gpulint.loader import MAX_FILE_BYTES
+
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise GpulintError(f"standard input is larger than {MAX_FILE_BYTES >> 20} MiB")
+    return data
 
 
 def _use_color(choice: str, stream_is_tty: bool) -> bool:
@@ -68,6 +126,21 @@ def _use_color(choice: str, stream_is_tty: bool) -> bool:
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
     return stream_is_tty
+
+
+def _interruptible(command: _Command) -> _Command:
+    """Ctrl-C ends the command with one line and exit code 130, as a shell reports SIGINT."""
+    import functools
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            click.echo("gpulint: interrupted", err=True)
+            sys.exit(130)
+
+    return run  # type: ignore[return-value]
 
 
 def _live_options(command: _Command) -> _Command:
@@ -297,6 +370,7 @@ def version() -> None:
 )
 @_render_options
 @_live_options
+@_interruptible
 def check(
     paths: tuple[str, ...],
     config_path: str | None,
@@ -371,7 +445,7 @@ def check(
             return
         stdin = None
         if "-" in paths:
-            stdin = (stdin_filename or "<stdin>", sys.stdin.buffer.read())
+            stdin = (stdin_filename or "<stdin>", _read_stdin())
         live_only = {
             "--server-dry-run": server_dry_run,
             "--context": kube_context,

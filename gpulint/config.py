@@ -231,6 +231,17 @@ def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
         err = result.error
         raise GpulintError(f"{display}:{err.line}:{err.column}: invalid YAML: {err.problem}")
     data = result.documents[0].value if result.documents else None
+    written = result.documents[0].duplicates if result.documents else ()
+    duplicates = [dup for dup in written if not dup.by_merge]
+    if duplicates:
+        # YAML keeps the later value silently; a setting written twice is a mistake to show.
+        from gpulint.fields import shown
+
+        dup = duplicates[0]
+        raise GpulintError(
+            f"{display}:{dup.pos[0]}:{dup.pos[1]}: `{shown(dup.key)}` is set twice "
+            f"(lines {dup.first[0]} and {dup.pos[0]}); keep one"
+        )
     if data is None:
         data = YMap()
     return data, lambda path_: yaml_position(data, path_)

@@ -7,6 +7,7 @@ the YAML parser drops (Helm's `# Source:` lines and `# gpulint: ignore[...]` sup
 from __future__ import annotations
 
 import bisect
+import errno
 import gc
 import heapq
 import os
@@ -221,7 +222,7 @@ def discover(
     """
     roots = []
     for raw in paths:
-        if not os.path.lexists(raw):
+        if not _exists(raw):
             raise GpulintError(f"{raw}: no such file or directory")
         # Walked from its display path, a directory gives its files' display paths.
         roots.append(display_path(Path(raw)))
@@ -260,6 +261,24 @@ def _identity(path: str, real_dirs: dict[str, str]) -> str:
     return os.path.join(real_dir, name)
 
 
+def _exists(path: str) -> bool:
+    """False only when nothing is at `path`: a file in a directory that cannot be searched
+    exists, and reading it says why it cannot be read."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True
+
+
+class _Enter(NamedTuple):
+    """A subdirectory _walk_level found, for _walk to walk next."""
+
+    path: str
+
+
 def _walk(
     directory: str,
     is_excluded: Callable[[Path], bool],
@@ -268,14 +287,34 @@ def _walk(
     """Manifest files under `directory` as (path, is a symlink, size), sorted by path.
 
     A subdirectory sorts as its name and a `/`, so the files come in the order of their whole
-    paths as strings. Symlinked directories are not entered; unreadable ones are skipped. A
-    chart or overlay directory gives `rendered(directory, kind)` instead of its files.
+    paths as strings. Symlinked directories are not entered; an unreadable one is given as a
+    file, whose reading reports why. A chart or overlay directory gives
+    `rendered(directory, kind)` instead of its files. The tree is walked with a stack, not by
+    recursion: a tree of any depth is walked.
     """
+    levels = [_walk_level(directory, is_excluded, rendered)]
+    while levels:
+        found = next(levels[-1], None)
+        if found is None:
+            levels.pop()
+        elif isinstance(found, _Enter):
+            levels.append(_walk_level(found.path, is_excluded, rendered))
+        else:
+            yield found
+
+
+def _walk_level(
+    directory: str,
+    is_excluded: Callable[[Path], bool],
+    rendered: Callable[[str, str], Iterable[tuple[Input, bool, int]]],
+) -> Iterator[tuple[Input, bool, int] | _Enter]:
+    """The files of `directory` and its subdirectories to enter, in path order."""
     prefix = "" if directory == os.curdir else f"{directory.rstrip('/')}/"
     try:
         with os.scandir(directory) as scan:
             entries = sorted((_entry_key(e), e) for e in scan if not e.name.startswith("."))
     except OSError:
+        yield directory, False, 0  # reading it reports why (permission denied)
         return
     kind = _render_kind(e.name for _, e in entries)
     if kind is not None:
@@ -285,7 +324,7 @@ def _walk(
         path = prefix + entry.name
         if _is_dir(entry):
             if not entry.is_symlink() and not is_excluded(Path(path)):
-                yield from _walk(path, is_excluded, rendered)
+                yield _Enter(path)
         elif entry.name.endswith(MANIFEST_SUFFIXES) and not is_excluded(Path(path)):
             try:
                 info = entry.stat()
@@ -397,18 +436,38 @@ def load_path(path: Path) -> LoadResult:
     data = read_bytes(path)
     if isinstance(data, OSError):
         source_file = SourceFile(name)
-        reason = data.strerror or type(data).__name__
-        issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), f"cannot read file: {reason}")
+        what, reason = "file", data.strerror or type(data).__name__
+        if os.path.isdir(path):
+            # A directory the walk could not list: say why it could not.
+            try:
+                os.scandir(path).close()
+            except OSError as exc:
+                what, reason = "directory", exc.strerror or type(exc).__name__
+        message = f"cannot read {what}: {reason}"
+        issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), message)
         return LoadResult((source_file,), (), (issue,))
     return load_bytes(name, data)
 
 
+#: The largest file gpulint reads: no Kubernetes manifest comes near it (the API server
+#: stores objects of at most 1.5 MB), and a larger one, or a device such as /dev/zero, would
+#: cost memory without end.
+MAX_FILE_BYTES = 128 << 20
+
+
 def read_bytes(path: Path) -> bytes | OSError:
-    """The file's bytes, or why they cannot be read."""
+    """The file's bytes, or why they cannot be read (one larger than MAX_FILE_BYTES cannot)."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as stream:
+            # A regular file says its size; a pipe or device is read up to the limit.
+            too_large = os.fstat(stream.fileno()).st_size > MAX_FILE_BYTES
+            data = b"" if too_large else stream.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         return exc
+    if too_large or len(data) > MAX_FILE_BYTES:
+        limit = MAX_FILE_BYTES >> 20
+        return OSError(errno.EFBIG, f"larger than {limit} MiB, which gpulint refuses")
+    return data
 
 
 def load_bytes(name: str, data: bytes) -> LoadResult:
@@ -460,8 +519,13 @@ def load_text(name: str, text: str) -> LoadResult:
             stray.append(parsed)
             continue
         if not _is_object(value):
+            if _lacks_kind(value):
+                issues.append(_kind_missing(source_file, value.pos))
             continue
         for obj in _expand_lists(value):
+            if not isinstance(obj, YMap):  # an item without kind: kubectl refuses the list
+                issues.append(_kind_missing(source_file, obj))
+                continue
             document = Document(source_file, obj, _ref(obj), source)
             documents.append(document)
             issues.extend(_object_issues(document))
@@ -510,16 +574,39 @@ def _is_object(value: YMap) -> bool:
     return not is_tool_config(str(api_version), str(kind))
 
 
-def _expand_lists(obj: YMap) -> Iterator[YMap]:
-    """A `kind: List` (or `FooList`) stands for its items; anything else for itself."""
+def _expand_lists(obj: YMap) -> Iterator[YMap | Pos]:
+    """A `kind: List` (or `FooList`) stands for its items; anything else for itself.
+
+    An item that names no `kind` (an exported list edited by hand) is given as its position:
+    `kubectl apply` refuses the whole list ("Object 'Kind' is missing").
+    """
     kind = str(obj.get("kind"))
     items = obj.get("items")
     if kind.endswith("List") and isinstance(items, YSeq):
         for item in items:
             if isinstance(item, YMap) and _is_object(item):
                 yield from _expand_lists(item)
+            elif isinstance(item, YMap) and _lacks_kind(item, in_list=True):
+                yield item.pos
         return
     yield obj
+
+
+def _lacks_kind(value: YMap, in_list: bool = False) -> bool:
+    """An object but for its `kind`: an apiVersion and metadata (any item of a list)."""
+    if value.get("kind"):
+        return False
+    return in_list or (bool(value.get("apiVersion")) and "metadata" in value)
+
+
+def _kind_missing(source_file: SourceFile, pos: Pos) -> LoadIssue:
+    return LoadIssue(
+        IssueKind.NOT_A_MAPPING,
+        source_file,
+        pos,
+        "object has no `kind`: the API server (and `kubectl apply`) refuses it "
+        "(\"Object 'Kind' is missing\")",
+    )
 
 
 def _ref(obj: YMap) -> ObjectRef:

@@ -35,6 +35,7 @@ class FindingSpool:
         self._pending: list[Finding] = []
         self._late: list[Finding] = []
         self._count = 0
+        self._in_memory = False  # set when the temporary file cannot be written
 
     def extend(self, findings: Iterable[Finding]) -> None:
         """Add findings that come after every finding added so far, in report order."""
@@ -51,17 +52,30 @@ class FindingSpool:
             self._count += 1
 
     def _flush(self) -> None:
-        if not self._pending:
+        if not self._pending or self._in_memory:
             return
         import pickle
         import tempfile
 
-        if self._file is None:
-            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the spool
         data = pickle.dumps(tuple(self._pending), protocol=pickle.HIGHEST_PROTOCOL)
-        self._file.seek(0, 2)
-        self._records.append((self._file.tell(), len(data)))
-        self._file.write(data)
+        try:
+            if self._file is None:
+                # Unbuffered: a full disk fails the write, not a later seek to read back.
+                self._file = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - as the spool
+            self._file.seek(0, 2)
+            offset = self._file.tell()
+            unwritten = memoryview(data)
+            while unwritten:
+                written = self._file.write(unwritten)
+                if not written:
+                    raise OSError("no progress writing the spool")
+                unwritten = unwritten[written:]
+        except OSError:
+            # No room in the temporary directory: the findings stay in memory, as a run
+            # with few findings keeps them; what was written is read back as before.
+            self._in_memory = True
+            return
+        self._records.append((offset, len(data)))
         self._pending = []
 
     def _in_order(self) -> Iterator[Finding]:

@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from _ruamel_yaml import CParser
+try:
+    # A private module of ruamel.yaml.clib (pyproject.toml bounds it to the versions tested).
+    from _ruamel_yaml import CParser
+except ImportError as exc:
+    raise ImportError(
+        "the C parser of ruamel.yaml.clib (_ruamel_yaml.CParser) cannot be imported "
+        f"({exc}): install a version gpulint supports: pip install 'ruamel.yaml.clib>=0.2.8,<0.3'",
+        name="_ruamel_yaml",
+    ) from exc
 from ruamel.yaml.events import (
     AliasEvent,
     DocumentEndEvent,

@@ -366,3 +366,242 @@ def test_the_source_line_of_a_finding_shows_control_characters_escaped(tmp_path:
         r"3 | metadata: {name: a\x1b]0;pwned\x07b}",
         "  |                   ^",
     ]
+
+
+# --- the file system, the terminal and the process -----------------------------------------
+
+
+def gpulint(*args: str, **options: object) -> subprocess.CompletedProcess[str]:
+    """`python -m gpulint ARGS` in a process of its own (120 s at most)."""
+    command = [sys.executable, "-m", "gpulint", *args]
+    streams = {} if "stdout" in options else {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    return subprocess.run(command, text=True, timeout=120, **streams, **options)  # type: ignore[call-overload]
+
+
+def _unprivileged(command: list[str]) -> list[str]:
+    """`command` as a user that permissions apply to (root drops the capabilities that
+    bypass them), or skip."""
+    if os.geteuid() != 0:
+        return command
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: no way to be refused a read")
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *command]
+
+
+def _limit_file_size(limit: int) -> None:
+    """In the child: writing a file past `limit` bytes fails with EFBIG, as on a full disk."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def _pods(count: int) -> str:
+    return "---\n".join(POD.format(name=f"p{i}") for i in range(count))
+
+
+def test_a_tree_a_thousand_directories_deep_is_walked(tmp_path: Path) -> None:
+    deepest = tmp_path
+    for _ in range(1000):
+        deepest = deepest / "d"
+        deepest.mkdir()
+    (deepest / "pod.yaml").write_text(POD.format(name="deep"))
+    result = run("check", "--isolated", "--format", "json", str(tmp_path))
+    assert findings(result) == [("GPU003", str(deepest / "pod.yaml"), 11, 32)]
+
+
+def test_a_failed_write_to_stdout_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(POD.format(name="p"))
+    with open("/dev/full", "w") as full:
+        done = gpulint("check", "--isolated", str(tmp_path), stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "gpulint: error: cannot write the report to standard output: No space left on device\n"
+    )
+
+
+@pytest.mark.parametrize(("fail_on", "status"), [("error", 1), ("never", 0)])
+def test_a_closed_pipe_keeps_the_exit_status_of_the_run(
+    tmp_path: Path, fail_on: str, status: int
+) -> None:
+    (tmp_path / "pods.yaml").write_text(_pods(2000))  # far more than a pipe holds
+    command = [sys.executable, "-m", "gpulint", "check", "--isolated", "--fail-on", fail_on]
+    reader = subprocess.Popen(
+        [*command, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    assert "GPU003" in reader.stdout.readline()  # `| head -1`
+    reader.stdout.close()
+    assert reader.wait(timeout=120) == status
+    assert reader.stderr.read() == ""
+
+
+def test_findings_stay_in_memory_when_the_temporary_directory_is_full(tmp_path: Path) -> None:
+    (tmp_path / "pods.yaml").write_text(_pods(1200))  # more findings than one spooled batch
+    done = gpulint(
+        "check", "--isolated", "--format", "json", str(tmp_path),
+        preexec_fn=lambda: _limit_file_size(1),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert len(json.loads(done.stdout)["findings"]) == 1200
+
+
+def test_output_on_a_full_disk_leaves_the_old_report_whole(tmp_path: Path) -> None:
+    (tmp_path / "pods.yaml").write_text(_pods(200))
+    report = tmp_path / "report.json"
+    report.write_text("the previous report\n")
+    done = gpulint(
+        "check", "--isolated", "--format", "json", "-o", str(report), str(tmp_path / "pods.yaml"),
+        preexec_fn=lambda: _limit_file_size(4096),
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == f"gpulint: error: {report}: cannot write report: File too large\n"
+    assert report.read_text() == "the previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pods.yaml", "report.json"]
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of `pid` (Linux)."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        pytest.skip("needs /proc/PID/task/PID/children")
+    return [int(child) for child in text.split()]
+
+
+def _started_with_two_workers(tmp_path: Path) -> subprocess.Popen[str]:
+    """A `--jobs 2` run over enough input to use worker processes, once both are running."""
+    import time
+
+    for index in range(16):
+        (tmp_path / f"pods-{index:02}.yaml").write_text(_pods(1500))  # 6 MB in all
+    command = [sys.executable, "-m", "gpulint", "check", "--isolated", "--jobs", "2"]
+    process = subprocess.Popen(
+        [*command, str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a process group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + 60
+    while len(_children(process.pid)) < 2:
+        assert process.poll() is None, "the run ended before it started its workers"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)  # the workers set up
+    return process
+
+
+def test_ctrl_c_under_jobs_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    import signal
+
+    process = _started_with_two_workers(tmp_path)
+    os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    assert process.wait(timeout=120) == 130
+    assert process.stderr is not None and process.stderr.read() == "gpulint: interrupted\n"
+
+
+def test_a_killed_worker_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    import signal
+
+    process = _started_with_two_workers(tmp_path)
+    os.kill(_children(process.pid)[0], signal.SIGKILL)
+    assert process.wait(timeout=120) == 2
+    assert process.stderr is not None and process.stderr.read() == (
+        "gpulint: error: a process checking files stopped unexpectedly (killed, or out of "
+        "memory); run again, or with --jobs 1\n"
+    )
+
+
+def test_an_unreadable_directory_is_a_finding_not_a_clean_run(tmp_path: Path) -> None:
+    (tmp_path / "ok.yaml").write_text(POD.format(name="ok").replace("0.5", "1"))
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "pod.yaml").write_text(POD.format(name="hidden"))
+    (tmp_path / "locked").chmod(0o000)
+    command = [sys.executable, "-m", "gpulint", "check", "--isolated", "--format", "json", "."]
+    done = subprocess.run(
+        _unprivileged(command), cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    (tmp_path / "locked").chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert [(f["code"], f["path"], f["line"], f["message"]) for f in report["findings"]] == [
+        ("GPU000", "locked", 1, "cannot read directory: Permission denied")
+    ]
+
+
+def test_a_file_in_an_untraversable_directory_is_not_missing(tmp_path: Path) -> None:
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "pod.yaml").write_text(POD.format(name="hidden"))
+    (tmp_path / "locked").chmod(0o600)  # listable by its owner, not searchable
+    command = [sys.executable, "-m", "gpulint", "check", "--isolated", "--format", "json"]
+    done = subprocess.run(
+        _unprivileged([*command, "locked/pod.yaml"]),
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    (tmp_path / "locked").chmod(0o755)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert [(f["code"], f["path"], f["message"]) for f in report["findings"]] == [
+        ("GPU000", "locked/pod.yaml", "cannot read file: Permission denied")
+    ]
+
+
+@pytest.mark.parametrize("source", ["/dev/zero", "sparse"])
+def test_an_endless_device_or_a_huge_file_is_refused_with_a_finding(
+    tmp_path: Path, source: str
+) -> None:
+    path = source
+    if source == "sparse":
+        huge = tmp_path / "huge.yaml"
+        with huge.open("wb") as stream:
+            stream.truncate(200 << 20)  # 200 MB that take no disk
+        path = str(huge)
+    result = run("check", "--isolated", "--format", "json", path)
+    assert findings(result) == [("GPU000", path, 1, 1)]
+    message = json.loads(result.stdout)["findings"][0]["message"]
+    assert message == "cannot read file: larger than 128 MiB, which gpulint refuses"
+
+
+def test_a_setting_written_twice_in_the_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "gpulint.yaml"
+    config.write_text("select: [GPU1]\nignore: [GPU601]\nselect: [GPU0]\n")
+    (tmp_path / "pod.yaml").write_text(POD.format(name="p"))
+    result = run("check", "--config", str(config), str(tmp_path / "pod.yaml"))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"gpulint: error: {config}:3:1: `select` is set twice (lines 1 and 3); keep one\n"
+    )
+
+
+# --- dependencies ---------------------------------------------------------------------------
+
+
+def test_the_private_c_parser_of_ruamel_yaml_clib_is_where_gpulint_reads_it() -> None:
+    from importlib.metadata import version
+
+    from _ruamel_yaml import CParser
+
+    events = CParser("a: 1\n")
+    assert type(events.get_event()).__name__ == "StreamStartEvent"
+    # pyproject.toml bounds both to the minor versions tested: ruamel.yaml <0.20, clib <0.3.
+    assert (0, 18) <= tuple(int(p) for p in version("ruamel.yaml").split(".")[:2]) < (0, 20)
+    assert (0, 2) <= tuple(int(p) for p in version("ruamel.yaml.clib").split(".")[:2]) < (0, 3)
+
+
+def test_a_moved_c_parser_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(POD.format(name="p"))
+    hide = (
+        "import sys; sys.modules['_ruamel_yaml'] = None; "
+        "sys.argv = ['gpulint', 'check', '--isolated', 'pod.yaml']; "
+        "from gpulint.__main__ import run; run()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", hide], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(
+        "gpulint: error: the C parser of ruamel.yaml.clib (_ruamel_yaml.CParser) cannot be "
+        "imported ("
+    )
+    assert line.endswith("pip install 'ruamel.yaml.clib>=0.2.8,<0.3'")

@@ -51,7 +51,7 @@ def escape_controls(text: str) -> str:
     return _CONTROL.sub(_escaped, text)
 
 
-def _no_command(text: str) -> str:
+def no_command(text: str) -> str:
     """`text` with the first `:` of a line that would start with `::` shown as `\\x3a`."""
     return _COMMAND_START.sub(r"\1\\x3a:", text) if "::" in text else text
 
@@ -59,13 +59,13 @@ def _no_command(text: str) -> str:
 def one_line(text: str, limit: int = MAX_TEXT) -> str:
     """Plain-text output: cut, every control character (newlines too) shown escaped (`\\n`,
     `\\x1b`), and no `::` where a line starts."""
-    return _no_command(_CONTROL.sub(_escaped, cut(text, limit)))
+    return no_command(_CONTROL.sub(_escaped, cut(text, limit)))
 
 
 def text_block(text: str, limit: int = MAX_TEXT) -> str:
     """Like one_line, but line breaks stay line breaks (a block of YAML to paste)."""
     lines = cut(text, limit).split("\n")
-    return _no_command("\n".join(_CONTROL.sub(_escaped, line) for line in lines))
+    return no_command("\n".join(_CONTROL.sub(_escaped, line) for line in lines))
 
 
 def xml_text(text: str, limit: int = MAX_TEXT) -> str:

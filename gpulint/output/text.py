@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from gpulint.findings import Finding, LintResult
 from gpulint.model import Severity
-from gpulint.output.escape import MAX_NAME, escape_controls, one_line, text_block
+from gpulint.output.escape import MAX_NAME, escape_controls, no_command, one_line, text_block
 
 _SEVERITY_COLOUR = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 #: Longer source lines are shown as a window around the column, so a minified line does not
@@ -35,7 +35,8 @@ def format_finding(finding: Finding, color: bool = False, source_line: str | Non
     given); where the object came from; the fix."""
     # Paths, messages and fixes quote manifests and file names: escaped, one line each.
     path = one_line(finding.path, limit=len(finding.path))
-    location = _paint(f"{path}:{finding.line}:{finding.column}:", "1", color)
+    # A file named `:` would start the line with `::` once the position follows it.
+    location = _paint(no_command(f"{path}:{finding.line}:{finding.column}:"), "1", color)
     code = _paint(finding.code, _SEVERITY_COLOUR[finding.severity], color)
     fixable = " [*]" if finding.applicability == "safe" else ""
     message = one_line(finding.message)
