@@ -1,0 +1,164 @@
+"""gpulint.render on its own: helm and kustomize runs, the render cache, and tracing a rendered
+position back to the file that wrote it (exact, or not at all)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpulint.findings import Finding
+from gpulint.model import Severity
+from gpulint.render.helm import HelmRender, render_chart
+from gpulint.render.locate import HelmOrigin, sentinel
+from gpulint.render.tokens import tokens
+from gpulint.render.tools import RenderError
+
+pytest_plugins = ["tests.binaries"]
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+NIM = FIXTURES / "charts" / "nim-llm"
+
+
+@pytest.fixture()
+def helm(tool_env, helm4_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """helm v4 alone on PATH; the working directory is `tmp_path`."""
+    tool_env(helm=helm4_dir / "helm")
+    monkeypatch.chdir(tmp_path)
+    return helm4_dir / "helm"
+
+
+def finding_at(line: int, column: int, source: str | None = None) -> Finding:
+    return Finding("GPU001", "x", Severity.ERROR, "nim-llm", line, column, "m", None, None, source)
+
+
+def test_tokens_know_where_each_scalars_characters_are() -> None:
+    text = "a: \"nvidia.com/gpu\"\nb: {c: p4d, d: 8}\ne: [one, 'two']  # note\n"
+    _, found = tokens(text)
+    assert {pos: (t.text, t.offset, t.is_key) for pos, t in found.items()} == {
+        (1, 1): ("a", 0, True),
+        (1, 4): ("nvidia.com/gpu", 4, False),
+        (2, 1): ("b", 20, True),
+        (2, 5): ("c", 24, True),
+        (2, 8): ("p4d", 27, False),
+        (2, 13): ("d", 32, True),
+        (2, 16): ("8", 35, False),
+        (3, 1): ("e", 38, True),
+        (3, 5): ("one", 42, False),
+        (3, 10): ("two", 48, False),
+    }
+
+
+def test_sentinel_keeps_length_and_punctuation_and_changes_every_letter_and_digit() -> None:
+    assert sentinel("nvidia.com/gpus") == "zzzzzz.zzz/zzzz"
+    assert sentinel("p4dn") == "z7zz"
+    assert sentinel("z7") == "q3"
+
+
+def test_a_chart_renders_and_a_second_render_reads_the_cache(
+    tool_env, helm4_dir: Path, tmp_path: Path
+) -> None:
+    # helm behind a script that counts its runs.
+    calls = tmp_path / "calls"
+    counting = tmp_path / "counting-helm"
+    counting.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {helm4_dir / "helm"} "$@"\n')
+    counting.chmod(0o755)
+    tool_env(helm=counting)
+    request = HelmRender(NIM, "demo", "ml")
+    cache = tmp_path / "cache"
+    text = render_chart(request, cache)
+    assert "# Source: nim-llm/templates/deployment.yaml" in text
+    assert "  name: demo\n" in text
+    assert render_chart(request, cache) == text
+    assert calls.read_text().splitlines() == [f"template demo {NIM} --namespace ml"]
+    render_chart(HelmRender(NIM, "other", "ml"), cache)
+    assert len(calls.read_text().splitlines()) == 2
+
+
+def test_a_changed_values_file_is_rendered_again(helm: Path, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text("replicaCount: 2\n")
+    request = HelmRender(NIM, "demo", None, (values,))
+    assert "replicas: 2\n" in render_chart(request, tmp_path / "cache")
+    values.write_text("replicaCount: 3\n")
+    assert "replicas: 3\n" in render_chart(request, tmp_path / "cache")
+
+
+def test_a_local_dependency_is_built_in_a_copy(helm: Path, tmp_path: Path) -> None:
+    shutil.copytree(NIM, tmp_path / "nim-llm")
+    umbrella = tmp_path / "umbrella"
+    (umbrella / "templates").mkdir(parents=True)
+    (umbrella / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: umbrella\nversion: 0.1.0\n"
+        "dependencies:\n  - name: nim-llm\n    version: 1.3.0\n"
+        "    repository: file://../nim-llm\n"
+    )
+    (umbrella / "values.yaml").write_text("nim-llm:\n  replicaCount: 4\n")
+    text = render_chart(HelmRender(umbrella, "u", None), None)
+    assert "# Source: umbrella/charts/nim-llm/templates/deployment.yaml" in text
+    assert "replicas: 4\n" in text
+    # The user's chart is left as it was.
+    assert sorted(os.listdir(umbrella)) == ["Chart.yaml", "templates", "values.yaml"]
+
+
+def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: Path) -> None:
+    chart = tmp_path / "app"
+    chart.mkdir()
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: app\nversion: 0.1.0\n"
+        "dependencies:\n  - name: redis\n    version: 18.0.0\n"
+        "    repository: https://charts.bitnami.com/bitnami\n"
+    )
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(chart, "app", None), None)
+    assert str(caught.value) == (
+        f"{chart}: dependency `redis` (https://charts.bitnami.com/bitnami) is not in "
+        f"{chart}/charts/; run `helm dependency build {chart}` where the network is reachable, "
+        "then check again"
+    )
+
+
+def test_a_value_is_traced_to_its_values_file_only_when_changing_it_changes_the_finding(
+    helm: Path, tmp_path: Path
+) -> None:
+    values = tmp_path / "values-prod.yaml"
+    values.write_text("resources:\n  limits:\n    nvidia.com/gpus: 1\n")
+    request = HelmRender(NIM, "nim-llm", None, (values,))
+    rendered = render_chart(request, None)
+    origin = HelmOrigin(request, "nim-llm", str(NIM), None)
+    source = "nim-llm/templates/deployment.yaml"
+    key, count = finding_at(31, 15, source), finding_at(31, 32, source)
+    mapped, unmapped = origin.locate([key, count], rendered)
+    assert (mapped.path, mapped.line, mapped.column) == ("values-prod.yaml", 3, 5)
+    assert mapped.rendered is not None and (mapped.rendered.line, mapped.rendered.column) == (
+        31,
+        15,
+    )
+    # `1` is written in both values files; re-rendering with each changed in turn tells which
+    # one this count is (the chart's own `1` is the count of nvidia.com/gpu, a line above).
+    assert (unmapped.path, unmapped.line, unmapped.column) == ("values-prod.yaml", 3, 22)
+
+
+def test_an_equal_text_written_elsewhere_is_not_taken_for_the_origin(
+    helm: Path, tmp_path: Path
+) -> None:
+    # The values file holds the same text as the rendered node selector, under a key the
+    # chart never reads: a text match alone would point there; the re-render proves it wrong.
+    values = tmp_path / "values-prod.yaml"
+    values.write_text("unused: p4dn\n")
+    request = HelmRender(NIM, "nim-llm", None, (values,), ("nodeSelector.pool=p4dn",))
+    rendered = render_chart(request, None)
+    assert "        pool: p4dn\n" in rendered
+    line = rendered.splitlines().index("        pool: p4dn") + 1
+    origin = HelmOrigin(request, "nim-llm", str(NIM), None)
+    (located,) = origin.locate(
+        [finding_at(line, 15, "nim-llm/templates/deployment.yaml")], rendered
+    )
+    assert (located.path, located.line, located.column) == (
+        f"{NIM}/templates/deployment.yaml",
+        1,
+        1,
+    )
+    assert located.rendered is not None and located.rendered.of == "nim-llm"
