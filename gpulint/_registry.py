@@ -92,6 +92,16 @@ RULES = (
         check='gpulint.rules.coverage:unchecked_accelerator_workload',
     ),
     Rule(
+        code='GPU008',
+        name='unsubstituted-env-template',
+        severity=Severity.INFO,
+        fix='Give the values (--var NAME=VALUE, or `variables:` in the config), or check the substituted output (envsubst < FILE | gpulint check -).',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.manifest:unsubstituted_env_template',
+    ),
+    Rule(
         code='GPU101',
         name='no-eligible-gpu-node-pool',
         severity=Severity.ERROR,

@@ -481,7 +481,7 @@ def _check_batch(plan: FilePlan, batch: list[Input]) -> list[FileOutcome]:
 
 def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     """Load one input, run the per-document rules on it, keep what corpus-wide rules need."""
-    loaded = _load(item)
+    loaded = _load(item, plan.config.variables)
     shapes: tuple[WorkloadShape, ...] = plan.config.workloads
     workloads = tuple(w for d in loaded.documents if (w := workload_of(d, shapes)) is not None)
     context = plan.context(loaded, workloads)
@@ -554,8 +554,10 @@ def _in_report_order(
     return per_file
 
 
-def _load(item: Input) -> LoadResult:
-    return load_path(Path(item)) if isinstance(item, str) else load_bytes(item[0], item[1])
+def _load(item: Input, variables: Mapping[str, str] | None = None) -> LoadResult:
+    if isinstance(item, str):
+        return load_path(Path(item), variables)
+    return load_bytes(item[0], item[1], variables)
 
 
 def _roles(workloads: Iterable[Workload]) -> dict[int, Workload]:

@@ -223,25 +223,29 @@ def _render_options(command: _Command) -> _Command:
     return command
 
 
-def _render_settings(
-    config: Config,
-    values_files: Sequence[str],
-    set_values: Sequence[str],
-    release: str | None,
-    namespace: str | None,
-    variables: Sequence[str],
-    cache_dir: str | None,
-    use_cache: bool,
-) -> RenderOptions:
-    """How this run renders charts and overlays: the config's charts, the command line's."""
-    from gpulint.render.options import ChartSettings, RenderOptions, ValuesSet
-
+def _with_variables(config: Config, variables: Sequence[str]) -> Config:
+    """`config` with each `--var NAME=VALUE` added to its `variables:` (the command line wins)."""
     assigned = dict(config.variables)
     for item in variables:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise GpulintError(f"--var {item}: expected NAME=VALUE")
         assigned[name] = value
+    return replace(config, variables=assigned)
+
+
+def _render_settings(
+    config: Config,
+    values_files: Sequence[str],
+    set_values: Sequence[str],
+    release: str | None,
+    namespace: str | None,
+    cache_dir: str | None,
+    use_cache: bool,
+) -> RenderOptions:
+    """How this run renders charts and overlays: the config's charts, the command line's."""
+    from gpulint.render.options import ChartSettings, RenderOptions, ValuesSet
+
     given = ValuesSet(None, tuple(values_files), tuple(set_values))
     charts = config.charts
     if values_files or set_values or release or namespace:
@@ -250,7 +254,6 @@ def _render_settings(
     return RenderOptions(
         charts=charts,
         default=ChartSettings(release, namespace, (given,)),
-        variables=assigned,
         cache_dir=cache_dir,
         use_cache=use_cache,
     )
@@ -453,15 +456,9 @@ def check(
             "--request-timeout": request_timeout,
         }
         _check_live_flags(live, profile_paths, live_only)
+        config = _with_variables(config, variables)
         render = _render_settings(
-            config,
-            values_files,
-            set_values,
-            release,
-            namespace,
-            variables,
-            cache_dir,
-            not no_cache,
+            config, values_files, set_values, release, namespace, cache_dir, not no_cache
         )
         if (apply_fixes or show_diff) and live:
             raise GpulintError("--fix and --diff check against a --profile, not --live")

@@ -430,8 +430,11 @@ def load(paths: Iterable[Path], stdin: tuple[str, bytes] | None = None) -> LoadR
     return LoadResult.merged(results)
 
 
-def load_path(path: Path) -> LoadResult:
-    """Read and parse one file; one that cannot be read is a load issue at its line 1."""
+def load_path(path: Path, variables: Mapping[str, str] | None = None) -> LoadResult:
+    """Read and parse one file; one that cannot be read is a load issue at its line 1.
+
+    `variables` are substituted for `$NAME`/`${NAME}` first (see load_text).
+    """
     name = display_path(path)
     data = read_bytes(path)
     if isinstance(data, OSError):
@@ -446,7 +449,7 @@ def load_path(path: Path) -> LoadResult:
         message = f"cannot read {what}: {reason}"
         issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), message)
         return LoadResult((source_file,), (), (issue,))
-    return load_bytes(name, data)
+    return load_bytes(name, data, variables)
 
 
 #: The largest file gpulint reads: no Kubernetes manifest comes near it (the API server
@@ -470,7 +473,7 @@ def read_bytes(path: Path) -> bytes | OSError:
     return data
 
 
-def load_bytes(name: str, data: bytes) -> LoadResult:
+def load_bytes(name: str, data: bytes, variables: Mapping[str, str] | None = None) -> LoadResult:
     """Parse one file's bytes: its SourceFile, Documents and load issues."""
     try:
         text = data.decode("utf-8-sig")
@@ -479,12 +482,19 @@ def load_bytes(name: str, data: bytes) -> LoadResult:
         pos = byte_position(data, exc.start)
         issue = LoadIssue(IssueKind.NOT_UTF8, source_file, pos, "file is not valid UTF-8 text")
         return LoadResult((source_file,), (), (issue,))
-    return load_text(name, text)
+    return load_text(name, text, variables)
 
 
-def load_text(name: str, text: str) -> LoadResult:
-    """Parse one file's text: its SourceFile, Documents and load issues."""
+def load_text(name: str, text: str, variables: Mapping[str, str] | None = None) -> LoadResult:
+    """Parse one file's text: its SourceFile, Documents and load issues.
+
+    `$NAME` and `${NAME}` are replaced by `variables[NAME]` first, as envsubst would (names not
+    in `variables` stay). A file still holding placeholders where the API needs a value (a
+    quantity, a count, a name) is one ENV_TEMPLATE issue and no documents.
+    """
     text = normalize_line_breaks(text)
+    if variables and "$" in text:
+        text = substitute(text, variables)
     result = parse(text, line_breaks_normalized=True)
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []
@@ -533,6 +543,13 @@ def load_text(name: str, text: str) -> LoadResult:
             LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
             for dup in parsed.duplicates
         )
+    if documents and "$" in text:
+        placeholders = _placeholders(d.obj for d in documents)
+        if placeholders:
+            issue = LoadIssue(
+                IssueKind.ENV_TEMPLATE, source_file, placeholders[0][1], _env_message(placeholders)
+            )
+            return LoadResult((source_file,), (), (issue,))
     if documents or result.error is not None:
         issues.extend(
             LoadIssue(
@@ -545,6 +562,66 @@ def load_text(name: str, text: str) -> LoadResult:
             for parsed in stray
         )
     return LoadResult((source_file,), tuple(documents), tuple(issues))
+
+
+_PLACEHOLDER = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_WHOLE_PLACEHOLDER = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\Z")
+# Text a shell, the program or a tool expands at run time: a `$VAR` there is meant to stay.
+_RUNTIME_TEXT = frozenset(
+    {"command", "args", "env", "annotations", "data", "stringData", "script", "value"}
+)
+
+
+def substitute(text: str, variables: Mapping[str, str]) -> str:
+    """`text` with `$NAME` and `${NAME}` replaced for the names in `variables`."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        return variables.get(name, match.group(0))
+
+    return _PLACEHOLDER.sub(value, text)
+
+
+def _placeholders(objects: Iterable[YMap]) -> list[tuple[str, Pos]]:
+    """(placeholder, position) of each `$NAME`/`${NAME}` where the API needs a value."""
+    found: list[tuple[str, Pos]] = []
+    stack: list[YMap | YSeq] = list(objects)
+    while stack:
+        node = stack.pop()
+        items = (
+            ((k, v, node.pos_of_key(k), node.pos_of_value(k)) for k, v in node.items())
+            if isinstance(node, YMap)
+            else ((None, v, None, node.pos_of_item(i)) for i, v in enumerate(node))
+        )
+        for key, value, key_pos, value_pos in items:
+            if key in _RUNTIME_TEXT:
+                continue
+            if isinstance(key, str) and key_pos is not None and "$" in key:
+                found.extend(_placeholder_at(key, key_pos))
+            if isinstance(value, (YMap, YSeq)):
+                stack.append(value)
+            elif isinstance(value, str) and "$" in value:
+                found.extend(_placeholder_at(value, value_pos))
+    return sorted(found, key=lambda item: item[1])
+
+
+def _placeholder_at(text: str, pos: Pos) -> list[tuple[str, Pos]]:
+    # `${NAME}` anywhere (no Kubernetes name or quantity holds braces); a bare `$NAME` only as
+    # the whole value, since `$` also starts ordinary text.
+    braced = re.search(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", text)
+    if braced:
+        return [(braced.group(0), pos)]
+    return [(text, pos)] if _WHOLE_PLACEHOLDER.match(text) else []
+
+
+def _env_message(placeholders: list[tuple[str, Pos]]) -> str:
+    names = list(dict.fromkeys(p for p, _ in placeholders))
+    shown = ", ".join(f"`{n}`" for n in names[:3])
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return (
+        f"this file is an envsubst template ({shown}{more} where the API needs a value); "
+        "substitute them first (--var NAME=VALUE, or envsubst < FILE | gpulint check -)"
+    )
 
 
 def _duplicate_message(dup: DuplicateKey) -> str:

@@ -57,7 +57,7 @@ class ObjectRef(NamedTuple):
 
 
 class IssueKind(enum.Enum):
-    """Problems the loader finds while reading a file (reported by GPU000 and GPU005)."""
+    """Problems the loader finds while reading a file (reported by GPU000, GPU005, GPU008)."""
 
     SYNTAX = "syntax"
     NOT_A_MAPPING = "not-a-mapping"
@@ -67,6 +67,7 @@ class IssueKind(enum.Enum):
     UNREADABLE = "unreadable"
     MALFORMED = "malformed"  # a field of the wrong type, which the API server refuses
     UNRENDERED_TEMPLATE = "unrendered-template"
+    ENV_TEMPLATE = "env-template"  # envsubst placeholders where the API needs a value
 
 
 class LoadIssue(NamedTuple):

@@ -33,8 +33,6 @@ class RenderOptions:
     charts: Mapping[Path, ChartSettings] = field(default_factory=dict)
     #: Settings for charts given on the command line or found by walking.
     default: ChartSettings = ChartSettings()
-    #: envsubst variables (`--var NAME=VALUE`, config `variables:`).
-    variables: Mapping[str, str] = field(default_factory=dict)
     cache_dir: str | None = None  # --cache-dir; None: the profile cache's default place
     use_cache: bool = True
 

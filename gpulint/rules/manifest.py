@@ -1,4 +1,5 @@
-"""GPU000 invalid-manifest and GPU005 unrendered-helm-template: what the loader found."""
+"""GPU000 invalid-manifest, GPU005 unrendered-helm-template and GPU008
+unsubstituted-env-template: what the loader found."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def invalid_manifest(ctx: CheckContext) -> Iterator[Problem]:
     """What the API server refuses before any scheduling: unreadable or malformed files and
     fields, and quantities of ordinary resources (cpu, memory...) that are not quantities."""
     for issue in ctx.issues:
-        if issue.kind is IssueKind.UNRENDERED_TEMPLATE:
+        if issue.kind in (IssueKind.UNRENDERED_TEMPLATE, IssueKind.ENV_TEMPLATE):
             continue
         yield Problem(issue.file, issue.pos, issue.message, _FIXES[issue.kind], issue.document)
     yield from _invalid_quantities(ctx)
@@ -60,4 +61,11 @@ def unrendered_helm_template(ctx: CheckContext) -> Iterator[Problem]:
     """A file that contains `{{` and does not parse is a Helm template, not a manifest."""
     for issue in ctx.issues:
         if issue.kind is IssueKind.UNRENDERED_TEMPLATE:
+            yield Problem(issue.file, issue.pos, issue.message)
+
+
+def unsubstituted_env_template(ctx: CheckContext) -> Iterator[Problem]:
+    """A file with `$VAR`/`${VAR}` placeholders where the API needs a value: one note."""
+    for issue in ctx.issues:
+        if issue.kind is IssueKind.ENV_TEMPLATE:
             yield Problem(issue.file, issue.pos, issue.message)
