@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from gpulint.accelerators import looks_like_accelerator
-from gpulint.fields import shown, wrong_type
+from gpulint.fields import mapping_at, shown, wrong_type
 from gpulint.model import (
     Container,
     ContainerRole,
@@ -93,6 +93,7 @@ class Role(NamedTuple):
     derive: Callable[[YMap, YMap], YMap | UnreadPart | None] | None = None
     runs: bool = True  # False: a template other objects use (a serving runtime); no pods
     optional: bool = False  # a declared role that an object may leave out
+    generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
     # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
     operator_resources: bool = False
 
@@ -183,7 +184,50 @@ def _kserve_component(name: str, containers: tuple[ContainerField, ...]) -> Role
         name=name,
         containers=containers,
         operator_resources=True,
+        derive=kserve_component,
     )
+
+
+_GKE_ACCELERATOR = "serving.kserve.io/gke-accelerator"
+
+
+def kserve_component(obj: YMap, component: YMap) -> YMap:
+    """A KServe component's pod spec: as written, plus the node selector KServe's pod webhook
+    adds (pkg/webhook/admission/pod/accelerator_injector.go) when the InferenceService is
+    annotated `serving.kserve.io/gke-accelerator` and a container limits `nvidia.com/gpu`."""
+    for notes in (mapping_at(obj, "metadata", "annotations"), component.get("annotations")):
+        if isinstance(notes, YMap) and notes.get(_GKE_ACCELERATOR):
+            break
+    else:
+        return component
+    if not any(
+        "nvidia.com/gpu" in mapping_at(container, "resources", "limits")
+        for container in _component_containers(component)
+    ):
+        return component
+    pos = notes.pos_of_value(_GKE_ACCELERATOR)
+    written = component.get("nodeSelector")
+    selector = YMap(written.pos if isinstance(written, YMap) else pos)
+    if isinstance(written, YMap):
+        selector.update(written)
+        selector.spans.update(written.spans)
+    selector["cloud.google.com/gke-accelerator"] = str(notes[_GKE_ACCELERATOR])
+    selector.spans["cloud.google.com/gke-accelerator"] = (*pos, *pos)
+    pod = YMap(component.pos)
+    pod.update(component)
+    pod.spans.update(component.spans)
+    pod["nodeSelector"] = selector
+    pod.spans.setdefault("nodeSelector", (*pos, *pos))
+    return pod
+
+
+def _component_containers(component: YMap) -> Iterator[YMap]:
+    containers = component.get("containers")
+    if isinstance(containers, YSeq):
+        yield from (c for c in containers if isinstance(c, YMap))
+    for name in (*KSERVE_FORMATS, "art", "alibi"):
+        if isinstance(component.get(name), YMap):
+            yield component[name]
 
 
 def _kserve_workers(path: str, runs: bool = True) -> Role:
@@ -579,6 +623,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             Role(
                 "resource",
                 derive=kaito_pod,
+                generated=True,
                 counts=(Count("count"),),
                 name="preset",
                 operator_resources=True,
@@ -598,6 +643,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             Role(
                 "spec",
                 derive=kubeai_pod,
+                generated=True,
                 operator_resources=True,
                 counts=(Count("replicas", peaks=("minReplicas", "maxReplicas")),),
             ),
@@ -929,7 +975,7 @@ def malformed_fields(
     problems: list[tuple[Pos, str]] = []
     for role in shape.roles:
         for where, role_node in _descend([("", obj)], role.path, problems):
-            if role.derive is not None:
+            if role.generated:
                 continue  # the operator's fields are its to check
             for found in _descend([(where, role_node)], role.template, problems):
                 for spec_where, spec in _descend([found], role.spec, problems):
@@ -1246,6 +1292,7 @@ def unchecked(document: Document, workload: Workload | None) -> Unchecked | None
     read: set[int] = set()
     for template in workload.templates if workload is not None else ():
         read.add(id(template.spec))
+        read.add(id(template.role_node))  # a pod spec an operator completes (KServe)
         read.add(id(template.annotations))
         read.update(id(c.resources.node) for c in template.containers)
     requests = tuple(

@@ -409,3 +409,32 @@ status:
         ("amd.com/gpu", "spec.deep.list[0].resources", (5, 30), "resource"),
         ("resource claim tpu", "spec.claims.resourceClaims", (6, 12), "claim"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("limits", "selector"),
+    [
+        ("{nvidia.com/gpu: 1}", {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}),
+        ("{cpu: 1}", {}),  # KServe adds the selector only to pods that limit GPUs
+    ],
+)
+def test_kserve_gke_accelerator_annotation_selects_the_node_pool(limits, selector) -> None:
+    (template,) = _workload(
+        f"""\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: tf
+  annotations: {{serving.kserve.io/gke-accelerator: nvidia-tesla-t4}}
+spec:
+  predictor:
+    tensorflow:
+      resources: {{limits: {limits}}}
+"""
+    ).templates
+    assert dict(template.node_selector) == selector
+    if selector:
+        assert template.spec["nodeSelector"].pos_of_key("cloud.google.com/gke-accelerator") == (
+            5,
+            53,
+        )
