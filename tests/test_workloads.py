@@ -434,7 +434,5 @@ spec:
     ).templates
     assert dict(template.node_selector) == selector
     if selector:
-        assert template.spec["nodeSelector"].pos_of_key("cloud.google.com/gke-accelerator") == (
-            5,
-            53,
-        )
+        selector_node = template.spec["nodeSelector"]
+        assert selector_node.pos_of_key("cloud.google.com/gke-accelerator") == (5, 52)
