@@ -521,7 +521,7 @@ MAX_NAMED_POOLS = 3
 
 def describe_pools(pools: tuple[Pool, ...]) -> str:
     """`pool g5`, `pools g5, p4d`, or `pools a, b, c and 9 more like them`, for messages."""
-    names = first_pools([p.name for p in pools], ", ")
+    names = first_pools([p.described for p in pools], ", ")
     return f"pool {names}" if len(pools) == 1 else f"pools {names}"
 
 

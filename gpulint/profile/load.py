@@ -16,12 +16,14 @@ from gpulint.profile.karpenter import facts_from_karpenter, is_karpenter_object
 from gpulint.profile.kubectl import facts_from_objects, is_kubernetes_objects
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
+from gpulint.profile.terraform import facts_from_terraform, is_terraform_path
 from gpulint.yamltree import parse
 
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
     "-A -o yaml` dump, Kueue ResourceFlavor/ClusterQueue/LocalQueue objects, an eksctl "
-    "ClusterConfig, Karpenter NodePools, or Cluster API MachineDeployments"
+    "ClusterConfig, Karpenter NodePools, Cluster API MachineDeployments, or Terraform (.tf files "
+    "or a root module's directory)"
 )
 
 
@@ -36,6 +38,9 @@ def load_profiles(
     """
     facts: list[ProfileFacts] = []
     for path in paths:
+        if is_terraform_path(path):
+            facts.append(facts_from_terraform(path))
+            continue
         data = read_input(path, "profile")
         if cache is None:
             facts.extend(profile_facts(path, data, pool_label))
@@ -57,6 +62,8 @@ def _cached_profile_facts(
 
 def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileFacts]:
     """What each document of one profile input says (one entry per input document)."""
+    if is_terraform_path(path):
+        return [facts_from_terraform(path)]
     return profile_facts(path, read_input(path, "profile"), pool_label)
 
 

@@ -96,6 +96,7 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
             base.local_queues, later.local_queues, lambda q: (q.namespace, q.name)
         ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
+        assumptions=(*base.assumptions, *later.assumptions),
     )
 
 

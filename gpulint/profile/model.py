@@ -81,6 +81,8 @@ class Pool:
     # Extended resources a node of the pool has that cluster-autoscaler's zero-node template
     # does not advertise: with the pool at zero, a pod asking for one never triggers a scale-up.
     template_missing: tuple[str, ...] = ()
+    # Where the pool is written (`infra/main.tf:14`), for messages; not a cluster fact.
+    defined_at: str | None = field(default=None, compare=False)
 
     @property
     def can_grow(self) -> bool:
@@ -92,6 +94,11 @@ class Pool:
         """True for a pool of a Karpenter NodePool: nodes are launched for pending pods and
         never kept warm, so waiting for one is how the pool works, not a choice to revisit."""
         return (self.limit_group or "").startswith(NODEPOOL_GROUP)
+
+    @property
+    def described(self) -> str:
+        """The pool's name for messages, with where it is written when known."""
+        return f"{self.name} ({self.defined_at})" if self.defined_at else self.name
 
     @property
     def ceiling(self) -> int:
@@ -198,6 +205,8 @@ class ClusterProfile:
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"
     provider_source: str | None = field(default=None, compare=False)  # how `provider` was learnt
+    # Values the inputs could not decide (a Terraform data source ...) and what was taken instead.
+    assumptions: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def extended_resource_toleration_enabled(self) -> bool:

@@ -60,6 +60,7 @@ def show_profile(profile: ClusterProfile) -> str:
         ]
     else:
         lines.append("No node pools.")
+    lines += [f"Assumed: {assumption}" for assumption in profile.assumptions]
     lines += ["", admission_line(profile)]
     for quota in profile.quotas:
         limits = ", ".join(

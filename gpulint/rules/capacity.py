@@ -454,7 +454,7 @@ def _pool_room(pool: Pool, resource: str) -> str:
     """`p4d: 4 nodes × 8`, plus `, 6 already in use` when pods hold some."""
     nodes = node_ceiling(pool)
     per_node = format_quantity(allocatable(pool, resource))
-    text = f"{pool.name}: {nodes} node{'' if nodes == 1 else 's'} × {per_node}"
+    text = f"{pool.described}: {nodes} node{'' if nodes == 1 else 's'} × {per_node}"
     in_use = _in_use(pool, resource)
     return f"{text}, {format_quantity(in_use)} already in use" if in_use else text
 

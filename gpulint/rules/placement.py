@@ -225,7 +225,7 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
         yield Problem.at(
             template.document,
             tolerations_pos(template),
-            f"pod ({_gpu_text(item.gpus)}) fits pool {best.pool.name} except for its "
+            f"pod ({_gpu_text(item.gpus)}) fits pool {best.pool.described} except for its "
             f"taint{'s' if len(best.untolerated) > 1 else ''} {taints}, which no toleration "
             f"of the pod matches{_admission_note(item, best.untolerated, profile)}{also}"
             f"{rest_text}",
@@ -534,7 +534,7 @@ def gpu_exceeds_node(ctx: CheckContext) -> Iterator[Problem]:
         name, template = excess.resource, item.template
         largest = max(excess.pools, key=lambda p: allocatable(p, name))
         per_pool = first_pools(
-            [f"{p.name}: {format_quantity(allocatable(p, name))}" for p in excess.pools]
+            [f"{p.described}: {format_quantity(allocatable(p, name))}" for p in excess.pools]
         )
         summed = sum(
             (

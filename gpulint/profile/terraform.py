@@ -1,0 +1,404 @@
+"""Terraform node pools (`.tf` files, or a root module's directory) -> pools.
+
+Terraform is evaluated as Terraform would evaluate it (variable defaults, `terraform.tfvars`,
+locals, local modules and their inputs, `for_each`/`count`, `for` expressions, `file()` and
+`yamldecode()`) by tfparse, an optional dependency (`pip install 'gpulint[terraform]'`),
+imported only when a Terraform input is given. Resources read:
+
+- `aws_eks_node_group`, and the `eks_managed_node_groups` / `self_managed_node_groups` inputs of
+  the terraform-aws-modules/eks module (or its node-group submodules' inputs);
+- `google_container_node_pool` (autoscaling per zone or in total, `guest_accelerator`, GKE's
+  automatic GPU taint and labels);
+- `azurerm_kubernetes_cluster_node_pool` (`node_taints`, `node_labels`, spot priority).
+
+A value the files cannot decide (a data source, a remote module's output, a variable without
+a default) is not guessed silently: the pool takes a stated fallback and the profile lists it
+among its assumptions, which `gpulint profile show` prints. Every pool keeps the file and line
+of the block that defines it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gpulint.errors import GpulintError
+from gpulint.profile.autoscaler import EFFECTS, node_template_from_tags, template_covers
+from gpulint.profile.instances import NVIDIA, catalogue_allocatable
+from gpulint.profile.merge import PoolFacts, ProfileFacts
+from gpulint.profile.model import ClusterProfile, Pool, Taint
+
+EXTRA = "pip install 'gpulint[terraform]'"
+_EKS_MODULE = "terraform-aws-modules/eks/aws"
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+#: GKE taints GPU nodes so that only pods asking for GPUs land there.
+GKE_GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+AKS_SPOT = "kubernetes.azure.com/scalesetpriority"
+
+
+def is_terraform_path(path: str) -> bool:
+    """A `.tf` file, or a directory holding one (a root module)."""
+    if path.endswith(".tf"):
+        return True
+    return os.path.isdir(path) and any(name.endswith(".tf") for name in os.listdir(path))
+
+
+def load_tfparse(path: str) -> Any:
+    """The tfparse module; a one-line error naming the extra when it is not installed."""
+    try:
+        import tfparse  # optional: only Terraform inputs need it
+    except ImportError:
+        raise GpulintError(
+            f"{path}: reading Terraform needs the optional tfparse library: {EXTRA}"
+        ) from None
+    return tfparse
+
+
+@dataclass
+class _Reader:
+    """Reads values of one block, noting each one the files cannot decide."""
+
+    where: str  # `main.tf:14 aws_eks_node_group.gpu`
+    assumptions: list[str] = field(default_factory=list)
+
+    def get(self, block: Mapping[str, Any], key: str, fallback: Any, why: str = "") -> Any:
+        value = block.get(key, fallback) if isinstance(block, Mapping) else fallback
+        if _unresolved(value):
+            self.assumptions.append(
+                f"{self.where}: `{key}` is not known from the files{why}; taken as {fallback!r}"
+            )
+            return fallback
+        return value
+
+
+def _unresolved(value: Any) -> bool:
+    """tfparse leaves what it cannot evaluate as a reference, a block id, or null."""
+    if isinstance(value, Mapping) and "__attribute__" in value:
+        return True
+    if isinstance(value, str) and _UUID.match(value):
+        return True
+    if isinstance(value, list):
+        return any(_unresolved(item) for item in value)
+    return False
+
+
+def facts_from_terraform(path: str) -> ProfileFacts:
+    """The node pools a Terraform root module (or the directory of one `.tf` file) defines."""
+    tfparse = load_tfparse(path)
+    directory = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    try:
+        blocks = tfparse.load_from_path(directory)
+    except Exception as exc:  # tfparse raises its own and Go-side errors: one line, exit 2
+        raise GpulintError(f"{path}: Terraform could not be evaluated: {exc}") from None
+    assumptions: list[str] = []
+    pools = [
+        *_eks_node_groups(directory, blocks, assumptions),
+        *_eks_modules(directory, blocks, assumptions),
+        *_gke_node_pools(directory, blocks, assumptions),
+        *_aks_node_pools(directory, blocks, assumptions),
+    ]
+    providers = {provider for provider, _ in pools}
+    provider = providers.pop() if len(providers) == 1 else None
+    profile = ClusterProfile(
+        provider=provider,
+        provider_source=f"inferred from the Terraform resources in {path}" if provider else None,
+        sources=(path,),
+        assumptions=tuple(assumptions),
+    )
+    return ProfileFacts(profile, tuple(facts for _, facts in pools))
+
+
+def _meta(directory: str, block: Mapping[str, Any]) -> tuple[str, str]:
+    """(`file:line`, address) of a block."""
+    meta = block.get("__tfmeta") or {}
+    filename = os.path.normpath(os.path.join(directory, str(meta.get("filename", ""))))
+    # Relative to the working directory when inside it, as the manifests' own paths are.
+    relative = os.path.relpath(os.path.abspath(filename))
+    shown = filename if relative.startswith("..") else relative
+    return f"{shown}:{meta.get('line_start', 1)}", str(meta.get("path", ""))
+
+
+def _blocks(value: Any) -> list[Mapping[str, Any]]:
+    """A nested block written once (a mapping) or several times (a list)."""
+    if isinstance(value, Mapping):
+        return [value]
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _labels(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): _text(v) for k, v in value.items() if not str(k).startswith("__")}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _count(reader: _Reader, block: Mapping[str, Any], key: str, fallback: int) -> int:
+    value = reader.get(block, key, fallback)
+    try:
+        return max(int(value), 0)
+    except (TypeError, ValueError):
+        return fallback
+
+
+def _taint(item: Mapping[str, Any], where: str) -> Taint:
+    effect = _text(item.get("effect"))
+    if effect not in EFFECTS:
+        raise GpulintError(
+            f"{where}: taint effect {effect!r} is not one of NO_SCHEDULE, PREFER_NO_SCHEDULE, "
+            "NO_EXECUTE (or NoSchedule, PreferNoSchedule, NoExecute)"
+        )
+    return Taint(_text(item.get("key")), _text(item.get("value")), EFFECTS[effect])
+
+
+def _pool(name: str, defined_at: str, values: dict[str, Any], estimated: set[str]) -> PoolFacts:
+    values["defined_at"] = defined_at
+    stated = set(values) - estimated - {"nodes"}
+    pool = Pool(name=name, **values)
+    return PoolFacts(pool, frozenset(stated), frozenset(estimated | {"nodes"}))
+
+
+# --- EKS --------------------------------------------------------------------------------------
+
+
+def _eks_node_groups(
+    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
+) -> Iterator[tuple[str, PoolFacts]]:
+    for block in _blocks(blocks.get("aws_eks_node_group")):
+        defined_at, address = _meta(directory, block)
+        reader = _Reader(f"{defined_at} {address}")
+        name = _text(reader.get(block, "node_group_name", address.rsplit(".", 1)[-1]))
+        scaling = (_blocks(block.get("scaling_config")) or [{}])[0]
+        types = reader.get(block, "instance_types", ["t3.medium"], " (the EKS default)")
+        taints = tuple(_taint(t, defined_at) for t in _blocks(block.get("taint")))
+        yield "eks", _eks_pool(name, defined_at, reader, scaling, types, block, taints, True)
+        assumptions.extend(reader.assumptions)
+
+
+def _eks_pool(
+    name: str,
+    defined_at: str,
+    reader: _Reader,
+    sizes: Mapping[str, Any],
+    types: Any,
+    group: Mapping[str, Any],
+    taints: tuple[Taint, ...],
+    managed: bool,
+    keys: tuple[str, str, str] = ("min_size", "max_size", "desired_size"),
+) -> PoolFacts:
+    low = _count(reader, sizes, keys[0], 1)
+    high = _count(reader, sizes, keys[1], max(low, 3))
+    nodes = _count(reader, sizes, keys[2], low)
+    instance = _text(types[0]) if isinstance(types, list) and types else _text(types) or None
+    labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
+    if managed:
+        labels["eks.amazonaws.com/nodegroup"] = name
+        capacity = _text(group.get("capacity_type")) or "ON_DEMAND"
+        labels["eks.amazonaws.com/capacityType"] = capacity
+    user = _labels(reader.get(group, "labels", {}))
+    labels.update(user)
+    if managed:
+        from_zero = high > 0  # the autoscaler reads a managed group's template from EKS
+    else:
+        tags = {**_labels(group.get("tags")), **_labels(group.get("autoscaling_group_tags"))}
+        from_zero = high > 0 and template_covers(node_template_from_tags(tags), user, taints)
+    values: dict[str, Any] = {
+        "labels": labels,
+        "taints": taints,
+        "nodes": nodes,
+        "min_nodes": low,
+        "max_nodes": high,
+        "scale_from_zero": from_zero,
+        "instance_type": instance,
+    }
+    estimated = set()
+    allocatable = catalogue_allocatable(instance)
+    if allocatable is not None:
+        values["allocatable"] = allocatable
+        estimated.add("allocatable")
+    return _pool(name, defined_at, values, estimated)
+
+
+def _eks_modules(
+    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
+) -> Iterator[tuple[str, PoolFacts]]:
+    """terraform-aws-modules/eks: its node group maps, or a node-group submodule's inputs."""
+    for module in _blocks(blocks.get("module")):
+        source = _text(module.get("source"))
+        if _EKS_MODULE not in source:
+            continue
+        defined_at, address = _meta(directory, module)
+        reader = _Reader(f"{defined_at} {address}")
+        if "//modules/" in source:
+            managed = "self-managed" not in source
+            yield (
+                "eks",
+                _module_group(defined_at, reader, _text(module.get("name")), module, managed),
+            )
+        else:
+            for key, managed in (
+                ("eks_managed_node_groups", True),
+                ("self_managed_node_groups", False),
+            ):
+                groups = reader.get(module, key, {})
+                for name, group in groups.items() if isinstance(groups, Mapping) else ():
+                    if isinstance(group, Mapping) and not str(name).startswith("__"):
+                        label = _text(group.get("name")) or str(name)
+                        yield "eks", _module_group(defined_at, reader, label, group, managed)
+        assumptions.extend(reader.assumptions)
+
+
+def _module_group(
+    defined_at: str, reader: _Reader, name: str, group: Mapping[str, Any], managed: bool
+) -> PoolFacts:
+    raw = group.get("taints") or {}
+    items = raw.values() if isinstance(raw, Mapping) else raw if isinstance(raw, list) else ()
+    taints = tuple(_taint(t, defined_at) for t in items if isinstance(t, Mapping))
+    if managed:
+        types = reader.get(group, "instance_types", ["t3.medium"], " (the module's default)")
+    else:
+        types = reader.get(group, "instance_type", "m6i.large", " (the module's default)")
+    return _eks_pool(name, defined_at, reader, group, types, group, taints, managed)
+
+
+# --- GKE --------------------------------------------------------------------------------------
+
+
+def _gke_node_pools(
+    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
+) -> Iterator[tuple[str, PoolFacts]]:
+    for block in _blocks(blocks.get("google_container_node_pool")):
+        defined_at, address = _meta(directory, block)
+        reader = _Reader(f"{defined_at} {address}")
+        name = _text(reader.get(block, "name", address.rsplit(".", 1)[-1]))
+        config = (_blocks(block.get("node_config")) or [{}])[0]
+        machine = _text(reader.get(config, "machine_type", "e2-medium", " (GKE's default)"))
+        zones = reader.get(block, "node_locations", None)
+        zone_count = len(zones) if isinstance(zones, list) and zones else 1
+        scaling = (_blocks(block.get("autoscaling")) or [None])[0]
+        # Nodes per zone now: node_count, else initial_node_count, else the autoscaler's minimum.
+        first = _count(reader, scaling, "min_node_count", 0) if scaling is not None else 1
+        nodes = _count(
+            reader, block, "node_count", _count(reader, block, "initial_node_count", first)
+        )
+        labels = {
+            "cloud.google.com/gke-nodepool": name,
+            "node.kubernetes.io/instance-type": machine,
+        }
+        labels.update(_labels(reader.get(config, "labels", {})))
+        taints = [_taint(t, defined_at) for t in _blocks(config.get("taint"))]
+        allocatable = dict(catalogue_allocatable(machine) or {})
+        estimated = {"allocatable"} if allocatable else set()
+        for accelerator in _blocks(config.get("guest_accelerator")):
+            count = _count(reader, accelerator, "count", 1)
+            sharing = (_blocks(accelerator.get("gpu_sharing_config")) or [{}])[0]
+            clients = _count(reader, sharing, "max_shared_clients_per_gpu", 1) if sharing else 1
+            # Time-sharing and MPS advertise each GPU once per client.
+            allocatable[NVIDIA] = Decimal(count * clients)
+            labels["cloud.google.com/gke-accelerator"] = _text(accelerator.get("type"))
+            if sharing:
+                labels["cloud.google.com/gke-gpu-sharing-strategy"] = _text(
+                    sharing.get("gpu_sharing_strategy")
+                ).lower()
+                labels["cloud.google.com/gke-max-shared-clients-per-gpu"] = str(clients)
+            if accelerator.get("gpu_partition_size"):
+                labels["cloud.google.com/gke-gpu-partition-size"] = _text(
+                    accelerator["gpu_partition_size"]
+                )
+                reader.assumptions.append(
+                    f"{reader.where}: GPU partitions ({accelerator['gpu_partition_size']}) are "
+                    f"advertised as nvidia.com/gpu; taken as {count} per node"
+                )
+            estimated.discard("allocatable")
+        if NVIDIA in allocatable:
+            labels.setdefault("cloud.google.com/gke-accelerator", "nvidia")
+            # GKE taints GPU node pools itself (when the cluster has non-GPU pools).
+            if GKE_GPU_TAINT not in taints:
+                taints.append(GKE_GPU_TAINT)
+        if scaling is None:
+            low = high = nodes
+        elif "total_max_node_count" in scaling:
+            low = _count(reader, scaling, "total_min_node_count", 0)
+            high = _count(reader, scaling, "total_max_node_count", nodes)
+        else:
+            # min/max_node_count are per zone of node_locations.
+            low = _count(reader, scaling, "min_node_count", 0) * zone_count
+            high = _count(reader, scaling, "max_node_count", nodes) * zone_count
+            if zone_count == 1 and zones is None:
+                reader.assumptions.append(
+                    f"{reader.where}: autoscaling bounds are per zone and node_locations is not "
+                    "set; taken as one zone"
+                )
+        values: dict[str, Any] = {
+            "labels": labels,
+            "taints": tuple(taints),
+            "nodes": nodes * zone_count,
+            "min_nodes": low,
+            "max_nodes": high,
+            "scale_from_zero": scaling is not None and high > 0,
+            "instance_type": machine,
+        }
+        if allocatable:
+            values["allocatable"] = allocatable
+        yield "gke", _pool(name, defined_at, values, estimated)
+        assumptions.extend(reader.assumptions)
+
+
+# --- AKS --------------------------------------------------------------------------------------
+
+
+def _aks_node_pools(
+    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
+) -> Iterator[tuple[str, PoolFacts]]:
+    for block in _blocks(blocks.get("azurerm_kubernetes_cluster_node_pool")):
+        defined_at, address = _meta(directory, block)
+        reader = _Reader(f"{defined_at} {address}")
+        name = _text(reader.get(block, "name", address.rsplit(".", 1)[-1]))
+        vm_size = _text(reader.get(block, "vm_size", "Standard_D2s_v3"))
+        autoscaled = bool(block.get("auto_scaling_enabled") or block.get("enable_auto_scaling"))
+        nodes = _count(reader, block, "node_count", 1)
+        labels = {
+            "kubernetes.azure.com/agentpool": name,
+            "agentpool": name,
+            "node.kubernetes.io/instance-type": vm_size,
+        }
+        labels.update(_labels(reader.get(block, "node_labels", {})))
+        taints = []
+        for written in reader.get(block, "node_taints", []) or []:
+            head, _, effect = _text(written).rpartition(":")
+            key, _, value = head.partition("=")
+            if not key or effect not in EFFECTS:
+                raise GpulintError(
+                    f"{defined_at}: node_taints: {written!r} is not `key=value:NoSchedule`"
+                )
+            taints.append(Taint(key, value, EFFECTS[effect]))
+        if _text(block.get("priority")) == "Spot":
+            # AKS taints and labels spot node pools itself.
+            labels[AKS_SPOT] = "spot"
+            taints.append(Taint(AKS_SPOT, "spot", "NoSchedule"))
+        low = _count(reader, block, "min_count", nodes) if autoscaled else nodes
+        high = _count(reader, block, "max_count", nodes) if autoscaled else nodes
+        values: dict[str, Any] = {
+            "labels": labels,
+            "taints": tuple(taints),
+            "nodes": nodes,
+            "min_nodes": low,
+            "max_nodes": high,
+            "scale_from_zero": autoscaled and high > 0,
+            "instance_type": vm_size,
+        }
+        estimated = set()
+        allocatable = catalogue_allocatable(vm_size)
+        if allocatable is not None:
+            values["allocatable"] = allocatable
+            estimated.add("allocatable")
+        yield "aks", _pool(name, defined_at, values, estimated)
+        assumptions.extend(reader.assumptions)

@@ -1,0 +1,148 @@
+"""Terraform root modules as profile inputs (needs the optional tfparse)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpulint.cli import main
+from gpulint.errors import GpulintError
+from gpulint.profile import Taint, load_profiles
+from gpulint.profile.show import show_profile
+
+pytest.importorskip("tfparse")
+
+INFRA = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "terraform"
+EKS, GKE, AKS = (str(INFRA / name) for name in ("eks", "gke", "aks"))
+
+
+def shown(*parts: str) -> str:
+    """A Terraform file as messages name it: relative to the working directory when inside."""
+    path = os.path.join(*parts)
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def test_root_module_with_a_local_module_for_each_over_a_yaml_file() -> None:
+    profile = load_profiles([EKS])
+    pools = {p.name: p for p in profile.pools}
+    assert sorted(pools) == ["a100-training", "l40s-inference", "nvidia-gpu", "system"]
+    a100 = pools["a100-training"]
+    assert (a100.nodes, a100.min_nodes, a100.max_nodes, a100.scale_from_zero) == (0, 0, 2, True)
+    assert a100.taints == (Taint("workload", "training", "NoSchedule"),)  # NO_SCHEDULE
+    assert a100.labels["eks.amazonaws.com/nodegroup"] == "a100-training"
+    assert a100.labels["workload"] == "training"
+    assert a100.allocatable["nvidia.com/gpu"] == 8
+    assert a100.defined_at == f"{shown(EKS, 'modules', 'gpu-node-group', 'main.tf')}:12"
+    l40s = pools["l40s-inference"]
+    assert (l40s.instance_type, l40s.nodes, l40s.max_nodes) == ("g6e.12xlarge", 1, 3)
+    # The terraform-aws-eks module's own node group map.
+    gpu = pools["nvidia-gpu"]
+    assert (gpu.instance_type, gpu.min_nodes, gpu.max_nodes) == ("g6.4xlarge", 0, 2)
+    assert gpu.taints == (Taint("nvidia.com/gpu", "present", "NoSchedule"),)
+    assert gpu.defined_at == f"{shown(EKS, 'main.tf')}:14"
+    assert profile.provider == "eks"
+
+
+def test_gke_pool_bounds_are_per_zone_and_gke_adds_its_gpu_taint() -> None:
+    profile = load_profiles([GKE])
+    pools = {p.name: p for p in profile.pools}
+    l4, default = pools["l4-pool"], pools["default-pool"]
+    assert (l4.name, l4.nodes, l4.min_nodes, l4.max_nodes) == ("l4-pool", 0, 0, 4)
+    assert l4.allocatable["nvidia.com/gpu"] == Decimal(2)
+    assert l4.labels["cloud.google.com/gke-accelerator"] == "nvidia-l4"
+    assert l4.labels["cloud.google.com/gke-nodepool"] == "l4-pool"
+    assert l4.taints == (
+        Taint("dedicated", "ml", "NoSchedule"),
+        Taint("nvidia.com/gpu", "present", "NoSchedule"),
+    )
+    assert (default.nodes, default.max_nodes, default.scale_from_zero) == (3, 3, False)
+    assert profile.provider == "gke" and profile.extended_resource_toleration_enabled
+
+
+def test_aks_spot_pool_gets_the_spot_taint_and_label() -> None:
+    (pool,) = load_profiles([AKS]).pools
+    assert (pool.name, pool.min_nodes, pool.max_nodes, pool.scale_from_zero) == ("gpu", 0, 3, True)
+    assert pool.taints == (
+        Taint("sku", "gpu", "NoSchedule"),
+        Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"),
+    )
+    assert pool.labels["agentpool"] == "gpu"
+    assert pool.allocatable["nvidia.com/gpu"] == 1
+
+
+def test_a_value_the_files_cannot_decide_is_shown_as_an_assumption(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'variable "max" {}\n'
+        'resource "aws_eks_node_group" "gpu" {\n'
+        '  node_group_name = "gpu"\n'
+        '  instance_types  = ["g5.xlarge"]\n'
+        "  scaling_config {\n    min_size = 0\n    max_size = var.max\n    desired_size = 0\n  }\n"
+        "}\n"
+    )
+    profile = load_profiles([str(tmp_path)])
+    (pool,) = profile.pools
+    assert pool.max_nodes == 3
+    text = show_profile(profile)
+    assert (
+        f"Assumed: {shown(str(tmp_path), 'main.tf')}:2 aws_eks_node_group.gpu: `max_size` is "
+        "not known from the files; taken as 3\n"
+    ) in text
+
+
+def test_a_bad_effect_is_one_error_naming_the_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'resource "aws_eks_node_group" "gpu" {\n  node_group_name = "gpu"\n'
+        '  taint {\n    key = "k"\n    effect = "NOSCHEDULE"\n  }\n}\n'
+    )
+    with pytest.raises(GpulintError) as info:
+        load_profiles([str(tmp_path / "main.tf")])
+    assert str(info.value) == (
+        f"{shown(str(tmp_path), 'main.tf')}:1: taint effect 'NOSCHEDULE' is not one of "
+        "NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE (or NoSchedule, PreferNoSchedule, NoExecute)"
+    )
+
+
+def test_a_finding_on_a_terraform_pool_names_its_file_and_line(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n"
+        "  nodeSelector: {eks.amazonaws.com/nodegroup: a100-training}\n"
+        "  containers:\n  - name: c\n    image: c:1.0\n    resources:\n"
+        "      limits: {cpu: '1', memory: 1Gi, nvidia.com/gpu: 1}\n"
+    )
+    args = ["check", "--isolated", "--select", "GPU102", "--format", "json", "--profile", EKS]
+    result = CliRunner().invoke(main, [*args, str(pod)])
+    (finding,) = json.loads(result.stdout)["findings"]
+    where = shown(EKS, "modules", "gpu-node-group", "main.tf")
+    assert finding["message"].startswith(
+        f"pod (requests 1 nvidia.com/gpu) fits pool a100-training ({where}:12) except for its "
+        "taint workload=training:NoSchedule"
+    )
+
+
+def test_without_tfparse_a_terraform_profile_is_one_line_naming_the_extra(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text('resource "aws_eks_node_group" "g" {}\n')
+    # A fresh interpreter in which importing tfparse fails, as on an install without the extra.
+    code = (
+        "import sys; sys.modules['tfparse'] = None\n"
+        "from gpulint.cli import main\n"
+        f"main(['profile', 'show', '--profile', {str(tmp_path)!r}])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            f"{tmp_path}: reading Terraform needs the optional tfparse library: "
+            "pip install 'gpulint[terraform]'"
+        )
+    )
