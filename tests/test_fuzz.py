@@ -162,7 +162,7 @@ def test_hostile_names_and_huge_quantities_are_escaped_and_bounded_in_every_form
     from gpulint.profile import load_profiles
 
     name, data = drawn
-    result = lint(["-"], None, load_profiles([str(PROFILE)]), stdin=(name, data))
+    result = lint(["-"], profile=load_profiles([str(PROFILE)]), stdin=(name, data))
     findings = list(result.findings)
     assert findings, "the duplicate key at least is reported"
     options = OutputOptions()
