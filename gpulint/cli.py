@@ -779,7 +779,10 @@ def profile_show(profile_paths: tuple[str, ...], pool_label: str | None) -> None
     except GpulintError as exc:
         _fail(str(exc))
         return
-    click.echo(text, nl=False)
+    from gpulint.output.escape import text_block
+
+    # Pool names, labels and taints come from the cluster: shown escaped.
+    click.echo(text_block(text, limit=len(text)), nl=False)
 
 
 @profile.command("validate")

@@ -400,13 +400,22 @@ def _pods(count: int) -> str:
 
 
 def test_a_tree_a_thousand_directories_deep_is_walked(tmp_path: Path) -> None:
-    deepest = tmp_path
-    for _ in range(1000):
-        deepest = deepest / "d"
-        deepest.mkdir()
-    (deepest / "pod.yaml").write_text(POD.format(name="deep"))
-    result = run("check", "--isolated", "--format", "json", str(tmp_path))
-    assert findings(result) == [("GPU003", str(deepest / "pod.yaml"), 11, 32)]
+    chain = [tmp_path / "d"]
+    while len(chain) < 1000:
+        chain.append(chain[-1] / "d")
+    try:
+        for directory in chain:
+            directory.mkdir()
+        (chain[-1] / "pod.yaml").write_text(POD.format(name="deep"))
+        result = run("check", "--isolated", "--format", "json", str(tmp_path))
+        assert findings(result) == [("GPU003", str(chain[-1] / "pod.yaml"), 11, 32)]
+    finally:
+        # pytest removes old temporary directories recursively, which a tree this deep would
+        # make fail: it goes now, from the bottom.
+        (chain[-1] / "pod.yaml").unlink(missing_ok=True)
+        for directory in reversed(chain):
+            if directory.exists():
+                directory.rmdir()
 
 
 def test_a_failed_write_to_stdout_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -605,3 +614,12 @@ def test_a_moved_c_parser_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
         "imported ("
     )
     assert line.endswith("pip install 'ruamel.yaml.clib>=0.2.8,<0.3'")
+
+
+def test_standard_input_larger_than_the_limit_is_one_line_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("gpulint.loader.MAX_FILE_BYTES", 2 << 20)  # 128 MiB in the product
+    result = CliRunner().invoke(main, ["check", "--isolated", "-"], input="#" * ((2 << 20) + 1))
+    assert result.exit_code == 2
+    assert result.stderr == "gpulint: error: standard input is larger than 2 MiB\n"
