@@ -341,7 +341,8 @@ def version() -> None:
     "profile_paths",
     multiple=True,
     type=click.Path(),
-    help="Cluster profile input (ClusterProfile, kubectl dump, eksctl config); repeatable.",
+    help="Cluster profile input (ClusterProfile, kubectl dump, eksctl, Karpenter, Cluster API, "
+    "Terraform); repeatable.",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
 @click.option(
@@ -739,7 +740,10 @@ def profile() -> None:
     """Build and inspect the cluster profile the placement rules check against."""
 
 
-_PROFILE_INPUTS_HELP = "Inputs: ClusterProfile, kubectl dump (kind: List) or eksctl ClusterConfig."
+_PROFILE_INPUTS_HELP = (
+    "Inputs: ClusterProfile, kubectl dump (kind: List), Kueue queues, eksctl ClusterConfig, "
+    "Karpenter NodePools, Cluster API MachineDeployments, Terraform (.tf or a module directory)."
+)
 
 
 @profile.command("import")
