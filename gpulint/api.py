@@ -51,10 +51,11 @@ from gpulint.workloads import WorkloadShape, role_at, workload_of
 if TYPE_CHECKING:
     from gpulint.live.client import ConnectionOptions
     from gpulint.live.verdict import DryRun, ServerRejection
-    from gpulint.model import Document, Workload
+    from gpulint.model import Document, PodTemplate, Workload
     from gpulint.profile.model import ClusterProfile
     from gpulint.render.options import RenderOptions
     from gpulint.replicas import Autoscaler
+    from gpulint.scheduling import Placement
     from gpulint.spool import FindingSpool
 
 #: The rule that reports what a server-side dry-run refused.
@@ -328,6 +329,7 @@ class Gathered:
     files: int = 0
     objects: int = 0
     unchecked: int = 0  # objects that request accelerators gpulint did not check (GPU007)
+    placements: dict[int, Placement] = field(default_factory=dict)  # of kept templates
 
 
 def _check_every_file(plan: FilePlan, inputs: Inputs, options: LintOptions) -> Gathered:
@@ -352,6 +354,7 @@ def _check_every_file(plan: FilePlan, inputs: Inputs, options: LintOptions) -> G
             gathered.tracker.merge(outcome.tracker)
         for code, workloads in outcome.kept.items():
             gathered.kept[code].extend(workloads)
+        gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
     return gathered
 
 
@@ -370,6 +373,7 @@ def _corpus_findings(
             plan.context(LoadResult((), plan.knowledge, ()), tuple(gathered.kept[rule.code])),
             rejections=rejections,
             all_autoscalers=tuple(gathered.scalers.values()),
+            placements=gathered.placements,
         )
         found.extend(_findings(rule, context, roles, plan.config, gathered.tracker))
     if plan.unused_rule is not None:
@@ -410,6 +414,9 @@ class FileOutcome(NamedTuple):
     autoscalers: tuple[Autoscaler, ...]
     tracker: SuppressionTracker  # the file's suppression markers, and which were used
     unchecked: int = 0  # objects that request accelerators gpulint did not check (GPU007)
+    # The placement verdicts already computed on the kept workloads' templates, so the
+    # corpus-wide checks do not compute them again (sent with them from a worker process).
+    placements: tuple[tuple[PodTemplate, Placement], ...] = ()
 
 
 def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
@@ -508,6 +515,7 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         keeps = rule.keeps_function()
         kept[rule.code] = tuple(keeps(context)) if keeps is not None else ()
     checked = loaded.documents if plan.keep_checked else ()
+    kept_workloads = {id(w): w for found in kept.values() for w in found}.values()
     return FileOutcome(
         len(loaded.files),
         len(loaded.documents),
@@ -518,6 +526,7 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         context.autoscalers if plan.corpus_wide else (),
         tracker,
         sum(1 for found in context.unchecked if found.requests_accelerators),
+        context.placements_of(kept_workloads),
     )
 
 

@@ -14,8 +14,10 @@ from gpulint.api import LintOptions, lint
 from gpulint.cli import main
 from gpulint.config import Config
 from gpulint.errors import GpulintError
-from gpulint.model import Severity
+from gpulint.model import PodTemplate, Severity
+from gpulint.profile.model import ClusterProfile
 from gpulint.rules.base import CheckContext, Problem, Rule
+from gpulint.scheduling import Placement
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINING = ROOT / "fixtures" / "demo" / "training.yaml"
@@ -87,3 +89,28 @@ def test_the_callers_garbage_collector_is_left_as_it_was(enabled: bool) -> None:
         assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_each_templates_placement_is_computed_once_per_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GPU101-GPU105 judge each file's templates and GPU106/GPU201 the kept ones at the end:
+    # all of them read one verdict per template.
+    import gpulint.scheduling
+
+    placed: list[tuple[str, object, tuple[int, int]]] = []
+    place = gpulint.scheduling.place
+
+    def counted(template: PodTemplate, profile: ClusterProfile) -> Placement:
+        placed.append((template.document.file.path, template.document.ref, template.node.pos))
+        return place(template, profile)
+
+    monkeypatch.setattr(gpulint.scheduling, "place", counted)
+    cases = ROOT / "fixtures" / "cases"
+    result = lint(
+        [str(PLACEMENT), str(cases / "placement"), str(cases / "capacity")],
+        profile_paths=(str(PROFILE),),
+    )
+    codes = {f.code for f in result.findings}
+    assert {"GPU101", "GPU102", "GPU106", "GPU201"} <= codes
+    assert len(placed) == len(set(placed)) > 10

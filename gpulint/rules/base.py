@@ -78,7 +78,10 @@ class CheckContext:
     knowledge: tuple[Document, ...] = ()
     # Every input's HPAs (for a corpus-wide check); None: those among this context's documents.
     all_autoscalers: tuple[Autoscaler, ...] | None = None
-    _placements: dict[int, Placement] = field(default_factory=dict, init=False, repr=False)
+    # Verdicts by id() of their template: the per-file checks of one file share them, and the
+    # corpus-wide checks share those of the templates the files kept (alive for the whole run,
+    # so their ids stay theirs).
+    placements: dict[int, Placement] = field(default_factory=dict, repr=False)
 
     def placement(self, template: PodTemplate) -> Placement:
         """Every pool's verdict on `template` (needs a profile), computed once per run.
@@ -88,10 +91,21 @@ class CheckContext:
         from gpulint.scheduling import place  # only runs with a profile need the scheduler
 
         assert self.profile is not None, "placement needs a cluster profile"
-        verdict = self._placements.get(id(template))
+        verdict = self.placements.get(id(template))
         if verdict is None:
-            verdict = self._placements[id(template)] = place(template, self.profile)
+            verdict = self.placements[id(template)] = place(template, self.profile)
         return verdict
+
+    def placements_of(
+        self, workloads: Iterable[Workload]
+    ) -> tuple[tuple[PodTemplate, Placement], ...]:
+        """The verdicts already computed on the templates of `workloads`."""
+        return tuple(
+            (template, verdict)
+            for workload in workloads
+            for template in workload.templates
+            if (verdict := self.placements.get(id(template))) is not None
+        )
 
     def namespace_of(self, document: DocumentLike) -> str:
         """metadata.namespace, else --namespace, else the profile's default, else `default`."""
