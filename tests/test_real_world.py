@@ -17,15 +17,24 @@ notes, never an error: a false error on a correct published manifest is as serio
 Every object that requests accelerators is either read by gpulint or reported by GPU007.
 
 Adding a case is adding a file with its header and expectations, and its row in SOURCES.md.
+
+A directory holding `Chart.yaml` is a published Helm chart, rendered by gpulint with the
+official helm (tests/binaries.py). Its `corpus.yaml` gives the cluster profile and the cases:
+each names its verdict, the values files passed with `--values`, and every finding it expects
+(code, path relative to the chart, line, column, words of the message, and `mode: bare` or
+`mode: profile` when the finding belongs to one run only). Each case is checked without and
+with its profile, with the assertions of the files above.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from gpulint.cli import main
@@ -33,9 +42,17 @@ from gpulint.loader import load_path
 from gpulint.workloads import unchecked, workload_of
 from tests.expectations import Expected, parse_expectations, unmatched
 
+# helm4_dir and tool_env: the official helm binary, on a PATH of its own.
+pytest_plugins = ["tests.binaries"]
+
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+CHARTS = sorted(p.parent for p in CORPUS.rglob("Chart.yaml"))
 FILES = sorted(
-    p for p in CORPUS.rglob("*.yaml") if p.parent.name != "profiles" and p.parent != CORPUS
+    p
+    for p in CORPUS.rglob("*.yaml")
+    if p.parent.name != "profiles"
+    and p.parent != CORPUS
+    and not any(chart in p.parents for chart in CHARTS)
 )
 _HEADER = re.compile(r"^#\s*(cluster|verdict):\s*(\S+)", re.M)
 _MODE_EXPECT = re.compile(r"#\s*expect\[(profile|bare)\]:")
@@ -137,3 +154,104 @@ def test_every_accelerator_request_is_read_or_reported(path: Path) -> None:
         if f["code"] == "GPU007" and (o := f["object"]) is not None
     }
     assert unread <= reported, f"accelerator requests nobody checked: {unread - reported}"
+
+
+@dataclass(frozen=True)
+class ChartFinding:
+    """A finding a chart case expects: `path` is relative to the chart."""
+
+    code: str
+    path: str
+    line: int
+    column: int
+    words: str
+    mode: str | None  # "bare", "profile", or None for both runs
+
+
+@dataclass(frozen=True)
+class ChartCase:
+    """One rendering of a corpus chart: its values files, cluster, verdict and findings."""
+
+    chart: Path
+    name: str
+    cluster: Path
+    verdict: str
+    values: tuple[str, ...]
+    expect: tuple[ChartFinding, ...]
+
+
+def chart_cases(chart: Path) -> list[ChartCase]:
+    """The cases `chart/corpus.yaml` lists."""
+    sidecar = yaml.safe_load((chart / "corpus.yaml").read_text(encoding="utf-8"))
+    return [
+        ChartCase(
+            chart=chart,
+            name=case["name"],
+            cluster=chart / case.get("cluster", sidecar["cluster"]),
+            verdict=case["verdict"],
+            values=tuple(case["values"]),
+            expect=tuple(
+                ChartFinding(
+                    e["code"], e["path"], e["line"], e["column"], e["words"], e.get("mode")
+                )
+                for e in case["expect"]
+            ),
+        )
+        for case in sidecar["cases"]
+    ]
+
+
+CHART_CASES = [case for chart in CHARTS for case in chart_cases(chart)]
+
+
+@pytest.fixture()
+def helm_on_path(tool_env, helm4_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The official helm v4 alone on PATH, the corpus as the working directory."""
+    tool_env(helm=helm4_dir / "helm")
+    monkeypatch.chdir(CORPUS)
+
+
+def test_every_chart_says_where_it_comes_from_and_what_it_checks() -> None:
+    assert len(CHARTS) >= 3
+    sources = (CORPUS / "SOURCES.md").read_text(encoding="utf-8")
+    for chart in CHARTS:
+        assert f"`{chart.relative_to(CORPUS)}/`" in sources, f"{chart} has no row in SOURCES.md"
+    for case in CHART_CASES:
+        assert case.verdict in ("correct", "defect"), case
+        assert case.cluster.is_file(), case
+        assert all((case.chart / name).is_file() for name in case.values), case
+        assert all(e.mode in (None, "bare", "profile") for e in case.expect), case
+    # Every chart has a case with its own default values, right for its cluster.
+    assert {c.chart for c in CHART_CASES if not c.values and c.verdict == "correct"} == set(CHARTS)
+
+
+@pytest.mark.parametrize("mode", ["bare", "profile"])
+@pytest.mark.parametrize(
+    "case", CHART_CASES, ids=lambda c: f"{c.chart.relative_to(CORPUS)}:{c.name}"
+)
+def test_published_chart(case: ChartCase, mode: str, helm_on_path: None) -> None:
+    chart = case.chart.relative_to(CORPUS)
+    extra = [arg for name in case.values for arg in ("--values", str(chart / name))]
+    if mode == "profile":
+        extra += ["--profile", str(case.cluster.relative_to(CORPUS))]
+    findings = check(chart, *extra)
+    # Every finding points at a file of the chart (a values file or a template).
+    actual = sorted(
+        (f["code"], Path(f["path"]).relative_to(chart).as_posix(), f["line"], f["column"])
+        for f in findings
+    )
+    wanted = [e for e in case.expect if e.mode in (None, mode)]
+    assert actual == sorted((e.code, e.path, e.line, e.column) for e in wanted)
+    for e in wanted:
+        messages = [
+            f["message"]
+            for f in findings
+            if (f["code"], f["line"], f["column"]) == (e.code, e.line, e.column)
+            and Path(f["path"]) == chart / e.path
+        ]
+        assert any(e.words in m for m in messages), (
+            f"{e.code} {e.path}:{e.line} says none of {e.words!r}"
+        )
+    if case.verdict == "correct":
+        errors = [f"{f['code']} {f['message']}" for f in findings if f["severity"] == "error"]
+        assert not errors, f"a false error on a correct published chart: {errors}"
