@@ -61,7 +61,11 @@ if TYPE_CHECKING:
 #: The rule that reports what a server-side dry-run refused.
 SERVER_REJECTED = "GPU900"
 #: Kinds whose objects decide verdicts on objects in other files, read before the others.
-KNOWLEDGE_KINDS = frozenset({"PriorityClass", "ResourceQuota", "LimitRange"})
+KNOWLEDGE_KINDS = frozenset(
+    {"PriorityClass", "ResourceQuota", "LimitRange"}
+    # DRA objects: claims and classes that pods and claims of other files name.
+    | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
+)
 _KNOWLEDGE_BYTES = re.compile(b"|".join(k.encode() for k in sorted(KNOWLEDGE_KINDS)))
 #: Below this much input a process pool costs more to start than it saves.
 PARALLEL_MIN_BYTES = 4 << 20

@@ -38,6 +38,9 @@ ACCELERATOR_DRIVERS = frozenset(
     {"gpu.nvidia.com", "gpu.amd.com", "gpu.intel.com", "gaudi.intel.com", "gpu.example.com"}
 )
 ALLOCATION_ALL = "All"
+#: Every DeviceClass also serves `deviceclass.resource.kubernetes.io/<class name>` as an
+#: extended resource (KEP-5004), besides its explicit `extendedResourceName`.
+IMPLICIT_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 # The CEL clauses gpulint understands in a DeviceClass selector; anything else makes the
 # class's device set an upper bound (every device of its driver).
@@ -133,6 +136,15 @@ def extended_resource_names(objects: Iterable[Mapping[str, Any]]) -> frozenset[s
     return frozenset(
         c.extended_resource_name for c in device_classes(objects) if c.extended_resource_name
     )
+
+
+def served_resource_names(objects: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """Every extended resource name DeviceClasses among `objects` serve: the explicit
+    `extendedResourceName`s and each class's implicit `deviceclass.resource.kubernetes.io/<name>`.
+    """
+    classes = device_classes(objects)
+    implicit = {IMPLICIT_RESOURCE_PREFIX + c.name for c in classes if c.name}
+    return frozenset(implicit) | extended_resource_names(objects)
 
 
 def is_accelerator_class(name: str, classes: Iterable[DeviceClass] = ()) -> bool:

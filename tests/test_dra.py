@@ -7,6 +7,7 @@ intel-resource-drivers-for-kubernetes `device-class.yaml`, and `resource.k8s.io/
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +30,12 @@ from gpulint.dra import (
     is_dra_object,
     pod_claims,
     resource_slice,
+    served_resource_names,
 )
+from gpulint.profile import ClusterProfile, load_profiles
+from gpulint.profile.cache import ProfileCache
+from gpulint.profile.dump import dump_profile
+from gpulint.profile.merge import ProfileFacts, merge
 
 NVIDIA_GPU_CLASS: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1",
@@ -112,6 +118,11 @@ def test_extended_resource_names_of_every_class_in_lists() -> None:
         {"nvidia.com/gpu", "gpu.intel.com/xe"}
     )
     assert [c.name for c in device_classes([listed])] == ["gpu.nvidia.com", "mig.nvidia.com"]
+    assert served_resource_names([listed]) == {
+        "nvidia.com/gpu",
+        "deviceclass.resource.kubernetes.io/gpu.nvidia.com",
+        "deviceclass.resource.kubernetes.io/mig.nvidia.com",
+    }
 
 
 def test_claim_templates_claims_and_first_available_requests() -> None:
@@ -288,3 +299,54 @@ def test_malformed_objects_are_read_without_error(garbage: dict[str, Any]) -> No
         assert [r.count for r in claim(garbage).requests] == [1, 1]
     if garbage["kind"] == "ResourceSlice":
         assert resource_slice(garbage).devices[0].attributes == {"c": "1"}
+
+
+# --- the profile: a kubectl dump that lists DRA objects ------------------------------------
+
+PROFILE = str(Path(__file__).resolve().parent.parent / "fixtures" / "profiles" / "dra-nodes.yaml")
+
+
+def test_a_dump_with_resource_slices_shows_dra_nodes_not_a_broken_plugin(tmp_path: Path) -> None:
+    profile = load_profiles([PROFILE], cache=ProfileCache(tmp_path))
+    pool = next(p for p in profile.pools if p.name == "h100-dra")
+    # Labelled as GPU nodes with no nvidia.com/gpu allocatable: served by DRA.
+    assert (pool.dra_nodes, pool.device_plugin_not_ready) == (2, 0)
+    assert [c.name for c in profile.device_classes] == ["gpu.nvidia.com", "mig.nvidia.com"]
+    assert [(s.node, len(s.devices)) for s in profile.resource_slices] == [
+        ("h100-a", 8),
+        ("h100-b", 7),
+    ]
+    assert [c.describe() for c in profile.resource_claims] == [
+        "ResourceClaimTemplate ml/single-gpu (gpu: 1 × gpu.nvidia.com)"
+    ]
+    # Read again from the cache: the same facts.
+    assert load_profiles([PROFILE], cache=ProfileCache(tmp_path)) == profile
+    # A profile written out and read back keeps the count.
+    dumped = tmp_path / "profile.yaml"
+    dumped.write_text(dump_profile(profile), encoding="utf-8")
+    again = next(p for p in load_profiles([str(dumped)]).pools if p.name == "h100-dra")
+    assert (again.dra_nodes, again.device_plugin_not_ready) == (2, 0)
+
+
+def test_without_slices_a_labelled_node_without_gpus_is_a_plugin_not_serving(
+    tmp_path: Path,
+) -> None:
+    text = Path(PROFILE).read_text(encoding="utf-8")
+    nodes_only = text[: text.index("- apiVersion: resource.k8s.io/v1")]
+    path = tmp_path / "nodes.yaml"
+    path.write_text(nodes_only, encoding="utf-8")
+    pool = next(p for p in load_profiles([str(path)]).pools if p.name == "h100-dra")
+    assert (pool.dra_nodes, pool.device_plugin_not_ready) == (0, 2)
+
+
+def test_later_inputs_win_for_classes_and_slices() -> None:
+    first = ClusterProfile(
+        device_classes=(device_class(NVIDIA_GPU_CLASS),),
+        resource_slices=(resource_slice(nvidia_slice("a", ["gpu"])),),
+    )
+    later = ClusterProfile(
+        device_classes=(device_class(custom_class("gpu.nvidia.com", "device.driver == 'x'")),),
+    )
+    merged = merge([ProfileFacts(first), ProfileFacts(later)])
+    assert [c.drivers for c in merged.device_classes] == [frozenset({"x"})]
+    assert merged.resource_slices == first.resource_slices

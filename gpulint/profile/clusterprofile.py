@@ -35,6 +35,7 @@ _POOL_KEYS: Mapping[str, str] = {
     "instanceType": "instance_type",
     "devicePluginNotReady": "device_plugin_not_ready",
     "limitGroup": "limit_group",
+    "draNodes": "dra_nodes",
 }
 
 

@@ -106,6 +106,8 @@ def _pool(pool: Pool) -> list[str]:
         body.append(f"groupLimits: {_quantities(pool.group_limits)}")
     if pool.template_missing:
         body.append(f"templateMissing: [{', '.join(_scalar(n) for n in pool.template_missing)}]")
+    if pool.dra_nodes:
+        body.append(f"draNodes: {pool.dra_nodes}")
     if pool.gpus_in_use:
         body.append(f"gpusInUse: {_quantities(pool.gpus_in_use)}")
     if pool.gpus_in_use_by:

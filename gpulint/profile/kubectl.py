@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from gpulint.dra import DRA_KINDS, claim, device_class, dra_nodes, resource_slice
 from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_object
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
@@ -32,6 +33,7 @@ KINDS = frozenset(
         # needs, and a flavor's node labels are the pools' own.
         "ResourceFlavor",
     }
+    | DRA_KINDS
 )
 _LIST_KINDS = frozenset({"List", *(f"{kind}List" for kind in KINDS)})
 _LIMIT_KEYS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
@@ -69,6 +71,7 @@ def facts_from_objects(
     nodes: list[NodeView] = []
     quotas, limit_ranges, priority_classes = [], [], []
     cluster_queues, local_queues = [], []
+    classes, slices, claims = [], [], []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
         if kind == "Node":
@@ -91,6 +94,12 @@ def facts_from_objects(
             cluster_queues.append(cluster_queue_from_object(obj, source, path))
         elif kind == "LocalQueue":
             local_queues.append(local_queue_from_object(obj))
+        elif kind == "DeviceClass":
+            classes.append(device_class(obj))
+        elif kind == "ResourceSlice":
+            slices.append(resource_slice(obj))
+        elif kind in ("ResourceClaim", "ResourceClaimTemplate"):
+            claims.append(claim(obj))
     inferred = provider_from_nodes(nodes)
     profile = ClusterProfile(
         provider=inferred[0] if inferred else None,
@@ -100,11 +109,15 @@ def facts_from_objects(
         priority_classes=tuple(priority_classes),
         cluster_queues=tuple(cluster_queues),
         local_queues=tuple(local_queues),
+        device_classes=tuple(classes),
+        resource_slices=tuple(slices),
+        resource_claims=tuple(claims),
         sources=(source,),
     )
     # A dump of nodes lists all of them: a node group it lacks has no node now.
+    served = dra_nodes(slices, classes)
     return ProfileFacts(
-        profile, pool_facts_from_nodes(nodes, pool_label), nodes_complete=bool(nodes)
+        profile, pool_facts_from_nodes(nodes, pool_label, served), nodes_complete=bool(nodes)
     )
 
 

@@ -95,6 +95,12 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         local_queues=_by_key(
             base.local_queues, later.local_queues, lambda q: (q.namespace, q.name)
         ),
+        device_classes=_by_key(base.device_classes, later.device_classes, lambda c: c.name),
+        # Slices describe the nodes as one input saw them: the latest input that has any wins.
+        resource_slices=later.resource_slices or base.resource_slices,
+        resource_claims=_by_key(
+            base.resource_claims, later.resource_claims, lambda c: (c.kind, c.namespace, c.name)
+        ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
         assumptions=(*base.assumptions, *later.assumptions),
     )

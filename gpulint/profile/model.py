@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
 
+from gpulint.dra import Claim, DeviceClass, ResourceSlice
+
 #: Labels that name a node's pool, most specific first.
 POOL_LABELS: tuple[str, ...] = (
     "eks.amazonaws.com/nodegroup",
@@ -83,6 +85,9 @@ class Pool:
     template_missing: tuple[str, ...] = ()
     # Where the pool is written (`infra/main.tf:14`), for messages; not a cluster fact.
     defined_at: str | None = field(default=None, compare=False)
+    # Nodes that publish accelerators through DRA ResourceSlices (a DRA driver rather than a
+    # device plugin serves them, so an empty allocatable is no broken plugin).
+    dra_nodes: int = 0
 
     @property
     def can_grow(self) -> bool:
@@ -201,6 +206,10 @@ class ClusterProfile:
     priority_classes: tuple[PriorityClass, ...] = ()
     cluster_queues: tuple[ClusterQueue, ...] = ()
     local_queues: tuple[LocalQueue, ...] = ()
+    # Dynamic Resource Allocation objects, from a dump that lists them or the API.
+    device_classes: tuple[DeviceClass, ...] = ()
+    resource_slices: tuple[ResourceSlice, ...] = ()
+    resource_claims: tuple[Claim, ...] = ()  # ResourceClaims and ResourceClaimTemplates
     # Provenance, not cluster facts: two profiles of the same cluster read from different
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"

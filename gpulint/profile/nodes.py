@@ -184,18 +184,23 @@ def pools_from_nodes(
 
 
 def pool_facts_from_nodes(
-    nodes: Iterable[NodeView | Mapping[str, Any]], pool_label: str | None = None
+    nodes: Iterable[NodeView | Mapping[str, Any]],
+    pool_label: str | None = None,
+    dra_nodes: frozenset[str] = frozenset(),
 ) -> tuple[PoolFacts, ...]:
-    """Like pools_from_nodes, saying which pool fields the nodes state and which are guesses."""
+    """Like pools_from_nodes, saying which pool fields the nodes state and which are guesses.
+
+    `dra_nodes` names the nodes that publish accelerators in DRA ResourceSlices.
+    """
     views = [node if isinstance(node, NodeView) else node_view(node) for node in nodes]
     names = pool_names(views, pool_label)
     groups: dict[str, list[NodeView]] = {}
     for view in views:
         groups.setdefault(names[view.name], []).append(view)
-    return tuple(_pool(name, members) for name, members in groups.items())
+    return tuple(_pool(name, members, dra_nodes) for name, members in groups.items())
 
 
-def _pool(name: str, members: list[NodeView]) -> PoolFacts:
+def _pool(name: str, members: list[NodeView], dra_nodes: frozenset[str]) -> PoolFacts:
     usable = [n for n in members if n.ready and n.schedulable]
     # Shared facts come from the nodes that work, so one broken node does not skew the pool.
     typical = usable or members
@@ -217,9 +222,15 @@ def _pool(name: str, members: list[NodeView]) -> PoolFacts:
         min_nodes=count,
         max_nodes=count,
         instance_type=instance_type,
-        device_plugin_not_ready=sum(1 for n in usable if n.device_plugin_not_ready),
+        # A GPU node served by a DRA driver advertises no GPU resource: not a broken plugin.
+        device_plugin_not_ready=sum(
+            1 for n in usable if n.device_plugin_not_ready and n.name not in dra_nodes
+        ),
+        dra_nodes=sum(1 for n in usable if n.name in dra_nodes),
     )
     stated = {"labels", "taints", "allocatable", "nodes", "device_plugin_not_ready"}
+    if dra_nodes:
+        stated.add("dra_nodes")
     if instance_type is not None:
         stated.add("instance_type")
     # Without autoscaler settings the best guess is that the pool stays the size it is.

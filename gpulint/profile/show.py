@@ -171,7 +171,7 @@ def _row(pool: Pool, in_use_known: bool) -> tuple[str, ...]:
         *((gpus_in_use(pool),) if in_use_known else ()),
         f"{pool.nodes}/{pool.min_nodes}/{pool.max_nodes}",
         "yes" if pool.scale_from_zero else "no",
-        str(pool.device_plugin_not_ready),
+        str(pool.device_plugin_not_ready) + (f" ({pool.dra_nodes} DRA)" if pool.dra_nodes else ""),
         ",".join(str(t) for t in pool.taints) or "-",
         labels or "-",
     )

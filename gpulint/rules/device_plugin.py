@@ -197,6 +197,8 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
         for pool in ctx.profile.pools:
             if plugin.vendor not in pool_vendors(pool):
                 continue
+            if pool.nodes and pool.dra_nodes >= pool.nodes:
+                continue  # a DRA driver publishes the pool's GPUs; no device plugin needs to run
             what = f"device plugin `{plugin.workload.document.ref.name}` cannot run on GPU pool "
             mismatch = selector_mismatch(template, pool.labels)
             if mismatch is not None and mismatch.decidable:

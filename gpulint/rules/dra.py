@@ -1,0 +1,307 @@
+"""Dynamic Resource Allocation: claims a pod names, classes a claim names, devices nodes offer.
+
+GPU701 a container claims a name its pod does not declare; GPU702 a pod names a ResourceClaim
+or ResourceClaimTemplate that does not exist; GPU703 a request names a DeviceClass that does
+not exist; GPU704 a request wants more devices than any node's ResourceSlices publish; GPU705
+two DeviceClasses serve the same extended resource name.
+
+DRA objects come from every input (they are knowledge objects, read before the files are
+checked) and from the profile (a kubectl dump that lists `deviceclasses,resourceslices,
+resourceclaims,resourceclaimtemplates`, or a live cluster). Absence is only a defect where
+gpulint can know: the profile lists objects of that kind, or the inputs define others of that
+kind in the same namespace (then a missing name is a typo, not an object made elsewhere).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from gpulint.dra import (
+    ACCELERATOR_CLASSES,
+    ALLOCATION_ALL,
+    Claim,
+    DeviceClass,
+    PodClaim,
+    claim,
+    device_class,
+    devices_per_node,
+    pod_claims,
+)
+from gpulint.model import ContainerRole, Document
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.yamltree import Pos, YMap, YSeq
+
+_CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+
+
+@dataclass(frozen=True)
+class _DraObjects:
+    """The DRA objects gpulint knows for one run: the inputs' and the profile's."""
+
+    ctx: CheckContext
+    documents: tuple[Document, ...] = field(default=())
+
+    @cached_property
+    def input_classes(self) -> tuple[tuple[DeviceClass, Document], ...]:
+        return tuple(
+            (device_class(d.obj), d) for d in self.documents if d.ref.kind == "DeviceClass"
+        )
+
+    @cached_property
+    def profile_classes(self) -> tuple[DeviceClass, ...]:
+        return self.ctx.profile.device_classes if self.ctx.profile is not None else ()
+
+    @cached_property
+    def classes(self) -> dict[str, DeviceClass]:
+        found = {c.name: c for c in self.profile_classes}
+        found.update((c.name, c) for c, _ in self.input_classes)
+        return found
+
+    @cached_property
+    def claims(self) -> tuple[Claim, ...]:
+        from_inputs = tuple(
+            claim(d.obj, self.ctx.namespace_of(d))
+            for d in self.documents
+            if d.ref.kind in _CLAIM_KINDS
+        )
+        profiled = self.ctx.profile.resource_claims if self.ctx.profile is not None else ()
+        return (*profiled, *from_inputs)
+
+    def claims_known(self, kind: str, namespace: str) -> bool:
+        """Whether a missing `kind` in `namespace` is a defect (see the module docstring)."""
+        profile = self.ctx.profile
+        if profile is not None and any(c.kind == kind for c in profile.resource_claims):
+            return True
+        return any(c.kind == kind and c.namespace == namespace for c in self.claims)
+
+
+def _objects(ctx: CheckContext) -> _DraObjects:
+    seen = {id(d.obj) for d in ctx.knowledge}
+    documents = (*ctx.knowledge, *(d for d in ctx.documents if id(d.obj) not in seen))
+    return _DraObjects(ctx, tuple(d for d in documents if d.ref.kind in _DRA_KINDS))
+
+
+_DRA_KINDS = frozenset({*_CLAIM_KINDS, "DeviceClass", "ResourceSlice"})
+
+
+def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names) or "none"
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU701
+
+
+def container_claim_undeclared(ctx: CheckContext) -> Iterator[Problem]:
+    """A container's `resources.claims[].name` names no entry of the pod's `resourceClaims`."""
+    for _, template in ctx.pod_templates():
+        declared = [c.name for c in pod_claims(template.spec)]
+        for container in template.containers:
+            if container.role is ContainerRole.EPHEMERAL:
+                continue
+            resources = container.resources.node
+            entries = resources.get("claims") if isinstance(resources, YMap) else None
+            if not isinstance(entries, YSeq):
+                continue
+            for index, entry in enumerate(entries):
+                if not isinstance(entry, YMap) or not isinstance(entry.get("name"), str):
+                    continue
+                name = entry["name"]
+                # A resource name written as a claim (`nvidia.com/gpu`) is GPU004's finding.
+                if name in declared or "/" in name:
+                    continue
+                yield Problem.at(
+                    template.document,
+                    entry.pos_of_value("name") if "name" in entry else entries.pos_of_item(index),
+                    f"container `{container.name}` claims `{name}`, which no entry of the pod's "
+                    f"`resourceClaims` declares (declared: {_names(declared)})"
+                    f"{_did_you_mean(name, declared)}; the API server rejects the pod",
+                )
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU702
+
+
+def _claim_entry_pos(spec: YMap, entry: PodClaim) -> Pos:
+    entries = spec.get("resourceClaims")
+    if not isinstance(entries, YSeq):
+        return spec.pos
+    item = entries[entry.index]
+    key = "resourceClaimTemplateName" if entry.template_name else "resourceClaimName"
+    return item.pos_of_value(key) if isinstance(item, YMap) else entries.pos_of_item(entry.index)
+
+
+def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
+    """A pod names a ResourceClaim or ResourceClaimTemplate that does not exist."""
+    objects = _objects(ctx)
+    for _, template in ctx.pod_templates():
+        entries = pod_claims(template.spec)
+        if not entries:
+            continue
+        namespace = ctx.namespace_of(template.document)
+        for entry in entries:
+            target = entry.target
+            if target is None or not objects.claims_known(entry.kind, namespace):
+                continue
+            same = [
+                c.name for c in objects.claims if (c.kind, c.namespace) == (entry.kind, namespace)
+            ]
+            if target in same:
+                continue
+            consequence = (
+                "no claim is made for the pod"
+                if entry.template_name
+                else "the scheduler waits for it"
+            )
+            yield Problem.at(
+                template.document,
+                _claim_entry_pos(template.spec, entry),
+                f"resourceClaims entry `{entry.name}` names {entry.kind} `{target}`, which does "
+                f"not exist in namespace `{namespace}` (there: {_names(same)})"
+                f"{_did_you_mean(target, same)}: {consequence} and the pod stays Pending",
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU703 and GPU704: the requests of ResourceClaims and ResourceClaimTemplates
+
+
+@dataclass(frozen=True)
+class _RequestNode:
+    """Where one device request (or firstAvailable alternative) is written."""
+
+    name: str
+    node: YMap  # the mapping holding deviceClassName, count, allocationMode
+
+
+def _request_nodes(document: Document) -> Iterator[_RequestNode]:
+    spec = document.obj.get("spec")
+    if document.ref.kind == "ResourceClaimTemplate" and isinstance(spec, YMap):
+        spec = spec.get("spec")
+    devices = spec.get("devices") if isinstance(spec, YMap) else None
+    requests = devices.get("requests") if isinstance(devices, YMap) else None
+    for request in requests if isinstance(requests, YSeq) else ():
+        if not isinstance(request, YMap):
+            continue
+        name = str(request.get("name") or "")
+        exactly = request.get("exactly")
+        if isinstance(exactly, YMap):
+            yield _RequestNode(name, exactly)
+        alternatives = request.get("firstAvailable")
+        for alternative in alternatives if isinstance(alternatives, YSeq) else ():
+            if isinstance(alternative, YMap):
+                yield _RequestNode(f"{name}/{alternative.get('name') or ''}", alternative)
+        if "deviceClassName" in request:  # v1beta1: the request itself names the class
+            yield _RequestNode(name, request)
+
+
+def _claim_documents(ctx: CheckContext) -> Iterator[Document]:
+    yield from (d for d in ctx.documents if d.ref.kind in _CLAIM_KINDS)
+
+
+def device_class_not_found(ctx: CheckContext) -> Iterator[Problem]:
+    """A claim's request names a DeviceClass that does not exist."""
+    objects = _objects(ctx)
+    known = objects.classes
+    listed = bool(objects.profile_classes)  # the profile lists the cluster's classes
+    for document in _claim_documents(ctx):
+        for request in _request_nodes(document):
+            name = request.node.get("deviceClassName")
+            if not isinstance(name, str) or not name or name in known:
+                continue
+            candidates = sorted({*known, *ACCELERATOR_CLASSES})
+            hint = _did_you_mean(name, candidates)
+            # Without the cluster's list, only a near-miss of a known class is surely wrong.
+            if not listed and (not hint or name in ACCELERATOR_CLASSES):
+                continue
+            where = "the cluster" if listed else "the inputs and the DRA drivers gpulint knows"
+            yield Problem.at(
+                document,
+                request.node.pos_of_value("deviceClassName"),
+                f"request `{request.name}` names DeviceClass `{name}`, which {where} do not "
+                f"define{hint}: the claim can never be allocated",
+            )
+
+
+def device_request_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
+    """A request wants more devices of a class than any node's ResourceSlices publish."""
+    profile = ctx.profile
+    if profile is None or not profile.resource_slices:
+        return
+    objects = _objects(ctx)
+    slices = profile.resource_slices
+    for document in _claim_documents(ctx):
+        for request in _request_nodes(document):
+            name = request.node.get("deviceClassName")
+            found = objects.classes.get(name) if isinstance(name, str) else None
+            if found is None:
+                continue
+            mode = request.node.get("allocationMode")
+            count = request.node.get("count", 1)
+            if mode == ALLOCATION_ALL:
+                count = 1  # every matching device of one node: at least one must exist
+            if isinstance(count, bool) or not isinstance(count, int):
+                continue
+            per_node = devices_per_node(found, slices)
+            most = max(per_node.values(), default=0)
+            if count <= most:
+                continue
+            offered = (
+                f"at most {most} on one node ({_busiest(per_node)})" if most else "none on any node"
+            )
+            key = "count" if "count" in request.node else "deviceClassName"
+            yield Problem.at(
+                document,
+                request.node.pos_of_value(key),
+                f"request `{request.name}` wants {count} device(s) of class `{name}`, but the "
+                f"cluster's ResourceSlices publish {offered}: the claim can never be allocated",
+            )
+
+
+def _busiest(per_node: dict[str, int]) -> str:
+    node = max(per_node, key=lambda n: (per_node[n], n))
+    return "every node" if node == "*" else f"node {node}"
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU705
+
+
+def extended_resource_served_twice(ctx: CheckContext) -> Iterator[Problem]:
+    """Two DeviceClasses name the same `extendedResourceName`; the scheduler uses one of them."""
+    objects = _objects(ctx)
+    owners: dict[str, str] = {}
+    # The profile's classes first, then the inputs' in order: a later class is the second.
+    for known in objects.profile_classes:
+        if known.extended_resource_name:
+            owners.setdefault(known.extended_resource_name, known.name)
+    in_this_file = {id(d.obj) for d in ctx.documents}
+    for view, document in objects.input_classes:
+        resource = view.extended_resource_name
+        if not resource:
+            continue
+        first = owners.setdefault(resource, view.name)
+        if first == view.name or id(document.obj) not in in_this_file:
+            continue
+        spec = document.obj.get("spec")
+        pos = (
+            spec.pos_of_value("extendedResourceName")
+            if isinstance(spec, YMap)
+            else document.kind_pos
+        )
+        yield Problem.at(
+            document,
+            pos,
+            f"DeviceClass `{view.name}` serves extended resource `{resource}`, which DeviceClass "
+            f"`{first}` serves too: the scheduler maps the name to the newest of them, so pods "
+            f"asking for `{resource}` get devices of one class only",
+        )
