@@ -223,6 +223,30 @@ def _render_options(command: _Command) -> _Command:
     return command
 
 
+def _stdin_input(name: str | None, data: bytes) -> tuple[str, bytes]:
+    """Standard input as a run checks it, reported under `--stdin-filename` NAME if given.
+
+    Rendered output (Helm's `# Source:` comments, or NAME a directory) keeps the stream's own
+    positions rather than passing them off as NAME's lines (gpulint.render.locate.StdinOrigin),
+    unless NAME is a file holding exactly these bytes.
+    """
+    if name is None:
+        return "<stdin>", data
+    if os.path.isdir(name) or (b"# Source:" in data and not _holds(name, data)):
+        from gpulint.render.locate import StdinOrigin
+        from gpulint.render.rendered import RenderedInput
+
+        return RenderedInput(name, data, StdinOrigin(name))
+    return name, data
+
+
+def _holds(path: str, data: bytes) -> bool:
+    try:
+        return Path(path).read_bytes() == data
+    except OSError:
+        return False
+
+
 def _with_variables(config: Config, variables: Sequence[str]) -> Config:
     """`config` with each `--var NAME=VALUE` added to its `variables:` (the command line wins)."""
     assigned = dict(config.variables)
@@ -449,7 +473,7 @@ def check(
             return
         stdin = None
         if "-" in paths:
-            stdin = (stdin_filename or "<stdin>", _read_stdin())
+            stdin = _stdin_input(stdin_filename, _read_stdin())
         live_only = {
             "--server-dry-run": server_dry_run,
             "--context": kube_context,

@@ -156,8 +156,11 @@ class Inputs:
 
     @property
     def renders(self) -> dict[str, RenderedInput]:
-        """Every chart or overlay render among the inputs, by name."""
-        return {item.name: item for items in self._renders.values() for item in items}
+        """Every chart or overlay render among the inputs (stdin too, if rendered), by name."""
+        found = {item.name: item for items in self._renders.values() for item in items}
+        if isinstance(self._stdin, RenderedInput):
+            found[self._stdin.name] = self._stdin
+        return found
 
     def __iter__(self) -> Iterator[Input]:
         streams: list[Iterable[Input]] = [
@@ -227,7 +230,7 @@ def discover(
         # Walked from its display path, a directory gives its files' display paths.
         roots.append(display_path(Path(raw)))
     if stdin is not None and not allow_empty:
-        _require_objects(*stdin)
+        _require_objects(stdin[0], stdin[1])
     return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty)
 
 

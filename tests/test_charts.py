@@ -314,3 +314,52 @@ def test_config_values_sets_are_each_rendered_and_named(
         ("GPU001", "nim-llm/values-gpu.yaml", 5, "nim-llm[typo]"),
     ]
     assert report["summary"]["files"] == 3
+
+
+def rendered_stdin(*args: str) -> bytes:
+    """`helm template` output of the nim-llm chart with `args`, as a user pipes it."""
+    import subprocess
+
+    done = subprocess.run(
+        ["helm", "template", "nim-llm", "charts/nim-llm", *args],
+        capture_output=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_stdin_filename_naming_the_chart_never_takes_stream_lines_for_its_own(
+    fixtures: Path,
+) -> None:
+    data = rendered_stdin("-f", "charts/nim-llm/values-gpu.yaml")
+    args = ("-", "--stdin-filename", "charts/nim-llm")
+    result = run("check", "--isolated", "--format", "json", "--profile", PROFILE, *args, input=data)
+    assert result.exit_code == 1, result.output
+    assert located(result) == [
+        # Which values file wrote it is unknown here: the template, and the stdin position.
+        ("GPU001", "charts/nim-llm/templates/deployment.yaml", 1, 1, (31, 15)),
+        # `resources:` is written in the template.
+        ("GPU601", "charts/nim-llm/templates/deployment.yaml", 24, 11, (28, 11)),
+    ]
+    assert all(f["rendered"]["of"] == "<stdin>" for f in json.loads(result.stdout)["findings"])
+
+
+def test_stdin_filename_of_a_file_holding_other_text_is_named_at_line_1(fixtures: Path) -> None:
+    data = rendered_stdin("-f", "charts/nim-llm/values-gpu.yaml")
+    args = ("-", "--stdin-filename", "deploy/nim.yaml", "--select", "GPU001")
+    result = run("check", "--isolated", "--format", "json", "--profile", PROFILE, *args, input=data)
+    assert located(result) == [("GPU001", "deploy/nim.yaml", 1, 1, (31, 15))]
+
+
+def test_stdin_filename_of_a_file_holding_those_bytes_keeps_its_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    data = rendered_stdin("-f", "charts/nim-llm/values-gpu.yaml")
+    (tmp_path / "rendered.yaml").write_bytes(data)
+    shutil.copy(FIXTURES / PROFILE, tmp_path / "profile.yaml")
+    monkeypatch.chdir(tmp_path)
+    args = ("-", "--stdin-filename", "rendered.yaml", "--select", "GPU001")
+    result = run(
+        "check", "--isolated", "--format", "json", "--profile", "profile.yaml", *args, input=data
+    )
+    assert located(result) == [("GPU001", "rendered.yaml", 31, 15, None)]

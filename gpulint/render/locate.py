@@ -54,19 +54,20 @@ class HelmOrigin:
     label: str  # what the render is called in reports
     chart_path: str  # the chart directory as reported
     cache_dir: Path | None = None
+    trace_values: bool = True  # False: the values files of the render are not known
 
     def locate(self, findings: Sequence[Finding], rendered: str) -> list[Finding]:
         """`findings` (at positions of `rendered`) moved to the files the author edits."""
         if not findings:
             return []
         index, found = tokens(rendered)
-        values = _ValuesFiles.read(self.request)
+        values = _ValuesFiles.read(self.request) if self.trace_values else None
         located = []
         for finding in findings:
             at = RenderedAt(self.label, finding.line, finding.column)
             token = found.get((finding.line, finding.column))
             where = None
-            if token is not None:
+            if token is not None and values is not None:
                 where = self._from_values(token, rendered, values)
             if where is None:
                 where = self._from_template(finding, index, token)
@@ -165,6 +166,37 @@ class HelmOrigin:
             and again[start : start + len(mark)] == mark
             and rendered[start : start + len(mark)] == token.text
         )
+
+
+@dataclass(frozen=True)
+class StdinOrigin:
+    """Rendered output read from stdin and reported under `--stdin-filename NAME`.
+
+    Its positions are the stream's, never NAME's lines. When NAME is the chart the stream was
+    rendered from, literal template text is traced to its template; everything else is reported
+    on the template (or on NAME) at line 1, with the stdin position as the rendered one.
+    """
+
+    name: str
+
+    def locate(self, findings: Sequence[Finding], rendered: str) -> list[Finding]:
+        """`findings` (at positions of `rendered`) moved off NAME's lines."""
+        chart = Path(self.name)
+        if (chart / "Chart.yaml").is_file():
+            origin = HelmOrigin(HelmRender(chart, ""), "<stdin>", self.name, trace_values=False)
+            return origin.locate(findings, rendered)
+        return [
+            replace(
+                finding,
+                path=self.name,
+                line=1,
+                column=1,
+                rendered=RenderedAt("<stdin>", finding.line, finding.column),
+                edits=(),
+                applicability=None,
+            )
+            for finding in findings
+        ]
 
 
 class _ValuesFiles(NamedTuple):
