@@ -43,10 +43,11 @@ from gpulint.loader import (
     load_path,
     read_bytes,
 )
+from gpulint.model import IssueKind, LoadIssue
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, registry
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
-from gpulint.workloads import WorkloadShape, role_at, workload_of
+from gpulint.workloads import WorkloadShape, malformed_fields, role_at, shape_for, workload_of
 
 if TYPE_CHECKING:
     from gpulint.live.client import ConnectionOptions
@@ -494,6 +495,8 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     """Load one input, run the per-document rules on it, keep what corpus-wide rules need."""
     loaded = _load(item, plan.config.variables)
     shapes: tuple[WorkloadShape, ...] = plan.config.workloads
+    if shapes:
+        loaded = _with_declared_kind_issues(loaded, shapes)
     workloads = tuple(w for d in loaded.documents if (w := workload_of(d, shapes)) is not None)
     context = plan.context(loaded, workloads)
     tracker = SuppressionTracker(loaded.documents, workloads)
@@ -532,6 +535,20 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         sum(1 for found in context.unchecked if found.requests_accelerators),
         context.placements_of(kept_workloads),
     )
+
+
+def _with_declared_kind_issues(loaded: LoadResult, shapes: Sequence[WorkloadShape]) -> LoadResult:
+    """`loaded` with the wrong-typed fields of the kinds the config declares (GPU000).
+
+    The loader checks the fields of the kinds gpulint knows; it does not see the config.
+    """
+    issues = [
+        LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
+        for document in loaded.documents
+        if shape_for(document) is None and shape_for(document, shapes) is not None
+        for pos, message in malformed_fields(document, shapes)
+    ]
+    return loaded._replace(issues=(*loaded.issues, *issues)) if issues else loaded
 
 
 def _located(findings: list[Finding], renders: dict[str, RenderedInput]) -> list[Finding]:
