@@ -251,6 +251,7 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
         options.overlay,
         options.render,
         options.allow_empty,
+        ignored=config.gitignore_filter(),
     )
     selected, plan, skipped = _plan(inputs, options)
     rejections = _server_rejections(inputs, plan, options.dry_run)

@@ -182,6 +182,11 @@ def _ci_options(command: _Command) -> _Command:
         click.option(
             "--show-files", is_flag=True, help="Print the files a run would check; check nothing."
         ),
+        click.option(
+            "--respect-gitignore/--no-respect-gitignore",
+            default=None,
+            help="Skip what .gitignore ignores when walking directories (default: on).",
+        ),
     )
     for option in reversed(options):
         command = option(command)
@@ -438,6 +443,7 @@ def check(
     release: str | None,
     variables: tuple[str, ...],
     allow_empty: bool,
+    respect_gitignore: bool | None,
 ) -> None:
     """Check manifests (files, directories, or - for stdin; default: the current directory).
 
@@ -464,6 +470,7 @@ def check(
             extend_select=_selectors(extend_select),
             ignore=_selectors(ignore),
             report_unused_ignores=report_unused_ignores,
+            respect_gitignore=respect_gitignore,
         )
         if fail_on is not None:
             # not with_overrides: it drops None, and None is what `never` means
@@ -571,6 +578,7 @@ _SETTING_OPTIONS = {
     "ignore": "ignore",
     "fail_on": "fail-on",
     "report_unused_ignores": "report-unused-ignores",
+    "respect_gitignore": "respect-gitignore",
 }
 
 
@@ -600,7 +608,12 @@ def _show(
             click.echo(line)
         return
     stdin = (stdin_filename or "<stdin>", b"") if STDIN in paths else None
-    found = discover([p for p in paths or ["."] if p != STDIN], config.is_excluded, stdin)
+    found = discover(
+        [p for p in paths or ["."] if p != STDIN],
+        config.is_excluded,
+        stdin,
+        ignored=config.gitignore_filter(),
+    )
     for item in found:
         click.echo(input_name(item))
 

@@ -8,7 +8,7 @@ import fnmatch
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -59,6 +59,7 @@ class Config:
     ignore_objects: tuple[ObjectPattern, ...] = ()
     report_unused_ignores: bool = False
     workloads: tuple[WorkloadShape, ...] = ()  # custom resources that run pods
+    respect_gitignore: bool = True  # skip what .gitignore ignores when walking directories
     file_keys: frozenset[str] = frozenset()  # the keys the config file set (--show-settings)
     # Helm charts to render, by resolved directory, and envsubst variables (gpulint.render).
     charts: Mapping[Path, ChartSettings] = field(default_factory=dict)
@@ -81,6 +82,14 @@ class Config:
                 if matches_selector(code, selector) and _specificity(selector) >= best:
                     best, chosen = _specificity(selector), verdict
         return chosen
+
+    def gitignore_filter(self) -> Callable[[str, bool], bool] | None:
+        """What directory walks skip besides `exclude`: `.gitignore` rules, unless turned off."""
+        if not self.respect_gitignore:
+            return None
+        from gpulint.gitignore import GitIgnore
+
+        return GitIgnore()
 
     def is_excluded(self, path: Path) -> bool:
         """True when `path` matches an `exclude` glob (relative to the config's directory)."""
@@ -336,6 +345,7 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
         ),
         report_unused_ignores=bool(data.get("report-unused-ignores", False)),
         workloads=tuple(_workload_shape(item) for item in data.get("workloads") or ()),
+        respect_gitignore=bool(data.get("respect-gitignore", True)),
         file_keys=frozenset(str(key) for key in data),
         charts=dict(_chart_settings(item, root) for item in data.get("charts") or ()),
         variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},

@@ -116,9 +116,11 @@ class Inputs:
         overlay: Mapping[str, bytes] | None = None,
         render: RenderOptions | None = None,
         allow_empty: bool = True,
+        ignored: Callable[[str, bool], bool] | None = None,
     ) -> None:
         self._roots = tuple(roots)  # display paths
         self._is_excluded = is_excluded
+        self._ignored = ignored  # (path, is_dir) -> skip it while walking (.gitignore)
         self._stdin = stdin
         # Text to check instead of what a path (or stdin's name) holds: fixes not yet written.
         self._overlay = overlay or {}
@@ -179,7 +181,7 @@ class Inputs:
 
     def _files_of(self, root: str) -> Iterator[tuple[Input, bool, int]]:
         if os.path.isdir(root):
-            yield from _walk(root, self._is_excluded, self._rendered)
+            yield from _walk(root, self._is_excluded, self._rendered, self._ignored)
         elif root in self._piped:
             yield self._piped[root], False, len(self._piped[root][1])
         elif not self._is_excluded(Path(root)):
@@ -207,6 +209,7 @@ def discover(
     overlay: Mapping[str, bytes] | None = None,
     render: RenderOptions | None = None,
     allow_empty: bool = True,
+    ignored: Callable[[str, bool], bool] | None = None,
 ) -> Inputs:
     """Files to check: given files, and manifests found recursively under given directories.
 
@@ -217,7 +220,8 @@ def discover(
     GpulintError.
 
     Hidden files and directories (`.git`, `.github` ...) are skipped inside directories, and
-    anything `is_excluded` matches is skipped everywhere. Files are named by their display
+    anything `is_excluded` matches is skipped everywhere; `ignored(path, is_dir)` skips what
+    it matches inside directories only (`.gitignore` rules). Files are named by their display
     path (`display_path`) and come in report order, with `stdin` among them. A file reached
     twice (given twice, through a directory and by name, or through a symlink) is read once,
     under the first of its paths. An input named in `overlay` is read from there instead.
@@ -231,7 +235,7 @@ def discover(
         roots.append(display_path(Path(raw)))
     if stdin is not None and not allow_empty:
         _require_objects(stdin[0], stdin[1])
-    return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty)
+    return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty, ignored)
 
 
 def _require_objects(name: str, data: bytes) -> None:
@@ -286,6 +290,7 @@ def _walk(
     directory: str,
     is_excluded: Callable[[Path], bool],
     rendered: Callable[[str, str], Iterable[tuple[Input, bool, int]]],
+    ignored: Callable[[str, bool], bool] | None = None,
 ) -> Iterator[tuple[Input, bool, int]]:
     """Manifest files under `directory` as (path, is a symlink, size), sorted by path.
 
@@ -295,13 +300,13 @@ def _walk(
     `rendered(directory, kind)` instead of its files. The tree is walked with a stack, not by
     recursion: a tree of any depth is walked.
     """
-    levels = [_walk_level(directory, is_excluded, rendered)]
+    levels = [_walk_level(directory, is_excluded, rendered, ignored)]
     while levels:
         found = next(levels[-1], None)
         if found is None:
             levels.pop()
         elif isinstance(found, _Enter):
-            levels.append(_walk_level(found.path, is_excluded, rendered))
+            levels.append(_walk_level(found.path, is_excluded, rendered, ignored))
         else:
             yield found
 
@@ -310,6 +315,7 @@ def _walk_level(
     directory: str,
     is_excluded: Callable[[Path], bool],
     rendered: Callable[[str, str], Iterable[tuple[Input, bool, int]]],
+    ignored: Callable[[str, bool], bool] | None = None,
 ) -> Iterator[tuple[Input, bool, int] | _Enter]:
     """The files of `directory` and its subdirectories to enter, in path order."""
     prefix = "" if directory == os.curdir else f"{directory.rstrip('/')}/"
@@ -326,9 +332,17 @@ def _walk_level(
     for _, entry in entries:
         path = prefix + entry.name
         if _is_dir(entry):
-            if not entry.is_symlink() and not is_excluded(Path(path)):
+            if (
+                not entry.is_symlink()
+                and not is_excluded(Path(path))
+                and not (ignored and ignored(path, True))
+            ):
                 yield _Enter(path)
-        elif entry.name.endswith(MANIFEST_SUFFIXES) and not is_excluded(Path(path)):
+        elif (
+            entry.name.endswith(MANIFEST_SUFFIXES)
+            and not is_excluded(Path(path))
+            and not (ignored and ignored(path, False))
+        ):
             try:
                 info = entry.stat()
             except OSError:  # dangling or looping symlink: reading it reports why
