@@ -328,12 +328,39 @@ def compile_package() -> None:
         subprocess.run([sys.executable, "-m", "compileall", "-q", package], check=True)
 
 
+#: The config of the pre-commit row: every kind of setting a real repository's config has.
+PRE_COMMIT_CONFIG = """\
+select: [GPU]
+ignore: [GPU402]
+severity: {GPU601: info}
+per-file-ignores:
+  "examples/*.yaml": [GPU003]
+"""
+
+
+def pre_commit_repository(work: Path) -> tuple[Path, list[str]]:
+    """A repository with a `.gpulint.yaml`, the Helm file in k8s/ and a 5-node kubectl dump,
+    and the arguments of a hook's run there, reading the profile from a warm cache."""
+    repository = work / "pre-commit"
+    (repository / "k8s").mkdir(parents=True, exist_ok=True)
+    (repository / ".gpulint.yaml").write_text(PRE_COMMIT_CONFIG, encoding="utf-8")
+    shutil.copyfile(helm_file(work), repository / "k8s" / "helm-10.yaml")
+    shutil.copyfile(ensure_profile(work, PROFILE_NODES[0]), repository / "profile.yaml")
+    cache = repository / "cache"
+    args = ["k8s/helm-10.yaml", "--profile", "profile.yaml", "--cache-dir", str(cache)]
+    # The first run fills the cache (the profile's facts, the config's validation).
+    run_once([*gpulint_command(), "check", *args], repository)
+    return repository, args
+
+
 def measure_startup(work: Path, repeat: int) -> list[Row]:
-    """The (c) rows: the import floor and `gpulint check` on one Helm file, 3 x `repeat` runs."""
+    """The (c) rows: the import floor, `gpulint check` on one Helm file, and the same in a
+    repository with a config and a cached profile, 3 x `repeat` runs each."""
     compile_package()
     helm = helm_file(work)
     floor = [sys.executable, "-c", "import ruamel.yaml, click"]
     check = [*gpulint_command(), "check", str(helm)]
+    repository, args = pre_commit_repository(work)
     return [
         measure(
             "import-floor", '(c) python -c "import ruamel.yaml, click"', floor, work, repeat * 3
@@ -343,6 +370,13 @@ def measure_startup(work: Path, repeat: int) -> list[Row]:
             f"(c) gpulint check one {HELM_DOCUMENTS}-document Helm file",
             check,
             work,
+            repeat * 3,
+        ),
+        measure(
+            "check-config-profile",
+            f"(c) ... the same file with a config and a cached {PROFILE_NODES[0]}-node profile",
+            [*gpulint_command(), "check", *args],
+            repository,
             repeat * 3,
         ),
     ]
@@ -475,12 +509,14 @@ def judge(
     few, many = profile_nodes
     corpus = _ratio(one, row.get("floor"))
     helm = _ratio(row.get("check-helm"), row.get("import-floor"))
+    pre_commit = _ratio(row.get("check-config-profile"), row.get("import-floor"))
     as_yaml, as_json = (_ratio(row.get(k), small) for k in ("profile-large", "profile-large-json"))
     budget: list[tuple[str, float | None, str, float, str]] = [
         # (target, measured, comparison, limit, unit)
         (f"{documents:,} documents: gpulint / compose floor", corpus, "<=", 1.5, "x"),
         ("Checkov / gpulint, same corpus", _ratio(row.get("checkov"), one), ">=", 30, "x"),
         (f"one {HELM_DOCUMENTS}-document Helm file / import floor", helm, "<=", 1.5, "x"),
+        ("the same with a config and a cached profile / import floor", pre_commit, "<=", 1.5, "x"),
         (f"{largest}x corpus time / 1x", _ratio(big, one), "<=", largest + 1, "x"),
         (f"{largest}x corpus peak RSS", big.rss_mb if big else None, "<=", 250, " MB"),
         (f"{largest}x corpus peak RSS / 1x", _ratio(big, one, "rss_mb"), "<=", 1.2, "x"),
@@ -617,9 +653,10 @@ def startup_only(work: Path, repeat: int) -> int:
     rows = measure_startup(work, repeat)
     for row in rows:
         print(format_row(row))
-    target = next(t for t in judge(rows, (1,), 0) if t.name.startswith("one "))
-    print(f"{target.verdict:<13} {target.name}: {target.measured} (limit {target.limit})")
-    return 1 if target.passed is False else 0
+    targets = [t for t in judge(rows, (1,), 0) if "import floor" in t.name]
+    for target in targets:
+        print(f"{target.verdict:<13} {target.name}: {target.measured} (limit {target.limit})")
+    return 1 if any(t.passed is False for t in targets) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -464,8 +464,11 @@ def check(
     try:
         if statistics and output_format not in STATISTICS:
             raise GpulintError(f"--statistics prints text or json, not --format {output_format}")
+        from gpulint.cachedir import cache_dir as cache_location
+
+        cache = cache_location(cache_dir, use_cache=not no_cache)
         config = with_overrides(
-            _config(config_path, isolated, paths, stdin_filename),
+            _config(config_path, isolated, paths, stdin_filename, cache),
             select=_selectors(select),
             extend_select=_selectors(extend_select),
             ignore=_selectors(ignore),
@@ -703,6 +706,7 @@ def _config(
     isolated: bool,
     paths: Sequence[str] = (),
     stdin_filename: str | None = None,
+    cache: Path | None = None,
 ) -> Config:
     from gpulint.catalogue import catalogue_codes
     from gpulint.config import Config, config_for_paths, load_config
@@ -721,7 +725,7 @@ def _config(
         if choice.path is None:
             return Config()
         path = choice.path
-    return load_config(path, catalogue_codes())
+    return load_config(path, catalogue_codes(), cache)
 
 
 @main.command()

@@ -213,23 +213,64 @@ def _has_tool_table(pyproject: Path) -> bool:
     return re.search(r"^\[tool\.gpulint\]", text, re.MULTILINE) is not None
 
 
-def load_config(path: Path, known_codes: Iterable[str]) -> Config:
-    """Read, validate and convert a config file; raises GpulintError naming file:line."""
-    # Only a run with a config file checks it against the schema.
-    from gpulint.schema import validate
+def load_config(path: Path, known_codes: Iterable[str], cache: Path | None = None) -> Config:
+    """Read, validate and convert a config file; raises GpulintError naming file:line.
 
+    With a `cache` directory, a file whose bytes validated before (against the same schema, by
+    the same gpulint) is not validated again: the schema validator is most of what reading a
+    config costs, and a pre-commit hook reads the same config at every commit.
+    """
     display = path.as_posix()
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GpulintError(f"{display}: cannot read config: {exc}") from exc
     if path.name == PYPROJECT:
         data, locate = _read_pyproject(display, text)
     else:
         data, locate = _read_yaml(display, text)
-    validate(display, data, "config", locate)
+    marker = _validated_marker(cache, path.name, raw) if cache is not None else None
+    if marker is None or not marker.is_file():
+        # Only a run with a config file that is new to the cache imports the validator.
+        from gpulint.schema import validate
+
+        validate(display, data, "config", locate)
+        if marker is not None:
+            _remember(marker)
     _check_selectors(display, data, locate, set(known_codes))
     return _to_config(data, str(path), path.resolve().parent)
+
+
+#: Under the cache directory: an empty file per config that validated, named by a hash.
+_VALIDATED = "configs"
+_SCHEMA_FILE = Path(__file__).with_name("schemas") / "config.schema.json"
+
+
+def _validated_marker(cache: Path, name: str, raw: bytes) -> Path | None:
+    """Where the note that these config bytes validated lives; None without a schema file."""
+    import hashlib
+
+    from gpulint import __version__
+
+    try:
+        schema = _SCHEMA_FILE.read_bytes()
+    except OSError:  # the package is not on a file system: validate every time
+        return None
+    digest = hashlib.sha256()
+    for part in (__version__.encode(), schema, name.encode(), raw):
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return cache / _VALIDATED / digest.hexdigest()
+
+
+def _remember(marker: Path) -> None:
+    """Leave the marker; a cache that cannot be written only means validating next time."""
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass
 
 
 def _read_yaml(display: str, text: str) -> tuple[Any, Any]:

@@ -28,6 +28,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         _row(bench_run, "check-16x", 50.0, 260),
         _row(bench_run, "import-floor", 0.1, 20),
         _row(bench_run, "check-helm", 0.16, 25),
+        _row(bench_run, "check-config-profile", 0.14, 25),
         _row(bench_run, "profile-small", 3.0, 210),
         _row(bench_run, "profile-large", 3.5, 230),
         _row(bench_run, "profile-large-json", 3.7, 230),
@@ -40,6 +41,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         ("1.45x", "PASS"),
         ("-", "not measured"),
         ("1.60x", "FAIL"),
+        ("1.40x", "PASS"),
         ("17.2x", "FAIL"),
         ("260 MB", "FAIL"),
         ("1.30x", "FAIL"),
@@ -88,6 +90,8 @@ def test_startup_measures_only_the_pre_commit_rows(
     assert '(c) python -c "import ruamel.yaml, click"' in printed
     assert "(c) gpulint check one 10-document Helm file" in printed
     assert "one 10-document Helm file / import floor:" in printed
+    assert "(c) ... the same file with a config and a cached 5-node profile" in printed
+    assert "the same with a config and a cached profile / import floor:" in printed
     assert "(b) gpulint check CORPUS" not in printed
     assert not results.exists() and (tmp_path / "helm-10.yaml").exists()
 

@@ -406,3 +406,25 @@ def test_exclude_applies_to_files_named_on_the_command_line(repo: Path) -> None:
     result = check("vendor/chart.yaml", "k8s/trainer.yaml")
     assert codes(result) == [("k8s/trainer.yaml", "GPU002")]
     assert json.loads(result.stdout)["summary"]["files"] == 1
+
+
+def test_a_config_that_validated_before_is_not_validated_again(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from tests.test_startup import imported_by
+
+    cache = tmp_path_factory.mktemp("cache")
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU6]\nseverity: {GPU002: warning}\n")
+    args = ("check", "--cache-dir", str(cache), "k8s")
+    assert "jsonschema" in imported_by(*args, cwd=repo)  # new to the cache: validated
+    assert list((cache / "configs").iterdir())
+    assert "jsonschema" not in imported_by(*args, cwd=repo)  # the same bytes: not again
+    assert "jsonschema" in imported_by(*args, "--no-cache", cwd=repo)
+    # Changed bytes are validated, and an invalid config is never remembered.
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU6]\nseverity: {GPU002: fatal}\n")
+    for _ in range(2):
+        result = CliRunner().invoke(main, list(args))
+        assert result.exit_code == 2
+        where = f"{repo / '.gpulint.yaml'}:2:20: severity.GPU002: 'fatal' is not one of"
+        assert result.stderr.startswith(f"gpulint: error: {where}")
+    assert len(list((cache / "configs").iterdir())) == 1

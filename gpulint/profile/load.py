@@ -9,11 +9,6 @@ from typing import Any
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, read_input
 from gpulint.profile.cache import ProfileCache, entry_key, read_entry, write_entry
-from gpulint.profile.clusterapi import facts_from_clusterapi, is_clusterapi_object
-from gpulint.profile.clusterprofile import facts_from_cluster_profile, is_cluster_profile
-from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
-from gpulint.profile.karpenter import facts_from_karpenter, is_karpenter_object
-from gpulint.profile.kubectl import facts_from_objects, is_kubernetes_objects
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
 from gpulint.profile.terraform import facts_from_terraform, is_terraform_path
@@ -69,6 +64,14 @@ def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileF
 
 def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list[ProfileFacts]:
     """What each document of the profile input `data` (the bytes of `path`) says."""
+    # The importers are imported when a file is parsed: a run that finds every profile in the
+    # cache does not pay for them.
+    from gpulint.profile.clusterapi import facts_from_clusterapi, is_clusterapi_object
+    from gpulint.profile.clusterprofile import facts_from_cluster_profile, is_cluster_profile
+    from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
+    from gpulint.profile.karpenter import facts_from_karpenter, is_karpenter_object
+    from gpulint.profile.kubectl import is_kubernetes_objects
+
     dump = json_dump_facts(path, data, pool_label)
     if dump is not None:
         return [dump]
@@ -113,6 +116,8 @@ def json_dump_facts(path: str, data: bytes, pool_label: str | None = None) -> Pr
     faster than the YAML parser, at the price of positions, which only an error message needs.
     So None also for a dump with a problem: profile_facts reads it again to point at it.
     """
+    from gpulint.profile.kubectl import is_kubernetes_objects
+
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -132,6 +137,8 @@ def json_dump_facts(path: str, data: bytes, pool_label: str | None = None) -> Pr
 
 
 def _objects_facts(path: str, objects: list[Any], pool_label: str | None) -> ProfileFacts:
+    from gpulint.profile.kubectl import facts_from_objects
+
     found = facts_from_objects(objects, pool_label, path)
     profile = found.profile
     if not (
