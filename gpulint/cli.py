@@ -473,8 +473,7 @@ def check(
             extend_select=_selectors(extend_select),
             ignore=_selectors(ignore),
             report_unused_ignores=report_unused_ignores,
-            respect_gitignore=respect_gitignore,
-        )
+        ).with_overrides(respect_gitignore=respect_gitignore)
         if fail_on is not None:
             # not with_overrides: it drops None, and None is what `never` means
             config = replace(config, fail_on=_threshold(fail_on))
