@@ -11,6 +11,12 @@ Files are checked one at a time, so memory does not grow with the number of file
    the file. With `jobs` > 1 and enough input, worker processes do this step, in input order.
 3. The corpus-wide rules run once over what was kept; then unused suppressions are reported.
 
+With `context:` in the config (a pre-commit hook is given only the changed files), the files
+it names are context: their knowledge objects join those of step 1, and of their other files
+only what corpus-wide rules keep (workloads, HPAs) is read, with no per-file rule run on them.
+A finding in a context file is reported only when it is a corpus-wide one that involves the
+given files: its message names one of their objects (a workload sharing the quota, the quota).
+
 HorizontalPodAutoscalers are many (one per scaled Deployment) and may sit in any file, so they
 are not read first: the rules that need peak replica counts (GPU106, GPU201, GPU301) are
 corpus-wide instead. Reading every HPA-bearing file twice would cost a third more parsing on
@@ -39,6 +45,7 @@ from gpulint.loader import (
     RenderedInput,
     collection_paused,
     discover,
+    input_name,
     load_bytes,
     load_path,
     read_bytes,
@@ -253,10 +260,14 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
         options.allow_empty,
         ignored=config.gitignore_filter(),
     )
-    selected, plan, skipped = _plan(inputs, options)
+    context_inputs = _context_inputs(config, inputs)
+    selected, plan, skipped = _plan(inputs, options, context_inputs)
     rejections = _server_rejections(inputs, plan, options.dry_run)
     gathered = _check_every_file(plan, inputs, options)
+    given = _read_context(plan, inputs, context_inputs, gathered) if context_inputs else None
     late = gathered.late + _corpus_findings(plan, gathered, rejections, selected)
+    if given is not None:
+        late = [f for f in late if _involves_given(f, given)]
     if inputs.renders:
         late = _located(late, inputs.renders)
     notes = []
@@ -275,7 +286,9 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
     )
 
 
-def _plan(inputs: Inputs, options: LintOptions) -> tuple[list[Rule], FilePlan, list[Rule]]:
+def _plan(
+    inputs: Inputs, options: LintOptions, context_inputs: Sequence[Input] = ()
+) -> tuple[list[Rule], FilePlan, list[Rule]]:
     """The rules selected, the plan each file is checked by, and the rules left out for want
     of a profile."""
     config, profile = options.config, options.profile
@@ -285,7 +298,7 @@ def _plan(inputs: Inputs, options: LintOptions) -> tuple[list[Rule], FilePlan, l
     active = [r for r in selected if r.check is not None and r not in skipped]
     if options.dry_run is None:  # only a server's dry-run gives GPU900 anything to report
         active = [r for r in active if r.code != SERVER_REJECTED]
-    knowledge = knowledge_documents(inputs)
+    knowledge = knowledge_documents(inputs) + knowledge_documents(context_inputs)
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     plan = FilePlan(
         config,
@@ -362,6 +375,78 @@ def _check_every_file(plan: FilePlan, inputs: Inputs, options: LintOptions) -> G
             gathered.kept[code].extend(workloads)
         gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
     return gathered
+
+
+#: A context file is read only if its bytes may hold what corpus-wide rules keep.
+_CONTEXT_BYTES = re.compile(rb"containers|HorizontalPodAutoscaler")
+
+
+def _context_inputs(config: Config, given: Inputs) -> list[Input]:
+    """The files under the config's `context` that are not among the given inputs."""
+    paths = config.context_paths()
+    if not paths:
+        return []
+    seen = {os.path.realpath(item) for item in given if isinstance(item, str)}
+    found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
+    return [i for i in found if not isinstance(i, str) or os.path.realpath(i) not in seen]
+
+
+def _read_context(
+    plan: FilePlan, inputs: Inputs, context_inputs: Sequence[Input], gathered: Gathered
+) -> tuple[set[str], set[str]]:
+    """Add to `gathered` what corpus-wide rules keep of the context files (no per-file rule
+    runs on them); return the given files' names and how findings name their objects."""
+    given = _given(plan, inputs, gathered.kept)
+    context_plan = plan._replace(per_document=(), keep_checked=False, unused_rule=None)
+    # Without a corpus-wide rule at work, context files were wanted for knowledge only.
+    for outcome in _context_outcomes(context_plan, context_inputs if plan.corpus_wide else ()):
+        for scaler in outcome.autoscalers:
+            target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
+            gathered.scalers.setdefault(target, scaler)
+        gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
+        for code, workloads in outcome.kept.items():
+            gathered.kept[code].extend(workloads)
+    return given
+
+
+def _given(
+    plan: FilePlan, inputs: Inputs, kept: Mapping[str, list[Workload]]
+) -> tuple[set[str], set[str]]:
+    """The names of the given files, and how findings name their objects that corpus-wide
+    rules judge (kept workloads and knowledge objects): `Kind/ns/name` and `Kind ns/name`."""
+    names = {input_name(item) for item in inputs}
+    documents = [w.document for found in kept.values() for w in found]
+    documents += plan.knowledge
+    mentions = set()
+    for document in documents:
+        if document.file.path in names:
+            ref = document.ref
+            scoped = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+            mentions.update({f"{ref.kind}/{scoped}", f"{ref.kind} {scoped}"})
+    return names, mentions
+
+
+def _context_outcomes(plan: FilePlan, items: Iterable[Input]) -> Iterator[FileOutcome]:
+    """What corpus-wide rules keep of each context file; files that cannot hold it are not
+    parsed."""
+    for item in items:
+        if isinstance(item, str):
+            data = read_bytes(Path(item))
+            if isinstance(data, OSError) or not _CONTEXT_BYTES.search(data):
+                continue
+            item = (item, data)
+        yield check_file(plan, item)
+
+
+def _involves_given(finding: Finding, given: tuple[set[str], set[str]]) -> bool:
+    """Whether a late finding belongs in a run given only some files: it is in one of them, or
+    it names one of their objects (the other workload sharing a quota, the quota itself)."""
+    names, mentions = given
+    if finding.path in names or finding.rendered is not None:
+        return True
+    if finding.code == UNUSED_SUPPRESSION:
+        return False
+    return any(mention in finding.message for mention in mentions)
 
 
 def _corpus_findings(

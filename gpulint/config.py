@@ -60,6 +60,9 @@ class Config:
     report_unused_ignores: bool = False
     workloads: tuple[WorkloadShape, ...] = ()  # custom resources that run pods
     respect_gitignore: bool = True  # skip what .gitignore ignores when walking directories
+    # Where the rest of the manifests live (paths and globs, relative to `root`): read for the
+    # objects corpus-wide rules judge the given files against (see gpulint.api).
+    context: tuple[str, ...] = ()
     file_keys: frozenset[str] = frozenset()  # the keys the config file set (--show-settings)
     # Helm charts to render, by resolved directory, and envsubst variables (gpulint.render).
     charts: Mapping[Path, ChartSettings] = field(default_factory=dict)
@@ -82,6 +85,25 @@ class Config:
                 if matches_selector(code, selector) and _specificity(selector) >= best:
                     best, chosen = _specificity(selector), verdict
         return chosen
+
+    def context_paths(self) -> list[str]:
+        """The files and directories `context` names, globs expanded (`**` spans directories).
+
+        Raises GpulintError for a path without glob characters that does not exist.
+        """
+        import glob
+
+        found: list[str] = []
+        for pattern in self.context:
+            full = os.path.join(self.root, pattern)
+            if glob.has_magic(pattern):
+                found.extend(sorted(glob.glob(full, recursive=True)))
+            elif os.path.lexists(full):
+                found.append(full)
+            else:
+                where = self.path or "the config"
+                raise GpulintError(f"{where}: context: `{pattern}` does not exist")
+        return found
 
     def gitignore_filter(self) -> Callable[[str, bool], bool] | None:
         """What directory walks skip besides `exclude`: `.gitignore` rules, unless turned off."""
@@ -387,6 +409,7 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
         report_unused_ignores=bool(data.get("report-unused-ignores", False)),
         workloads=tuple(_workload_shape(item) for item in data.get("workloads") or ()),
         respect_gitignore=bool(data.get("respect-gitignore", True)),
+        context=tuple(str(p) for p in data.get("context") or ()),
         file_keys=frozenset(str(key) for key in data),
         charts=dict(_chart_settings(item, root) for item in data.get("charts") or ()),
         variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},

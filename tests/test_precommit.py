@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -54,9 +55,13 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def try_repo(
-    hook_repo: Path, repo: Path, home: Path, hook: str = "gpulint"
+    hook_repo: Path,
+    repo: Path,
+    home: Path,
+    hook: str = "gpulint",
+    files: tuple[str, ...] = ("--all-files",),
 ) -> subprocess.CompletedProcess[str]:
-    """`pre-commit try-repo <hook_repo> <hook> --all-files` inside `repo`."""
+    """`pre-commit try-repo <hook_repo> <hook> --all-files` (or `files`) inside `repo`."""
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
     env.pop("GIT_DIR", None)
     env.pop("GIT_INDEX_FILE", None)
@@ -66,7 +71,7 @@ def try_repo(
             "try-repo",
             str(hook_repo),
             hook,
-            "--all-files",
+            *files,
             "--verbose",
             "--color",
             "never",
@@ -209,3 +214,99 @@ def test_fix_hook_fixes_the_file_and_fails_as_a_fixing_hook(
     )
     again = try_repo(hook_repo, repo, pre_commit_home, "gpulint-fix")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpu-quota, namespace: ml}
+spec:
+  hard: {requests.nvidia.com/gpu: "4"}
+"""
+
+
+def deployment(name: str, gpus: int) -> str:
+    """A Deployment of one pod with `gpus` GPUs in namespace ml."""
+    limits = f"{{memory: 1Gi, nvidia.com/gpu: {gpus}}}" if gpus else "{memory: 1Gi}"
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  replicas: 1
+  strategy: {{type: Recreate}}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+      - name: main
+        image: {name}:1.0
+        resources:
+          requests: {{cpu: "1", memory: 1Gi}}
+          limits: {limits}
+"""
+
+
+def split_repo(path: Path) -> Path:
+    """A quota of 4 GPUs in one file, two Deployments of 3 GPUs in two others (they overflow
+    only together), and 24 CPU services: enough files that pre-commit would split them over
+    processes if the hook let it."""
+    files = {
+        ".gpulint.yaml": "context: [k8s]\n",
+        "k8s/00-quota.yaml": QUOTA,
+        "k8s/10-trainer.yaml": deployment("trainer", 3),
+        "k8s/90-tuner.yaml": deployment("tuner", 3),
+    }
+    files.update({f"k8s/{i:02d}-web.yaml": deployment(f"web{i}", 0) for i in range(20, 44)})
+    return make_repo(path, files)
+
+
+@pytest.mark.slow
+def test_hook_reports_a_quota_that_overflows_only_across_files(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path
+) -> None:
+    repo = split_repo(tmp_path / "split")
+    result = try_repo(hook_repo, repo, pre_commit_home)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "k8s/10-trainer.yaml:5:3: GPU301 [error] ResourceQuota ml/gpu-quota" in output
+    assert "k8s/90-tuner.yaml:5:3: GPU301 [error] ResourceQuota ml/gpu-quota" in output
+    # One gpulint process saw all 28 files (.gpulint.yaml is YAML, and skipped).
+    assert re.findall(r"Found \d+ findings? .* in (\d+) files", output) == ["28"]
+
+
+@pytest.mark.slow
+def test_hook_given_one_changed_file_judges_it_against_the_context(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path
+) -> None:
+    repo = split_repo(tmp_path / "one")
+    result = try_repo(hook_repo, repo, pre_commit_home, files=("--files", "k8s/90-tuner.yaml"))
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "k8s/90-tuner.yaml:5:3: GPU301 [error] ResourceQuota ml/gpu-quota: used 0 + " in output
+    assert "in 1 file, 1 object." in output
+    # A CPU service of the same namespace takes no GPU: nothing to report for it.
+    web = try_repo(hook_repo, repo, pre_commit_home, files=("--files", "k8s/20-web.yaml"))
+    assert web.returncode == 0, web.stdout + web.stderr
+
+
+@pytest.mark.slow
+def test_hook_checks_json_manifests(tmp_path: Path, hook_repo: Path, pre_commit_home: Path) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "trainer"},
+        "spec": {
+            "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": 1}}}
+            ]
+        },
+    }
+    repo = make_repo(tmp_path / "json", {"k8s/pod.json": json.dumps(pod, indent=2) + "\n"})
+    result = try_repo(hook_repo, repo, pre_commit_home)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert re.search(r"k8s/pod\.json:\d+:\d+: GPU002 \[error\]", output), output
