@@ -106,6 +106,9 @@ class LintOptions:
     # Profile inputs read for the run (ClusterProfile, kubectl dump, eksctl config), instead of
     # `profile`; through the cache in `cache_dir` when `use_cache`.
     profile_paths: tuple[str, ...] = ()
+    # Named clusters (name -> profile inputs): every rule runs against each, and the findings
+    # are merged (gpulint.clusters); None: `profile_paths`, else the config's `clusters:`.
+    clusters: Mapping[str, tuple[str, ...]] | None = None
     pool_label: str | None = None
     cache_dir: str | None = None
     use_cache: bool = False
@@ -192,6 +195,13 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
         ignore=None,
         report_unused_ignores=None,
     )
+    clusters = options.clusters
+    if clusters is None and not options.profile_paths and options.profile is None:
+        clusters = config.clusters if options.live is None else None
+    if clusters:
+        from gpulint.clusters import lint_clusters
+
+        return lint_clusters(paths, replace(options, clusters={}), clusters)
     if options.live is not None:
         return _lint_live(paths, options)
     if options.profile_paths:

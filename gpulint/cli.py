@@ -371,7 +371,8 @@ def version() -> None:
     multiple=True,
     type=click.Path(),
     help="Cluster profile input (ClusterProfile, kubectl dump, eksctl, Karpenter, Cluster API, "
-    "Terraform); repeatable.",
+    "Terraform); repeatable. NAME=FILE checks against named clusters: every rule runs per "
+    "cluster, and the files of one NAME are merged.",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
 @click.option(
@@ -496,6 +497,9 @@ def check(
         )
         if (apply_fixes or show_diff) and live:
             raise GpulintError("--fix and --diff check against a --profile, not --live")
+        clusters = _clusters(profile_paths)
+        if clusters:  # the files are read per cluster
+            profile_paths = ()
         if apply_fixes or show_diff:
             profile = read_profile(
                 profile_paths, pool_label, cache_dir, use_cache=not no_cache, warn=_warn
@@ -506,6 +510,7 @@ def check(
                     list(paths) or ["."],
                     config=config,
                     profile=profile,
+                    clusters=clusters,
                     stdin=stdin,
                     namespace=namespace,
                     keep_checked=output_format == "junit",
@@ -532,6 +537,7 @@ def check(
                 list(paths) or ["."],
                 config=config,
                 profile_paths=profile_paths,
+                clusters=clusters,
                 pool_label=pool_label,
                 cache_dir=cache_dir,
                 use_cache=not no_cache,
@@ -669,6 +675,15 @@ def _warn(message: str) -> None:
     from gpulint.output.escape import one_line
 
     click.echo(f"gpulint: warning: {one_line(message)}", err=True)
+
+
+def _clusters(profile_arguments: Sequence[str]) -> dict[str, tuple[str, ...]] | None:
+    """The named clusters of `--profile NAME=FILE` arguments; None when none names one."""
+    if not any("=" in argument for argument in profile_arguments):
+        return None  # the usual run does not import gpulint.clusters
+    from gpulint.clusters import group_profiles
+
+    return group_profiles(profile_arguments) or None
 
 
 def _check_live_flags(
@@ -814,12 +829,19 @@ def profile_import(files: tuple[str, ...], output: str | None, pool_label: str |
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
 def profile_show(profile_paths: tuple[str, ...], pool_label: str | None) -> None:
-    """Print the pools, admission facts, quotas and priorities gpulint believes the cluster has."""
+    """Print the pools, admission facts, quotas and priorities gpulint believes the cluster has
+    (each named cluster's, with --profile NAME=FILE)."""
     from gpulint.profile import load_profiles
     from gpulint.profile.show import show_profile
 
     try:
-        text = show_profile(load_profiles(profile_paths, pool_label))
+        clusters = _clusters(profile_paths)
+        if clusters:
+            from gpulint.clusters import show_clusters
+
+            text = show_clusters(clusters, pool_label)
+        else:
+            text = show_profile(load_profiles(profile_paths, pool_label))
     except GpulintError as exc:
         _fail(str(exc))
         return

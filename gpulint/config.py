@@ -67,6 +67,8 @@ class Config:
     # Helm charts to render, by resolved directory, and envsubst variables (gpulint.render).
     charts: Mapping[Path, ChartSettings] = field(default_factory=dict)
     variables: Mapping[str, str] = field(default_factory=dict)
+    # Named clusters: profile inputs (resolved paths) by name (gpulint.clusters).
+    clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with the given fields replaced (command-line options win over the file)."""
@@ -413,7 +415,16 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
         file_keys=frozenset(str(key) for key in data),
         charts=dict(_chart_settings(item, root) for item in data.get("charts") or ()),
         variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},
+        clusters=_clusters(data.get("clusters") or {}, root),
     )
+
+
+def _clusters(data: Mapping[str, Any], root: Path) -> dict[str, tuple[str, ...]]:
+    if not data:  # a run without clusters does not import their module
+        return {}
+    from gpulint.clusters import config_clusters
+
+    return config_clusters(data, root)
 
 
 def _chart_settings(item: Mapping[str, Any], root: Path) -> tuple[Path, ChartSettings]:

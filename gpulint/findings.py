@@ -44,6 +44,9 @@ class Finding:
     applicability: str | None = None  # of the edits: "safe" or "unsafe" (see gpulint.fixing)
     # Set for objects gpulint rendered: path:line:column is then the file the author edits.
     rendered: RenderedAt | None = None
+    # The named clusters it holds in, when checked against several and it holds in some only
+    # (gpulint.clusters); empty: it holds in every cluster checked.
+    clusters: tuple[str, ...] = ()
 
     @property
     def sort_key(self) -> tuple[str, int, int, str]:

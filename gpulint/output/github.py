@@ -38,6 +38,8 @@ def annotation(finding: Finding, options: OutputOptions = DEFAULT_OPTIONS) -> st
     }
     # escape_data keeps the command on one line; the texts are cut and lose their controls.
     message = one_line(finding.message)
+    if finding.clusters:  # of some named clusters only
+        message = f"[{', '.join(finding.clusters)}] {message}"
     if finding.source:
         message += f"\nfrom: {one_line(finding.source, MAX_NAME)}"
     if finding.rendered is not None:

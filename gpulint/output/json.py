@@ -15,7 +15,7 @@ JSON_VERSION = 1
 def finding_to_dict(finding: Finding) -> dict[str, object]:
     """One finding as the JSON object the format documents; manifest text cut to a bound."""
     ref = finding.object
-    return {
+    found: dict[str, object] = {
         "code": finding.code,
         "name": finding.name,
         "severity": finding.severity.label,
@@ -42,6 +42,9 @@ def finding_to_dict(finding: Finding) -> dict[str, object]:
             "column": finding.rendered.column,
         },
     }
+    if finding.clusters:  # only in a run against named clusters (gpulint.clusters)
+        found["clusters"] = list(finding.clusters)
+    return found
 
 
 def format_json(result: LintResult) -> Iterator[str]:

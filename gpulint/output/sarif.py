@@ -123,6 +123,8 @@ def sarif_result(finding: Finding, uri: str, rule_index: int, stable: str) -> di
         )
     if related:
         result["relatedLocations"] = related
+    if finding.clusters:  # the named clusters it holds in, when not in all (gpulint.clusters)
+        result["properties"] = {"clusters": list(finding.clusters)}
     return result
 
 

@@ -40,7 +40,9 @@ def format_finding(finding: Finding, color: bool = False, source_line: str | Non
     code = _paint(finding.code, _SEVERITY_COLOUR[finding.severity], color)
     fixable = " [*]" if finding.applicability == "safe" else ""
     message = one_line(finding.message)
-    lines = [f"{location} {code}{fixable} [{finding.severity.label}] {message}"]
+    # A finding of some named clusters only says which: `[error] [prod] ...`.
+    where = f" [{', '.join(finding.clusters)}]" if finding.clusters else ""
+    lines = [f"{location} {code}{fixable} [{finding.severity.label}]{where} {message}"]
     if source_line is not None:
         lines.extend(snippet(finding.line, finding.column, source_line, color))
     if finding.source:
