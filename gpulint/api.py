@@ -199,9 +199,7 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
     if clusters is None and not options.profile_paths and options.profile is None:
         clusters = config.clusters if options.live is None else None
     if clusters:
-        from gpulint.clusters import lint_clusters
-
-        return lint_clusters(paths, replace(options, clusters={}), clusters)
+        return _lint_clusters(paths, replace(options, clusters={}), clusters)
     if options.live is not None:
         return _lint_live(paths, options)
     if options.profile_paths:
@@ -238,6 +236,25 @@ def read_profile(
 
         cache = profile_cache(cache_dir, warn=warn)
     return load_profiles(paths, pool_label, cache)
+
+
+def _lint_clusters(
+    paths: Sequence[str], options: LintOptions, clusters: Mapping[str, Sequence[str]]
+) -> LintResult:
+    """lint() against each named cluster's profile inputs, the findings merged."""
+    from gpulint.clusters import merge_results
+
+    if options.live is not None:
+        raise GpulintError("--live reads one cluster: drop the named --profile clusters")
+    # Findings are merged in memory, so no run spools them.
+    options = replace(options, profile=None, spool_findings=False)
+    results = {}
+    for name, files in clusters.items():
+        try:
+            results[name] = lint(paths, options, profile_paths=tuple(files))
+        except GpulintError as exc:
+            raise GpulintError(f"cluster {name}: {exc}") from exc
+    return merge_results(results)
 
 
 def _lint_live(paths: Sequence[str], options: LintOptions) -> LintResult:

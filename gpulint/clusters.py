@@ -12,13 +12,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gpulint.errors import GpulintError
 from gpulint.findings import Finding, LintResult
-
-if TYPE_CHECKING:
-    from gpulint.api import LintOptions
 
 #: A cluster name: what `NAME=` may be before a profile file.
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -61,26 +57,6 @@ def config_clusters(data: Mapping[str, Sequence[str]], root: Path) -> dict[str, 
     """The config's `clusters:` map with each profile file resolved against `root` (the config
     file's directory)."""
     return {str(name): tuple(str(root / str(p)) for p in paths) for name, paths in data.items()}
-
-
-def lint_clusters(
-    paths: Sequence[str], options: LintOptions, clusters: Mapping[str, Sequence[str]]
-) -> LintResult:
-    """Check `paths` against each cluster of `clusters` (name → profile inputs); the runs'
-    findings merged (see `merge_results`). Raises GpulintError as `lint` does."""
-    from gpulint.api import lint
-
-    if options.live is not None:
-        raise GpulintError("--live reads one cluster: drop the named --profile clusters")
-    # Findings are merged in memory, so no run spools them.
-    each = options if not options.spool_findings else replace(options, spool_findings=False)
-    results = {}
-    for name, files in clusters.items():
-        try:
-            results[name] = lint(paths, each, profile=None, profile_paths=tuple(files))
-        except GpulintError as exc:
-            raise GpulintError(f"cluster {name}: {exc}") from exc
-    return merge_results(results)
 
 
 def merge_results(results: Mapping[str, LintResult]) -> LintResult:

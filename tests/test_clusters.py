@@ -217,9 +217,7 @@ def test_a_bad_clusters_key_is_one_line_and_exit_2(pod: Path) -> None:
 
 
 def test_live_and_named_clusters_do_not_mix(pod: Path) -> None:
-    with pytest.raises(GpulintError, match="--live reads one cluster"):
-        from gpulint.api import LintOptions
-        from gpulint.clusters import lint_clusters
-        from gpulint.live.client import ConnectionOptions
+    from gpulint.live.client import ConnectionOptions
 
-        lint_clusters(["pod.yaml"], LintOptions(live=ConnectionOptions()), {"prod": (PROD,)})
+    with pytest.raises(GpulintError, match="--live reads one cluster"):
+        lint(["pod.yaml"], live=ConnectionOptions(), clusters={"prod": (PROD,)})
