@@ -930,6 +930,18 @@ def _live_connection(
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
 @click.option("--live", is_flag=True, help="Read pods, events and the profile from the cluster.")
 @click.option(
+    "-n",
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    help="Only this namespace; repeatable. With --live, only its objects are read, so a "
+    "namespaced Role is enough.",
+)
+@click.option(
+    "--slow-threshold",
+    help="List the GPU pods that took longer than this to schedule (90s, 5m, 1h30m).",
+)
+@click.option(
     "--now",
     help="Measure pending time up to this RFC 3339 time (default: the dump's newest "
     "timestamp; with --live, the current time).",
@@ -948,6 +960,8 @@ def diagnose(
     profile_paths: tuple[str, ...],
     pool_label: str | None,
     live: bool,
+    namespaces: tuple[str, ...],
+    slow_threshold: str | None,
     now: str | None,
     output_format: str,
     output: str | None,
@@ -955,37 +969,58 @@ def diagnose(
     kubeconfig: str | None,
     request_timeout: float | None,
 ) -> None:
-    """Explain why GPU pods are Pending now, from `kubectl get pods,events -A -o yaml` DUMPS."""
+    """Explain why GPU pods are Pending now, from DUMPS of the cluster.
+
+    One dump holds everything diagnose reads (leave out the kinds your cluster does not serve):
+
+    \b
+    kubectl get pods,events,replicasets,jobs,nodes,resourcequotas,\\
+    workloads,localqueues,resourceclaims,resourceclaimtemplates,deviceclasses,\\
+    resourceslices -A -o yaml > dump.yaml
+
+    Arguments that are not files are name filters (a substring, or a glob with * ? [) on
+    the pod, job or owner name; with --live, every argument is one.
+    """
     from datetime import datetime, timezone
 
     from gpulint.diagnose import diagnose as run_diagnosis
     from gpulint.diagnose import parse_time, read_dumps
+    from gpulint.diagnose.inputs import DUMP_COMMAND, is_dump_argument, parse_duration
     from gpulint.output.diagnose import diagnosis_json, diagnosis_text
 
     try:
         connection = _live_connection(
             live, profile_paths, kube_context, kubeconfig, request_timeout
         )
-        if live and dumps:
-            raise GpulintError("--live reads the cluster: drop the dump files")
-        if not live and not dumps:
-            raise GpulintError(
-                "give dump files (kubectl get pods,events -A -o yaml > dump.yaml) or --live"
-            )
+        files = () if live else tuple(d for d in dumps if is_dump_argument(d))
+        names = tuple(d for d in dumps if d not in files)
+        if not live and not files:
+            raise GpulintError(f"give dump files ({DUMP_COMMAND}) or --live")
+        threshold = parse_duration(slow_threshold) if slow_threshold else None
         moment = parse_time(now) if now else None
         if connection is not None:
             from gpulint.diagnose.live import read_live
 
-            documents, cluster_profile = read_live(connection, pool_label)
+            documents, cluster_profile = read_live(connection, pool_label, namespaces)
             moment = moment or datetime.now(timezone.utc)
         else:
-            documents, cluster_profile = read_dumps(dumps, profile_paths, pool_label)
-        result = run_diagnosis(documents, cluster_profile, moment)
+            documents, cluster_profile = read_dumps(files, profile_paths, pool_label)
+        result = run_diagnosis(
+            documents,
+            cluster_profile,
+            moment,
+            namespaces=namespaces,
+            names=names,
+            pool_label=pool_label,
+        )
     except GpulintError as exc:
         _fail(str(exc))
         return
-    render = diagnosis_json if output_format == "json" else diagnosis_text
-    _emit(render(result), output, "report")
+    if output_format == "json":
+        text = diagnosis_json(result, threshold)
+    else:
+        text = diagnosis_text(result, threshold)
+    _emit(text, output, "report")
     sys.exit(EXIT_FINDINGS if result.pods else EXIT_CLEAN)
 
 

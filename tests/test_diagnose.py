@@ -150,8 +150,21 @@ EXPECTED: dict[str, tuple[Any, ...]] = {
 }  # fmt: skip
 
 
+TODAY = str(DUMPS / "gpu-today.yaml")
+TODAY_CAUSES = {
+    "train-big": "kueue-inadmissible",
+    "dra-train-0": "resource-claim-unallocatable",
+    "dra-typo-0": "resource-claim-missing",
+    "notebook-0": "untolerated-taint",
+}
+
+
+NEW_CAUSES = {"kueue-inadmissible", "resource-claim-unallocatable", "resource-claim-missing"}
+
+
 def test_every_documented_cause_has_a_fixture_pod() -> None:
-    assert {expected[0] for expected in EXPECTED.values()} == {c.slug for c in CAUSES}
+    slugs = {expected[0] for expected in EXPECTED.values()} | set(TODAY_CAUSES.values())
+    assert slugs == {c.slug for c in CAUSES}
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
@@ -226,7 +239,8 @@ def test_json_report_shape() -> None:
     result = run(STUCK, NODES, "--now", NOW, "--format", "json")
     assert result.exit_code == 1, result.output
     report = json.loads(result.stdout)
-    assert set(report) == {"version", "pods", "summary"}
+    assert set(report) == {"version", "pods", "summary", "notes"}
+    assert report["notes"] == []
     assert report["version"] == 1
     keys = {
         "namespace",
@@ -256,8 +270,11 @@ def test_json_report_shape() -> None:
     ]
     assert report["summary"] == {
         "stuck": 13,
-        "byCause": {c.slug: 1 for c in CAUSES},
+        "byCause": {c.slug: 1 for c in CAUSES if c.slug not in NEW_CAUSES},
         "pendingSeconds": {"p50": 1500, "p95": 7200},
+        # No pod of this dump records when it was scheduled.
+        "timeToSchedule": {"count": 0, "p50": None, "p95": None},
+        "timeToScheduleByPool": {},
         "now": NOW,
     }
 
@@ -267,8 +284,11 @@ def test_text_report_groups_by_cause_with_percentiles() -> None:
     assert result.exit_code == 1, result.output
     assert "ml/notebook-0 (StatefulSet/notebook): untolerated-taint, pending 15m\n" in result.stdout
     assert "  caught before merge by GPU102 (gpulint check)\n" in result.stdout
-    assert result.stdout.endswith("; pending p50 25m, p95 2h\n")
-    assert result.stdout.splitlines()[-1].startswith("13 stuck GPU pods: resource-not-advertised 1")
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("13 stuck GPU pods: resource-not-advertised 1")
+    assert lines[0].endswith("; pending p50 25m, p95 2h")
+    assert lines[1] == ""
+    assert lines[2] == "== resource-not-advertised: 1 pod =="
 
 
 def test_pending_time_defaults_to_the_dumps_newest_timestamp() -> None:
@@ -289,7 +309,13 @@ def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:
     )
     result = run(str(dump), "-o", str(tmp_path / "report.txt"))
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "report.txt").read_text(encoding="utf-8") == "No Pending GPU pods.\n"
+    assert (tmp_path / "report.txt").read_text(encoding="utf-8") == (
+        "No Pending GPU pods.\n\n"
+        "not judged: no Events: causes come from the pods' PodScheduled conditions only, and "
+        "pod creations refused by admission (quota, LimitRange, PriorityClass) are not seen\n"
+        "not judged: no Nodes: a taint that 1.35+ does not print cannot be named, a device "
+        "plugin that stopped serving is not seen, and time to schedule has no pools\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -301,11 +327,12 @@ def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:
         (
             ["dump.yaml"],
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
-            "dump.yaml: no Pod or Event objects; give the output of `kubectl get pods,events",
+            "dump.yaml: no Pod, Event, Job or Workload objects; give the output of `kubectl get "
+            "pods,events,replicasets,jobs,nodes,",
         ),
         (["dump.yaml", "--now", "yesterday"], "", "`yesterday` is not an RFC 3339 time"),
-        ([], None, "give dump files (kubectl get pods,events -A -o yaml > dump.yaml) or --live"),
-        (["--live", "dump.yaml"], None, "--live reads the cluster: drop the dump files"),
+        ([], None, "give dump files (kubectl get pods,events,replicasets,jobs,nodes,"),
+        (["dump.yaml", "--slow-threshold", "soon"], "", "`soon` is not a duration"),
         (["dump.yaml", "--context", "prod"], None, "--context needs --live"),
     ],
 )
@@ -361,3 +388,86 @@ def test_pending_pod_with_malformed_metadata_is_diagnosed(tmp_path: Path, metada
     if "name: x" in metadata:
         expected.insert(0, ("ml", "x", None))
     assert names == expected
+
+
+# --- Kueue, DRA, time to schedule, focus ----------------------------------------------------
+
+
+def today(*args: str) -> dict[str, Any]:
+    result = run(TODAY, "--now", NOW, "--format", "json", *args)
+    assert result.exit_code == 1, result.output
+    return json.loads(result.stdout)
+
+
+def test_kueue_dra_and_taint_causes_of_todays_clusters() -> None:
+    report = today()
+    assert {p["name"]: p["cause"] for p in report["pods"]} == TODAY_CAUSES
+    pods = {p["name"]: p for p in report["pods"]}
+    kueue = pods["train-big"]
+    assert (kueue["owner"], kueue["rule"], kueue["pendingSeconds"]) == (
+        "Job/train-big",
+        "GPU310",
+        7199,  # since the Workload was created
+    )
+    assert kueue["evidence"][0]["message"].startswith(
+        "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in "
+        "flavor h100"
+    )
+    assert kueue["confirm"] == "kubectl get workloads -n ml; kubectl describe clusterqueue ml-gpus"
+    assert "quota for nvidia.com/gpu in flavor h100" in kueue["fix"]
+    dra = pods["dra-train-0"]
+    assert dra["rule"] == "GPU704"
+    assert [e["message"] for e in dra["evidence"][1:]] == [
+        "claims: ResourceClaimTemplate ml/eight-gpus (gpus: 8 × gpu.nvidia.com)",
+        "ResourceSlices offer per node: gpu.nvidia.com: h100-a 4",
+    ]
+    assert dra["evidence"][0]["nodeReasons"] == {
+        "cannot allocate all claims": 1,
+        "node(s) didn't match Pod's node affinity/selector": 1,
+    }
+    missing = pods["dra-typo-0"]
+    assert "Create ResourceClaimTemplate one-gpu in namespace research" in missing["fix"]
+    assert '- key: dedicated\n  operator: Equal\n  value: "gpu"' in pods["notebook-0"]["fix"]
+    assert report["summary"]["timeToSchedule"] == {"count": 3, "p50": 120, "p95": 1200}
+    assert report["summary"]["timeToScheduleByPool"] == {
+        "a100": {"count": 3, "p50": 120, "p95": 1200}
+    }
+
+
+def test_focus_on_a_namespace_and_a_name() -> None:
+    ml = today("--namespace", "ml")
+    assert {p["namespace"] for p in ml["pods"]} == {"ml"}
+    assert [p["name"] for p in ml["pods"]] == ["dra-train-0", "train-big"]
+    assert ml["summary"]["timeToSchedule"] == {"count": 2, "p50": 5, "p95": 120}
+    named = today("-n", "ml", "-n", "research", "train*")
+    assert [p["name"] for p in named["pods"]] == ["train-big"]
+    assert today("notebook")["summary"]["byCause"] == {"untolerated-taint": 1}
+
+
+def test_slow_pods_are_listed_above_the_threshold() -> None:
+    report = today("--slow-threshold", "1m")
+    assert report["slowToSchedule"] == {
+        "thresholdSeconds": 60,
+        "pods": [
+            {"namespace": "research", "name": "eval-0", "pool": "a100", "seconds": 1200},
+            {"namespace": "ml", "name": "serve-1", "pool": "a100", "seconds": 120},
+        ],
+    }
+    text = run(TODAY, "--now", NOW, "--slow-threshold", "5m").stdout
+    assert "Scheduled after more than 5m: 1\n  research/eval-0 (pool a100): 20m\n" in text
+    assert text.splitlines()[0].startswith("4 stuck GPU pods: ")
+
+
+def test_a_dump_without_events_or_nodes_says_what_it_could_not_judge(tmp_path: Path) -> None:
+    jobs_only = tmp_path / "jobs.yaml"
+    jobs_only.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: ml\n"
+        "  labels: {kueue.x-k8s.io/queue-name: q}\nspec:\n  suspend: true\n  template:\n"
+        "    spec:\n      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n",
+        encoding="utf-8",
+    )
+    result = run(str(jobs_only), "--format", "json")
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert [(p["name"], p["cause"]) for p in report["pods"]] == [("j", "kueue-inadmissible")]
+    assert [n.split(":")[0] for n in report["notes"]] == ["no Events", "no Nodes", "no Workloads"]

@@ -112,6 +112,35 @@ CAUSES: tuple[Cause, ...] = (
         "driver): read its pod logs and restart it; allocatable returns when it re-registers.",
     ),
     Cause(
+        "kueue-inadmissible",
+        "Kueue has not admitted the workload, so it stays suspended and creates no pod",
+        "GPU310",
+        "kubectl get workloads -n {namespace}; kubectl describe clusterqueue {cluster_queue}",
+        "Give ClusterQueue {cluster_queue} quota for {resource}{flavor_note} (raise its "
+        "nominalQuota, or let it borrow in a cohort), lower the job's GPU request, or label the "
+        "job with a queue that has the quota; Kueue unsuspends the job once its Workload is "
+        "admitted.",
+    ),
+    Cause(
+        "resource-claim-unallocatable",
+        "no node can give the devices the pod's DRA claims request",
+        "GPU704",
+        "kubectl get resourceclaims -n {namespace}; kubectl get resourceslices -o wide",
+        "Ask for at most the devices one node publishes{offer_note}, free devices other claims "
+        "hold (kubectl get resourceclaims -A), or add nodes whose DRA driver publishes the "
+        "class; check that the driver's kubelet plugin runs on the GPU nodes.",
+    ),
+    Cause(
+        "resource-claim-missing",
+        "the ResourceClaim or ResourceClaimTemplate the pod names does not exist",
+        "GPU702",
+        "kubectl get resourceclaimtemplates,resourceclaims -n {namespace}; kubectl get events "
+        "-n {namespace} --field-selector involvedObject.name={pod}",
+        "Create {claim_ref} in namespace {namespace}, or name one that exists in the pod "
+        "template's resourceClaims; a pod whose claim could not be made from a template is not "
+        "retried: delete it so its controller creates it again.",
+    ),
+    Cause(
         "scheduling-gated",
         "the pod carries schedulingGates, so the scheduler does not try it yet",
         None,
@@ -142,6 +171,14 @@ CAUSE_BY_SLUG: dict[str, Cause] = {cause.slug: cause for cause in CAUSES}
 #: `key`/`value` groups capture the taint when the release prints it; `resource` the resource.
 _TAINT = r"\{(?P<key>[^:}]*):? ?(?P<value>[^}]*)\}"
 _UNTOLERATED, _MISMATCH = "untolerated-taint", "node-selector-mismatch"
+_UNALLOCATABLE = "resource-claim-unallocatable"
+#: A claim the scheduler cannot find (PreEnqueue/PreFilter), or the claim controller could not
+#: make from a template (`FailedResourceClaimCreation` on the pod).
+CLAIM_MISSING = re.compile(
+    r"ResourceClaim not created yet|resourceclaim(?:template)?s?(?:\.resource\.k8s\.io)? "
+    r"\"[^\"]*\" not found|resource claim template \"[^\"]*\"",
+    re.IGNORECASE,
+)
 SCHEDULER_REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), slug)
     for pattern, slug in (
@@ -165,6 +202,10 @@ SCHEDULER_REASONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"node\(s\) didn't match pod affinity/anti-affinity", "anti-affinity"),
         (r"node\(s\) didn't match pod affinity rules", "anti-affinity"),
         (r"node\(s\) didn't match pod topology spread constraints", "anti-affinity"),
+        # DynamicResources: the nodes passed the other filters but cannot give the devices.
+        (r"cannot allocate all claims", _UNALLOCATABLE),
+        (r"resourceclaim (?:in use|not available on the node|must be reallocated)", _UNALLOCATABLE),
+        (r"unallocated immediate resourceclaim", _UNALLOCATABLE),
     )
 )
 

@@ -12,9 +12,9 @@ of releases that no longer print it.
 
 from __future__ import annotations
 
-import math
+import fnmatch
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -23,12 +23,23 @@ from gpulint.accelerators import is_known_accelerator, looks_like_accelerator, s
 from gpulint.constraints import toleration_yaml
 from gpulint.diagnose.causes import (
     CAUSE_BY_SLUG,
+    CLAIM_MISSING,
     NO_SCALE_UP,
     REFUSALS,
     SCHEDULER_REASONS,
     Cause,
 )
 from gpulint.diagnose.events import Event, events_of, newest, times_in, timestamp
+from gpulint.diagnose.extra import (
+    QUEUE_LABEL,
+    SUSPEND_PATHS,
+    DraClaims,
+    DraIndex,
+    ScheduledPod,
+    percentile,
+    queued_jobs,
+    scheduled_at,
+)
 from gpulint.diagnose.messages import (
     NodeCount,
     NodeHistogram,
@@ -36,10 +47,12 @@ from gpulint.diagnose.messages import (
     parse_refusal,
     parse_scale_up,
 )
+from gpulint.dra import ACCELERATOR_DRIVERS, DeviceClass, devices_per_node
 from gpulint.gpus import gpu_requests
 from gpulint.model import Document, PodTemplate
 from gpulint.pods import pod_owner
 from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.nodes import node_view, pool_names
 from gpulint.profile.values import mapping, sequence, text
 from gpulint.scheduling import (
     admitted_tolerations,
@@ -85,26 +98,37 @@ class StuckPod:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Every stuck GPU pod of a dump or a cluster."""
+    """Every stuck GPU pod of a dump or a cluster, and how long the others took to schedule."""
 
     pods: tuple[StuckPod, ...]
     now: datetime
+    scheduled: tuple[ScheduledPod, ...] = ()  # GPU pods that were scheduled
+    notes: tuple[str, ...] = ()  # what could not be judged, for lack of which objects
 
     def by_cause(self) -> dict[str, list[StuckPod]]:
-        """Pods grouped by cause slug, causes in the documented order."""
+        """Pods grouped by cause slug, most pods first (ties in the documented order)."""
+        order = list(CAUSE_BY_SLUG)
         groups: dict[str, list[StuckPod]] = {}
-        for slug in CAUSE_BY_SLUG:
-            members = [p for p in self.pods if p.cause.slug == slug]
-            if members:
-                groups[slug] = members
-        return groups
+        for pod in sorted(self.pods, key=lambda p: order.index(p.cause.slug)):
+            groups.setdefault(pod.cause.slug, []).append(pod)
+        return dict(sorted(groups.items(), key=lambda item: -len(item[1])))
+
+    def time_to_schedule(self, pool: str | None = None) -> dict[str, int | None]:
+        """`{count, p50, p95}` of creation -> PodScheduled seconds (nearest rank), of `pool`."""
+        times = [s.seconds for s in self.scheduled if pool is None or s.pool == pool]
+        return {"count": len(times), "p50": percentile(times, 0.5), "p95": percentile(times, 0.95)}
+
+    def time_to_schedule_by_pool(self) -> dict[str, dict[str, int | None]]:
+        """time_to_schedule per pool, pools by name."""
+        return {
+            pool: self.time_to_schedule(pool) for pool in sorted({s.pool for s in self.scheduled})
+        }
 
     def pending_percentile(self, fraction: float) -> int | None:
         """The nearest-rank percentile of the pending times (None without any)."""
-        times = sorted(p.pending_seconds for p in self.pods if p.pending_seconds is not None)
-        if not times:
-            return None
-        return times[max(0, math.ceil(fraction * len(times)) - 1)]
+        return percentile(
+            [p.pending_seconds for p in self.pods if p.pending_seconds is not None], fraction
+        )
 
 
 class _Facts(dict):
@@ -126,24 +150,64 @@ def diagnose(
     documents: Sequence[Document],
     profile: ClusterProfile | None = None,
     now: datetime | None = None,
+    *,
+    namespaces: Collection[str] = (),
+    names: Sequence[str] = (),
+    pool_label: str | None = None,
 ) -> Diagnosis:
-    """Classify every Pending, unbound GPU pod and every controller refused GPU pods.
+    """Classify every Pending, unbound GPU pod, every controller refused GPU pods and every GPU
+    job Kueue has not admitted; measure how long the scheduled GPU pods took to schedule.
 
-    `documents` hold Pods, Events and optionally the controllers (ReplicaSets, Jobs ...);
-    `now` defaults to the newest time the objects record, so a dump reads as of its capture.
+    `documents` hold Pods, Events and optionally the controllers (ReplicaSets, Jobs ...),
+    Nodes, Kueue Workloads and DRA objects; `now` defaults to the newest time the objects
+    record, so a dump reads as of its capture. `namespaces` and `names` (substrings or globs
+    of the pod, job or owner name) keep only what they match.
     """
     events = events_of(documents)
     if now is None:
         now = max(times_in(documents, events), default=datetime.now(timezone.utc))
+    dra = DraIndex.of(documents, profile)
     stuck = [
-        _diagnose_pod(document, template, events, profile, now)
-        for document, template in _pending_gpu_pods(documents)
+        _diagnose_pod(document, template, events, profile, now, claims, dra)
+        for document, template, claims in _pending_gpu_pods(documents, dra)
     ]
     stuck.extend(_refused_creations(documents, events, now))
-    return Diagnosis(tuple(stuck), now)
+    stuck.extend(_queued(documents, profile, now, dra))
+    scheduled = _scheduled(documents, dra, pool_label)
+
+    def wanted(namespace: str, *candidates: str | None) -> bool:
+        if namespaces and namespace not in namespaces:
+            return False
+        return not names or any(
+            _name_matches(pattern, c) for pattern in names for c in candidates if c
+        )
+
+    return Diagnosis(
+        tuple(p for p in stuck if wanted(p.namespace, p.name, (p.owner or "/").split("/", 1)[1])),
+        now,
+        tuple(s for s in scheduled if wanted(s.namespace, s.name)),
+        tuple(_notes(documents, dra, profile)),
+    )
 
 
-def _pending_gpu_pods(documents: Iterable[Document]) -> Iterable[tuple[Document, PodTemplate]]:
+def _name_matches(pattern: str, name: str) -> bool:
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(name, pattern)
+    return pattern in name
+
+
+def _is_gpu_pod(template: PodTemplate, document: Document, dra: DraIndex) -> DraClaims | None:
+    """None when the pod requests no accelerator; else its DRA claims (maybe none)."""
+    namespace = document.ref.namespace or "default"
+    claims = dra.claims_of(document.obj, template.spec, namespace)
+    if gpu_requests(template) or claims.accelerator(dra.classes):
+        return claims
+    return None
+
+
+def _pending_gpu_pods(
+    documents: Iterable[Document], dra: DraIndex
+) -> Iterable[tuple[Document, PodTemplate, DraClaims]]:
     for document in documents:
         obj = document.obj
         if document.ref.kind != "Pod" or text(mapping(obj.get("status")).get("phase")) != "Pending":
@@ -153,8 +217,74 @@ def _pending_gpu_pods(documents: Iterable[Document]) -> Iterable[tuple[Document,
         if mapping(obj.get("spec")).get("nodeName"):
             continue  # bound: pulling images or starting, not waiting for the scheduler
         template = pod_template(document, obj)
-        if template is not None and gpu_requests(template):
-            yield document, template
+        claims = _is_gpu_pod(template, document, dra) if template is not None else None
+        if template is not None and claims is not None:
+            yield document, template, claims
+
+
+def _scheduled(
+    documents: Sequence[Document], dra: DraIndex, pool_label: str | None
+) -> list[ScheduledPod]:
+    """Every GPU pod that was scheduled, with its pool (from the dump's Nodes) and time."""
+    nodes = [node_view(d.obj) for d in documents if d.ref.kind == "Node" and d.ref.name]
+    pools = pool_names(nodes, pool_label) if nodes else {}
+    found = []
+    for document in documents:
+        if document.ref.kind != "Pod" or not document.ref.name:
+            continue
+        obj = document.obj
+        at = scheduled_at(obj)
+        created = timestamp(mapping(obj.get("metadata")).get("creationTimestamp"))
+        if at is None or created is None:
+            continue
+        template = pod_template(document, obj)
+        if template is None or _is_gpu_pod(template, document, dra) is None:
+            continue
+        node = text(mapping(obj.get("spec")).get("nodeName"))
+        found.append(
+            ScheduledPod(
+                document.ref.namespace or "default",
+                document.ref.name,
+                pools.get(node, "unknown"),
+                max(0, int((at - created).total_seconds())),
+            )
+        )
+    return found
+
+
+def _notes(
+    documents: Sequence[Document], dra: DraIndex, profile: ClusterProfile | None
+) -> Iterator[str]:
+    kinds = {d.ref.kind for d in documents}
+    if profile is not None and profile.pools:
+        kinds.add("Node")  # read into the profile (live mode, or --profile)
+    if "Event" not in kinds:
+        yield (
+            "no Events: causes come from the pods' PodScheduled conditions only, and pod "
+            "creations refused by admission (quota, LimitRange, PriorityClass) are not seen"
+        )
+    if "Node" not in kinds:
+        yield (
+            "no Nodes: a taint that 1.35+ does not print cannot be named, a device plugin that "
+            "stopped serving is not seen, and time to schedule has no pools"
+        )
+    queued = any(
+        d.ref.kind in SUSPEND_PATHS
+        and QUEUE_LABEL in mapping(mapping(d.obj.get("metadata")).get("labels"))
+        for d in documents
+    )
+    if queued and "Workload" not in kinds:
+        yield "no Workloads: why Kueue holds a suspended job is not known"
+    claimed = any(
+        d.ref.kind == "Pod" and mapping(d.obj.get("spec")).get("resourceClaims") for d in documents
+    )
+    if claimed and not dra.claims:
+        yield (
+            "no ResourceClaims or ResourceClaimTemplates: pods with DRA claims are GPU pods "
+            "only when they also request a GPU resource"
+        )
+    if claimed and not dra.slices:
+        yield "no ResourceSlices: what the nodes offer for DRA claims is not known"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,14 +297,19 @@ def _diagnose_pod(
     events: Sequence[Event],
     profile: ClusterProfile | None,
     now: datetime,
+    claims: DraClaims,
+    dra: DraIndex,
 ) -> StuckPod:
     obj = document.obj
     metadata = mapping(obj.get("metadata"))
     namespace, name = document.ref.namespace or "default", document.ref.name
     gpus = gpu_requests(template)
-    resource = sorted(gpus)[0]
+    classes = claims.device_classes
+    resource = sorted(gpus)[0] if gpus else (classes[0] if classes else "the DRA devices")
     mine = [e for e in events if e.about("Pod", namespace, name, text(metadata.get("uid")))]
-    verdict = _pod_verdict(template, gpus, mine, profile)
+    verdict = _claim_verdict(claims, mine, dra) or _pod_verdict(template, gpus, mine, profile)
+    if verdict.slug == "resource-claim-unallocatable":
+        verdict = _unallocatable(verdict, claims, dra)
     facts = _Facts(
         namespace=namespace,
         pod=name,
@@ -322,6 +457,10 @@ def _from_histogram(
     gpu_taint = _gpu_taint_verdict(taints, template, gpus, profile) if taints else None
     if gpu_taint is not None:
         return gpu_taint
+    unallocatable = [r for r in reasons if r.slug == "resource-claim-unallocatable"]
+    if unallocatable:
+        # Counted there, a node passed taints and node affinity: it lacks the devices.
+        return _simple(unallocatable[0], "no node can allocate the pod's DRA claims")
     if short and has_required_placement(template):
         # The nodes that passed the pod's own selector are full: capacity, not placement.
         return _shortage(short[0])
@@ -513,6 +652,109 @@ def _selector_verdict(reason: _Reason, template: PodTemplate) -> _Verdict:
         f"{reason.entry.count} {reason.entry.reason}",
         facts={"selector_note": f" (the pod asks for {placement})"},
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# DRA claims and Kueue
+
+
+def _claim_verdict(claims: DraClaims, events: Sequence[Event], dra: DraIndex) -> _Verdict | None:
+    """A claim that does not exist: the dump lacks it, or the control plane said so."""
+    failed = newest(
+        e
+        for e in events
+        if e.reason == "FailedResourceClaimCreation"
+        or (e.reason == "FailedScheduling" and CLAIM_MISSING.search(e.message))
+    )
+    if not claims.missing and failed is None:
+        return None
+    evidence = (_event_evidence(failed),) if failed is not None else ()
+    what = ", ".join(claims.missing) or "its claim"
+    found = _CLAIM_NAMED.search(failed.message) if failed is not None else None
+    ref = claims.missing[0] if claims.missing else (found.group(0) if found else "the claim")
+    return _Verdict(
+        "resource-claim-missing",
+        f"the pod's resourceClaims name {what}, which does not exist in the namespace",
+        (
+            *evidence,
+            *(Evidence("pod", f"spec.resourceClaims: {m} not in the dump") for m in claims.missing),
+        ),
+        {"claim_ref": ref},
+    )
+
+
+_CLAIM_NAMED = re.compile(r'resource claim template "[^"]+"|resourceclaim\S* "[^"]+"', re.I)
+
+
+def _unallocatable(verdict: _Verdict, claims: DraClaims, dra: DraIndex) -> _Verdict:
+    """Name the claims' requests and, with ResourceSlices, what the nodes offer."""
+    requests = "; ".join(c.describe() for c in claims.found) or "claims not in the dump"
+    offers = []
+    for name in claims.device_classes:
+        known = next((c for c in dra.classes if c.name == name), None)
+        if known is None and name in ACCELERATOR_DRIVERS:
+            # A driver's own class (not in the dump): every device of the driver, as a bound.
+            known = DeviceClass(name, frozenset({name}), None)
+        if known is None or not dra.slices:
+            continue
+        per_node = devices_per_node(known, dra.slices)
+        shown = ", ".join(f"{n} {count}" for n, count in sorted(per_node.items())) or "none"
+        offers.append(f"{name}: {shown}")
+    evidence = [*verdict.evidence, Evidence("pod", f"claims: {requests}")]
+    note = ""
+    if offers:
+        evidence.append(Evidence("profile", "ResourceSlices offer per node: " + "; ".join(offers)))
+        note = f" ({'; '.join(offers)})"
+    return _Verdict(
+        verdict.slug,
+        f"{verdict.explanation}; the pod claims {requests}",
+        tuple(evidence),
+        {**verdict.facts, "offer_note": note},
+    )
+
+
+def _queued(
+    documents: Sequence[Document], profile: ClusterProfile | None, now: datetime, dra: DraIndex
+) -> list[StuckPod]:
+    def is_gpu(document: Document) -> bool:
+        workload = workload_of(document)
+        if workload is None:
+            return False
+        return any(
+            gpu_requests(t)
+            or dra.claims_of({}, t.spec, document.ref.namespace or "default").accelerator(
+                dra.classes
+            )
+            for t in workload.templates
+        )
+
+    stuck = []
+    for job in queued_jobs(documents, profile, is_gpu):
+        cluster_queue = job.cluster_queue or (
+            f"$(kubectl get localqueue {job.queue} -n {job.namespace} "
+            "-o jsonpath='{.spec.clusterQueue}')"
+        )
+        facts = _Facts(
+            namespace=job.namespace,
+            pod=job.name,
+            resource=job.resource or "the GPU resource",
+            flavor_note=f" in flavor {job.flavor}" if job.flavor else "",
+            cluster_queue=cluster_queue,
+            describe=f"{job.kind.lower()} {job.name}",
+        )
+        where = f"LocalQueue {job.queue}" if job.queue else "its queue"
+        if job.cluster_queue:
+            where += f" (ClusterQueue {job.cluster_queue})"
+        verdict = _Verdict(
+            "kueue-inadmissible",
+            f"Kueue has not admitted {job.kind} {job.name} from {where}: {job.message}",
+            (Evidence("workload", job.message, job.reason, None, job.since),),
+        )
+        pending = _seconds(now, job.created)
+        stuck.append(
+            _stuck(job.namespace, job.name, f"{job.kind}/{job.name}", verdict, pending, facts)
+        )
+    return stuck
 
 
 # ---------------------------------------------------------------------------------------------

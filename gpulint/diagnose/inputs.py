@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 
 from gpulint.errors import GpulintError
@@ -14,7 +16,37 @@ from gpulint.profile.load import read_profile_file
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
 
-DUMP_COMMAND = "kubectl get pods,events -A -o yaml"
+#: One dump of everything diagnose reads; leave out kinds the cluster does not serve.
+DUMP_COMMAND = (
+    "kubectl get pods,events,replicasets,jobs,nodes,resourcequotas,workloads,localqueues,"
+    "resourceclaims,resourceclaimtemplates,deviceclasses,resourceslices -A -o yaml > dump.yaml"
+)
+#: Kinds a dump must hold one of: what diagnose judges.
+_JUDGED = frozenset({"Pod", "Event", "Workload", "Job", "JobSet", "RayJob", "PyTorchJob"})
+_DURATION = re.compile(r"\A(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?\Z")
+
+
+def is_dump_argument(argument: str) -> bool:
+    """A positional argument names a dump (a file, `-`, or a YAML/JSON name), not a pod."""
+    return (
+        argument == "-"
+        or os.path.exists(argument)
+        or argument.endswith((".yaml", ".yml", ".json"))
+        or os.sep in argument
+    )
+
+
+def parse_duration(value: str) -> int:
+    """`90`, `90s`, `5m`, `1h30m` -> seconds; raises GpulintError naming the value."""
+    text = value.strip()
+    if text.isdigit():
+        return int(text)
+    match = _DURATION.match(text)
+    if not text or match is None or not any(match.groupdict().values()):
+        raise GpulintError(f"`{value}` is not a duration (write it like 90s, 5m or 1h30m)")
+    return sum(int(match[k] or 0) * n for k, n in (("h", 3600), ("m", 60), ("s", 1)))
+
+
 # Problems that leave the file unread; a duplicate key or a nameless object does not.
 _FATAL = frozenset({IssueKind.SYNTAX, IssueKind.UNRENDERED_TEMPLATE})
 
@@ -34,9 +66,10 @@ def read_dumps(
         cluster_objects = [d.obj for d in found if d.ref.kind in PROFILE_KINDS]
         if cluster_objects:
             facts.append(facts_from_objects(cluster_objects, pool_label, path))
-    if not any(d.ref.kind in ("Pod", "Event") for d in documents):
+    if not any(d.ref.kind in _JUDGED for d in documents):
         raise GpulintError(
-            f"{', '.join(paths)}: no Pod or Event objects; give the output of `{DUMP_COMMAND}`"
+            f"{', '.join(paths)}: no Pod, Event, Job or Workload objects; give the output of "
+            f"`{DUMP_COMMAND}`"
         )
     for path in profile_paths:
         facts.extend(read_profile_file(path, pool_label))

@@ -17,7 +17,9 @@ _HISTOGRAM = re.compile(r"\A\s*0/(?P<nodes>\d+) nodes are available:?\s*(?P<body
 _ENTRY_SPLIT = re.compile(r",\s+(?=\d+ )")
 _ENTRY = re.compile(r"\A(?P<count>\d+) (?P<reason>.+)\Z", re.S)
 # Preemption (PostFilter) text follows the histogram; newer releases put a DRA note before it.
-_POSTFILTER = re.compile(r"\s*(?:no new claims to deallocate,\s*)?preemption:\s*", re.S)
+_POSTFILTER = re.compile(
+    r"\s*(?:(?:no new claims to deallocate|still not schedulable),\s*)?preemption:\s*", re.S
+)
 _SCALE_UP = re.compile(
     r"\A\s*pod didn't trigger scale-up(?: \((?P<note>[^)]*)\))?:?\s*(?P<body>.*)"
 )

@@ -7,15 +7,22 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gpulint.diagnose.classify import Diagnosis, Evidence, StuckPod
+from gpulint.diagnose.extra import ScheduledPod
 from gpulint.output.escape import MAX_NAME, one_line, text_block
 
 JSON_VERSION = 1
 _INDENT = " " * 11  # continuation lines line up under the labels' values
 
 
-def diagnosis_json(diagnosis: Diagnosis) -> str:
+def _slow(diagnosis: Diagnosis, threshold: int) -> list[ScheduledPod]:
+    return sorted(
+        (s for s in diagnosis.scheduled if s.seconds > threshold), key=lambda s: -s.seconds
+    )
+
+
+def diagnosis_json(diagnosis: Diagnosis, slow_threshold: int | None = None) -> str:
     """The diagnosis as one JSON document."""
-    document = {
+    document: dict[str, Any] = {
         "version": JSON_VERSION,
         "pods": [_pod(p) for p in diagnosis.pods],
         "summary": {
@@ -25,9 +32,20 @@ def diagnosis_json(diagnosis: Diagnosis) -> str:
                 "p50": diagnosis.pending_percentile(0.5),
                 "p95": diagnosis.pending_percentile(0.95),
             },
+            "timeToSchedule": diagnosis.time_to_schedule(),
+            "timeToScheduleByPool": diagnosis.time_to_schedule_by_pool(),
             "now": _time(diagnosis.now),
         },
+        "notes": list(diagnosis.notes),
     }
+    if slow_threshold is not None:
+        document["slowToSchedule"] = {
+            "thresholdSeconds": slow_threshold,
+            "pods": [
+                {"namespace": s.namespace, "name": s.name, "pool": s.pool, "seconds": s.seconds}
+                for s in _slow(diagnosis, slow_threshold)
+            ],
+        }
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -57,12 +75,42 @@ def _evidence(evidence: Evidence) -> dict[str, Any]:
     }
 
 
-def diagnosis_text(diagnosis: Diagnosis) -> str:
-    """One block per stuck pod, then the summary line."""
-    if not diagnosis.pods:
-        return "No Pending GPU pods.\n"
-    blocks = [_block(p) for p in diagnosis.pods]
-    return "\n".join(blocks) + "\n" + _summary(diagnosis) + "\n"
+def diagnosis_text(diagnosis: Diagnosis, slow_threshold: int | None = None) -> str:
+    """The summary by cause and time to schedule, then the pods grouped by cause (most pods
+    first), then what could not be judged."""
+    head = [_summary(diagnosis) if diagnosis.pods else "No Pending GPU pods."]
+    head.extend(_schedule_lines(diagnosis, slow_threshold))
+    parts = ["\n".join(head) + "\n"]
+    for slug, pods in diagnosis.by_cause().items():
+        title = f"== {slug}: {len(pods)} pod{'' if len(pods) == 1 else 's'} =="
+        parts.append(title + "\n\n" + "\n".join(_block(p) for p in pods))
+    if diagnosis.notes:
+        parts.append("".join(f"not judged: {note}\n" for note in diagnosis.notes))
+    return "\n".join(parts)
+
+
+def _schedule_lines(diagnosis: Diagnosis, slow_threshold: int | None) -> list[str]:
+    overall = diagnosis.time_to_schedule()
+    if not overall["count"]:
+        return []
+    pools = ", ".join(
+        f"{pool} {_times(stats)}" for pool, stats in diagnosis.time_to_schedule_by_pool().items()
+    )
+    lines = [f"Time to schedule, {_times(overall)}; by pool: {pools}"]
+    if slow_threshold is not None:
+        slow = _slow(diagnosis, slow_threshold)
+        lines.append(f"Scheduled after more than {duration(slow_threshold)}: {len(slow)}")
+        lines.extend(
+            f"  {s.namespace}/{s.name} (pool {s.pool}): {duration(s.seconds)}" for s in slow
+        )
+    return lines
+
+
+def _times(stats: dict[str, int | None]) -> str:
+    count, p50, p95 = stats["count"], stats["p50"], stats["p95"]
+    if not count or p50 is None or p95 is None:
+        return "no pods"
+    return f"{count} GPU pod{'' if count == 1 else 's'}: p50 {duration(p50)}, p95 {duration(p95)}"
 
 
 def _block(pod: StuckPod) -> str:
