@@ -1129,9 +1129,10 @@ def _inside(pos: Pos, extent: tuple[Pos, Pos]) -> bool:
 
 
 RESOURCE, CLAIM, ANNOTATION = "resource", "claim", "annotation"
-#: The forms of accelerator request the rules check in a pod template they read. A DRA claim
-#: or a scheduler's GPU-share annotation in a read pod is still unchecked until a rule reads it.
-CHECKED_FORMS = frozenset({RESOURCE})
+#: The forms of accelerator request the rules check in a pod template they read: resources, and
+#: DRA claims (GPU701-GPU705 follow them to their templates, DeviceClasses and ResourceSlices).
+#: A scheduler's GPU-share annotation in a read pod is still unchecked until a rule reads it.
+CHECKED_FORMS = frozenset({RESOURCE, CLAIM})
 
 
 class AcceleratorRequest(NamedTuple):
