@@ -132,6 +132,7 @@ class Inputs:
         # Charts and overlays met by the counting walk, rendered once it is done.
         self._marks: dict[str, str] | None = {}
         self._renders: dict[str, list[RenderedInput]] = {}
+        self._kinds: dict[str, str | None] = {}  # directory -> "helm", "kustomize" or None
         for root in self._roots:
             data = None if is_excluded(Path(root)) else _pipe_bytes(root)
             if data is not None:
@@ -185,7 +186,7 @@ class Inputs:
         elif root in self._piped:
             yield self._piped[root], False, len(self._piped[root][1])
         elif not self._is_excluded(Path(root)):
-            owner = _render_owner(root)
+            owner = _render_owner(root, self._kinds)
             if owner is not None:
                 # A file of a chart or overlay is checked as part of its render.
                 yield from self._rendered(*owner)
@@ -368,14 +369,22 @@ def _render_kind(names: Iterable[str]) -> str | None:
     return kind
 
 
-def _render_owner(path: str) -> tuple[str, str] | None:
+def _render_owner(path: str, kinds: dict[str, str | None]) -> tuple[str, str] | None:
     """(directory, kind) of the chart or overlay holding file `path`, if any.
 
     The nearest such directory above the file wins, searching no higher than the working
     directory for a relative path; a subchart (`<chart>/charts/<sub>`) belongs to its chart.
+    `kinds` keeps what each directory was found to be: pre-commit passes many files of a few
+    directories.
     """
+
+    def kind_of(directory: str) -> str | None:
+        if directory not in kinds:
+            kinds[directory] = _kind_of(directory)
+        return kinds[directory]
+
     directory = os.path.dirname(os.path.normpath(path))
-    while (kind := _kind_of(directory or os.curdir)) is None:
+    while (kind := kind_of(directory or os.curdir)) is None:
         parent = os.path.dirname(directory)
         if not directory or parent == directory or os.path.basename(directory) == os.pardir:
             return None
@@ -385,17 +394,16 @@ def _render_owner(path: str) -> tuple[str, str] | None:
         if os.path.basename(holder) != "charts":
             break
         outer = os.path.dirname(holder)
-        if _kind_of(outer or os.curdir) != "helm":
+        if kind_of(outer or os.curdir) != "helm":
             break
         directory = outer
     return directory or os.curdir, kind
 
 
 def _kind_of(directory: str) -> str | None:
-    try:
-        return _render_kind(os.listdir(directory))
-    except OSError:
-        return None
+    # A few stats, not a listing: the directory may hold thousands of manifests.
+    names = (_CHART_FILE, *_KUSTOMIZATION_FILES)
+    return _render_kind(n for n in names if os.path.isfile(os.path.join(directory, n)))
 
 
 def _entry_key(entry: os.DirEntry[str]) -> str:
