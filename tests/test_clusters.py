@@ -221,3 +221,26 @@ def test_live_and_named_clusters_do_not_mix(pod: Path) -> None:
 
     with pytest.raises(GpulintError, match="--live reads one cluster"):
         lint(["pod.yaml"], live=ConnectionOptions(), clusters={"prod": (PROD,)})
+
+
+def test_github_annotation_names_the_clusters(pod: Path) -> None:
+    result = run(
+        "check",
+        "--format",
+        "github",
+        "--profile",
+        f"prod={PROD}",
+        "--profile",
+        f"staging={STAGING}",
+    )
+    first, second = result.output.splitlines()[:2]
+    assert first.startswith(
+        "::error file=pod.yaml,line=6,col=1,title=GPU102 missing-gpu-toleration::[prod] pod "
+    )
+    assert "::pod requests nvidia.com/gpu" in second
+
+
+def test_diff_against_named_clusters_adds_the_toleration_prod_needs(pod: Path) -> None:
+    result = run("check", "--diff", "--profile", f"prod={PROD}", "--profile", f"staging={STAGING}")
+    assert result.exit_code == 1
+    assert "+  tolerations:\n+  - key: nvidia.com/gpu\n" in result.output
