@@ -106,3 +106,37 @@ def test_live_smoke_writes_a_job_for_the_gpu_pool_of_the_cluster(k, kubeconfig) 
     assert "name: gpulint-smoke-gpu-a100\n" in result.stdout
     assert "      nodeSelector:\n        eks.amazonaws.com/nodegroup: gpu-a100\n" in result.stdout
     assert "      - key: dedicated\n        operator: Equal\n        value: gpu\n" in result.stdout
+
+
+def test_live_diagnose_of_one_namespace_needs_only_a_namespaced_role(k, kubeconfig) -> None:
+    # The cluster-wide lists are forbidden; the namespace's pods, events, ReplicaSets and Jobs
+    # are served, as a RoleBinding of gpulint-diagnose-namespace in `ml` allows.
+    items = dump_items(STUCK)
+    denied = status(403, "Forbidden", 'nodes is forbidden: User "ci" cannot list')
+    k["get /api/v1/nodes"] << 403 << denied
+    for path, kind in LISTS.items():
+        if kind in ("Pod", "Event", "ReplicaSet", "Job"):
+            head, _, resource = path.rpartition("/")
+            found = [
+                {k_: v for k_, v in i.items() if k_ != "kind"}
+                for i in items
+                if i["kind"] == kind and i["metadata"].get("namespace") == "ml"
+            ]
+            api_version = next((i["apiVersion"] for i in items if i["kind"] == kind), "v1")
+            k[f"get {head}/namespaces/ml/{resource}"] << item_list(kind, found, api_version)
+    live = run_diagnose(
+        "--live", "--kubeconfig", str(kubeconfig), "--now", NOW, "--format", "json", "-n", "ml"
+    )
+    assert live.exit_code == 1, live.output
+    report = json.loads(live.stdout)
+    assert report["pods"] and {p["namespace"] for p in report["pods"]} == {"ml"}
+    assert report["notes"][0].startswith("no Nodes")
+    rules = role_rules("gpulint-diagnose-namespace")
+    listed = [(m, p) for m, p, _ in requests(k) if p != "/api/v1/nodes"]
+    assert [p for _, p in listed] == [
+        "/api/v1/namespaces/ml/pods",
+        "/api/v1/namespaces/ml/events",
+        "/apis/apps/v1/namespaces/ml/replicasets",
+        "/apis/batch/v1/namespaces/ml/jobs",
+    ]
+    assert all(allowed(rules, method, path) for method, path in listed)
