@@ -29,6 +29,7 @@ import os
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
@@ -570,7 +571,14 @@ def _check_files(plan: FilePlan, inputs: Inputs, jobs: int) -> Iterator[FileOutc
     with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_ignores_interrupts) as pool:
         try:
             while batch := list(islice(items, size)):
-                in_flight.append(pool.submit(_check_batch, plan, batch))
+                if in_flight:
+                    in_flight.append(pool.submit(_check_batch, plan, batch))
+                else:
+                    # The first submit forks every worker: a Ctrl-C between a fork and the
+                    # worker's initializer would kill that worker with a traceback, so the
+                    # signal waits, blocked, until every worker ignores it.
+                    with _interrupts_held():
+                        in_flight.append(pool.submit(_check_batch, plan, batch))
                 if len(in_flight) >= 2 * jobs:
                     yield from in_flight.popleft().result()
             while in_flight:
@@ -592,6 +600,20 @@ def _worker_ignores_interrupts() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Forked while the main process held the signal blocked (_interrupts_held).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT stays pending, not delivered, inside the block; it arrives when the block ends."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _worth_processes(inputs: Inputs, jobs: int) -> bool:

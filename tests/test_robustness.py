@@ -477,8 +477,11 @@ def _children(pid: int) -> list[int]:
     return [int(child) for child in text.split()]
 
 
-def _started_with_two_workers(tmp_path: Path) -> subprocess.Popen[str]:
-    """A `--jobs 2` run over enough input to use worker processes, once both are running."""
+def _started_with_two_workers(
+    tmp_path: Path, workers: int = 2, settle: float = 0.5
+) -> subprocess.Popen[str]:
+    """A `--jobs 2` run over enough input to use worker processes, once `workers` of them
+    exist and `settle` seconds more have passed."""
     import time
 
     for index in range(16):
@@ -492,11 +495,11 @@ def _started_with_two_workers(tmp_path: Path) -> subprocess.Popen[str]:
         start_new_session=True,  # a process group, as a terminal's foreground job
     )
     deadline = time.monotonic() + 60
-    while len(_children(process.pid)) < 2:
+    while len(_children(process.pid)) < workers:
         assert process.poll() is None, "the run ended before it started its workers"
         assert time.monotonic() < deadline
-        time.sleep(0.05)
-    time.sleep(0.5)  # the workers set up
+        time.sleep(0.005)
+    time.sleep(settle)
     return process
 
 
@@ -505,6 +508,16 @@ def test_ctrl_c_under_jobs_is_one_line_and_exit_130(tmp_path: Path) -> None:
 
     process = _started_with_two_workers(tmp_path)
     os.killpg(process.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    assert process.wait(timeout=120) == 130
+    assert process.stderr is not None and process.stderr.read() == "gpulint: interrupted\n"
+
+
+def test_ctrl_c_while_the_workers_start_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    import signal
+
+    # No time for the workers to set up: the interrupt meets them as they are forked.
+    process = _started_with_two_workers(tmp_path, workers=1, settle=0)
+    os.killpg(process.pid, signal.SIGINT)
     assert process.wait(timeout=120) == 130
     assert process.stderr is not None and process.stderr.read() == "gpulint: interrupted\n"
 
