@@ -1,11 +1,26 @@
-"""Accelerator resource names: which ones device plugins advertise, and what a typo meant."""
+"""Accelerator resource names: which ones plugins and allocators serve, and what a typo meant.
+
+The facts live in the registry, gpulint.data.accelerators; this module answers questions about
+a name from it. Every answer is cached: the same few names repeat across every manifest.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
-#: Names the vendors' device plugins advertise (see the reference, section 2.1).
+from gpulint.data.accelerators import (
+    ANNOTATIONS,
+    DEVICE_LIKE,
+    EXTENDER,
+    RESOURCES,
+    AcceleratorAnnotation,
+    AcceleratorResource,
+)
+
+#: Names the vendors' device plugins advertise for a whole device, most common first (pattern
+#: families such as MIG profiles are known too, see `is_known_accelerator`).
 KNOWN_RESOURCES: tuple[str, ...] = (
     "nvidia.com/gpu",
     "nvidia.com/gpu.shared",
@@ -21,9 +36,10 @@ KNOWN_RESOURCES: tuple[str, ...] = (
     "aws.amazon.com/neurondevice",
     "google.com/tpu",
 )
-_KNOWN = frozenset(KNOWN_RESOURCES)
+_BY_NAME: dict[str, AcceleratorResource] = {r.name: r for r in RESOURCES if r.pattern is None}
+_BY_ANNOTATION: dict[str, AcceleratorAnnotation] = {a.key: a for a in ANNOTATIONS}
 # NVIDIA MIG devices under the `mixed` strategy: nvidia.com/mig-<slices>g.<memory>gb[.me]
-MIG_RESOURCE = re.compile(r"nvidia\.com/mig-[1-7]g\.[0-9]+gb(?:\.me)?\Z")
+MIG_RESOURCE = re.compile(r"nvidia\.com/mig-(?:[1-8]c\.)?[1-8]g\.[0-9]+gb(?:\.[a-z]+)*\Z")
 # Tokens that make a resource name look like an accelerator request.
 _ACCELERATOR_TOKENS = frozenset(
     {"gpu", "gpus", "vgpu", "mig", "neuron", "neurons", "neuroncore", "neuroncores"}
@@ -31,7 +47,10 @@ _ACCELERATOR_TOKENS = frozenset(
 )
 _TOKEN_SPLIT = re.compile(r"[./_\-]+")
 _NON_ACCELERATOR = frozenset({"cpu", "memory", "ephemeral-storage", "pods", "storage"})
-# The vendor a misspelled name most likely meant, when no close spelling is found.
+# Words that give an unknown name its meaning, so that a suggestion never changes it.
+_MEMORY_WORDS = ("mem", "memory", "vram", "gib", "mib")
+_CORE_WORDS = ("core", "cores", "util", "percentage")
+# The vendor a misspelled device name most likely meant, when no close spelling is found.
 _VENDOR_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("amd", "amd.com/gpu"),
     ("intel", "gpu.intel.com/i915"),
@@ -43,13 +62,54 @@ _VENDOR_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("nvidia", "nvidia.com/gpu"),
     ("cuda", "nvidia.com/gpu"),
 )
+# A resource name as the API accepts it: an optional DNS-subdomain prefix and a name part.
+_QUALIFIED_NAME = re.compile(
+    r"(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z"
+)
+
+
+@functools.cache
+def _patterns() -> tuple[tuple[re.Pattern[str], AcceleratorResource], ...]:
+    # Compiled on first use: most runs ask only exact names.
+    return tuple((re.compile(r.pattern), r) for r in RESOURCES if r.pattern is not None)
+
+
+@functools.lru_cache(maxsize=4096)
+def accelerator_info(name: str) -> AcceleratorResource | None:
+    """The registry entry serving resource `name` (exact name or family), or None."""
+    entry = _BY_NAME.get(name)
+    if entry is not None:
+        return entry
+    for pattern, family in _patterns():
+        if pattern.fullmatch(name):
+            return family
+    return None
 
 
 def is_known_accelerator(name: str) -> bool:
-    """True for a name a vendor device plugin advertises (including any MIG profile)."""
-    return name in _KNOWN or MIG_RESOURCE.match(name) is not None
+    """True for a name a known device plugin or allocator serves (including MIG profiles)."""
+    return accelerator_info(name) is not None
 
 
+def is_extender_resource(name: str) -> bool:
+    """True for a resource a scheduler extender fits, which node allocatable never lists."""
+    entry = accelerator_info(name)
+    return entry is not None and entry.served_by == EXTENDER
+
+
+def extender_of(name: str) -> str | None:
+    """The `schedulerExtenders` name of the extender serving `name`, if one does."""
+    entry = accelerator_info(name)
+    return entry.extender if entry is not None else None
+
+
+def accelerator_annotation(key: str) -> AcceleratorAnnotation | None:
+    """The registry entry for a pod annotation that requests an accelerator, or None."""
+    return _BY_ANNOTATION.get(key)
+
+
+@functools.lru_cache(maxsize=4096)
 def looks_like_accelerator(name: str) -> bool:
     """True when `name` reads as an attempt to request an accelerator."""
     lower = name.lower()
@@ -66,9 +126,38 @@ def is_extended_resource(name: str) -> bool:
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
+def is_valid_resource_name(name: str) -> bool:
+    """Whether the API accepts `name` as an extended resource name (qualified, well formed)."""
+    return "/" in name and _QUALIFIED_NAME.match(name) is not None
+
+
+def meaning_of(name: str) -> str:
+    """What a request of `name` counts: `device` (devices, slices, shares), `memory`, `cores`
+    or, for registry entries, their own unit."""
+    entry = accelerator_info(name)
+    if entry is not None:
+        return "device" if entry.unit in DEVICE_LIKE else entry.unit
+    tokens = _TOKEN_SPLIT.split(name.lower())
+    if any(t.endswith(_MEMORY_WORDS) or t.startswith("mem") for t in tokens):
+        return "memory"
+    if any(t.endswith(_CORE_WORDS) for t in tokens):
+        return "cores"
+    return "device"
+
+
 def suggest_resource(name: str, candidates: Iterable[str] = KNOWN_RESOURCES) -> str | None:
-    """The name `name` most likely meant among `candidates`, or None."""
-    options = list(candidates)
+    """The name `name` most likely meant among `candidates`, or None.
+
+    A suggestion always means the same kind of amount as `name`: a memory or core-share
+    resource is never renamed to a device count, nor the other way round.
+    """
+    return _suggest(name, tuple(candidates))
+
+
+@functools.lru_cache(maxsize=4096)
+def _suggest(name: str, candidates: tuple[str, ...]) -> str | None:
+    meaning = meaning_of(name)
+    options = [c for c in candidates if meaning_of(c) == meaning]
     if not options:
         return None
     lower = name.lower()
@@ -80,7 +169,47 @@ def suggest_resource(name: str, candidates: Iterable[str] = KNOWN_RESOURCES) -> 
     close = difflib.get_close_matches(lower, list(by_lower), n=1, cutoff=0.6)
     if close:
         return by_lower[close[0]]
+    if meaning != "device":
+        return None
     for word, default in _VENDOR_DEFAULTS:
         if word in lower and default in options:
             return default
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def near_miss(name: str) -> str | None:
+    """The known name `name` misspells, when it is surely a typo of one, else None.
+
+    A typo keeps the meaning and changes little: the same name but for case
+    (`nvidia.com/GPU`), the same domain and a close name (`nvidia.com/gpus`), or the same name
+    under a mangled domain (`nvidia/gpu`, `nvidia.co/gpu`). Another domain with a plausible
+    name (`example.com/gpu`) is another vendor's resource, not a typo.
+    """
+    import difflib  # only for a name that is not known: most runs never get here
+
+    meaning = meaning_of(name)
+    lower = name.lower()
+    domain, _, part = lower.rpartition("/")
+    for known in _BY_NAME:
+        if meaning_of(known) != meaning:
+            continue
+        known_lower = known.lower()
+        if lower == known_lower:
+            return known
+        known_domain, _, known_part = known_lower.rpartition("/")
+        if domain == known_domain:
+            if difflib.SequenceMatcher(None, part, known_part).ratio() >= 0.8:
+                return known
+        elif part == known_part and _mangled(domain, known_domain):
+            return known
+    return None
+
+
+def _mangled(domain: str, known: str) -> bool:
+    """`nvidia` or `nvidia.co` for `nvidia.com`: the vendor's domain, written wrong."""
+    import difflib
+
+    return domain == known.split(".")[0] or (
+        difflib.SequenceMatcher(None, domain, known).ratio() >= 0.85
+    )

@@ -5,7 +5,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from gpulint.accelerators import is_extended_resource, looks_like_accelerator
+from gpulint.accelerators import (
+    is_extended_resource,
+    is_extender_resource,
+    looks_like_accelerator,
+)
 
 if TYPE_CHECKING:
     from gpulint.model import Container, PodTemplate
@@ -18,11 +22,15 @@ def is_gpu_resource(name: str) -> bool:
 
 
 def gpu_requests(template: PodTemplate) -> dict[str, Decimal]:
-    """The accelerator resources the pod requests (effective request, > 0)."""
+    """The accelerator resources the pod requests (effective request, > 0) that nodes count.
+
+    Resources that only a scheduler extender fits (HAMi's gpumem) are left out: no node
+    lists them.
+    """
     return {
         name: amount
         for name, amount in template.effective_requests.items()
-        if amount > 0 and is_gpu_resource(name)
+        if amount > 0 and is_gpu_resource(name) and not is_extender_resource(name)
     }
 
 

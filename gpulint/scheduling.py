@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
 
-from gpulint.accelerators import is_extended_resource
+from gpulint.accelerators import is_extended_resource, is_extender_resource
 from gpulint.constraints import (
     NodeSelectorTerm,
     PodAffinityTerm,
@@ -308,6 +308,8 @@ def resource_shortfalls(requests: Mapping[str, Decimal], pool: Pool) -> tuple[Sh
     for name, amount in requests.items():
         if amount <= 0 or (name in _ALWAYS_PRESENT and name not in pool.allocatable):
             continue
+        if is_extender_resource(name):
+            continue  # a scheduler extender fits it (HAMi's gpumem); allocatable never lists it
         available = allocatable(pool, name)
         if amount > available:
             short.append(Shortfall(name, amount, available))

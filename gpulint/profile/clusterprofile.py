@@ -64,6 +64,9 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
         provider_source=f"declared in {display}" if provider else None,
         extended_resource_toleration=admission.get("extendedResourceToleration"),
         default_namespace=spec.get("defaultNamespace"),
+        scheduler_extenders=(
+            frozenset(spec["schedulerExtenders"]) if "schedulerExtenders" in spec else None
+        ),
         quotas=tuple(_quotas(display, spec)),
         limit_ranges=tuple(_limit_ranges(display, spec)),
         priority_classes=tuple(

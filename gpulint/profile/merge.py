@@ -86,6 +86,7 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
             base.extended_resource_toleration, later.extended_resource_toleration
         ),
         default_namespace=_later(base.default_namespace, later.default_namespace),
+        scheduler_extenders=_later(base.scheduler_extenders, later.scheduler_extenders),
         quotas=_by_key(base.quotas, later.quotas, lambda q: (q.namespace, q.name)),
         limit_ranges=_by_key(
             base.limit_ranges, later.limit_ranges, lambda r: (r.namespace, r.name)

@@ -200,6 +200,9 @@ class ClusterProfile:
     provider: str | None = None  # eks, gke, aks, kubeadm ... as declared or inferred
     extended_resource_toleration: bool | None = None  # None: infer from the provider
     default_namespace: str | None = None
+    # The scheduler extenders the cluster runs (`hami`); None: not stated, so resources that
+    # only an extender serves are taken as served.
+    scheduler_extenders: frozenset[str] | None = None
     pools: tuple[Pool, ...] = ()
     quotas: tuple[ResourceQuota, ...] = ()
     limit_ranges: tuple[LimitRange, ...] = ()

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 from collections.abc import Iterator
 from decimal import ROUND_CEILING
 
 from gpulint.accelerators import (
     MIG_RESOURCE,
+    extender_of,
     is_extended_resource,
+    is_extender_resource,
     is_known_accelerator,
+    is_valid_resource_name,
     looks_like_accelerator,
+    near_miss,
     suggest_resource,
 )
 from gpulint.edits import Edit, Rename
-from gpulint.model import Container, ContainerRole, PodTemplate, Quantity
+from gpulint.model import Container, ContainerRole, PodTemplate, Quantity, Severity
 from gpulint.quantity import format_quantity, is_whole
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import YMap, YSeq
@@ -36,32 +41,114 @@ def _containers(ctx: CheckContext) -> Iterator[tuple[PodTemplate, Container]]:
 
 
 def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
-    """A resource key that reads as an accelerator but is no name a device plugin advertises.
+    """A resource key that reads as an accelerator but is no name anything serves.
 
-    With a cluster profile, "advertised" means by some pool of that cluster.
+    Without a cluster profile only what is surely wrong is an error (a key the API rejects, a
+    near miss of a known name); a plausible name gpulint does not know is an info. With a
+    profile, "served" means advertised by some pool of that cluster, fitted by a scheduler
+    extender it runs, or named by a DRA DeviceClass's `extendedResourceName`.
     """
+    served_by_dra = dra_extended_resources(ctx)
     advertised = _advertised_accelerators(ctx)
     for template, container in _containers(ctx):
         for section, quantity in _quantities(container):
             name = quantity.resource
-            if not looks_like_accelerator(name):
+            if not looks_like_accelerator(name) or name in served_by_dra:
                 continue
             if advertised is not None:
-                if name not in advertised:
-                    yield _not_advertised(template, container, section, quantity, advertised)
-                continue
-            if is_known_accelerator(name):
-                continue
-            suggestion = suggest_resource(name)
-            hint = f"; did you mean `{suggestion}`?" if suggestion else ""
-            yield Problem.at(
-                template.document,
-                quantity.key_pos,
-                f"container `{container.name}` {section} `{name}`, which no device plugin "
-                f"advertises: the pod can never be scheduled{hint}",
-                f"Rename the key to `{suggestion}`." if suggestion else None,
-                edits=_rename_resource(quantity, suggestion),
-            )
+                problem = _not_in_cluster(ctx, template, container, section, quantity, advertised)
+            else:
+                problem = _unknown_name(template, container, section, quantity)
+            if problem is not None:
+                yield problem
+
+
+def dra_extended_resources(ctx: CheckContext) -> frozenset[str]:
+    """The resource names DRA DeviceClasses serve (`spec.extendedResourceName`)."""
+    names = set()
+    for document in (*ctx.knowledge, *ctx.documents):
+        if document.ref.kind != "DeviceClass":
+            continue
+        spec = document.obj.get("spec")
+        value = spec.get("extendedResourceName") if isinstance(spec, YMap) else None
+        if isinstance(value, str) and value:
+            names.add(value)
+    return frozenset(names)
+
+
+def _unknown_name(
+    template: PodTemplate, container: Container, section: str, quantity: Quantity
+) -> Problem | None:
+    name = quantity.resource
+    if is_known_accelerator(name):
+        return None
+    what = f"container `{container.name}` {section} `{name}`"
+    wrong_mig = _mig_spelling(name)
+    if wrong_mig is not None:
+        return _rename(
+            template,
+            quantity,
+            f"{what}, which is not a MIG resource name (`nvidia.com/mig-<g>g.<memory>gb`): no "
+            f"node advertises it and the pod can never be scheduled",
+            wrong_mig or None,
+        )
+    if not is_valid_resource_name(name):
+        suggestion = suggest_resource(name)
+        reason = (
+            "which has no domain prefix: the API rejects it (only cpu, memory, "
+            "ephemeral-storage and hugepages-* may be unqualified)"
+            if "/" not in name
+            else "which is not a valid resource name: the API rejects it"
+        )
+        return _rename(template, quantity, f"{what}, {reason}", suggestion)
+    typo = near_miss(name)
+    if typo is not None:
+        case = " (resource names are case-sensitive)" if typo.lower() == name.lower() else ""
+        return _rename(
+            template,
+            quantity,
+            f"{what}, which no device plugin advertises{case}: the pod can never be scheduled",
+            typo,
+        )
+    return Problem.at(
+        template.document,
+        quantity.key_pos,
+        f"{what}, a name no accelerator plugin or allocator known to gpulint serves: make "
+        f"sure one of the cluster's does (a cluster profile lets gpulint check)",
+        "Check the name against the plugin that serves it (docs/accelerators.md lists the "
+        "known ones), or give a cluster profile.",
+        severity=Severity.INFO,
+    )
+
+
+def _rename(
+    template: PodTemplate, quantity: Quantity, message: str, suggestion: str | None
+) -> Problem:
+    hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+    return Problem.at(
+        template.document,
+        quantity.key_pos,
+        f"{message}{hint}",
+        f"Rename the key to `{suggestion}`." if suggestion else None,
+        edits=_rename_resource(quantity, suggestion),
+    )
+
+
+_MIG_HEAD = "nvidia.com/mig"
+_MIG_LOOSE = re.compile(r"nvidia\.com/mig[-_.]?(?:([1-8])c[._]?)?([1-8])g[._-]?([0-9]+)g(?:i?b)?\Z")
+
+
+def _mig_spelling(name: str) -> str | None:
+    """For a misspelt MIG name: its right spelling, or "" when none can be told; else None."""
+    lower = name.lower()
+    if not lower.startswith(_MIG_HEAD) or MIG_RESOURCE.match(name):
+        return None
+    loose = _MIG_LOOSE.match(lower)
+    if loose is None:
+        return ""
+    compute, slices, memory = loose.groups()
+    head = f"{compute}c." if compute else ""
+    return f"nvidia.com/mig-{head}{slices}g.{memory}gb"
 
 
 def _advertised_accelerators(ctx: CheckContext) -> frozenset[str] | None:
@@ -69,6 +156,47 @@ def _advertised_accelerators(ctx: CheckContext) -> frozenset[str] | None:
     if ctx.profile is None or not ctx.profile.pools:
         return None
     return frozenset(n for n in ctx.profile.advertised_resources() if looks_like_accelerator(n))
+
+
+def _not_in_cluster(
+    ctx: CheckContext,
+    template: PodTemplate,
+    container: Container,
+    section: str,
+    quantity: Quantity,
+    advertised: frozenset[str],
+) -> Problem | None:
+    name = quantity.resource
+    if name in advertised:
+        return None
+    if is_extender_resource(name):
+        return _extender_not_running(ctx, template, container, section, quantity)
+    return _not_advertised(template, container, section, quantity, advertised)
+
+
+def _extender_not_running(
+    ctx: CheckContext,
+    template: PodTemplate,
+    container: Container,
+    section: str,
+    quantity: Quantity,
+) -> Problem | None:
+    """An extender resource is served unless the profile lists extenders without its own."""
+    assert ctx.profile is not None
+    running = ctx.profile.scheduler_extenders
+    extender = extender_of(quantity.resource)
+    if running is None or extender is None or extender in running:
+        return None
+    listed = ", ".join(sorted(running)) or "none"
+    return Problem.at(
+        template.document,
+        quantity.key_pos,
+        f"container `{container.name}` {section} `{quantity.resource}`, which only the "
+        f"`{extender}` scheduler extender serves, and the profile's schedulerExtenders "
+        f"({listed}) does not list it: the pod can never be scheduled",
+        f"Install {extender} and add it to the profile's schedulerExtenders, or remove "
+        f"`{quantity.resource}` from the container.",
+    )
 
 
 def _not_advertised(

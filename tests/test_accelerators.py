@@ -1,0 +1,191 @@
+"""The accelerator registry and GPU001's verdicts on names: severity, message and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpulint.accelerators import (
+    accelerator_info,
+    is_extender_resource,
+    is_known_accelerator,
+    looks_like_accelerator,
+    meaning_of,
+    near_miss,
+    suggest_resource,
+)
+from gpulint.api import lint
+from gpulint.data.accelerators import ANNOTATIONS, EXTENDER, MEMORY, RESOURCES
+from gpulint.model import Severity
+
+ROOT = Path(__file__).resolve().parent.parent
+RESOURCES_CASES = ROOT / "fixtures" / "cases" / "resources"
+
+
+@pytest.mark.parametrize(
+    ("name", "shown", "unit", "served_by"),
+    [
+        ("nvidia.com/gpu", "nvidia.com/gpu", "device", "device plugin"),
+        ("nvidia.com/mig-2g.20gb", "nvidia.com/mig-<g>g.<memory>gb", "slice", "device plugin"),
+        ("nvidia.com/gpu-20gb", "nvidia.com/gpu-<N>gb", "slice", "device plugin"),
+        ("nvidia.com/gpumem", "nvidia.com/gpumem", "memory", "scheduler extender"),
+        ("volcano.sh/gpu-memory", "volcano.sh/gpu-memory", "memory", "device plugin"),
+        ("gpu.intel.com/millicores", "gpu.intel.com/millicores", "cores", "node feature"),
+        ("huawei.com/Ascend910B3-memory", "huawei.com/Ascend<model>-memory", "memory", EXTENDER),
+        ("amd.com/spx_nps1", "amd.com/<compute>_<memory>", "slice", "device plugin"),
+    ],
+)
+def test_registry_answers_what_a_name_is(name: str, shown: str, unit: str, served_by: str) -> None:
+    entry = accelerator_info(name)
+    assert entry is not None
+    assert (entry.name, entry.unit, entry.served_by) == (shown, unit, served_by)
+
+
+@pytest.mark.parametrize(
+    "name", ["example.com/gpu", "nvidia.com/gpus", "nvidia.com/mig-1g5gb", "huawei.com/npu-x"]
+)
+def test_names_nothing_serves_are_unknown(name: str) -> None:
+    assert accelerator_info(name) is None and not is_known_accelerator(name)
+
+
+def test_every_entry_has_a_source_and_a_unit_text() -> None:
+    assert all(r.source and r.one_unit and r.provider for r in RESOURCES)
+    assert all(a.source and a.one_unit for a in ANNOTATIONS)
+    # Only extender entries name an extender, and every extender entry does.
+    assert all((r.served_by == EXTENDER) == (r.extender is not None) for r in RESOURCES)
+
+
+def test_extender_resources() -> None:
+    assert is_extender_resource("nvidia.com/gpucores")
+    assert not is_extender_resource("nvidia.com/gpu")
+    assert not is_extender_resource("volcano.sh/vgpu-memory")  # advertised by its plugin
+
+
+@pytest.mark.parametrize(
+    ("name", "meaning"),
+    [
+        ("volcano.sh/gpu-memory", MEMORY),
+        ("example.com/gpu-mem", MEMORY),
+        ("nvidia.com/gpucores", "cores"),
+        ("example.com/gpu-cores", "cores"),
+        ("nvidia.com/gpu.shared", "device"),
+        ("example.com/gpu", "device"),
+    ],
+)
+def test_meaning_of(name: str, meaning: str) -> None:
+    assert meaning_of(name) == meaning
+
+
+@pytest.mark.parametrize(
+    ("name", "typo_of"),
+    [
+        ("nvidia.com/gpus", "nvidia.com/gpu"),
+        ("nvidia.com/GPU", "nvidia.com/gpu"),
+        ("nvidia/gpu", "nvidia.com/gpu"),
+        ("nvidia.co/gpu", "nvidia.com/gpu"),
+        ("amd.com/gpus", "amd.com/gpu"),
+        ("volcano.sh/gpu-mem", "volcano.sh/gpu-memory"),
+        ("nvidia.com/gpu-shared", "nvidia.com/gpu.shared"),
+        # another vendor's plausible name, or a name of another meaning: not a typo
+        ("example.com/gpu", None),
+        ("acme.com/gpu", None),
+        ("nvidia.com/gpu-memory", None),
+        ("nvidia.com/gpu.memory", None),
+    ],
+)
+def test_near_miss(name: str, typo_of: str | None) -> None:
+    assert near_miss(name) == typo_of
+
+
+@pytest.mark.parametrize("name", ["volcano.sh/gpu-mem", "example.com/gpu-memory", "x.io/gpucore"])
+def test_suggestions_never_turn_memory_or_cores_into_devices(name: str) -> None:
+    suggestion = suggest_resource(name, ["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu.shared"])
+    assert suggestion is None
+
+
+def test_looks_like_accelerator_for_registry_names_without_gpu_words() -> None:
+    assert looks_like_accelerator("huawei.com/Ascend910")
+    assert looks_like_accelerator("amd.com/cpx_nps4")
+    assert not looks_like_accelerator("memory")
+
+
+def _findings(path: Path, *extra: str) -> list[tuple[int, int, str, Severity, str | None]]:
+    result = lint([str(path)])
+    return [
+        (f.line, f.column, f.message, f.severity, f.fix)
+        for f in result.findings
+        if f.code == "GPU001"
+    ]
+
+
+def test_gpu001_without_profile_severity_messages_and_fixes() -> None:
+    found = _findings(RESOURCES_CASES / "GPU001-plausible-names.yaml")
+    info_fix = (
+        "Check the name against the plugin that serves it (docs/accelerators.md lists the "
+        "known ones), or give a cluster profile."
+    )
+    unknown = (
+        "a name no accelerator plugin or allocator known to gpulint serves: make sure one of "
+        "the cluster's does (a cluster profile lets gpulint check)"
+    )
+    assert found == [
+        (
+            14,
+            9,
+            f"container `unknown-vendor` limits `example.com/gpu`, {unknown}",
+            Severity.INFO,
+            info_fix,
+        ),
+        (
+            15,
+            9,
+            f"container `unknown-vendor` limits `nvidia.com/gpu-memory`, {unknown}",
+            Severity.INFO,
+            info_fix,
+        ),
+        (
+            21,
+            9,
+            "container `near-misses` limits `volcano.sh/gpu-mem`, which no device plugin "
+            "advertises: the pod can never be scheduled; did you mean `volcano.sh/gpu-memory`?",
+            Severity.ERROR,
+            "Rename the key to `volcano.sh/gpu-memory`.",
+        ),
+        (
+            22,
+            9,
+            "container `near-misses` limits `nvidia.com/mig-3g40gb`, which is not a MIG "
+            "resource name (`nvidia.com/mig-<g>g.<memory>gb`): no node advertises it and the "
+            "pod can never be scheduled; did you mean `nvidia.com/mig-3g.40gb`?",
+            Severity.ERROR,
+            "Rename the key to `nvidia.com/mig-3g.40gb`.",
+        ),
+        (
+            23,
+            9,
+            "container `near-misses` limits `nvidia.co/gpu`, which no device plugin "
+            "advertises: the pod can never be scheduled; did you mean `nvidia.com/gpu`?",
+            Severity.ERROR,
+            "Rename the key to `nvidia.com/gpu`.",
+        ),
+    ]
+
+
+def test_gpu001_bare_and_case_messages() -> None:
+    found = {
+        line: (message, fix)
+        for line, _, message, _, fix in _findings(RESOURCES_CASES / "GPU001-unknown-names.yaml")
+    }
+    assert found[33] == (
+        "container `bare` limits `gpu`, which has no domain prefix: the API rejects it (only "
+        "cpu, memory, ephemeral-storage and hugepages-* may be unqualified); did you mean "
+        "`nvidia.com/gpu`?",
+        "Rename the key to `nvidia.com/gpu`.",
+    )
+    assert found[39] == (
+        "container `upper-case` limits `nvidia.com/GPU`, which no device plugin advertises "
+        "(resource names are case-sensitive): the pod can never be scheduled; did you mean "
+        "`nvidia.com/gpu`?",
+        "Rename the key to `nvidia.com/gpu`.",
+    )
