@@ -189,3 +189,10 @@ def test_gpu001_bare_and_case_messages() -> None:
         "`nvidia.com/gpu`?",
         "Rename the key to `nvidia.com/gpu`.",
     )
+
+
+def test_docs_list_every_registry_entry() -> None:
+    doc = (ROOT / "docs" / "accelerators.md").read_text()
+    missing = [r.name for r in RESOURCES if f"| `{r.name}` |" not in doc]
+    missing += [a.key for a in ANNOTATIONS if f"| `{a.key}` |" not in doc]
+    assert missing == []
