@@ -218,6 +218,23 @@ def _label_value(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name)[:63].strip("-_.") or "pool"
 
 
+# Plain scalars that Kubernetes' YAML 1.1 decoder reads as booleans or null, though the YAML 1.2
+# writer leaves them unquoted: a label value `on` (HAMi's `gpu: on`) must stay a string.
+_YAML11_WORDS = frozenset({"y", "yes", "n", "no", "on", "off", "true", "false", "null", "~", ""})
+
+
+def _quoted(value: Any) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    if isinstance(value, dict):
+        return {key: _quoted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_quoted(item) for item in value]
+    if isinstance(value, str) and value.lower() in _YAML11_WORDS:
+        return DoubleQuotedScalarString(value)
+    return value
+
+
 def dump_jobs(jobs: Sequence[dict[str, Any]]) -> str:
     """The Jobs as one multi-document YAML text."""
     from ruamel.yaml import YAML
@@ -226,5 +243,5 @@ def dump_jobs(jobs: Sequence[dict[str, Any]]) -> str:
     yaml.default_flow_style = False
     yaml.explicit_start = True
     stream = io.StringIO()
-    yaml.dump_all(list(jobs), stream)
+    yaml.dump_all([_quoted(job) for job in jobs], stream)
     return stream.getvalue()
