@@ -164,6 +164,16 @@ RULES = (
         keeps='gpulint.rules.placement:anti_affinity_needs',
     ),
     Rule(
+        code='GPU107',
+        name='unknown-gpu-product-label',
+        severity=Severity.ERROR,
+        fix='Select the value the nodes carry (`kubectl get nodes -L nvidia.com/gpu.product`).',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.gpu_labels:unknown_gpu_product_label',
+    ),
+    Rule(
         code='GPU108',
         name='gpu-missing-from-autoscaler-template',
         severity=Severity.ERROR,
