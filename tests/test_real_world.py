@@ -55,7 +55,7 @@ FILES = sorted(
     and not any(chart in p.parents for chart in CHARTS)
 )
 _HEADER = re.compile(r"^#\s*(cluster|verdict):\s*(\S+)", re.M)
-_MODE_EXPECT = re.compile(r"#\s*expect\[(profile|bare)\]:")
+_MODE_EXPECT = re.compile(r"#\s*expect\[(profile|bare)\](@\d+)?:")
 # An expectation's quoted words: `GPU601:7 "BestEffort"`.
 _WORDS = re.compile(r'(GPU\d{3})(?::(\d+))?\s+"([^"]*)"')
 _EXPECT_LINE = re.compile(r"#\s*expect(?:\[(profile|bare)\])?(?:@(\d+))?:(.*)$")
@@ -75,7 +75,7 @@ def expected(path: Path, mode: str) -> list[Expected]:
     shared = parse_expectations(text)
     # Mode lines become plain `# expect:` lines for their mode and vanish for the other.
     mode_text = "\n".join(
-        _MODE_EXPECT.sub("# expect:", line) if f"expect[{mode}]" in line else ""
+        _MODE_EXPECT.sub(r"# expect\2:", line) if f"expect[{mode}]" in line else ""
         for line in text.splitlines()
     )
     return shared + parse_expectations(mode_text)
