@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from gpulint.accelerators import looks_like_accelerator
+from gpulint.data.accelerators import ANNOTATIONS as ACCELERATOR_ANNOTATIONS
 from gpulint.fields import mapping_at, shown, wrong_type
 from gpulint.model import (
     Container,
@@ -1149,8 +1150,8 @@ class AcceleratorRequest(NamedTuple):
 
 # Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
 _RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
-# Pod annotations that request an accelerator share (KAI Scheduler, pools-sharing-dra.md 2).
-_ACCELERATOR_ANNOTATIONS = frozenset({"gpu-fraction", "gpu-memory", "gpu-fraction-num-devices"})
+# Pod annotations that request an accelerator share (KAI Scheduler): the registry's.
+_ACCELERATOR_ANNOTATIONS = frozenset(annotation.key for annotation in ACCELERATOR_ANNOTATIONS)
 
 
 def accelerator_requests(obj: YMap) -> list[AcceleratorRequest]:
