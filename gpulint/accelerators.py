@@ -36,6 +36,8 @@ KNOWN_RESOURCES: tuple[str, ...] = (
     "aws.amazon.com/neurondevice",
     "google.com/tpu",
 )
+#: Every DeviceClass also serves `deviceclass.resource.kubernetes.io/<class name>` (KEP-5004).
+DRA_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 _BY_NAME: dict[str, AcceleratorResource] = {r.name: r for r in RESOURCES if r.pattern is None}
 _BY_ANNOTATION: dict[str, AcceleratorAnnotation] = {a.key: a for a in ANNOTATIONS}
 # NVIDIA MIG devices under the `mixed` strategy: nvidia.com/mig-<slices>g.<memory>gb[.me]

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from decimal import ROUND_CEILING
 
 from gpulint.accelerators import (
+    DRA_CLASS_RESOURCE_PREFIX,
     MIG_RESOURCE,
     extender_of,
     is_extended_resource,
@@ -55,6 +56,8 @@ def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
             name = quantity.resource
             if not looks_like_accelerator(name) or name in served_by_dra:
                 continue
+            if name.startswith(DRA_CLASS_RESOURCE_PREFIX):
+                continue  # a name every DeviceClass serves for itself (KEP-5004)
             if advertised is not None:
                 problem = _not_in_cluster(ctx, template, container, section, quantity, advertised)
             else:
