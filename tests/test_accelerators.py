@@ -196,3 +196,32 @@ def test_docs_list_every_registry_entry() -> None:
     missing = [r.name for r in RESOURCES if f"| `{r.name}` |" not in doc]
     missing += [a.key for a in ANNOTATIONS if f"| `{a.key}` |" not in doc]
     assert missing == []
+
+
+def test_profile_scheduler_extenders(tmp_path: Path) -> None:
+    from gpulint.profile import load_profiles
+
+    header = "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: c}\n"
+    stated = tmp_path / "stated.yaml"
+    stated.write_text(header + "spec:\n  schedulerExtenders: [hami]\n")
+    unstated = tmp_path / "unstated.yaml"
+    unstated.write_text(header + "spec: {}\n")
+    assert load_profiles([str(stated)]).scheduler_extenders == frozenset({"hami"})
+    assert load_profiles([str(unstated)]).scheduler_extenders is None
+    # a later input that does not state it keeps the earlier one's
+    assert load_profiles([str(stated), str(unstated)]).scheduler_extenders == {"hami"}
+
+
+def test_profile_with_an_unknown_extender_is_one_line(tmp_path: Path) -> None:
+    from gpulint.errors import GpulintError
+    from gpulint.profile import load_profiles
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: c}\n"
+        "spec:\n  schedulerExtenders: [hami, gpushare]\n"
+    )
+    with pytest.raises(GpulintError) as info:
+        load_profiles([str(path)])
+    assert str(info.value).startswith(f"{path}:5:")
+    assert "gpushare" in str(info.value) and "\n" not in str(info.value)
