@@ -225,3 +225,14 @@ def test_profile_with_an_unknown_extender_is_one_line(tmp_path: Path) -> None:
         load_profiles([str(path)])
     assert str(info.value).startswith(f"{path}:5:")
     assert "gpushare" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_profile_show_names_the_scheduler_extenders() -> None:
+    from click.testing import CliRunner
+
+    from gpulint.cli import main
+
+    hami = str(ROOT / "fixtures" / "profiles" / "hami.yaml")
+    result = CliRunner().invoke(main, ["profile", "show", "--profile", hami])
+    assert result.exit_code == 0, result.output
+    assert "Scheduler extenders: hami (spec.schedulerExtenders)\n" in result.output

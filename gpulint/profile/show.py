@@ -62,6 +62,9 @@ def show_profile(profile: ClusterProfile) -> str:
         lines.append("No node pools.")
     lines += [f"Assumed: {assumption}" for assumption in profile.assumptions]
     lines += ["", admission_line(profile)]
+    if profile.scheduler_extenders is not None:
+        extenders = ", ".join(sorted(profile.scheduler_extenders)) or "none"
+        lines.append(f"Scheduler extenders: {extenders} (spec.schedulerExtenders)")
     for quota in profile.quotas:
         limits = ", ".join(
             f"{name} {format_quantity(quota.used.get(name, Decimal(0)))}/{format_quantity(hard)}"
