@@ -67,8 +67,13 @@ def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
 
 
 def dra_extended_resources(ctx: CheckContext) -> frozenset[str]:
-    """The resource names DRA DeviceClasses serve (`spec.extendedResourceName`)."""
+    """The resource names DRA DeviceClasses serve (`spec.extendedResourceName`): those of the
+    checked manifests and those of the cluster profile."""
     names = set()
+    if ctx.profile is not None:
+        names.update(
+            c.extended_resource_name for c in ctx.profile.device_classes if c.extended_resource_name
+        )
     for document in (*ctx.knowledge, *ctx.documents):
         if document.ref.kind != "DeviceClass":
             continue
