@@ -477,6 +477,12 @@ def _children(pid: int) -> list[int]:
     return [int(child) for child in text.split()]
 
 
+def _default_interrupt() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _started_with_two_workers(
     tmp_path: Path, workers: int = 2, settle: float = 0.5
 ) -> subprocess.Popen[str]:
@@ -493,6 +499,10 @@ def _started_with_two_workers(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # a process group, as a terminal's foreground job
+        # A job started in the background of a shell inherits SIGINT ignored (as CI runners
+        # and `( ... &)` start them): the terminal's foreground job that a user interrupts
+        # does not, so neither does this run.
+        preexec_fn=_default_interrupt,
     )
     deadline = time.monotonic() + 60
     while len(_children(process.pid)) < workers:
