@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from gpulint.cachedir import default_cache_dir
 from gpulint.cli import main
 from gpulint.profile.cache import (
     ProfileCache,
-    default_cache_dir,
     entry_key,
     read_entry,
     write_entry,

@@ -33,6 +33,7 @@ from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from gpulint import __version__
+from gpulint.cachedir import default_cache_dir
 from gpulint.profile.merge import ProfileFacts
 
 #: Raised when the way entries are written changes; the dataclasses' fields are hashed anyway.
@@ -90,18 +91,6 @@ def cache_problem(directory: Path) -> str | None:
     if not stat.S_ISDIR(entries.st_mode) or entries.st_uid != os.geteuid():
         return f"{directory / _ENTRIES} is not a directory of the user's own"
     return None
-
-
-def default_cache_dir(environ: Mapping[str, str]) -> Path | None:
-    """$XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint (where pre-commit and pip keep theirs)."""
-    xdg = environ.get("XDG_CACHE_HOME", "")
-    # The XDG spec says a relative value is to be ignored.
-    if os.path.isabs(xdg):
-        return Path(xdg) / "gpulint"
-    try:
-        return Path.home() / ".cache" / "gpulint"
-    except RuntimeError:  # no HOME and no password entry: nowhere to keep a cache
-        return None
 
 
 def entry_key(data: bytes, pool_label: str | None) -> str:
