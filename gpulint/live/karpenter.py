@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.profile.instances import INSTANCE_TYPES, catalogue_allocatable
+from gpulint.profile.karpenter import max_nodes
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool, Taint
 from gpulint.profile.values import mapping, sequence
@@ -23,8 +24,6 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 INSTANCE_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 #: Karpenter's AWS well-known label for a family (`p4d`), standing for all its sizes.
 INSTANCE_FAMILY_KEY = "karpenter.k8s.aws/instance-family"
-#: max_nodes of a NodePool that limits neither nodes nor any resource a node offers.
-UNLIMITED_NODES = 1000
 
 
 def facts_from_nodepools(nodepools: Iterable[Mapping[str, Any]], source: str) -> ProfileFacts:
@@ -60,7 +59,7 @@ def _pool(nodepool: Mapping[str, Any]) -> PoolFacts:
         labels=labels,
         taints=taints,
         allocatable=allocatable,
-        max_nodes=_max_nodes(limits, allocatable),
+        max_nodes=max_nodes(limits, allocatable),
         scale_from_zero=True,
         instance_type=instance,
     )
@@ -101,13 +100,3 @@ def _largest_instance(
         if key > best_key:
             best, best_key = (name, allocatable), key
     return best
-
-
-def _max_nodes(limits: Mapping[str, Decimal], allocatable: Mapping[str, Decimal]) -> int:
-    """The most nodes the limits allow: `nodes`, or a limit over what one node offers."""
-    bounds = [int(limits["nodes"])] if "nodes" in limits else []
-    for name, limit in limits.items():
-        per_node = allocatable.get(name)
-        if name != "nodes" and per_node:
-            bounds.append(int(limit // per_node))
-    return min(bounds) if bounds else UNLIMITED_NODES

@@ -167,7 +167,7 @@ def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]
                 labels={**labels, **type_labels(entry), CAPACITY_TYPE: capacity},
                 taints=taints,
                 allocatable=allocatable,
-                max_nodes=_max_nodes(limits, allocatable),
+                max_nodes=max_nodes(limits, allocatable),
                 scale_from_zero=True,
                 instance_type=entry.name,
                 limit_group=group,
@@ -316,7 +316,7 @@ def _within(entry: InstanceType, limits: Mapping[str, Decimal]) -> bool:
     )
 
 
-def _max_nodes(limits: Mapping[str, Decimal], allocatable: Mapping[str, Decimal]) -> int:
+def max_nodes(limits: Mapping[str, Decimal], allocatable: Mapping[str, Decimal]) -> int:
     """The most nodes of one type the limits allow: `nodes`, or a limit over one node's share."""
     bounds = [int(limits["nodes"])] if "nodes" in limits else []
     for name, limit in limits.items():
