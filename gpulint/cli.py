@@ -128,19 +128,16 @@ def _use_color(choice: str, stream_is_tty: bool) -> bool:
     return stream_is_tty
 
 
-def _interruptible(command: _Command) -> _Command:
-    """Ctrl-C ends the command with one line and exit code 130, as a shell reports SIGINT."""
-    import functools
+class _Commands(click.Group):
+    """The `gpulint` group: Ctrl-C ends any of its commands with one line and exit code 130,
+    as a shell reports SIGINT (click would print `Aborted!` and exit 1)."""
 
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def invoke(self, ctx: click.Context) -> Any:
         try:
-            return command(*args, **kwargs)
+            return super().invoke(ctx)
         except KeyboardInterrupt:
             click.echo("gpulint: interrupted", err=True)
             sys.exit(130)
-
-    return run  # type: ignore[return-value]
 
 
 def _live_options(command: _Command) -> _Command:
@@ -295,6 +292,7 @@ Shell completion: add to ~/.bashrc (or ~/.zshrc with zsh_source; fish: see docs)
 
 
 @click.group(
+    cls=_Commands,
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=_COMPLETION_HELP,
 )
@@ -404,7 +402,6 @@ def version() -> None:
 )
 @_render_options
 @_live_options
-@_interruptible
 def check(
     paths: tuple[str, ...],
     config_path: str | None,

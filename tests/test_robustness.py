@@ -646,3 +646,23 @@ def test_standard_input_larger_than_the_limit_is_one_line_and_exit_2(
     result = CliRunner().invoke(main, ["check", "--isolated", "-"], input="#" * ((2 << 20) + 1))
     assert result.exit_code == 2
     assert result.stderr == "gpulint: error: standard input is larger than 2 MiB\n"
+
+
+@pytest.mark.parametrize("command", [["profile", "validate"], ["diagnose"]])
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130(tmp_path: Path, command: list) -> None:
+    import signal
+    import time
+
+    fifo = tmp_path / "dump.yaml"
+    os.mkfifo(fifo)  # nobody writes: the command waits on it until it is interrupted
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gpulint", *command, str(fifo)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_interrupt,
+    )
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130
+    assert process.stderr is not None and process.stderr.read() == "gpulint: interrupted\n"
