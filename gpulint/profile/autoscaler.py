@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gpulint.errors import GpulintError
 from gpulint.profile.model import Taint
+from gpulint.profile.values import location, mapping, sequence, text
 from gpulint.quantity import parse_quantity
 
 TAG_PREFIX = "k8s.io/cluster-autoscaler/node-template/"
@@ -28,6 +30,23 @@ EFFECTS: Mapping[str, str] = {
     "PREFER_NO_SCHEDULE": "PreferNoSchedule",
     "NO_EXECUTE": "NoExecute",
 }
+
+
+def taint_list(display: str, raw: Any, field_path: str) -> tuple[Taint, ...]:
+    """A list of Kubernetes taints (`key`, `value`, `effect`) written at `field_path`;
+    raises GpulintError at the entry that lacks a key or a known effect."""
+    entries = sequence(raw)
+    found = []
+    for index, item in enumerate(entries):
+        item = mapping(item)
+        effect = item.get("effect")
+        if not item.get("key") or effect not in EFFECTS:
+            raise GpulintError(
+                f"{location(display, entries, index)}: {field_path}.{index}: expected a key "
+                "and an effect NoSchedule, PreferNoSchedule or NoExecute"
+            )
+        found.append(Taint(str(item["key"]), text(item.get("value")), EFFECTS[effect]))
+    return tuple(found)
 
 
 @dataclass(frozen=True)

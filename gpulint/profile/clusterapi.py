@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.errors import GpulintError
-from gpulint.profile.autoscaler import EFFECTS
+from gpulint.profile.autoscaler import EFFECTS, taint_list
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool, Taint
@@ -223,15 +223,8 @@ def _node_labels(bootstrap: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _kubeadm_taints(display: str, bootstrap: Mapping[str, Any]) -> tuple[Taint, ...]:
-    raw = sequence(_registration(bootstrap).get("taints"))
-    found = []
-    for index, item in enumerate(raw):
-        item = mapping(item)
-        effect = item.get("effect")
-        if not item.get("key") or effect not in EFFECTS:
-            raise GpulintError(
-                f"{location(display, raw, index)}: joinConfiguration.nodeRegistration.taints."
-                f"{index}: expected a key and an effect NoSchedule, PreferNoSchedule or NoExecute"
-            )
-        found.append(Taint(str(item["key"]), text(item.get("value")), EFFECTS[effect]))
-    return tuple(found)
+    return taint_list(
+        display,
+        _registration(bootstrap).get("taints"),
+        "joinConfiguration.nodeRegistration.taints",
+    )

@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from gpulint.errors import GpulintError
-from gpulint.profile.autoscaler import EFFECTS
+from gpulint.profile.autoscaler import taint_list
 from gpulint.profile.instances import (
     INSTANCE_TYPES,
     NEURON,
@@ -201,18 +201,7 @@ def _requirements(display: str, spec: Mapping[str, Any]) -> list[Requirement]:
 
 
 def _taints(display: str, spec: Mapping[str, Any]) -> tuple[Taint, ...]:
-    raw = sequence(spec.get("taints"))
-    found = []
-    for index, item in enumerate(raw):
-        item = mapping(item)
-        effect = item.get("effect")
-        if not item.get("key") or effect not in EFFECTS:
-            raise GpulintError(
-                f"{location(display, raw, index)}: spec.template.spec.taints.{index}: expected "
-                "a key and an effect NoSchedule, PreferNoSchedule or NoExecute"
-            )
-        found.append(Taint(str(item["key"]), text(item.get("value")), EFFECTS[effect]))
-    return tuple(found)
+    return taint_list(display, spec.get("taints"), "spec.template.spec.taints")
 
 
 def _capacity_types(requirements: Iterable[Requirement]) -> tuple[str, ...]:
