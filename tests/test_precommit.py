@@ -14,6 +14,7 @@ import pytest
 
 from tests.repos import NETWORK_TROUBLE, ROOT, make_repo, snapshot_checkout
 
+pytest_plugins = ["tests.binaries"]
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 BAD = """\
 apiVersion: apps/v1
@@ -60,9 +61,15 @@ def try_repo(
     home: Path,
     hook: str = "gpulint",
     files: tuple[str, ...] = ("--all-files",),
+    path_first: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """`pre-commit try-repo <hook_repo> <hook> --all-files` (or `files`) inside `repo`."""
+    """`pre-commit try-repo <hook_repo> <hook> --all-files` (or `files`) inside `repo`.
+
+    `path_first` is put first on PATH (where a hook finds helm, as on a developer's machine).
+    """
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
+    if path_first is not None:
+        env["PATH"] = f"{path_first}{os.pathsep}{env.get('PATH', '')}"
     env.pop("GIT_DIR", None)
     env.pop("GIT_INDEX_FILE", None)
     result = subprocess.run(
@@ -310,3 +317,54 @@ def test_hook_checks_json_manifests(tmp_path: Path, hook_repo: Path, pre_commit_
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert re.search(r"k8s/pod\.json:\d+:\d+: GPU002 \[error\]", output), output
+
+
+CHART = {
+    "chart/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
+    "chart/values.yaml": "gpus: 1\n",
+    "chart/templates/_helpers.tpl": '{{- define "trainer.name" -}}trainer{{- end }}\n',
+    "chart/templates/deployment.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "trainer.name" . }}
+spec:
+  selector:
+    matchLabels: {app: trainer}
+  template:
+    metadata:
+      labels: {app: trainer}
+    spec:
+      containers:
+      - name: trainer
+        image: trainer:1.0
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+          limits:
+            nvidia.com/gpus: {{ .Values.gpus }}
+""",
+}
+
+
+@pytest.mark.slow
+def test_charts_hook_renders_the_chart_of_a_changed_template_and_reports_at_its_line(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path, helm4_dir: Path
+) -> None:
+    repo = make_repo(tmp_path / "charts", CHART)
+    changed = ("--files", "chart/templates/deployment.yaml", "chart/templates/_helpers.tpl")
+    result = try_repo(hook_repo, repo, pre_commit_home, "gpulint-charts", changed, helm4_dir)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert (
+        "chart/templates/deployment.yaml:18:13: GPU001 [error] container `trainer` limits "
+        "`nvidia.com/gpus`, which no device plugin advertises" in output
+    )
+    # Two changed files of one chart: one render, one report.
+    assert re.findall(r"Found \d+ findings? .* in (\d+) files?", output) == ["1"]
+    fixed = dict(CHART)
+    fixed["chart/templates/deployment.yaml"] = CHART["chart/templates/deployment.yaml"].replace(
+        "nvidia.com/gpus", "nvidia.com/gpu"
+    )
+    clean = make_repo(tmp_path / "fixed", fixed)
+    passed = try_repo(hook_repo, clean, pre_commit_home, "gpulint-charts", changed, helm4_dir)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
