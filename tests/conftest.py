@@ -1,12 +1,18 @@
 """Hypothesis profiles (`default` keeps the suite quick, `--hypothesis-profile=long` digs
-deeper), a profile cache of the suite's own, and `--update-snapshots`."""
+deeper), a profile cache of the suite's own, `--update-snapshots`, and the Kubernetes API
+server of the live-mode tests (`k`, `kubeconfig`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    import kmock
 
 # No deadline: the machine running the suite may be busy, and speed is measured by bench/.
 settings.register_profile(
@@ -49,3 +55,23 @@ def _not_in_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
     GITHUB_ACTIONS=true, `gpulint check` without --format adds annotations."""
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+# The API server is imported when a test asks for it: kmock and aiohttp load only then.
+
+
+@pytest.fixture()
+def k() -> Iterator[kmock.KubernetesScaffold]:
+    """This test's view of the session's Kubernetes API server (tests/kube_server.py)."""
+    from tests.kube_server import kube_server
+
+    with kube_server().scaffold() as handler:
+        yield handler
+
+
+@pytest.fixture()
+def kubeconfig(tmp_path: Path) -> Path:
+    """A kubeconfig whose current context is the session's API server."""
+    from tests.kube_server import kube_server, write_kubeconfig
+
+    return write_kubeconfig(tmp_path / "kubeconfig", kube_server().url)

@@ -12,209 +12,41 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import kmock
 import pytest
-from click.testing import CliRunner, Result
 
-from gpulint.cli import main
 from gpulint.live.client import ConnectionOptions
 from gpulint.live.cluster import pod_owner
 from gpulint.live.session import open_live
 from tests.kube_server import TOKEN, item_list, kube_server, status, write_kubeconfig
-
-ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
-LIST_PATHS = {
-    "nodes": "/api/v1/nodes",
-    "pods": "/api/v1/pods",
-    "resourcequotas": "/api/v1/resourcequotas",
-    "limitranges": "/api/v1/limitranges",
-    "priorityclasses": "/apis/scheduling.k8s.io/v1/priorityclasses",
-    "nodepools": "/apis/karpenter.sh/v1/nodepools",
-}
-NOT_FOUND = status(404, "NotFound", "the server could not find the requested resource")
-KUEUE = "kueue.x-k8s.io"
-#: The discovery request for the Kueue API group: 404 when Kueue is not installed.
-KUEUE_DISCOVERY = ("GET", f"/apis/{KUEUE}", {})
-
-
-def gpu_node(name: str, pool: str, gpus: str = "8", allocatable_gpus: str | None = None):
-    """A Ready EKS node of `pool` with `gpus` NVIDIA GPUs (allocatable may differ)."""
-    return {
-        "metadata": {
-            "name": name,
-            "labels": {
-                "eks.amazonaws.com/nodegroup": pool,
-                "node.kubernetes.io/instance-type": "p4d.24xlarge",
-                "kubernetes.io/hostname": name,
-            },
-        },
-        "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]},
-        "status": {
-            "capacity": {"cpu": "96", "memory": "1152Gi", "pods": "110", "nvidia.com/gpu": gpus},
-            "allocatable": {
-                "cpu": "95500m",
-                "memory": "1100Gi",
-                "pods": "110",
-                "nvidia.com/gpu": allocatable_gpus if allocatable_gpus is not None else gpus,
-            },
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
-
-
-def cpu_node(name: str) -> dict[str, Any]:
-    """A Ready CPU node of pool `general`."""
-    return {
-        "metadata": {
-            "name": name,
-            "labels": {
-                "eks.amazonaws.com/nodegroup": "general",
-                "node.kubernetes.io/instance-type": "m5.2xlarge",
-            },
-        },
-        "status": {
-            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "58"},
-            "allocatable": {"cpu": "7910m", "memory": "30Gi", "pods": "58"},
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
-
-
-def gpu_pod(name: str, node: str, gpus: int) -> dict[str, Any]:
-    """A running pod on `node` holding `gpus` GPUs."""
-    limits = {"nvidia.com/gpu": str(gpus)}
-    return {
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": {"limits": limits}}]},
-        "status": {"phase": "Running"},
-    }
-
-
-QUOTA = {
-    "metadata": {"name": "gpu-quota", "namespace": "ml"},
-    "spec": {"hard": {"requests.nvidia.com/gpu": "8"}},
-    "status": {"hard": {"requests.nvidia.com/gpu": "8"}, "used": {"requests.nvidia.com/gpu": "6"}},
-}
-PRIORITY = {"metadata": {"name": "gpu-high"}, "value": 100000, "preemptionPolicy": "Never"}
-NODES = [gpu_node("gpu-1", "gpu-a100"), gpu_node("gpu-2", "gpu-a100"), cpu_node("cpu-1")]
-PODS = [gpu_pod("busy-1", "gpu-1", 4), gpu_pod("busy-2", "gpu-2", 2)]
-
-MANIFEST = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: trainer
-  namespace: ml
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: trainer}
-  template:
-    metadata:
-      labels: {app: trainer}
-    spec:
-      priorityClassName: gpu-urgent
-      containers:
-      - name: trainer
-        image: trainer:1.4
-        resources:
-          requests: {cpu: "8", memory: 32Gi}
-          limits: {memory: 32Gi, nvidia.com/gpu: 2}
-"""
-
-
-@pytest.fixture()
-def k() -> Iterator[kmock.KubernetesScaffold]:
-    """This test's view of the session's API server."""
-    with kube_server().scaffold() as handler:
-        yield handler
-
-
-@pytest.fixture()
-def kubeconfig(tmp_path: Path) -> Path:
-    """A kubeconfig whose current context is the session's API server."""
-    return write_kubeconfig(tmp_path / "kubeconfig", kube_server().url)
-
-
-def manifest_dir(root: Path, name: str, text: str) -> Path:
-    """Directory `root`, created, holding one manifest file `name`."""
-    root.mkdir()
-    (root / name).write_text(text, encoding="utf-8")
-    return root
+from tests.live_cluster import (
+    ACTIVE_PODS,
+    KUEUE,
+    KUEUE_DISCOVERY,
+    MANIFEST,
+    NODES,
+    PODS,
+    check_live,
+    cpu_node,
+    error_line,
+    findings,
+    gpu_node,
+    gpu_pod,
+    manifest_dir,
+    report,
+    requests,
+    run,
+    serve,
+)
 
 
 @pytest.fixture()
 def manifests(tmp_path: Path) -> Path:
     """A directory with one GPU Deployment."""
     return manifest_dir(tmp_path / "manifests", "trainer.yaml", MANIFEST)
-
-
-def serve(
-    k: kmock.KubernetesScaffold,
-    kueue: str | None = None,
-    **items: list[dict[str, Any]] | None,
-) -> None:
-    """Register the list endpoints live mode reads; `None` answers 404 (not installed).
-
-    Kueue is installed at version `kueue` when given: its API group is in discovery and
-    `clusterqueues`/`localqueues` (empty unless given) are served at that version.
-    """
-    if kueue is not None:
-        for resource, kind in (("clusterqueues", "ClusterQueue"), ("localqueues", "LocalQueue")):
-            info = kmock.ResourceInfo(kind=kind, namespaced=resource == "localqueues")
-            k.resources[f"{KUEUE}/{kueue}/{resource}"] = info
-            listed = item_list(kind, items.pop(resource, []) or [], f"{KUEUE}/{kueue}")
-            k[f"get /apis/{KUEUE}/{kueue}/{resource}"] << listed
-    kinds = {
-        "nodes": ("Node", "v1"),
-        "pods": ("Pod", "v1"),
-        "resourcequotas": ("ResourceQuota", "v1"),
-        "limitranges": ("LimitRange", "v1"),
-        "priorityclasses": ("PriorityClass", "scheduling.k8s.io/v1"),
-        "nodepools": ("NodePool", "karpenter.sh/v1"),
-    }
-    defaults = {"nodes": NODES, "pods": PODS, "resourcequotas": [QUOTA]}
-    defaults |= {"priorityclasses": [PRIORITY], "limitranges": [], "nodepools": None}
-    for resource, (kind, api_version) in kinds.items():
-        found = items.get(resource, defaults[resource])
-        path = f"get {LIST_PATHS[resource]}"
-        if found is None:
-            k[path] << 404 << NOT_FOUND
-        else:
-            k[path] << item_list(kind, found, api_version)
-
-
-def run(*args: str, env: dict[str, str | None] | None = None) -> Result:
-    """`gpulint ARGS` in-process, with no kubeconfig or in-cluster settings leaking in."""
-    base: dict[str, str | None] = {"KUBECONFIG": None, "KUBERNETES_SERVICE_HOST": None}
-    return CliRunner().invoke(main, list(args), env={**base, **(env or {})})
-
-
-def report(result: Result) -> dict[str, Any]:
-    """The JSON report of a run that finished (exit 0 or 1)."""
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)
-
-
-def findings(result: Result) -> list[tuple[str, int, int, str]]:
-    """(code, line, column, message) of every finding."""
-    return [(f["code"], f["line"], f["column"], f["message"]) for f in report(result)["findings"]]
-
-
-def requests(k: kmock.KubernetesScaffold) -> list[tuple[str, str, dict[str, str]]]:
-    """(method, path, query) of every request the server received, in order."""
-    return [(str(r.method.value), r.url.path, dict(r.params)) for r in k]
-
-
-def check_live(kubeconfig: Path, manifests: Path, *extra: str) -> Result:
-    return run(
-        "check", "--isolated", "--format", "json", "--live", "--kubeconfig", str(kubeconfig),
-        *extra, str(manifests),
-    )  # fmt: skip
 
 
 # --- what is read, and how ------------------------------------------------------------------
@@ -581,13 +413,6 @@ def test_gpus_in_use_come_from_active_pods_on_each_pool(k, kubeconfig) -> None:
 
 
 # --- connection failures: one line, exit 2 --------------------------------------------------
-
-
-def error_line(result: Result) -> str:
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def test_403_on_priorityclasses_names_verb_and_resource(k, kubeconfig, manifests) -> None:

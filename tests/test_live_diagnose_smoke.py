@@ -15,15 +15,11 @@ from click.testing import CliRunner
 
 from gpulint.cli import main
 from gpulint.yamltree import parse
-from tests import test_live
 from tests.kube_server import item_list, status, write_kubeconfig
+from tests.live_cluster import NOT_FOUND, requests, serve
 from tests.test_diagnose import NODES, NOW, STUCK
 from tests.test_diagnose import run as run_diagnose
-from tests.test_live import NOT_FOUND, requests, serve
 from tests.test_live_dryrun import allowed, role_rules
-
-# The API server and kubeconfig fixtures of live check, shared.
-k, kubeconfig = test_live.k, test_live.kubeconfig
 
 LISTS = {
     "/api/v1/nodes": "Node",

@@ -7,7 +7,6 @@ resources; every test asserts what the server received, not only what gpulint pr
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from click.testing import Result
 
 from gpulint.yamltree import parse
 from tests.kube_server import kube_server, status, write_kubeconfig
-from tests.test_live import (
+from tests.live_cluster import (
     MANIFEST,
     check_live,
     error_line,
@@ -51,11 +50,10 @@ QUOTA_MESSAGE = (
 
 
 @pytest.fixture()
-def k() -> Iterator[kmock.KubernetesScaffold]:
-    """This test's view of the session's API server, with built-in API discovery."""
-    with kube_server().scaffold() as handler:
-        handler.resources.load_bundled()
-        yield handler
+def k(k: kmock.KubernetesScaffold) -> kmock.KubernetesScaffold:
+    """The session's API server (tests/conftest.py), with built-in API discovery."""
+    k.resources.load_bundled()
+    return k
 
 
 @pytest.fixture()

@@ -18,21 +18,7 @@ import kmock
 import pytest
 
 from tests.kube_server import TOKEN, item_list, kube_server, status, write_kubeconfig
-from tests.test_live import findings, gpu_node, run, serve
-
-
-@pytest.fixture()
-def k() -> Iterator[kmock.KubernetesScaffold]:
-    """This test's view of the session's API server."""
-    with kube_server().scaffold() as handler:
-        yield handler
-
-
-@pytest.fixture()
-def kubeconfig(tmp_path: Path) -> Path:
-    """A kubeconfig whose current context is the session's API server."""
-    return write_kubeconfig(tmp_path / "kubeconfig", kube_server().url)
-
+from tests.live_cluster import findings, gpu_node, run, serve
 
 # --- numbers the API cannot hold ------------------------------------------------------------
 
