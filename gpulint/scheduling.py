@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
@@ -24,7 +24,7 @@ from gpulint.constraints import (
 )
 from gpulint.gpus import is_gpu_resource
 from gpulint.model import ContainerRole, PodTemplate
-from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.model import ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.quantity import format_quantity
 from gpulint.yamltree import Pos, YMap
 
@@ -79,6 +79,41 @@ def _int64(text: str) -> int | None:
     return number if -_INT64_MAX - 1 <= number <= _INT64_MAX else None
 
 
+def can_carry(varying: Sequence[LabelRequirement], wanted: Sequence[SelectorRequirement]) -> bool:
+    """Whether a pool whose nodes' label meets `varying` can have a node whose value satisfies
+    every pod requirement in `wanted` (all on that one label).
+
+    Each node carries one value, so `zone In [a, b]` satisfies `zone=a` and `zone NotIn [a]`
+    but not `zone=c` nor `zone DoesNotExist`.
+    """
+    return any(
+        all(r.allows(value) for r in varying)
+        and all(requirement_matches(w, {} if value is None else {w.key: value}) for w in wanted)
+        for value in _decisive_values(varying, wanted)
+    )
+
+
+def _decisive_values(
+    varying: Sequence[LabelRequirement], wanted: Sequence[SelectorRequirement]
+) -> Iterator[str | None]:
+    """Values among which one satisfies both sides if any does: absence, every listed value,
+    one listed nowhere, and integers next to each bound (enough to step over listed ones)."""
+    requirements = (*varying, *wanted)
+    listed = {v for r in requirements if r.operator in ("In", "NotIn") for v in r.values}
+    yield None
+    yield from sorted(listed)
+    yield "x" * (max(map(len, listed), default=0) + 1)
+    for requirement in requirements:
+        if requirement.operator not in ("Gt", "Lt", "Gte", "Lte") or not requirement.values:
+            continue
+        bound = _int64(requirement.values[0])
+        if bound is None:
+            continue
+        for step in range(len(listed) + 2):
+            yield str(bound + step)
+            yield str(bound - step)
+
+
 def field_requirement_matches(requirement: SelectorRequirement) -> bool | None:
     """A `matchFields` entry against a pool: None when it names nodes, which a pool cannot know.
 
@@ -99,15 +134,49 @@ class SelectorMismatch:
     decidable: bool = True  # False: it depends on node names, which a profile does not know
 
 
-def term_mismatch(term: NodeSelectorTerm, labels: Mapping[str, str]) -> SelectorMismatch | None:
-    """Why one nodeSelectorTerm fails for these labels (expressions and fields are AND'ed)."""
+def _satisfiable(
+    labels: Mapping[str, str],
+    varying: Sequence[LabelRequirement],
+    requirements: Sequence[SelectorRequirement],
+) -> bool:
+    """Whether some node of the pool meets every requirement of `requirements` (one key)."""
+    key = requirements[-1].key
+    domain = [r for r in varying if r.key == key]
+    if key in labels or not domain:
+        return all(requirement_matches(r, labels) for r in requirements)
+    return can_carry(domain, requirements)
+
+
+def term_mismatch(
+    term: NodeSelectorTerm,
+    labels: Mapping[str, str],
+    varying: Sequence[LabelRequirement] = (),
+    given: Sequence[SelectorRequirement] = (),
+) -> SelectorMismatch | None:
+    """Why one nodeSelectorTerm fails for a pool (expressions and fields are AND'ed).
+
+    `varying`: the pool's requirements on labels that differ by node; `given`: the pod's
+    nodeSelector, which one node must meet together with the term.
+    """
     if not term.match_expressions and not term.match_fields:
         return SelectorMismatch("an empty nodeSelectorTerm matches no node", term.pos)
+    held = list(given)
     for requirement in term.match_expressions:
-        if not requirement_matches(requirement, labels):
+        earlier = [r for r in held if r.key == requirement.key]
+        held.append(requirement)
+        if not _satisfiable(labels, varying, [*earlier, requirement]):
+            state = _label_state(labels, requirement.key, varying)
+            if earlier and _satisfiable(labels, varying, [requirement]):
+                # Each alone is met by some node, but a node has one value of the label.
+                together = ", ".join(
+                    f"nodeSelector {r.key}={r.values[0]}"
+                    if isinstance(r, _SelectorEntry)
+                    else describe_requirement(r)
+                    for r in earlier
+                )
+                state += f"; no single value also meets {together}"
             return SelectorMismatch(
-                f"required affinity {describe_requirement(requirement)} "
-                f"({_label_state(labels, requirement.key)})",
+                f"required affinity {describe_requirement(requirement)} ({state})",
                 requirement.pos,
                 requirement.key,
             )
@@ -132,14 +201,18 @@ def term_mismatch(term: NodeSelectorTerm, labels: Mapping[str, str]) -> Selector
 
 
 def affinity_mismatch(
-    terms: tuple[NodeSelectorTerm, ...], labels: Mapping[str, str], pos: Pos
+    terms: tuple[NodeSelectorTerm, ...],
+    labels: Mapping[str, str],
+    pos: Pos,
+    varying: Sequence[LabelRequirement] = (),
+    given: Sequence[SelectorRequirement] = (),
 ) -> SelectorMismatch | None:
     """Why no nodeSelectorTerm matches (terms are OR'ed); `pos` is used when there are none."""
     if not terms:
         return SelectorMismatch("required node affinity lists no nodeSelectorTerms", pos)
     misses = []
     for term in terms:
-        miss = term_mismatch(term, labels)
+        miss = term_mismatch(term, labels, varying, given)
         if miss is None:
             return None
         misses.append(miss)
@@ -152,31 +225,61 @@ def affinity_mismatch(
     return SelectorMismatch(f"no nodeSelectorTerm matches ({detail})", misses[0].pos, misses[0].key)
 
 
-def selector_mismatch(template: PodTemplate, labels: Mapping[str, str]) -> SelectorMismatch | None:
-    """Why nodes with these labels fail nodeSelector or required affinity (both must match)."""
+@dataclass(frozen=True)
+class _SelectorEntry(SelectorRequirement):
+    """A nodeSelector entry read as the requirement `key In [value]`."""
+
+
+def _selector_requirements(template: PodTemplate) -> tuple[SelectorRequirement, ...]:
+    """The pod's nodeSelector as `key In [value]` requirements, each at its key."""
     selector = template.spec.get("nodeSelector")
-    for key, wanted in template.node_selector.items():
-        if labels.get(key) != wanted:
-            pos = selector.pos_of_key(key) if isinstance(selector, YMap) else template.spec.pos
+    return tuple(
+        _SelectorEntry(
+            key,
+            "In",
+            (wanted,),
+            selector.pos_of_key(key) if isinstance(selector, YMap) else template.spec.pos,
+        )
+        for key, wanted in template.node_selector.items()
+    )
+
+
+def selector_mismatch(
+    template: PodTemplate, labels: Mapping[str, str], varying: Sequence[LabelRequirement] = ()
+) -> SelectorMismatch | None:
+    """Why a pool's nodes fail nodeSelector or required affinity (both must match).
+
+    `labels` are on every node of the pool; `varying` are its requirements on labels whose
+    value differs by node (`pool.label_requirements`).
+    """
+    given = _selector_requirements(template)
+    for requirement in given:
+        if not _satisfiable(labels, varying, [requirement]):
+            key, wanted = requirement.key, requirement.values[0]
             return SelectorMismatch(
-                f"nodeSelector {key}={wanted} ({_label_state(labels, key)})", pos, key
+                f"nodeSelector {key}={wanted} ({_label_state(labels, key, varying)})",
+                requirement.pos,
+                key,
             )
     terms = template.required_node_affinity
     if terms is None:
         return None
-    return affinity_mismatch(terms, labels, template.spec.pos_of_key("affinity"))
+    return affinity_mismatch(terms, labels, template.spec.pos_of_key("affinity"), varying, given)
 
 
-def satisfied_requirements(template: PodTemplate, labels: Mapping[str, str]) -> int:
+def satisfied_requirements(
+    template: PodTemplate, labels: Mapping[str, str], varying: Sequence[LabelRequirement] = ()
+) -> int:
     """How many nodeSelector entries and expressions of the best term these labels satisfy.
 
     Ranks pools that fail placement by how close they come, so a message can name the one
     selector entry that keeps the nearest pool out.
     """
-    selected = sum(1 for k, v in template.node_selector.items() if labels.get(k) == v)
+    given = _selector_requirements(template)
+    selected = sum(1 for r in given if _satisfiable(labels, varying, [r]))
     terms = template.required_node_affinity or ()
     best = max(
-        (sum(1 for r in t.match_expressions if requirement_matches(r, labels)) for t in terms),
+        (sum(1 for r in t.match_expressions if _satisfiable(labels, varying, [r])) for t in terms),
         default=0,
     )
     return selected + best
@@ -194,8 +297,27 @@ def describe_requirement(requirement: SelectorRequirement) -> str:
     return f"{requirement.key} {requirement.operator} [{', '.join(requirement.values)}]"
 
 
-def _label_state(labels: Mapping[str, str], key: str) -> str:
-    return f"pool has {labels[key]}" if key in labels else "pool lacks the label"
+def label_text(
+    labels: Mapping[str, str], key: str, varying: Sequence[LabelRequirement] = ()
+) -> str:
+    """A pool's `key` for a message: `us-west-2a`, `one of us-west-2a, us-west-2b`, `(not set)`."""
+    if key in labels:
+        return labels[key]
+    domain = [r for r in varying if r.key == key]
+    if not domain:
+        return "(not set)"
+    if len(domain) == 1 and domain[0].operator == "In":
+        return f"one of {', '.join(domain[0].values)}"
+    if len(domain) == 1 and domain[0].operator == "Exists":
+        return "any value"
+    if len(domain) == 1 and domain[0].operator == "NotIn":
+        return f"any value but {', '.join(domain[0].values)}"
+    return "a value with " + " and ".join(str(r).removeprefix(f"{key} ") for r in domain)
+
+
+def _label_state(labels: Mapping[str, str], key: str, varying: Sequence[LabelRequirement]) -> str:
+    text = label_text(labels, key, varying)
+    return "pool lacks the label" if text == "(not set)" else f"pool has {text}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,7 +578,7 @@ def pool_fit(template: PodTemplate, pool: Pool, profile: ClusterProfile | None) 
     return PoolFit(
         pool=pool,
         untolerated=untolerated_taints(admitted_tolerations(template, profile), pool.taints),
-        mismatch=selector_mismatch(template, pool.labels),
+        mismatch=selector_mismatch(template, pool.labels, pool.label_requirements),
         shortfalls=resource_shortfalls(template.effective_requests, pool),
     )
 
@@ -476,13 +598,15 @@ def place(template: PodTemplate, profile: ClusterProfile) -> Placement:
     shortfalls = [resource_shortfalls(requests, pool) for pool in index.allocatable_pools]
     columns = [index.column(key) for key in selector_keys(template)]
     selected = zip(*columns, strict=True) if columns else [()] * len(index.pools)
-    mismatches: dict[tuple[str | None, ...], SelectorMismatch | None] = {}
+    mismatches: dict[tuple[object, ...], SelectorMismatch | None] = {}
     fits = []
     for i, (pool, values) in enumerate(zip(index.pools, selected, strict=True)):
         if values in mismatches:
             mismatch = mismatches[values]
         else:
-            mismatch = mismatches[values] = selector_mismatch(template, pool.labels)
+            mismatch = mismatches[values] = selector_mismatch(
+                template, pool.labels, pool.label_requirements
+            )
         fits.append(
             PoolFit(
                 pool,

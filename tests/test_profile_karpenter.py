@@ -10,6 +10,7 @@ import pytest
 from gpulint.errors import GpulintError
 from gpulint.profile import Taint, load_profiles
 from gpulint.profile.dump import dump_profile
+from gpulint.profile.model import LabelRequirement
 
 INFRA = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "karpenter"
 BLUEPRINT = str(INFRA / "gpu-nodepool.yaml")
@@ -127,3 +128,58 @@ def test_a_broken_nodepool_is_one_error_at_its_line(
     with pytest.raises(GpulintError) as info:
         load_profiles([path])
     assert str(info.value).startswith(f"{path}:{message}")
+
+
+ZONAL = str(INFRA / "zonal-nodepool.yaml")
+
+
+def test_requirements_of_several_values_are_labels_each_node_has_one_value_of() -> None:
+    pools = load_profiles([ZONAL]).pools
+    spot = next(p for p in pools if p.name == "gpu/g6.xlarge/spot")
+    assert spot.label_requirements == (
+        LabelRequirement("topology.kubernetes.io/zone", "In", ("us-west-2a", "us-west-2b")),
+        LabelRequirement("company.com/team", "Exists"),
+        LabelRequirement("topology.kubernetes.io/region", "Exists"),
+    )
+    # Capacity types and instance families are one pool each, so a fixed label there.
+    assert spot.labels["karpenter.sh/capacity-type"] == "spot"
+    assert spot.labels["karpenter.k8s.aws/instance-family"] == "g6"
+    assert {p.name.split("/")[1][:2] for p in pools} == {"g5", "g6"}
+
+
+def test_a_single_valued_requirement_is_a_label_and_template_labels_win(tmp_path: Path) -> None:
+    text = HEAD + (
+        "spec:\n  template:\n    metadata: {labels: {team: ml}}\n    spec:\n      requirements:\n"
+        "      - {key: topology.kubernetes.io/zone, operator: In, values: [us-west-2a]}\n"
+        "      - {key: team, operator: Exists}\n"
+        "      - {key: node.kubernetes.io/instance-type, operator: In, values: [x1.big, x2.big]}\n"
+    )
+    (pool,) = load_profiles([write(tmp_path, text)]).pools
+    assert pool.labels["topology.kubernetes.io/zone"] == "us-west-2a"
+    assert pool.labels["team"] == "ml"
+    # Types outside the catalogue: one pool whose instance type and capacity type vary too.
+    assert pool.label_requirements == (
+        LabelRequirement("node.kubernetes.io/instance-type", "In", ("x1.big", "x2.big")),
+        LabelRequirement("topology.kubernetes.io/region", "Exists"),
+    )
+    assert pool.labels["karpenter.sh/capacity-type"] == "on-demand"
+
+
+def test_label_requirements_dump_and_load_back_equal(tmp_path: Path) -> None:
+    profile = load_profiles([ZONAL])
+    path = tmp_path / "p.yaml"
+    path.write_text(dump_profile(profile))
+    assert "labelRequirements: [{key: topology.kubernetes.io/zone, operator: In" in path.read_text()
+    assert load_profiles([str(path)]) == profile
+
+
+def test_a_label_requirement_with_an_unknown_operator_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "profile.yaml"
+    path.write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nspec:\n  pools:\n"
+        "  - name: np\n    labelRequirements: [{key: zone, operator: OneOf, values: [a]}]\n"
+    )
+    with pytest.raises(GpulintError) as info:
+        load_profiles([str(path)])
+    assert str(info.value).startswith(f"{path}:6:")
+    assert "spec.pools.0.labelRequirements.0.operator" in str(info.value)

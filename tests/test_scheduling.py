@@ -16,11 +16,12 @@ from gpulint.constraints import SelectorRequirement, Toleration
 from gpulint.loader import load_text
 from gpulint.model import PodTemplate, Severity
 from gpulint.profile.load import load_profiles
-from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.model import ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.scheduling import (
     Filter,
     admitted_tolerations,
     affinity_mismatch,
+    can_carry,
     extended_resource_tolerations,
     format_amount,
     label_selector_matches,
@@ -289,6 +290,92 @@ affinity:
     assert by_selector.pos == (5, 18)
     by_affinity = selector_mismatch(template, {"zone": "a"})
     assert by_affinity is not None and by_affinity.key == "gpu.count"
+
+
+# --- Labels whose value differs from node to node (a NodePool's zones) --------------------------
+
+# Pool-side requirements over one label, and pod-side ones, from small universes; every
+# brute-force value below decides them (the bounds are 3 and 8).
+POOL_SIDES = (
+    (),
+    (LabelRequirement("k", "In", ("a", "b")),),
+    (LabelRequirement("k", "In", ("a", "8")),),
+    (LabelRequirement("k", "Exists"),),
+    (LabelRequirement("k", "NotIn", ("a",)),),
+    (LabelRequirement("k", "Gt", ("3",)), LabelRequirement("k", "Lt", ("8",))),
+    (LabelRequirement("k", "Gte", ("8",)),),
+)
+POD_SIDES = tuple(
+    requirement("k", op, *values)
+    for op, values in (
+        ("In", ("a",)), ("In", ("c",)), ("In", ("8",)), ("NotIn", ("a", "b")), ("Exists", ()),
+        ("DoesNotExist", ()), ("Gt", ("3",)), ("Lt", ("8",)), ("Gt", ("8",)),
+    )
+)  # fmt: skip
+BRUTE_VALUES = (None, "a", "b", "c", "zz", *(str(n) for n in range(-1, 12)))
+
+
+@pytest.mark.parametrize("pool_side", POOL_SIDES, ids=lambda p: " & ".join(map(str, p)) or "-")
+def test_a_varying_label_fits_when_some_one_value_meets_both_sides(
+    pool_side: tuple[LabelRequirement, ...],
+) -> None:
+    for wanted in itertools.chain(([w] for w in POD_SIDES), itertools.combinations(POD_SIDES, 2)):
+        brute = any(
+            all(r.allows(v) for r in pool_side)
+            and all(requirement_matches(w, {} if v is None else {"k": v}) for w in wanted)
+            for v in BRUTE_VALUES
+        )
+        assert can_carry(pool_side, wanted) == brute, (pool_side, wanted)
+
+
+def test_a_zone_a_nodepool_spans_is_selected_and_a_zone_it_does_not_is_named() -> None:
+    zones = (LabelRequirement("topology.kubernetes.io/zone", "In", ("us-west-2a", "us-west-2b")),)
+    selecting = pod("nodeSelector: {topology.kubernetes.io/zone: us-west-2a}")
+    assert selector_mismatch(selecting, {}, zones) is None
+    assert selector_mismatch(selecting, {}) is not None  # without them the pool lacks the label
+    elsewhere = pod("nodeSelector: {topology.kubernetes.io/zone: us-east-1a}")
+    miss = selector_mismatch(elsewhere, {}, zones)
+    assert miss is not None
+    assert miss.detail == (
+        "nodeSelector topology.kubernetes.io/zone=us-east-1a "
+        "(pool has one of us-west-2a, us-west-2b)"
+    )
+
+
+def test_a_node_selector_and_a_term_must_meet_one_value_of_a_varying_label() -> None:
+    template = pod("""
+nodeSelector: {zone: a}
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms:
+      - matchExpressions:
+        - {key: zone, operator: In, values: [b]}
+""")
+    zones = (LabelRequirement("zone", "In", ("a", "b")),)
+    miss = selector_mismatch(template, {}, zones)
+    assert miss is not None
+    assert miss.detail == (
+        "required affinity zone In [b] (pool has one of a, b; no single value also meets "
+        "nodeSelector zone=a)"
+    )
+    assert selector_mismatch(template, {"zone": "b"}, zones) is not None  # a fixed label wins
+
+
+def test_place_judges_a_varying_label_like_pool_fit() -> None:
+    varying = Pool(
+        "np", label_requirements=(LabelRequirement("zone", "In", ("a", "b")),),
+        allocatable={"nvidia.com/gpu": Decimal(1)},
+    )  # fmt: skip
+    fixed = Pool("a-only", labels={"zone": "a"}, allocatable={"nvidia.com/gpu": Decimal(1)})
+    profile = ClusterProfile(pools=(varying, fixed))
+    template = pod("nodeSelector: {zone: b}")
+    placement = place(template, profile)
+    assert [p.name for p in placement.eligible] == ["np"]
+    assert [f.mismatch for f in placement.fits] == [
+        pool_fit(template, p, profile).mismatch for p in profile.pools
+    ]
+    assert pools_named(profile, "zone", "b") == (varying,)
 
 
 # --- ExtendedResourceToleration --------------------------------------------------------------

@@ -83,6 +83,15 @@ def _cluster_queue(queue: ClusterQueue) -> list[str]:
 def _pool(pool: Pool) -> list[str]:
     lines = [f"- name: {_scalar(pool.name)}"]
     body = [f"labels: {_flow({k: _scalar(v) for k, v in pool.labels.items()})}"]
+    if pool.label_requirements:
+        requirements = ", ".join(
+            _flow(
+                {"key": _scalar(r.key), "operator": _scalar(r.operator)}
+                | ({"values": f"[{', '.join(_scalar(v) for v in r.values)}]"} if r.values else {})
+            )
+            for r in pool.label_requirements
+        )
+        body.append(f"labelRequirements: [{requirements}]")
     taints = ", ".join(
         _flow({"key": _scalar(t.key), "value": _scalar(t.value), "effect": _scalar(t.effect)})
         for t in pool.taints

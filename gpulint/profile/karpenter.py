@@ -17,9 +17,8 @@ group (`limit_group`), so capacity checks do not count them once per type.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from gpulint.errors import GpulintError
@@ -32,7 +31,14 @@ from gpulint.profile.instances import (
     catalogue_allocatable,
 )
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import NODEPOOL_GROUP, ClusterProfile, Pool, Taint
+from gpulint.profile.model import (
+    LABEL_OPERATORS,
+    NODEPOOL_GROUP,
+    ClusterProfile,
+    LabelRequirement,
+    Pool,
+    Taint,
+)
 from gpulint.profile.values import location, mapping, quantities, sequence, text
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -44,44 +50,16 @@ _KINDS = frozenset({"NodePool", "EC2NodeClass", "NodeClass"})
 _GROUPS = ("karpenter.sh/", "karpenter.k8s.aws/", "eks.amazonaws.com/")
 # Karpenter's AWS provider and EKS Auto Mode spell the instance attribute labels alike.
 _ATTRIBUTE_PREFIXES = ("karpenter.k8s.aws/", "eks.amazonaws.com/")
-_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"})
+_OPERATORS = LABEL_OPERATORS
+#: Well-known labels every node carries whose value a NodePool leaves open unless it
+#: requires one: the node's zone and region come from where it is launched.
+_OPEN_LABELS = (ZONE, "topology.kubernetes.io/region")
 _CAPACITY_TYPES = ("on-demand", "spot", "reserved")
 _ACCELERATOR_NAMES = {"inf": "inferentia", "trn": "trainium"}
 
 
-@dataclass(frozen=True)
-class Requirement:
-    """One `requirements[]` entry."""
-
-    key: str
-    operator: str
-    values: tuple[str, ...]
-
-    def allows(self, value: str | None) -> bool:
-        """Whether a node whose label `key` is `value` (None: absent) satisfies it."""
-        if self.operator == "In":
-            return value is not None and value in self.values
-        if self.operator == "NotIn":
-            return value is None or value not in self.values
-        if self.operator == "Exists":
-            return value is not None
-        if self.operator == "DoesNotExist":
-            return value is None
-        return value is not None and _compare(self.operator, value, self.values)
-
-
-def _compare(operator: str, value: str, bounds: tuple[str, ...]) -> bool:
-    try:
-        have, bound = Decimal(value), Decimal(bounds[0])
-    except (InvalidOperation, IndexError):
-        return False
-    compare: dict[str, Callable[[Decimal, Decimal], bool]] = {
-        "Gt": Decimal.__gt__,
-        "Lt": Decimal.__lt__,
-        "Gte": Decimal.__ge__,
-        "Lte": Decimal.__le__,
-    }
-    return compare[operator](have, bound)
+#: A NodePool requirement reads like a label requirement of the pools it makes.
+Requirement = LabelRequirement
 
 
 def is_karpenter_object(data: Any) -> bool:
@@ -134,18 +112,9 @@ def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]
     template = mapping(spec.get("template"))
     template_spec = mapping(template.get("spec"))
     requirements = _requirements(display, template_spec)
-    labels = {
+    template_labels = {
         str(k): text(v) for k, v in mapping(mapping(template.get("metadata")).get("labels")).items()
     }
-    labels[NODEPOOL_LABEL] = name
-    for requirement in requirements:
-        if (
-            requirement.operator == "In"
-            and len(requirement.values) == 1
-            and _attribute(requirement.key) is None
-            and requirement.key != CAPACITY_TYPE
-        ):
-            labels[requirement.key] = requirement.values[0]
     taints = _taints(display, template_spec)
     limits = quantities(display, spec.get("limits"), ["spec", "limits"])
     capacity_types = _capacity_types(requirements)
@@ -153,10 +122,17 @@ def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]
     group = f"{NODEPOOL_GROUP}{name}"
     if not types:
         # No accelerator type of the catalogue: a NodePool of other machines, whose size
-        # gpulint does not know.
-        pool = Pool(name=name, labels=labels, taints=taints, max_nodes=UNLIMITED_NODES,
-                    scale_from_zero=True, limit_group=group, group_limits=limits)  # fmt: skip
+        # gpulint does not know; every requirement, on instance attributes too, is a label.
+        stated = [*requirements, Requirement(CAPACITY_TYPE, "In", capacity_types)]
+        labels, varying = requirement_labels(stated, template_labels, name, set())
+        pool = Pool(name=name, labels=labels, label_requirements=varying, taints=taints,
+                    max_nodes=UNLIMITED_NODES, scale_from_zero=True, limit_group=group,
+                    group_limits=limits)  # fmt: skip
         return [PoolFacts(pool, _STATED)]
+    typed = {r.key for r in requirements if _recorded(_attribute(r.key) or "")}
+    labels, varying = requirement_labels(
+        requirements, template_labels, name, {*typed, CAPACITY_TYPE}
+    )
     found = []
     for entry in types:
         allocatable = catalogue_allocatable(entry.name) or {}
@@ -165,6 +141,7 @@ def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]
             pool = Pool(
                 name=f"{name}/{entry.name}{suffix}",
                 labels={**labels, **type_labels(entry), CAPACITY_TYPE: capacity},
+                label_requirements=varying,
                 taints=taints,
                 allocatable=allocatable,
                 max_nodes=max_nodes(limits, allocatable),
@@ -177,10 +154,40 @@ def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]
     return found
 
 
+def requirement_labels(
+    requirements: Sequence[Requirement],
+    template_labels: Mapping[str, str],
+    name: str,
+    typed: set[str],
+) -> tuple[dict[str, str], tuple[LabelRequirement, ...]]:
+    """The labels a NodePool's nodes carry and the requirements on those that vary by node.
+
+    A key required `In` one value is a label of every node; any other requirement (`In` several
+    values, `Exists`, `NotIn`, `Gt` ...) leaves each node its own value within it, and the
+    well-known zone and region are open unless required. Keys in `typed` are set per pool from
+    its instance type and capacity type; template labels win over requirements.
+    """
+    by_key: dict[str, list[Requirement]] = {}
+    for requirement in requirements:
+        if requirement.key not in typed:
+            by_key.setdefault(requirement.key, []).append(requirement)
+    labels: dict[str, str] = {}
+    varying: list[LabelRequirement] = []
+    for key, found in by_key.items():
+        if len(found) == 1 and found[0].operator == "In" and len(found[0].values) == 1:
+            labels[key] = found[0].values[0]
+        else:
+            varying += found
+    labels.update(template_labels)
+    labels[NODEPOOL_LABEL] = name
+    varying += [LabelRequirement(key, "Exists") for key in _OPEN_LABELS if key not in by_key]
+    return labels, tuple(r for r in varying if r.key not in labels)
+
+
 # What a NodePool states of each pool; the catalogue's allocatable is an estimate.
 _STATED = frozenset(
-    {"labels", "taints", "nodes", "min_nodes", "max_nodes", "scale_from_zero", "instance_type",
-     "limit_group", "group_limits"}
+    {"labels", "label_requirements", "taints", "nodes", "min_nodes", "max_nodes",
+     "scale_from_zero", "instance_type", "limit_group", "group_limits"}
 )  # fmt: skip
 
 

@@ -6,9 +6,9 @@ cluster) produces these; the scheduling model and the rules read only these.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import cached_property
 
 from gpulint.dra import Claim, DeviceClass, ResourceSlice
@@ -41,6 +41,58 @@ class Taint:
         return f"{self.key}{value}:{self.effect}"
 
 
+#: Operators of a label requirement: a node selector's, and Karpenter's Gte/Lte.
+LABEL_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"})
+
+
+@dataclass(frozen=True)
+class LabelRequirement:
+    """What every node of a pool meets on a label whose value differs from node to node.
+
+    A Karpenter NodePool that requires `topology.kubernetes.io/zone In [a, b]` launches nodes
+    in either zone, each labelled with its own; one that requires `Exists` of a label labels
+    each node with the value the pod it is launched for selects. A node's value (None: it lacks
+    the label) satisfies every requirement of the pool on that key.
+    """
+
+    key: str
+    operator: str  # one of LABEL_OPERATORS
+    values: tuple[str, ...] = ()
+
+    def allows(self, value: str | None) -> bool:
+        """Whether a node whose label `key` is `value` (None: absent) satisfies it."""
+        if self.operator == "In":
+            return value is not None and value in self.values
+        if self.operator == "NotIn":
+            return value is None or value not in self.values
+        if self.operator == "Exists":
+            return value is not None
+        if self.operator == "DoesNotExist":
+            return value is None
+        return value is not None and _compare(self.operator, value, self.values)
+
+    def __str__(self) -> str:
+        if self.operator in ("Exists", "DoesNotExist"):
+            return f"{self.key} {self.operator}"
+        return f"{self.key} {self.operator} [{', '.join(self.values)}]"
+
+
+_COMPARISONS: Mapping[str, Callable[[Decimal, Decimal], bool]] = {
+    "Gt": Decimal.__gt__,
+    "Lt": Decimal.__lt__,
+    "Gte": Decimal.__ge__,
+    "Lte": Decimal.__le__,
+}
+
+
+def _compare(operator: str, value: str, bounds: tuple[str, ...]) -> bool:
+    try:
+        have, bound = Decimal(value), Decimal(bounds[0])
+    except (InvalidOperation, IndexError):
+        return False
+    return operator in _COMPARISONS and _COMPARISONS[operator](have, bound)
+
+
 @dataclass(frozen=True)
 class GpuUser:
     """A workload whose active pods hold extended resources on a pool's nodes."""
@@ -61,6 +113,9 @@ class Pool:
 
     name: str
     labels: Mapping[str, str] = field(default_factory=dict)
+    # Labels whose value differs from node to node (a NodePool's zones): each node carries a
+    # value these allow. A key in `labels` is the same on every node and is not listed here.
+    label_requirements: tuple[LabelRequirement, ...] = ()
     taints: tuple[Taint, ...] = ()
     allocatable: Mapping[str, Decimal] = field(default_factory=dict)  # per node
     nodes: int = 0  # Ready nodes now
@@ -109,6 +164,14 @@ class Pool:
     def ceiling(self) -> int:
         """The most nodes the pool can ever have."""
         return max(self.nodes, self.max_nodes)
+
+    def label_domain(self, key: str) -> str | tuple[LabelRequirement, ...] | None:
+        """What the pool's nodes carry as `key`: one value, the requirements on a value that
+        differs by node, or None when they lack the label."""
+        if key in self.labels:
+            return self.labels[key]
+        varying = tuple(r for r in self.label_requirements if r.key == key)
+        return varying or None
 
 
 @dataclass(frozen=True)
@@ -251,7 +314,8 @@ class PoolIndex:
     taint_set_of: tuple[int, ...]  # per pool, its index in taint_sets
     allocatable_pools: tuple[Pool, ...]  # the first pool of each distinct allocatable
     allocatable_of: tuple[int, ...]  # per pool, its index in allocatable_pools
-    label_columns: Mapping[str, tuple[str | None, ...]]  # label -> per pool value, None: lacks it
+    # label -> per pool value (None: lacks it; requirements: the value differs by node)
+    label_columns: Mapping[str, tuple[str | tuple[LabelRequirement, ...] | None, ...]]
     by_label: Mapping[tuple[str, str], tuple[Pool, ...]]  # (label, value) -> pools
     advertised: frozenset[str]  # every resource some pool advertises
 
@@ -272,18 +336,38 @@ class PoolIndex:
             allocatable_of.append(allocatables[shape])
             for item in pool.labels.items():
                 by_label.setdefault(item, []).append(pool)
-        labels = dict.fromkeys(label for pool in pools for label in pool.labels)
+            for key, value in _listed_values(pool):
+                by_label.setdefault((key, value), []).append(pool)
+        labels = dict.fromkeys(
+            [label for pool in pools for label in pool.labels]
+            + [r.key for pool in pools for r in pool.label_requirements]
+        )
         return cls(
             pools=pools,
             taint_sets=tuple(taint_sets),
             taint_set_of=tuple(taint_sets[pool.taints] for pool in pools),
             allocatable_pools=tuple(allocatable_pools),
             allocatable_of=tuple(allocatable_of),
-            label_columns={k: tuple(pool.labels.get(k) for pool in pools) for k in labels},
+            label_columns={k: tuple(pool.label_domain(k) for pool in pools) for k in labels},
             by_label={item: tuple(found) for item, found in by_label.items()},
             advertised=frozenset(name for pool in pools for name in pool.allocatable),
         )
 
-    def column(self, label: str) -> tuple[str | None, ...]:
-        """Each pool's value of `label` (None where the pool lacks it), in pool order."""
+    def column(self, label: str) -> tuple[str | tuple[LabelRequirement, ...] | None, ...]:
+        """Each pool's `label_domain(label)`, in pool order."""
         return self.label_columns.get(label) or (None,) * len(self.pools)
+
+
+def _listed_values(pool: Pool) -> list[tuple[str, str]]:
+    """The (label, value) pairs a varying label of the pool lists and allows (`zone In [a, b]`)."""
+    found = []
+    for requirement in pool.label_requirements:
+        domain = pool.label_domain(requirement.key)
+        if requirement.operator != "In" or not isinstance(domain, tuple):
+            continue
+        found += [
+            (requirement.key, value)
+            for value in requirement.values
+            if all(r.allows(value) for r in domain)
+        ]
+    return list(dict.fromkeys(found))

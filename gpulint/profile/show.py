@@ -166,7 +166,15 @@ def _headers(in_use_known: bool) -> tuple[str, ...]:
 
 
 def _row(pool: Pool, in_use_known: bool) -> tuple[str, ...]:
-    labels = ",".join(f"{k}={v}" for k, v in sorted(shown_labels(pool.labels).items()))
+    labels = ",".join(
+        [f"{k}={v}" for k, v in sorted(shown_labels(pool.labels).items())]
+        # An open zone or region is what any pool without one says: not worth a column.
+        + [
+            str(r)
+            for r in pool.label_requirements
+            if not (r.operator == "Exists" and r.key.startswith("topology.kubernetes.io/"))
+        ]
+    )
     return (
         pool.name,
         pool.instance_type or "-",

@@ -200,7 +200,7 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
             if pool.nodes and pool.dra_nodes >= pool.nodes:
                 continue  # a DRA driver publishes the pool's GPUs; no device plugin needs to run
             what = f"device plugin `{plugin.workload.document.ref.name}` cannot run on GPU pool "
-            mismatch = selector_mismatch(template, pool.labels)
+            mismatch = selector_mismatch(template, pool.labels, pool.label_requirements)
             if mismatch is not None and mismatch.decidable:
                 yield Problem.at(
                     template.document,

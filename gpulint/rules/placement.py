@@ -39,6 +39,7 @@ from gpulint.scheduling import (
     has_required_placement,
     is_gpu_pool,
     label_selector_matches,
+    label_text,
     node_ceiling,
     pool_gpus,
     pools_named,
@@ -137,7 +138,7 @@ def _distance(item: GpuPlacement, fit: PoolFit) -> tuple[object, ...]:
     return (
         not is_gpu_pool(fit.pool),
         len(fit.failed),
-        -satisfied_requirements(item.template, fit.pool.labels),
+        -satisfied_requirements(item.template, fit.pool.labels, fit.pool.label_requirements),
         len(fit.shortfalls),
         not fit.pool.can_grow,
     )
@@ -167,12 +168,20 @@ def _no_pool_fix(item: GpuPlacement, closest: PoolFit) -> str:
         return _tolerations_fix(item.template, closest.untolerated)
     if first is Filter.NODE_AFFINITY and closest.mismatch is not None and closest.mismatch.key:
         key = closest.mismatch.key
-        values = "; ".join(
-            f"{f.pool.name}: {f.pool.labels.get(key, '(not set)')}"
-            for f in item.placement.fits
-            if is_gpu_pool(f.pool)
-        )
-        return f"Change or drop the `{key}` requirement: on the GPU pools {key} is {values}."
+        by_value: dict[str, list[str]] = {}
+        for f in item.placement.fits:
+            if is_gpu_pool(f.pool):
+                value = label_text(f.pool.labels, key, f.pool.label_requirements)
+                by_value.setdefault(value, []).append(f.pool.name)
+        if list(by_value) == ["(not set)"]:
+            values = f"no GPU pool has the label {key}"
+        elif len(by_value) == 1:
+            values = f"on every GPU pool {key} is {next(iter(by_value))}"
+        else:
+            values = f"on the GPU pools {key} is " + "; ".join(
+                f"{value} ({first_pools(names, ', ')})" for value, names in by_value.items()
+            )
+        return f"Change or drop the `{key}` requirement: {values}."
     if first is Filter.NODE_AFFINITY:
         return "Give the required node affinity a term that a GPU pool's labels satisfy."
     return (
