@@ -14,9 +14,14 @@ from gpulint.data.accelerators import (
     ANNOTATIONS,
     DEVICE_LIKE,
     EXTENDER,
+    MODEL_NAMES,
+    NETWORK_DOMAINS,
+    NETWORK_PREFIXES,
+    NETWORK_WORDS,
     RESOURCES,
     AcceleratorAnnotation,
     AcceleratorResource,
+    ModelNames,
 )
 
 #: Names the vendors' device plugins advertise for a whole device, most common first (pattern
@@ -113,14 +118,81 @@ def accelerator_annotation(key: str) -> AcceleratorAnnotation | None:
 
 @functools.lru_cache(maxsize=4096)
 def looks_like_accelerator(name: str) -> bool:
-    """True when `name` reads as an attempt to request an accelerator."""
+    """True when `name` reads as an attempt to request an accelerator.
+
+    A name counts by what it says, not by its domain: a known name, one with an accelerator
+    word (`example.com/gpu`), or a GPU model under its vendor's domain (`nvidia.com/a100`). A
+    name that says it is a network device (`nvidia.com/rdma_shared_device_a`) never counts, nor
+    does any other name under a GPU vendor's domain (`nvidia.com/hostdev`): vendors' network
+    operators advertise NICs and virtual functions there, under names their users choose.
+    """
     lower = name.lower()
     if lower in _NON_ACCELERATOR or lower.startswith("hugepages-"):
         return False
     if is_known_accelerator(name):
         return True
+    if is_network_device(name):
+        return False
     tokens = _TOKEN_SPLIT.split(lower)
-    return any(t in _ACCELERATOR_TOKENS or t.startswith("mig") for t in tokens)
+    if any(t in _ACCELERATOR_TOKENS or t.startswith("mig") for t in tokens):
+        return True
+    return gpu_model_resource(name) is not None
+
+
+def is_network_device(name: str) -> bool:
+    """True for a name that says it is a network device (NIC, virtual function, RDMA HCA).
+
+    Network operators and the RDMA and SR-IOV device plugins advertise names their users
+    configure (`nvidia.com/hostdev`, `rdma/rdma_shared_device_a`, `openshift.io/mlnxnics`), so
+    no list can hold them all; the words they are made of can.
+    """
+    domain, _, part = name.lower().rpartition("/")
+    if domain in NETWORK_DOMAINS:
+        return True
+    return any(
+        t in NETWORK_WORDS or t.startswith(NETWORK_PREFIXES) for t in _TOKEN_SPLIT.split(part)
+    )
+
+
+# A model written as a resource name may carry the vendor's prefix and the board's memory or
+# form factor: `tesla-t4`, `nvidia-a100-80gb`, `h100_sxm5`, `instinct-mi300x`.
+_MODEL_PREFIX = r"(?:(?:nvidia|tesla|amd)[-_.]?)?(?:instinct[-_.]?)?"
+_MODEL_SUFFIX = r"(?:[-_.]?(?:[0-9]+gi?b?|sxm[0-9]?|pcie|nvl|hbm[0-9]e?|oam))*"
+# Catalogued models that are also words of other device names (`l2`: a layer-2 NIC).
+_AMBIGUOUS_MODELS = frozenset({"l2"})
+
+
+@functools.cache
+def _model_patterns() -> dict[str, tuple[re.Pattern[str], ModelNames]]:
+    # Built on first use, only for a name under a GPU vendor's domain that nothing serves.
+    from gpulint.data.gpu_products import GFD_FAMILIES
+
+    patterns = {}
+    for entry in MODEL_NAMES:
+        models = [entry.models]
+        if entry.gfd_catalogue:
+            models += [
+                re.escape(f.model.lower())
+                for f in GFD_FAMILIES
+                if f.model.lower() not in _AMBIGUOUS_MODELS
+            ]
+        alternatives = "|".join(sorted(models, key=len, reverse=True))
+        pattern = re.compile(f"{_MODEL_PREFIX}(?P<model>{alternatives}){_MODEL_SUFFIX}")
+        patterns[entry.domain] = (pattern, entry)
+    return patterns
+
+
+@functools.lru_cache(maxsize=1024)
+def gpu_model_resource(name: str) -> tuple[ModelNames, str] | None:
+    """(the vendor's entry, the model) when `name` is a GPU model written as a resource name
+    under its vendor's domain (`nvidia.com/a100` -> A100, `amd.com/mi300x` -> MI300X)."""
+    domain, _, part = name.lower().partition("/")
+    found = _model_patterns().get(domain)
+    if found is None:
+        return None
+    pattern, entry = found
+    match = pattern.fullmatch(part)
+    return (entry, match.group("model").upper()) if match else None
 
 
 def is_extended_resource(name: str) -> bool:

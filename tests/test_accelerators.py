@@ -8,8 +8,10 @@ import pytest
 
 from gpulint.accelerators import (
     accelerator_info,
+    gpu_model_resource,
     is_extender_resource,
     is_known_accelerator,
+    is_network_device,
     looks_like_accelerator,
     meaning_of,
     near_miss,
@@ -108,6 +110,93 @@ def test_looks_like_accelerator_for_registry_names_without_gpu_words() -> None:
     assert looks_like_accelerator("huawei.com/Ascend910")
     assert looks_like_accelerator("amd.com/cpx_nps4")
     assert not looks_like_accelerator("memory")
+
+
+@pytest.mark.parametrize(
+    ("name", "resource", "model"),
+    [
+        ("nvidia.com/l4", "nvidia.com/gpu", "L4"),
+        ("nvidia.com/a100", "nvidia.com/gpu", "A100"),
+        ("nvidia.com/H100", "nvidia.com/gpu", "H100"),
+        ("nvidia.com/a100-80gb", "nvidia.com/gpu", "A100"),
+        ("nvidia.com/nvidia-h100-sxm5", "nvidia.com/gpu", "H100"),
+        ("nvidia.com/tesla-t4", "nvidia.com/gpu", "T4"),
+        ("nvidia.com/gh200", "nvidia.com/gpu", "GH200"),
+        ("nvidia.com/rtx8000", "nvidia.com/gpu", "RTX8000"),
+        ("amd.com/mi300x", "amd.com/gpu", "MI300X"),
+        ("amd.com/Instinct-MI250X", "amd.com/gpu", "MI250X"),
+    ],
+)
+def test_gpu_models_written_as_resource_names(name: str, resource: str, model: str) -> None:
+    found = gpu_model_resource(name)
+    assert found is not None and (found[0].resource, found[1]) == (resource, model)
+    assert looks_like_accelerator(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "nvidia.com/a100x",  # no such model
+        "nvidia.com/l2",  # a catalogued model, but also a network word (layer 2)
+        "nvidia.com/foo",
+        "example.com/a100",  # a model under a domain that is not its vendor's
+        "amd.com/h100",  # another vendor's model
+        "nvidia.com/gpu",  # a known name, not a model
+    ],
+)
+def test_names_that_are_not_gpu_models(name: str) -> None:
+    assert gpu_model_resource(name) is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        # NVIDIA network operator samples (Mellanox/network-operator example/)
+        "rdma/rdma_shared_device_a",
+        "nvidia.com/rdma_shared_device_a",
+        "nvidia.com/hostdev",
+        "nvidia.com/sriovlegacy",
+        "nvidia.com/sriov-legacy",
+        # the RDMA shared device plugin's README, the SR-IOV network operator, AMD's operator
+        "rdma/hca_shared_devices_a",
+        "openshift.io/mlnxnics",
+        "amd.com/nic",
+        "amd.com/vnic",
+        # user-chosen names that also hold an accelerator word
+        "rdma/gpu_rail_0",
+        "nvidia.com/sriov_gpu_nic",
+    ],
+)
+def test_network_devices_are_never_accelerators(name: str) -> None:
+    assert is_network_device(name)
+    assert not looks_like_accelerator(name)
+
+
+def test_other_names_under_a_gpu_vendor_domain_are_not_accelerators() -> None:
+    # A network operator's user picks any name under nvidia.com/ (`cx7_qsfp`, `bf2_sf`): only
+    # what a name says makes it an accelerator, never its domain alone.
+    assert not looks_like_accelerator("nvidia.com/foo")
+    assert not looks_like_accelerator("amd.com/xgmi")
+
+
+def test_coverage_counts_gpu_models_but_not_network_devices(tmp_path: Path) -> None:
+    from gpulint.loader import load_path
+    from gpulint.workloads import unchecked, workload_of
+
+    body = "apiVersion: example.com/v1\nkind: Trainer\nmetadata: {{name: t}}\n"
+    body += "spec:\n  resources:\n    limits: {{{name}: 1}}\n"
+    verdicts = {}
+    for name in ("nvidia.com/a100", "rdma/rdma_shared_device_a", "nvidia.com/hostdev"):
+        path = tmp_path / f"{name.replace('/', '_')}.yaml"
+        path.write_text(body.format(name=name))
+        document = load_path(path).documents[0]
+        found = unchecked(document, workload_of(document))
+        verdicts[name] = found is not None and found.requests_accelerators
+    assert verdicts == {
+        "nvidia.com/a100": True,
+        "rdma/rdma_shared_device_a": False,
+        "nvidia.com/hostdev": False,
+    }
 
 
 def _findings(path: Path, *extra: str) -> list[tuple[int, int, str, Severity, str | None]]:

@@ -513,6 +513,59 @@ ANNOTATIONS: tuple[AcceleratorAnnotation, ...] = (
     ),
 )
 
+
+class ModelNames(NamedTuple):
+    """GPU models of one vendor, as users write them in a resource name (`nvidia.com/a100`).
+
+    The vendor's device plugin advertises one resource for every model and writes the model in
+    a node label, so a resource named after a model is a request for `resource` on nodes whose
+    `label` names that model.
+    """
+
+    vendor: str
+    domain: str  # the vendor's resource domain
+    resource: str  # what the vendor's plugin advertises for a whole device
+    label: str  # the node label that names the model
+    models: str  # a regular expression for models, lowercased
+    gfd_catalogue: bool = False  # also every family of GFD's product catalogue
+    source: str = ""
+
+
+#: GPU models written as resource names under their vendor's domain. The NVIDIA models are the
+#: families of GPU Feature Discovery's product catalogue (gpulint.data.gpu_products) and the
+#: RTX boards; the AMD models are the Instinct MI series.
+MODEL_NAMES: tuple[ModelNames, ...] = (
+    ModelNames(
+        "NVIDIA",
+        "nvidia.com",
+        "nvidia.com/gpu",
+        "nvidia.com/gpu.product",
+        r"(?:quadro|geforce|titan)?[-_.]?rtx[-_.]?a?[0-9]{4}(?:[-_.]?(?:ada|ti|super))*",
+        gfd_catalogue=True,
+        source="NVIDIA/k8s-device-plugin api/config/v1/config.go (DisableResourceNamingInConfig)",
+    ),
+    ModelNames(
+        "AMD",
+        "amd.com",
+        "amd.com/gpu",
+        "amd.com/gpu.product-name",
+        r"mi[0-9]{2,3}[a-z]?",
+        source="ROCm/k8s-device-plugin docs/user-guide/configuration.md, labeller docs",
+    ),
+)
+
+#: Words that make a resource name a network device (NIC, virtual function, RDMA HCA) whatever
+#: its domain: the names the NVIDIA and AMD network operators, the RDMA shared device plugin
+#: and the SR-IOV network device plugin advertise are chosen by users, under `nvidia.com/`,
+#: `amd.com/`, `rdma/` or `openshift.io/` alike (`nvidia.com/rdma_shared_device_a`,
+#: `nvidia.com/hostdev`, `nvidia.com/sriov-legacy`, `openshift.io/mlnxnics`, `amd.com/vnic`).
+NETWORK_WORDS = frozenset(
+    {"nic", "nics", "vnic", "vf", "vfs", "pf", "ib", "efa", "sf", "qsfp", "netdevice"}
+)
+NETWORK_PREFIXES = ("rdma", "roce", "sriov", "hostdev", "hca", "mlnx", "mellanox", "ipoib")
+#: The resource domain of the RDMA shared device plugin's default `resourcePrefix`.
+NETWORK_DOMAINS = frozenset({"rdma"})
+
 #: Scheduler extenders a cluster profile may list in `schedulerExtenders`.
 EXTENDERS: dict[str, str] = {
     "hami": "HAMi (hami-scheduler with its scheduler extender)",

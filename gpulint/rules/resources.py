@@ -5,13 +5,15 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from decimal import ROUND_CEILING
+from typing import TYPE_CHECKING
 
 from gpulint.accelerators import (
     DRA_CLASS_RESOURCE_PREFIX,
     MIG_RESOURCE,
     extender_of,
+    gpu_model_resource,
     is_extended_resource,
     is_extender_resource,
     is_known_accelerator,
@@ -25,6 +27,10 @@ from gpulint.model import Container, ContainerRole, PodTemplate, Quantity, Sever
 from gpulint.quantity import format_quantity, is_whole
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import YMap, YSeq
+
+if TYPE_CHECKING:
+    from gpulint.data.accelerators import ModelNames
+    from gpulint.profile.model import Pool
 
 
 def _quantities(container: Container) -> Iterator[tuple[str, Quantity]]:
@@ -91,14 +97,16 @@ def _unknown_name(
     if is_known_accelerator(name):
         return None
     what = f"container `{container.name}` {section} `{name}`"
+    # A MIG name misspelt (`mig-1g5gb`) is a typo; one of another shape (`mig-small`) may be
+    # a name the cluster's own plugin advertises, and falls to the checks below.
     wrong_mig = _mig_spelling(name)
-    if wrong_mig is not None:
+    if wrong_mig:
         return _rename(
             template,
             quantity,
             f"{what}, which is not a MIG resource name (`nvidia.com/mig-<g>g.<memory>gb`): no "
             f"node advertises it and the pod can never be scheduled",
-            wrong_mig or None,
+            wrong_mig,
         )
     if not is_valid_resource_name(name):
         suggestion = suggest_resource(name)
@@ -109,6 +117,9 @@ def _unknown_name(
             else "which is not a valid resource name: the API rejects it"
         )
         return _rename(template, quantity, f"{what}, {reason}", suggestion)
+    model = gpu_model_resource(name)
+    if model is not None:
+        return _model_named(template, container, section, quantity, model, None)
     typo = near_miss(name)
     if typo is not None:
         case = " (resource names are case-sensitive)" if typo.lower() == name.lower() else ""
@@ -127,6 +138,82 @@ def _unknown_name(
         "known ones), or give a cluster profile.",
         severity=Severity.INFO,
     )
+
+
+def _model_named(
+    template: PodTemplate,
+    container: Container,
+    section: str,
+    quantity: Quantity,
+    model: tuple[ModelNames, str],
+    pools: Sequence[Pool] | None,
+) -> Problem:
+    """A GPU model written as a resource name (`nvidia.com/a100`): the vendor's plugin
+    advertises one name for every model and puts the model in a node label.
+
+    With the cluster's pools (`pools`), no pool advertising the name makes it an error, and
+    the message names the label values of the pools that have the model. Without them it is a
+    warning: the vendor's own plugin never advertises such a name, but a site may run one that
+    does (the NRP Nautilus cluster advertises `nvidia.com/a100`).
+    """
+    vendor, name = model
+    values = _model_values(vendor, name, pools)
+    what = (
+        f"container `{container.name}` {section} `{quantity.resource}`, a GPU model as a resource"
+    )
+    if pools is None:
+        message = (
+            f"{what}: {vendor.vendor}'s device plugin advertises every model as "
+            f"`{vendor.resource}` and puts the model in the node label `{vendor.label}`, so "
+            f"unless this cluster's plugin advertises `{quantity.resource}`, the pod can never "
+            f"be scheduled"
+        )
+        severity = Severity.WARNING
+    else:
+        message = (
+            f"{what}, which no pool of this cluster advertises: the pod can never be scheduled"
+        )
+        severity = Severity.ERROR
+    if values:
+        hint = f"`{vendor.resource}` with the nodeSelector `{vendor.label}: {values[0]}`"
+        fix = (
+            f"Request `{vendor.resource}` and select the model with "
+            f"`nodeSelector: {{{vendor.label}: {values[0]}}}`"
+            f"{' (the value your nodes carry)' if pools is None else ''}."
+        )
+    elif pools is not None:
+        hint = f"`{vendor.resource}` (no pool has `{name}` in `{vendor.label}`)"
+        fix = f"Request `{vendor.resource}` on a pool that has the GPU it needs."
+    else:
+        hint = f"`{vendor.resource}` with a nodeSelector on `{vendor.label}`"
+        fix = (
+            f"Request `{vendor.resource}` and select the model with a nodeSelector on "
+            f"`{vendor.label}`."
+        )
+    return Problem.at(
+        template.document,
+        quantity.key_pos,
+        f"{message}; did you mean {hint}?",
+        fix,
+        severity=severity,
+    )
+
+
+def _model_values(vendor: ModelNames, model: str, pools: Sequence[Pool] | None) -> list[str]:
+    """The values of the vendor's model label for `model`: those the pools carry, or, without
+    pools, the catalogue's most common one."""
+    words = re.compile(
+        r"(?:\A|[-_ ])" + "[-_ ]?".join(map(re.escape, model)) + r"(?:\Z|[-_ ])", re.I
+    )
+    if pools is not None:
+        carried = {p.labels.get(vendor.label) for p in pools}
+        return sorted(v for v in carried if v and words.search(v))
+    from gpulint.data.gpu_products import PRODUCT_LABELS
+
+    for family in PRODUCT_LABELS.get(vendor.label, ()):
+        if family.model.upper() == model:
+            return [family.values[0]]
+    return []
 
 
 def _rename(
@@ -179,6 +266,10 @@ def _not_in_cluster(
         return None
     if is_extender_resource(name):
         return _extender_not_running(ctx, template, container, section, quantity)
+    model = gpu_model_resource(name)
+    if model is not None:
+        assert ctx.profile is not None
+        return _model_named(template, container, section, quantity, model, ctx.profile.pools)
     return _not_advertised(template, container, section, quantity, advertised)
 
 
