@@ -15,6 +15,7 @@ import kmock
 from click.testing import CliRunner, Result
 
 from gpulint.cli import main
+from gpulint.yamltree import parse
 from tests.kube_server import item_list, status
 
 ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
@@ -30,6 +31,16 @@ NOT_FOUND = status(404, "NotFound", "the server could not find the requested res
 KUEUE = "kueue.x-k8s.io"
 #: The discovery request for the Kueue API group: 404 when Kueue is not installed.
 KUEUE_DISCOVERY = ("GET", f"/apis/{KUEUE}", {})
+DRA = "resource.k8s.io"
+#: The discovery request for the DRA API group: 404 where the cluster does not serve it.
+DRA_DISCOVERY = ("GET", f"/apis/{DRA}", {})
+#: The DRA lists live mode makes, in order, with the kind of their items.
+DRA_LISTS = {
+    "deviceclasses": ("DeviceClass", False),
+    "resourceslices": ("ResourceSlice", False),
+    "resourceclaims": ("ResourceClaim", True),
+    "resourceclaimtemplates": ("ResourceClaimTemplate", True),
+}
 
 
 def gpu_node(name: str, pool: str, gpus: str = "8", allocatable_gpus: str | None = None):
@@ -128,13 +139,21 @@ def manifest_dir(root: Path, name: str, text: str) -> Path:
 def serve(
     k: kmock.KubernetesScaffold,
     kueue: str | None = None,
+    dra: str | None = None,
     **items: list[dict[str, Any]] | None,
 ) -> None:
     """Register the list endpoints live mode reads; `None` answers 404 (not installed).
 
     Kueue is installed at version `kueue` when given: its API group is in discovery and
-    `clusterqueues`/`localqueues` (empty unless given) are served at that version.
+    `clusterqueues`/`localqueues` (empty unless given) are served at that version. Likewise
+    `resource.k8s.io` at version `dra`, with the DRA_LISTS.
     """
+    if dra is not None:
+        for resource, (kind, namespaced) in DRA_LISTS.items():
+            info = kmock.ResourceInfo(kind=kind, namespaced=namespaced)
+            k.resources[f"{DRA}/{dra}/{resource}"] = info
+            listed = item_list(kind, items.pop(resource, []) or [], f"{DRA}/{dra}")
+            k[f"get /apis/{DRA}/{dra}/{resource}"] << listed
     if kueue is not None:
         for resource, kind in (("clusterqueues", "ClusterQueue"), ("localqueues", "LocalQueue")):
             info = kmock.ResourceInfo(kind=kind, namespaced=resource == "localqueues")
@@ -158,6 +177,36 @@ def serve(
             k[path] << 404 << NOT_FOUND
         else:
             k[path] << item_list(kind, found, api_version)
+
+
+#: The plural under which serve() takes the objects of each kind.
+RESOURCES = {
+    "Node": "nodes",
+    "Pod": "pods",
+    "ResourceQuota": "resourcequotas",
+    "LimitRange": "limitranges",
+    "PriorityClass": "priorityclasses",
+    **{kind: resource for resource, (kind, _) in DRA_LISTS.items()},
+}
+
+
+def dump_items(*paths: str | Path) -> list[dict[str, Any]]:
+    """The items of `kubectl get -o yaml` dumps, as the plain JSON the API sends."""
+    items = []
+    for path in paths:
+        value = parse(Path(path).read_text(encoding="utf-8")).documents[0].value
+        items.extend(json.loads(json.dumps(value["items"])))
+    return items
+
+
+def by_resource(items: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """`items` grouped for serve(): plural -> the objects of that kind, without `kind` (the
+    API leaves it out of list items)."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        without_kind = {key: value for key, value in item.items() if key != "kind"}
+        grouped.setdefault(RESOURCES[item["kind"]], []).append(without_kind)
+    return grouped
 
 
 def run(*args: str, env: dict[str, str | None] | None = None) -> Result:

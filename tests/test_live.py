@@ -24,13 +24,18 @@ from gpulint.live.session import open_live
 from tests.kube_server import TOKEN, item_list, kube_server, status, write_kubeconfig
 from tests.live_cluster import (
     ACTIVE_PODS,
+    DRA,
+    DRA_DISCOVERY,
+    DRA_LISTS,
     KUEUE,
     KUEUE_DISCOVERY,
     MANIFEST,
     NODES,
     PODS,
+    by_resource,
     check_live,
     cpu_node,
+    dump_items,
     error_line,
     findings,
     gpu_node,
@@ -64,6 +69,7 @@ def test_live_reads_each_resource_once_with_pagination_params(k, kubeconfig, man
         ("GET", "/apis/scheduling.k8s.io/v1/priorityclasses", {"limit": "500"}),
         ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"}),
         KUEUE_DISCOVERY,
+        DRA_DISCOVERY,
     ]
     assert {r.headers["Authorization"] for r in k} == {f"Bearer {TOKEN}"}
 
@@ -85,7 +91,7 @@ def test_missing_karpenter_crd_is_not_an_error(k, kubeconfig, manifests) -> None
     serve(k, nodepools=None)
     result = check_live(kubeconfig, manifests)
     assert result.exit_code == 1, result.output
-    assert requests(k)[-2] == ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"})
+    assert requests(k)[-3] == ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"})
     # The run went on with the other resources: quota, taints and priority classes all count.
     assert [f[:2] for f in findings(result)] == [("GPU301", 7), ("GPU102", 13), ("GPU401", 14)]
     assert report(result)["notes"] == []
@@ -257,10 +263,11 @@ def test_kueue_queues_are_read_at_the_served_version(k, kubeconfig, queued, vers
     assert findings(result) == [("GPU310", 7, 32, GPU310_MESSAGE)]
     assert report(result)["notes"] == []
     # Discovery names the version; both queue kinds are then listed at it, cluster-wide.
-    assert requests(k)[-3:] == [
+    assert requests(k)[-4:] == [
         KUEUE_DISCOVERY,
         ("GET", f"/apis/{KUEUE}/{version}/clusterqueues", {"limit": "500"}),
         ("GET", f"/apis/{KUEUE}/{version}/localqueues", {"limit": "500"}),
+        DRA_DISCOVERY,
     ]
 
 
@@ -292,7 +299,7 @@ def test_missing_kueue_crds_are_not_an_error(k, kubeconfig, queued) -> None:
     result = check_live(kubeconfig, queued)
     assert result.exit_code == 0, result.output
     assert report(result)["notes"] == []
-    assert requests(k)[-1] == KUEUE_DISCOVERY
+    assert requests(k)[-2:] == [KUEUE_DISCOVERY, DRA_DISCOVERY]
     assert not [path for _, path, _ in requests(k) if path.endswith("queues")]
 
 
@@ -365,6 +372,155 @@ def test_karpenter_nodepools_rbac_denies_are_a_note_too(k, kubeconfig, manifests
         "nodepools.karpenter.sh (403 Forbidden): grant the gpulint-live ClusterRole of "
         "docs/rbac.yaml to context `kmock`; the server said: "
         + forbidden("nodepools", "karpenter.sh")["message"]
+    ]
+
+
+# --- DRA (resource.k8s.io) -------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A cluster whose GPUs the NVIDIA DRA driver serves: its nodes advertise no nvidia.com/gpu,
+#: DeviceClass gpu.nvidia.com serves `extendedResourceName: nvidia.com/gpu`, and the nodes'
+#: ResourceSlices publish 8 GPUs (h100-a), 4 GPUs and 3 MIG slices (h100-b).
+DRA_PROFILE = ROOT / "fixtures" / "profiles" / "dra-nodes.yaml"
+#: Claims for more devices than any node publishes (GPU704), a missing class (GPU703) and a
+#: missing template (GPU702).
+DRA_CASE = ROOT / "fixtures" / "cases" / "dra" / "GPU704-count-exceeds-nodes.yaml"
+#: (code, line, column) of its findings against that cluster.
+DRA_CASE_FINDINGS = [("GPU704", 13, 18), ("GPU704", 17, 18), ("GPU703", 37, 28), ("GPU702", 58, 36)]
+#: ... and without the cluster's DRA objects: both entries name templates the inputs lack.
+INPUTS_ONLY_FINDINGS = [("GPU702", 58, 36), ("GPU702", 60, 36)]
+#: What a cluster of those nodes says when its ResourceSlices are unknown.
+PLUGIN_NOTE = "device plugin not ready on 2 nodes of pool h100-dra"
+GPU704_MESSAGE = (
+    "request `gpus` wants 16 device(s) of class `gpu.nvidia.com`, but the cluster's "
+    "ResourceSlices publish at most 8 on one node (node h100-a): the claim can never be allocated"
+)
+#: A Deployment asking for `nvidia.com/gpu`, which only the DeviceClass serves on that cluster.
+EXTENDED_RESOURCE_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: infer, namespace: ml}
+spec:
+  selector:
+    matchLabels: {app: infer}
+  template:
+    metadata:
+      labels: {app: infer}
+    spec:
+      tolerations:
+      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+      containers:
+      - name: server
+        image: vllm/vllm-openai:v0.6.0
+        resources:
+          requests: {cpu: "4", memory: 16Gi}
+          limits: {memory: 16Gi, nvidia.com/gpu: 1}
+"""
+
+
+def serve_dra_cluster(k: kmock.KubernetesScaffold, dra: str | None = "v1") -> None:
+    """The DRA_PROFILE cluster, with `resource.k8s.io` served at version `dra` (None: not)."""
+    objects = by_resource(dump_items(DRA_PROFILE))
+    if dra is None:
+        objects = {r: items for r, items in objects.items() if r not in DRA_LISTS}
+    serve(k, dra=dra, **{"pods": [], "resourcequotas": [], **objects})
+
+
+def dra_lists(version: str) -> list[tuple[str, str, dict[str, str]]]:
+    """The requests live mode makes to read DRA at `version`."""
+    paths = [f"/apis/{DRA}/{version}/{resource}" for resource in DRA_LISTS]
+    return [DRA_DISCOVERY, *(("GET", path, {"limit": "500"}) for path in paths)]
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta2"])
+def test_dra_objects_are_read_at_the_served_version(k, kubeconfig, version) -> None:
+    serve_dra_cluster(k, version)
+    result = check_live(kubeconfig, DRA_CASE)
+    assert result.exit_code == 1, result.output
+    assert [f[:3] for f in findings(result)] == DRA_CASE_FINDINGS
+    # The claim of 16 GPUs meets the 8 that node h100-a publishes: GPU704 at its count.
+    assert findings(result)[0][3] == GPU704_MESSAGE
+    assert report(result)["notes"] == []
+    # Discovery names the version; each DRA resource is then listed at it, cluster-wide.
+    assert requests(k)[-5:] == dra_lists(version)
+
+
+def test_live_dra_findings_equal_those_of_the_kubectl_dump(k, kubeconfig) -> None:
+    serve_dra_cluster(k)
+    static = run("check", "--isolated", "--format", "json", "--profile", str(DRA_PROFILE),
+                 str(DRA_CASE))  # fmt: skip
+    live = findings(check_live(kubeconfig, DRA_CASE))
+    assert live == findings(static)
+    assert [f[:3] for f in live] == DRA_CASE_FINDINGS
+
+
+def test_extended_resource_served_by_a_device_class_is_no_gpu001(k, kubeconfig, tmp_path) -> None:
+    manifests = manifest_dir(tmp_path / "m", "infer.yaml", EXTENDED_RESOURCE_DEPLOYMENT)
+    serve_dra_cluster(k)
+    result = check_live(kubeconfig, manifests)
+    assert result.exit_code == 0, result.output
+    assert findings(result) == []
+    assert report(result)["notes"] == []
+
+
+def test_a_cluster_without_the_dra_api_reads_no_dra_and_says_nothing(k, kubeconfig, tmp_path):
+    # The same nodes, but `resource.k8s.io` is not served (before 1.34, or DRA turned off):
+    # nothing serves nvidia.com/gpu, and the claims are checked against the inputs only.
+    manifests = manifest_dir(tmp_path / "m", "infer.yaml", EXTENDED_RESOURCE_DEPLOYMENT)
+    serve_dra_cluster(k, dra=None)
+    result = check_live(kubeconfig, manifests)
+    assert result.exit_code == 1, result.output
+    assert [f[:3] for f in findings(result)] == [("GPU001", 18, 34)]
+    # Without ResourceSlices, GPU nodes advertising no GPU look like a device plugin down.
+    assert report(result)["notes"] == [PLUGIN_NOTE]
+    assert requests(k)[-1] == DRA_DISCOVERY
+    assert not [path for _, path, _ in requests(k) if path.startswith(f"/apis/{DRA}/")]
+    # The inputs define templates in `ml`: the missing one is still known (GPU702); what the
+    # cluster's classes and slices would say is not.
+    claims = check_live(kubeconfig, DRA_CASE)
+    assert [f[:3] for f in findings(claims)] == INPUTS_ONLY_FINDINGS
+
+
+def test_claims_on_a_cluster_without_dra_are_checked_as_without_a_cluster(
+    k, kubeconfig, manifests
+) -> None:
+    serve(k)  # the default cluster: device plugin GPUs, no `resource.k8s.io`
+    live = check_live(kubeconfig, DRA_CASE)
+    offline = run("check", "--isolated", "--format", "json", str(DRA_CASE))
+    assert findings(live) == findings(offline)
+    assert report(live)["notes"] == []
+
+
+def test_a_denied_dra_list_is_one_note_and_the_others_are_read(k, kubeconfig) -> None:
+    k[f"get /apis/{DRA}/v1/resourceslices"] << 403 << forbidden("resourceslices", DRA)
+    serve_dra_cluster(k)
+    result = check_live(kubeconfig, DRA_CASE)
+    assert result.exit_code == 1, result.output
+    # Without the slices no device count is judged; the classes and templates still are.
+    assert [f[:3] for f in findings(result)] == DRA_CASE_FINDINGS[2:]
+    assert report(result)["notes"] == [
+        "DRA ResourceSlices not read (GPU704 checks no device count): not allowed to list "
+        f"resourceslices.{DRA} (403 Forbidden): grant the gpulint-live ClusterRole of "
+        "docs/rbac.yaml to context `kmock`; the server said: "
+        + forbidden("resourceslices", DRA)["message"],
+        PLUGIN_NOTE,
+    ]
+    text = run("check", "--isolated", "--live", "--kubeconfig", str(kubeconfig), str(DRA_CASE))
+    assert text.stdout.count("DRA ResourceSlices not read") == 1
+
+
+def test_a_denied_dra_discovery_is_one_note(k, kubeconfig) -> None:
+    denied = status(403, "Forbidden", f'forbidden: User "ci" cannot get path "/apis/{DRA}"')
+    k[f"get /apis/{DRA}"] << 403 << denied
+    serve_dra_cluster(k)
+    result = check_live(kubeconfig, DRA_CASE)
+    assert result.exit_code == 1, result.output
+    assert [f[:3] for f in findings(result)] == INPUTS_ONLY_FINDINGS
+    assert report(result)["notes"] == [
+        "DRA objects not read (GPU702-GPU705 check the inputs only): not allowed to get "
+        f"/apis/{DRA} (403 Forbidden): grant the gpulint-live ClusterRole of docs/rbac.yaml to "
+        f"context `kmock`; the server said: {denied['message']}",
+        PLUGIN_NOTE,
     ]
 
 
@@ -524,7 +680,7 @@ def test_context_picks_a_cluster_other_than_the_current_one(k, tmp_path, manifes
     result = run("check", "--isolated", "--live", "--context", "kmock", str(manifests),
                  env={"KUBECONFIG": str(tmp_path / "kc")})  # fmt: skip
     assert result.exit_code == 1, result.output
-    assert len(requests(k)) == 7
+    assert len(requests(k)) == 8
 
 
 def test_unknown_context(kubeconfig: Path, manifests: Path) -> None:
@@ -569,7 +725,7 @@ def test_five_thousand_nodes_take_a_few_dozen_requests(k, kubeconfig, manifests)
     paths = [path for _, path, _ in requests(k)]
     assert paths.count("/api/v1/nodes") == 10
     assert paths.count("/api/v1/pods") == 10
-    assert len(paths) == 25
+    assert len(paths) == 26
 
 
 # --- import isolation -----------------------------------------------------------------------

@@ -7,16 +7,13 @@ equal the report of the dumps; the requests made must be lists that docs/rbac.ya
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import kmock
 from click.testing import CliRunner
 
 from gpulint.cli import main
-from gpulint.yamltree import parse
 from tests.kube_server import item_list, status, write_kubeconfig
-from tests.live_cluster import NOT_FOUND, requests, serve
+from tests.live_cluster import NOT_FOUND, dump_items, requests, serve
 from tests.test_diagnose import NODES, NOW, STUCK
 from tests.test_diagnose import run as run_diagnose
 from tests.test_live_dryrun import allowed, role_rules
@@ -31,15 +28,6 @@ LISTS = {
     "/apis/apps/v1/replicasets": "ReplicaSet",
     "/apis/batch/v1/jobs": "Job",
 }
-
-
-def dump_items(*paths: str) -> list[dict[str, Any]]:
-    """The items of kubectl dumps, as the plain JSON the API sends."""
-    items = []
-    for path in paths:
-        value = parse(Path(path).read_text(encoding="utf-8")).documents[0].value
-        items.extend(json.loads(json.dumps(value["items"])))
-    return items
 
 
 def serve_dumps(k: kmock.KubernetesScaffold, forbidden: str | None = None) -> None:
@@ -74,7 +62,8 @@ def test_live_diagnose_asks_only_for_what_the_rbac_roles_grant(k, kubeconfig) ->
     run_diagnose("--live", "--kubeconfig", str(kubeconfig), "--now", NOW)
     rules = role_rules("gpulint-live") + role_rules("gpulint-diagnose")
     made = requests(k)
-    assert len(made) == len(LISTS) + 2  # and Karpenter's list, Kueue's discovery: not installed
+    # And Karpenter's list, the discovery of Kueue and of DRA: none of them is installed.
+    assert len(made) == len(LISTS) + 3
     assert all(allowed(rules, method, path) for method, path, _ in made)
 
 

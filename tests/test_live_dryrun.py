@@ -282,7 +282,7 @@ def test_dry_run_is_skipped_when_gpu900_is_not_selected(k, kubeconfig, manifests
     result = dry_run(kubeconfig, manifests, "--ignore", "GPU900")
     report(result)
     # Only the reads of the profile (and Kueue's discovery): no dry-run discovery, no dry-run.
-    assert [m for m, _, _ in requests(k)] == ["GET"] * 7
+    assert [m for m, _, _ in requests(k)] == ["GET"] * 8
     assert "/apis/apps/v1" not in [p for _, p, _ in requests(k)]
 
 
@@ -329,11 +329,11 @@ def _url_matches(pattern: str, path: str) -> bool:
 
 
 def test_read_only_live_mode_stays_inside_the_gpulint_live_role(k, kubeconfig, manifests):
-    serve(k, nodepools=[], kueue="v1beta2")
+    serve(k, nodepools=[], kueue="v1beta2", dra="v1")
     report(run("check", "--live", "--format", "json", "--kubeconfig", str(kubeconfig),
                str(manifests)))  # fmt: skip
     sent = requests(k)
-    assert len(sent) == 9
+    assert len(sent) == 14
     rules = role_rules("gpulint-live")
     assert [(m, p) for m, p, _ in sent if not allowed(rules, m, p)] == []
     # And the role is minimal: every rule it grants was used; resources are only listed.

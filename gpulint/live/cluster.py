@@ -1,21 +1,23 @@
 """Read a live cluster into the ClusterProfile the static path uses.
 
-One paginated list per resource. Nodes, ResourceQuotas, LimitRanges, PriorityClasses and
-Kueue's ClusterQueues and LocalQueues go through the same conversion as a `kubectl get ... -o
-yaml` dump (gpulint.profile.kubectl); what only a live cluster tells, the GPUs already
+One paginated list per resource. Nodes, ResourceQuotas, LimitRanges, PriorityClasses, Kueue's
+ClusterQueues and LocalQueues and the DRA objects (DeviceClasses, ResourceSlices,
+ResourceClaims, ResourceClaimTemplates) go through the same conversion as a `kubectl get ...
+-o yaml` dump (gpulint.profile.kubectl); what only a live cluster tells, the GPUs already
 requested on each pool's nodes and by which workload, and the Karpenter NodePools, is joined
-on top. Add-ons (Karpenter, Kueue) are optional: not installed means none of their objects,
-and a role that may not read them costs a note, not the run.
+on top. Add-ons (Karpenter, Kueue) and DRA are optional: an API group the server does not
+serve means none of their objects, and a role that may not read them costs a note, not the
+run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from gpulint.live.client import AccessDenied, KubeClient
+from gpulint.live.client import AccessDenied, KubeClient, path_segment
 from gpulint.live.karpenter import facts_from_nodepools
 from gpulint.pods import pod_extended_requests, pod_owner
 from gpulint.profile.kubectl import facts_from_objects
@@ -90,6 +92,37 @@ ADD_ONS: tuple[AddOn, ...] = (KARPENTER, KUEUE)
 
 
 @dataclass(frozen=True)
+class DraResource:
+    """One DRA resource live mode lists, and what is not checked when RBAC denies it."""
+
+    resource: str
+    title: str
+    unread: str
+
+
+DRA_GROUP = "resource.k8s.io"
+# Read at the version the server prefers: `v1` from Kubernetes 1.34, a beta before (whose
+# shapes gpulint.dra reads too). Unlike an add-on's, each resource counts on its own: the
+# DeviceClasses alone already say which extended resources DRA serves.
+DRA_RESOURCES: tuple[DraResource, ...] = (
+    DraResource(
+        "deviceclasses",
+        "DRA DeviceClasses",
+        "extended resources DRA serves are unknown and GPU703 checks no class",
+    ),
+    DraResource("resourceslices", "DRA ResourceSlices", "GPU704 checks no device count"),
+    DraResource(
+        "resourceclaims", "DRA ResourceClaims", "GPU702 checks only the claims of the inputs"
+    ),
+    DraResource(
+        "resourceclaimtemplates",
+        "DRA ResourceClaimTemplates",
+        "GPU702 checks only the templates of the inputs",
+    ),
+)
+
+
+@dataclass(frozen=True)
 class ClusterObjects:
     """What the API returned, as plain dicts; `nodepools` is None when Karpenter is absent."""
 
@@ -99,34 +132,44 @@ class ClusterObjects:
     nodepools: tuple[dict[str, Any], ...] | None
     queues: tuple[dict[str, Any], ...] = ()  # Kueue ClusterQueues and LocalQueues
     notes: tuple[str, ...] = ()  # add-ons RBAC kept from being read
+    dra: tuple[dict[str, Any], ...] = ()  # DeviceClasses, ResourceSlices, claims, templates
+    # API group -> the version read, for the groups discovery was asked about and serves
+    versions: Mapping[str, str] = field(default_factory=dict)
 
 
 def read_cluster(client: KubeClient) -> ClusterObjects:
-    """List every resource of READS and ADD_ONS once (paginated)."""
+    """List every resource of READS, ADD_ONS and DRA_RESOURCES once (paginated)."""
     found = {call: tuple(client.list_all(call.path, call.what, call.query) or ()) for call in READS}
-    add_ons = {add_on: read_add_on(client, add_on) for add_on in ADD_ONS}
+    versions: dict[str, str] = {}
+    add_ons = {add_on: read_add_on(client, add_on, versions) for add_on in ADD_ONS}
+    dra, dra_notes = read_dra(client, versions)
     return ClusterObjects(
         nodes=found[NODES],
         pods=found[PODS],
         policies=(*found[QUOTAS], *found[LIMIT_RANGES], *found[PRIORITY_CLASSES]),
         nodepools=add_ons[KARPENTER][0],
         queues=add_ons[KUEUE][0] or (),
-        notes=tuple(note for _, note in add_ons.values() if note),
+        notes=(*(note for _, note in add_ons.values() if note), *dra_notes),
+        dra=dra,
+        versions=versions,
     )
 
 
 def read_add_on(
-    client: KubeClient, add_on: AddOn
+    client: KubeClient, add_on: AddOn, versions: dict[str, str] | None = None
 ) -> tuple[tuple[dict[str, Any], ...] | None, str | None]:
     """The add-on's objects, None when it is not installed; and a note when RBAC denies them.
 
     Only all of its resources together mean something (a LocalQueue without its ClusterQueue
-    would look like a missing queue), so a denial of any of them drops them all.
+    would look like a missing queue), so a denial of any of them drops them all. The version
+    discovery names is recorded in `versions`.
     """
     try:
         version = add_on.version or client.preferred_version(add_on.group)
         if version is None:
             return None, None
+        if versions is not None and add_on.version is None:
+            versions[add_on.group] = version
         objects: list[dict[str, Any]] = []
         for call in add_on.calls(version):
             items = client.list_all(call.path, call.what, call.query, call.optional)
@@ -138,6 +181,40 @@ def read_add_on(
     return tuple(objects), None
 
 
+def read_dra(
+    client: KubeClient, versions: dict[str, str] | None = None
+) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...]]:
+    """The DRA objects of DRA_RESOURCES, cluster-wide, and a note per resource RBAC denies.
+
+    A cluster that does not serve `resource.k8s.io` (before Kubernetes 1.34 unless a beta is
+    enabled) has no DRA objects: nothing is read and nothing is said.
+    """
+    try:
+        version = client.preferred_version(DRA_GROUP)
+    except AccessDenied as denied:
+        return (), (f"DRA objects not read (GPU702-GPU705 check the inputs only): {denied}",)
+    if version is None:
+        return (), ()
+    if versions is not None:
+        versions[DRA_GROUP] = version
+    objects: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for dra in DRA_RESOURCES:
+        call = dra_call(dra.resource, version)
+        try:
+            objects += client.list_all(call.path, call.what, call.query, call.optional) or ()
+        except AccessDenied as denied:
+            notes.append(f"{dra.title} not read ({dra.unread}): {denied}")
+    return tuple(objects), tuple(notes)
+
+
+def dra_call(resource: str, version: str, namespace: str | None = None) -> ListCall:
+    """The list of DRA `resource` at `version`, cluster-wide or in `namespace`."""
+    where = f"namespaces/{path_segment(namespace)}/" if namespace else ""
+    path = f"/apis/{DRA_GROUP}/{version}/{where}{resource}"
+    return ListCall(DRA_GROUP, resource, path, optional=True)
+
+
 def profile_from_cluster(
     objects: ClusterObjects,
     pool_label: str | None = None,
@@ -145,7 +222,7 @@ def profile_from_cluster(
     default_namespace: str | None = None,
 ) -> ClusterProfile:
     """The ClusterProfile of what the API returned (see the module docstring)."""
-    dump_like = [*objects.nodes, *objects.policies, *objects.queues]
+    dump_like = [*objects.nodes, *objects.policies, *objects.queues, *objects.dra]
     facts = [facts_from_objects(dump_like, pool_label, source)]
     if objects.nodepools:
         # NodePools first: the nodes they launched state the current facts and win.
