@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def check(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]
 
 def entries(cache: Path) -> list[Path]:
     """The entry files in the cache directory `cache`."""
-    return sorted((cache / "profiles").glob("*.json"))
+    return sorted((cache / "profiles").glob("*.pickle"))
 
 
 def _parsing_refused(*args: object) -> None:
@@ -107,10 +108,30 @@ def test_an_entry_reads_back_the_facts_the_file_says(name: str, tmp_path: Path) 
     assert read_entry(cache, entry_key(data, None), path) is None
 
 
-def _wrong_type(entry: bytes) -> bytes:
-    stored = json.loads(entry)
-    stored["facts"][0]["pools"][0]["pool"]["nodes"] = "3"
-    return json.dumps(stored).encode()
+def _unused_quota(entry: bytes) -> bytes:
+    """The entry, saying that the dump's quota is unused: read, it changes the findings."""
+    facts = pickle.loads(entry)
+    profile = facts[0].profile
+    quotas = (replace(profile.quotas[0], used={}), *profile.quotas[1:])
+    facts[0] = facts[0]._replace(profile=replace(profile, quotas=quotas))
+    return pickle.dumps(facts)
+
+
+class _Planted:
+    """An object whose unpickling would delete a file."""
+
+    def __init__(self, victim: Path) -> None:
+        self.victim = victim
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return os.remove, (str(self.victim),)
+
+
+def _not_a_pool(entry: bytes) -> bytes:
+    facts = pickle.loads(entry)
+    view = facts[0].pools[0]
+    facts[0] = facts[0]._replace(pools=(view._replace(pool="a100"),))
+    return pickle.dumps(facts)
 
 
 @pytest.mark.parametrize(
@@ -118,12 +139,23 @@ def _wrong_type(entry: bytes) -> bytes:
     [
         lambda entry: b"",
         lambda entry: entry[: len(entry) // 2],
-        lambda entry: b"\xff\xfe not UTF-8",
-        lambda entry: b'{"facts": [{"profile": 1}]}',
-        lambda entry: b"[]",
-        _wrong_type,
+        lambda entry: b"\xff\xfe not a pickle",
+        lambda entry: pickle.dumps([{"profile": 1}]),
+        lambda entry: pickle.dumps([]),
+        lambda entry: pickle.dumps({"facts": pickle.loads(entry)}),
+        lambda entry: pickle.dumps([Path("profile.yaml")]),
+        _not_a_pool,
     ],
-    ids=["empty", "truncated", "not-utf8", "wrong-shape", "a-list", "wrong-type"],
+    ids=[
+        "empty",
+        "truncated",
+        "garbage",
+        "wrong-shape",
+        "no-facts",
+        "a-dict",
+        "foreign",
+        "not-a-pool",
+    ],
 )
 def test_a_corrupt_entry_is_parsed_again_and_rewritten(
     corrupt: object,
@@ -143,6 +175,19 @@ def test_a_corrupt_entry_is_parsed_again_and_rewritten(
 
     monkeypatch.setattr("gpulint.profile.load.profile_facts", _parsing_refused)
     assert check("--profile", str(dump), "--cache-dir", str(cache)) == expected
+
+
+def test_an_entry_calls_no_function_it_names(
+    dump: Path, expected: tuple[int, str, str], tmp_path: Path
+) -> None:
+    cache, victim = tmp_path / "cache", tmp_path / "victim.txt"
+    check("--profile", str(dump), "--cache-dir", str(cache))
+    (entry,) = entries(cache)
+    victim.write_text("precious\n")
+    entry.write_bytes(pickle.dumps([_Planted(victim)]))
+
+    assert check("--profile", str(dump), "--cache-dir", str(cache)) == expected
+    assert victim.read_text() == "precious\n"
 
 
 def test_a_changed_file_is_parsed_again(dump: Path, tmp_path: Path) -> None:
@@ -186,7 +231,7 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_run(
 
     assert check("--profile", str(dump), "--cache-dir", str(cache)) == expected
     assert check("--profile", str(dump), "--cache-dir", str(cache)) == expected
-    assert not [p for p in tmp_path.rglob("*") if p.suffix in (".json", ".tmp")]
+    assert not [p for p in tmp_path.rglob("*") if p.suffix in (".pickle", ".tmp")]
 
 
 def test_no_cache_neither_writes_nor_reads_entries(
@@ -199,9 +244,7 @@ def test_no_cache_neither_writes_nor_reads_entries(
     # An entry that says the quota is unused: read, it would change the findings.
     check("--profile", str(dump), "--cache-dir", str(cache))
     (entry,) = entries(cache)
-    stored = json.loads(entry.read_bytes())
-    stored["facts"][0]["profile"]["quotas"][0]["used"] = {}
-    entry.write_text(json.dumps(stored))
+    entry.write_bytes(_unused_quota(entry.read_bytes()))
     assert "used 6" not in check("--profile", str(dump), "--cache-dir", str(cache))[1]
 
     assert check("--profile", str(dump), "--cache-dir", str(cache), "--no-cache") == expected
@@ -276,8 +319,7 @@ def test_an_entry_planted_by_another_user_is_not_read(
     cache = tmp_path / "cache"
     check("--profile", str(dump), "--cache-dir", str(cache))
     (entry,) = entries(cache)
-    # An entry that says the quota is unused: read, it would make GPU201 disappear.
-    entry.write_text(entry.read_text().replace('"6"', '"0"'))
+    entry.write_bytes(_unused_quota(entry.read_bytes()))
     assert check("--profile", str(dump), "--cache-dir", str(cache)) != expected
     _as_another_user(entry)
 
@@ -305,8 +347,8 @@ def test_an_entry_that_is_not_a_regular_file_is_ignored(
     cache = tmp_path / "cache"
     check("--profile", str(dump), "--cache-dir", str(cache))
     (entry,) = entries(cache)
-    tampered = tmp_path / "tampered.json"
-    tampered.write_text(entry.read_text().replace('"6"', '"0"'))
+    tampered = tmp_path / "tampered.pickle"
+    tampered.write_bytes(_unused_quota(entry.read_bytes()))
     entry.unlink()
     if planted == "directory":
         entry.mkdir()

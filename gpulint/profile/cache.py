@@ -1,44 +1,87 @@
-"""Profile inputs read before, kept as small JSON files keyed by a hash of their bytes.
+"""Profile inputs read before, kept as small pickles keyed by a hash of their bytes.
 
 A kubectl dump of 5,000 nodes is 15 MB of YAML that takes seconds to parse, and a pre-commit
 hook reads it again at every commit; what it says about the cluster (its pools, quotas and
 priorities) is a few kilobytes. The cache keeps those facts per input file under a SHA-256 of
-the file's bytes, the pool label, gpulint's version and the layout of the facts, so a changed
-file, another `--pool-label` or another gpulint never reads an entry it did not write.
+the file's bytes, the pool label, gpulint's version and the layout of the facts (every field
+of every model class, by name and declared type), so a changed file, another `--pool-label`, or
+a gpulint whose model differs never reads an entry it did not write.
 
-An entry is the input's ProfileFacts as JSON, without the file's name (the same bytes under
-another name are the same entry). A cache that cannot be read or written never fails a run:
-the file is parsed as it would be without one. Only files that read without error are stored.
+An entry is the input's ProfileFacts pickled, without the file's name (the same bytes under
+another name are the same entry). A hook reads it at every commit, so reading must cost little:
+unpickling rebuilds the model objects in C, where decoding JSON field by field against the
+type hints cost more than the rest of the cached run. A cache that cannot be read or written
+never fails a run: the file is parsed as it would be without one. Only files that read without
+error are stored.
 
 The cache trusts nothing it did not write, since a `--cache-dir` may be shared: a directory
 owned by another user is not used at all (`cache_problem` says why); inside it, files are
 opened relative to the directory without following symlinks, an entry that is not a regular
 file of the user's own is ignored (a FIFO planted as an entry is never read, so it cannot
 block), and the marker files are created only where nothing is. Where the platform cannot
-open files that way (no `dir_fd`), no cache is used.
+open files that way (no `dir_fd`), no cache is used. Unpickling builds only the model's
+classes and Decimal, never any other callable, and the result must be a list of ProfileFacts;
+anything else is read as no entry.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import pickle
 import stat
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, fields, is_dataclass, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from decimal import Decimal
-from functools import cache
 from pathlib import Path
-from types import UnionType
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, NamedTuple
 
 from gpulint import __version__
 from gpulint.cachedir import default_cache_dir
-from gpulint.profile.merge import ProfileFacts
+from gpulint.dra import Claim, Device, DeviceClass, DeviceRequest, ResourceSlice
+from gpulint.profile.merge import PoolFacts, ProfileFacts
+from gpulint.profile.model import (
+    ClusterProfile,
+    ClusterQueue,
+    FlavorQuota,
+    GpuUser,
+    LimitRange,
+    LimitRangeItem,
+    LocalQueue,
+    Pool,
+    PriorityClass,
+    ResourceQuota,
+    ScopeRequirement,
+    Taint,
+)
 
-#: Raised when the way entries are written changes; the dataclasses' fields are hashed anyway.
-CACHE_FORMAT = 1
+#: Raised when the way entries are written changes; the classes' fields are hashed anyway.
+CACHE_FORMAT = 2
 _ENTRIES = "profiles"
+_SUFFIX = ".pickle"
+#: Every class an entry holds: all that unpickling may build, and whose fields key the entries.
+MODEL_CLASSES: tuple[type, ...] = (
+    ProfileFacts,
+    PoolFacts,
+    ClusterProfile,
+    Pool,
+    Taint,
+    GpuUser,
+    ResourceQuota,
+    ScopeRequirement,
+    LimitRange,
+    LimitRangeItem,
+    PriorityClass,
+    ClusterQueue,
+    FlavorQuota,
+    LocalQueue,
+    DeviceClass,
+    DeviceRequest,
+    Claim,
+    Device,
+    ResourceSlice,
+)
+_BUILDABLE = {(c.__module__, c.__qualname__): c for c in (*MODEL_CLASSES, Decimal)}
 # https://bford.info/cachedir/: backup tools skip a directory holding this file.
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -46,8 +89,7 @@ _CACHEDIR_TAG = (
 )
 
 
-@dataclass(frozen=True)
-class ProfileCache:
+class ProfileCache(NamedTuple):
     """Where read profile inputs are kept."""
 
     directory: Path
@@ -98,8 +140,8 @@ def entry_key(data: bytes, pool_label: str | None) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    header = [__version__, CACHE_FORMAT, _layout(ProfileFacts), pool_label]
-    digest.update(json.dumps(header).encode())
+    header = (__version__, CACHE_FORMAT, _layout(), pool_label)
+    digest.update(repr(header).encode())
     digest.update(b"\0")
     digest.update(data)
     return digest.hexdigest()
@@ -109,11 +151,13 @@ def read_entry(cache: ProfileCache, key: str, path: str) -> list[ProfileFacts] |
     """The facts stored under `key`, as read from `path`; None when absent or unusable."""
     try:
         with _directory(cache.directory) as root, _directory(_ENTRIES, root) as entries:
-            data = _read_own_file(f"{key}.json", entries)
+            data = _read_own_file(f"{key}{_SUFFIX}", entries)
         if data is None:
             return None
-        stored = json.loads(data)
-        return [_with_path(_decode(ProfileFacts, item), path) for item in stored["facts"]]
+        stored = _ModelUnpickler(data).load()
+        if not isinstance(stored, list) or not stored or not all(map(_is_facts, stored)):
+            return None
+        return [_with_path(item, path) for item in stored]
     # Anything may be in a file on disk; whatever it is, the run parses the input instead.
     except Exception:
         return None
@@ -124,15 +168,40 @@ def write_entry(cache: ProfileCache, key: str, path: str, facts: list[ProfileFac
     unnamed = [_without_path(item, path) for item in facts]
     if any(item is None for item in unnamed):
         return
-    entry = {"gpulint": __version__, "facts": [_encode(item) for item in unnamed]}
-    # TypeError/ValueError: a value json cannot write; the run goes on without an entry.
-    with contextlib.suppress(OSError, TypeError, ValueError):
-        text = json.dumps(entry, separators=(",", ":"))
-        _write_atomically(cache.directory, f"{key}.json", text)
+    # PicklingError (a value of no model class): the run goes on without an entry.
+    with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError):
+        data = pickle.dumps(unnamed, protocol=pickle.HIGHEST_PROTOCOL)
+        if _ModelUnpickler(data).load() == unnamed:  # only what reads back as it was
+            _write_atomically(cache.directory, f"{key}{_SUFFIX}", data)
 
 
-def _write_atomically(directory: Path, name: str, text: str) -> None:
-    """Write `text` to a temporary file and rename it, so no reader sees half an entry."""
+class _ModelUnpickler(pickle.Unpickler):
+    """Unpickles only the model's classes and Decimal: an entry can name no other callable."""
+
+    def __init__(self, data: bytes) -> None:
+        import io
+
+        super().__init__(io.BytesIO(data))
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = _BUILDABLE.get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not a profile model class")
+        return found
+
+
+def _is_facts(item: object) -> bool:
+    """A ProfileFacts whose profile and pool views are of their classes."""
+    return (
+        isinstance(item, ProfileFacts)
+        and isinstance(item.profile, ClusterProfile)
+        and isinstance(item.pools, tuple)
+        and all(isinstance(view, PoolFacts) and isinstance(view.pool, Pool) for view in item.pools)
+    )
+
+
+def _write_atomically(directory: Path, name: str, data: bytes) -> None:
+    """Write `data` to a temporary file and rename it, so no reader sees half an entry."""
     import secrets
 
     if not directory.is_dir():
@@ -143,12 +212,12 @@ def _write_atomically(directory: Path, name: str, text: str) -> None:
         except FileExistsError:
             pass
         else:
-            _create_new(root, "CACHEDIR.TAG", _CACHEDIR_TAG)
-            _create_new(root, ".gitignore", "*\n")
+            _create_new(root, "CACHEDIR.TAG", _CACHEDIR_TAG.encode())
+            _create_new(root, ".gitignore", b"*\n")
         with _directory(_ENTRIES, root) as entries:
             temporary = f".{secrets.token_hex(8)}.tmp"
             try:
-                _create_new(entries, temporary, text)
+                _create_new(entries, temporary, data)
                 os.replace(temporary, name, src_dir_fd=entries, dst_dir_fd=entries)
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -192,15 +261,15 @@ def _read_own_file(name: str, directory: int) -> bytes | None:
         return stream.read()
 
 
-def _create_new(directory: int, name: str, text: str) -> None:
-    """Create `name` in `directory` with `text`; nothing when anything (a symlink too) is there."""
+def _create_new(directory: int, name: str, data: bytes) -> None:
+    """Create `name` in `directory` with `data`; nothing when anything (a symlink too) is there."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
     try:
         descriptor = os.open(name, flags, 0o600, dir_fd=directory)
     except FileExistsError:
         return
-    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-        stream.write(text)
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(data)
 
 
 def _without_path(facts: ProfileFacts, path: str) -> ProfileFacts | None:
@@ -211,74 +280,23 @@ def _without_path(facts: ProfileFacts, path: str) -> ProfileFacts | None:
     if profile.sources != (path,) or (source is not None and not source.endswith(path)):
         return None
     prefix = None if source is None else source[: len(source) - len(path)]
-    return replace(facts, profile=replace(profile, sources=(), provider_source=prefix))
+    return facts._replace(profile=replace(profile, sources=(), provider_source=prefix))
 
 
 def _with_path(facts: ProfileFacts, path: str) -> ProfileFacts:
     profile = facts.profile
     prefix = profile.provider_source
     source = None if prefix is None else prefix + path
-    return replace(facts, profile=replace(profile, sources=(path,), provider_source=source))
+    return facts._replace(profile=replace(profile, sources=(path,), provider_source=source))
 
 
-def _encode(value: Any) -> Any:
-    """A frozen dataclass as JSON data: Decimals as strings, tuples and sets as lists."""
-    if is_dataclass(value):
-        return {f.name: _encode(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, Mapping):
-        return {key: _encode(item) for key, item in value.items()}
-    if isinstance(value, (tuple, list)):
-        return [_encode(item) for item in value]
-    if isinstance(value, frozenset):
-        return sorted(value)
-    return value
+def _layout() -> str:
+    """Every field of every model class, with its declared type: changes when the model does.
 
-
-def _decode(hint: Any, data: Any) -> Any:
-    """What _encode wrote, back as the type `hint`; raises on anything it did not write."""
-    if isinstance(hint, type) and is_dataclass(hint):
-        names = _field_types(hint)
-        if set(data) != set(names):
-            raise ValueError(f"fields of {hint.__name__}")
-        return hint(**{name: _decode(names[name], data[name]) for name in names})
-    origin, args = get_origin(hint), get_args(hint)
-    if origin in (Union, UnionType):
-        if data is None and type(None) in args:
-            return None
-        (inner,) = (a for a in args if a is not type(None))
-        return _decode(inner, data)
-    if origin is tuple:
-        return tuple(_decode(args[0], item) for item in _typed(list, data))
-    if origin is frozenset:
-        return frozenset(_decode(args[0], item) for item in _typed(list, data))
-    if origin is Mapping:
-        return {_typed(str, k): _decode(args[1], v) for k, v in _typed(dict, data).items()}
-    if hint is Decimal:
-        return Decimal(_typed(str, data))
-    return _typed(hint, data)
-
-
-def _typed(kind: type, data: Any) -> Any:
-    # type(), not isinstance(): True is an int, and must not be read as a node count.
-    if type(data) is not kind:
-        raise TypeError(f"{kind.__name__} expected")
-    return data
-
-
-@cache
-def _field_types(cls: type) -> dict[str, Any]:
-    hints = get_type_hints(cls)
-    return {f.name: hints[f.name] for f in fields(cls)}
-
-
-def _layout(hint: Any) -> str:
-    """Every dataclass field reachable from `hint`, with its type: changes when the model does."""
-    if isinstance(hint, type) and is_dataclass(hint):
-        parts = [f"{name}:{_layout(t)}" for name, t in _field_types(hint).items()]
-        return f"{hint.__name__}({','.join(parts)})"
-    args = get_args(hint)
-    if args:
-        return f"{getattr(get_origin(hint), '__name__', '|')}[{','.join(map(_layout, args))}]"
-    return getattr(hint, "__name__", repr(hint))
+    The annotations are read as written (strings), not evaluated: evaluating them costs more
+    than the rest of reading an entry.
+    """
+    return ";".join(
+        f"{c.__qualname__}({','.join(f'{k}:{v}' for k, v in c.__annotations__.items())})"
+        for c in MODEL_CLASSES
+    )

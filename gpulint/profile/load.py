@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,7 +11,6 @@ from gpulint.files import decode_input, read_input
 from gpulint.profile.cache import ProfileCache, entry_key, read_entry, write_entry
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
-from gpulint.profile.terraform import facts_from_terraform, is_terraform_path
 from gpulint.yamltree import parse
 
 ACCEPTED = (
@@ -34,6 +33,8 @@ def load_profiles(
     facts: list[ProfileFacts] = []
     for path in paths:
         if is_terraform_path(path):
+            from gpulint.profile.terraform import facts_from_terraform
+
             facts.append(facts_from_terraform(path))
             continue
         data = read_input(path, "profile")
@@ -42,6 +43,14 @@ def load_profiles(
         else:
             facts.extend(_cached_profile_facts(cache, path, data, pool_label))
     return merge(facts)
+
+
+def is_terraform_path(path: str) -> bool:
+    """A `.tf` file, or a directory holding one (a root module)."""
+    # Here, not in gpulint.profile.terraform: a run that reads no Terraform does not import it.
+    if path.endswith(".tf"):
+        return True
+    return os.path.isdir(path) and any(name.endswith(".tf") for name in os.listdir(path))
 
 
 def _cached_profile_facts(
@@ -58,6 +67,8 @@ def _cached_profile_facts(
 def read_profile_file(path: str, pool_label: str | None = None) -> list[ProfileFacts]:
     """What each document of one profile input says (one entry per input document)."""
     if is_terraform_path(path):
+        from gpulint.profile.terraform import facts_from_terraform
+
         return [facts_from_terraform(path)]
     return profile_facts(path, read_input(path, "profile"), pool_label)
 
@@ -116,6 +127,8 @@ def json_dump_facts(path: str, data: bytes, pool_label: str | None = None) -> Pr
     faster than the YAML parser, at the price of positions, which only an error message needs.
     So None also for a dump with a problem: profile_facts reads it again to point at it.
     """
+    import json  # only a file the cache does not hold is parsed
+
     from gpulint.profile.kubectl import is_kubernetes_objects
 
     try:

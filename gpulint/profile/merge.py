@@ -14,8 +14,8 @@ Merging is linear in the number of pool views: pools are grouped by name in one 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import fields, replace
+from typing import Any, NamedTuple
 
 from gpulint.profile.model import ClusterProfile, Pool
 
@@ -24,8 +24,7 @@ POOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Pool) if f.name != "
 _STATED, _ESTIMATED = 2, 1
 
 
-@dataclass(frozen=True)
-class PoolFacts:
+class PoolFacts(NamedTuple):
     """One input's view of a pool: the values, and which of them it states or estimates."""
 
     pool: Pool
@@ -33,8 +32,7 @@ class PoolFacts:
     estimated: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
-class ProfileFacts:
+class ProfileFacts(NamedTuple):
     """One input's view of a cluster; `profile.pools` is ignored in favour of `pools`.
 
     `nodes_complete`: the input lists every node of the cluster, so a pool it does not have

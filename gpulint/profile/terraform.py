@@ -40,13 +40,6 @@ GKE_GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 AKS_SPOT = "kubernetes.azure.com/scalesetpriority"
 
 
-def is_terraform_path(path: str) -> bool:
-    """A `.tf` file, or a directory holding one (a root module)."""
-    if path.endswith(".tf"):
-        return True
-    return os.path.isdir(path) and any(name.endswith(".tf") for name in os.listdir(path))
-
-
 def load_tfparse(path: str) -> Any:
     """The tfparse module; a one-line error naming the extra when it is not installed."""
     try:

@@ -14,80 +14,73 @@ kind in the same namespace (then a missing name is a typo, not an object made el
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from typing import TYPE_CHECKING, NamedTuple
 
-from gpulint.dra import (
-    ACCELERATOR_CLASSES,
-    ALLOCATION_ALL,
-    Claim,
-    DeviceClass,
-    PodClaim,
-    claim,
-    device_class,
-    devices_per_node,
-    pod_claims,
-)
 from gpulint.model import ContainerRole, Document
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import Pos, YMap, YSeq
 
+if TYPE_CHECKING:
+    from gpulint.dra import Claim, DeviceClass, PodClaim
+
+# gpulint.dra is imported only once a pod declares claims or a DRA object is read: GPU701 and
+# GPU702 look at every pod template, and most have no claims.
+
 _CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 
 
-@dataclass(frozen=True)
-class _DraObjects:
+class _DraObjects(NamedTuple):
     """The DRA objects gpulint knows for one run: the inputs' and the profile's."""
 
-    ctx: CheckContext
-    documents: tuple[Document, ...] = field(default=())
-
-    @cached_property
-    def input_classes(self) -> tuple[tuple[DeviceClass, Document], ...]:
-        return tuple(
-            (device_class(d.obj), d) for d in self.documents if d.ref.kind == "DeviceClass"
-        )
-
-    @cached_property
-    def profile_classes(self) -> tuple[DeviceClass, ...]:
-        return self.ctx.profile.device_classes if self.ctx.profile is not None else ()
-
-    @cached_property
-    def classes(self) -> dict[str, DeviceClass]:
-        found = {c.name: c for c in self.profile_classes}
-        found.update((c.name, c) for c, _ in self.input_classes)
-        return found
-
-    @cached_property
-    def claims(self) -> tuple[Claim, ...]:
-        from_inputs = tuple(
-            claim(d.obj, self.ctx.namespace_of(d))
-            for d in self.documents
-            if d.ref.kind in _CLAIM_KINDS
-        )
-        profiled = self.ctx.profile.resource_claims if self.ctx.profile is not None else ()
-        return (*profiled, *from_inputs)
+    profile_classes: tuple[DeviceClass, ...]
+    input_classes: tuple[tuple[DeviceClass, Document], ...]
+    classes: dict[str, DeviceClass]  # by name; an input's class over the profile's
+    claims: tuple[Claim, ...]  # the profile's, then the inputs'
+    profiled_claim_kinds: frozenset[str]  # the kinds of claim the profile lists
 
     def claims_known(self, kind: str, namespace: str) -> bool:
         """Whether a missing `kind` in `namespace` is a defect (see the module docstring)."""
-        profile = self.ctx.profile
-        if profile is not None and any(c.kind == kind for c in profile.resource_claims):
+        if kind in self.profiled_claim_kinds:
             return True
         return any(c.kind == kind and c.namespace == namespace for c in self.claims)
 
 
 def _objects(ctx: CheckContext) -> _DraObjects:
+    from gpulint.dra import claim, device_class
+
     seen = {id(d.obj) for d in ctx.knowledge}
-    documents = (*ctx.knowledge, *(d for d in ctx.documents if id(d.obj) not in seen))
-    return _DraObjects(ctx, tuple(d for d in documents if d.ref.kind in _DRA_KINDS))
+    documents = [
+        d
+        for d in (*ctx.knowledge, *(d for d in ctx.documents if id(d.obj) not in seen))
+        if d.ref.kind in _DRA_KINDS
+    ]
+    profile = ctx.profile
+    profile_classes = profile.device_classes if profile is not None else ()
+    input_classes = tuple(
+        (device_class(d.obj), d) for d in documents if d.ref.kind == "DeviceClass"
+    )
+    classes = {c.name: c for c in profile_classes}
+    classes.update((c.name, c) for c, _ in input_classes)
+    profiled = profile.resource_claims if profile is not None else ()
+    from_inputs = tuple(
+        claim(d.obj, ctx.namespace_of(d)) for d in documents if d.ref.kind in _CLAIM_KINDS
+    )
+    return _DraObjects(
+        profile_classes,
+        input_classes,
+        classes,
+        (*profiled, *from_inputs),
+        frozenset(c.kind for c in profiled),
+    )
 
 
 _DRA_KINDS = frozenset({*_CLAIM_KINDS, "DeviceClass", "ResourceSlice"})
 
 
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
+    import difflib  # only for a finding
+
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean `{close[0]}`?)" if close else ""
 
@@ -103,7 +96,7 @@ def _names(names: Sequence[str]) -> str:
 def container_claim_undeclared(ctx: CheckContext) -> Iterator[Problem]:
     """A container's `resources.claims[].name` names no entry of the pod's `resourceClaims`."""
     for _, template in ctx.pod_templates():
-        declared = [c.name for c in pod_claims(template.spec)]
+        declared: list[str] | None = None  # read once a container claims something
         for container in template.containers:
             if container.role is ContainerRole.EPHEMERAL:
                 continue
@@ -111,6 +104,10 @@ def container_claim_undeclared(ctx: CheckContext) -> Iterator[Problem]:
             entries = resources.get("claims") if isinstance(resources, YMap) else None
             if not isinstance(entries, YSeq):
                 continue
+            if declared is None:
+                from gpulint.dra import pod_claims
+
+                declared = [c.name for c in pod_claims(template.spec)]
             for index, entry in enumerate(entries):
                 if not isinstance(entry, YMap) or not isinstance(entry.get("name"), str):
                     continue
@@ -142,11 +139,17 @@ def _claim_entry_pos(spec: YMap, entry: PodClaim) -> Pos:
 
 def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
     """A pod names a ResourceClaim or ResourceClaimTemplate that does not exist."""
-    objects = _objects(ctx)
+    objects: _DraObjects | None = None  # built for the first pod that declares claims
     for _, template in ctx.pod_templates():
+        if not template.spec.get("resourceClaims"):
+            continue
+        from gpulint.dra import pod_claims
+
         entries = pod_claims(template.spec)
         if not entries:
             continue
+        if objects is None:
+            objects = _objects(ctx)
         namespace = ctx.namespace_of(template.document)
         for entry in entries:
             target = entry.target
@@ -175,8 +178,7 @@ def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
 # GPU703 and GPU704: the requests of ResourceClaims and ResourceClaimTemplates
 
 
-@dataclass(frozen=True)
-class _RequestNode:
+class _RequestNode(NamedTuple):
     """Where one device request (or firstAvailable alternative) is written."""
 
     name: str
@@ -218,6 +220,8 @@ def device_class_not_found(ctx: CheckContext) -> Iterator[Problem]:
             name = request.node.get("deviceClassName")
             if not isinstance(name, str) or not name or name in known:
                 continue
+            from gpulint.dra import ACCELERATOR_CLASSES
+
             candidates = sorted({*known, *ACCELERATOR_CLASSES})
             hint = _did_you_mean(name, candidates)
             # Without the cluster's list, only a near-miss of a known class is surely wrong.
@@ -237,6 +241,8 @@ def device_request_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None or not profile.resource_slices:
         return
+    from gpulint.dra import ALLOCATION_ALL, devices_per_node
+
     objects = _objects(ctx)
     slices = profile.resource_slices
     for document in _claim_documents(ctx):
