@@ -34,53 +34,33 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NamedTuple
 
-from gpulint import __version__
+from gpulint import __version__, dra
 from gpulint.cachedir import default_cache_dir
-from gpulint.dra import Claim, Device, DeviceClass, DeviceRequest, ResourceSlice
+from gpulint.profile import merge, model
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import (
-    ClusterProfile,
-    ClusterQueue,
-    FlavorQuota,
-    GpuUser,
-    LimitRange,
-    LimitRangeItem,
-    LocalQueue,
-    Pool,
-    PriorityClass,
-    ResourceQuota,
-    ScopeRequirement,
-    Taint,
-)
+from gpulint.profile.model import ClusterProfile, Pool
 
 #: Raised when the way entries are written changes; the classes' fields are hashed anyway.
 CACHE_FORMAT = 2
 _ENTRIES = "profiles"
 _SUFFIX = ".pickle"
-#: Every class an entry holds: all that unpickling may build, and whose fields key the entries.
-MODEL_CLASSES: tuple[type, ...] = (
-    ProfileFacts,
-    PoolFacts,
-    ClusterProfile,
-    Pool,
-    Taint,
-    GpuUser,
-    ResourceQuota,
-    ScopeRequirement,
-    LimitRange,
-    LimitRangeItem,
-    PriorityClass,
-    ClusterQueue,
-    FlavorQuota,
-    LocalQueue,
-    DeviceClass,
-    DeviceRequest,
-    Claim,
-    Device,
-    ResourceSlice,
-)
+
+
+def _classes_of(*modules: ModuleType) -> tuple[type, ...]:
+    """The classes `modules` define, by name (the profile model's, which entries hold)."""
+    return tuple(
+        value
+        for module in modules
+        for _, value in sorted(vars(module).items())
+        if isinstance(value, type) and value.__module__ == module.__name__
+    )
+
+
+#: Every class an entry may hold: all that unpickling may build, and whose fields key entries.
+MODEL_CLASSES = _classes_of(dra, merge, model)
 _BUILDABLE = {(c.__module__, c.__qualname__): c for c in (*MODEL_CLASSES, Decimal)}
 # https://bford.info/cachedir/: backup tools skip a directory holding this file.
 _CACHEDIR_TAG = (
@@ -168,8 +148,8 @@ def write_entry(cache: ProfileCache, key: str, path: str, facts: list[ProfileFac
     unnamed = [_without_path(item, path) for item in facts]
     if any(item is None for item in unnamed):
         return
-    # PicklingError (a value of no model class): the run goes on without an entry.
-    with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError):
+    # A value of no model class cannot be written or read back: the run goes on without an entry.
+    with contextlib.suppress(OSError, pickle.PickleError, TypeError, AttributeError):
         data = pickle.dumps(unnamed, protocol=pickle.HIGHEST_PROTOCOL)
         if _ModelUnpickler(data).load() == unnamed:  # only what reads back as it was
             _write_atomically(cache.directory, f"{key}{_SUFFIX}", data)
@@ -297,6 +277,7 @@ def _layout() -> str:
     than the rest of reading an entry.
     """
     return ";".join(
-        f"{c.__qualname__}({','.join(f'{k}:{v}' for k, v in c.__annotations__.items())})"
+        f"{c.__qualname__}({','.join(f'{k}:{v}' for k, v in annotations.items())})"
         for c in MODEL_CLASSES
+        if (annotations := vars(c).get("__annotations__"))
     )
