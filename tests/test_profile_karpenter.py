@@ -183,3 +183,57 @@ def test_a_label_requirement_with_an_unknown_operator_is_one_error(tmp_path: Pat
         load_profiles([str(path)])
     assert str(info.value).startswith(f"{path}:6:")
     assert "spec.pools.0.labelRequirements.0.operator" in str(info.value)
+
+
+NODEPOOL_NAMING_A_CLASS = HEAD + (
+    "spec:\n  template:\n    spec:\n"
+    "      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: gpu}\n"
+    "      requirements:\n"
+    "      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g5]}\n"
+)
+NODE_CLASS = "apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: gpu}\n"
+
+
+def test_a_nodepool_naming_an_ec2nodeclass_no_input_defines_is_an_assumption(
+    tmp_path: Path,
+) -> None:
+    nodepool = write(tmp_path, NODEPOOL_NAMING_A_CLASS)
+    assert load_profiles([nodepool]).assumptions == (
+        f"NodePool np ({nodepool}) names EC2NodeClass gpu, which no profile input defines: its "
+        "AMIs are taken to carry the drivers its instance types need",
+    )
+    # The class in another file of the same cluster links to it.
+    node_class = tmp_path / "nodeclass.yaml"
+    node_class.write_text(NODE_CLASS + "spec:\n  amiSelectorTerms: [{alias: al2023@latest}]\n")
+    assert load_profiles([nodepool, str(node_class)]).assumptions == ()
+    assert load_profiles([str(node_class), nodepool]).assumptions == ()
+
+
+def test_custom_amis_under_gpu_types_are_an_assumption(tmp_path: Path) -> None:
+    nodepool = write(tmp_path, NODEPOOL_NAMING_A_CLASS)
+    node_class = tmp_path / "nodeclass.yaml"
+    node_class.write_text(
+        NODE_CLASS + "spec:\n  amiFamily: AL2023\n  amiSelectorTerms: [{tags: {team: ml}}]\n"
+    )
+    assert load_profiles([nodepool, str(node_class)]).assumptions == (
+        "EC2NodeClass gpu selects its own AMIs (amiSelectorTerms without an alias), so Karpenter "
+        "picks no accelerated variant for the accelerator types of NodePool np: those AMIs are "
+        "taken to carry the accelerator driver",
+    )
+
+
+def test_an_ec2nodeclass_alone_is_a_profile_without_pools(tmp_path: Path) -> None:
+    node_class = tmp_path / "nodeclass.yaml"
+    node_class.write_text(
+        NODE_CLASS + "spec:\n  amiSelectorTerms: [{alias: bottlerocket@latest}]\n"
+    )
+    profile = load_profiles([str(node_class)])
+    assert (profile.pools, profile.provider, profile.assumptions) == ((), "eks", ())
+
+
+def test_an_ec2nodeclass_without_a_name_is_one_error(tmp_path: Path) -> None:
+    node_class = tmp_path / "nodeclass.yaml"
+    node_class.write_text("apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nspec: {}\n")
+    with pytest.raises(GpulintError) as info:
+        load_profiles([str(node_class)])
+    assert str(info.value) == f"{node_class}:1:1: EC2NodeClass: metadata.name is missing"

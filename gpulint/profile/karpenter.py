@@ -35,10 +35,12 @@ from gpulint.profile.model import (
     LABEL_OPERATORS,
     NODEPOOL_GROUP,
     ClusterProfile,
+    Condition,
     LabelRequirement,
     Pool,
     Taint,
 )
+from gpulint.profile.nodes import is_accelerator_resource
 from gpulint.profile.values import location, mapping, quantities, sequence, text
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -73,10 +75,23 @@ def is_karpenter_object(data: Any) -> bool:
 
 
 def facts_from_karpenter(objects: Sequence[Mapping[str, Any]], display: str) -> ProfileFacts:
-    """The pools the NodePools among `objects` can launch (node classes are read, not used)."""
+    """The pools the NodePools among `objects` can launch, and what their EC2NodeClasses leave
+    to assumption (a class no input defines, custom AMIs under GPU types)."""
     nodepools = [o for o in objects if o.get("kind") == "NodePool"]
     ordered = sorted(nodepools, key=lambda o: -_weight(o))
-    pools = [facts for obj in ordered for facts in nodepool_pools(obj, display)]
+    made = {id(obj): nodepool_pools(obj, display) for obj in ordered}
+    pools = [facts for obj in ordered for facts in made[id(obj)]]
+    defined = [
+        key
+        for obj in objects
+        if obj.get("kind") == "EC2NodeClass"
+        for key in node_class_keys(obj, display)
+    ]
+    conditions = [
+        condition
+        for obj in ordered
+        for condition in node_class_conditions(obj, made[id(obj)], display)
+    ]
     aws = any(str(o.get("apiVersion", "")).startswith(_GROUPS[1:]) for o in objects) or any(
         str(mapping(_template_spec(o).get("nodeClassRef")).get("group", "")).startswith(
             ("karpenter.k8s.aws", "eks.amazonaws.com")
@@ -89,8 +104,68 @@ def facts_from_karpenter(objects: Sequence[Mapping[str, Any]], display: str) -> 
         if aws
         else None,
         sources=(display,),
+        defined=tuple(defined),
+        conditions=tuple(conditions),
     )
     return ProfileFacts(profile, tuple(pools))
+
+
+#: What a NodePool's nodeClassRef names, as ClusterProfile.defined spells it.
+_NODE_CLASS = "EC2NodeClass/"
+_CUSTOM_AMI = "/custom-ami"
+
+
+def node_class_keys(node_class: Mapping[str, Any], display: str) -> list[str]:
+    """What an EC2NodeClass defines for the NodePools that name it: itself, and whether it
+    selects its own AMIs.
+
+    Karpenter picks the accelerated variant of an EKS-optimized AMI family (an `alias` term, or
+    `amiFamily` alone) for GPU instance types; AMIs selected by id, name, tags or SSM parameter
+    are used as they are, and Karpenter cannot tell whether they carry a GPU driver.
+    """
+    name = mapping(node_class.get("metadata")).get("name")
+    if not isinstance(name, str) or not name:
+        raise GpulintError(
+            f"{location(display, node_class)}: EC2NodeClass: metadata.name is missing"
+        )
+    spec = mapping(node_class.get("spec"))
+    terms = [mapping(term) for term in sequence(spec.get("amiSelectorTerms"))]
+    custom = spec.get("amiFamily") == "Custom" or any("alias" not in term for term in terms)
+    return [f"{_NODE_CLASS}{name}", *([f"{_NODE_CLASS}{name}{_CUSTOM_AMI}"] if custom else [])]
+
+
+def node_class_conditions(
+    nodepool: Mapping[str, Any], pools: Sequence[PoolFacts], display: str
+) -> list[Condition]:
+    """The assumptions a NodePool's EC2NodeClass decides: absent from every input, or
+    selecting its own AMIs while the NodePool launches accelerator types."""
+    ref = mapping(_template_spec(nodepool).get("nodeClassRef"))
+    group = str(ref.get("group") or ref.get("apiVersion") or "")
+    name = ref.get("name")
+    if ref.get("kind") != "EC2NodeClass" and not group.startswith("karpenter.k8s.aws"):
+        return []
+    if not isinstance(name, str) or not name:
+        return []
+    nodepool_name = mapping(nodepool.get("metadata")).get("name")
+    conditions = [
+        Condition(
+            f"{_NODE_CLASS}{name}",
+            False,
+            f"NodePool {nodepool_name} ({display}) names EC2NodeClass {name}, which no profile "
+            f"input defines: its AMIs are taken to carry the drivers its instance types need",
+        )
+    ]
+    if any(is_accelerator_resource(r) for view in pools for r in view.pool.allocatable):
+        conditions.append(
+            Condition(
+                f"{_NODE_CLASS}{name}{_CUSTOM_AMI}",
+                True,
+                f"EC2NodeClass {name} selects its own AMIs (amiSelectorTerms without an alias), "
+                f"so Karpenter picks no accelerated variant for the accelerator types of NodePool "
+                f"{nodepool_name}: those AMIs are taken to carry the accelerator driver",
+            )
+        )
+    return conditions
 
 
 def _weight(nodepool: Mapping[str, Any]) -> int:

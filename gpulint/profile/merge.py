@@ -63,7 +63,10 @@ def merge(inputs: Sequence[ProfileFacts]) -> ClusterProfile:
         _merge_pool(name, [view for _, view in sorted(found, key=lambda entry: entry[0])])
         for name, found in views.items()
     )
-    return replace(cluster, pools=pools)
+    defined = set(cluster.defined)
+    decided = [c.text for c in cluster.conditions if (c.key in defined) == c.if_defined]
+    assumptions = tuple(dict.fromkeys((*cluster.assumptions, *decided)))
+    return replace(cluster, pools=pools, assumptions=assumptions)
 
 
 def _no_node(name: str) -> PoolFacts:
@@ -102,6 +105,8 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
         assumptions=(*base.assumptions, *later.assumptions),
+        defined=(*base.defined, *later.defined),
+        conditions=(*base.conditions, *later.conditions),
     )
 
 

@@ -255,6 +255,20 @@ class LocalQueue:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """An assumption that holds depending on whether some input defines an object.
+
+    A NodePool in one file may name an EC2NodeClass in another: whether it is missing is known
+    only once every input of the cluster is read, so the importer states the condition and the
+    merge decides it.
+    """
+
+    key: str  # an object an input may define: `EC2NodeClass/gpu`
+    if_defined: bool  # the assumption holds when the object is defined (True) or absent (False)
+    text: str
+
+
+@dataclass(frozen=True)
 class ClusterProfile:
     """Everything gpulint knows about one cluster."""
 
@@ -282,6 +296,10 @@ class ClusterProfile:
     provider_source: str | None = field(default=None, compare=False)  # how `provider` was learnt
     # Values the inputs could not decide (a Terraform data source ...) and what was taken instead.
     assumptions: tuple[str, ...] = field(default=(), compare=False)
+    # What the inputs define (`EC2NodeClass/gpu`) and the assumptions that depend on it, which
+    # merging all inputs of a cluster turns into `assumptions`.
+    defined: tuple[str, ...] = field(default=(), compare=False)
+    conditions: tuple[Condition, ...] = field(default=(), compare=False)
 
     @property
     def extended_resource_toleration_enabled(self) -> bool:
