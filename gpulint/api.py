@@ -51,11 +51,10 @@ from gpulint.loader import (
     load_path,
     read_bytes,
 )
-from gpulint.model import IssueKind, LoadIssue
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, registry
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
-from gpulint.workloads import WorkloadShape, malformed_fields, role_at, shape_for, workload_of
+from gpulint.workloads import WorkloadShape, role_at
 
 if TYPE_CHECKING:
     from gpulint.live.client import ConnectionOptions
@@ -628,11 +627,8 @@ def _check_batch(plan: FilePlan, batch: list[Input]) -> list[FileOutcome]:
 
 def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     """Load one input, run the per-document rules on it, keep what corpus-wide rules need."""
-    loaded = _load(item, plan.config.variables)
-    shapes: tuple[WorkloadShape, ...] = plan.config.workloads
-    if shapes:
-        loaded = _with_declared_kind_issues(loaded, shapes)
-    workloads = tuple(w for d in loaded.documents if (w := workload_of(d, shapes)) is not None)
+    loaded = _load(item, plan.config.variables, plan.config.workloads)
+    workloads = loaded.workloads
     context = plan.context(loaded, workloads)
     tracker = SuppressionTracker(loaded.documents, workloads)
     roles = _roles(workloads)
@@ -672,20 +668,6 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     )
 
 
-def _with_declared_kind_issues(loaded: LoadResult, shapes: Sequence[WorkloadShape]) -> LoadResult:
-    """`loaded` with the wrong-typed fields of the kinds the config declares (GPU000).
-
-    The loader checks the fields of the kinds gpulint knows; it does not see the config.
-    """
-    issues = [
-        LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
-        for document in loaded.documents
-        if shape_for(document) is None and shape_for(document, shapes) is not None
-        for pos, message in malformed_fields(document, shapes)
-    ]
-    return loaded._replace(issues=(*loaded.issues, *issues)) if issues else loaded
-
-
 def _located(findings: list[Finding], renders: dict[str, RenderedInput]) -> list[Finding]:
     """`findings` with those still at a position of a render moved to the files it came from."""
     out = [f for f in findings if f.rendered is not None or f.path not in renders]
@@ -719,10 +701,14 @@ def _in_report_order(
     return per_file
 
 
-def _load(item: Input, variables: Mapping[str, str] | None = None) -> LoadResult:
+def _load(
+    item: Input,
+    variables: Mapping[str, str] | None = None,
+    shapes: Sequence[WorkloadShape] = (),
+) -> LoadResult:
     if isinstance(item, str):
-        return load_path(Path(item), variables)
-    return load_bytes(item[0], item[1], variables)
+        return load_path(Path(item), variables, shapes)
+    return load_bytes(item[0], item[1], variables, shapes)
 
 
 def _roles(workloads: Iterable[Workload]) -> dict[int, Workload]:

@@ -28,9 +28,10 @@ from gpulint.model import (
     ObjectRef,
     SourceFile,
     Suppression,
+    Workload,
 )
 from gpulint.render.rendered import RenderedInput
-from gpulint.workloads import malformed_fields
+from gpulint.workloads import WorkloadShape, read_workload
 from gpulint.yamltree import (
     DuplicateKey,
     ParsedDocument,
@@ -61,6 +62,7 @@ class LoadResult(NamedTuple):
     files: tuple[SourceFile, ...]
     documents: tuple[Document, ...]
     issues: tuple[LoadIssue, ...]
+    workloads: tuple[Workload, ...] = ()  # the typed views of the documents that run pods
 
     @classmethod
     def merged(cls, results: Sequence[LoadResult]) -> LoadResult:
@@ -69,6 +71,7 @@ class LoadResult(NamedTuple):
             tuple(f for r in results for f in r.files),
             tuple(d for r in results for d in r.documents),
             tuple(i for r in results for i in r.issues),
+            tuple(w for r in results for w in r.workloads),
         )
 
 
@@ -455,10 +458,15 @@ def load(paths: Iterable[Path], stdin: tuple[str, bytes] | None = None) -> LoadR
     return LoadResult.merged(results)
 
 
-def load_path(path: Path, variables: Mapping[str, str] | None = None) -> LoadResult:
+def load_path(
+    path: Path,
+    variables: Mapping[str, str] | None = None,
+    shapes: Sequence[WorkloadShape] = (),
+) -> LoadResult:
     """Read and parse one file; one that cannot be read is a load issue at its line 1.
 
-    `variables` are substituted for `$NAME`/`${NAME}` first (see load_text).
+    `variables` are substituted for `$NAME`/`${NAME}` first, and `shapes` type workloads
+    besides the built-in kinds (see load_text).
     """
     name = display_path(path)
     data = read_bytes(path)
@@ -474,7 +482,7 @@ def load_path(path: Path, variables: Mapping[str, str] | None = None) -> LoadRes
         message = f"cannot read {what}: {reason}"
         issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), message)
         return LoadResult((source_file,), (), (issue,))
-    return load_bytes(name, data, variables)
+    return load_bytes(name, data, variables, shapes)
 
 
 #: The largest file gpulint reads: no Kubernetes manifest comes near it (the API server
@@ -498,8 +506,13 @@ def read_bytes(path: Path) -> bytes | OSError:
     return data
 
 
-def load_bytes(name: str, data: bytes, variables: Mapping[str, str] | None = None) -> LoadResult:
-    """Parse one file's bytes: its SourceFile, Documents and load issues."""
+def load_bytes(
+    name: str,
+    data: bytes,
+    variables: Mapping[str, str] | None = None,
+    shapes: Sequence[WorkloadShape] = (),
+) -> LoadResult:
+    """Parse one file's bytes: its SourceFile, Documents, load issues and workloads."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -507,15 +520,25 @@ def load_bytes(name: str, data: bytes, variables: Mapping[str, str] | None = Non
         pos = byte_position(data, exc.start)
         issue = LoadIssue(IssueKind.NOT_UTF8, source_file, pos, "file is not valid UTF-8 text")
         return LoadResult((source_file,), (), (issue,))
-    return load_text(name, text, variables)
+    return load_text(name, text, variables, shapes)
 
 
-def load_text(name: str, text: str, variables: Mapping[str, str] | None = None) -> LoadResult:
-    """Parse one file's text: its SourceFile, Documents and load issues.
+def load_text(
+    name: str,
+    text: str,
+    variables: Mapping[str, str] | None = None,
+    shapes: Sequence[WorkloadShape] = (),
+) -> LoadResult:
+    """Parse one file's text: its SourceFile, Documents, load issues and workloads.
 
     `$NAME` and `${NAME}` are replaced by `variables[NAME]` first, as envsubst would (names not
     in `variables` stay). A file still holding placeholders where the API needs a value (a
     quantity, a count, a name) is one ENV_TEMPLATE issue and no documents.
+
+    Each object is walked once: that walk types its workload (the built-in kinds, and the
+    kinds `shapes` declare, which the config's `workloads:` gives) and finds the fields on
+    the way to its pods that hold the wrong type (MALFORMED issues), for declared kinds as
+    for built-in ones.
     """
     text = normalize_line_breaks(text)
     if variables and "$" in text:
@@ -537,6 +560,7 @@ def load_text(name: str, text: str, variables: Mapping[str, str] | None = None) 
         issues.append(LoadIssue(IssueKind.SYNTAX, source_file, pos, error.problem))
     sources = _helm_sources(text)
     documents: list[Document] = []
+    workloads: list[Workload] = []
     stray: list[ParsedDocument] = []
     previous_line = 0  # a `# Source:` comment belongs to the document right after it
     for parsed in result.documents:
@@ -563,7 +587,10 @@ def load_text(name: str, text: str, variables: Mapping[str, str] | None = None) 
                 continue
             document = Document(source_file, obj, _ref(obj), source)
             documents.append(document)
-            issues.extend(_object_issues(document))
+            reading = read_workload(document, shapes)
+            if reading.workload is not None:
+                workloads.append(reading.workload)
+            issues.extend(_object_issues(document, reading.malformed))
         issues.extend(
             LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
             for dup in parsed.duplicates
@@ -586,7 +613,7 @@ def load_text(name: str, text: str, variables: Mapping[str, str] | None = None) 
             )
             for parsed in stray
         )
-    return LoadResult((source_file,), tuple(documents), tuple(issues))
+    return LoadResult((source_file,), tuple(documents), tuple(issues), tuple(workloads))
 
 
 _PLACEHOLDER = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -728,14 +755,16 @@ def _scalar(value: Any) -> str:
     return "" if value is None or isinstance(value, (YMap, YSeq)) else str(value)
 
 
-def _object_issues(document: Document) -> Iterator[LoadIssue]:
+def _object_issues(document: Document, malformed: Iterable[tuple[Pos, str]]) -> Iterator[LoadIssue]:
+    """What the API server refuses in the object: top-level and metadata fields of the wrong
+    type, `malformed` fields on the way to its pods, a missing name."""
     obj = document.obj
     for key, expected in _OBJECT_FIELDS:
         if key in obj and (message := wrong_type(key, obj[key], expected)):
             yield LoadIssue(
                 IssueKind.MALFORMED, document.file, obj.pos_of_value(key), message, document
             )
-    for pos, message in malformed_fields(document):
+    for pos, message in malformed:
         yield LoadIssue(IssueKind.MALFORMED, document.file, pos, message, document)
     metadata = obj.get("metadata")
     if isinstance(metadata, YMap):

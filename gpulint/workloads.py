@@ -717,24 +717,48 @@ def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> Worklo
     return None
 
 
-def workload_of(document: Document, extra: Sequence[WorkloadShape] = ()) -> Workload | None:
-    """The typed workload view of a document, or None when it runs no pods."""
+class WorkloadReading(NamedTuple):
+    """What one walk over a document's pod-bearing fields finds."""
+
+    workload: Workload | None  # None: the document runs no pods (not a workload kind)
+    # Fields on the way to its pods that hold the wrong type, as (position, message), in
+    # document order.
+    malformed: tuple[tuple[Pos, str], ...] = ()
+
+
+_NOT_A_WORKLOAD = WorkloadReading(None)
+
+
+def read_workload(document: Document, extra: Sequence[WorkloadShape] = ()) -> WorkloadReading:
+    """The document's typed workload view and its wrong-typed fields, in one walk.
+
+    `extra` shapes (the config's `workloads:`) are tried before the built-in ones, and their
+    fields are type-checked the same way. The typed view skips what it cannot read (a string
+    `replicas` counts as the default, a container that is not a mapping is no container);
+    `malformed` names each such value. The object's own top-level fields are the loader's to
+    check.
+    """
     shape = shape_for(document, extra)
     if shape is None:
-        return None
+        return _NOT_A_WORKLOAD
     obj = document.obj
+    problems: list[tuple[Pos, str]] = []
     templates: list[PodTemplate] = []
     unread: list[UnreadPart] = []
     for role in shape.roles:
         before = len(templates)
-        for name, role_node in _walk(obj, role.path):
-            template = _role_template(document, role, role_node, role.name or name)
-            if template is not None:
-                templates.append(template)
-            elif role.derive is not None:
-                derived = role.derive(obj, role_node)
-                if isinstance(derived, UnreadPart):
-                    unread.append(derived)
+        for where, name, role_node in _descend([("", None, obj)], role.path, problems):
+            # An operator checks the fields it builds pods from; only the path to them is ours.
+            below = [] if role.generated else problems
+            found = _role_template(document, role, where, role_node, role.name or name, below)
+            if isinstance(found, PodTemplate):
+                templates.append(found)
+            elif isinstance(found, UnreadPart):
+                unread.append(found)
+            for count in role.counts or ():
+                base, base_where = (obj, "") if count.path.startswith("/") else (role_node, where)
+                if not count.text:  # a count kept in a string is no field of the API's
+                    _malformed_count(base_where, base, count.path.lstrip("/"), below)
         if shape.declared and len(templates) == before and not role.optional:
             where = ".".join(p for p in (role.path, role.template) if p)
             unread.append(
@@ -747,24 +771,52 @@ def workload_of(document: Document, extra: Sequence[WorkloadShape] = ()) -> Work
             )
     first = templates[0].replicas if templates else _count(obj, obj, shape.roles[0])
     gang_min = _field_count(obj, shape.gang_min) if shape.gang_min else None
-    return Workload(document, tuple(templates), first, shape.gang, gang_min, tuple(unread))
+    workload = Workload(document, tuple(templates), first, shape.gang, gang_min, tuple(unread))
+    return WorkloadReading(workload, tuple(sorted(problems, key=_position)))
+
+
+def _position(problem: tuple[Pos, str]) -> Pos:
+    return problem[0]
+
+
+def workload_of(document: Document, extra: Sequence[WorkloadShape] = ()) -> Workload | None:
+    """The typed workload view of a document, or None when it runs no pods."""
+    return read_workload(document, extra).workload
 
 
 def _role_template(
-    document: Document, role: Role, role_node: YMap, name: str | None
-) -> PodTemplate | None:
+    document: Document,
+    role: Role,
+    where: str,
+    role_node: YMap,
+    name: str | None,
+    problems: list[tuple[Pos, str]],
+) -> PodTemplate | UnreadPart | None:
+    """The pod template of one role's mapping; the written one's wrong types join `problems`.
+
+    A role whose operator builds the pod (`derive`) gives the pod it builds, or the UnreadPart
+    it cannot build.
+    """
+    node = spec = None
+    containers: tuple[Container, ...] = ()
+    # A path without `*` or `[]` steps: at most one template, and one spec in it.
+    for found in _descend([(where, None, role_node)], role.template, problems):
+        for spec_where, _, spec in _descend([found], role.spec, problems):
+            node = found[2]
+            containers = _containers(spec_where, spec, role.containers, problems)
+    obj = document.obj
     if role.derive is not None:
-        derived = role.derive(document.obj, role_node)
-        node = spec = derived if isinstance(derived, YMap) else None
-    else:
-        node = _at(role_node, role.template)
-        spec = _at(node, role.spec)
-    if not isinstance(node, YMap) or not isinstance(spec, YMap):
+        derived = role.derive(obj, role_node)
+        if not isinstance(derived, YMap):
+            return derived
+        if derived is not spec:
+            # Built by gpulint from the role's fields: only what is written is type-checked.
+            containers = _containers("", derived, role.containers, [])
+        node = spec = derived
+    if node is None or spec is None:
         return None
-    containers = tuple(_pod_containers(spec, role.containers))
     if not role.spec and not containers:
         return None  # an Argo steps/DAG template runs no pod of its own
-    obj = document.obj
     gang_min = None
     if role.gang_min and (role.gang_min_if is None or _at(obj, role.gang_min_if) is True):
         written = _field_count(role_node, role.gang_min)
@@ -782,24 +834,44 @@ def _role_template(
     )
 
 
-def _walk(node: Any, path: str) -> list[tuple[str | None, YMap]]:
-    """Every mapping at `path` below `node`, with the role name its `*`/`[]` step gave."""
-    found: list[tuple[str | None, Any]] = [(None, node)]
-    previous = ""
-    for step in _split(path):
-        below: list[tuple[str | None, Any]] = []
-        for role, current in found:
-            if step == "*" and isinstance(current, YMap):
-                below.extend((str(key), child) for key, child in current.items())
-            elif step == "[]" and isinstance(current, YSeq):
-                below.extend(
-                    (_item_name(item, previous, i), item) for i, item in enumerate(current)
-                )
-            elif isinstance(current, YMap) and step in current:
-                below.append((role, current[step]))
+def _descend(
+    found: list[tuple[str, str | None, YMap]], path: str, problems: list[tuple[Pos, str]]
+) -> list[tuple[str, str | None, YMap]]:
+    """The mappings at `path` below each (field path, role name, mapping) of `found`.
+
+    A `*` step names the role by its key, a `[]` step by the item's name (see _item_name);
+    a plain step keeps the name. Values of the wrong type on the way are added to `problems`,
+    except the object's own top-level fields (field path "").
+    """
+    steps = _split(path)
+    index = 0
+    while index < len(steps):
+        step = steps[index]
+        listed = index + 1 < len(steps) and steps[index + 1] == "[]"
+        index += 2 if listed else 1
+        below: list[tuple[str, str | None, YMap]] = []
+        for where, name, node in found:
+            for key in list(node) if step == "*" else [step] if step in node else []:
+                field = f"{where}.{key}" if where else str(key)
+                value = node[key]
+                if not listed:
+                    if type(value) is YMap:
+                        below.append((field, str(key) if step == "*" else name, value))
+                    elif where and (message := wrong_type(field, value, YMap)):
+                        problems.append((node.pos_of_value(key), message))
+                    continue
+                if type(value) is not YSeq:
+                    if message := wrong_type(field, value, YSeq):
+                        problems.append((node.pos_of_value(key), message))
+                    continue
+                for position, item in enumerate(value):
+                    if type(item) is YMap:
+                        item_name = _item_name(item, step, position)
+                        below.append((f"{field}[{position}]", item_name, item))
+                    elif message := wrong_type(f"{field}[{position}]", item, YMap):
+                        problems.append((value.pos_of_item(position), message))
         found = below
-        previous = step
-    return [(role, mapping) for role, mapping in found if isinstance(mapping, YMap)]
+    return found
 
 
 _NAME_FIELDS = ("name", "groupName")
@@ -882,31 +954,54 @@ def pod_template(document: Document, node: YMap, role: str | None = None) -> Pod
     spec = node.get("spec")
     if not isinstance(spec, YMap):
         return None
-    return PodTemplate(document, node, spec, tuple(_pod_containers(spec, POD_CONTAINERS)), role)
+    containers = _containers("spec", spec, POD_CONTAINERS, [])
+    return PodTemplate(document, node, spec, containers, role)
 
 
-def _pod_containers(spec: YMap, fields: Sequence[ContainerField]) -> Iterator[Container]:
+def _containers(
+    where: str, spec: YMap, fields: Sequence[ContainerField], problems: list[tuple[Pos, str]]
+) -> tuple[Container, ...]:
+    """The containers of the pod spec at field path `where`; wrong-typed ones join `problems`."""
+    found: list[Container] = []
     for field in fields:
-        if field.single:
-            parent, _, key = field.path.rpartition(".")
-            holder = _at(spec, parent) if key else None
-            item = spec if not key else (holder.get(key) if isinstance(holder, YMap) else None)
-            if isinstance(item, YMap):
-                pos = holder.pos_of_key(key) if isinstance(holder, YMap) else item.pos
-                yield _container(item, field, 0, pos)
+        if not field.path:
+            if field.single:  # the spec is the container (a TrainJob's trainer)
+                found.append(_container(where, spec, field, 0, spec.pos, problems))
             continue
-        items = _at(spec, field.path)
-        if isinstance(items, YSeq):
-            yield from _containers(items, field)
+        parent, _, key = field.path.rpartition(".")
+        for holder_where, _, holder in _descend([(where, None, spec)], parent, problems):
+            value = holder.get(key)
+            if value is None:
+                continue
+            path = f"{holder_where}.{key}" if holder_where else key
+            if field.single:
+                if type(value) is YMap:
+                    pos = holder.pos_of_key(key)
+                    found.append(_container(path, value, field, 0, pos, problems))
+                elif holder_where and (message := wrong_type(path, value, YMap)):
+                    problems.append((holder.pos_of_value(key), message))
+            elif type(value) is not YSeq:
+                if message := wrong_type(path, value, YSeq):
+                    problems.append((holder.pos_of_value(key), message))
+            else:
+                for index, item in enumerate(value):
+                    item_pos = value.pos_of_item(index)
+                    if type(item) is YMap:
+                        item_where = f"{path}[{index}]"
+                        found.append(_container(item_where, item, field, index, item_pos, problems))
+                    elif message := wrong_type(f"{path}[{index}]", item, YMap):
+                        problems.append((item_pos, message))
+    return tuple(found)
 
 
-def _containers(items: YSeq, field: ContainerField) -> Iterator[Container]:
-    for index, item in enumerate(items):
-        if isinstance(item, YMap):
-            yield _container(item, field, index, items.pos_of_item(index))
-
-
-def _container(item: YMap, field: ContainerField, index: int, pos: Pos) -> Container:
+def _container(
+    where: str,
+    item: YMap,
+    field: ContainerField,
+    index: int,
+    pos: Pos,
+    problems: list[tuple[Pos, str]],
+) -> Container:
     role = field.role
     if role is ContainerRole.INIT and item.get("restartPolicy") == "Always":
         role = ContainerRole.SIDECAR
@@ -916,14 +1011,21 @@ def _container(item: YMap, field: ContainerField, index: int, pos: Pos) -> Conta
         index=index,
         node=item,
         pos=pos,
-        resources=_resources(item, field.resources),
+        resources=_resources(where, item, field.resources, problems),
     )
 
 
-def _resources(container: YMap, key: str = "resources") -> Resources:
+def _resources(where: str, container: YMap, key: str, problems: list[tuple[Pos, str]]) -> Resources:
     node = container.get(key)
-    if not isinstance(node, YMap):
+    if type(node) is not YMap:
+        if node is not None and (message := wrong_type(f"{where}.{key}", node, YMap)):
+            problems.append((container.pos_of_value(key), message))
         return Resources({}, {}, None, container.pos_of_key(key))
+    for section in _SECTIONS:
+        value = node.get(section)
+        if value is not None and type(value) is not YMap:
+            message = wrong_type(f"{where}.{key}.{section}", value, YMap) or ""
+            problems.append((node.pos_of_value(section), message))
     return Resources(
         requests=_quantities(node.get("requests")),
         limits=_quantities(node.get("limits")),
@@ -958,103 +1060,6 @@ def _amount(value: Any) -> Decimal | None:
 @functools.lru_cache(maxsize=4096)
 def _text_amount(text: str) -> Decimal | None:
     return parse_quantity(text)
-
-
-def malformed_fields(
-    document: Document, extra: Sequence[WorkloadShape] = ()
-) -> Iterator[tuple[Pos, str]]:
-    """Fields on the way to a workload's pods that hold the wrong type, as (position, message).
-
-    The typed views skip what they cannot read (a string `replicas` counts as the default, a
-    container that is not a mapping is no container); this names each such value instead. The
-    object's own top-level fields are the loader's to check.
-    """
-    shape = shape_for(document, extra)
-    if shape is None:
-        return
-    obj = document.obj
-    problems: list[tuple[Pos, str]] = []
-    for role in shape.roles:
-        for where, role_node in _descend([("", obj)], role.path, problems):
-            if role.generated:
-                continue  # the operator's fields are its to check
-            for found in _descend([(where, role_node)], role.template, problems):
-                for spec_where, spec in _descend([found], role.spec, problems):
-                    _malformed_containers(spec_where, spec, role.containers, problems)
-            for count in role.counts or ():
-                base, base_where = (obj, "") if count.path.startswith("/") else (role_node, where)
-                if not count.text:  # a count kept in a string is no field of the API's
-                    _malformed_count(base_where, base, count.path.lstrip("/"), problems)
-    yield from problems
-
-
-def _descend(
-    found: list[tuple[str, YMap]], path: str, problems: list[tuple[Pos, str]]
-) -> list[tuple[str, YMap]]:
-    """The mappings at `path` below each (field path, mapping) of `found`, with their field paths.
-
-    Values of the wrong type on the way are added to `problems`, except the object's own
-    top-level fields (field path "").
-    """
-    steps = _split(path)
-    index = 0
-    while index < len(steps):
-        step = steps[index]
-        listed = index + 1 < len(steps) and steps[index + 1] == "[]"
-        index += 2 if listed else 1
-        below: list[tuple[str, YMap]] = []
-        for where, node in found:
-            for key in list(node) if step == "*" else [step] if step in node else []:
-                field = f"{where}.{key}" if where else str(key)
-                value = node[key]
-                if not listed:
-                    if type(value) is YMap:
-                        below.append((field, value))
-                    elif where and (message := wrong_type(field, value, YMap)):
-                        problems.append((node.pos_of_value(key), message))
-                    continue
-                if type(value) is not YSeq:
-                    if message := wrong_type(field, value, YSeq):
-                        problems.append((node.pos_of_value(key), message))
-                    continue
-                for position, item in enumerate(value):
-                    if type(item) is YMap:
-                        below.append((f"{field}[{position}]", item))
-                    elif message := wrong_type(f"{field}[{position}]", item, YMap):
-                        problems.append((value.pos_of_item(position), message))
-        found = below
-    return found
-
-
-def _malformed_containers(
-    where: str,
-    spec: YMap,
-    fields: Sequence[ContainerField],
-    problems: list[tuple[Pos, str]],
-) -> None:
-    # Every container of every workload passes here: field paths are only built for a finding.
-    for field in fields:
-        if field.single:
-            items = (
-                _descend([(where, spec)], field.path, problems) if field.path else [(where, spec)]
-            )
-        else:
-            items = _descend([(where, spec)], f"{field.path}[]", problems)
-        for container_where, container in items:
-            resources = container.get(field.resources)
-            if resources is None:
-                continue
-            if type(resources) is not YMap:
-                name = f"{container_where}.{field.resources}"
-                if message := wrong_type(name, resources, YMap):
-                    problems.append((container.pos_of_value(field.resources), message))
-                continue
-            for section in _SECTIONS:
-                value = resources.get(section)
-                if value is not None and type(value) is not YMap:
-                    name = f"{container_where}.{field.resources}.{section}"
-                    message = wrong_type(name, value, YMap) or ""
-                    problems.append((resources.pos_of_value(section), message))
 
 
 def _malformed_count(where: str, base: YMap, path: str, problems: list[tuple[Pos, str]]) -> None:

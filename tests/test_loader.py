@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from gpulint.catalogue import catalogue_codes
+from gpulint.config import load_config
 from gpulint.errors import GpulintError
 from gpulint.loader import discover, display_path, load, load_bytes, load_text
 from gpulint.model import IssueKind
+from gpulint.workloads import WorkloadShape
 
 POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec: {{}}\n"
 
@@ -335,3 +338,98 @@ def test_a_symlinked_file_in_one_tree_is_read_once_under_its_first_path(tree: Pa
     (tree / "0-link.yaml").symlink_to("a.yaml")  # reached before its target
     (tree / "b" / "z-link.yml").symlink_to("c.yml")  # reached after it
     assert list(discover(["."])) == ["0-link.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
+
+
+# A team's training operator, declared in the config: one pod template per role under
+# spec.roles, each role running spec.workers pods.
+TRAINING_RUN_CONFIG = (
+    "workloads:\n"
+    "- kind: TrainingRun\n"
+    "  apiVersion: train.example.com/*\n"
+    "  podTemplates: [spec.roles.*.template]\n"
+    "  replicas: spec.workers\n"
+)
+TRAINING_RUN = """\
+apiVersion: train.example.com/v1
+kind: TrainingRun
+metadata:
+  name: run
+spec:
+  workers: "three"
+  roles:
+    trainer:
+      template:
+        spec:
+          containers:
+          - name: trainer
+            resources: [cpu]
+          - not a container
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: run
+spec:
+  replicas: "three"
+  template:
+    spec:
+      containers:
+      - name: trainer
+        resources: [cpu]
+      - not a container
+"""
+
+
+def _declared_shapes(tmp_path: Path) -> tuple[WorkloadShape, ...]:
+    config = tmp_path / ".gpulint.yaml"
+    config.write_text(TRAINING_RUN_CONFIG)
+    return load_config(config, catalogue_codes()).workloads
+
+
+def test_a_declared_kind_gets_the_type_checks_of_a_built_in_kind(tmp_path: Path) -> None:
+    declared = load_text("run.yaml", TRAINING_RUN, shapes=_declared_shapes(tmp_path))
+    built_in = load_text("deployment.yaml", DEPLOYMENT)
+    assert [(i.kind, i.pos, i.message) for i in declared.issues] == [
+        (
+            IssueKind.MALFORMED,
+            (6, 12),
+            "`spec.workers` is a string, not an integer; the API server rejects the object",
+        ),
+        (
+            IssueKind.MALFORMED,
+            (13, 24),
+            "`spec.roles.trainer.template.spec.containers[0].resources` is a list, "
+            "not a mapping; the API server rejects the object",
+        ),
+        (
+            IssueKind.MALFORMED,
+            (14, 13),
+            "`spec.roles.trainer.template.spec.containers[1]` is a string, not a mapping; "
+            "the API server rejects the object",
+        ),
+    ]
+    # The same values in a Deployment: the same messages, but for the field paths.
+    assert [i.message.split("`")[2] for i in declared.issues] == [
+        i.message.split("`")[2] for i in built_in.issues
+    ]
+    assert [i.pos[1] for i in built_in.issues] == [13, 20, 9]
+
+
+def test_a_declared_kind_is_not_typed_without_the_config() -> None:
+    result = load_text("run.yaml", TRAINING_RUN)
+    assert (result.issues, result.workloads) == ((), ())
+
+
+def test_the_loader_gives_the_typed_workloads_of_its_documents(tmp_path: Path) -> None:
+    text = POD.format(name="config") + "---\n" + TRAINING_RUN.replace('"three"', "3")
+    text = text.replace("apiVersion: v1\nkind: Pod", "apiVersion: v1\nkind: ConfigMap", 1)
+    text += "---\n" + DEPLOYMENT.replace('"three"', "2")
+    result = load_text("m.yaml", text, shapes=_declared_shapes(tmp_path))
+    assert [(w.document.ref.kind, w.replicas.value) for w in result.workloads] == [
+        ("TrainingRun", 3),
+        ("Deployment", 2),
+    ]
+    assert [w.document for w in result.workloads] == list(result.documents[1:])
+    ((template,),) = [w.templates for w in result.workloads[:1]]
+    assert (template.role, [c.name for c in template.containers]) == ("trainer", ["trainer"])
