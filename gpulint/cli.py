@@ -140,89 +140,86 @@ class _Commands(click.Group):
             sys.exit(130)
 
 
-def _live_options(command: _Command) -> _Command:
-    """--context, --kubeconfig, --request-timeout: how live mode reaches the cluster."""
-    options = (
-        click.option("--context", "kube_context", help="kubeconfig context (default: current)."),
-        click.option(
-            "--kubeconfig",
-            type=click.Path(dir_okay=False),
-            help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).",
-        ),
-        click.option(
-            "--request-timeout",
-            type=click.FloatRange(min=0, min_open=True),
-            help="Seconds each Kubernetes API request may take in all (default: 10); a run "
-            "stops after 60 times this.",
-        ),
-    )
-    for option in reversed(options):
-        command = option(command)
-    return command
+def _option_group(*options: Callable[[Any], Any]) -> Callable[[_Command], _Command]:
+    """One decorator for options several commands share, listed in --help in the order given."""
+
+    def add(command: _Command) -> _Command:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return add
 
 
-def _ci_options(command: _Command) -> _Command:
-    """What ruff and yamllint users reach for in CI: --exit-zero, a second report, and what a
-    run would use (--show-settings, --show-files)."""
-    options = (
-        click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the run."),
-        click.option(
-            "--sarif-output",
-            type=click.Path(dir_okay=False),
-            help="Also write a SARIF report here, whatever --format prints.",
-        ),
-        click.option(
-            "--show-settings",
-            is_flag=True,
-            help="Print the resolved settings and where each came from; check nothing.",
-        ),
-        click.option(
-            "--show-files", is_flag=True, help="Print the files a run would check; check nothing."
-        ),
-        click.option(
-            "--respect-gitignore/--no-respect-gitignore",
-            default=None,
-            help="Skip what .gitignore ignores when walking directories (default: on).",
-        ),
-    )
-    for option in reversed(options):
-        command = option(command)
-    return command
+#: --context, --kubeconfig, --request-timeout: how live mode reaches the cluster.
+_live_options = _option_group(
+    click.option("--context", "kube_context", help="kubeconfig context (default: current)."),
+    click.option(
+        "--kubeconfig",
+        type=click.Path(dir_okay=False),
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).",
+    ),
+    click.option(
+        "--request-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds each Kubernetes API request may take in all (default: 10); a run "
+        "stops after 60 times this.",
+    ),
+)
 
+#: What ruff and yamllint users reach for in CI: --exit-zero, a second report, and what a run
+#: would use (--show-settings, --show-files).
+_ci_options = _option_group(
+    click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the run."),
+    click.option(
+        "--sarif-output",
+        type=click.Path(dir_okay=False),
+        help="Also write a SARIF report here, whatever --format prints.",
+    ),
+    click.option(
+        "--show-settings",
+        is_flag=True,
+        help="Print the resolved settings and where each came from; check nothing.",
+    ),
+    click.option(
+        "--show-files", is_flag=True, help="Print the files a run would check; check nothing."
+    ),
+    click.option(
+        "--respect-gitignore/--no-respect-gitignore",
+        default=None,
+        help="Skip what .gitignore ignores when walking directories (default: on).",
+    ),
+)
 
-def _render_options(command: _Command) -> _Command:
-    """--values, --set, --release, --var, --allow-empty: how charts and overlays are rendered."""
-    options = (
-        click.option(
-            "-f",
-            "--values",
-            "values_files",
-            multiple=True,
-            type=click.Path(dir_okay=False),
-            help="Values file for the charts checked (helm's --values); repeatable.",
-        ),
-        click.option(
-            "--set",
-            "set_values",
-            multiple=True,
-            help="KEY=VALUE for the charts checked (helm's --set); repeatable.",
-        ),
-        click.option("--release", help="Release name for the charts (default: each chart's name)."),
-        click.option(
-            "--var",
-            "variables",
-            multiple=True,
-            help="NAME=VALUE substituted for $NAME and ${NAME} placeholders; repeatable.",
-        ),
-        click.option(
-            "--allow-empty",
-            is_flag=True,
-            help="Accept stdin, a chart or an overlay that holds no Kubernetes object.",
-        ),
-    )
-    for option in reversed(options):
-        command = option(command)
-    return command
+#: --values, --set, --release, --var, --allow-empty: how charts and overlays are rendered.
+_render_options = _option_group(
+    click.option(
+        "-f",
+        "--values",
+        "values_files",
+        multiple=True,
+        type=click.Path(dir_okay=False),
+        help="Values file for the charts checked (helm's --values); repeatable.",
+    ),
+    click.option(
+        "--set",
+        "set_values",
+        multiple=True,
+        help="KEY=VALUE for the charts checked (helm's --set); repeatable.",
+    ),
+    click.option("--release", help="Release name for the charts (default: each chart's name)."),
+    click.option(
+        "--var",
+        "variables",
+        multiple=True,
+        help="NAME=VALUE substituted for $NAME and ${NAME} placeholders; repeatable.",
+    ),
+    click.option(
+        "--allow-empty",
+        is_flag=True,
+        help="Accept stdin, a chart or an overlay that holds no Kubernetes object.",
+    ),
+)
 
 
 def _stdin_input(name: str | None, data: bytes) -> tuple[str, bytes]:
