@@ -992,10 +992,13 @@ def diagnose(
             raise GpulintError(f"give dump files ({DUMP_COMMAND}) or --live")
         threshold = parse_duration(slow_threshold) if slow_threshold else None
         moment = parse_time(now) if now else None
+        unread: tuple[str, ...] = ()  # what RBAC kept live mode from reading
         if connection is not None:
             from gpulint.diagnose.live import read_live
 
-            documents, cluster_profile = read_live(connection, pool_label, namespaces)
+            live_objects = read_live(connection, pool_label, namespaces)
+            documents, cluster_profile = live_objects.documents, live_objects.profile
+            unread = live_objects.notes
             moment = moment or datetime.now(timezone.utc)
         else:
             documents, cluster_profile = read_dumps(files, profile_paths, pool_label)
@@ -1007,6 +1010,7 @@ def diagnose(
             names=names,
             pool_label=pool_label,
         )
+        result = replace(result, notes=(*unread, *result.notes))
     except GpulintError as exc:
         _fail(str(exc))
         return

@@ -136,6 +136,15 @@ def manifest_dir(root: Path, name: str, text: str) -> Path:
     return root
 
 
+def forbidden(resource: str, group: str) -> dict[str, Any]:
+    """The Status of an RBAC denial to list `resource` of `group`."""
+    message = (
+        f'{resource}.{group} is forbidden: User "system:serviceaccount:ci:gpulint" cannot list '
+        f'resource "{resource}" in API group "{group}" at the cluster scope'
+    )
+    return status(403, "Forbidden", message)
+
+
 def serve(
     k: kmock.KubernetesScaffold,
     kueue: str | None = None,
@@ -186,6 +195,8 @@ RESOURCES = {
     "ResourceQuota": "resourcequotas",
     "LimitRange": "limitranges",
     "PriorityClass": "priorityclasses",
+    "ClusterQueue": "clusterqueues",
+    "LocalQueue": "localqueues",
     **{kind: resource for resource, (kind, _) in DRA_LISTS.items()},
 }
 

@@ -38,6 +38,7 @@ from tests.live_cluster import (
     dump_items,
     error_line,
     findings,
+    forbidden,
     gpu_node,
     gpu_pod,
     manifest_dir,
@@ -301,15 +302,6 @@ def test_missing_kueue_crds_are_not_an_error(k, kubeconfig, queued) -> None:
     assert report(result)["notes"] == []
     assert requests(k)[-2:] == [KUEUE_DISCOVERY, DRA_DISCOVERY]
     assert not [path for _, path, _ in requests(k) if path.endswith("queues")]
-
-
-def forbidden(resource: str, group: str) -> dict[str, Any]:
-    """The Status of an RBAC denial to list `resource` of `group`."""
-    message = (
-        f'{resource}.{group} is forbidden: User "system:serviceaccount:ci:gpulint" cannot list '
-        f'resource "{resource}" in API group "{group}" at the cluster scope'
-    )
-    return status(403, "Forbidden", message)
 
 
 DISCOVERY_DENIED = status(

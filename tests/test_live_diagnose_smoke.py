@@ -7,14 +7,26 @@ equal the report of the dumps; the requests made must be lists that docs/rbac.ya
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import kmock
+import pytest
 from click.testing import CliRunner
 
 from gpulint.cli import main
 from tests.kube_server import item_list, status, write_kubeconfig
-from tests.live_cluster import NOT_FOUND, dump_items, requests, serve
-from tests.test_diagnose import NODES, NOW, STUCK
+from tests.live_cluster import (
+    DRA,
+    DRA_LISTS,
+    NOT_FOUND,
+    RESOURCES,
+    by_resource,
+    dump_items,
+    forbidden,
+    requests,
+    serve,
+)
+from tests.test_diagnose import NODES, NOW, STUCK, TODAY, TODAY_CAUSES
 from tests.test_diagnose import run as run_diagnose
 from tests.test_live_dryrun import allowed, role_rules
 
@@ -123,5 +135,171 @@ def test_live_diagnose_of_one_namespace_needs_only_a_namespaced_role(k, kubeconf
         "/api/v1/namespaces/ml/events",
         "/apis/apps/v1/namespaces/ml/replicasets",
         "/apis/batch/v1/namespaces/ml/jobs",
+        # Discovery, which every authenticated user may read (system:discovery): this cluster
+        # serves neither DRA nor Kueue, so nothing of theirs is listed.
+        "/apis/resource.k8s.io",
+        "/apis/kueue.x-k8s.io",
     ]
-    assert all(allowed(rules, method, path) for method, path in listed)
+    assert all(allowed(rules, method, path) for method, path in listed[:4])
+
+
+# --- Kueue Workloads and DRA claims -----------------------------------------------------------
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+#: Listed per namespace besides serve()'s lists, in the order diagnose asks for them.
+NAMESPACED_LISTS = {
+    "Pod": "/api/v1/pods",
+    "Event": "/api/v1/events",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "Job": "/apis/batch/v1/jobs",
+}
+
+
+def without_kind(items: list[dict[str, Any]], kind: str, namespace: str | None = None):
+    """The items of `kind` (in `namespace` when given) as list items: without `kind`."""
+    return [
+        {key: value for key, value in item.items() if key != "kind"}
+        for item in items
+        if item["kind"] == kind and namespace in (None, item["metadata"].get("namespace"))
+    ]
+
+
+def serve_today(
+    k: kmock.KubernetesScaffold, kueue: str | None = "v1beta2", dra: str | None = "v1"
+) -> None:
+    """The cluster of the gpu-today dump, with Kueue and DRA served at those versions (None:
+    the cluster does not serve that API group)."""
+    items = dump_items(TODAY)
+    served = [i for i in items if i["kind"] in RESOURCES]
+    if dra is None:
+        served = [i for i in served if not i["apiVersion"].startswith(f"{DRA}/")]
+    groups = by_resource(served)
+    serve(k, kueue=kueue, dra=dra, resourcequotas=[], priorityclasses=[], **groups)
+    for path, kind in (("/api/v1/events", "Event"), ("/apis/apps/v1/replicasets", "ReplicaSet")):
+        k[f"get {path}"] << item_list(kind, without_kind(items, kind))
+    k["get /apis/batch/v1/jobs"] << item_list("Job", without_kind(items, "Job"), "batch/v1")
+    if kueue is not None:
+        k.resources[f"{KUEUE_GROUP}/{kueue}/workloads"] = kmock.ResourceInfo(
+            kind="Workload", namespaced=True
+        )
+        workloads = item_list("Workload", without_kind(items, "Workload"), f"{KUEUE_GROUP}/{kueue}")
+        k[f"get /apis/{KUEUE_GROUP}/{kueue}/workloads"] << workloads
+
+
+def diagnose_live(kubeconfig, *args: str) -> dict[str, Any]:
+    """The JSON report of `gpulint diagnose --live` at the dumps' time."""
+    result = run_diagnose(
+        "--live", "--kubeconfig", str(kubeconfig), "--now", NOW, "--format", "json", *args
+    )
+    assert result.exit_code == 1, result.output
+    return json.loads(result.stdout)
+
+
+def causes(report: dict[str, Any]) -> dict[str, str]:
+    """Pod (or job) name -> cause."""
+    return {p["name"]: p["cause"] for p in report["pods"]}
+
+
+@pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
+def test_live_kueue_and_dra_causes_equal_those_of_the_dump(k, kubeconfig, version) -> None:
+    serve_today(k, kueue=version)
+    live = diagnose_live(kubeconfig)
+    assert causes(live) == TODAY_CAUSES
+    assert live["notes"] == []
+    offline = run_diagnose(TODAY, "--now", NOW, "--format", "json")
+    assert live == json.loads(offline.stdout)
+    # The Workloads are listed once, cluster-wide, at the version Kueue's discovery names.
+    workloads = f"/apis/{KUEUE_GROUP}/{version}/workloads"
+    assert [p for _, p, _ in requests(k)].count(workloads) == 1
+    assert requests(k)[-1] == ("GET", workloads, {"limit": "500"})
+
+
+def test_live_cluster_without_kueue_or_dra_is_judged_as_a_dump_without_them(
+    k, kubeconfig, tmp_path
+) -> None:
+    serve_today(k, kueue=None, dra=None)
+    live = diagnose_live(kubeconfig)
+    # The dump of such a cluster: no Workloads, LocalQueues or DRA objects.
+    dump = tmp_path / "dump.yaml"
+    items = [
+        i for i in dump_items(TODAY)
+        if not i["apiVersion"].startswith((f"{DRA}/", f"{KUEUE_GROUP}/"))
+    ]  # fmt: skip
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    offline = json.loads(run_diagnose(str(dump), "--now", NOW, "--format", "json").stdout)
+    assert live == offline
+    assert causes(live)["train-big"] == "kueue-inadmissible"  # the suspended queued Job
+    assert [n.split(":")[0] for n in live["notes"]] == [
+        "no Workloads",
+        "no ResourceClaims or ResourceClaimTemplates",
+        "no ResourceSlices",
+    ]
+    # Discovery said neither group is served: nothing of theirs was listed.
+    asked = [p for _, p, _ in requests(k) if p.startswith((f"/apis/{DRA}", f"/apis/{KUEUE_GROUP}"))]
+    assert asked == [f"/apis/{KUEUE_GROUP}", f"/apis/{DRA}"]
+
+
+def test_live_diagnose_of_a_namespace_reads_its_workloads_and_claims(k, kubeconfig) -> None:
+    # A namespaced Role in `ml`: the cluster-wide lists and the cluster-scoped DRA objects are
+    # forbidden; the namespace's pods, events, Jobs, Workloads and claims are served.
+    items = dump_items(TODAY)
+    k["get /api/v1/nodes"] << 403 << status(403, "Forbidden", "nodes is forbidden")
+    for kind, path in NAMESPACED_LISTS.items():
+        head, _, resource = path.rpartition("/")
+        listed = item_list(
+            kind, without_kind(items, kind, "ml"), "batch/v1" if kind == "Job" else "v1"
+        )
+        k[f"get {head}/namespaces/ml/{resource}"] << listed
+    for resource, (kind, namespaced) in DRA_LISTS.items():
+        k.resources[f"{DRA}/v1/{resource}"] = kmock.ResourceInfo(kind=kind, namespaced=namespaced)
+        if namespaced:
+            found = item_list(kind, without_kind(items, kind, "ml"), f"{DRA}/v1")
+            k[f"get /apis/{DRA}/v1/namespaces/ml/{resource}"] << found
+        else:
+            k[f"get /apis/{DRA}/v1/{resource}"] << 403 << forbidden(resource, DRA)
+    k.resources[f"{KUEUE_GROUP}/v1beta2/workloads"] = kmock.ResourceInfo(
+        kind="Workload", namespaced=True
+    )
+    workloads = item_list("Workload", without_kind(items, "Workload", "ml"), KUEUE_GROUP)
+    k[f"get /apis/{KUEUE_GROUP}/v1beta2/namespaces/ml/workloads"] << workloads
+    report = diagnose_live(kubeconfig, "-n", "ml")
+    assert causes(report) == {
+        "train-big": "kueue-inadmissible",
+        "dra-train-0": "resource-claim-unallocatable",
+    }
+    denied = [n for n in report["notes"] if n.startswith("DRA")]
+    assert denied == [
+        "DRA DeviceClasses not read (only the known accelerator classes make a claim a GPU "
+        f"claim): not allowed to list deviceclasses.{DRA} (403 Forbidden): grant the gpulint-live "
+        "ClusterRole of docs/rbac.yaml to context `kmock`; the server said: "
+        + forbidden("deviceclasses", DRA)["message"],
+        "DRA ResourceSlices not read (what the nodes offer for DRA claims is not known): not "
+        f"allowed to list resourceslices.{DRA} (403 Forbidden): grant the gpulint-live "
+        "ClusterRole of docs/rbac.yaml to context `kmock`; the server said: "
+        + forbidden("resourceslices", DRA)["message"],
+    ]
+    rules = role_rules("gpulint-diagnose-namespace")
+    namespaced = [(m, p) for m, p, _ in requests(k) if "/namespaces/ml/" in p]
+    assert [p for _, p in namespaced] == [
+        "/api/v1/namespaces/ml/pods",
+        "/api/v1/namespaces/ml/events",
+        "/apis/apps/v1/namespaces/ml/replicasets",
+        "/apis/batch/v1/namespaces/ml/jobs",
+        f"/apis/{DRA}/v1/namespaces/ml/resourceclaims",
+        f"/apis/{DRA}/v1/namespaces/ml/resourceclaimtemplates",
+        f"/apis/{KUEUE_GROUP}/v1beta2/namespaces/ml/workloads",
+    ]
+    assert all(allowed(rules, method, path) for method, path in namespaced)
+
+
+def test_denied_workloads_are_a_note_and_the_suspended_job_still_counts(k, kubeconfig) -> None:
+    k[f"get /apis/{KUEUE_GROUP}/v1beta2/workloads"] << 403 << forbidden("workloads", KUEUE_GROUP)
+    serve_today(k)
+    report = diagnose_live(kubeconfig)
+    assert causes(report) == TODAY_CAUSES
+    assert report["notes"][0] == (
+        "Kueue Workloads not read (why Kueue holds a suspended job is not known): not allowed "
+        f"to list workloads.{KUEUE_GROUP} (403 Forbidden): grant the gpulint-live ClusterRole of "
+        "docs/rbac.yaml to context `kmock`; the server said: "
+        + forbidden("workloads", KUEUE_GROUP)["message"]
+    )

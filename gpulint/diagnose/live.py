@@ -1,11 +1,28 @@
-"""`gpulint diagnose --live`: the same objects as a dump, read from the Kubernetes API."""
+"""`gpulint diagnose --live`: the same objects as a dump, read from the Kubernetes API.
+
+Besides what live check reads (the profile, with the DRA objects), diagnose lists Events,
+ReplicaSets, Jobs and Kueue's Workloads. A Kueue or DRA API group the cluster does not serve
+means no objects of its kinds, as a dump without them: the diagnosis then says what it could
+not judge. A list RBAC denies for an add-on or DRA is a note; one of the DIAGNOSE_READS stops
+the run.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from gpulint.live.client import AccessDenied, ConnectionOptions, connect
-from gpulint.live.cluster import ListCall, profile_from_cluster, read_cluster
+from gpulint.live.client import AccessDenied, ConnectionOptions, KubeClient, connect, path_segment
+from gpulint.live.cluster import (
+    KUEUE,
+    DraReads,
+    DraResource,
+    ListCall,
+    profile_from_cluster,
+    read_cluster,
+    read_dra,
+)
 from gpulint.model import Document
 from gpulint.pods import api_document
 from gpulint.profile.model import ClusterProfile
@@ -15,54 +32,127 @@ REPLICA_SETS = ListCall("apps", "replicasets", "/apis/apps/v1/replicasets")
 JOBS = ListCall("batch", "jobs", "/apis/batch/v1/jobs")
 #: What diagnose reads beyond the profile; the gpulint-diagnose role of docs/rbac.yaml.
 DIAGNOSE_READS: tuple[ListCall, ...] = (EVENTS, REPLICA_SETS, JOBS)
+POD_PATH = "/api/v1/pods"
+WORKLOADS = "workloads"
+WORKLOADS_UNREAD = "Kueue Workloads not read (why Kueue holds a suspended job is not known)"
+#: The DRA objects, and what the diagnosis cannot tell without each.
+DIAGNOSE_DRA = DraReads(
+    (
+        DraResource(
+            "deviceclasses",
+            "DRA DeviceClasses",
+            "only the known accelerator classes make a claim a GPU claim",
+        ),
+        DraResource(
+            "resourceslices",
+            "DRA ResourceSlices",
+            "what the nodes offer for DRA claims is not known",
+        ),
+        DraResource(
+            "resourceclaims",
+            "DRA ResourceClaims",
+            "pods with DRA claims are GPU pods only when they also request a GPU resource",
+        ),
+        DraResource(
+            "resourceclaimtemplates",
+            "DRA ResourceClaimTemplates",
+            "pods with DRA claims are GPU pods only when they also request a GPU resource",
+        ),
+    ),
+    "pods with DRA claims are GPU pods only when they also request a GPU resource",
+)
+
+
+@dataclass(frozen=True)
+class LiveObjects:
+    """What diagnose read from the cluster."""
+
+    documents: tuple[Document, ...]
+    profile: ClusterProfile | None  # None: RBAC (a namespaced Role) denies the nodes
+    notes: tuple[str, ...]  # what RBAC kept from being read
 
 
 def read_live(
     options: ConnectionOptions,
     pool_label: str | None = None,
     namespaces: Sequence[str] = (),
-) -> tuple[tuple[Document, ...], ClusterProfile | None]:
-    """Pods, Events, ReplicaSets and Jobs of the cluster, and its profile (as live check).
+) -> LiveObjects:
+    """Pods, Events, ReplicaSets, Jobs and Kueue Workloads of the cluster, and its profile
+    (as live check, with the DRA objects).
 
-    With `namespaces`, only their objects are listed (a namespaced Role suffices); the
-    profile is read too when RBAC allows it, else the diagnosis goes without one.
+    With `namespaces`, only their namespaced objects are listed (a namespaced Role suffices);
+    the profile is read too when RBAC allows it, else the diagnosis goes without one, and the
+    cluster-scoped DRA objects are listed on their own.
     """
     client = connect(options)
     try:
-        if not namespaces:
-            cluster = read_cluster(client)
-            profile: ClusterProfile | None = profile_from_cluster(
-                cluster, pool_label, f"live cluster ({client.source})", client.namespace
-            )
-            pods = list(cluster.pods)
-            listed = [
-                client.list_all(call.path, call.what, call.query) or [] for call in DIAGNOSE_READS
-            ]
-        else:
-            try:
-                cluster = read_cluster(client)
-                profile = profile_from_cluster(
-                    cluster, pool_label, f"live cluster ({client.source})", client.namespace
-                )
-            except AccessDenied:
-                profile = None  # a namespaced Role: no nodes, quotas or queues
-            pods, listed = [], []
-            for namespace in namespaces:
-                pods += client.list_all(_in(POD_PATH, namespace), "pods") or []
-                listed += [
-                    client.list_all(_in(call.path, namespace), call.what, call.query) or []
-                    for call in DIAGNOSE_READS
-                ]
+        return _read(client, pool_label, namespaces)
     finally:
         client.close()
-    objects = [*pods, *(obj for items in listed for obj in items)]
-    return tuple(api_document(obj) for obj in objects), profile
 
 
-POD_PATH = "/api/v1/pods"
+def _read(client: KubeClient, pool_label: str | None, namespaces: Sequence[str]) -> LiveObjects:
+    try:
+        cluster = read_cluster(client, DIAGNOSE_DRA)
+    except AccessDenied:
+        if not namespaces:
+            raise
+        cluster = None  # a namespaced Role: no nodes, quotas or queues
+    objects: list[dict[str, Any]] = []
+    notes: list[str] = []
+    profile = None
+    if cluster is not None:
+        source = f"live cluster ({client.source})"
+        profile = profile_from_cluster(cluster, pool_label, source, client.namespace)
+        notes += cluster.notes
+    if cluster is not None:
+        objects += cluster.nodes  # as in a dump: time to schedule names the pods' pools
+    if cluster is not None and not namespaces:
+        objects += cluster.pods
+    else:
+        for namespace in namespaces:
+            objects += client.list_all(_in(POD_PATH, namespace), "pods") or []
+    for call in DIAGNOSE_READS:
+        for path in _scoped(call.path, namespaces):
+            objects += client.list_all(path, call.what, call.query) or []
+    if cluster is None:
+        # Not in a profile: read as a dump's objects, within the namespaces where they are.
+        dra_objects, dra_notes = read_dra(client, DIAGNOSE_DRA, namespaces=namespaces)
+        objects += dra_objects
+        notes += dra_notes
+    workloads, note = _workloads(client, cluster.versions if cluster else None, namespaces)
+    objects += workloads
+    notes += [note] if note else []
+    return LiveObjects(tuple(api_document(o) for o in objects), profile, tuple(notes))
+
+
+def _workloads(
+    client: KubeClient, versions: Mapping[str, str] | None, namespaces: Sequence[str]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Kueue's Workloads at the version the cluster serves (none without Kueue), and a note
+    when RBAC denies them. `versions` holds what the cluster read found, if it was read."""
+    try:
+        if versions is None:
+            version = client.preferred_version(KUEUE.group)
+        else:
+            version = versions.get(KUEUE.group)
+        if version is None:
+            return [], None  # Kueue is not installed, or its discovery was denied (noted)
+        found: list[dict[str, Any]] = []
+        what = f"{WORKLOADS}.{KUEUE.group}"
+        for path in _scoped(f"/apis/{KUEUE.group}/{version}/{WORKLOADS}", namespaces):
+            found += client.list_all(path, what, optional=True) or []
+    except AccessDenied as denied:
+        return [], f"{WORKLOADS_UNREAD}: {denied}"
+    return found, None
+
+
+def _scoped(path: str, namespaces: Sequence[str]) -> list[str]:
+    """`path` cluster-wide, or its path in each of `namespaces`."""
+    return [_in(path, n) for n in namespaces] if namespaces else [path]
 
 
 def _in(path: str, namespace: str) -> str:
     """`/api/v1/events` -> `/api/v1/namespaces/<ns>/events`."""
     head, _, resource = path.rpartition("/")
-    return f"{head}/namespaces/{namespace}/{resource}"
+    return f"{head}/namespaces/{path_segment(namespace)}/{resource}"

@@ -12,7 +12,7 @@ run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -123,6 +123,19 @@ DRA_RESOURCES: tuple[DraResource, ...] = (
 
 
 @dataclass(frozen=True)
+class DraReads:
+    """The DRA resources a command reads, and what goes unchecked when discovery is denied."""
+
+    resources: tuple[DraResource, ...]
+    unread: str
+
+
+CHECK_DRA = DraReads(DRA_RESOURCES, "GPU702-GPU705 check the inputs only")
+#: Claims and templates are namespaced: with namespaced RBAC they are listed per namespace.
+DRA_NAMESPACED = frozenset({"resourceclaims", "resourceclaimtemplates"})
+
+
+@dataclass(frozen=True)
 class ClusterObjects:
     """What the API returned, as plain dicts; `nodepools` is None when Karpenter is absent."""
 
@@ -137,12 +150,12 @@ class ClusterObjects:
     versions: Mapping[str, str] = field(default_factory=dict)
 
 
-def read_cluster(client: KubeClient) -> ClusterObjects:
-    """List every resource of READS, ADD_ONS and DRA_RESOURCES once (paginated)."""
+def read_cluster(client: KubeClient, dra: DraReads = CHECK_DRA) -> ClusterObjects:
+    """List every resource of READS, ADD_ONS and `dra` once (paginated)."""
     found = {call: tuple(client.list_all(call.path, call.what, call.query) or ()) for call in READS}
     versions: dict[str, str] = {}
     add_ons = {add_on: read_add_on(client, add_on, versions) for add_on in ADD_ONS}
-    dra, dra_notes = read_dra(client, versions)
+    dra_objects, dra_notes = read_dra(client, dra, versions)
     return ClusterObjects(
         nodes=found[NODES],
         pods=found[PODS],
@@ -150,7 +163,7 @@ def read_cluster(client: KubeClient) -> ClusterObjects:
         nodepools=add_ons[KARPENTER][0],
         queues=add_ons[KUEUE][0] or (),
         notes=(*(note for _, note in add_ons.values() if note), *dra_notes),
-        dra=dra,
+        dra=dra_objects,
         versions=versions,
     )
 
@@ -182,29 +195,35 @@ def read_add_on(
 
 
 def read_dra(
-    client: KubeClient, versions: dict[str, str] | None = None
+    client: KubeClient,
+    dra: DraReads = CHECK_DRA,
+    versions: dict[str, str] | None = None,
+    namespaces: Sequence[str] = (),
 ) -> tuple[tuple[dict[str, Any], ...], tuple[str, ...]]:
-    """The DRA objects of DRA_RESOURCES, cluster-wide, and a note per resource RBAC denies.
+    """The DRA objects of `dra`, and a note per resource RBAC denies.
 
-    A cluster that does not serve `resource.k8s.io` (before Kubernetes 1.34 unless a beta is
-    enabled) has no DRA objects: nothing is read and nothing is said.
+    Cluster-wide, or with `namespaces` the namespaced resources in those only. A cluster that
+    does not serve `resource.k8s.io` (before Kubernetes 1.34 unless a beta is enabled) has no
+    DRA objects: nothing is read and nothing is said.
     """
     try:
         version = client.preferred_version(DRA_GROUP)
     except AccessDenied as denied:
-        return (), (f"DRA objects not read (GPU702-GPU705 check the inputs only): {denied}",)
+        return (), (f"DRA objects not read ({dra.unread}): {denied}",)
     if version is None:
         return (), ()
     if versions is not None:
         versions[DRA_GROUP] = version
     objects: list[dict[str, Any]] = []
     notes: list[str] = []
-    for dra in DRA_RESOURCES:
-        call = dra_call(dra.resource, version)
+    for resource in dra.resources:
+        scopes = namespaces if namespaces and resource.resource in DRA_NAMESPACED else (None,)
         try:
-            objects += client.list_all(call.path, call.what, call.query, call.optional) or ()
+            for namespace in scopes:
+                call = dra_call(resource.resource, version, namespace)
+                objects += client.list_all(call.path, call.what, call.query, call.optional) or ()
         except AccessDenied as denied:
-            notes.append(f"{dra.title} not read ({dra.unread}): {denied}")
+            notes.append(f"{resource.title} not read ({resource.unread}): {denied}")
     return tuple(objects), tuple(notes)
 
 
