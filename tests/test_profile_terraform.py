@@ -20,7 +20,7 @@ from gpulint.profile.show import show_profile
 pytest.importorskip("tfparse")
 
 INFRA = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "terraform"
-EKS, GKE, AKS = (str(INFRA / name) for name in ("eks", "gke", "aks"))
+EKS, GKE, AKS, ASG = (str(INFRA / name) for name in ("eks", "gke", "aks", "asg"))
 
 
 def shown(*parts: str) -> str:
@@ -76,6 +76,70 @@ def test_aks_spot_pool_gets_the_spot_taint_and_label() -> None:
     )
     assert pool.labels["agentpool"] == "gpu"
     assert pool.allocatable["nvidia.com/gpu"] == 1
+
+
+def test_auto_scaling_groups_are_pools_as_cluster_autoscaler_sees_them_at_zero() -> None:
+    profile = load_profiles([ASG])
+    pools = {p.name: p for p in profile.pools}
+    assert sorted(pools) == ["gpu-a10g", "inferentia", "trainium"]
+    # Through the module's dynamic "tag" blocks and its one launch template.
+    a10g = pools["gpu-a10g"]
+    assert (a10g.instance_type, a10g.min_nodes, a10g.max_nodes) == ("g5.xlarge", 0, 4)
+    assert a10g.scale_from_zero and a10g.allocatable["nvidia.com/gpu"] == 1
+    assert a10g.labels == {"node.kubernetes.io/instance-type": "g5.xlarge", "workload": "gpu"}
+    assert a10g.taints == (Taint("nvidia.com/gpu", "present", "NoSchedule"),)
+    assert a10g.template_missing == ()  # NVIDIA GPUs come from the instance type
+    assert a10g.defined_at == f"{shown(ASG, 'modules', 'self-managed-node-group', 'main.tf')}:39"
+    # Neuron devices only from resources tags.
+    assert pools["inferentia"].template_missing == (
+        "aws.amazon.com/neuron",
+        "aws.amazon.com/neuroncore",
+    )
+    # Literal tag blocks and a launch template named by reference.
+    trainium = pools["trainium"]
+    assert (trainium.instance_type, trainium.template_missing) == ("trn1.32xlarge", ())
+    assert trainium.labels["workload"] == "training"
+    assert profile.provider is None  # no aws_eks_cluster in the module
+    assert (
+        f"{shown(ASG, 'main.tf')}:50 aws_autoscaling_group.trainium: the nodes' labels and "
+        "taints are taken from its cluster-autoscaler node-template tags (kubelet flags in user "
+        "data are not read)"
+    ) in profile.assumptions
+
+
+def test_an_asg_tags_list_and_a_zero_gpu_tag(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'resource "aws_launch_configuration" "gpu" {\n  instance_type = "p4d.24xlarge"\n}\n'
+        'resource "aws_autoscaling_group" "gpu" {\n'
+        "  min_size = 0\n  max_size = 2\n"
+        "  launch_configuration = aws_launch_configuration.gpu.name\n"
+        "  tags = [\n"
+        '    { key = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu",'
+        ' value = "0", propagate_at_launch = false },\n'
+        '    { key = "k8s.io/cluster-autoscaler/node-template/taint/dedicated",'
+        ' value = "ml:NoSchedule", propagate_at_launch = false },\n'
+        "  ]\n}\n"
+    )
+    (pool,) = load_profiles([str(tmp_path)]).pools
+    assert (pool.name, pool.instance_type) == ("gpu", "p4d.24xlarge")
+    assert pool.taints == (Taint("dedicated", "ml", "NoSchedule"),)
+    assert pool.template_missing == ("nvidia.com/gpu",)  # the tag overrides the instance type
+
+
+def test_an_asg_without_a_known_instance_type_is_an_assumption(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'variable "template_id" {}\n'
+        'resource "aws_autoscaling_group" "gpu" {\n  min_size = 0\n  max_size = 2\n'
+        "  launch_template {\n    id = var.template_id\n  }\n}\n"
+    )
+    profile = load_profiles([str(tmp_path)])
+    (pool,) = profile.pools
+    assert (pool.instance_type, pool.allocatable) == (None, {})
+    assert (
+        f"{shown(str(tmp_path), 'main.tf')}:2 aws_autoscaling_group.gpu: its instance type is "
+        "not known from the files (no launch template or launch configuration of these files "
+        "names one); its nodes' size is unknown"
+    ) in profile.assumptions
 
 
 def test_a_value_the_files_cannot_decide_is_shown_as_an_assumption(tmp_path: Path) -> None:

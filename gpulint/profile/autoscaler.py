@@ -16,7 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.errors import GpulintError
+from gpulint.profile.instances import NVIDIA
 from gpulint.profile.model import Taint
+from gpulint.profile.nodes import is_accelerator_resource
 from gpulint.profile.values import location, mapping, sequence, text
 from gpulint.quantity import parse_quantity
 
@@ -97,3 +99,23 @@ def template_covers(template: NodeTemplate, labels: Mapping[str, str], taints: A
         any(t.key == taint.key and t.effect == taint.effect for t in template.taints)
         for taint in taints
     )
+
+
+def aws_template_missing(
+    allocatable: Mapping[str, Decimal], template: NodeTemplate
+) -> tuple[str, ...]:
+    """The accelerator resources a node of an Auto Scaling group has that cluster-autoscaler's
+    zero-node template does not advertise.
+
+    The AWS provider sizes the template from the instance type (cpu, memory and NVIDIA GPUs)
+    and then the `resources/<name>` tags; any other accelerator (`aws.amazon.com/neuron`,
+    `amd.com/gpu`) is in the template only when a tag advertises it, and a tag of 0 removes it.
+    """
+    missing = []
+    for name, amount in allocatable.items():
+        if amount <= 0 or not is_accelerator_resource(name):
+            continue
+        advertised = template.resources.get(name, amount if name == NVIDIA else Decimal(0))
+        if advertised <= 0:
+            missing.append(name)
+    return tuple(missing)

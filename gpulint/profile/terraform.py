@@ -7,6 +7,10 @@ imported only when a Terraform input is given. Resources read:
 
 - `aws_eks_node_group`, and the `eks_managed_node_groups` / `self_managed_node_groups` inputs of
   the terraform-aws-modules/eks module (or its node-group submodules' inputs);
+- `aws_autoscaling_group` (self-managed nodes scaled by cluster-autoscaler): its sizes, its
+  launch template's (or launch configuration's, or first mixed-instances override's) instance
+  type, and the `k8s.io/cluster-autoscaler/node-template/*` tags, written as `tag` blocks
+  (`dynamic "tag"` too) or a `tags` list;
 - `google_container_node_pool` (autoscaling per zone or in total, `guest_accelerator`, GKE's
   automatic GPU taint and labels);
 - `azurerm_kubernetes_cluster_node_pool` (`node_taints`, `node_labels`, spot priority).
@@ -27,7 +31,12 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.errors import GpulintError
-from gpulint.profile.autoscaler import EFFECTS, node_template_from_tags, template_covers
+from gpulint.profile.autoscaler import (
+    EFFECTS,
+    aws_template_missing,
+    node_template_from_tags,
+    template_covers,
+)
 from gpulint.profile.instances import NVIDIA, catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool, Taint
@@ -91,10 +100,11 @@ def facts_from_terraform(path: str) -> ProfileFacts:
     pools = [
         *_eks_node_groups(directory, blocks, assumptions),
         *_eks_modules(directory, blocks, assumptions),
+        *_autoscaling_groups(directory, blocks, assumptions),
         *_gke_node_pools(directory, blocks, assumptions),
         *_aks_node_pools(directory, blocks, assumptions),
     ]
-    providers = {provider for provider, _ in pools}
+    providers = {provider for provider, _ in pools if provider is not None}
     provider = providers.pop() if len(providers) == 1 else None
     profile = ClusterProfile(
         provider=provider,
@@ -218,6 +228,104 @@ def _eks_pool(
         values["allocatable"] = allocatable
         estimated.add("allocatable")
     return _pool(name, defined_at, values, estimated)
+
+
+def _autoscaling_groups(
+    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
+) -> Iterator[tuple[str | None, PoolFacts]]:
+    """Self-managed Auto Scaling groups, as cluster-autoscaler sees them at zero nodes."""
+    templates = {
+        block.get("id"): block
+        for kind in ("aws_launch_template", "aws_launch_configuration")
+        for block in _blocks(blocks.get(kind))
+    }
+    # An ASG is an EKS node group only in a module that also defines the EKS cluster.
+    provider = "eks" if blocks.get("aws_eks_cluster") else None
+    for block in _blocks(blocks.get("aws_autoscaling_group")):
+        defined_at, address = _meta(directory, block)
+        reader = _Reader(f"{defined_at} {address}")
+        fallback = _text(block.get("name_prefix")) or address.rsplit(".", 1)[-1]
+        name = _text(reader.get(block, "name", None)) or fallback
+        template = node_template_from_tags(_asg_tags(block))
+        instance = _asg_instance_type(block, address, templates, reader)
+        low = _count(reader, block, "min_size", 0)
+        high = _count(reader, block, "max_size", low)
+        labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
+        labels.update(template.labels)
+        allocatable = catalogue_allocatable(instance)
+        estimated = {"allocatable"}
+        if allocatable is None and template.resources:
+            allocatable = dict(template.resources)  # what the autoscaler is told a node has
+        values: dict[str, Any] = {
+            "labels": labels,
+            "taints": template.taints,
+            "nodes": _count(reader, block, "desired_capacity", low),
+            "min_nodes": low,
+            "max_nodes": high,
+            "scale_from_zero": high > 0,
+            "instance_type": instance,
+            "template_missing": aws_template_missing(allocatable or {}, template),
+        }
+        if allocatable is not None:
+            values["allocatable"] = allocatable
+        reader.assumptions.append(
+            f"{reader.where}: the nodes' labels and taints are taken from its cluster-autoscaler "
+            "node-template tags (kubelet flags in user data are not read)"
+        )
+        yield provider, _pool(name, defined_at, values, estimated)
+        assumptions.extend(reader.assumptions)
+
+
+def _asg_tags(block: Mapping[str, Any]) -> dict[str, Any]:
+    """An ASG's tags: `tag` blocks (also from `dynamic "tag"`) and a `tags` list of maps."""
+    entries = [*_blocks(block.get("tag")), *_blocks(block.get("tags"))]
+    return {_text(e.get("key")): e.get("value") for e in entries if e.get("key")}
+
+
+def _asg_instance_type(
+    block: Mapping[str, Any],
+    address: str,
+    templates: Mapping[Any, Mapping[str, Any]],
+    reader: _Reader,
+) -> str | None:
+    """The instance type cluster-autoscaler sizes the group by: the first mixed-instances
+    override's, else its launch template's or launch configuration's."""
+    policy = (_blocks(block.get("mixed_instances_policy")) or [{}])[0]
+    nested = (_blocks(policy.get("launch_template")) or [{}])[0]
+    for override in _blocks(nested.get("override")):
+        if isinstance(override.get("instance_type"), str):
+            return override["instance_type"]
+    specification = (_blocks(nested.get("launch_template_specification")) or [{}])[0]
+    parts = [block, *_blocks(block.get("launch_template")), specification]
+    found = next(
+        (
+            templates[reference.get("id")]
+            for part in parts
+            for reference in (part.get("__tfmeta") or {}).get("references") or ()
+            if reference.get("id") in templates
+        ),
+        None,
+    )
+    if found is None:
+        # A reference through a local (as terraform-aws-eks writes it) is not kept: take the
+        # one launch template of the same module instance, if there is exactly one.
+        module = _module_path(address)
+        same = [t for t in templates.values() if _module_path(_meta(".", t)[1]) == module]
+        found = same[0] if len(same) == 1 else None
+    if found is not None:
+        return _text(reader.get(found, "instance_type", None)) or None
+    reader.assumptions.append(
+        f"{reader.where}: its instance type is not known from the files (no launch template "
+        "or launch configuration of these files names one); its nodes' size is unknown"
+    )
+    return None
+
+
+def _module_path(address: str) -> str:
+    """The module instance of a resource address: `module.groups["a"].` of
+    `module.groups["a"].aws_autoscaling_group.this[0]`, "" in the root module."""
+    head, _, _ = address.rpartition(".")  # drop the resource name
+    return head.rpartition(".")[0] + "." if "." in head else ""
 
 
 def _eks_modules(
