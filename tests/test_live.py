@@ -455,6 +455,15 @@ def test_extended_resource_served_by_a_device_class_is_no_gpu001(k, kubeconfig, 
     assert report(result)["notes"] == []
 
 
+def test_snapshot_shows_the_dra_nodes_as_such(k, kubeconfig) -> None:
+    serve_dra_cluster(k)
+    result = run("profile", "snapshot", "--kubeconfig", str(kubeconfig))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""  # no "device plugin not ready": the GPUs are DRA's
+    pool = result.stdout.split("  - name: h100-dra\n")[1].split("  - name:")[0]
+    assert pool.endswith("    devicePluginNotReady: 0\n    draNodes: 2\n")
+
+
 def test_a_cluster_without_the_dra_api_reads_no_dra_and_says_nothing(k, kubeconfig, tmp_path):
     # The same nodes, but `resource.k8s.io` is not served (before 1.34, or DRA turned off):
     # nothing serves nvidia.com/gpu, and the claims are checked against the inputs only.
