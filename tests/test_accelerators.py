@@ -160,6 +160,8 @@ def test_names_that_are_not_gpu_models(name: str) -> None:
         # the RDMA shared device plugin's README, the SR-IOV network operator, AMD's operator
         "rdma/hca_shared_devices_a",
         "openshift.io/mlnxnics",
+        "nvidia.com/mlnxnics",
+        "intel.com/intel_sriov_netdevice",
         "amd.com/nic",
         "amd.com/vnic",
         # user-chosen names that also hold an accelerator word
