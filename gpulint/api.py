@@ -327,6 +327,7 @@ def _plan(
         active = [r for r in active if r.code != SERVER_REJECTED]
     knowledge = knowledge_documents(inputs) + knowledge_documents(context_inputs)
     known_kinds = frozenset(d.ref.kind for d in knowledge)
+    profile_kinds = profile.object_kinds if profile is not None else frozenset()
     plan = FilePlan(
         config,
         profile,
@@ -334,7 +335,7 @@ def _plan(
         tuple(r for r in active if not r.corpus_wide),
         # Whether a corpus-wide rule has work is known before any file is checked: it judges
         # workloads against knowledge objects or the profile, never against one file's kinds.
-        tuple(r for r in active if r.corpus_wide and r.has_work(known_kinds, profile is not None)),
+        tuple(r for r in active if r.corpus_wide and r.has_work(known_kinds, profile_kinds)),
         knowledge,
         known_kinds,
         options.keep_checked,
@@ -635,12 +636,12 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     # A rule that cannot find anything in this file's kinds is not run, so a run that has
     # nothing for it never imports its module.
     kinds = plan.knowledge_kinds.union(d.ref.kind for d in loaded.documents)
-    profile_given = plan.profile is not None
+    profile_kinds = plan.profile.object_kinds if plan.profile is not None else ()
     findings = sorted(
         (
             finding
             for rule in plan.per_document
-            if rule.has_work(kinds, profile_given)
+            if rule.has_work(kinds, profile_kinds)
             for finding in _findings(rule, context, roles, plan.config, tracker)
         ),
         key=_sort_key,

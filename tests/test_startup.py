@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from gpulint.api import KNOWLEDGE_KINDS, lint
 from gpulint.catalogue import catalogue_entry
 from gpulint.config import Config
 from gpulint.loader import LoadResult, load
+from gpulint.profile.model import OBJECT_FIELDS, ClusterProfile
 from gpulint.rules import registry
 from gpulint.rules.base import CheckContext
 from gpulint.workloads import workload_of
@@ -154,16 +156,25 @@ def _context_without(path: Path, kinds: frozenset[str], with_profile: bool) -> C
     if with_profile and profiles:
         from gpulint.profile import load_profiles
 
-        profile = load_profiles(profiles)
+        profile = _without_kinds(load_profiles(profiles), kinds)
     knowledge = tuple(d for d in documents if d.ref.kind in KNOWLEDGE_KINDS)
     return CheckContext(kept, workloads, profile, knowledge=knowledge)
 
 
-# Subject-kind rules are left out without such objects whether a profile is given or not;
-# policy rules only when no profile is given either.
+def _without_kinds(profile: ClusterProfile, kinds: frozenset[str]) -> ClusterProfile:
+    """`profile` without the objects of `kinds` it lists."""
+    emptied = {name: () for kind, name in OBJECT_FIELDS.items() if kind in kinds}
+    claims = tuple(c for c in profile.resource_claims if c.kind not in kinds)
+    stripped = replace(profile, **emptied, resource_claims=claims)
+    assert stripped.object_kinds.isdisjoint(kinds)
+    return stripped
+
+
+# Subject-kind rules are left out without such objects among the manifests, whether a profile
+# is given or not; policy rules when neither the manifests nor the profile list such objects.
 GATED = sorted(
     [(r.code, r.judges, True) for r in registry() if r.judges]
-    + [(r.code, r.reads, False) for r in registry() if r.reads and not r.judges]
+    + [(r.code, r.reads, True) for r in registry() if r.reads and not r.judges]
 )
 
 

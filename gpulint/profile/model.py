@@ -24,6 +24,17 @@ POOL_LABELS: tuple[str, ...] = (
 )
 #: How the pools of one Karpenter NodePool name their limit group: `NodePool <name>`.
 NODEPOOL_GROUP = "NodePool "
+#: The ClusterProfile field that holds the objects of each kind it lists (claims of both
+#: kinds are in `resource_claims`).
+OBJECT_FIELDS = {
+    "ResourceQuota": "quotas",
+    "LimitRange": "limit_ranges",
+    "PriorityClass": "priority_classes",
+    "ClusterQueue": "cluster_queues",
+    "LocalQueue": "local_queues",
+    "DeviceClass": "device_classes",
+    "ResourceSlice": "resource_slices",
+}
 #: Providers whose API servers run the ExtendedResourceToleration admission plugin.
 PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION = frozenset({"eks", "gke"})
 
@@ -311,6 +322,13 @@ class ClusterProfile:
     def advertised_resources(self) -> frozenset[str]:
         """Every resource name some pool's nodes advertise."""
         return self.pool_index.advertised
+
+    @cached_property
+    def object_kinds(self) -> frozenset[str]:
+        """The kinds of Kubernetes object the profile lists at least one of (ResourceQuota,
+        PriorityClass, DeviceClass ...): rules that read only other kinds have nothing to read."""
+        listed = {kind for kind, name in OBJECT_FIELDS.items() if getattr(self, name)}
+        return frozenset(listed | {c.kind for c in self.resource_claims})
 
     @cached_property
     def pool_index(self) -> PoolIndex:

@@ -216,15 +216,16 @@ class Rule:
         """What a corpus-wide rule keeps of each file (None: only knowledge objects)."""
         return load_function(self.keeps) if self.keeps else None
 
-    def has_work(self, kinds: Collection[str], profile_given: bool) -> bool:
-        """False when the rule cannot find anything in manifests of `kinds`.
+    def has_work(self, kinds: Collection[str], profile_kinds: Collection[str] = ()) -> bool:
+        """False when the rule cannot find anything in manifests of `kinds` checked against a
+        profile that lists objects of `profile_kinds` (ClusterProfile.object_kinds).
 
         Such a rule is not run, so a run that has nothing for it never imports its module.
         """
         if self.judges:
             return not self.judges.isdisjoint(kinds)
         if self.reads:
-            return profile_given or not self.reads.isdisjoint(kinds)
+            return not (self.reads.isdisjoint(kinds) and self.reads.isdisjoint(profile_kinds))
         return True
 
 
