@@ -7,8 +7,7 @@ Only the rules that match pods against nodes and pools read these, so PodTemplat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpulint.fields import mapping_at, text_of
 from gpulint.yamltree import Pos, YMap, YSeq
@@ -17,8 +16,7 @@ if TYPE_CHECKING:
     from gpulint.profile.model import Taint
 
 
-@dataclass(frozen=True)
-class Toleration:
+class Toleration(NamedTuple):
     """One entry of `tolerations:`."""
 
     key: str
@@ -29,8 +27,7 @@ class Toleration:
     pos: Pos
 
 
-@dataclass(frozen=True)
-class SelectorRequirement:
+class SelectorRequirement(NamedTuple):
     """One `matchExpressions`/`matchFields` entry of a node selector term."""
 
     key: str
@@ -39,8 +36,7 @@ class SelectorRequirement:
     pos: Pos
 
 
-@dataclass(frozen=True)
-class NodeSelectorTerm:
+class NodeSelectorTerm(NamedTuple):
     """One term of `requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`."""
 
     match_expressions: tuple[SelectorRequirement, ...]
@@ -48,8 +44,7 @@ class NodeSelectorTerm:
     pos: Pos
 
 
-@dataclass(frozen=True)
-class PodAffinityTerm:
+class PodAffinityTerm(NamedTuple):
     """One required pod (anti-)affinity term: which pods, counted per which topology domain."""
 
     topology_key: str

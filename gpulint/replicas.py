@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from gpulint.fields import mapping_at
 from gpulint.model import Document, DocumentKey, DocumentLike, PodTemplate, ReplicaCount, Workload
@@ -19,8 +19,7 @@ from gpulint.quantity import format_quantity
 from gpulint.yamltree import Pos, YMap
 
 
-@dataclass(frozen=True)
-class Autoscaler:
+class Autoscaler(NamedTuple):
     """A HorizontalPodAutoscaler of the checked manifests and the workload it scales."""
 
     document: DocumentKey  # kept for the whole run, so without its tree
@@ -66,8 +65,7 @@ def autoscaler_for(workload: Workload, scalers: Iterable[Autoscaler]) -> Autosca
     return None
 
 
-@dataclass(frozen=True)
-class PeakReplicas:
+class PeakReplicas(NamedTuple):
     """The most pods of each template a workload runs at once, and where that is written."""
 
     count: int
@@ -111,8 +109,7 @@ def peak_replicas(
     return peak
 
 
-@dataclass(frozen=True)
-class GangPart:
+class GangPart(NamedTuple):
     """One role's share of a gang: the pods it needs at once and where that is written."""
 
     template: PodTemplate
@@ -165,8 +162,7 @@ def _part_count(part: GangPart) -> str:
     return described if part.count.value == part.pods else f"{part.pods} of {described}"
 
 
-@dataclass(frozen=True)
-class PlannedPods:
+class PlannedPods(NamedTuple):
     """How many pods of a workload may run at once, and where that number is written."""
 
     count: int
@@ -202,8 +198,7 @@ _COUNT_WORDS = {
 }
 
 
-@dataclass(frozen=True)
-class PodDemand:
+class PodDemand(NamedTuple):
     """The most pods of one template that exist at once, and where that number is written."""
 
     workload: Workload

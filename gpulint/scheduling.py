@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
+from typing import NamedTuple
 
 from gpulint.accelerators import is_extended_resource, is_extender_resource
 from gpulint.constraints import (
@@ -124,8 +125,7 @@ def field_requirement_matches(requirement: SelectorRequirement) -> bool | None:
     return False
 
 
-@dataclass(frozen=True)
-class SelectorMismatch:
+class SelectorMismatch(NamedTuple):
     """Why a pool's nodes fail the pod's nodeSelector or required node affinity."""
 
     detail: str  # `nodeSelector disktype=ssd (pool has hdd)`
@@ -225,7 +225,6 @@ def affinity_mismatch(
     return SelectorMismatch(f"no nodeSelectorTerm matches ({detail})", misses[0].pos, misses[0].key)
 
 
-@dataclass(frozen=True)
 class _SelectorEntry(SelectorRequirement):
     """A nodeSelector entry read as the requirement `key In [value]`."""
 
@@ -382,8 +381,7 @@ def admitted_tolerations(
 # Resource fit
 
 
-@dataclass(frozen=True)
-class Shortfall:
+class Shortfall(NamedTuple):
     """A resource one node of a pool has less of than the pod requests."""
 
     resource: str
@@ -473,8 +471,7 @@ def label_selector_matches(term: PodAffinityTerm, labels: Mapping[str, str]) -> 
 # Placement: every filter against every pool
 
 
-@dataclass(frozen=True)
-class PoolFit:
+class PoolFit(NamedTuple):
     """How one pool's nodes fare against a pod template, filter by filter."""
 
     pool: Pool

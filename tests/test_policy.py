@@ -505,5 +505,5 @@ def test_a_terminating_scoped_quota_counts_only_pods_with_a_deadline() -> None:
     assert len(problems) == 1
     assert problems[0].pos == (5, 3)
     assert "used 1 + requested 6 (3 parallel pods × 2) > hard 4" in problems[0].message
-    roomy = replace(profile.quotas[0], hard={"requests.nvidia.com/gpu": Decimal(7)})
+    roomy = profile.quotas[0]._replace(hard={"requests.nvidia.com/gpu": Decimal(7)})
     assert list(gpu_quota_exceeded(_context(TERMINATING, replace(profile, quotas=(roomy,))))) == []

@@ -112,7 +112,7 @@ def _unused_quota(entry: bytes) -> bytes:
     """The entry, saying that the dump's quota is unused: read, it changes the findings."""
     facts = pickle.loads(entry)
     profile = facts[0].profile
-    quotas = (replace(profile.quotas[0], used={}), *profile.quotas[1:])
+    quotas = (profile.quotas[0]._replace(used={}), *profile.quotas[1:])
     facts[0] = facts[0]._replace(profile=replace(profile, quotas=quotas))
     return pickle.dumps(facts)
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
+from typing import NamedTuple
 
 from gpulint.dra import Claim, DeviceClass, ResourceSlice
 
@@ -39,8 +40,7 @@ OBJECT_FIELDS = {
 PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION = frozenset({"eks", "gke"})
 
 
-@dataclass(frozen=True)
-class Taint:
+class Taint(NamedTuple):
     """A node taint."""
 
     key: str
@@ -56,8 +56,7 @@ class Taint:
 LABEL_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"})
 
 
-@dataclass(frozen=True)
-class LabelRequirement:
+class LabelRequirement(NamedTuple):
     """What every node of a pool meets on a label whose value differs from node to node.
 
     A Karpenter NodePool that requires `topology.kubernetes.io/zone In [a, b]` launches nodes
@@ -104,14 +103,13 @@ def _compare(operator: str, value: str, bounds: tuple[str, ...]) -> bool:
     return operator in _COMPARISONS and _COMPARISONS[operator](have, bound)
 
 
-@dataclass(frozen=True)
-class GpuUser:
+class GpuUser(NamedTuple):
     """A workload whose active pods hold extended resources on a pool's nodes."""
 
     namespace: str
     kind: str  # the controller: Deployment (for its ReplicaSets), StatefulSet, Job ..., or Pod
     name: str
-    resources: Mapping[str, Decimal] = field(default_factory=dict)
+    resources: Mapping[str, Decimal] = {}
 
     def is_workload(self, namespace: str, kind: str, name: str) -> bool:
         """True when these pods belong to the workload `namespace/kind/name`."""
@@ -185,8 +183,7 @@ class Pool:
         return varying or None
 
 
-@dataclass(frozen=True)
-class ScopeRequirement:
+class ScopeRequirement(NamedTuple):
     """One `scopeSelector.matchExpressions` entry of a ResourceQuota."""
 
     scope_name: str
@@ -194,32 +191,29 @@ class ScopeRequirement:
     values: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ResourceQuota:
+class ResourceQuota(NamedTuple):
     """A namespace ResourceQuota: hard limits and, when known, current usage."""
 
     namespace: str
     name: str
-    hard: Mapping[str, Decimal] = field(default_factory=dict)
-    used: Mapping[str, Decimal] = field(default_factory=dict)
+    hard: Mapping[str, Decimal] = {}
+    used: Mapping[str, Decimal] = {}
     scopes: tuple[str, ...] = ()
     scope_selector: tuple[ScopeRequirement, ...] = ()
 
 
-@dataclass(frozen=True)
-class LimitRangeItem:
+class LimitRangeItem(NamedTuple):
     """One `spec.limits` entry of a LimitRange (`type` Container, Pod, ...)."""
 
     type: str
-    max: Mapping[str, Decimal] = field(default_factory=dict)
-    min: Mapping[str, Decimal] = field(default_factory=dict)
-    default: Mapping[str, Decimal] = field(default_factory=dict)
-    default_request: Mapping[str, Decimal] = field(default_factory=dict)
-    max_limit_request_ratio: Mapping[str, Decimal] = field(default_factory=dict)
+    max: Mapping[str, Decimal] = {}
+    min: Mapping[str, Decimal] = {}
+    default: Mapping[str, Decimal] = {}
+    default_request: Mapping[str, Decimal] = {}
+    max_limit_request_ratio: Mapping[str, Decimal] = {}
 
 
-@dataclass(frozen=True)
-class LimitRange:
+class LimitRange(NamedTuple):
     """A namespace LimitRange."""
 
     namespace: str
@@ -227,8 +221,7 @@ class LimitRange:
     items: tuple[LimitRangeItem, ...] = ()
 
 
-@dataclass(frozen=True)
-class PriorityClass:
+class PriorityClass(NamedTuple):
     """A PriorityClass."""
 
     name: str
@@ -237,17 +230,15 @@ class PriorityClass:
     preemption_policy: str = "PreemptLowerPriority"
 
 
-@dataclass(frozen=True)
-class FlavorQuota:
+class FlavorQuota(NamedTuple):
     """One flavor of a Kueue ClusterQueue resource group, with its quota per resource."""
 
     name: str
-    nominal: Mapping[str, Decimal] = field(default_factory=dict)
-    borrowing_limit: Mapping[str, Decimal] = field(default_factory=dict)  # absent: unlimited
+    nominal: Mapping[str, Decimal] = {}
+    borrowing_limit: Mapping[str, Decimal] = {}  # absent: unlimited
 
 
-@dataclass(frozen=True)
-class ClusterQueue:
+class ClusterQueue(NamedTuple):
     """A Kueue ClusterQueue: the resources it covers and each flavor's nominal quota."""
 
     name: str
@@ -256,8 +247,7 @@ class ClusterQueue:
     cohort: str | None = None  # a queue in a cohort may borrow unused quota of the others
 
 
-@dataclass(frozen=True)
-class LocalQueue:
+class LocalQueue(NamedTuple):
     """A Kueue LocalQueue: what `kueue.x-k8s.io/queue-name` names, in one namespace."""
 
     namespace: str
@@ -336,8 +326,7 @@ class ClusterProfile:
         return PoolIndex.of(self.pools)
 
 
-@dataclass(frozen=True)
-class PoolIndex:
+class PoolIndex(NamedTuple):
     """The pools of a profile grouped by the facts the scheduler's filters read.
 
     Large clusters repeat a few node group shapes across zones and teams: a filter that reads

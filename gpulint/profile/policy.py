@@ -13,7 +13,7 @@ document so that rules can point at its keys.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -216,7 +216,7 @@ def quotas_in_effect(
         key = (quota.namespace, quota.name)
         replaced = from_profile.get(key)
         if not quota.used and replaced is not None:
-            quota = replace(quota, used=replaced.used)
+            quota = quota._replace(used=replaced.used)
         result[key] = QuotaInEffect(quota, document)
     return tuple(result.values())
 

@@ -1,14 +1,18 @@
-"""What rendering needs from the command line and the config: values sets, variables, cache."""
+"""What rendering needs from the command line and the config: values sets, variables, cache.
+
+Every run reads these (the config holds chart settings), so they are NamedTuples: cheaper to
+define than frozen dataclasses.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class ValuesSet:
+class ValuesSet(NamedTuple):
     """One way to render a chart: values files (helm's `-f`) and `--set` assignments."""
 
     name: str | None = None  # None: the values given on the command line, or the defaults
@@ -16,8 +20,7 @@ class ValuesSet:
     set_values: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class ChartSettings:
+class ChartSettings(NamedTuple):
     """How one chart is rendered: release, namespace and its values sets."""
 
     release: str | None = None
@@ -25,12 +28,11 @@ class ChartSettings:
     sets: tuple[ValuesSet, ...] = (ValuesSet(),)
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(NamedTuple):
     """What rendering charts, overlays and env templates needs from the command line/config."""
 
     #: Per chart directory (as the user wrote it, resolved): settings from the config.
-    charts: Mapping[Path, ChartSettings] = field(default_factory=dict)
+    charts: Mapping[Path, ChartSettings] = MappingProxyType({})
     #: Settings for charts given on the command line or found by walking.
     default: ChartSettings = ChartSettings()
     cache_dir: str | None = None  # --cache-dir; None: the profile cache's default place

@@ -9,8 +9,9 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
+from typing import NamedTuple
 
 from gpulint.gpus import gpu_limit_pos, gpu_requests
 from gpulint.kueue import admitting_queue
@@ -38,8 +39,7 @@ from gpulint.scheduling import (
 _MAX_LISTED = 3
 
 
-@dataclass(frozen=True)
-class GpuDemand:
+class GpuDemand(NamedTuple):
     """A workload whose pods can only run on `pools`, and how many GPUs they hold at once."""
 
     workload: Workload
@@ -132,8 +132,7 @@ def capacity_needs(ctx: CheckContext) -> Iterator[Workload]:
             yield workload
 
 
-@dataclass(frozen=True)
-class PoolGroup:
+class PoolGroup(NamedTuple):
     """The demands on one resource confined to exactly the same pools, largest first."""
 
     pools: frozenset[str]
@@ -168,8 +167,7 @@ def pool_groups(
     return groups
 
 
-@dataclass(frozen=True)
-class Sharing:
+class Sharing(NamedTuple):
     """What the demands confined to a subset of some pools take, leaving some demands out."""
 
     confined: Decimal  # GPUs they take, each group capped at what its pools hold
@@ -218,8 +216,7 @@ class Sharing:
         return f"{listed} and {more:,} more" if more > 0 else listed
 
 
-@dataclass(frozen=True)
-class GangDemand:
+class GangDemand(NamedTuple):
     """The GPUs of one resource a gang needs at once, role by role, and the pools it can use."""
 
     workload: Workload

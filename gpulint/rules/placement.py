@@ -14,8 +14,8 @@ from __future__ import annotations
 import difflib
 import enum
 from collections.abc import Iterator
-from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from gpulint.accelerators import looks_like_accelerator
 from gpulint.constraints import PodAffinityTerm, toleration_fields, toleration_yaml
@@ -61,8 +61,7 @@ class Blocker(enum.Enum):
     NO_POOL = enum.auto()  # GPU101
 
 
-@dataclass(frozen=True)
-class GpuPlacement:
+class GpuPlacement(NamedTuple):
     """A GPU pod template, its workload and where it can run."""
 
     workload: Workload
@@ -283,8 +282,7 @@ def tolerations_pos(template: PodTemplate) -> Pos:
 # GPU103
 
 
-@dataclass(frozen=True)
-class MissingPool:
+class MissingPool(NamedTuple):
     """A selector entry naming a pool (by a pool label) that no pool of the cluster has."""
 
     label: str
@@ -510,8 +508,7 @@ def gpu_selector_without_request(ctx: CheckContext) -> Iterator[Problem]:
 # GPU105
 
 
-@dataclass(frozen=True)
-class TooManyGpus:
+class TooManyGpus(NamedTuple):
     """A GPU resource the pod wants more of than one node of any pool it selects has."""
 
     resource: str
