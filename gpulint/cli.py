@@ -922,7 +922,11 @@ def _live_connection(
     help=f"Cluster profile input besides the dumps; repeatable. {_PROFILE_INPUTS_HELP}",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
-@click.option("--live", is_flag=True, help="Read pods, events and the profile from the cluster.")
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Read pods, events, jobs, Kueue Workloads, DRA objects and the profile from the cluster.",
+)
 @click.option(
     "-n",
     "--namespace",

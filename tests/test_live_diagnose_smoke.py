@@ -212,6 +212,8 @@ def test_live_kueue_and_dra_causes_equal_those_of_the_dump(k, kubeconfig, versio
     workloads = f"/apis/{KUEUE_GROUP}/{version}/workloads"
     assert [p for _, p, _ in requests(k)].count(workloads) == 1
     assert requests(k)[-1] == ("GET", workloads, {"limit": "500"})
+    rules = role_rules("gpulint-live") + role_rules("gpulint-diagnose")
+    assert [(m, p) for m, p, _ in requests(k) if not allowed(rules, m, p)] == []
 
 
 def test_live_cluster_without_kueue_or_dra_is_judged_as_a_dump_without_them(
