@@ -46,6 +46,7 @@ from gpulint.loader import (
     RenderedInput,
     collection_paused,
     discover,
+    display_path,
     input_name,
     load_bytes,
     load_path,
@@ -118,6 +119,9 @@ class LintOptions:
     server_dry_run: bool = False
     dry_run: DryRun | None = None  # what a server's dry-run refused (live mode sets it)
     stdin: tuple[str, bytes] | None = None  # `-` among the paths: (display name, bytes)
+    # The directory relative paths among `paths` (and `overlay`'s names) are taken from, and
+    # findings name files relative to (see lint); None: paths as given.
+    root: str | None = None
     namespace: str | None = None  # assumed for objects that name none
     jobs: int = 1
     keep_checked: bool = True
@@ -175,7 +179,17 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
     one's own, see `gpulint.catalogue.read_records`). `overlay` maps input names to the bytes
     to check instead of theirs (fixes not yet written). `render` says how charts and overlays
     among the inputs are rendered (gpulint.render); their findings point at the files the
-    author edits. Raises GpulintError for a missing or unreadable path or profile, a bad
+    author edits.
+
+    `root` makes the run independent of the working directory: relative paths are relative
+    to it, files inside it are reported relative to it (`k8s/a.yaml`) and others by their
+    absolute paths; the command line passes its working directory, as ruff reports paths.
+    Without `root`, the library never looks at the working directory: paths are read as
+    given (relative ones, as any file function does, from the working directory) and
+    reported as given. A config without a file (`Config(root=None)`) takes `root` as the
+    directory its globs are relative to. Profile inputs are read as given.
+
+    Raises GpulintError for a missing or unreadable path or profile, a bad
     selector, a chart or overlay that cannot be rendered, and (with `allow_empty` False)
     stdin or a render without any Kubernetes object.
     """
@@ -274,6 +288,38 @@ def _lint_live(paths: Sequence[str], options: LintOptions) -> LintResult:
 
 
 def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
+    """The run from `options.root`: every path it reads absolute, every path it reports
+    relative to the root."""
+    root = options.root
+    if root is None:
+        return _lint_paths(paths, options)
+    stdin_name = options.stdin[0] if options.stdin is not None else None
+    overlay = options.overlay
+    if overlay:
+        overlay = {k if k == stdin_name else os.path.join(root, k): v for k, v in overlay.items()}
+    config = options.config
+    if config.root is None:
+        config = replace(config, root=Path(root))
+    absolute = [p if p == STDIN else os.path.join(root, p) for p in paths]
+    return _lint_paths(absolute, replace(options, config=config, overlay=overlay))
+
+
+def _displayed(findings: Iterable[Finding], root: str | None) -> Iterator[Finding]:
+    """`findings` with their files (and renders) named relative to `root` when inside it."""
+    if root is None:
+        yield from findings
+        return
+    for finding in findings:
+        path = display_path(finding.path, root)
+        rendered = finding.rendered
+        if rendered is not None:
+            rendered = rendered._replace(of=display_path(rendered.of, root))
+        if path != finding.path or rendered != finding.rendered:
+            finding = replace(finding, path=path, rendered=rendered)
+        yield finding
+
+
+def _lint_paths(paths: Sequence[str], options: LintOptions) -> LintResult:
     """The run in its phases: discover, plan, load and check each file, corpus checks, report."""
     config = options.config
     # Checked in report order (findings are reported by path), so each file's findings can be
@@ -286,6 +332,7 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
         options.render,
         options.allow_empty,
         ignored=config.gitignore_filter(),
+        base=options.root,
     )
     context_inputs = _context_inputs(config, inputs)
     selected, plan, skipped = _plan(inputs, options, context_inputs)
@@ -297,6 +344,7 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
         late = [f for f in late if _involves_given(f, given)]
     if inputs.renders:
         late = _located(late, inputs.renders)
+    late = list(_displayed(late, options.root))
     notes = []
     if skipped:
         notes.append(
@@ -391,9 +439,15 @@ def _check_every_file(plan: FilePlan, inputs: Inputs, options: LintOptions) -> G
         gathered.objects += outcome.objects
         gathered.unchecked += outcome.unchecked
         # A render's findings point into the files it was rendered from: anywhere in the report.
-        gathered.findings.extend(f for f in outcome.findings if f.rendered is None)
+        findings = [f for f in outcome.findings if f.rendered is None]
+        gathered.findings.extend(_displayed(findings, options.root))
         gathered.late.extend(f for f in outcome.findings if f.rendered is not None)
-        gathered.checked.extend(outcome.checked)
+        if options.root is None:
+            gathered.checked.extend(outcome.checked)
+        else:
+            gathered.checked.extend(
+                c._replace(path=display_path(c.path, options.root)) for c in outcome.checked
+            )
         for scaler in outcome.autoscalers:
             target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
             gathered.scalers.setdefault(target, scaler)

@@ -502,6 +502,7 @@ def check(
             def run(overlay: Mapping[str, bytes]) -> LintResult:
                 return lint(
                     list(paths) or ["."],
+                    root=os.getcwd(),
                     config=config,
                     profile=profile,
                     clusters=clusters,
@@ -517,6 +518,7 @@ def check(
         elif live:
             result = lint(
                 list(paths) or ["."],
+                root=os.getcwd(),
                 config=config,
                 live=_connection(kube_context, kubeconfig, request_timeout),
                 pool_label=pool_label,
@@ -529,6 +531,7 @@ def check(
         else:
             result = lint(
                 list(paths) or ["."],
+                root=os.getcwd(),
                 config=config,
                 profile_paths=profile_paths,
                 clusters=clusters,
@@ -603,21 +606,23 @@ def _show(
 ) -> None:
     """--show-settings and --show-files: what a run would use, without checking anything."""
     from gpulint.config import settings_lines
-    from gpulint.loader import STDIN, discover, input_name
+    from gpulint.loader import STDIN, discover, display_path, input_name
 
     if settings:
         for line in settings_lines(config, from_command_line):
             click.echo(line)
         return
     stdin = (stdin_filename or "<stdin>", b"") if STDIN in paths else None
+    cwd = os.getcwd()
     found = discover(
         [p for p in paths or ["."] if p != STDIN],
         config.is_excluded,
         stdin,
         ignored=config.gitignore_filter(),
+        base=cwd,
     )
     for item in found:
-        click.echo(input_name(item))
+        click.echo(display_path(input_name(item), cwd))
 
 
 def _fix(
@@ -720,7 +725,7 @@ def _config(
     from gpulint.config import Config, config_for_paths, load_config
 
     if isolated:
-        return Config()
+        return Config(root=Path.cwd())
     if config_path is not None:
         path = Path(config_path)
         if not path.is_file():
@@ -731,7 +736,7 @@ def _config(
         for note in choice.notes:
             click.echo(f"gpulint: warning: {note}", err=True)
         if choice.path is None:
-            return Config()
+            return Config(root=Path.cwd())
         path = choice.path
     return load_config(path, catalogue_codes(), cache)
 

@@ -48,7 +48,9 @@ class Config:
     """Settings for one run; the defaults are what a run without a config file uses."""
 
     path: str | None = None
-    root: Path = field(default_factory=Path.cwd)
+    # The directory globs (exclude, per-file-ignores, context) are relative to: the config
+    # file's; None: the run's root (gpulint.api.LintOptions.root), else paths as given.
+    root: Path | None = None
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -97,7 +99,7 @@ class Config:
 
         found: list[str] = []
         for pattern in self.context:
-            full = os.path.join(self.root, pattern)
+            full = pattern if self.root is None else os.path.join(self.root, pattern)
             if glob.has_magic(pattern):
                 found.extend(sorted(glob.glob(full, recursive=True)))
             elif os.path.lexists(full):
@@ -142,13 +144,13 @@ def _specificity(selector: str) -> int:
     return 0 if selector == "ALL" else len(selector)
 
 
-def _matches_any(path: Path, root: Path, patterns: Iterable[str]) -> bool:
-    # abspath also folds `..`, so `../k8s/x.yaml` run from a subdirectory still matches.
-    absolute = Path(os.path.abspath(path))
-    try:
-        relative = absolute.relative_to(root).as_posix()
-    except ValueError:
-        relative = path.as_posix()
+def _matches_any(path: Path, root: Path | None, patterns: Iterable[str]) -> bool:
+    relative = path.as_posix()
+    if root is not None:
+        # abspath also folds `..`, so `../k8s/x.yaml` run from a subdirectory still matches.
+        absolute = Path(os.path.abspath(path))
+        if absolute.is_relative_to(root):
+            relative = absolute.relative_to(root).as_posix()
     candidates = [relative, path.name]
     parts = relative.split("/")
     candidates.extend("/".join(parts[:i]) for i in range(1, len(parts)))

@@ -120,8 +120,10 @@ class Inputs:
         render: RenderOptions | None = None,
         allow_empty: bool = True,
         ignored: Callable[[str, bool], bool] | None = None,
+        base: str | None = None,
     ) -> None:
-        self._roots = tuple(roots)  # display paths
+        self._roots = tuple(roots)  # as given: the paths to read
+        self._base = base  # inputs are reported relative to it (display_path)
         self._is_excluded = is_excluded
         self._ignored = ignored  # (path, is_dir) -> skip it while walking (.gitignore)
         self._stdin = stdin
@@ -149,8 +151,15 @@ class Inputs:
             from gpulint.render.options import RenderOptions
             from gpulint.render.plan import plan_renders
 
-            check = None if allow_empty else _require_objects
-            self._renders = plan_renders(marks.items(), render or RenderOptions(), check)
+            def check(name: str, data: bytes) -> None:
+                _require_objects(display_path(name, base), data)
+
+            try:
+                self._renders = plan_renders(
+                    marks.items(), render or RenderOptions(), None if allow_empty else check
+                )
+            except GpulintError as exc:
+                raise _named_for_display(exc, marks, base) from None
             rendered = [item for items in self._renders.values() for item in items]
             self.files += len(rendered)
             self.size += sum(len(item.data) for item in rendered)
@@ -174,10 +183,14 @@ class Inputs:
         ]
         if self._stdin is not None:
             streams.append((self._stdin,))
-        merged = heapq.merge(*streams, key=input_name)
+        merged = heapq.merge(*streams, key=self._report_name)
         if self._overlay:
             merged = map(self._overlaid, merged)
         return _once(merged) if self._twice else merged
+
+    def _report_name(self, item: Input) -> str:
+        name = input_name(item)
+        return name if self._base is None else display_path(name, self._base)
 
     def _overlaid(self, item: Input) -> Input:
         name = input_name(item)
@@ -214,6 +227,7 @@ def discover(
     render: RenderOptions | None = None,
     allow_empty: bool = True,
     ignored: Callable[[str, bool], bool] | None = None,
+    base: str | None = None,
 ) -> Inputs:
     """Files to check: given files, and manifests found recursively under given directories.
 
@@ -225,8 +239,9 @@ def discover(
 
     Hidden files and directories (`.git`, `.github` ...) are skipped inside directories, and
     anything `is_excluded` matches is skipped everywhere; `ignored(path, is_dir)` skips what
-    it matches inside directories only (`.gitignore` rules). Files are named by their display
-    path (`display_path`) and come in report order, with `stdin` among them. A file reached
+    it matches inside directories only (`.gitignore` rules). Files are named by their paths
+    as given (a directory's files by the directory's path and their own) and come in report
+    order (by `display_path(name, base)`), with `stdin` among them. A file reached
     twice (given twice, through a directory and by name, or through a symlink) is read once,
     under the first of its paths. An input named in `overlay` is read from there instead.
     Raises GpulintError for a missing path.
@@ -234,12 +249,23 @@ def discover(
     roots = []
     for raw in paths:
         if not _exists(raw):
-            raise GpulintError(f"{raw}: no such file or directory")
-        # Walked from its display path, a directory gives its files' display paths.
-        roots.append(display_path(Path(raw)))
+            raise GpulintError(f"{display_path(raw, base)}: no such file or directory")
+        roots.append(Path(raw).as_posix())
     if stdin is not None and not allow_empty:
         _require_objects(stdin[0], stdin[1])
-    return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty, ignored)
+    return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty, ignored, base)
+
+
+def _named_for_display(
+    error: GpulintError, directories: Iterable[str], base: str | None
+) -> GpulintError:
+    """`error`, which a render's message starts with the directory it read, with that
+    directory named as the run shows paths (`display_path`)."""
+    message = str(error)
+    for directory in sorted(directories, key=len, reverse=True):
+        if message.startswith(f"{directory}:"):
+            return type(error)(display_path(directory, base) + message[len(directory) :])
+    return error
 
 
 def _require_objects(name: str, data: bytes) -> None:
@@ -439,11 +465,14 @@ def _size(path: str) -> int:
         return 0
 
 
-def display_path(path: Path) -> str:
-    """The path as findings report it: relative to the working directory when inside it."""
-    if path.is_absolute() and path.is_relative_to(Path.cwd()):
-        path = path.relative_to(Path.cwd())
-    return path.as_posix()
+def display_path(path: Path | str, base: str | None = None) -> str:
+    """The path as findings report it: relative to the directory `base` when inside it (and
+    `base` given), else as written."""
+    text = Path(path).as_posix()
+    if base is None:
+        return text
+    prefix = base.rstrip("/") + "/"
+    return text[len(prefix) :] if text.startswith(prefix) else text
 
 
 def load(paths: Iterable[Path], stdin: tuple[str, bytes] | None = None) -> LoadResult:

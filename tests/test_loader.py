@@ -249,10 +249,18 @@ def test_discover_keeps_explicit_files_once_in_report_order(tree: Path) -> None:
     assert found == ["a.yaml", "b/c.yml", "b/notes.md"]
 
 
-def test_discover_gives_display_paths_whatever_the_given_spelling(tree: Path) -> None:
-    found = list(discover([str(tree / "b"), "./vendor//", str(tree / "a.yaml")]))
-    assert found == ["a.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
-    assert found == [display_path(Path(f)) for f in found]
+def test_discover_orders_by_display_path_whatever_the_given_spelling(tree: Path) -> None:
+    given = [str(tree / "b"), "./vendor//", str(tree / "a.yaml")]
+    found = list(discover(given, base=str(tree)))
+    # Read by the paths given, normalised; reported, and ordered, relative to the base.
+    assert found == [
+        f"{tree}/a.yaml",
+        f"{tree}/b/c.yml",
+        f"{tree}/b/d/e.json",
+        "vendor/v.yaml",
+    ]
+    shown = [display_path(f, str(tree)) for f in found]
+    assert shown == ["a.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
 
 
 def test_discover_missing_path_is_an_error(tree: Path) -> None:
@@ -260,9 +268,14 @@ def test_discover_missing_path_is_an_error(tree: Path) -> None:
         list(discover(["a.yaml", "missing.yaml"]))
 
 
-def test_display_path_is_relative_to_the_working_directory(tree: Path) -> None:
-    assert display_path(tree / "b" / "c.yml") == "b/c.yml"
-    assert display_path(Path("/somewhere/else.yaml")) == "/somewhere/else.yaml"
+def test_display_path_is_relative_to_the_base_when_inside_it() -> None:
+    assert display_path(Path("/repo/b/c.yml"), "/repo") == "b/c.yml"
+    assert display_path("/repo/../up.yaml", "/repo/") == "../up.yaml"
+    assert display_path(Path("/repository/x.yaml"), "/repo") == "/repository/x.yaml"
+    assert display_path(Path("/somewhere/else.yaml"), "/repo") == "/somewhere/else.yaml"
+    assert display_path("./b//c.yml", "/repo") == "b/c.yml"
+    # Without a base, a path is shown as given, normalised: the working directory is not read.
+    assert display_path(Path("/repo/b/c.yml")) == "/repo/b/c.yml"
 
 
 def test_load_reads_files_then_stdin(tree: Path) -> None:
@@ -330,7 +343,8 @@ def test_fifo_in_a_tree_is_not_read(tree: Path) -> None:
 
 def test_a_file_reached_twice_is_read_once_under_its_first_path(tree: Path) -> None:
     (tree / "link.yaml").symlink_to("a.yaml")
-    found = list(discover(["a.yaml", str(tree / "a.yaml"), "./a.yaml", ".", "link.yaml"]))
+    given = ["a.yaml", str(tree / "a.yaml"), "./a.yaml", ".", "link.yaml"]
+    found = list(discover(given, base=str(tree)))
     assert found == ["a.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
 
 

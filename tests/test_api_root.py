@@ -1,0 +1,142 @@
+"""lint() with a root: the working directory changes nothing, and is never read."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import traceback
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpulint.api import lint
+from gpulint.catalogue import catalogue_codes
+from gpulint.cli import main
+from gpulint.config import Config, config_for_paths, load_config
+from gpulint.findings import LintResult
+
+DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+PACKAGE = str(Path(__file__).resolve().parent.parent / "gpulint")
+CONFIG = """\
+exclude: [k8s/vendor]
+per-file-ignores:
+  "k8s/training.yaml": [GPU601]
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with a config, two manifests, an excluded one, and one outside it."""
+    root = tmp_path / "repo"
+    (root / "k8s" / "vendor").mkdir(parents=True)
+    (root / ".gpulint.yaml").write_text(CONFIG)
+    shutil.copy(DEMO / "training.yaml", root / "k8s" / "training.yaml")
+    shutil.copy(DEMO / "placement.yaml", root / "k8s" / "placement.yaml")
+    shutil.copy(DEMO / "training.yaml", root / "k8s" / "vendor" / "training.yaml")
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(DEMO / "training.yaml", tmp_path / "elsewhere" / "outside.yaml")
+    return root
+
+
+def _config(repo: Path) -> Config:
+    """The config a run of `k8s` finds, upward from the checked path."""
+    choice = config_for_paths(["k8s"], repo)
+    assert choice.path == repo / ".gpulint.yaml"
+    return load_config(choice.path, catalogue_codes())
+
+
+def _shown(result: LintResult) -> list[tuple[str, str, int, int, str]]:
+    return [(f.path, f.code, f.line, f.column, f.message) for f in result.findings]
+
+
+def _run(repo: Path) -> LintResult:
+    outside = str(repo.parent / "elsewhere" / "outside.yaml")
+    return lint(["k8s", outside], root=str(repo), config=_config(repo), keep_checked=True)
+
+
+def test_lint_from_another_directory_reports_what_it_reports_from_the_root(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    at_root = _run(repo)
+    unrelated = tmp_path / "unrelated"
+    unrelated.mkdir()
+    monkeypatch.chdir(unrelated)
+    elsewhere = _run(repo)
+    assert _shown(elsewhere) == _shown(at_root)
+    assert elsewhere.checked == at_root.checked
+    outside = str(tmp_path / "elsewhere" / "outside.yaml")
+    # Inside the root relative to it, outside it by the absolute path; the excluded directory
+    # and the code ignored in training.yaml (globs relative to the config's directory) left out.
+    checked = {c.path for c in elsewhere.checked}
+    assert checked == {"k8s/placement.yaml", "k8s/training.yaml", outside}
+    assert {(f.path, f.code) for f in elsewhere.findings} == {
+        ("k8s/training.yaml", "GPU001"),
+        ("k8s/training.yaml", "GPU002"),
+        ("k8s/training.yaml", "GPU003"),
+        (outside, "GPU001"),
+        (outside, "GPU601"),
+        (outside, "GPU002"),
+        (outside, "GPU003"),
+    }
+
+
+def test_lint_with_the_root_reports_what_gpulint_check_reports(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = str(repo.parent / "elsewhere" / "outside.yaml")
+    monkeypatch.chdir(repo)
+    # Checked with a path outside the repository, a run uses no config unless named.
+    command = ["check", "--config", ".gpulint.yaml", "--format", "json", "k8s", outside]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 1, result.output
+    reported = [
+        (f["path"], f["code"], f["line"], f["column"], f["message"])
+        for f in json.loads(result.stdout)["findings"]
+    ]
+    monkeypatch.chdir(repo.parent)
+    assert _shown(_run(repo)) == reported
+
+
+def test_lint_with_a_root_never_reads_the_working_directory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    expected = _shown(_run(repo))
+    readers: list[str] = []
+    real_getcwd = os.getcwd
+
+    def getcwd() -> str:
+        # Path.cwd, abspath and realpath of a relative path all ask os.getcwd. The import
+        # machinery does too (for a '' entry of sys.path) when a rule module is imported.
+        for frame in reversed(traceback.extract_stack()[:-1]):
+            if frame.filename.startswith("<frozen importlib"):
+                break
+            if frame.filename.startswith(PACKAGE):
+                readers.append(f"{frame.filename}:{frame.lineno}")
+                break
+        return real_getcwd()
+
+    monkeypatch.setattr(os, "getcwd", getcwd)
+    assert _shown(_run(repo)) == expected
+    assert readers == []
+
+
+def test_without_a_root_paths_are_reported_as_given(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    absolute = lint([str(repo / "k8s" / "training.yaml")], config=Config(select=("GPU601",)))
+    relative = lint(["k8s/training.yaml"], config=Config(select=("GPU601",)))
+    assert {f.path for f in absolute.findings} == {str(repo / "k8s" / "training.yaml")}
+    assert {f.path for f in relative.findings} == {"k8s/training.yaml"}
+    assert [f[1:] for f in _shown(absolute)] == [f[1:] for f in _shown(relative)]
+
+
+def test_a_missing_path_is_named_as_given(repo: Path, tmp_path: Path) -> None:
+    from gpulint.errors import GpulintError
+
+    with pytest.raises(GpulintError, match=r"^k8s/missing\.yaml: no such file or directory$"):
+        lint(["k8s/missing.yaml"], root=str(repo))
