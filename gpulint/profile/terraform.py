@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -77,6 +77,22 @@ class _Reader:
         return value
 
 
+@dataclass(frozen=True)
+class _Block:
+    """One resource or module block: its values, where it is written, and their reader."""
+
+    values: Mapping[str, Any]
+    defined_at: str  # `main.tf:14`
+    address: str  # `module.groups["a"].aws_eks_node_group.this`
+    reader: _Reader
+    module: Mapping[str, Any]  # every block tfparse read, for the ones this one refers to
+
+    def name(self, key: str) -> str:
+        """The pool's name: the value of `key`, else the block's own name in the address."""
+        fallback = self.address.rsplit(".", 1)[-1]
+        return _text(self.reader.get(self.values, key, fallback)) or fallback
+
+
 def _unresolved(value: Any) -> bool:
     """tfparse leaves what it cannot evaluate as a reference, a block id, or null."""
     if isinstance(value, Mapping) and "__attribute__" in value:
@@ -97,14 +113,18 @@ def facts_from_terraform(path: str) -> ProfileFacts:
     except Exception as exc:  # tfparse raises its own and Go-side errors: one line, exit 2
         raise GpulintError(f"{path}: Terraform could not be evaluated: {exc}") from None
     assumptions: list[str] = []
-    pools = [
-        *_eks_node_groups(directory, blocks, assumptions),
-        *_eks_modules(directory, blocks, assumptions),
-        *_autoscaling_groups(directory, blocks, assumptions),
-        *_gke_node_pools(directory, blocks, assumptions),
-        *_aks_node_pools(directory, blocks, assumptions),
-    ]
-    providers = {provider for provider, _ in pools if provider is not None}
+    pools: list[PoolFacts] = []
+    # An EKS cluster in the module makes its Auto Scaling groups EKS node groups too.
+    providers = {"eks"} if blocks.get("aws_eks_cluster") else set()
+    for kind, (provider, convert) in _CONVERTERS.items():
+        for values in _blocks(blocks.get(kind)):
+            defined_at, address = _meta(directory, values)
+            reader = _Reader(f"{defined_at} {address}")
+            found = list(convert(_Block(values, defined_at, address, reader, blocks)))
+            pools += found
+            if found and provider is not None:
+                providers.add(provider)
+            assumptions.extend(reader.assumptions)
     provider = providers.pop() if len(providers) == 1 else None
     profile = ClusterProfile(
         provider=provider,
@@ -112,7 +132,7 @@ def facts_from_terraform(path: str) -> ProfileFacts:
         sources=(path,),
         assumptions=tuple(assumptions),
     )
-    return ProfileFacts(profile, tuple(facts for _, facts in pools))
+    return ProfileFacts(profile, tuple(pools))
 
 
 def _meta(directory: str, block: Mapping[str, Any]) -> tuple[str, str]:
@@ -162,28 +182,32 @@ def _taint(item: Mapping[str, Any], where: str) -> Taint:
     return Taint(_text(item.get("key")), _text(item.get("value")), EFFECTS[effect])
 
 
-def _pool(name: str, defined_at: str, values: dict[str, Any], estimated: set[str]) -> PoolFacts:
-    values["defined_at"] = defined_at
-    stated = set(values) - estimated - {"nodes"}
-    pool = Pool(name=name, **values)
-    return PoolFacts(pool, frozenset(stated), frozenset(estimated | {"nodes"}))
+def _pool(
+    name: str, defined_at: str, values: Mapping[str, Any], estimated: frozenset[str] = frozenset()
+) -> PoolFacts:
+    """A pool as the files state it; its allocatable, unless stated, estimated from the
+    catalogue by its instance type, and its nodes now always only estimated."""
+    values = {**values, "defined_at": defined_at}
+    estimated |= {"nodes"}
+    if "allocatable" not in values:
+        allocatable = catalogue_allocatable(values.get("instance_type"))
+        if allocatable is not None:
+            values["allocatable"] = allocatable
+            estimated |= {"allocatable"}
+    stated = set(values) - estimated
+    return PoolFacts(Pool(name=name, **values), frozenset(stated), estimated)
 
 
 # --- EKS --------------------------------------------------------------------------------------
 
 
-def _eks_node_groups(
-    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
-) -> Iterator[tuple[str, PoolFacts]]:
-    for block in _blocks(blocks.get("aws_eks_node_group")):
-        defined_at, address = _meta(directory, block)
-        reader = _Reader(f"{defined_at} {address}")
-        name = _text(reader.get(block, "node_group_name", address.rsplit(".", 1)[-1]))
-        scaling = (_blocks(block.get("scaling_config")) or [{}])[0]
-        types = reader.get(block, "instance_types", ["t3.medium"], " (the EKS default)")
-        taints = tuple(_taint(t, defined_at) for t in _blocks(block.get("taint")))
-        yield "eks", _eks_pool(name, defined_at, reader, scaling, types, block, taints, True)
-        assumptions.extend(reader.assumptions)
+def _eks_node_group(block: _Block) -> Iterator[PoolFacts]:
+    values, reader = block.values, block.reader
+    scaling = (_blocks(values.get("scaling_config")) or [{}])[0]
+    types = reader.get(values, "instance_types", ["t3.medium"], " (the EKS default)")
+    taints = tuple(_taint(t, block.defined_at) for t in _blocks(values.get("taint")))
+    name = block.name("node_group_name")
+    yield _eks_pool(name, block.defined_at, reader, scaling, types, values, taints, True)
 
 
 def _eks_pool(
@@ -222,58 +246,39 @@ def _eks_pool(
         "scale_from_zero": from_zero,
         "instance_type": instance,
     }
-    estimated = set()
+    return _pool(name, defined_at, values)
+
+
+def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
+    """A self-managed Auto Scaling group, as cluster-autoscaler sees it at zero nodes."""
+    values, reader = block.values, block.reader
+    name = _text(reader.get(values, "name", None)) or _text(values.get("name_prefix"))
+    template = node_template_from_tags(_asg_tags(values))
+    instance = _asg_instance_type(block)
+    low = _count(reader, values, "min_size", 0)
+    high = _count(reader, values, "max_size", low)
+    labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
+    labels.update(template.labels)
     allocatable = catalogue_allocatable(instance)
-    if allocatable is not None:
-        values["allocatable"] = allocatable
-        estimated.add("allocatable")
-    return _pool(name, defined_at, values, estimated)
-
-
-def _autoscaling_groups(
-    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
-) -> Iterator[tuple[str | None, PoolFacts]]:
-    """Self-managed Auto Scaling groups, as cluster-autoscaler sees them at zero nodes."""
-    templates = {
-        block.get("id"): block
-        for kind in ("aws_launch_template", "aws_launch_configuration")
-        for block in _blocks(blocks.get(kind))
+    if allocatable is None and template.resources:
+        allocatable = dict(template.resources)  # what the autoscaler is told a node has
+    pool: dict[str, Any] = {
+        "labels": labels,
+        "taints": template.taints,
+        "nodes": _count(reader, values, "desired_capacity", low),
+        "min_nodes": low,
+        "max_nodes": high,
+        "scale_from_zero": high > 0,
+        "instance_type": instance,
+        "template_missing": aws_template_missing(allocatable or {}, template),
     }
-    # An ASG is an EKS node group only in a module that also defines the EKS cluster.
-    provider = "eks" if blocks.get("aws_eks_cluster") else None
-    for block in _blocks(blocks.get("aws_autoscaling_group")):
-        defined_at, address = _meta(directory, block)
-        reader = _Reader(f"{defined_at} {address}")
-        fallback = _text(block.get("name_prefix")) or address.rsplit(".", 1)[-1]
-        name = _text(reader.get(block, "name", None)) or fallback
-        template = node_template_from_tags(_asg_tags(block))
-        instance = _asg_instance_type(block, address, templates, reader)
-        low = _count(reader, block, "min_size", 0)
-        high = _count(reader, block, "max_size", low)
-        labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
-        labels.update(template.labels)
-        allocatable = catalogue_allocatable(instance)
-        estimated = {"allocatable"}
-        if allocatable is None and template.resources:
-            allocatable = dict(template.resources)  # what the autoscaler is told a node has
-        values: dict[str, Any] = {
-            "labels": labels,
-            "taints": template.taints,
-            "nodes": _count(reader, block, "desired_capacity", low),
-            "min_nodes": low,
-            "max_nodes": high,
-            "scale_from_zero": high > 0,
-            "instance_type": instance,
-            "template_missing": aws_template_missing(allocatable or {}, template),
-        }
-        if allocatable is not None:
-            values["allocatable"] = allocatable
-        reader.assumptions.append(
-            f"{reader.where}: the nodes' labels and taints are taken from its cluster-autoscaler "
-            "node-template tags (kubelet flags in user data are not read)"
-        )
-        yield provider, _pool(name, defined_at, values, estimated)
-        assumptions.extend(reader.assumptions)
+    if allocatable is not None:
+        pool["allocatable"] = allocatable
+    reader.assumptions.append(
+        f"{reader.where}: the nodes' labels and taints are taken from its cluster-autoscaler "
+        "node-template tags (kubelet flags in user data are not read)"
+    )
+    yield _pool(name or block.name("name"), block.defined_at, pool, frozenset({"allocatable"}))
 
 
 def _asg_tags(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -282,21 +287,22 @@ def _asg_tags(block: Mapping[str, Any]) -> dict[str, Any]:
     return {_text(e.get("key")): e.get("value") for e in entries if e.get("key")}
 
 
-def _asg_instance_type(
-    block: Mapping[str, Any],
-    address: str,
-    templates: Mapping[Any, Mapping[str, Any]],
-    reader: _Reader,
-) -> str | None:
+def _asg_instance_type(block: _Block) -> str | None:
     """The instance type cluster-autoscaler sizes the group by: the first mixed-instances
     override's, else its launch template's or launch configuration's."""
-    policy = (_blocks(block.get("mixed_instances_policy")) or [{}])[0]
+    templates = {
+        template.get("id"): template
+        for kind in ("aws_launch_template", "aws_launch_configuration")
+        for template in _blocks(block.module.get(kind))
+    }
+    reader = block.reader
+    policy = (_blocks(block.values.get("mixed_instances_policy")) or [{}])[0]
     nested = (_blocks(policy.get("launch_template")) or [{}])[0]
     for override in _blocks(nested.get("override")):
         if isinstance(override.get("instance_type"), str):
             return override["instance_type"]
     specification = (_blocks(nested.get("launch_template_specification")) or [{}])[0]
-    parts = [block, *_blocks(block.get("launch_template")), specification]
+    parts = [block.values, *_blocks(block.values.get("launch_template")), specification]
     found = next(
         (
             templates[reference.get("id")]
@@ -309,7 +315,7 @@ def _asg_instance_type(
     if found is None:
         # A reference through a local (as terraform-aws-eks writes it) is not kept: take the
         # one launch template of the same module instance, if there is exactly one.
-        module = _module_path(address)
+        module = _module_path(block.address)
         same = [t for t in templates.values() if _module_path(_meta(".", t)[1]) == module]
         found = same[0] if len(same) == 1 else None
     if found is not None:
@@ -328,33 +334,22 @@ def _module_path(address: str) -> str:
     return head.rpartition(".")[0] + "." if "." in head else ""
 
 
-def _eks_modules(
-    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
-) -> Iterator[tuple[str, PoolFacts]]:
+def _eks_module(block: _Block) -> Iterator[PoolFacts]:
     """terraform-aws-modules/eks: its node group maps, or a node-group submodule's inputs."""
-    for module in _blocks(blocks.get("module")):
-        source = _text(module.get("source"))
-        if _EKS_MODULE not in source:
-            continue
-        defined_at, address = _meta(directory, module)
-        reader = _Reader(f"{defined_at} {address}")
-        if "//modules/" in source:
-            managed = "self-managed" not in source
-            yield (
-                "eks",
-                _module_group(defined_at, reader, _text(module.get("name")), module, managed),
-            )
-        else:
-            for key, managed in (
-                ("eks_managed_node_groups", True),
-                ("self_managed_node_groups", False),
-            ):
-                groups = reader.get(module, key, {})
-                for name, group in groups.items() if isinstance(groups, Mapping) else ():
-                    if isinstance(group, Mapping) and not str(name).startswith("__"):
-                        label = _text(group.get("name")) or str(name)
-                        yield "eks", _module_group(defined_at, reader, label, group, managed)
-        assumptions.extend(reader.assumptions)
+    module, reader, defined_at = block.values, block.reader, block.defined_at
+    source = _text(module.get("source"))
+    if _EKS_MODULE not in source:
+        return
+    if "//modules/" in source:
+        managed = "self-managed" not in source
+        yield _module_group(defined_at, reader, _text(module.get("name")), module, managed)
+        return
+    for key, managed in (("eks_managed_node_groups", True), ("self_managed_node_groups", False)):
+        groups = reader.get(module, key, {})
+        for name, group in groups.items() if isinstance(groups, Mapping) else ():
+            if isinstance(group, Mapping) and not str(name).startswith("__"):
+                label = _text(group.get("name")) or str(name)
+                yield _module_group(defined_at, reader, label, group, managed)
 
 
 def _module_group(
@@ -373,133 +368,127 @@ def _module_group(
 # --- GKE --------------------------------------------------------------------------------------
 
 
-def _gke_node_pools(
-    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
-) -> Iterator[tuple[str, PoolFacts]]:
-    for block in _blocks(blocks.get("google_container_node_pool")):
-        defined_at, address = _meta(directory, block)
-        reader = _Reader(f"{defined_at} {address}")
-        name = _text(reader.get(block, "name", address.rsplit(".", 1)[-1]))
-        config = (_blocks(block.get("node_config")) or [{}])[0]
-        machine = _text(reader.get(config, "machine_type", "e2-medium", " (GKE's default)"))
-        zones = reader.get(block, "node_locations", None)
-        zone_count = len(zones) if isinstance(zones, list) and zones else 1
-        scaling = (_blocks(block.get("autoscaling")) or [None])[0]
-        # Nodes per zone now: node_count, else initial_node_count, else the autoscaler's minimum.
-        first = _count(reader, scaling, "min_node_count", 0) if scaling is not None else 1
-        nodes = _count(
-            reader, block, "node_count", _count(reader, block, "initial_node_count", first)
-        )
-        labels = {
-            "cloud.google.com/gke-nodepool": name,
-            "node.kubernetes.io/instance-type": machine,
-        }
-        labels.update(_labels(reader.get(config, "labels", {})))
-        taints = [_taint(t, defined_at) for t in _blocks(config.get("taint"))]
-        allocatable = dict(catalogue_allocatable(machine) or {})
-        estimated = {"allocatable"} if allocatable else set()
-        for accelerator in _blocks(config.get("guest_accelerator")):
-            count = _count(reader, accelerator, "count", 1)
-            sharing = (_blocks(accelerator.get("gpu_sharing_config")) or [{}])[0]
-            clients = _count(reader, sharing, "max_shared_clients_per_gpu", 1) if sharing else 1
-            # Time-sharing and MPS advertise each GPU once per client.
-            allocatable[NVIDIA] = Decimal(count * clients)
-            labels["cloud.google.com/gke-accelerator"] = _text(accelerator.get("type"))
-            if sharing:
-                labels["cloud.google.com/gke-gpu-sharing-strategy"] = _text(
-                    sharing.get("gpu_sharing_strategy")
-                ).lower()
-                labels["cloud.google.com/gke-max-shared-clients-per-gpu"] = str(clients)
-            if accelerator.get("gpu_partition_size"):
-                labels["cloud.google.com/gke-gpu-partition-size"] = _text(
-                    accelerator["gpu_partition_size"]
-                )
-                reader.assumptions.append(
-                    f"{reader.where}: GPU partitions ({accelerator['gpu_partition_size']}) are "
-                    f"advertised as nvidia.com/gpu; taken as {count} per node"
-                )
-            estimated.discard("allocatable")
-        if NVIDIA in allocatable:
-            labels.setdefault("cloud.google.com/gke-accelerator", "nvidia")
-            # GKE taints GPU node pools itself (when the cluster has non-GPU pools).
-            if GKE_GPU_TAINT not in taints:
-                taints.append(GKE_GPU_TAINT)
-        if scaling is None:
-            low = high = nodes
-        elif "total_max_node_count" in scaling:
-            low = _count(reader, scaling, "total_min_node_count", 0)
-            high = _count(reader, scaling, "total_max_node_count", nodes)
-        else:
-            # min/max_node_count are per zone of node_locations.
-            low = _count(reader, scaling, "min_node_count", 0) * zone_count
-            high = _count(reader, scaling, "max_node_count", nodes) * zone_count
-            if zone_count == 1 and zones is None:
-                reader.assumptions.append(
-                    f"{reader.where}: autoscaling bounds are per zone and node_locations is not "
-                    "set; taken as one zone"
-                )
-        values: dict[str, Any] = {
-            "labels": labels,
-            "taints": tuple(taints),
-            "nodes": nodes * zone_count,
-            "min_nodes": low,
-            "max_nodes": high,
-            "scale_from_zero": scaling is not None and high > 0,
-            "instance_type": machine,
-        }
-        if allocatable:
-            values["allocatable"] = allocatable
-        yield "gke", _pool(name, defined_at, values, estimated)
-        assumptions.extend(reader.assumptions)
+def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
+    block, reader, defined_at = gke.values, gke.reader, gke.defined_at
+    name = gke.name("name")
+    config = (_blocks(block.get("node_config")) or [{}])[0]
+    machine = _text(reader.get(config, "machine_type", "e2-medium", " (GKE's default)"))
+    zones = reader.get(block, "node_locations", None)
+    zone_count = len(zones) if isinstance(zones, list) and zones else 1
+    scaling = (_blocks(block.get("autoscaling")) or [None])[0]
+    # Nodes per zone now: node_count, else initial_node_count, else the autoscaler's minimum.
+    first = _count(reader, scaling, "min_node_count", 0) if scaling is not None else 1
+    nodes = _count(reader, block, "node_count", _count(reader, block, "initial_node_count", first))
+    labels = {
+        "cloud.google.com/gke-nodepool": name,
+        "node.kubernetes.io/instance-type": machine,
+    }
+    labels.update(_labels(reader.get(config, "labels", {})))
+    taints = [_taint(t, defined_at) for t in _blocks(config.get("taint"))]
+    allocatable = dict(catalogue_allocatable(machine) or {})
+    estimated = {"allocatable"} if allocatable else set()
+    for accelerator in _blocks(config.get("guest_accelerator")):
+        count = _count(reader, accelerator, "count", 1)
+        sharing = (_blocks(accelerator.get("gpu_sharing_config")) or [{}])[0]
+        clients = _count(reader, sharing, "max_shared_clients_per_gpu", 1) if sharing else 1
+        # Time-sharing and MPS advertise each GPU once per client.
+        allocatable[NVIDIA] = Decimal(count * clients)
+        labels["cloud.google.com/gke-accelerator"] = _text(accelerator.get("type"))
+        if sharing:
+            labels["cloud.google.com/gke-gpu-sharing-strategy"] = _text(
+                sharing.get("gpu_sharing_strategy")
+            ).lower()
+            labels["cloud.google.com/gke-max-shared-clients-per-gpu"] = str(clients)
+        if accelerator.get("gpu_partition_size"):
+            labels["cloud.google.com/gke-gpu-partition-size"] = _text(
+                accelerator["gpu_partition_size"]
+            )
+            reader.assumptions.append(
+                f"{reader.where}: GPU partitions ({accelerator['gpu_partition_size']}) are "
+                f"advertised as nvidia.com/gpu; taken as {count} per node"
+            )
+        estimated.discard("allocatable")
+    if NVIDIA in allocatable:
+        labels.setdefault("cloud.google.com/gke-accelerator", "nvidia")
+        # GKE taints GPU node pools itself (when the cluster has non-GPU pools).
+        if GKE_GPU_TAINT not in taints:
+            taints.append(GKE_GPU_TAINT)
+    if scaling is None:
+        low = high = nodes
+    elif "total_max_node_count" in scaling:
+        low = _count(reader, scaling, "total_min_node_count", 0)
+        high = _count(reader, scaling, "total_max_node_count", nodes)
+    else:
+        # min/max_node_count are per zone of node_locations.
+        low = _count(reader, scaling, "min_node_count", 0) * zone_count
+        high = _count(reader, scaling, "max_node_count", nodes) * zone_count
+        if zone_count == 1 and zones is None:
+            reader.assumptions.append(
+                f"{reader.where}: autoscaling bounds are per zone and node_locations is not "
+                "set; taken as one zone"
+            )
+    values: dict[str, Any] = {
+        "labels": labels,
+        "taints": tuple(taints),
+        "nodes": nodes * zone_count,
+        "min_nodes": low,
+        "max_nodes": high,
+        "scale_from_zero": scaling is not None and high > 0,
+        "instance_type": machine,
+    }
+    if allocatable:
+        values["allocatable"] = allocatable
+    yield _pool(name, defined_at, values, frozenset(estimated))
 
 
 # --- AKS --------------------------------------------------------------------------------------
 
 
-def _aks_node_pools(
-    directory: str, blocks: Mapping[str, Any], assumptions: list[str]
-) -> Iterator[tuple[str, PoolFacts]]:
-    for block in _blocks(blocks.get("azurerm_kubernetes_cluster_node_pool")):
-        defined_at, address = _meta(directory, block)
-        reader = _Reader(f"{defined_at} {address}")
-        name = _text(reader.get(block, "name", address.rsplit(".", 1)[-1]))
-        vm_size = _text(reader.get(block, "vm_size", "Standard_D2s_v3"))
-        autoscaled = bool(block.get("auto_scaling_enabled") or block.get("enable_auto_scaling"))
-        nodes = _count(reader, block, "node_count", 1)
-        labels = {
-            "kubernetes.azure.com/agentpool": name,
-            "agentpool": name,
-            "node.kubernetes.io/instance-type": vm_size,
-        }
-        labels.update(_labels(reader.get(block, "node_labels", {})))
-        taints = []
-        for written in reader.get(block, "node_taints", []) or []:
-            head, _, effect = _text(written).rpartition(":")
-            key, _, value = head.partition("=")
-            if not key or effect not in EFFECTS:
-                raise GpulintError(
-                    f"{defined_at}: node_taints: {written!r} is not `key=value:NoSchedule`"
-                )
-            taints.append(Taint(key, value, EFFECTS[effect]))
-        if _text(block.get("priority")) == "Spot":
-            # AKS taints and labels spot node pools itself.
-            labels[AKS_SPOT] = "spot"
-            taints.append(Taint(AKS_SPOT, "spot", "NoSchedule"))
-        low = _count(reader, block, "min_count", nodes) if autoscaled else nodes
-        high = _count(reader, block, "max_count", nodes) if autoscaled else nodes
-        values: dict[str, Any] = {
-            "labels": labels,
-            "taints": tuple(taints),
-            "nodes": nodes,
-            "min_nodes": low,
-            "max_nodes": high,
-            "scale_from_zero": autoscaled and high > 0,
-            "instance_type": vm_size,
-        }
-        estimated = set()
-        allocatable = catalogue_allocatable(vm_size)
-        if allocatable is not None:
-            values["allocatable"] = allocatable
-            estimated.add("allocatable")
-        yield "aks", _pool(name, defined_at, values, estimated)
-        assumptions.extend(reader.assumptions)
+def _aks_node_pool(aks: _Block) -> Iterator[PoolFacts]:
+    block, reader, defined_at = aks.values, aks.reader, aks.defined_at
+    name = aks.name("name")
+    vm_size = _text(reader.get(block, "vm_size", "Standard_D2s_v3"))
+    autoscaled = bool(block.get("auto_scaling_enabled") or block.get("enable_auto_scaling"))
+    nodes = _count(reader, block, "node_count", 1)
+    labels = {
+        "kubernetes.azure.com/agentpool": name,
+        "agentpool": name,
+        "node.kubernetes.io/instance-type": vm_size,
+    }
+    labels.update(_labels(reader.get(block, "node_labels", {})))
+    taints = []
+    for written in reader.get(block, "node_taints", []) or []:
+        head, _, effect = _text(written).rpartition(":")
+        key, _, value = head.partition("=")
+        if not key or effect not in EFFECTS:
+            raise GpulintError(
+                f"{defined_at}: node_taints: {written!r} is not `key=value:NoSchedule`"
+            )
+        taints.append(Taint(key, value, EFFECTS[effect]))
+    if _text(block.get("priority")) == "Spot":
+        # AKS taints and labels spot node pools itself.
+        labels[AKS_SPOT] = "spot"
+        taints.append(Taint(AKS_SPOT, "spot", "NoSchedule"))
+    low = _count(reader, block, "min_count", nodes) if autoscaled else nodes
+    high = _count(reader, block, "max_count", nodes) if autoscaled else nodes
+    values: dict[str, Any] = {
+        "labels": labels,
+        "taints": tuple(taints),
+        "nodes": nodes,
+        "min_nodes": low,
+        "max_nodes": high,
+        "scale_from_zero": autoscaled and high > 0,
+        "instance_type": vm_size,
+    }
+    yield _pool(name, defined_at, values)
+
+
+#: Each block kind read, in the order its pools are listed: the provider its pools imply, and
+#: what turns one block into pools.
+_CONVERTERS: Mapping[str, tuple[str | None, Callable[[_Block], Iterator[PoolFacts]]]] = {
+    "aws_eks_node_group": ("eks", _eks_node_group),
+    "module": ("eks", _eks_module),
+    "aws_autoscaling_group": (None, _autoscaling_group),
+    "google_container_node_pool": ("gke", _gke_node_pool),
+    "azurerm_kubernetes_cluster_node_pool": ("aks", _aks_node_pool),
+}
