@@ -29,8 +29,11 @@ PLUGIN_IMAGES: Mapping[str, str] = {
     "neuron-device-plugin": "neuron",
 }
 #: Programs shipped in a device plugin's image that are not the plugin: NVIDIA's image also
-#: runs GPU Feature Discovery and, in its Helm chart, the config-manager and MPS sidecars.
-COMPANION_PROGRAMS = frozenset({"gpu-feature-discovery", "config-manager", "mps-control-daemon"})
+#: runs GPU Feature Discovery and, in its Helm chart, the config-manager and MPS sidecars;
+#: AMD's (`rocm/k8s-device-plugin:labeller-*`) runs the node labeller.
+COMPANION_PROGRAMS = frozenset(
+    {"gpu-feature-discovery", "config-manager", "mps-control-daemon", "k8s-node-labeller"}
+)
 #: Resource-name prefixes each vendor's plugin advertises.
 VENDOR_RESOURCES: Mapping[str, tuple[str, ...]] = {
     "nvidia": ("nvidia.com/",),
