@@ -7,6 +7,7 @@ to find.
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -145,7 +146,7 @@ def test_catalogue_commands_import_no_rule(args: tuple[str, ...], tmp_path: Path
 
 def _context_without(path: Path, kinds: frozenset[str], with_profile: bool) -> CheckContext:
     """The fixture's documents except those of `kinds`, with its profile if `with_profile`."""
-    loaded = load([path])
+    loaded = _loaded(path)
     documents = tuple(d for d in loaded.documents if d.ref.kind not in kinds)
     kept = LoadResult(loaded.files, documents, loaded.issues)
     shapes = Config().workloads
@@ -154,11 +155,23 @@ def _context_without(path: Path, kinds: frozenset[str], with_profile: bool) -> C
     profiles = [args[i + 1] for i, arg in enumerate(args) if arg == "--profile"]
     profile = None
     if with_profile and profiles:
-        from gpulint.profile import load_profiles
-
-        profile = _without_kinds(load_profiles(profiles), kinds)
+        profile = _without_kinds(_profile(tuple(profiles)), kinds)
     knowledge = tuple(d for d in documents if d.ref.kind in KNOWLEDGE_KINDS)
     return CheckContext(kept, workloads, profile, knowledge=knowledge)
+
+
+# Every gated rule is tried on every fixture: each fixture and profile is read once (the
+# views are immutable; a fresh context is built for each rule).
+@functools.cache
+def _loaded(path: Path) -> LoadResult:
+    return load([path])
+
+
+@functools.cache
+def _profile(paths: tuple[str, ...]) -> ClusterProfile:
+    from gpulint.profile import load_profiles
+
+    return load_profiles(paths)
 
 
 def _without_kinds(profile: ClusterProfile, kinds: frozenset[str]) -> ClusterProfile:
