@@ -33,6 +33,28 @@ ACCELERATOR_CLASSES = frozenset(
         "gaudi.intel.com",
     }
 )
+#: Every DeviceClass a DRA driver's chart installs, with the driver that installs it: a claim
+#: may name one before the driver runs, and a near-miss of one is a typo. NVIDIA's
+#: (dra-driver-nvidia-gpu `templates/deviceclass-*.yaml`) also installs the ComputeDomain
+#: classes, which hand out IMEX channels rather than accelerators, and `vfio.gpu.nvidia.com`
+#: (GPU passthrough) from release 25.12.0; AMD's installs `gpu.amd.com-spx` with AutoPartition.
+DRIVER_CLASSES: Mapping[str, str] = {
+    **dict.fromkeys(
+        (
+            "gpu.nvidia.com",
+            "mig.nvidia.com",
+            "vfio.gpu.nvidia.com",
+            "compute-domain-daemon.nvidia.com",
+            "compute-domain-default-channel.nvidia.com",
+        ),
+        "the NVIDIA GPU DRA driver",
+    ),
+    **dict.fromkeys(
+        ("gpu.amd.com", "gpu.amd.com-spx", "vfio.gpu.amd.com"), "the AMD GPU DRA driver"
+    ),
+    "gpu.intel.com": "the Intel GPU DRA driver",
+    "gaudi.intel.com": "the Intel Gaudi DRA driver",
+}
 #: DRA driver names whose devices are accelerators (`device.driver == '<name>'` in a class).
 #: `gpu.example.com` is the kubernetes-sigs dra-example-driver, which simulates GPUs.
 ACCELERATOR_DRIVERS = frozenset(

@@ -81,7 +81,9 @@ _DRA_KINDS = frozenset({*_CLAIM_KINDS, "DeviceClass", "ResourceSlice"})
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
     import difflib  # only for a finding
 
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    # Never the name itself: it is the one that was not found.
+    others = sorted({c for c in candidates if c != name})
+    close = difflib.get_close_matches(name, others, n=1, cutoff=0.6)
     return f" (did you mean `{close[0]}`?)" if close else ""
 
 
@@ -155,9 +157,10 @@ def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
             target = entry.target
             if target is None or not objects.claims_known(entry.kind, namespace):
                 continue
-            same = [
-                c.name for c in objects.claims if (c.kind, c.namespace) == (entry.kind, namespace)
-            ]
+            # A claim of the inputs may be in the profile too: each name once, sorted.
+            same = sorted(
+                {c.name for c in objects.claims if (c.kind, c.namespace) == (entry.kind, namespace)}
+            )
             if target in same:
                 continue
             consequence = (
@@ -220,20 +223,39 @@ def device_class_not_found(ctx: CheckContext) -> Iterator[Problem]:
             name = request.node.get("deviceClassName")
             if not isinstance(name, str) or not name or name in known:
                 continue
-            from gpulint.dra import ACCELERATOR_CLASSES
+            from gpulint.dra import DRIVER_CLASSES
 
-            candidates = sorted({*known, *ACCELERATOR_CLASSES})
-            hint = _did_you_mean(name, candidates)
-            # Without the cluster's list, only a near-miss of a known class is surely wrong.
-            if not listed and (not hint or name in ACCELERATOR_CLASSES):
+            driver = DRIVER_CLASSES.get(name)
+            # Without the cluster's list, a driver's class is taken as installed with the
+            # driver, and only a near-miss of a class is surely wrong.
+            if not listed and driver is not None:
                 continue
-            where = "the cluster" if listed else "the inputs and the DRA drivers gpulint knows"
+            # A driver's own class is no typo: it is missing from the cluster, not misspelt.
+            hint = "" if driver else _did_you_mean(name, [*known, *DRIVER_CLASSES])
+            if not listed and not hint:
+                continue
+            if not listed:
+                where = "neither the inputs nor the DRA drivers gpulint knows define"
+            else:
+                where = f"the cluster does not define (it has {_some(sorted(known))})"
+            installed_by = (
+                f"; {driver} installs it, so that driver is not installed or runs a release "
+                "without this class"
+                if driver
+                else ""
+            )
             yield Problem.at(
                 document,
                 request.node.pos_of_value("deviceClassName"),
-                f"request `{request.name}` names DeviceClass `{name}`, which {where} do not "
-                f"define{hint}: the claim can never be allocated",
+                f"request `{request.name}` names DeviceClass `{name}`, which {where}{hint}"
+                f"{installed_by}: the claim can never be allocated",
             )
+
+
+def _some(names: Sequence[str], most: int = 3) -> str:
+    """`a`, `b`, `c` and 2 more."""
+    shown = _names(names[:most])
+    return f"{shown} and {len(names) - most} more" if len(names) > most else shown
 
 
 def device_request_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
