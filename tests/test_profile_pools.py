@@ -51,3 +51,31 @@ def test_a_message_names_three_pools_and_how_many_more(tmp_path: Path) -> None:
         "rack=r9 (pool has r0); rack1-gpu-*: nodeSelector rack=r9 (pool has r1); rack2-gpu-*: "
         "nodeSelector rack=r9 (pool has r2) and 3 more like them"
     )
+
+
+def _zonal_node(name: str, zone: str) -> dict:
+    node = _node(name, "r1")
+    node["metadata"]["labels"].update(
+        {"eks.amazonaws.com/nodegroup": "gpu", "topology.kubernetes.io/zone": zone}
+    )
+    return node
+
+
+def test_a_node_group_across_zones_is_selected_by_each_of_its_zones(tmp_path: Path) -> None:
+    nodes = [_zonal_node("gpu-1", "us-west-2a"), _zonal_node("gpu-2", "us-west-2b")]
+    dump = tmp_path / "nodes.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    codes = {}
+    for zone in ("us-west-2b", "us-east-1a"):
+        pod = tmp_path / f"{zone}.yaml"
+        pod.write_text(POD.replace("{rack: r9}", f"{{topology.kubernetes.io/zone: {zone}}}"))
+        args = ["check", "--isolated", "--format", "json", "--profile", str(dump), str(pod)]
+        result = CliRunner().invoke(main, args)
+        codes[zone] = [(f["code"], f["message"]) for f in json.loads(result.stdout)["findings"]]
+    assert codes["us-west-2b"] == []
+    ((code, message),) = codes["us-east-1a"]
+    assert code == "GPU101"
+    assert message.endswith(
+        "gpu: nodeSelector topology.kubernetes.io/zone=us-east-1a (pool has one of us-west-2a, "
+        "us-west-2b)"
+    )

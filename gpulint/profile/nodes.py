@@ -14,7 +14,7 @@ from typing import Any
 
 from gpulint.accelerators import is_known_accelerator, looks_like_accelerator
 from gpulint.profile.merge import PoolFacts
-from gpulint.profile.model import POOL_LABELS, Pool, Taint
+from gpulint.profile.model import POOL_LABELS, LabelRequirement, Pool, Taint
 from gpulint.profile.values import mapping, quantities, sequence, text
 
 #: Labels that say a node has GPUs, whether or not the device plugin advertises them yet.
@@ -27,6 +27,8 @@ GPU_NODE_LABELS: tuple[str, ...] = (
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 # Labels that differ per node even inside one pool.
 _PER_NODE_LABELS = frozenset({"kubernetes.io/hostname"})
+#: The most values a label may take across a pool's nodes and still be one a pod selects by.
+MAX_VARYING_VALUES = 8
 # Taints the node lifecycle controller, kubectl cordon or the autoscaler put on single nodes:
 # facts about one node's state, not about the pool.
 _STATE_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
@@ -205,9 +207,8 @@ def _pool(name: str, members: list[NodeView], dra_nodes: frozenset[str]) -> Pool
     # Shared facts come from the nodes that work, so one broken node does not skew the pool.
     typical = usable or members
     healthy = [n for n in typical if not n.device_plugin_not_ready] or typical
-    labels = _common(
-        {k: v for k, v in n.labels.items() if k not in _PER_NODE_LABELS} for n in typical
-    )
+    label_sets = [{k: v for k, v in n.labels.items() if k not in _PER_NODE_LABELS} for n in typical]
+    labels = _common(label_sets)
     taints = [t for t in typical[0].taints if not _is_state_taint(t)]
     taints = [t for t in taints if all(t in n.taints for n in typical)]
     allocatable = _minimum(n.allocatable for n in healthy)
@@ -216,6 +217,7 @@ def _pool(name: str, members: list[NodeView], dra_nodes: frozenset[str]) -> Pool
     pool = Pool(
         name=name,
         labels=labels,
+        label_requirements=_varying(label_sets),
         taints=tuple(taints),
         allocatable=allocatable,
         nodes=count,
@@ -228,7 +230,9 @@ def _pool(name: str, members: list[NodeView], dra_nodes: frozenset[str]) -> Pool
         ),
         dra_nodes=sum(1 for n in usable if n.name in dra_nodes),
     )
-    stated = {"labels", "taints", "allocatable", "nodes", "device_plugin_not_ready"}
+    stated = {
+        "labels", "label_requirements", "taints", "allocatable", "nodes", "device_plugin_not_ready"
+    }  # fmt: skip
     if dra_nodes:
         stated.add("dra_nodes")
     if instance_type is not None:
@@ -247,6 +251,20 @@ def _common(label_sets: Iterable[Mapping[str, str]]) -> dict[str, str]:
         return {}
     first = sets[0]
     return {k: v for k, v in first.items() if all(s.get(k) == v for s in sets[1:])}
+
+
+def _varying(label_sets: list[dict[str, str]]) -> tuple[LabelRequirement, ...]:
+    """Labels every node carries with values that differ (the zones of a multi-zone group),
+    as `In` the values seen; a label with more values than MAX_VARYING_VALUES names nodes,
+    not something a pod selects a pool by, and is left out."""
+    if not label_sets:
+        return ()
+    found = []
+    for key in label_sets[0]:
+        values = {s.get(key) for s in label_sets}
+        if None not in values and 1 < len(values) <= MAX_VARYING_VALUES:
+            found.append(LabelRequirement(key, "In", tuple(sorted(v for v in values if v))))
+    return tuple(found)
 
 
 def _minimum(allocatables: Iterable[Mapping[str, Decimal]]) -> dict[str, Decimal]:

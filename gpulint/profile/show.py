@@ -172,7 +172,8 @@ def _row(pool: Pool, in_use_known: bool) -> tuple[str, ...]:
         + [
             str(r)
             for r in pool.label_requirements
-            if not (r.operator == "Exists" and r.key.startswith("topology.kubernetes.io/"))
+            if not r.key.startswith(_HIDDEN_LABEL_PREFIXES)
+            and not (r.operator == "Exists" and r.key.startswith("topology.kubernetes.io/"))
         ]
     )
     return (
