@@ -651,6 +651,9 @@ _WHOLE_PLACEHOLDER = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za
 _RUNTIME_TEXT = frozenset(
     {"command", "args", "env", "annotations", "data", "stringData", "script", "value"}
 )
+# Text the API stores as written and no check reads for placement: an image given at deploy
+# time (`repo:${VERSION}`) leaves the rest of the file checkable.
+_FREE_TEXT = frozenset({"image"})
 
 
 def substitute(text: str, variables: Mapping[str, str]) -> str:
@@ -675,7 +678,7 @@ def _placeholders(objects: Iterable[YMap]) -> list[tuple[str, Pos]]:
             else ((None, v, None, node.pos_of_item(i)) for i, v in enumerate(node))
         )
         for key, value, key_pos, value_pos in items:
-            if key in _RUNTIME_TEXT:
+            if key in _RUNTIME_TEXT or key in _FREE_TEXT:
                 continue
             if isinstance(key, str) and key_pos is not None and "$" in key:
                 found.extend(_placeholder_at(key, key_pos))

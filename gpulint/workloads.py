@@ -481,6 +481,145 @@ def kubeai_pod(obj: YMap, spec: YMap) -> YMap | UnreadPart | None:
     return _synthetic(pod, spec.pos_of_value("resourceProfile"))
 
 
+# NVIDIA Dynamo (nvidia.com) DynamoGraphDeployment v1alpha1: each `spec.services.<name>` runs
+# `replicas` × `multinode.nodeCount` pods of `extraPodSpec` (a pod spec) whose `mainContainer`
+# is the first container. The service's `resources` override the main container's per key
+# (ai-dynamo/dynamo deploy/operator/internal/dynamo/graph.go), written in Dynamo's own shape:
+# `gpu` becomes `gpuType`, `nvidia.com/gpu` by default, and `custom` holds any other
+# resource (internal/controller_common/resource.go GetResourcesConfig).
+_DYNAMO_GPU = "nvidia.com/gpu"
+
+
+def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
+    """The pod one DynamoGraphDeployment v1alpha1 service runs: `extraPodSpec` with its
+    `mainContainer` first, and the service's `resources` in Kubernetes' names."""
+    extra = service.get("extraPodSpec")
+    extra = extra if isinstance(extra, YMap) else YMap(service.pos)
+    pod = YMap(extra.pos)
+    for key, value in extra.items():
+        if key not in ("mainContainer", "containers"):
+            pod[key] = value
+            pod.spans[key] = extra.spans[key]
+    written = extra.get("mainContainer")
+    main = YMap(written.pos if isinstance(written, YMap) else service.pos)
+    if isinstance(written, YMap):
+        main.update(written)
+        main.spans.update(written.spans)
+    main.setdefault("name", "main")
+    main.spans.setdefault("name", (*main.pos, *main.pos))
+    resources = service.get("resources")
+    if isinstance(resources, YMap):
+        main["resources"] = _dynamo_resources(main.get("resources"), resources)
+        main.spans["resources"] = service.spans["resources"]
+    containers = YSeq(main.pos)
+    containers.append(main)
+    containers.item_pos.append(main.pos)
+    others = extra.get("containers")
+    if isinstance(others, YSeq):
+        containers.extend(others)
+        containers.item_pos.extend(others.item_pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = (*main.pos, *main.pos)
+    return pod
+
+
+def _dynamo_resources(container: Any, service: YMap) -> YMap:
+    """A container's `resources` with a Dynamo service's written over them, key by key."""
+    merged = YMap(service.pos)
+    for section in ("requests", "limits"):
+        below = container.get(section) if isinstance(container, YMap) else None
+        items = YMap(below.pos if isinstance(below, YMap) else service.pos)
+        if isinstance(below, YMap):
+            items.update(below)
+            items.spans.update(below.spans)
+        written = service.get(section)
+        if isinstance(written, YMap):
+            for key, value in written.items():
+                if key == "gpu":
+                    # A finding about the resource's name points at `gpuType` when written.
+                    kind = str(written.get("gpuType") or _DYNAMO_GPU)
+                    name_pos = written.pos_of_value("gpuType") if "gpuType" in written else None
+                    items[kind] = value
+                    items.spans[kind] = (
+                        *(name_pos or written.pos_of_key(key)),
+                        *written.pos_of_value(key),
+                    )
+                elif key == "custom" and isinstance(value, YMap):
+                    items.update(value)
+                    items.spans.update(value.spans)
+                elif key != "gpuType":
+                    items[key] = value
+                    items.spans[key] = written.spans[key]
+        if items:
+            merged[section] = items
+            merged.spans[section] = service.spans.get(section, (*service.pos, *service.pos))
+    claims = service.get("claims")
+    if claims is not None:
+        merged["claims"] = claims
+        merged.spans["claims"] = service.spans["claims"]
+    return merged
+
+
+def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
+    """The pod one DynamoGraphDeployment v1beta1 component runs: `podTemplate.spec`, with its
+    `device` (resources on the first container, tolerations, node selector) applied as the
+    operator does (internal/dynamo/device.go applyDeviceSpec)."""
+    spec = mapping_at(component, "podTemplate", "spec")
+    device = component.get("device")
+    if not spec or not isinstance(device, YMap):
+        return spec or None
+    pod = YMap(spec.pos)
+    pod.update(spec)
+    pod.spans.update(spec.spans)
+    tolerations = device.get("tolerations")
+    if isinstance(tolerations, YSeq) and tolerations:
+        joined = YSeq(tolerations.pos)
+        for source in (spec.get("tolerations"), tolerations):
+            if isinstance(source, YSeq):
+                joined.extend(source)
+                joined.item_pos.extend(source.item_pos)
+        pod["tolerations"] = joined
+        pod.spans["tolerations"] = spec.spans.get("tolerations", device.spans["tolerations"])
+    selector = device.get("nodeSelector")
+    if isinstance(selector, YMap) and selector:
+        both = YMap(selector.pos)
+        for source in (selector, spec.get("nodeSelector")):  # the pod's own value wins
+            if isinstance(source, YMap):
+                both.update(source)
+                both.spans.update(source.spans)
+        pod["nodeSelector"] = both
+        pod.spans["nodeSelector"] = spec.spans.get("nodeSelector", device.spans["nodeSelector"])
+    amounts = device.get("resources")
+    containers = spec.get("containers")
+    if isinstance(amounts, YMap) and amounts and isinstance(containers, YSeq) and containers:
+        first = containers[0]
+        if isinstance(first, YMap):
+            main = YMap(first.pos)
+            main.update(first)
+            main.spans.update(first.spans)
+            resources = YMap(device.pos_of_key("resources"))
+            for section in ("requests", "limits"):
+                below = mapping_at(first, "resources", section)
+                items = YMap(below.pos if below else amounts.pos)
+                items.update(below)
+                items.spans.update(below.spans)
+                items.update(amounts)  # the device's amounts win, requests equal to limits
+                items.spans.update(amounts.spans)
+                resources[section] = items
+                resources.spans[section] = (*amounts.pos, *amounts.pos)
+            main["resources"] = resources
+            main.spans["resources"] = device.spans["resources"]
+            copied = YSeq(containers.pos)
+            copied.append(main)
+            copied.extend(containers[1:])
+            copied.item_pos.extend(containers.item_pos)
+            pod["containers"] = copied
+    return pod
+
+
+_DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
+
+
 def _times(quantity: str, count: int) -> str:
     number = "".join(c for c in quantity if c.isdigit())
     return f"{int(number) * count}{quantity[len(number) :]}"
@@ -647,6 +786,31 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 generated=True,
                 operator_resources=True,
                 counts=(Count("replicas", peaks=("minReplicas", "maxReplicas")),),
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "DynamoGraphDeployment",
+        ("nvidia.com/v1alpha1",),
+        (
+            Role(
+                "spec.services.*",
+                template="",
+                spec="",
+                derive=dynamo_service_pod,
+                counts=_DYNAMO_COUNTS,
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "DynamoGraphDeployment",
+        ("nvidia.com/*",),
+        (
+            Role(
+                "spec.components[]",
+                template="podTemplate",
+                derive=dynamo_component_pod,
+                counts=_DYNAMO_COUNTS,
             ),
         ),
     ),

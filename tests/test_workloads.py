@@ -311,7 +311,71 @@ inference: {preset: {name: phi-4}}
 """,
         [("preset", 2, "count", {"inference": "4"})],
     ),
+    "dynamo-v1alpha1-services": (
+        """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: disagg}
+spec:
+  services:
+    Frontend:
+      replicas: 1
+      extraPodSpec: {mainContainer: {image: x}}
+    decode:
+      replicas: 2
+      multinode: {nodeCount: 2}
+      resources: {requests: {cpu: "8"}, limits: {gpu: "4"}}
+      extraPodSpec:
+        mainContainer: {image: x, resources: {limits: {nvidia.com/gpu: "9", memory: 1Gi}}}
+        containers: [{name: sidecar, image: y}]
+    prefill:
+      resources: {limits: {gpu: "1", gpuType: nvidia.com/mig-3g.40gb, custom: {rdma/ib: "1"}}}
+""",
+        [
+            ("Frontend", 1, "replicas", {"main": "0"}),
+            ("decode", 4, "replicas", {"main": "4", "sidecar": "0"}),
+            ("prefill", 1, "replicas", {"main": "0"}),
+        ],
+    ),
+    "dynamo-v1beta1-components": (
+        """\
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata: {name: disagg}
+spec:
+  components:
+  - name: decode
+    replicas: 1
+    multinode: {nodeCount: 2}
+    podTemplate:
+      spec:
+        containers: [{name: main, resources: {limits: {nvidia.com/gpu: "4"}}}]
+  - name: prefill
+    device: {resources: {nvidia.com/gpu: "2"}, tolerations: [{key: gpu, operator: Exists}]}
+    podTemplate:
+      spec:
+        containers: [{name: main, resources: {limits: {nvidia.com/gpu: "1"}}}]
+""",
+        [("decode", 2, "replicas", {"main": "4"}), ("prefill", 1, "replicas", {"main": "2"})],
+    ),
 }
+
+
+def test_a_dynamo_service_in_dynamo_terms_becomes_the_pod_the_operator_runs() -> None:
+    """`gpu` is `nvidia.com/gpu` (or `gpuType`), `custom` names its own resources, the service's
+    resources override the main container's key by key, and names point at what was written."""
+    decode, prefill = _workload(SERVING_KINDS["dynamo-v1alpha1-services"][0]).templates[1:]
+    main = decode.containers[0].resources
+    assert sorted(main.limits) == ["memory", "nvidia.com/gpu"]
+    assert main.limits["nvidia.com/gpu"].key_pos == (12, 50)
+    assert main.limits["nvidia.com/gpu"].value_pos == (12, 55)
+    assert main.requests["cpu"].value_pos == (12, 35)
+    limits = prefill.containers[0].resources.limits
+    assert sorted(limits) == ["nvidia.com/mig-3g.40gb", "rdma/ib"]
+    assert limits["nvidia.com/mig-3g.40gb"].key_pos == (17, 47)
+    beta = _workload(SERVING_KINDS["dynamo-v1beta1-components"][0]).templates[1]
+    assert beta.tolerations[0].key == "gpu"
+    assert str(beta.containers[0].resources.requests["nvidia.com/gpu"].raw) == "2"
 
 
 @pytest.mark.parametrize("name", SERVING_KINDS)

@@ -120,8 +120,8 @@ def _runs_companion(container: Container) -> bool:
 
 def unpinned_reason(image: ImageRef) -> str | None:
     """Why the image floats (no tag, `latest`, a partial version), or None when pinned."""
-    if image.digest:
-        return None
+    if image.digest or "$" in (image.tag or ""):
+        return None  # pinned, or a tag the deploy substitutes (`${VERSION}`)
     if image.tag is None:
         return "has no tag, so it pulls `latest`"
     if image.tag == "latest":
