@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gpulint.model import Severity
 from gpulint.rules import registry
@@ -55,8 +55,7 @@ class CatalogueError(ValueError):
     """A record of the catalogue is malformed; the message names its file."""
 
 
-@dataclass(frozen=True)
-class RuleInfo:
+class RuleInfo(NamedTuple):
     """One whole catalogue record: the engine's facts plus the documentation."""
 
     rule: Rule

@@ -67,8 +67,9 @@ IMPLICIT_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 # The CEL clauses gpulint understands in a DeviceClass selector; anything else makes the
 # class's device set an upper bound (every device of its driver).
-_DRIVER_CLAUSE = re.compile(r"""device\.driver\s*==\s*(['"])(?P<driver>[^'"]+)\1""")
-_ATTRIBUTE_CLAUSE = re.compile(
+# Patterns, compiled on first use: most profiles and manifests have no DeviceClass.
+_DRIVER_CLAUSE = r"""device\.driver\s*==\s*(['"])(?P<driver>[^'"]+)\1"""
+_ATTRIBUTE_CLAUSE = (
     r"""\A\(?\s*device\.attributes\[(['"])(?P<domain>[^'"]+)\1\]\.(?P<name>\w+)\s*==\s*"""
     r"""(['"])(?P<value>[^'"]*)\4\s*\)?\Z"""
 )
@@ -127,8 +128,8 @@ def device_class(obj: Mapping[str, Any]) -> DeviceClass:
     for selector in _sequence(spec.get("selectors")):
         expression = _text(_mapping(_mapping(selector).get("cel")).get("expression"))
         for clause in (c.strip() for c in expression.split("&&")):
-            driver = _DRIVER_CLAUSE.fullmatch(clause.strip("() "))
-            attribute = _ATTRIBUTE_CLAUSE.match(clause)
+            driver = re.fullmatch(_DRIVER_CLAUSE, clause.strip("() "))
+            attribute = re.match(_ATTRIBUTE_CLAUSE, clause)
             if driver is not None:
                 drivers.add(driver["driver"])
             elif attribute is not None and attributes is not None:

@@ -20,11 +20,11 @@ from gpulint.yamltree import Pos, YMap, YSeq, last_line
 
 _QUOTES = "\"'"
 # Plain scalars that YAML would read as something other than the string itself.
-_NEEDS_QUOTES = re.compile(
-    r"\A(?:|~|null|true|false|yes|no|on|off|y|n|[-+]?[0-9][0-9_.:eE+-]*|[-+]?\.(?:inf|nan))\Z",
-    re.IGNORECASE,
+# Patterns compiled on first use: only a fix that writes a value needs them.
+_NEEDS_QUOTES = (
+    r"(?i)\A(?:|~|null|true|false|yes|no|on|off|y|n|[-+]?[0-9][0-9_.:eE+-]*|[-+]?\.(?:inf|nan))\Z"
 )
-_PLAIN = re.compile(r"\A[A-Za-z0-9_][A-Za-z0-9_./\-]*\Z")
+_PLAIN = r"\A[A-Za-z0-9_][A-Za-z0-9_./\-]*\Z"
 
 
 class Splice(NamedTuple):
@@ -200,7 +200,7 @@ def flow_mapping(item: Sequence[tuple[str, str]]) -> str:
 
 def yaml_scalar(value: str) -> str:
     """`value` as a YAML string scalar: plain when YAML reads it back as that string."""
-    if _PLAIN.match(value) and not _NEEDS_QUOTES.match(value):
+    if re.match(_PLAIN, value) and not re.match(_NEEDS_QUOTES, value):
         return value
     escaped = value.replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'

@@ -645,8 +645,9 @@ def load_text(
     return LoadResult((source_file,), tuple(documents), tuple(issues), tuple(workloads))
 
 
-_PLACEHOLDER = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_WHOLE_PLACEHOLDER = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\Z")
+# Compiled on first use: only runs with `variables` substitute.
+_PLACEHOLDER = r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
+_WHOLE_PLACEHOLDER = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
 # Text a shell, the program or a tool expands at run time: a `$VAR` there is meant to stay.
 _RUNTIME_TEXT = frozenset(
     {"command", "args", "env", "annotations", "data", "stringData", "script", "value"}
@@ -663,7 +664,7 @@ def substitute(text: str, variables: Mapping[str, str]) -> str:
         name = match.group(1) or match.group(2)
         return variables.get(name, match.group(0))
 
-    return _PLACEHOLDER.sub(value, text)
+    return re.sub(_PLACEHOLDER, value, text)
 
 
 def _placeholders(objects: Iterable[YMap]) -> list[tuple[str, Pos]]:
@@ -695,7 +696,7 @@ def _placeholder_at(text: str, pos: Pos) -> list[tuple[str, Pos]]:
     braced = re.search(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", text)
     if braced:
         return [(braced.group(0), pos)]
-    return [(text, pos)] if _WHOLE_PLACEHOLDER.match(text) else []
+    return [(text, pos)] if re.match(_WHOLE_PLACEHOLDER, text) else []
 
 
 def _env_message(placeholders: list[tuple[str, Pos]]) -> str:

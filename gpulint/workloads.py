@@ -846,7 +846,7 @@ _BUILTIN_INDEX = shape_index(BUILTIN_SHAPES)
 
 
 # A step: `["a.b/c"]` (a key with dots, such as an annotation), a plain key, or `[]`.
-_STEP = re.compile(r'\["([^"]*)"\]|([^.\[\]]+)|(\[\])')
+_STEP = r'\["([^"]*)"\]|([^.\[\]]+)|(\[\])'  # compiled on first use: config shapes only
 
 
 @functools.lru_cache(maxsize=1024)
@@ -854,7 +854,7 @@ def _split(path: str) -> tuple[str, ...]:
     """`spec.workerGroupSpecs[].template` -> (`spec`, `workerGroupSpecs`, `[]`, `template`);
     `metadata.annotations["a.b/c"]` -> (`metadata`, `annotations`, `a.b/c`)."""
     steps: list[str] = []
-    for quoted, plain, listed in _STEP.findall(path):
+    for quoted, plain, listed in re.findall(_STEP, path):
         steps.append(quoted or plain or listed)
     return tuple(steps)
 

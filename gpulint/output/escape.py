@@ -9,6 +9,7 @@ a bounded length (ending in `…`) and escapes what the output it lands in would
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 #: The most characters of a message, a fix or a note that are printed.
 MAX_TEXT = 2000
@@ -20,14 +21,13 @@ ELLIPSIS = "…"
 # C0 and C1 control characters and DEL (terminal escapes, carriage returns, NEL), line and
 # paragraph separators, the bidirectional overrides that reorder what a terminal shows, and
 # lone surrogates (a file name that is not UTF-8) that no output encoding can write.
-_CONTROL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+# Compiled on first use (re caches it): most text is printable ASCII, which needs no pattern.
+_CONTROL = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # A runner reads a line as a workflow command when it starts with `::` after leading spaces.
 _COMMAND_START = re.compile(r"^(\s*)::", re.MULTILINE)
 # Characters XML 1.0 cannot hold at all (even as references), besides the controls above.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NOT_XML = "[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"
 # Backslash, code, emphasis, links and images, table cells, strikethrough.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -35,6 +35,13 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 def cut(text: str, limit: int = MAX_TEXT) -> str:
     """`text`, or its first `limit` - 1 characters and `…` when it is longer."""
     return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+
+def _controls(text: str, replace: Callable[[re.Match[str]], str]) -> str:
+    """`text` with each control character replaced by `replace(match)`."""
+    if text.isascii() and text.isprintable():  # the common case: nothing to escape
+        return text
+    return re.sub(_CONTROL, replace, text)
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -48,7 +55,7 @@ def _escaped(match: re.Match[str]) -> str:
 
 def escape_controls(text: str) -> str:
     """`text` with every control character shown escaped (`\\n`, `\\x1b`), nothing cut."""
-    return _CONTROL.sub(_escaped, text)
+    return _controls(text, _escaped)
 
 
 def no_command(text: str) -> str:
@@ -59,13 +66,13 @@ def no_command(text: str) -> str:
 def one_line(text: str, limit: int = MAX_TEXT) -> str:
     """Plain-text output: cut, every control character (newlines too) shown escaped (`\\n`,
     `\\x1b`), and no `::` where a line starts."""
-    return no_command(_CONTROL.sub(_escaped, cut(text, limit)))
+    return no_command(_controls(cut(text, limit), _escaped))
 
 
 def text_block(text: str, limit: int = MAX_TEXT) -> str:
     """Like one_line, but line breaks stay line breaks (a block of YAML to paste)."""
     lines = cut(text, limit).split("\n")
-    return no_command("\n".join(_CONTROL.sub(_escaped, line) for line in lines))
+    return no_command("\n".join(_controls(line, _escaped) for line in lines))
 
 
 def xml_text(text: str, limit: int = MAX_TEXT) -> str:
@@ -75,8 +82,8 @@ def xml_text(text: str, limit: int = MAX_TEXT) -> str:
     1.0 does not allow at all.
     """
     lines = cut(text, limit).split("\n")
-    escaped = "\n".join(_CONTROL.sub(_keep_tab, line) for line in lines)
-    return _NOT_XML.sub(_escaped, escaped)
+    escaped = "\n".join(_controls(line, _keep_tab) for line in lines)
+    return re.sub(_NOT_XML, _escaped, escaped)
 
 
 def _keep_tab(match: re.Match[str]) -> str:
@@ -94,7 +101,7 @@ def markdown(text: str, limit: int = MAX_TEXT) -> str:
     if len(parts) % 2 == 0 or "``" in text:  # not plain pairs: every backtick is text
         return _markdown_text(text)
     return "`".join(
-        _markdown_text(part) if index % 2 == 0 else _CONTROL.sub(_escaped, part).replace("|", "\\|")
+        _markdown_text(part) if index % 2 == 0 else _controls(part, _escaped).replace("|", "\\|")
         for index, part in enumerate(parts)
     )
 
@@ -104,7 +111,7 @@ def _markdown_text(text: str) -> str:
 
 
 def _markdown_line(line: str) -> str:
-    safe = _CONTROL.sub(_escaped, line)
+    safe = _controls(line, _escaped)
     safe = safe.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN_SPECIAL.sub(r"\\\1", safe)
 

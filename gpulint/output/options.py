@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class OutputOptions:
+class OutputOptions(NamedTuple):
     """How to render a report."""
 
     color: bool = False

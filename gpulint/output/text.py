@@ -23,7 +23,7 @@ _ELLIPSIS = "…"
 _DOCUMENT_START = re.compile(r"---(\s|$)")
 # Lexical, so that it also holds in a file that does not parse: `kind: Secret` in block,
 # flow or JSON style.
-_SECRET_KIND = re.compile(r"""(?:^|[\s{,-])["']?kind["']?\s*:\s*["']?Secret["']?\s*(?:[,}#]|$)""")
+_SECRET_KIND = r"""(?:^|[\s{,-])["']?kind["']?\s*:\s*["']?Secret["']?\s*(?:[,}#]|$)"""
 
 
 def _paint(text: str, code: str, color: bool) -> str:
@@ -129,7 +129,8 @@ class SourceLines:
         for end in [i for i, line in enumerate(lines) if _DOCUMENT_START.match(line)] + [
             len(lines)
         ]:
-            if any(_SECRET_KIND.search(line) for line in lines[start:end] if line is not None):
+            secret = re.compile(_SECRET_KIND)  # compiled once a source line is shown
+            if any(secret.search(line) for line in lines[start:end] if line is not None):
                 lines[start:end] = [None] * (end - start)
             start = end
         return lines

@@ -176,8 +176,7 @@ Check = Callable[[CheckContext], Iterable[Problem]]
 Keeps = Callable[[CheckContext], Iterable["Workload"]]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """What the engine knows of a rule: its record without the documentation."""
 
     code: str

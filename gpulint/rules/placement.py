@@ -11,7 +11,6 @@ only on pools at zero nodes because of its required placement gets the GPU103 wa
 
 from __future__ import annotations
 
-import difflib
 import enum
 from collections.abc import Iterator
 from decimal import Decimal
@@ -389,6 +388,8 @@ def _missing_pool_problem(
         if existing
         else f"no pool has the label {missing.label}"
     )
+    import difflib  # only for a near miss: most runs never get here
+
     close = difflib.get_close_matches(missing.values[0], existing, n=1, cutoff=0.5)
     hint = f"; did you mean `{close[0]}`?" if close else ""
     fix = (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from gpulint.gpus import gpu_requests
@@ -28,6 +27,8 @@ def unknown_priority_class(ctx: CheckContext) -> Iterator[Problem]:
         name = template.priority_class_name
         if name is None or name in known:
             continue
+        import difflib  # only for a near miss: most runs never get here
+
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         hint = f"; did you mean `{close[0]}`?" if close else ""
         yield Problem.at(

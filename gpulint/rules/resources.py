@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 from collections.abc import Iterator, Sequence
@@ -230,7 +229,8 @@ def _rename(
 
 
 _MIG_HEAD = "nvidia.com/mig"
-_MIG_LOOSE = re.compile(r"nvidia\.com/mig[-_.]?(?:([1-8])c[._]?)?([1-8])g[._-]?([0-9]+)g(?:i?b)?\Z")
+# Compiled on first use: only a name that starts like a MIG resource is matched.
+_MIG_LOOSE = r"nvidia\.com/mig[-_.]?(?:([1-8])c[._]?)?([1-8])g[._-]?([0-9]+)g(?:i?b)?\Z"
 
 
 def _mig_spelling(name: str) -> str | None:
@@ -238,7 +238,7 @@ def _mig_spelling(name: str) -> str | None:
     lower = name.lower()
     if not lower.startswith(_MIG_HEAD) or MIG_RESOURCE.match(name):
         return None
-    loose = _MIG_LOOSE.match(lower)
+    loose = re.match(_MIG_LOOSE, lower)
     if loose is None:
         return ""
     compute, slices, memory = loose.groups()
@@ -446,6 +446,8 @@ def _misplaced_in_container(template: PodTemplate, container: Container) -> Iter
         if key_text == "claims":
             yield from _gpu_in_claims(template, container, value, resources)
         elif key_text in ("limit", "request") or _close_to(key_text, _SECTIONS):
+            import difflib  # only for a near miss: most runs never get here
+
             wanted = difflib.get_close_matches(key_text, _SECTIONS, n=1, cutoff=0.0)[0]
             yield Problem.at(
                 document,
@@ -524,6 +526,8 @@ def _near_miss(name: str, suggestion: str) -> bool:
     wanted_domain, _, wanted_rest = suggestion.partition("/")
     if domain != wanted_domain or not rest:
         return False
+    import difflib  # only for a near miss: most runs never get here
+
     return difflib.SequenceMatcher(None, rest, wanted_rest).ratio() >= 0.75
 
 
@@ -554,4 +558,6 @@ def _written(quantity: Quantity) -> str | None:
 @functools.lru_cache(maxsize=4096)
 def _close_to(word: str, targets: tuple[str, ...]) -> bool:
     lower = word.lower()
+    import difflib  # only for a near miss: most runs never get here
+
     return lower in targets or bool(difflib.get_close_matches(lower, targets, n=1, cutoff=0.8))
