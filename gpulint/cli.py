@@ -988,6 +988,7 @@ def diagnose(
 
     from gpulint.diagnose import diagnose as run_diagnosis
     from gpulint.diagnose import parse_time, read_dumps
+    from gpulint.diagnose.extra import WorkloadSource
     from gpulint.diagnose.inputs import DUMP_COMMAND, is_dump_argument, parse_duration
     from gpulint.output.diagnose import diagnosis_json, diagnosis_text
 
@@ -1002,12 +1003,14 @@ def diagnose(
         threshold = parse_duration(slow_threshold) if slow_threshold else None
         moment = parse_time(now) if now else None
         unread: tuple[str, ...] = ()  # what RBAC kept live mode from reading
+        workloads = WorkloadSource.DUMP  # where Kueue's Workloads were looked for
         if connection is not None:
             from gpulint.diagnose.live import read_live
 
             live_objects = read_live(connection, pool_label, namespaces)
             documents, cluster_profile = live_objects.documents, live_objects.profile
             unread = live_objects.notes
+            workloads = live_objects.workloads
             moment = moment or datetime.now(timezone.utc)
         else:
             documents, cluster_profile = read_dumps(files, profile_paths, pool_label)
@@ -1018,6 +1021,7 @@ def diagnose(
             namespaces=namespaces,
             names=names,
             pool_label=pool_label,
+            workloads=workloads,
         )
         result = replace(result, notes=(*unread, *result.notes))
     except GpulintError as exc:

@@ -20,6 +20,7 @@ from click.testing import CliRunner, Result
 from gpulint.cli import main
 from gpulint.diagnose import CAUSES, diagnose, parse_time, read_dumps
 from gpulint.diagnose.classify import StuckPod
+from gpulint.diagnose.extra import WorkloadSource
 from gpulint.diagnose.messages import NodeCount, parse_histogram, parse_refusal, parse_scale_up
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -432,6 +433,62 @@ def test_kueue_dra_and_taint_causes_of_todays_clusters() -> None:
     assert report["summary"]["timeToScheduleByPool"] == {
         "a100": {"count": 3, "p50": 120, "p95": 1200}
     }
+
+
+#: A second suspended GPU Job of the gpu-today cluster's queue, which no Workload owns.
+OTHER_QUEUED_JOB = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: batch/v1
+  kind: Job
+  metadata:
+    name: train-other
+    namespace: ml
+    creationTimestamp: '2024-05-01T11:00:00Z'
+    labels: {kueue.x-k8s.io/queue-name: team-ml}
+  spec:
+    suspend: true
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - {name: main, image: "train:1.0", resources: {limits: {nvidia.com/gpu: 8}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            WorkloadSource.DUMP,
+            "suspended in LocalQueue team-ml; no Workload of the dump belongs to it: Kueue has "
+            "made none (is its controller running, with the integration for Job enabled?)",
+        ),
+        (
+            WorkloadSource.LIVE,
+            "suspended in LocalQueue team-ml; the cluster has no Workload for it: Kueue has made "
+            "none (is its controller running, with the integration for Job enabled?)",
+        ),
+        (
+            WorkloadSource.LIVE_DENIED,
+            "suspended in LocalQueue team-ml; its Workload, which says why, could not be read: "
+            "gpulint may not list workloads.kueue.x-k8s.io (see the note)",
+        ),
+    ],
+)
+def test_a_queued_job_no_workload_explains_is_said_to_lack_one_where_it_was_looked_for(
+    tmp_path: Path, source: WorkloadSource, message: str
+) -> None:
+    other = tmp_path / "other.yaml"
+    other.write_text(OTHER_QUEUED_JOB, encoding="utf-8")
+    documents, profile = read_dumps([TODAY, str(other)])
+    found = diagnose(documents, profile, parse_time(NOW), workloads=source).pods
+    (job,) = [p for p in found if p.name == "train-other"]
+    assert (job.cause.slug, job.evidence[0].message) == ("kueue-inadmissible", message)
+    # The Job whose Workload was read keeps that Workload's condition.
+    (big,) = [p for p in found if p.name == "train-big"]
+    assert big.evidence[0].message.startswith("couldn't assign flavors to pod set main")
 
 
 def test_focus_on_a_namespace_and_a_name() -> None:

@@ -216,6 +216,23 @@ def test_live_kueue_and_dra_causes_equal_those_of_the_dump(k, kubeconfig, versio
     assert [(m, p) for m, p, _ in requests(k) if not allowed(rules, m, p)] == []
 
 
+def queued_message(report: dict[str, Any]) -> str:
+    """The evidence of the suspended Job train-big."""
+    (job,) = [p for p in report["pods"] if p["name"] == "train-big"]
+    return job["evidence"][0]["message"]
+
+
+def without_queued_message(report: dict[str, Any]) -> dict[str, Any]:
+    """The report less train-big's evidence message."""
+    pods = [
+        {**p, "evidence": [{**e, "message": None} for e in p["evidence"]]}
+        if p["name"] == "train-big"
+        else p
+        for p in report["pods"]
+    ]
+    return {**report, "pods": pods}
+
+
 def test_live_cluster_without_kueue_or_dra_is_judged_as_a_dump_without_them(
     k, kubeconfig, tmp_path
 ) -> None:
@@ -229,8 +246,17 @@ def test_live_cluster_without_kueue_or_dra_is_judged_as_a_dump_without_them(
     ]  # fmt: skip
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     offline = json.loads(run_diagnose(str(dump), "--now", NOW, "--format", "json").stdout)
-    assert live == offline
-    assert causes(live)["train-big"] == "kueue-inadmissible"  # the suspended queued Job
+    # The suspended queued Job: a dump may just lack its Workload; the cluster has no Kueue.
+    assert causes(live)["train-big"] == "kueue-inadmissible"
+    assert queued_message(offline) == (
+        "suspended in LocalQueue team-ml; the dump has no Workload that says why "
+        "(add `workloads` to the kubectl get)"
+    )
+    assert queued_message(live) == (
+        "suspended in LocalQueue team-ml; the cluster serves no Kueue API (kueue.x-k8s.io), so "
+        "nothing admits it: install Kueue, or remove the `kueue.x-k8s.io/queue-name` label"
+    )
+    assert without_queued_message(live) == without_queued_message(offline)
     assert [n.split(":")[0] for n in live["notes"]] == [
         "no Workloads",
         "no ResourceClaims or ResourceClaimTemplates",
@@ -299,6 +325,11 @@ def test_denied_workloads_are_a_note_and_the_suspended_job_still_counts(k, kubec
     serve_today(k)
     report = diagnose_live(kubeconfig)
     assert causes(report) == TODAY_CAUSES
+    # Not "add `workloads` to the kubectl get": there is no kubectl get, RBAC refused the list.
+    assert queued_message(report) == (
+        "suspended in LocalQueue team-ml; its Workload, which says why, could not be read: "
+        "gpulint may not list workloads.kueue.x-k8s.io (see the note)"
+    )
     assert report["notes"][0] == (
         "Kueue Workloads not read (why Kueue holds a suspended job is not known): not allowed "
         f"to list workloads.{KUEUE_GROUP} (403 Forbidden): grant the gpulint-live ClusterRole of "

@@ -36,6 +36,7 @@ from gpulint.diagnose.extra import (
     DraClaims,
     DraIndex,
     ScheduledPod,
+    WorkloadSource,
     percentile,
     queued_jobs,
     scheduled_at,
@@ -154,6 +155,7 @@ def diagnose(
     namespaces: Collection[str] = (),
     names: Sequence[str] = (),
     pool_label: str | None = None,
+    workloads: WorkloadSource = WorkloadSource.DUMP,
 ) -> Diagnosis:
     """Classify every Pending, unbound GPU pod, every controller refused GPU pods and every GPU
     job Kueue has not admitted; measure how long the scheduled GPU pods took to schedule.
@@ -161,7 +163,8 @@ def diagnose(
     `documents` hold Pods, Events and optionally the controllers (ReplicaSets, Jobs ...),
     Nodes, Kueue Workloads and DRA objects; `now` defaults to the newest time the objects
     record, so a dump reads as of its capture. `namespaces` and `names` (substrings or globs
-    of the pod, job or owner name) keep only what they match.
+    of the pod, job or owner name) keep only what they match; `workloads` says where Kueue's
+    Workloads were looked for (a dump, or a cluster that served, refused or lacks them).
     """
     events = events_of(documents)
     if now is None:
@@ -172,7 +175,7 @@ def diagnose(
         for document, template, claims in _pending_gpu_pods(documents, dra)
     ]
     stuck.extend(_refused_creations(documents, events, now))
-    stuck.extend(_queued(documents, profile, now, dra))
+    stuck.extend(_queued(documents, profile, now, dra, workloads))
     scheduled = _scheduled(documents, dra, pool_label)
 
     def wanted(namespace: str, *candidates: str | None) -> bool:
@@ -714,7 +717,11 @@ def _unallocatable(verdict: _Verdict, claims: DraClaims, dra: DraIndex) -> _Verd
 
 
 def _queued(
-    documents: Sequence[Document], profile: ClusterProfile | None, now: datetime, dra: DraIndex
+    documents: Sequence[Document],
+    profile: ClusterProfile | None,
+    now: datetime,
+    dra: DraIndex,
+    workloads: WorkloadSource,
 ) -> list[StuckPod]:
     def is_gpu(document: Document) -> bool:
         workload = workload_of(document)
@@ -729,7 +736,7 @@ def _queued(
         )
 
     stuck = []
-    for job in queued_jobs(documents, profile, is_gpu):
+    for job in queued_jobs(documents, profile, is_gpu, workloads):
         cluster_queue = job.cluster_queue or (
             f"$(kubectl get localqueue {job.queue} -n {job.namespace} "
             "-o jsonpath='{.spec.clusterQueue}')"

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import Enum
 
 from gpulint.diagnose.events import timestamp
 from gpulint.dra import (
@@ -167,12 +168,50 @@ def _not_admitted(workload: Mapping[str, object]) -> tuple[str, str | None, date
     return "the Workload has no admission condition yet: Kueue has not considered it", None, None
 
 
+class WorkloadSource(Enum):
+    """Where diagnose looked for Kueue's Workloads, which say why a queued job waits."""
+
+    DUMP = "dump"  # the dump files (which may lack them)
+    LIVE = "live"  # listed from the cluster
+    LIVE_DENIED = "live-denied"  # the cluster refused to list them (RBAC)
+    LIVE_UNSERVED = "live-unserved"  # the cluster serves no Kueue API
+
+
+def _no_workload(kind: str, source: WorkloadSource, any_workload: bool) -> str:
+    """Why a suspended queued job has no Workload that explains it, by where gpulint looked."""
+    unmade = (
+        f"Kueue has made none (is its controller running, with the integration for {kind} enabled?)"
+    )
+    if source is WorkloadSource.LIVE_DENIED:
+        return (
+            f"its Workload, which says why, could not be read: gpulint may not list "
+            f"{KUEUE_WORKLOADS} (see the note)"
+        )
+    if source is WorkloadSource.LIVE_UNSERVED:
+        return (
+            "the cluster serves no Kueue API (kueue.x-k8s.io), so nothing admits it: install "
+            f"Kueue, or remove the `{QUEUE_LABEL}` label"
+        )
+    if source is WorkloadSource.LIVE:
+        return f"the cluster has no Workload for it: {unmade}"
+    if any_workload:
+        return f"no Workload of the dump belongs to it: {unmade}"
+    return "the dump has no Workload that says why (add `workloads` to the kubectl get)"
+
+
+KUEUE_WORKLOADS = "workloads.kueue.x-k8s.io"
+
+
 def queued_jobs(
-    documents: Sequence[Document], profile: ClusterProfile | None, is_gpu: object
+    documents: Sequence[Document],
+    profile: ClusterProfile | None,
+    is_gpu: object,
+    source: WorkloadSource = WorkloadSource.DUMP,
 ) -> Iterator[QueuedJob]:
     """GPU jobs Kueue has not admitted: from Workloads, else from suspended queued jobs.
 
-    `is_gpu(document)` says whether an object's pods request accelerators.
+    `is_gpu(document)` says whether an object's pods request accelerators; `source` where the
+    Workloads were looked for, which decides what is said of a job none explains.
     """
     owned: set[tuple[str, str, str]] = set()
     local_queues = {
@@ -212,9 +251,10 @@ def queued_jobs(
             continue
         if (namespace, document.ref.kind, document.ref.name) in owned or not is_gpu(document):
             continue
+        any_workload = any(d.ref.kind == "Workload" for d in documents)
         message = (
-            f"suspended in LocalQueue {queue}; the dump has no Workload that says why "
-            "(add `workloads` to the kubectl get)"
+            f"suspended in LocalQueue {queue}; "
+            f"{_no_workload(document.ref.kind, source, any_workload)}"
         )
         created = timestamp(mapping(obj.get("metadata")).get("creationTimestamp"))
         cluster_queue = local_queues.get((namespace, queue))

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpulint.diagnose.extra import WorkloadSource
 from gpulint.live.client import AccessDenied, ConnectionOptions, KubeClient, connect, path_segment
 from gpulint.live.cluster import (
     KUEUE,
@@ -70,6 +71,7 @@ class LiveObjects:
     documents: tuple[Document, ...]
     profile: ClusterProfile | None  # None: RBAC (a namespaced Role) denies the nodes
     notes: tuple[str, ...]  # what RBAC kept from being read
+    workloads: WorkloadSource = WorkloadSource.LIVE  # whether Kueue's Workloads were listed
 
 
 def read_live(
@@ -120,31 +122,33 @@ def _read(client: KubeClient, pool_label: str | None, namespaces: Sequence[str])
         dra_objects, dra_notes = read_dra(client, DIAGNOSE_DRA, namespaces=namespaces)
         objects += dra_objects
         notes += dra_notes
-    workloads, note = _workloads(client, cluster.versions if cluster else None, namespaces)
+    workloads, note, source = _workloads(client, cluster.versions if cluster else None, namespaces)
     objects += workloads
     notes += [note] if note else []
-    return LiveObjects(tuple(api_document(o) for o in objects), profile, tuple(notes))
+    return LiveObjects(tuple(api_document(o) for o in objects), profile, tuple(notes), source)
 
 
 def _workloads(
     client: KubeClient, versions: Mapping[str, str] | None, namespaces: Sequence[str]
-) -> tuple[list[dict[str, Any]], str | None]:
-    """Kueue's Workloads at the version the cluster serves (none without Kueue), and a note
-    when RBAC denies them. `versions` holds what the cluster read found, if it was read."""
+) -> tuple[list[dict[str, Any]], str | None, WorkloadSource]:
+    """Kueue's Workloads at the version the cluster serves (none without Kueue), a note when
+    RBAC denies them, and what came of the reading. `versions` holds what the cluster read
+    found, if it was read."""
     try:
         if versions is None:
             version = client.preferred_version(KUEUE.group)
         else:
             version = versions.get(KUEUE.group)
         if version is None:
-            return [], None  # Kueue is not installed, or its discovery was denied (noted)
+            # Kueue is not installed, or its discovery was denied (noted)
+            return [], None, WorkloadSource.LIVE_UNSERVED
         found: list[dict[str, Any]] = []
         what = f"{WORKLOADS}.{KUEUE.group}"
         for path in _scoped(f"/apis/{KUEUE.group}/{version}/{WORKLOADS}", namespaces):
             found += client.list_all(path, what, optional=True) or []
     except AccessDenied as denied:
-        return [], f"{WORKLOADS_UNREAD}: {denied}"
-    return found, None
+        return [], f"{WORKLOADS_UNREAD}: {denied}", WorkloadSource.LIVE_DENIED
+    return found, None, WorkloadSource.LIVE
 
 
 def _scoped(path: str, namespaces: Sequence[str]) -> list[str]:
