@@ -300,7 +300,16 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
     if config.root is None:
         config = replace(config, root=Path(root))
     absolute = [p if p == STDIN else os.path.join(root, p) for p in paths]
-    return _lint_paths(absolute, replace(options, config=config, overlay=overlay))
+    render = options.render
+    if render is not None:
+        # Values files given with the paths (helm's -f) are relative to the root too.
+        sets = tuple(
+            values_set._replace(values=tuple(os.path.join(root, v) for v in values_set.values))
+            for values_set in render.default.sets
+        )
+        render = render._replace(default=render.default._replace(sets=sets))
+    options = replace(options, config=config, overlay=overlay, render=render)
+    return _lint_paths(absolute, options)
 
 
 def _displayed(findings: Iterable[Finding], root: str | None) -> Iterator[Finding]:

@@ -16,8 +16,12 @@ from gpulint.catalogue import catalogue_codes
 from gpulint.cli import main
 from gpulint.config import Config, config_for_paths, load_config
 from gpulint.findings import LintResult
+from gpulint.render.options import ChartSettings, RenderOptions, ValuesSet
+
+pytest_plugins = ["tests.binaries"]
 
 DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "demo"
+CHART = DEMO.parent / "charts" / "nim-llm"
 PACKAGE = str(Path(__file__).resolve().parent.parent / "gpulint")
 CONFIG = """\
 exclude: [k8s/vendor]
@@ -100,11 +104,8 @@ def test_lint_with_the_root_reports_what_gpulint_check_reports(
     assert _shown(_run(repo)) == reported
 
 
-def test_lint_with_a_root_never_reads_the_working_directory(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(repo)
-    expected = _shown(_run(repo))
+def _record_cwd_readers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, where gpulint's code asks for the working directory."""
     readers: list[str] = []
     real_getcwd = os.getcwd
 
@@ -120,6 +121,15 @@ def test_lint_with_a_root_never_reads_the_working_directory(
         return real_getcwd()
 
     monkeypatch.setattr(os, "getcwd", getcwd)
+    return readers
+
+
+def test_lint_with_a_root_never_reads_the_working_directory(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    expected = _shown(_run(repo))
+    readers = _record_cwd_readers(monkeypatch)
     assert _shown(_run(repo)) == expected
     assert readers == []
 
@@ -140,3 +150,32 @@ def test_a_missing_path_is_named_as_given(repo: Path, tmp_path: Path) -> None:
 
     with pytest.raises(GpulintError, match=r"^k8s/missing\.yaml: no such file or directory$"):
         lint(["k8s/missing.yaml"], root=str(repo))
+
+
+def test_a_chart_is_reported_relative_to_the_root_from_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool_env, helm4_dir: Path
+) -> None:
+    tool_env(helm=helm4_dir / "helm")
+    root = tmp_path / "repo"
+    chart = root / "charts" / "nim-llm"
+    shutil.copytree(CHART, chart)
+    values = "charts/nim-llm/values-gpu.yaml"  # the GPU resource misspelled
+    monkeypatch.chdir(root)
+    command = ["check", "--isolated", "--no-cache", "--format", "json", "charts/nim-llm"]
+    command += ["--values", values]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 1, result.output
+    reported = [
+        (f["path"], f["code"], f["line"], f["column"], f["message"])
+        for f in json.loads(result.stdout)["findings"]
+    ]
+    assert (values, "GPU001", 5, 5) in [r[:4] for r in reported]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    readers = _record_cwd_readers(monkeypatch)
+    render = RenderOptions(default=ChartSettings(sets=(ValuesSet(values=(values,)),)))
+    found = lint(["charts/nim-llm"], root=str(root), render=render._replace(use_cache=False))
+    assert _shown(found) == reported
+    assert {f.rendered.of for f in found.findings if f.rendered} == {"charts/nim-llm"}
+    assert readers == []

@@ -131,14 +131,15 @@ def test_a_value_is_traced_to_its_values_file_only_when_changing_it_changes_the_
     source = "nim-llm/templates/deployment.yaml"
     key, count = finding_at(31, 15, source), finding_at(31, 32, source)
     mapped, unmapped = origin.locate([key, count], rendered)
-    assert (mapped.path, mapped.line, mapped.column) == ("values-prod.yaml", 3, 5)
+    # Named as the request names it, as the chart's templates are.
+    assert (mapped.path, mapped.line, mapped.column) == (values.as_posix(), 3, 5)
     assert mapped.rendered is not None and (mapped.rendered.line, mapped.rendered.column) == (
         31,
         15,
     )
     # `1` is written in both values files; re-rendering with each changed in turn tells which
     # one this count is (the chart's own `1` is the count of nvidia.com/gpu, a line above).
-    assert (unmapped.path, unmapped.line, unmapped.column) == ("values-prod.yaml", 3, 22)
+    assert (unmapped.path, unmapped.line, unmapped.column) == (values.as_posix(), 3, 22)
 
 
 def test_an_equal_text_written_elsewhere_is_not_taken_for_the_origin(

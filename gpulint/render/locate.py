@@ -223,9 +223,8 @@ class _ValuesFiles(NamedTuple):
 
 
 def display_path(path: Path) -> str:
-    """`path` as reports name files: relative to the working directory when inside it."""
-    if path.is_absolute() and path.is_relative_to(Path.cwd()):
-        path = path.relative_to(Path.cwd())
+    """`path` as given: the run names files relative to its root when it reports them
+    (gpulint.api.LintOptions.root), never relative to the working directory."""
     return path.as_posix()
 
 
