@@ -625,6 +625,8 @@ def _times(quantity: str, count: int) -> str:
     return f"{int(number) * count}{quantity[len(number) :]}"
 
 
+_KATIB_TRIAL = "spec.trialTemplate.trialSpec"
+_KATIB_TRIALS = Count("/spec.parallelTrialCount", default=3)
 _SPEC_REPLICAS = (Count("replicas"),)
 _PARALLELISM = (Count("parallelism"),)
 
@@ -811,6 +813,24 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 template="podTemplate",
                 derive=dynamo_component_pod,
                 counts=_DYNAMO_COUNTS,
+            ),
+        ),
+    ),
+    # Katib: each trial runs `trialTemplate.trialSpec` (a Job or a Kubeflow training job),
+    # `parallelTrialCount` trials at once (3 by default: pkg/apis/controller/experiments/
+    # v1beta1/constants.go DefaultTrialParallelCount).
+    WorkloadShape(
+        "Experiment",
+        ("kubeflow.org/*",),
+        (
+            Role(
+                f"{_KATIB_TRIAL}.spec",
+                counts=(_KATIB_TRIALS, Count("parallelism")),
+                name="trial",
+            ),
+            *(
+                Role(f"{_KATIB_TRIAL}.spec.{specs}.*", counts=(_KATIB_TRIALS, Count("replicas")))
+                for specs in ("pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs")
             ),
         ),
     ),

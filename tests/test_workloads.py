@@ -358,6 +358,26 @@ spec:
 """,
         [("decode", 2, "replicas", {"main": "4"}), ("prefill", 1, "replicas", {"main": "2"})],
     ),
+    "katib-trials": (
+        """\
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: hpo}
+spec:
+  trialTemplate:
+    trialSpec:
+      apiVersion: kubeflow.org/v1
+      kind: PyTorchJob
+      spec:
+        pytorchReplicaSpecs:
+          Worker:
+            replicas: 2
+            template:
+              spec:
+                containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 1}}}]
+""",
+        [("Worker", 6, "replicas", {"pytorch": "1"})],
+    ),
 }
 
 
