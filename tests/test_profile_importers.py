@@ -13,6 +13,7 @@ from gpulint.errors import GpulintError
 from gpulint.profile import Pool, Taint, load_profiles
 from gpulint.profile.kubectl import profile_from_objects
 from gpulint.profile.load import json_dump_facts
+from gpulint.profile.model import NODE_LABELS, LabelRequirement
 from gpulint.profile.nodes import pools_from_nodes
 from gpulint.yamltree import parse
 
@@ -321,6 +322,8 @@ def test_eksctl_config_node_groups() -> None:
             "workload": "training",
             "k8s.amazonaws.com/accelerator": "nvidia-a100",
         },
+        # Every node has an OS, architecture, zone and region the config does not state.
+        label_requirements=tuple(LabelRequirement(key, "Exists") for key in NODE_LABELS),
         taints=(GPU_TAINT,),
         allocatable={
             "cpu": Decimal(96),

@@ -27,7 +27,7 @@ from gpulint.errors import GpulintError
 from gpulint.profile.autoscaler import EFFECTS, taint_list
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.model import ClusterProfile, Pool, Taint, unstated_node_labels
 from gpulint.profile.values import location, mapping, sequence, text
 from gpulint.quantity import parse_quantity
 
@@ -122,7 +122,10 @@ def _group(
     if merged:
         values["allocatable"] = merged
         (stated if advertised and not allocatable else estimated).add("allocatable")
-    pool = Pool(name=name, nodes=nodes, **values)
+    # The OS, architecture, zone and region every node has, which the objects may not say.
+    unsaid = unstated_node_labels(labels)
+    pool = Pool(name=name, nodes=nodes, label_requirements=unsaid, **values)
+    estimated.add("label_requirements")
     return PoolFacts(pool, frozenset(stated), frozenset(estimated))
 
 

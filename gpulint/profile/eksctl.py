@@ -14,7 +14,7 @@ from gpulint.errors import GpulintError
 from gpulint.profile.autoscaler import EFFECTS, node_template_from_tags, template_covers
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.model import ClusterProfile, Pool, Taint, unstated_node_labels
 from gpulint.profile.values import location, mapping, sequence, text
 
 DEFAULT_NODE_COUNT = 2  # eksctl's DefaultNodeCount, used only when no size is written
@@ -94,7 +94,10 @@ def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent
     if allocatable is not None:
         values["allocatable"] = allocatable
         estimated.add("allocatable")
-    pool = Pool(name=name, labels=labels, nodes=desired, **values)
+    # The OS, architecture, zone and region every node has, which the config may not say.
+    unsaid = unstated_node_labels(labels)
+    pool = Pool(name=name, labels=labels, label_requirements=unsaid, nodes=desired, **values)
+    estimated.add("label_requirements")
     return PoolFacts(pool, frozenset(values) - {"allocatable"}, frozenset(estimated))
 
 

@@ -39,6 +39,7 @@ from gpulint.profile.model import (
     LabelRequirement,
     Pool,
     Taint,
+    unstated_node_labels,
 )
 from gpulint.profile.nodes import is_accelerator_resource
 from gpulint.profile.values import location, mapping, quantities, sequence, text
@@ -53,9 +54,6 @@ _GROUPS = ("karpenter.sh/", "karpenter.k8s.aws/", "eks.amazonaws.com/")
 # Karpenter's AWS provider and EKS Auto Mode spell the instance attribute labels alike.
 _ATTRIBUTE_PREFIXES = ("karpenter.k8s.aws/", "eks.amazonaws.com/")
 _OPERATORS = LABEL_OPERATORS
-#: Well-known labels every node carries whose value a NodePool leaves open unless it
-#: requires one: the node's zone and region come from where it is launched.
-_OPEN_LABELS = (ZONE, "topology.kubernetes.io/region")
 _CAPACITY_TYPES = ("on-demand", "spot", "reserved")
 _ACCELERATOR_NAMES = {"inf": "inferentia", "trn": "trainium"}
 
@@ -211,12 +209,13 @@ def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]
     found = []
     for entry in types:
         allocatable = catalogue_allocatable(entry.name) or {}
+        typed_labels = {**labels, **type_labels(entry)}
         for capacity in capacity_types:
             suffix = f"/{capacity}" if len(capacity_types) > 1 else ""
             pool = Pool(
                 name=f"{name}/{entry.name}{suffix}",
-                labels={**labels, **type_labels(entry), CAPACITY_TYPE: capacity},
-                label_requirements=varying,
+                labels={**typed_labels, CAPACITY_TYPE: capacity},
+                label_requirements=tuple(r for r in varying if r.key not in typed_labels),
                 taints=taints,
                 allocatable=allocatable,
                 max_nodes=max_nodes(limits, allocatable),
@@ -239,8 +238,8 @@ def requirement_labels(
 
     A key required `In` one value is a label of every node; any other requirement (`In` several
     values, `Exists`, `NotIn`, `Gt` ...) leaves each node its own value within it, and the
-    well-known zone and region are open unless required. Keys in `typed` are set per pool from
-    its instance type and capacity type; template labels win over requirements.
+    zone, region, OS and architecture are open unless required. Keys in `typed` are set per
+    pool from its instance type and capacity type; template labels win over requirements.
     """
     by_key: dict[str, list[Requirement]] = {}
     for requirement in requirements:
@@ -255,7 +254,9 @@ def requirement_labels(
             varying += found
     labels.update(template_labels)
     labels[NODEPOOL_LABEL] = name
-    varying += [LabelRequirement(key, "Exists") for key in _OPEN_LABELS if key not in by_key]
+    # Unless required, the zone and region come from where a node is launched, and the OS
+    # and architecture of a type outside the catalogue are not known here.
+    varying += unstated_node_labels(labels, frozenset(by_key) | typed)
     return labels, tuple(r for r in varying if r.key not in labels)
 
 

@@ -87,6 +87,28 @@ class LabelRequirement(NamedTuple):
         return f"{self.key} {self.operator} [{', '.join(self.values)}]"
 
 
+#: Labels the kubelet and the cloud provider put on every node, with values a node group's
+#: infrastructure code often does not state: the OS, the CPU architecture, the zone, the region.
+NODE_LABELS = (
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+)
+
+
+def unstated_node_labels(
+    labels: Mapping[str, str], said: frozenset[str] = frozenset()
+) -> tuple[LabelRequirement, ...]:
+    """`Exists` for each of NODE_LABELS that `labels` and the keys in `said` leave open: every
+    node carries one, so a pod selecting any value is not ruled out by a file that is silent."""
+    return tuple(
+        LabelRequirement(key, "Exists")
+        for key in NODE_LABELS
+        if key not in labels and key not in said
+    )
+
+
 _COMPARISONS: Mapping[str, Callable[[Decimal, Decimal], bool]] = {
     "Gt": Decimal.__gt__,
     "Lt": Decimal.__lt__,

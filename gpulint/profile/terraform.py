@@ -39,7 +39,7 @@ from gpulint.profile.autoscaler import (
 )
 from gpulint.profile.instances import NVIDIA, catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import ClusterProfile, Pool, Taint
+from gpulint.profile.model import ClusterProfile, Pool, Taint, unstated_node_labels
 
 EXTRA = "pip install 'gpulint[terraform]'"
 _EKS_MODULE = "terraform-aws-modules/eks/aws"
@@ -186,9 +186,12 @@ def _pool(
     name: str, defined_at: str, values: Mapping[str, Any], estimated: frozenset[str] = frozenset()
 ) -> PoolFacts:
     """A pool as the files state it; its allocatable, unless stated, estimated from the
-    catalogue by its instance type, and its nodes now always only estimated."""
+    catalogue by its instance type; its nodes now and the well-known node labels the block
+    leaves unsaid only estimated."""
     values = {**values, "defined_at": defined_at}
-    estimated |= {"nodes"}
+    # The OS, architecture, zone and region every node has, where the block does not say.
+    values["label_requirements"] = unstated_node_labels(values.get("labels", {}))
+    estimated |= {"nodes", "label_requirements"}
     if "allocatable" not in values:
         allocatable = catalogue_allocatable(values.get("instance_type"))
         if allocatable is not None:
