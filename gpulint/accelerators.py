@@ -46,7 +46,8 @@ DRA_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 _BY_NAME: dict[str, AcceleratorResource] = {r.name: r for r in RESOURCES if r.pattern is None}
 _BY_ANNOTATION: dict[str, AcceleratorAnnotation] = {a.key: a for a in ANNOTATIONS}
 # NVIDIA MIG devices under the `mixed` strategy: nvidia.com/mig-<slices>g.<memory>gb[.me]
-MIG_RESOURCE = re.compile(r"nvidia\.com/mig-(?:[1-8]c\.)?[1-8]g\.[0-9]+gb(?:\.[a-z]+)*\Z")
+# (A pattern string, compiled on first use.)
+MIG_RESOURCE = r"nvidia\.com/mig-(?:[1-8]c\.)?[1-8]g\.[0-9]+gb(?:\.[a-z]+)*\Z"
 # Tokens that make a resource name look like an accelerator request.
 _ACCELERATOR_TOKENS = frozenset(
     {"gpu", "gpus", "vgpu", "mig", "neuron", "neurons", "neuroncore", "neuroncores"}
@@ -77,9 +78,16 @@ _QUALIFIED_NAME = re.compile(
 
 
 @functools.cache
-def _patterns() -> tuple[tuple[re.Pattern[str], AcceleratorResource], ...]:
-    # Compiled on first use: most runs ask only exact names.
-    return tuple((re.compile(r.pattern), r) for r in RESOURCES if r.pattern is not None)
+def _patterns() -> dict[str, tuple[tuple[str, AcceleratorResource], ...]]:
+    # The families by the domain their pattern is written under (its text up to the first
+    # `/`, unescaped): a name is matched only against its own domain's patterns, so a run
+    # that asks only exact names and `cpu` or `memory` compiles none.
+    by_domain: dict[str, list[tuple[str, AcceleratorResource]]] = {}
+    for family in RESOURCES:
+        if family.pattern is not None:
+            domain = family.pattern.partition("/")[0].replace("\\.", ".")
+            by_domain.setdefault(domain, []).append((family.pattern, family))
+    return {domain: tuple(found) for domain, found in by_domain.items()}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -88,8 +96,8 @@ def accelerator_info(name: str) -> AcceleratorResource | None:
     entry = _BY_NAME.get(name)
     if entry is not None:
         return entry
-    for pattern, family in _patterns():
-        if pattern.fullmatch(name):
+    for pattern, family in _patterns().get(name.partition("/")[0], ()):
+        if re.fullmatch(pattern, name):
             return family
     return None
 

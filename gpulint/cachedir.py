@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> Path | None:
@@ -18,6 +19,33 @@ def default_cache_dir(environ: Mapping[str, str]) -> Path | None:
         return Path.home() / ".cache" / "gpulint"
     except RuntimeError:  # no HOME and no password entry: nowhere to keep a cache
         return None
+
+
+#: From this many bytes to hash on, OpenSSL's faster SHA-256 pays for loading it.
+_LARGE = 1 << 20
+
+
+def sha256(size: int = 0) -> Any:
+    """A new SHA-256 hash object (as `hashlib.sha256()`) for about `size` bytes, without
+    importing hashlib for small inputs where CPython has its own SHA-256 module.
+
+    Every run with a config or a cached profile names its cache entries by a SHA-256, and
+    importing hashlib loads OpenSSL's library, which costs such a run more than hashing a
+    config or a small profile; a dump of megabytes hashes several times faster with OpenSSL.
+    The digests are the same either way.
+    """
+    if size >= _LARGE:
+        from hashlib import sha256 as openssl
+
+        return openssl()
+    try:
+        from _sha2 import sha256 as new  # CPython 3.12 and later
+    except ImportError:
+        try:
+            from _sha256 import sha256 as new  # CPython 3.11
+        except ImportError:
+            from hashlib import sha256 as new
+    return new()
 
 
 def cache_dir(given: str | None, use_cache: bool = True) -> Path | None:

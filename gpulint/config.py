@@ -275,15 +275,14 @@ _SCHEMA_FILE = Path(__file__).with_name("schemas") / "config.schema.json"
 
 def _validated_marker(cache: Path, name: str, raw: bytes) -> Path | None:
     """Where the note that these config bytes validated lives; None without a schema file."""
-    import hashlib
-
     from gpulint import __version__
+    from gpulint.cachedir import sha256
 
     try:
         schema = _SCHEMA_FILE.read_bytes()
     except OSError:  # the package is not on a file system: validate every time
         return None
-    digest = hashlib.sha256()
+    digest = sha256()
     for part in (__version__.encode(), schema, name.encode(), raw):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,15 @@ def test_registry_answers_what_a_name_is(name: str, shown: str, unit: str, serve
 )
 def test_names_nothing_serves_are_unknown(name: str) -> None:
     assert accelerator_info(name) is None and not is_known_accelerator(name)
+
+
+def test_every_family_pattern_is_written_under_a_literal_domain() -> None:
+    # accelerator_info matches a name only against the patterns of its own domain, read as
+    # the pattern's text up to the first `/`: that text must be a domain, not a regex.
+    for family in RESOURCES:
+        if family.pattern is not None:
+            domain, slash, _ = family.pattern.partition("/")
+            assert slash and re.fullmatch(r"(?:[a-z0-9-]+\\\.)+[a-z]+", domain), family.pattern
 
 
 def test_every_entry_has_a_source_and_a_unit_text() -> None:

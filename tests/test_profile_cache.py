@@ -389,3 +389,15 @@ def test_an_entries_directory_planted_as_a_symlink_is_one_warning(
         "running without a cache\n"
     )
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("size", [0, 1 << 20], ids=["small", "large"])
+def test_cache_names_are_sha256_whichever_module_hashes(size: int) -> None:
+    import hashlib
+
+    from gpulint.cachedir import sha256
+
+    data = b"x" * (size + 3)
+    digest = sha256(len(data))
+    digest.update(data)
+    assert digest.hexdigest() == hashlib.sha256(data).hexdigest()

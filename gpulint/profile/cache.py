@@ -38,7 +38,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from gpulint import __version__, dra
-from gpulint.cachedir import default_cache_dir
+from gpulint.cachedir import default_cache_dir, sha256
 from gpulint.profile import merge, model
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool
@@ -117,9 +117,7 @@ def cache_problem(directory: Path) -> str | None:
 
 def entry_key(data: bytes, pool_label: str | None) -> str:
     """The name of the entry for a file of these bytes read with `pool_label`."""
-    import hashlib
-
-    digest = hashlib.sha256()
+    digest = sha256(len(data))
     header = (__version__, CACHE_FORMAT, _layout(), pool_label)
     digest.update(repr(header).encode())
     digest.update(b"\0")

@@ -236,7 +236,7 @@ _MIG_LOOSE = r"nvidia\.com/mig[-_.]?(?:([1-8])c[._]?)?([1-8])g[._-]?([0-9]+)g(?:
 def _mig_spelling(name: str) -> str | None:
     """For a misspelt MIG name: its right spelling, or "" when none can be told; else None."""
     lower = name.lower()
-    if not lower.startswith(_MIG_HEAD) or MIG_RESOURCE.match(name):
+    if not lower.startswith(_MIG_HEAD) or re.match(MIG_RESOURCE, name):
         return None
     loose = re.match(_MIG_LOOSE, lower)
     if loose is None:
@@ -307,7 +307,7 @@ def _not_advertised(
 ) -> Problem:
     name = quantity.resource
     suggestion = suggest_resource(name, sorted(advertised))
-    if MIG_RESOURCE.match(name):
+    if re.match(MIG_RESOURCE, name):
         what = "a MIG profile no pool of this cluster exposes"
     elif is_known_accelerator(name):
         what = "which no pool of this cluster advertises"
