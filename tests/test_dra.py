@@ -350,3 +350,92 @@ def test_later_inputs_win_for_classes_and_slices() -> None:
     merged = merge([ProfileFacts(first), ProfileFacts(later)])
     assert [c.drivers for c in merged.device_classes] == [frozenset({"x"})]
     assert merged.resource_slices == first.resource_slices
+
+
+def test_a_profile_written_out_keeps_the_dra_objects(tmp_path: Path) -> None:
+    profile = load_profiles([PROFILE])
+    text = dump_profile(profile)
+    assert (
+        "  deviceClasses:\n"
+        "  - {name: gpu.nvidia.com, drivers: [gpu.nvidia.com], attributes: "
+        "{gpu.nvidia.com/type: gpu}, extendedResourceName: nvidia.com/gpu}\n"
+        "  - {name: mig.nvidia.com, drivers: [gpu.nvidia.com], attributes: "
+        "{gpu.nvidia.com/type: mig}}\n"
+    ) in text
+    assert (
+        "  - name: ml\n"
+        "    resourceClaimTemplates:\n"
+        "    - name: single-gpu\n"
+        "      requests:\n"
+        "      - {name: gpu, deviceClassName: gpu.nvidia.com, count: 1}\n"
+    ) in text
+    assert (
+        "  - driver: gpu.nvidia.com\n"
+        "    node: h100-b\n"
+        "    devices:\n"
+        "    - {name: gpu-0, attributes: {gpu.nvidia.com/type: gpu}}\n"
+    ) in text
+    dumped = tmp_path / "profile.yaml"
+    dumped.write_text(text, encoding="utf-8")
+    again = load_profiles([str(dumped)])
+    assert again.device_classes == profile.device_classes
+    assert again.resource_slices == profile.resource_slices
+    assert again.resource_claims == profile.resource_claims
+    assert again == profile
+
+
+def test_every_shape_of_dra_object_survives_a_written_profile(tmp_path: Path) -> None:
+    # A class whose selector gpulint cannot read, one of a driver only, a slice for every node,
+    # an allocated claim, `All` and firstAvailable requests.
+    objects = [
+        custom_class("any.example.com", "device.capacity['x'].memory > 1"),
+        custom_class("amd", "device.driver == 'gpu.amd.com'", "amd.com/gpu"),
+        {**nvidia_slice(None, ["gpu"]), "kind": "ResourceSlice"},
+        {
+            "kind": "ResourceClaim",
+            "metadata": {"name": "shared", "namespace": "a b"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {"name": "all", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                                    "allocationMode": "All"}},
+                        {"name": "pick", "firstAvailable": [
+                            {"name": "big", "deviceClassName": "gpu.nvidia.com", "count": 2},
+                            {"name": "small", "deviceClassName": "mig.nvidia.com"},
+                        ]},
+                    ]
+                }
+            },
+            "status": {"allocation": {"devices": {}}},
+        },
+    ]  # fmt: skip
+    profile = ClusterProfile(
+        device_classes=tuple(device_class(o) for o in objects[:2]),
+        resource_slices=(resource_slice(objects[2]),),
+        resource_claims=(claim(objects[3]),),
+        scheduler_extenders=frozenset({"hami"}),
+    )
+    text = dump_profile(profile)
+    assert "  - {name: any.example.com}\n" in text  # no attributes: every device counts
+    assert "  - {name: amd, drivers: [gpu.amd.com], attributes: {}, " in text
+    assert "  schedulerExtenders: [hami]\n" in text
+    assert (
+        '  - name: "a b"\n'
+        "    resourceClaims:\n"
+        "    - name: shared\n"
+        "      allocated: true\n"
+        "      requests:\n"
+        "      - {name: all, deviceClassName: gpu.nvidia.com, allocationMode: All}\n"
+        "      - {name: pick, deviceClassName: gpu.nvidia.com, count: 2, "
+        "alternatives: [mig.nvidia.com]}\n"
+    ) in text
+    path = tmp_path / "profile.yaml"
+    path.write_text(text, encoding="utf-8")
+    again = load_profiles([str(path)])
+    assert again.resource_slices[0].node is None
+    assert (again.device_classes, again.resource_slices, again.resource_claims) == (
+        profile.device_classes,
+        profile.resource_slices,
+        profile.resource_claims,
+    )
+    assert again.scheduler_extenders == frozenset({"hami"})

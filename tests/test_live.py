@@ -446,6 +446,26 @@ def test_live_dra_findings_equal_those_of_the_kubectl_dump(k, kubeconfig) -> Non
     assert [f[:3] for f in live] == DRA_CASE_FINDINGS
 
 
+def test_a_snapshot_of_a_dra_cluster_gives_the_findings_of_live_mode(k, kubeconfig, tmp_path):
+    serve_dra_cluster(k)
+    snapshot = tmp_path / "snapshot.yaml"
+    written = run("profile", "snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot))
+    assert written.exit_code == 0, written.output
+    manifests = manifest_dir(tmp_path / "m", "infer.yaml", EXTENDED_RESOURCE_DEPLOYMENT)
+    offline = {
+        inputs: findings(
+            run("check", "--isolated", "--format", "json", "--profile", str(snapshot), str(inputs))
+        )
+        for inputs in (DRA_CASE, manifests)
+    }
+    assert offline == {inputs: findings(check_live(kubeconfig, inputs)) for inputs in offline}
+    # GPU702, GPU703 and GPU704 hold on the snapshot's claims, classes and slices; and the
+    # DeviceClass's extendedResourceName serves nvidia.com/gpu (no GPU001 on the Deployment).
+    assert [f[:3] for f in offline[DRA_CASE]] == DRA_CASE_FINDINGS
+    assert offline[DRA_CASE][0][3] == GPU704_MESSAGE
+    assert offline[manifests] == []
+
+
 def test_extended_resource_served_by_a_device_class_is_no_gpu001(k, kubeconfig, tmp_path) -> None:
     manifests = manifest_dir(tmp_path / "m", "infer.yaml", EXTENDED_RESOURCE_DEPLOYMENT)
     serve_dra_cluster(k)

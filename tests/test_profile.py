@@ -216,6 +216,27 @@ def test_a_minimal_profile_takes_every_default(tmp_path: Path) -> None:
             "spec:\n  pools: [{name: a, nodes: -1}]\n",
             "4:28: spec.pools.0.nodes: -1 is less than the minimum of 0 (see docs/profile.md)",
         ),
+        (
+            "spec:\n  deviceClasses:\n  - {name: gpu.nvidia.com}\n  - {name: gpu.nvidia.com}\n",
+            "6:12: spec.deviceClasses.1.name: `gpu.nvidia.com` is listed twice; give each entry "
+            "of `deviceClasses` its own name",
+        ),
+        (
+            "spec:\n  resourceSlices:\n  - {node: a, devices: []}\n",
+            "5:5: spec.resourceSlices.0: 'driver' is a required property (see docs/profile.md)",
+        ),
+        (
+            "spec:\n  namespaces:\n  - name: ml\n    resourceClaimTemplates:\n    - name: t\n"
+            "      requests: [{name: gpu, deviceClassName: gpu.nvidia.com, count: 0}]\n",
+            "8:70: spec.namespaces.0.resourceClaimTemplates.0.requests.0.count: 0 is less than the "
+            "minimum of 1 (see docs/profile.md)",
+        ),
+        (
+            "spec:\n  namespaces:\n  - name: ml\n    resourceClaims:\n    - name: c\n"
+            "      requests: [{name: g, deviceClassName: x, allocationMode: Any}]\n",
+            "8:64: spec.namespaces.0.resourceClaims.0.requests.0.allocationMode: 'Any' is not one "
+            "of ['ExactCount', 'All'] (see docs/profile.md)",
+        ),
     ],
 )
 def test_schema_errors_name_file_line_column_and_field(

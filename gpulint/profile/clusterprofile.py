@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.accelerators import is_extended_resource
+from gpulint.dra import ALLOCATION_ALL, Claim, Device, DeviceClass, DeviceRequest, ResourceSlice
 from gpulint.errors import GpulintError
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_object
@@ -55,6 +56,7 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
     _check_unique(display, spec, "pools")
     _check_unique(display, spec, "namespaces")
     _check_unique(display, spec, "priorityClasses")
+    _check_unique(display, spec, "deviceClasses")
     admission = mapping(spec.get("admission"))
     provider = spec.get("provider")
     profile = ClusterProfile(
@@ -85,6 +87,9 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
             )
             for q in sequence(spec.get("localQueues"))
         ),
+        device_classes=tuple(_device_class(c) for c in sequence(spec.get("deviceClasses"))),
+        resource_slices=tuple(_resource_slice(r) for r in sequence(spec.get("resourceSlices"))),
+        resource_claims=tuple(_claims(spec)),
         sources=(display,),
     )
     pools = tuple(
@@ -226,4 +231,77 @@ def _limit_ranges(display: str, spec: Mapping[str, Any]) -> list[Any]:
                 "spec": {"limits": list(sequence(limit_range.get("limits")))},
             }
             found.append(limit_range_from_object(obj))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# DRA: DeviceClasses, ResourceSlices, claims and templates, in the shape gpulint.dra views them
+
+
+def _attributes(node: Any) -> dict[str, str]:
+    return {str(key): text(value) for key, value in mapping(node).items()}
+
+
+def _device_class(item: Mapping[str, Any]) -> DeviceClass:
+    # Absent: the class's selectors say more than gpulint reads (every device of its drivers).
+    attributes = None
+    if "attributes" in item:
+        attributes = tuple(
+            _requirement(qualified, value)
+            for qualified, value in _attributes(item["attributes"]).items()
+        )
+    return DeviceClass(
+        name=item["name"],
+        drivers=frozenset(str(d) for d in sequence(item.get("drivers"))),
+        attributes=attributes,
+        extended_resource_name=item.get("extendedResourceName"),
+    )
+
+
+def _requirement(qualified: str, value: str) -> tuple[str, str, str]:
+    """`gpu.nvidia.com/type: gpu` as the (domain, name, value) a DeviceClass view holds."""
+    domain, _, name = qualified.rpartition("/")
+    return domain, name, value
+
+
+def _resource_slice(item: Mapping[str, Any]) -> ResourceSlice:
+    return ResourceSlice(
+        driver=item["driver"],
+        node=item.get("node"),
+        devices=tuple(
+            Device(d["name"], _attributes(d.get("attributes")))
+            for d in sequence(item.get("devices"))
+        ),
+    )
+
+
+def _request(item: Mapping[str, Any]) -> DeviceRequest:
+    mode = item.get("allocationMode", "ExactCount")
+    return DeviceRequest(
+        name=item["name"],
+        device_class=item["deviceClassName"],
+        count=0 if mode == ALLOCATION_ALL else item.get("count", 1),
+        allocation_mode=mode,
+        alternatives=tuple(str(a) for a in sequence(item.get("alternatives"))),
+    )
+
+
+def _claims(spec: Mapping[str, Any]) -> list[Claim]:
+    """The ResourceClaims and ResourceClaimTemplates of every `spec.namespaces[]` entry."""
+    found = []
+    for namespace in sequence(spec.get("namespaces")):
+        for key, kind in (
+            ("resourceClaims", "ResourceClaim"),
+            ("resourceClaimTemplates", "ResourceClaimTemplate"),
+        ):
+            found += [
+                Claim(
+                    kind,
+                    namespace["name"],
+                    item["name"],
+                    tuple(_request(r) for r in sequence(item.get("requests"))),
+                    allocated=bool(item.get("allocated", False)),
+                )
+                for item in sequence(namespace.get(key))
+            ]
     return found

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from gpulint.dra import ALLOCATION_ALL, Claim, DeviceClass, ResourceSlice
 from gpulint.profile.clusterprofile import API_VERSION, KIND
 from gpulint.profile.model import ClusterProfile, ClusterQueue, LimitRange, Pool, ResourceQuota
 from gpulint.quantity import format_quantity
@@ -33,6 +34,9 @@ def dump_profile(profile: ClusterProfile) -> str:
         spec += ["admission:", f"  extendedResourceToleration: {value}"]
     if profile.default_namespace:
         spec.append(f"defaultNamespace: {_scalar(profile.default_namespace)}")
+    if profile.scheduler_extenders is not None:
+        extenders = ", ".join(_scalar(e) for e in sorted(profile.scheduler_extenders))
+        spec.append(f"schedulerExtenders: [{extenders}]")
     spec.append("pools:" if profile.pools else "pools: []")
     for pool in profile.pools:
         spec += _pool(pool)
@@ -59,8 +63,57 @@ def dump_profile(profile: ClusterProfile) -> str:
             f"- {{namespace: {_scalar(local.namespace)}, name: {_scalar(local.name)}, "
             f"clusterQueue: {_scalar(local.cluster_queue)}}}"
         )
+    if profile.device_classes:
+        spec.append("deviceClasses:")
+    spec += [f"- {_device_class(c)}" for c in profile.device_classes]
+    if profile.resource_slices:
+        spec.append("resourceSlices:")
+    for item in profile.resource_slices:
+        spec += _resource_slice(item)
     lines += [f"  {line}" for line in spec]
     return "\n".join(lines) + "\n"
+
+
+def _device_class(device_class: DeviceClass) -> str:
+    fields = {"name": _scalar(device_class.name)}
+    if device_class.drivers:
+        fields["drivers"] = f"[{', '.join(_scalar(d) for d in sorted(device_class.drivers))}]"
+    # None (selectors gpulint does not read) is written as no `attributes` at all.
+    if device_class.attributes is not None:
+        fields["attributes"] = _flow(
+            {f"{domain}/{name}": _scalar(value) for domain, name, value in device_class.attributes}
+        )
+    if device_class.extended_resource_name:
+        fields["extendedResourceName"] = _scalar(device_class.extended_resource_name)
+    return _flow(fields)
+
+
+def _resource_slice(item: ResourceSlice) -> list[str]:
+    lines = [f"- driver: {_scalar(item.driver)}"]
+    if item.node is not None:
+        lines.append(f"  node: {_scalar(item.node)}")
+    lines.append("  devices:" if item.devices else "  devices: []")
+    for device in item.devices:
+        attributes = _flow({k: _scalar(v) for k, v in device.attributes.items()})
+        lines.append(f"  - {{name: {_scalar(device.name)}, attributes: {attributes}}}")
+    return lines
+
+
+def _claim(found: Claim) -> list[str]:
+    lines = [f"- name: {_scalar(found.name)}"]
+    if found.allocated:
+        lines.append("  allocated: true")
+    lines.append("  requests:" if found.requests else "  requests: []")
+    for request in found.requests:
+        fields = {"name": _scalar(request.name), "deviceClassName": _scalar(request.device_class)}
+        if request.allocation_mode == ALLOCATION_ALL:
+            fields["allocationMode"] = ALLOCATION_ALL
+        else:
+            fields["count"] = str(request.count)
+        if request.alternatives:
+            fields["alternatives"] = f"[{', '.join(_scalar(a) for a in request.alternatives)}]"
+        lines.append(f"  - {_flow(fields)}")
+    return lines
 
 
 def _cluster_queue(queue: ClusterQueue) -> list[str]:
@@ -135,7 +188,9 @@ def _pool(pool: Pool) -> list[str]:
 def _namespaces(profile: ClusterProfile) -> list[str]:
     names = list(
         dict.fromkeys(
-            [q.namespace for q in profile.quotas] + [r.namespace for r in profile.limit_ranges]
+            [q.namespace for q in profile.quotas]
+            + [r.namespace for r in profile.limit_ranges]
+            + [c.namespace for c in profile.resource_claims]
         )
     )
     lines: list[str] = []
@@ -149,6 +204,14 @@ def _namespaces(profile: ClusterProfile) -> list[str]:
         if ranges:
             lines.append("  limitRanges:")
             lines += [f"  {line}" for r in ranges for line in _limit_range(r)]
+        for key, kind in (
+            ("resourceClaims", "ResourceClaim"),
+            ("resourceClaimTemplates", "ResourceClaimTemplate"),
+        ):
+            claims = [c for c in profile.resource_claims if (c.namespace, c.kind) == (name, kind)]
+            if claims:
+                lines.append(f"  {key}:")
+                lines += [f"  {line}" for c in claims for line in _claim(c)]
     return lines
 
 
