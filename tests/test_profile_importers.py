@@ -682,3 +682,18 @@ def test_unlabelled_pools_with_one_instance_type_are_named_by_it() -> None:
     names = sorted(p.name for p in pools_from_nodes(nodes))
     # Two shapes of g5.12xlarge: the second is numbered.
     assert names == ["g5.12xlarge", "g5.12xlarge-2", "m5.large"]
+
+
+def test_an_eksctl_node_group_is_in_its_availability_zones(tmp_path: Path) -> None:
+    config = tmp_path / "cluster.yaml"
+    config.write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\n"
+        "metadata: {name: c, region: us-west-2}\n"
+        "managedNodeGroups:\n- name: gpu\n  instanceType: g5.xlarge\n"
+        "  availabilityZones: [us-west-2a, us-west-2b]\n"
+    )
+    (pool,) = load_profiles([str(config)]).pools
+    assert pool.label_requirements[0] == LabelRequirement(
+        "topology.kubernetes.io/zone", "In", ("us-west-2a", "us-west-2b")
+    )
+    assert "topology.kubernetes.io/zone" not in [r.key for r in pool.label_requirements[1:]]

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from gpulint.cli import main
 from gpulint.errors import GpulintError
 from gpulint.profile import Taint, load_profiles
+from gpulint.profile.model import LabelRequirement
 from gpulint.profile.show import show_profile
 
 pytest.importorskip("tfparse")
@@ -59,6 +60,9 @@ def test_gke_pool_bounds_are_per_zone_and_gke_adds_its_gpu_taint() -> None:
     assert l4.allocatable["nvidia.com/gpu"] == Decimal(2)
     assert l4.labels["cloud.google.com/gke-accelerator"] == "nvidia-l4"
     assert l4.labels["cloud.google.com/gke-nodepool"] == "l4-pool"
+    assert l4.label_requirements[0] == LabelRequirement(
+        "topology.kubernetes.io/zone", "In", ("us-central1-a", "us-central1-b")
+    )
     assert l4.taints == (
         Taint("dedicated", "ml", "NoSchedule"),
         Taint("nvidia.com/gpu", "present", "NoSchedule"),

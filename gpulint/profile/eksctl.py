@@ -14,7 +14,13 @@ from gpulint.errors import GpulintError
 from gpulint.profile.autoscaler import EFFECTS, node_template_from_tags, template_covers
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import ClusterProfile, Pool, Taint, unstated_node_labels
+from gpulint.profile.model import (
+    ClusterProfile,
+    LabelRequirement,
+    Pool,
+    Taint,
+    unstated_node_labels,
+)
 from gpulint.profile.values import location, mapping, sequence, text
 
 DEFAULT_NODE_COUNT = 2  # eksctl's DefaultNodeCount, used only when no size is written
@@ -59,6 +65,9 @@ def facts_from_eksctl(data: Mapping[str, Any], display: str) -> ProfileFacts:
     return ProfileFacts(profile, tuple(pools))
 
 
+ZONE = "topology.kubernetes.io/zone"
+
+
 def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent: Any) -> PoolFacts:
     where = ".".join(str(p) for p in path)
     if not isinstance(group, Mapping):
@@ -94,9 +103,12 @@ def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent
     if allocatable is not None:
         values["allocatable"] = allocatable
         estimated.add("allocatable")
-    # The OS, architecture, zone and region every node has, which the config may not say.
-    unsaid = unstated_node_labels(labels)
-    pool = Pool(name=name, labels=labels, label_requirements=unsaid, nodes=desired, **values)
+    # A node is in one of the group's availabilityZones; the OS, architecture, zone and region
+    # every node has are open where the config does not say.
+    zones = tuple(text(z) for z in sequence(group.get("availabilityZones")))
+    said = (LabelRequirement(ZONE, "In", zones),) if zones else ()
+    unsaid = unstated_node_labels(labels, frozenset(r.key for r in said))
+    pool = Pool(name=name, labels=labels, label_requirements=said + unsaid, nodes=desired, **values)
     estimated.add("label_requirements")
     return PoolFacts(pool, frozenset(values) - {"allocatable"}, frozenset(estimated))
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from gpulint.profile.model import PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION, ClusterProfile, Pool
+from gpulint.profile.model import (
+    NODE_LABELS,
+    PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION,
+    ClusterProfile,
+    Pool,
+)
 from gpulint.profile.nodes import is_accelerator_resource
 from gpulint.quantity import format_quantity
 
@@ -168,12 +173,13 @@ def _headers(in_use_known: bool) -> tuple[str, ...]:
 def _row(pool: Pool, in_use_known: bool) -> tuple[str, ...]:
     labels = ",".join(
         [f"{k}={v}" for k, v in sorted(shown_labels(pool.labels).items())]
-        # An open zone or region is what any pool without one says: not worth a column.
+        # An open OS, architecture, zone or region is what infrastructure code leaves unsaid
+        # of every pool: not worth a column.
         + [
             str(r)
             for r in pool.label_requirements
             if not r.key.startswith(_HIDDEN_LABEL_PREFIXES)
-            and not (r.operator == "Exists" and r.key.startswith("topology.kubernetes.io/"))
+            and not (r.operator == "Exists" and r.key in NODE_LABELS)
         ]
     )
     return (

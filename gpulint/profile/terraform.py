@@ -39,7 +39,13 @@ from gpulint.profile.autoscaler import (
 )
 from gpulint.profile.instances import NVIDIA, catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import ClusterProfile, Pool, Taint, unstated_node_labels
+from gpulint.profile.model import (
+    ClusterProfile,
+    LabelRequirement,
+    Pool,
+    Taint,
+    unstated_node_labels,
+)
 
 EXTRA = "pip install 'gpulint[terraform]'"
 _EKS_MODULE = "terraform-aws-modules/eks/aws"
@@ -190,7 +196,10 @@ def _pool(
     leaves unsaid only estimated."""
     values = {**values, "defined_at": defined_at}
     # The OS, architecture, zone and region every node has, where the block does not say.
-    values["label_requirements"] = unstated_node_labels(values.get("labels", {}))
+    stated_requirements = tuple(values.get("label_requirements", ()))
+    values["label_requirements"] = stated_requirements + unstated_node_labels(
+        values.get("labels", {}), frozenset(r.key for r in stated_requirements)
+    )
     estimated |= {"nodes", "label_requirements"}
     if "allocatable" not in values:
         allocatable = catalogue_allocatable(values.get("instance_type"))
@@ -432,6 +441,12 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
             )
     values: dict[str, Any] = {
         "labels": labels,
+        # A node is in one of node_locations.
+        "label_requirements": (
+            (LabelRequirement("topology.kubernetes.io/zone", "In", tuple(map(_text, zones))),)
+            if isinstance(zones, list) and zones
+            else ()
+        ),
         "taints": tuple(taints),
         "nodes": nodes * zone_count,
         "min_nodes": low,
