@@ -237,12 +237,36 @@ def _syntax_error(exc: Exception, text: str) -> YamlSyntaxError:
     if mark is None:
         return YamlSyntaxError(1, 1, problem)
     line, column = mark.line + 1, mark.column + 1
+    # A merge left unresolved breaks the YAML a few lines below its first marker: name the cause.
+    conflict = _CONFLICT_MARKER.search(text, 0, _line_end(text, line))
+    if conflict is not None:
+        marker = " ".join(part for part in conflict.groups() if part)
+        return YamlSyntaxError(
+            text.count("\n", 0, conflict.start()) + 1,
+            1,
+            f"unresolved merge conflict: `{marker}` is a git conflict marker, not YAML; "
+            "keep one side of the conflict and delete the marker lines",
+        )
     if _char_at(text, mark.index) == "\t":
         problem += "; YAML does not allow tabs for indentation, use spaces"
     last = text.count("\n") + 1
     if line > last:  # the end of a text without a final newline: point at its last character
         line, column = last, len(text) - (text.rfind("\n") + 1) + 1
     return YamlSyntaxError(line, column, problem)
+
+
+# Lines git writes around a conflict: `<<<<<<< HEAD`, `=======`, `>>>>>>> branch`.
+_CONFLICT_MARKER = re.compile(r"^(<{7}|={7}|>{7})(?:[ \t]+([^\s#]\S*))?(?:[ \t][^\n]*)?$", re.M)
+
+
+def _line_end(text: str, line: int) -> int:
+    """The offset just past line `line` (1-based) of `text`."""
+    offset = -1
+    for _ in range(line):
+        offset = text.find("\n", offset + 1)
+        if offset < 0:
+            return len(text)
+    return offset
 
 
 def _reader_error(exc: ReaderError, text: str) -> YamlSyntaxError:
