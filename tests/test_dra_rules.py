@@ -154,3 +154,17 @@ def test_templates_of_the_profile_and_the_inputs_are_listed_once_sorted(tmp_path
         "not exist in namespace `ml` (there: `eight-gpus`, `single-gpu`, `sixteen-gpus`) (did "
         "you mean `single-gpu`?): no claim is made for the pod and the pod stays Pending"
     ]
+
+
+def test_a_namespace_of_many_templates_lists_three_and_counts_the_rest(tmp_path: Path) -> None:
+    many = ClusterProfile(
+        resource_claims=tuple(
+            claim({"kind": "ResourceClaimTemplate", "metadata": {"name": n, "namespace": "ml"}})
+            for n in ("gpu-1", "gpu-2", "gpu-4", "gpu-8", "single-gpu")
+        ),
+    )
+    assert found(tmp_path, POD.removeprefix("---\n"), many, "GPU702") == [
+        "6:44 resourceClaims entry `gpu` names ResourceClaimTemplate `single-gpus`, which does "
+        "not exist in namespace `ml` (there: `gpu-1`, `gpu-2`, `gpu-4` and 2 more) (did you mean "
+        "`single-gpu`?): no claim is made for the pod and the pod stays Pending"
+    ]

@@ -91,6 +91,12 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(f"`{n}`" for n in names) or "none"
 
 
+def _some(names: Sequence[str], most: int = 3) -> str:
+    """`a`, `b`, `c` and 2 more."""
+    shown = _names(names[:most])
+    return f"{shown} and {len(names) - most} more" if len(names) > most else shown
+
+
 # ---------------------------------------------------------------------------------------------
 # GPU701
 
@@ -172,7 +178,7 @@ def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
                 template.document,
                 _claim_entry_pos(template.spec, entry),
                 f"resourceClaims entry `{entry.name}` names {entry.kind} `{target}`, which does "
-                f"not exist in namespace `{namespace}` (there: {_names(same)})"
+                f"not exist in namespace `{namespace}` (there: {_some(same)})"
                 f"{_did_you_mean(target, same)}: {consequence} and the pod stays Pending",
             )
 
@@ -250,12 +256,6 @@ def device_class_not_found(ctx: CheckContext) -> Iterator[Problem]:
                 f"request `{request.name}` names DeviceClass `{name}`, which {where}{hint}"
                 f"{installed_by}: the claim can never be allocated",
             )
-
-
-def _some(names: Sequence[str], most: int = 3) -> str:
-    """`a`, `b`, `c` and 2 more."""
-    shown = _names(names[:most])
-    return f"{shown} and {len(names) - most} more" if len(names) > most else shown
 
 
 def device_request_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
