@@ -697,3 +697,22 @@ def test_an_eksctl_node_group_is_in_its_availability_zones(tmp_path: Path) -> No
         "topology.kubernetes.io/zone", "In", ("us-west-2a", "us-west-2b")
     )
     assert "topology.kubernetes.io/zone" not in [r.key for r in pool.label_requirements[1:]]
+
+
+def test_a_self_managed_neuron_group_needs_a_resources_tag_for_its_template(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "cluster.yaml"
+    config.write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\n"
+        "metadata: {name: c, region: us-west-2}\nnodeGroups:\n"
+        "- {name: inf, instanceType: inf2.xlarge, minSize: 0, maxSize: 2}\n"
+        "- name: inf-tagged\n  instanceType: inf2.xlarge\n  minSize: 0\n  maxSize: 2\n"
+        "  tags:\n"
+        "    k8s.io/cluster-autoscaler/node-template/resources/aws.amazon.com/neuron: '1'\n"
+        "- {name: g5, instanceType: g5.xlarge, minSize: 0, maxSize: 2}\n"
+    )
+    pools = {p.name: p for p in load_profiles([str(config)]).pools}
+    assert pools["inf"].template_missing == ("aws.amazon.com/neuron", "aws.amazon.com/neuroncore")
+    assert pools["inf-tagged"].template_missing == ("aws.amazon.com/neuroncore",)
+    assert pools["g5"].template_missing == ()  # from the instance type

@@ -11,7 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpulint.errors import GpulintError
-from gpulint.profile.autoscaler import EFFECTS, node_template_from_tags, template_covers
+from gpulint.profile.autoscaler import (
+    EFFECTS,
+    aws_template_missing,
+    node_template_from_tags,
+    template_covers,
+)
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
@@ -103,6 +108,10 @@ def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent
     if allocatable is not None:
         values["allocatable"] = allocatable
         estimated.add("allocatable")
+    if not managed:
+        # The ASG's template has NVIDIA GPUs from the instance type, other accelerators only
+        # from `node-template/resources/*` tags.
+        values["template_missing"] = aws_template_missing(allocatable or {}, tagged)
     # A node is in one of the group's availabilityZones; the OS, architecture, zone and region
     # every node has are open where the config does not say.
     zones = tuple(text(z) for z in sequence(group.get("availabilityZones")))
