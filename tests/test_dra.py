@@ -36,6 +36,7 @@ from gpulint.profile import ClusterProfile, load_profiles
 from gpulint.profile.cache import ProfileCache
 from gpulint.profile.dump import dump_profile
 from gpulint.profile.merge import ProfileFacts, merge
+from gpulint.profile.show import show_profile
 
 NVIDIA_GPU_CLASS: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1",
@@ -439,3 +440,40 @@ def test_every_shape_of_dra_object_survives_a_written_profile(tmp_path: Path) ->
         profile.resource_claims,
     )
     assert again.scheduler_extenders == frozenset({"hami"})
+
+
+def test_profile_show_lists_what_each_class_selects_serves_and_finds() -> None:
+    profile = load_profiles([PROFILE])
+    assert show_profile(profile).splitlines()[-3:] == [
+        "DeviceClass gpu.nvidia.com: driver gpu.nvidia.com, gpu.nvidia.com/type=gpu; serves "
+        "nvidia.com/gpu; 12 devices on 2 nodes, at most 8 on one",
+        "DeviceClass mig.nvidia.com: driver gpu.nvidia.com, gpu.nvidia.com/type=mig; 3 devices "
+        "on 1 node, at most 3 on one",
+        "ResourceClaimTemplate ml/single-gpu: gpu: 1 × gpu.nvidia.com",
+    ]
+
+
+def test_profile_show_of_classes_without_slices_and_of_claims() -> None:
+    allocated = {"status": {"allocation": {"devices": {}}}}
+    profile = ClusterProfile(
+        device_classes=(
+            device_class(custom_class("any.example.com", "device.capacity['x'].memory > 1")),
+        ),
+        resource_claims=tuple(
+            claim({"kind": "ResourceClaim", "metadata": {"name": n, "namespace": ns}, **extra})
+            for n, ns, extra in (("a", "ml", allocated), ("b", "ml", {}), ("c", "research", {}))
+        ),
+    )
+    assert show_profile(profile).splitlines()[-3:] == [
+        "DeviceClass any.example.com: selectors not read (every device counts)",
+        "ResourceSlices: none listed (GPU704 counts no devices)",
+        "ResourceClaims: 3 in 2 namespaces, 1 allocated",
+    ]
+    shared = ClusterProfile(
+        device_classes=(device_class(NVIDIA_GPU_CLASS),),
+        resource_slices=(resource_slice(nvidia_slice(None, ["gpu", "gpu", "mig"])),),
+    )
+    assert show_profile(shared).splitlines()[-1] == (
+        "DeviceClass gpu.nvidia.com: driver gpu.nvidia.com, gpu.nvidia.com/type=gpu; serves "
+        "nvidia.com/gpu; 2 devices on every node"
+    )

@@ -40,7 +40,8 @@ _HIDDEN_LABEL_PREFIXES = (
 
 
 def show_profile(profile: ClusterProfile) -> str:
-    """A summary line, the table of pools, the admission line, and quotas and priorities."""
+    """A summary line, the table of pools, the admission line, quotas, priorities, queues and
+    DRA objects."""
     lines = [_cluster_line(profile)]
     if profile.sources:
         lines.append(f"Built from: {', '.join(profile.sources)}")
@@ -89,7 +90,55 @@ def show_profile(profile: ClusterProfile) -> str:
         lines.append(f"ClusterQueue {queue.name}: nominal {quotas or '-'}{cohort}")
     for local in profile.local_queues:
         lines.append(f"LocalQueue {local.namespace}/{local.name} -> {local.cluster_queue}")
+    lines += dra_lines(profile)
     return "\n".join(lines) + "\n"
+
+
+def dra_lines(profile: ClusterProfile) -> list[str]:
+    """Each DeviceClass with what it selects, serves and finds in the ResourceSlices; each
+    ResourceClaimTemplate; the ResourceClaims counted (a pod's generated claims are many)."""
+    from gpulint.dra import devices_per_node
+
+    lines = []
+    for device_class in profile.device_classes:
+        selects = [f"driver {d}" for d in sorted(device_class.drivers)]
+        selects += [
+            f"{domain}/{name}={value}" for domain, name, value in device_class.attributes or ()
+        ]
+        if device_class.attributes is None:
+            which = "of its drivers " if device_class.drivers else ""
+            selects.append(f"selectors not read (every device {which}counts)")
+        facts = [", ".join(selects) or "any device"]
+        if device_class.extended_resource_name:
+            facts.append(f"serves {device_class.extended_resource_name}")
+        if profile.resource_slices:
+            per_node = devices_per_node(device_class, profile.resource_slices)
+            total, most = sum(per_node.values()), max(per_node.values(), default=0)
+            if "*" in per_node:
+                facts.append(f"{most} devices on every node")
+            elif per_node:
+                nodes = f"{len(per_node)} node{'s' if len(per_node) > 1 else ''}"
+                facts.append(f"{total} devices on {nodes}, at most {most} on one")
+            else:
+                facts.append("no device in the ResourceSlices")
+        lines.append(f"DeviceClass {device_class.name}: {'; '.join(facts)}")
+    if profile.device_classes and not profile.resource_slices:
+        lines.append("ResourceSlices: none listed (GPU704 counts no devices)")
+    claims = [c for c in profile.resource_claims if c.kind == "ResourceClaim"]
+    lines += [
+        f"{found.kind} {found.namespace}/{found.name}: "
+        f"{'; '.join(r.describe() for r in found.requests) or 'no device requests'}"
+        for found in profile.resource_claims
+        if found.kind == "ResourceClaimTemplate"
+    ]
+    if claims:
+        allocated = sum(1 for c in claims if c.allocated)
+        namespaces = len({c.namespace for c in claims})
+        lines.append(
+            f"ResourceClaims: {len(claims)} in {namespaces} namespace"
+            f"{'s' if namespaces > 1 else ''}, {allocated} allocated"
+        )
+    return lines
 
 
 def _quantities_text(amounts: Mapping[str, Decimal]) -> str:
