@@ -27,6 +27,7 @@ PLUGIN_IMAGES: Mapping[str, str] = {
     "gpu-operator": "nvidia",
     "intel-gpu-plugin": "intel",
     "neuron-device-plugin": "neuron",
+    "docker-k8s-device-plugin": "habana",  # vault.habana.ai/docker-k8s-device-plugin/...
 }
 #: Programs shipped in a device plugin's image that are not the plugin: NVIDIA's image also
 #: runs GPU Feature Discovery and, in its Helm chart, the config-manager and MPS sidecars;
@@ -40,6 +41,7 @@ VENDOR_RESOURCES: Mapping[str, tuple[str, ...]] = {
     "amd": ("amd.com/",),
     "intel": ("gpu.intel.com/",),
     "neuron": ("aws.amazon.com/neuron",),
+    "habana": ("habana.ai/",),
 }
 # Node labels that say "this node has an NVIDIA GPU" (GPU Operator, NFD, GKE, EKS, AKS, Karpenter).
 _NVIDIA_LABELS = (
@@ -92,6 +94,8 @@ def plugin_vendor(image: ImageRef) -> str | None:
     vendor = PLUGIN_IMAGES.get(image.name)
     if vendor == "nvidia" and image.name == "k8s-device-plugin" and "rocm" in image.repository:
         return "amd"
+    if vendor == "habana" and "habana" not in image.repository:
+        return None  # a generic name: only Habana's registry path says it is theirs
     return vendor
 
 
