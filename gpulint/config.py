@@ -204,7 +204,9 @@ class ConfigChoice(NamedTuple):
 def config_for_paths(paths: Iterable[str], cwd: Path) -> ConfigChoice:
     """The config of the checked `paths`: the nearest one upward from each (ruff's rule).
 
-    A directory is searched from itself, a file from its directory, so `gpulint check
+    Relative paths are taken from `cwd` (the command line's working directory, or the
+    root a library caller checks from); notes name configs relative to it. A directory is
+    searched from itself, a file from its directory, so `gpulint check
     manifests` run from the repository root uses `manifests/.gpulint.yaml`. When the paths
     lie under different configs, one run cannot apply each to its own files: the config
     of their common directory is used, and a note names those that were not.
