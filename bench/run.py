@@ -335,6 +335,7 @@ ignore: [GPU402]
 severity: {GPU601: info}
 per-file-ignores:
   "examples/*.yaml": [GPU003]
+context: [k8s]
 """
 
 

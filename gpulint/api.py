@@ -51,7 +51,7 @@ from gpulint.loader import (
     load_path,
     read_bytes,
 )
-from gpulint.rules import UNUSED_SUPPRESSION, Rule, registry
+from gpulint.rules import UNUSED_SUPPRESSION, Rule, registry, rule_codes
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
 from gpulint.workloads import WorkloadShape, role_at
@@ -145,8 +145,6 @@ def with_overrides(
     `select` starts a new selection (as in ruff): the config's ignore and extend-select no
     longer apply, so `select=["GPU002"]` runs GPU002 whatever the file says.
     """
-    from gpulint.catalogue import catalogue_codes
-
     if select:
         config = replace(config, extend_select=(), ignore=())
     config = config.with_overrides(
@@ -155,7 +153,7 @@ def with_overrides(
         ignore=tuple(ignore) if ignore else None,
         report_unused_ignores=report_unused_ignores,
     )
-    codes = catalogue_codes()
+    codes = rule_codes()
     for group in (config.select, config.extend_select, config.ignore):
         for selector in group or ():
             if selector != "ALL" and not any(code.startswith(selector) for code in codes):

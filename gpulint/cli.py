@@ -265,8 +265,13 @@ def _render_settings(
     namespace: str | None,
     cache_dir: str | None,
     use_cache: bool,
-) -> RenderOptions:
-    """How this run renders charts and overlays: the config's charts, the command line's."""
+) -> RenderOptions | None:
+    """How this run renders charts and overlays: the config's charts, the command line's;
+    None when nothing differs from the defaults (the options are then made only if a chart or
+    an overlay turns up among the inputs)."""
+    given_any = config.charts or values_files or set_values or release or namespace
+    if not given_any and cache_dir is None and use_cache:
+        return None
     from gpulint.render.options import ChartSettings, RenderOptions, ValuesSet
 
     given = ValuesSet(None, tuple(values_files), tuple(set_values))
@@ -721,8 +726,8 @@ def _config(
     stdin_filename: str | None = None,
     cache: Path | None = None,
 ) -> Config:
-    from gpulint.catalogue import catalogue_codes
     from gpulint.config import Config, config_for_paths, load_config
+    from gpulint.rules import rule_codes
 
     if isolated:
         return Config(root=Path.cwd())
@@ -738,7 +743,7 @@ def _config(
         if choice.path is None:
             return Config(root=Path.cwd())
         path = choice.path
-    return load_config(path, catalogue_codes(), cache)
+    return load_config(path, rule_codes(), cache)
 
 
 @main.command()

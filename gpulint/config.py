@@ -11,13 +11,15 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
-from gpulint.render.options import ChartSettings, ValuesSet
 from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
+
+if TYPE_CHECKING:
+    from gpulint.render.options import ChartSettings
 
 CONFIG_FILES = (".gpulint.yaml", ".gpulint.yml")
 PYPROJECT = "pyproject.toml"
@@ -113,9 +115,7 @@ class Config:
         """What directory walks skip besides `exclude`: `.gitignore` rules, unless turned off."""
         if not self.respect_gitignore:
             return None
-        from gpulint.gitignore import GitIgnore
-
-        return GitIgnore()
+        return _gitignore_on_first_walk()
 
     def is_excluded(self, path: Path) -> bool:
         """True when `path` matches an `exclude` glob (relative to the config's directory)."""
@@ -300,9 +300,23 @@ def _remember(marker: Path) -> None:
         pass
 
 
-def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
-    from gpulint.schema import yaml_position
+def _gitignore_on_first_walk() -> Callable[[str, bool], bool]:
+    """A GitIgnore made when a walk first asks: a run given only files never walks, and
+    never reads a `.gitignore`."""
+    matcher: Callable[[str, bool], bool] | None = None
 
+    def ignored(path: str, is_dir: bool) -> bool:
+        nonlocal matcher
+        if matcher is None:
+            from gpulint.gitignore import GitIgnore
+
+            matcher = GitIgnore()
+        return matcher(path, is_dir)
+
+    return ignored
+
+
+def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
     result = parse(text)
     if result.error is not None:
         err = result.error
@@ -321,7 +335,13 @@ def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
         )
     if data is None:
         data = YMap()
-    return data, lambda path_: yaml_position(data, path_)
+    return data, lambda path_: _yaml_position(data, path_)
+
+
+def _yaml_position(data: Any, path: Any) -> Any:
+    from gpulint.schema import yaml_position  # only an invalid config is located
+
+    return yaml_position(data, path)
 
 
 def _read_pyproject(display: str, text: str) -> tuple[Any, Any]:
@@ -431,6 +451,9 @@ def _clusters(data: Mapping[str, Any], root: Path) -> dict[str, tuple[str, ...]]
 
 
 def _chart_settings(item: Mapping[str, Any], root: Path) -> tuple[Path, ChartSettings]:
+    # Imported here: a config without `charts:` never needs the render options.
+    from gpulint.render.options import ChartSettings, ValuesSet
+
     """A `charts:` entry: the chart directory and its release, namespace and values sets."""
     sets = tuple(
         ValuesSet(

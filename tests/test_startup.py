@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -63,6 +64,11 @@ NOT_IMPORTED = (
     "gpulint.output.junit",
     "gpulint.output.statistics",
     "gpulint.output.catalogue",
+    "gpulint.catalogue",  # selectors are checked against the registry's codes
+    "gpulint.dra",  # no pod claims devices, no DRA object
+    "gpulint.edits",  # no finding here carries a fix
+    "gpulint.gitignore",  # a file given by name: nothing is walked
+    "gpulint.render.options",  # no chart or overlay among the inputs, none configured
 )
 
 _IMPORTED = """\
@@ -79,12 +85,15 @@ sys.__stderr__.write(json.dumps(sorted(sys.modules)))
 
 def imported_by(*args: str, cwd: Path) -> set[str]:
     """Every module a fresh `gpulint ARGS` process has imported when it exits."""
+    # As a user runs it: the cache in its default place, not one the suite names.
+    environ = {k: v for k, v in os.environ.items() if k != "GPULINT_CACHE_DIR"}
     done = subprocess.run(
         [sys.executable, "-c", _IMPORTED, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         check=True,
+        env=environ,
     )
     return set(json.loads(done.stderr.splitlines()[-1]))
 
@@ -106,6 +115,76 @@ def test_plain_check_imports_only_what_it_runs(tmp_path: Path) -> None:
     assert "gpulint.api" in modules and "gpulint.rules.resources" in modules
     imported = {name: _under(modules, name) for name in NOT_IMPORTED}
     assert {name: found for name, found in imported.items() if found} == {}
+
+
+#: What the pre-commit hook of a real repository runs: a config with every kind of setting, and
+#: a profile of pools (no quotas, LimitRanges, PriorityClasses or claims) that an earlier run
+#: put in the cache.
+HOOK_CONFIG = """\
+select: [GPU]
+ignore: [GPU402]
+severity: {GPU601: info}
+per-file-ignores:
+  "examples/*.yaml": [GPU003]
+context: [k8s]
+"""
+HOOK_PROFILE = ROOT / "fixtures" / "profiles" / "clusters-prod-h100.yaml"
+
+#: Modules that such a run, the config validated and the profile read before, never needs.
+NOT_IMPORTED_BY_THE_HOOK = (
+    "jsonschema",
+    "gpulint.schema",  # the config's bytes validated before
+    "hashlib",  # a config and a small profile hash without loading OpenSSL
+    "gpulint.profile.clusterprofile",  # the importers: the profile's facts are in the cache
+    "gpulint.profile.kubectl",
+    "gpulint.profile.eksctl",
+    "gpulint.profile.karpenter",
+    "gpulint.profile.clusterapi",
+    "gpulint.profile.terraform",
+    "gpulint.profile.nodes",
+    "gpulint.profile.policy",  # the profile lists no quota, LimitRange or PriorityClass
+    "gpulint.rules.quota",
+    "gpulint.rules.priority",
+    "gpulint.render.plan",  # no chart or overlay among the inputs
+    "gpulint.catalogue",
+    "gpulint.output.json",
+    "gpulint.output.sarif",
+)
+
+
+def _hook_repository(tmp_path: Path) -> tuple[Path, list[str]]:
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / ".gpulint.yaml").write_text(HOOK_CONFIG, encoding="utf-8")
+    (tmp_path / "k8s" / "rendered.yaml").write_bytes(HELM.read_bytes())
+    args = ["check", "k8s/rendered.yaml", "--profile", str(HOOK_PROFILE)]
+    return tmp_path, [*args, "--cache-dir", str(tmp_path / "cache")]
+
+
+def test_the_hook_with_a_config_and_a_cached_profile_imports_only_what_it_runs(
+    tmp_path: Path,
+) -> None:
+    repository, args = _hook_repository(tmp_path)
+    first = imported_by(*args, cwd=repository)  # fills the cache: validates, parses
+    assert {"gpulint.schema", "gpulint.profile.clusterprofile"} <= first
+
+    modules = imported_by(*args, cwd=repository)
+
+    assert {"gpulint.config", "gpulint.profile.cache", "gpulint.rules.placement"} <= modules
+    imported = {name: _under(modules, name) for name in NOT_IMPORTED_BY_THE_HOOK}
+    assert {name: found for name, found in imported.items() if found} == {}
+
+
+def test_the_hook_reports_from_the_cache_what_it_reports_without_it(tmp_path: Path) -> None:
+    repository, args = _hook_repository(tmp_path)
+    command = [sys.executable, "-m", "gpulint", *args]
+    runs = [subprocess.run(command, cwd=repository, capture_output=True, text=True) for _ in "12"]
+    uncached = subprocess.run(
+        [*command, "--no-cache"], cwd=repository, capture_output=True, text=True
+    )
+    assert runs[0].returncode == 1 and "GPU" in runs[0].stdout
+    assert [(r.returncode, r.stdout, r.stderr) for r in runs] == [
+        (uncached.returncode, uncached.stdout, uncached.stderr)
+    ] * 2
 
 
 def test_check_imports_the_rules_the_manifests_give_work(tmp_path: Path) -> None:

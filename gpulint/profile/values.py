@@ -13,7 +13,6 @@ from typing import Any
 from gpulint.errors import GpulintError
 from gpulint.fields import shown
 from gpulint.quantity import parse_quantity
-from gpulint.schema import dotted
 from gpulint.yamltree import YMap, YSeq
 
 
@@ -54,6 +53,8 @@ def quantities(
                 if amount is None
                 else f"is negative; {negative_hint}"
             )
+            from gpulint.schema import dotted  # only to name a bad value
+
             field = dotted([*path, shown(key)])
             raise GpulintError(f"{location(display, node, key)}: {field}: {written} {why}")
         parsed[str(key)] = amount

@@ -21,4 +21,9 @@ def registry() -> tuple[Rule, ...]:
     return RULES
 
 
-__all__ = ["UNUSED_SUPPRESSION", "Rule", "registry"]
+def rule_codes() -> tuple[str, ...]:
+    """Every rule's code, in code order (what selectors are checked against)."""
+    return tuple(rule.code for rule in registry())
+
+
+__all__ = ["UNUSED_SUPPRESSION", "Rule", "registry", "rule_codes"]

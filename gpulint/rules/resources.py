@@ -21,7 +21,6 @@ from gpulint.accelerators import (
     near_miss,
     suggest_resource,
 )
-from gpulint.edits import Edit, Rename
 from gpulint.model import Container, ContainerRole, PodTemplate, Quantity, Severity
 from gpulint.quantity import format_quantity, is_whole
 from gpulint.rules.base import CheckContext, Problem
@@ -29,6 +28,7 @@ from gpulint.yamltree import YMap, YSeq
 
 if TYPE_CHECKING:
     from gpulint.data.accelerators import ModelNames
+    from gpulint.edits import Edit
     from gpulint.profile.model import Pool
 
 
@@ -518,6 +518,8 @@ def _rename_resource(quantity: Quantity, suggestion: str | None) -> tuple[Edit, 
     """
     if suggestion is None or not _near_miss(quantity.resource, suggestion):
         return ()
+    from gpulint.edits import Rename  # only a finding with a fix writes one
+
     return (Rename(quantity.key_pos, quantity.resource, suggestion),)
 
 
@@ -535,6 +537,8 @@ def _rename_key(node: YMap, key: str, wanted: str) -> tuple[Edit, ...]:
     """Rename `key` of `node` to `wanted`, unless `wanted` is there already (no safe choice)."""
     if wanted in node:
         return ()
+    from gpulint.edits import Rename
+
     return (Rename(node.pos_of_key(key), key, wanted),)
 
 
@@ -543,6 +547,8 @@ def _set_to(quantity: Quantity, written: str | None) -> tuple[Edit, ...]:
     old = _written(quantity)
     if old is None or written is None:
         return ()
+    from gpulint.edits import Rename
+
     return (Rename(quantity.value_pos, old, written),)
 
 
