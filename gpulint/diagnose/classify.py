@@ -189,7 +189,7 @@ def diagnose(
         tuple(p for p in stuck if wanted(p.namespace, p.name, (p.owner or "/").split("/", 1)[1])),
         now,
         tuple(s for s in scheduled if wanted(s.namespace, s.name)),
-        tuple(_notes(documents, dra, profile)),
+        tuple(_notes(documents, dra, profile, workloads)),
     )
 
 
@@ -256,7 +256,10 @@ def _scheduled(
 
 
 def _notes(
-    documents: Sequence[Document], dra: DraIndex, profile: ClusterProfile | None
+    documents: Sequence[Document],
+    dra: DraIndex,
+    profile: ClusterProfile | None,
+    workloads: WorkloadSource,
 ) -> Iterator[str]:
     kinds = {d.ref.kind for d in documents}
     if profile is not None and profile.pools:
@@ -276,7 +279,10 @@ def _notes(
         and QUEUE_LABEL in mapping(mapping(d.obj.get("metadata")).get("labels"))
         for d in documents
     )
-    if queued and "Workload" not in kinds:
+    # A denied list is noted by live mode, and a cluster without Kueue is said in the job's
+    # evidence: the note is for a dump without them, or a cluster that holds none.
+    unexplained = workloads in (WorkloadSource.DUMP, WorkloadSource.LIVE)
+    if queued and "Workload" not in kinds and unexplained:
         yield "no Workloads: why Kueue holds a suspended job is not known"
     claimed = any(
         d.ref.kind == "Pod" and mapping(d.obj.get("spec")).get("resourceClaims") for d in documents
