@@ -290,10 +290,16 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
     root = options.root
     if root is None:
         return _lint_paths(paths, options)
-    stdin_name = options.stdin[0] if options.stdin is not None else None
     overlay = options.overlay
     if overlay:
-        overlay = {k if k == stdin_name else os.path.join(root, k): v for k, v in overlay.items()}
+        overlay = {os.path.join(root, name): data for name, data in overlay.items()}
+    stdin = options.stdin
+    if stdin is not None:
+        # Its name is a path too (`--stdin-filename k8s/a.yaml`): per-file-ignores match it.
+        named = os.path.join(root, stdin[0])
+        stdin = (
+            stdin._replace(name=named) if isinstance(stdin, RenderedInput) else (named, stdin[1])
+        )
     config = options.config
     if config.root is None:
         config = replace(config, root=Path(root))
@@ -306,7 +312,7 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
             for values_set in render.default.sets
         )
         render = render._replace(default=render.default._replace(sets=sets))
-    options = replace(options, config=config, overlay=overlay, render=render)
+    options = replace(options, config=config, overlay=overlay, render=render, stdin=stdin)
     return _lint_paths(absolute, options)
 
 

@@ -252,7 +252,7 @@ def discover(
             raise GpulintError(f"{display_path(raw, base)}: no such file or directory")
         roots.append(Path(raw).as_posix())
     if stdin is not None and not allow_empty:
-        _require_objects(stdin[0], stdin[1])
+        _require_objects(display_path(stdin[0], base), stdin[1])
     return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty, ignored, base)
 
 

@@ -179,3 +179,21 @@ def test_a_chart_is_reported_relative_to_the_root_from_anywhere(
     assert _shown(found) == reported
     assert {f.rendered.of for f in found.findings if f.rendered} == {"charts/nim-llm"}
     assert readers == []
+
+
+def test_stdin_is_named_and_matched_relative_to_the_root(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = (DEMO / "training.yaml").read_bytes()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    readers = _record_cwd_readers(monkeypatch)
+    # per-file-ignores drops GPU601 in k8s/training.yaml, which stdin is reported as.
+    found = lint(["-"], root=str(repo), config=_config(repo), stdin=("k8s/training.yaml", data))
+    assert {(f.path, f.code) for f in found.findings} == {
+        ("k8s/training.yaml", "GPU001"),
+        ("k8s/training.yaml", "GPU002"),
+        ("k8s/training.yaml", "GPU003"),
+    }
+    unnamed = lint(["-"], root=str(repo), stdin=("<stdin>", data))
+    assert {f.path for f in unnamed.findings} == {"<stdin>"}
+    assert readers == []
