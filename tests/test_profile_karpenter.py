@@ -201,8 +201,8 @@ def test_a_nodepool_naming_an_ec2nodeclass_no_input_defines_is_an_assumption(
 ) -> None:
     nodepool = write(tmp_path, NODEPOOL_NAMING_A_CLASS)
     assert load_profiles([nodepool]).assumptions == (
-        f"NodePool np ({nodepool}) names EC2NodeClass gpu, which no profile input defines: its "
-        "AMIs are taken to carry the drivers its instance types need",
+        "NodePool np names EC2NodeClass gpu, which no profile input defines: its AMIs are "
+        "taken to carry the drivers its instance types need",
     )
     # The class in another file of the same cluster links to it.
     node_class = tmp_path / "nodeclass.yaml"

@@ -86,9 +86,7 @@ def facts_from_karpenter(objects: Sequence[Mapping[str, Any]], display: str) -> 
         for key in node_class_keys(obj, display)
     ]
     conditions = [
-        condition
-        for obj in ordered
-        for condition in node_class_conditions(obj, made[id(obj)], display)
+        condition for obj in ordered for condition in node_class_conditions(obj, made[id(obj)])
     ]
     aws = any(str(o.get("apiVersion", "")).startswith(_GROUPS[1:]) for o in objects) or any(
         str(mapping(_template_spec(o).get("nodeClassRef")).get("group", "")).startswith(
@@ -133,7 +131,7 @@ def node_class_keys(node_class: Mapping[str, Any], display: str) -> list[str]:
 
 
 def node_class_conditions(
-    nodepool: Mapping[str, Any], pools: Sequence[PoolFacts], display: str
+    nodepool: Mapping[str, Any], pools: Sequence[PoolFacts]
 ) -> list[Condition]:
     """The assumptions a NodePool's EC2NodeClass decides: absent from every input, or
     selecting its own AMIs while the NodePool launches accelerator types."""
@@ -149,8 +147,8 @@ def node_class_conditions(
         Condition(
             f"{_NODE_CLASS}{name}",
             False,
-            f"NodePool {nodepool_name} ({display}) names EC2NodeClass {name}, which no profile "
-            f"input defines: its AMIs are taken to carry the drivers its instance types need",
+            f"NodePool {nodepool_name} names EC2NodeClass {name}, which no profile input "
+            f"defines: its AMIs are taken to carry the drivers its instance types need",
         )
     ]
     if any(is_accelerator_resource(r) for view in pools for r in view.pool.allocatable):
