@@ -82,8 +82,8 @@ class Role(NamedTuple):
     template: str = "template"  # from the role's mapping to the mapping holding `spec`
     spec: str = "spec"  # from the template to the pod spec ("" : the template is the spec)
     counts: tuple[Count, ...] | None = (Count("replicas"),)  # None: one pod per node; (): one
-    name: str | None = None  # a fixed role name (`head`); else the `*` key, or for `[]` the
-    # item's `name` (`groupName` for Ray)
+    name: str | None = None  # a fixed role name (`head`, or `{} worker` around the found
+    # one); else the `*` key, or for `[]` the item's `name` (`groupName` for Ray)
     gang_min: str | None = None  # field of the role's mapping: fewest pods a gang needs
     gang_min_if: str | None = None  # object path that must be true for `gang_min` to count
     containers: tuple[ContainerField, ...] = POD_CONTAINERS
@@ -625,6 +625,7 @@ def _times(quantity: str, count: int) -> str:
     return f"{int(number) * count}{quantity[len(number) :]}"
 
 
+_DISAGG_SLICES = Count("/spec.slices")
 _KATIB_TRIAL = "spec.trialTemplate.trialSpec"
 _KATIB_TRIALS = Count("/spec.parallelTrialCount", default=3)
 _SPEC_REPLICAS = (Count("replicas"),)
@@ -697,6 +698,35 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 template="workerTemplate",
                 counts=(Count("/spec.replicas"), Count("size", less=1, less_if="leaderTemplate")),
                 name="worker",
+            ),
+        ),
+        gang=True,
+    ),
+    # LWS DisaggregatedSet: each `spec.roles[]` (prefill, decode) is a LeaderWorkerSet spec,
+    # the whole set fanned out `spec.slices` times.
+    WorkloadShape(
+        "DisaggregatedSet",
+        ("disaggregatedset.x-k8s.io/*",),
+        (
+            Role(
+                "spec.roles[].spec",
+                template="leaderWorkerTemplate.leaderTemplate",
+                counts=(_DISAGG_SLICES, Count("replicas")),
+                name="{} leader",
+            ),
+            Role(
+                "spec.roles[].spec",
+                template="leaderWorkerTemplate.workerTemplate",
+                counts=(
+                    _DISAGG_SLICES,
+                    Count("replicas"),
+                    Count(
+                        "leaderWorkerTemplate.size",
+                        less=1,
+                        less_if="leaderWorkerTemplate.leaderTemplate",
+                    ),
+                ),
+                name="{} worker",
             ),
         ),
         gang=True,
@@ -934,7 +964,7 @@ def read_workload(document: Document, extra: Sequence[WorkloadShape] = ()) -> Wo
         for where, name, role_node in _descend([("", None, obj)], role.path, problems):
             # An operator checks the fields it builds pods from; only the path to them is ours.
             below = [] if role.generated else problems
-            found = _role_template(document, role, where, role_node, role.name or name, below)
+            found = _role_template(document, role, where, role_node, _role_name(role, name), below)
             if isinstance(found, PodTemplate):
                 templates.append(found)
             elif isinstance(found, UnreadPart):
@@ -957,6 +987,13 @@ def read_workload(document: Document, extra: Sequence[WorkloadShape] = ()) -> Wo
     gang_min = _field_count(obj, shape.gang_min) if shape.gang_min else None
     workload = Workload(document, tuple(templates), first, shape.gang, gang_min, tuple(unread))
     return WorkloadReading(workload, tuple(sorted(problems, key=_position)))
+
+
+def _role_name(role: Role, found: str | None) -> str | None:
+    """The role's fixed name, with `{}` standing for the name found on the way (`prefill`)."""
+    if role.name is None:
+        return found
+    return role.name.format(found) if "{}" in role.name and found else role.name
 
 
 def _position(problem: tuple[Pos, str]) -> Pos:

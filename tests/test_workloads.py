@@ -378,6 +378,39 @@ spec:
 """,
         [("Worker", 6, "replicas", {"pytorch": "1"})],
     ),
+    "lws-disaggregated-set": (
+        """\
+apiVersion: disaggregatedset.x-k8s.io/v1
+kind: DisaggregatedSet
+metadata: {name: vllm-disagg}
+spec:
+  slices: 2
+  roles:
+  - name: prefill
+    spec:
+      leaderWorkerTemplate:
+        size: 1
+        workerTemplate:
+          spec:
+            containers: [{name: vllm, resources: {limits: {nvidia.com/gpu: "1"}}}]
+  - name: decode
+    spec:
+      replicas: 2
+      leaderWorkerTemplate:
+        size: 3
+        leaderTemplate:
+          spec:
+            containers: [{name: l, resources: {limits: {nvidia.com/gpu: "1"}}}]
+        workerTemplate:
+          spec:
+            containers: [{name: vllm, resources: {limits: {nvidia.com/gpu: "2"}}}]
+""",
+        [
+            ("decode leader", 4, "slices", {"l": "1"}),
+            ("prefill worker", 2, "slices", {"vllm": "1"}),
+            ("decode worker", 8, "slices", {"vllm": "2"}),
+        ],
+    ),
 }
 
 
