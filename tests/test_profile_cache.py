@@ -401,3 +401,11 @@ def test_cache_names_are_sha256_whichever_module_hashes(size: int) -> None:
     digest = sha256(len(data))
     digest.update(data)
     assert digest.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_without_the_model_sources_the_key_follows_every_model_field() -> None:
+    from gpulint.profile.cache import model_fields
+
+    layout = model_fields()
+    for field in ("Claim(kind:", "PoolFacts(pool:", "Pool(name:", "ClusterProfile(name:"):
+        assert field in layout

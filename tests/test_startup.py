@@ -142,6 +142,7 @@ NOT_IMPORTED_BY_THE_HOOK = (
     "gpulint.profile.clusterapi",
     "gpulint.profile.terraform",
     "gpulint.profile.nodes",
+    "gpulint.dra",  # neither the profile nor the manifests hold DRA objects
     "gpulint.profile.policy",  # the profile lists no quota, LimitRange or PriorityClass
     "gpulint.rules.quota",
     "gpulint.rules.priority",

@@ -34,12 +34,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from types import ModuleType
 from typing import Any, NamedTuple
 
-from gpulint import __version__, dra
+from gpulint import __version__
 from gpulint.cachedir import default_cache_dir, sha256
-from gpulint.profile import merge, model
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool
 
@@ -49,19 +47,9 @@ _ENTRIES = "profiles"
 _SUFFIX = ".pickle"
 
 
-def _classes_of(*modules: ModuleType) -> tuple[type, ...]:
-    """The classes `modules` define, by name (the profile model's, which entries hold)."""
-    return tuple(
-        value
-        for module in modules
-        for _, value in sorted(vars(module).items())
-        if isinstance(value, type) and value.__module__ == module.__name__
-    )
-
-
-#: Every class an entry may hold: all that unpickling may build, and whose fields key entries.
-MODEL_CLASSES = _classes_of(dra, merge, model)
-_BUILDABLE = {(c.__module__, c.__qualname__): c for c in (*MODEL_CLASSES, Decimal)}
+#: The modules whose classes an entry may hold: all that unpickling may build, besides
+#: Decimal. gpulint.dra is imported only for an entry that holds DRA objects.
+MODEL_MODULES = ("gpulint.dra", "gpulint.profile.merge", "gpulint.profile.model")
 # https://bford.info/cachedir/: backup tools skip a directory holding this file.
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -118,8 +106,9 @@ def cache_problem(directory: Path) -> str | None:
 def entry_key(data: bytes, pool_label: str | None) -> str:
     """The name of the entry for a file of these bytes read with `pool_label`."""
     digest = sha256(len(data))
-    header = (__version__, CACHE_FORMAT, _layout(), pool_label)
+    header = (__version__, CACHE_FORMAT, pool_label)
     digest.update(repr(header).encode())
+    digest.update(_layout())
     digest.update(b"\0")
     digest.update(data)
     return digest.hexdigest()
@@ -162,10 +151,15 @@ class _ModelUnpickler(pickle.Unpickler):
         super().__init__(io.BytesIO(data))
 
     def find_class(self, module: str, name: str) -> Any:
-        found = _BUILDABLE.get((module, name))
-        if found is None:
-            raise pickle.UnpicklingError(f"{module}.{name} is not a profile model class")
-        return found
+        if (module, name) == ("decimal", "Decimal"):
+            return Decimal
+        if module in MODEL_MODULES:
+            import importlib
+
+            found = getattr(importlib.import_module(module), name, None)
+            if isinstance(found, type) and found.__module__ == module:
+                return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not a profile model class")
 
 
 def _is_facts(item: object) -> bool:
@@ -268,14 +262,32 @@ def _with_path(facts: ProfileFacts, path: str) -> ProfileFacts:
     return facts._replace(profile=replace(profile, sources=(path,), provider_source=source))
 
 
-def _layout() -> str:
-    """Every field of every model class, with its declared type: changes when the model does.
+def _layout() -> bytes:
+    """What changes when the model does: the source of the model modules, else (a package
+    without its sources) every field of every model class, with its declared type.
 
-    The annotations are read as written (strings), not evaluated: evaluating them costs more
-    than the rest of reading an entry.
+    Reading the sources spares a run importing gpulint.dra for a profile without DRA objects.
     """
+    package = Path(__file__).resolve().parent.parent
+    try:
+        return b"".join(
+            (package / module.partition(".")[2].replace(".", "/")).with_suffix(".py").read_bytes()
+            for module in MODEL_MODULES
+        )
+    except OSError:
+        return model_fields().encode()
+
+
+def model_fields() -> str:
+    """Every field of every class of the model modules, with its declared type (as written:
+    evaluating the annotations costs more than reading an entry)."""
+    import importlib
+
+    modules = [importlib.import_module(name) for name in MODEL_MODULES]
     return ";".join(
-        f"{c.__qualname__}({','.join(f'{k}:{v}' for k, v in annotations.items())})"
-        for c in MODEL_CLASSES
-        if (annotations := vars(c).get("__annotations__"))
+        f"{value.__qualname__}({','.join(f'{k}:{v}' for k, v in annotations.items())})"
+        for module in modules
+        for _, value in sorted(vars(module).items())
+        if isinstance(value, type) and value.__module__ == module.__name__
+        if (annotations := vars(value).get("__annotations__"))
     )

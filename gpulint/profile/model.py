@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from gpulint.dra import Claim, DeviceClass, ResourceSlice
+if TYPE_CHECKING:
+    from gpulint.dra import Claim, DeviceClass, ResourceSlice
 
 #: Labels that name a node's pool, most specific first.
 POOL_LABELS: tuple[str, ...] = (
@@ -277,8 +278,7 @@ class LocalQueue(NamedTuple):
     cluster_queue: str
 
 
-@dataclass(frozen=True)
-class Condition:
+class Condition(NamedTuple):
     """An assumption that holds depending on whether some input defines an object.
 
     A NodePool in one file may name an EC2NodeClass in another: whether it is missing is known
