@@ -178,13 +178,14 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
     among the inputs are rendered (gpulint.render); their findings point at the files the
     author edits.
 
-    `root` makes the run independent of the working directory: relative paths are relative
-    to it, files inside it are reported relative to it (`k8s/a.yaml`) and others by their
-    absolute paths; the command line passes its working directory, as ruff reports paths.
-    Without `root`, the library never looks at the working directory: paths are read as
-    given (relative ones, as any file function does, from the working directory) and
-    reported as given. A config without a file (`Config(root=None)`) takes `root` as the
-    directory its globs are relative to. Profile inputs are read as given.
+    `root` makes the run independent of the working directory, which it never reads:
+    relative paths (and stdin's name, and the values files of `render`) are relative to it,
+    files inside it are reported relative to it (`k8s/a.yaml`) and others by their absolute
+    paths; stdin is reported under its name as given. The command line passes its working
+    directory, as ruff reports paths. Without `root`, paths are read and reported as given
+    (a relative one means what it means to any file function). A config without a file
+    (`Config(root=None)`) takes `root` as the directory its globs are relative to. Profile
+    inputs are read as given.
 
     Raises GpulintError for a missing or unreadable path or profile, a bad
     selector, a chart or overlay that cannot be rendered, and (with `allow_empty` False)
@@ -294,9 +295,12 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
     if overlay:
         overlay = {os.path.join(root, name): data for name, data in overlay.items()}
     stdin = options.stdin
+    shown: dict[str, str] = {}
     if stdin is not None:
         # Its name is a path too (`--stdin-filename k8s/a.yaml`): per-file-ignores match it.
+        # Findings name it exactly as given, which --fix looks for.
         named = os.path.join(root, stdin[0])
+        shown[named] = stdin[0]
         stdin = (
             stdin._replace(name=named) if isinstance(stdin, RenderedInput) else (named, stdin[1])
         )
@@ -313,16 +317,19 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
         )
         render = render._replace(default=render.default._replace(sets=sets))
     options = replace(options, config=config, overlay=overlay, render=render, stdin=stdin)
-    return _lint_paths(absolute, options)
+    return _lint_paths(absolute, options, shown)
 
 
-def _displayed(findings: Iterable[Finding], root: str | None) -> Iterator[Finding]:
-    """`findings` with their files (and renders) named relative to `root` when inside it."""
+def _displayed(
+    findings: Iterable[Finding], root: str | None, shown: Mapping[str, str]
+) -> Iterator[Finding]:
+    """`findings` with their files (and renders) named relative to `root` when inside it, and
+    the paths in `shown` (stdin's) as it says."""
     if root is None:
         yield from findings
         return
     for finding in findings:
-        path = display_path(finding.path, root)
+        path = shown.get(finding.path) or display_path(finding.path, root)
         rendered = finding.rendered
         if rendered is not None:
             rendered = rendered._replace(of=display_path(rendered.of, root))
@@ -331,8 +338,14 @@ def _displayed(findings: Iterable[Finding], root: str | None) -> Iterator[Findin
         yield finding
 
 
-def _lint_paths(paths: Sequence[str], options: LintOptions) -> LintResult:
-    """The run in its phases: discover, plan, load and check each file, corpus checks, report."""
+def _lint_paths(
+    paths: Sequence[str], options: LintOptions, shown: Mapping[str, str] | None = None
+) -> LintResult:
+    """The run in its phases: discover, plan, load and check each file, corpus checks, report.
+
+    Findings name files relative to `options.root`, or as `shown` says.
+    """
+    shown = shown or {}
     config = options.config
     # Checked in report order (findings are reported by path), so each file's findings can be
     # written out as soon as the file is checked.
@@ -349,14 +362,14 @@ def _lint_paths(paths: Sequence[str], options: LintOptions) -> LintResult:
     context_inputs = _context_inputs(config, inputs)
     selected, plan, skipped = _plan(inputs, options, context_inputs)
     rejections = _server_rejections(inputs, plan, options.dry_run)
-    gathered = _check_every_file(plan, inputs, options)
+    gathered = _check_every_file(plan, inputs, options, shown)
     given = _read_context(plan, inputs, context_inputs, gathered) if context_inputs else None
     late = gathered.late + _corpus_findings(plan, gathered, rejections, selected)
     if given is not None:
         late = [f for f in late if _involves_given(f, given)]
     if inputs.renders:
         late = _located(late, inputs.renders)
-    late = list(_displayed(late, options.root))
+    late = list(_displayed(late, options.root, shown))
     notes = []
     if skipped:
         notes.append(
@@ -439,7 +452,9 @@ class Gathered:
     placements: dict[int, Placement] = field(default_factory=dict)  # of kept templates
 
 
-def _check_every_file(plan: FilePlan, inputs: Inputs, options: LintOptions) -> Gathered:
+def _check_every_file(
+    plan: FilePlan, inputs: Inputs, options: LintOptions, shown: Mapping[str, str]
+) -> Gathered:
     """Load and check each file in turn, keeping only what outlives it."""
     gathered = Gathered([] if not options.spool_findings else _spool())
     gathered.kept = {r.code: [] for r in plan.corpus_wide}
@@ -452,13 +467,14 @@ def _check_every_file(plan: FilePlan, inputs: Inputs, options: LintOptions) -> G
         gathered.unchecked += outcome.unchecked
         # A render's findings point into the files it was rendered from: anywhere in the report.
         findings = [f for f in outcome.findings if f.rendered is None]
-        gathered.findings.extend(_displayed(findings, options.root))
+        gathered.findings.extend(_displayed(findings, options.root, shown))
         gathered.late.extend(f for f in outcome.findings if f.rendered is not None)
         if options.root is None:
             gathered.checked.extend(outcome.checked)
         else:
             gathered.checked.extend(
-                c._replace(path=display_path(c.path, options.root)) for c in outcome.checked
+                c._replace(path=shown.get(c.path) or display_path(c.path, options.root))
+                for c in outcome.checked
             )
         for scaler in outcome.autoscalers:
             target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)

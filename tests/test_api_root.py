@@ -197,3 +197,13 @@ def test_stdin_is_named_and_matched_relative_to_the_root(
     unnamed = lint(["-"], root=str(repo), stdin=("<stdin>", data))
     assert {f.path for f in unnamed.findings} == {"<stdin>"}
     assert readers == []
+
+
+@pytest.mark.parametrize("name", ["./k8s/training.yaml", "ABSOLUTE"])
+def test_stdin_is_reported_under_its_name_as_given(repo: Path, name: str) -> None:
+    # `gpulint check --fix -` finds stdin's findings by the name it gave.
+    name = str(repo / "k8s" / "training.yaml") if name == "ABSOLUTE" else name
+    data = (DEMO / "training.yaml").read_bytes()
+    found = lint(["-"], root=str(repo), config=_config(repo), stdin=(name, data))
+    assert {f.path for f in found.findings} == {name}
+    assert "GPU601" not in {f.code for f in found.findings}  # per-file-ignores still match
