@@ -22,6 +22,7 @@ from gpulint.diagnose import CAUSES, diagnose, parse_time, read_dumps
 from gpulint.diagnose.classify import StuckPod
 from gpulint.diagnose.extra import WorkloadSource
 from gpulint.diagnose.messages import NodeCount, parse_histogram, parse_refusal, parse_scale_up
+from gpulint.yamltree import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 DUMPS = ROOT / "fixtures" / "diagnose"
@@ -528,3 +529,22 @@ def test_a_dump_without_events_or_nodes_says_what_it_could_not_judge(tmp_path: P
     report = json.loads(result.stdout)
     assert [(p["name"], p["cause"]) for p in report["pods"]] == [("j", "kueue-inadmissible")]
     assert [n.split(":")[0] for n in report["notes"]] == ["no Events", "no Nodes", "no Workloads"]
+
+
+def test_the_dra_objects_of_an_imported_profile_count_as_those_of_the_dump(tmp_path: Path) -> None:
+    # The dump less its DRA objects, and a ClusterProfile that `profile import` wrote of them:
+    # the same report as the whole dump.
+    items = json.loads(json.dumps(parse(Path(TODAY).read_text("utf-8")).documents[0].value))
+    items = items["items"]
+    dra = [i for i in items if i["apiVersion"].startswith("resource.k8s.io/")]
+    assert {i["kind"] for i in dra} == {"ResourceClaimTemplate", "ResourceSlice"}
+    others = [i for i in items if i not in dra]
+    rest, objects = tmp_path / "rest.json", tmp_path / "dra.json"
+    rest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": others}))
+    objects.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": dra}))
+    profile = tmp_path / "profile.yaml"
+    written = CliRunner().invoke(main, ["profile", "import", str(objects), "-o", str(profile)])
+    assert written.exit_code == 0, written.output
+    assert "  resourceSlices:\n" in profile.read_text("utf-8")
+    split = run(str(rest), "--profile", str(profile), "--now", NOW, "--format", "json")
+    assert json.loads(split.stdout) == today()

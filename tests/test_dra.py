@@ -7,6 +7,7 @@ intel-resource-drivers-for-kubernetes `device-class.yaml`, and `resource.k8s.io/
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -477,3 +478,13 @@ def test_profile_show_of_classes_without_slices_and_of_claims() -> None:
         "DeviceClass gpu.nvidia.com: driver gpu.nvidia.com, gpu.nvidia.com/type=gpu; serves "
         "nvidia.com/gpu; 2 devices on every node"
     )
+
+
+def test_a_dump_of_dra_objects_alone_is_a_profile(tmp_path: Path) -> None:
+    # `kubectl get deviceclasses,resourceslices -A -o yaml`, given next to a nodes dump.
+    path = tmp_path / "dra.yaml"
+    objects = [NVIDIA_GPU_CLASS, {**nvidia_slice("a", ["gpu"]), "kind": "ResourceSlice"}]
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    profile = load_profiles([str(path)])
+    assert [c.name for c in profile.device_classes] == ["gpu.nvidia.com"]
+    assert [(s.node, len(s.devices)) for s in profile.resource_slices] == [("a", 1)]

@@ -256,8 +256,8 @@ PROFILE_HEAD = "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata:
          "5:43: spec.pools.0: 'id' is not of type 'object'"),
         ("a: &a [*a]\n", "1:8: invalid YAML: anchor 'a' value contains itself"),
         ("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, data: {p: cA==}}\n",
-         "1:1: no Node, ResourceQuota, LimitRange, PriorityClass or Kueue object in this list; "
-         "give the output of `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
+         "1:1: no Node, ResourceQuota, LimitRange, PriorityClass, Kueue or DRA object in this "
+         "list; give the output of `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
          "-A -o yaml`"),
     ],
     ids=["negative", "unknown-field", "long-value", "wrong-type", "tag", "self-alias", "secrets"],

@@ -568,9 +568,9 @@ def test_a_list_without_cluster_objects_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(GpulintError) as info:
         load_profiles([path])
     assert str(info.value) == (
-        f"{path}:1:1: no Node, ResourceQuota, LimitRange, PriorityClass or Kueue object in this "
-        "list; give the output of `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
-        "-A -o yaml`"
+        f"{path}:1:1: no Node, ResourceQuota, LimitRange, PriorityClass, Kueue or DRA object in "
+        "this list; give the output of `kubectl get nodes,resourcequotas,limitranges,"
+        "priorityclasses -A -o yaml`"
     )
 
 
@@ -599,7 +599,8 @@ def test_a_gpu_labelled_node_without_advertised_gpus_has_its_plugin_not_ready() 
     [
         (
             "kind: List\nitems:\n- {kind: {a: 1}}\n- kind: [Node]\n",
-            "1:1: no Node, ResourceQuota, LimitRange, PriorityClass or Kueue object in this list",
+            "1:1: no Node, ResourceQuota, LimitRange, PriorityClass, Kueue or DRA object in this "
+            "list",
         ),
         ("kind: [ClusterProfile]\n", "1:1: `['ClusterProfile']` is not a gpulint ClusterProfile"),
         (

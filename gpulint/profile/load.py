@@ -162,11 +162,15 @@ def _objects_facts(path: str, objects: list[Any], pool_label: str | None) -> Pro
         or profile.cluster_queues
         or profile.local_queues
         or any(_kind_of(o) == "ResourceFlavor" for o in objects)
+        # `kubectl get deviceclasses,resourceslices -o yaml` alone: the cluster's DRA objects.
+        or profile.device_classes
+        or profile.resource_slices
+        or profile.resource_claims
     ):
         raise GpulintError(
-            f"{_where(path, objects[0])}: no Node, ResourceQuota, LimitRange, PriorityClass or "
-            "Kueue object in this list; give the output of `kubectl get nodes,resourcequotas,"
-            "limitranges,priorityclasses -A -o yaml`"
+            f"{_where(path, objects[0])}: no Node, ResourceQuota, LimitRange, PriorityClass, "
+            "Kueue or DRA object in this list; give the output of `kubectl get nodes,"
+            "resourcequotas,limitranges,priorityclasses -A -o yaml`"
         )
     return found
 
