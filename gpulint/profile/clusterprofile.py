@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.accelerators import is_extended_resource
-from gpulint.dra import ALLOCATION_ALL, Claim, Device, DeviceClass, DeviceRequest, ResourceSlice
 from gpulint.errors import GpulintError
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_object
@@ -21,6 +20,9 @@ from gpulint.profile.policy import (
 from gpulint.profile.values import check_quantities, location, mapping, quantities, sequence, text
 from gpulint.quantity import format_quantity
 from gpulint.schema import dotted, validate
+
+if TYPE_CHECKING:
+    from gpulint.dra import Claim, DeviceClass, DeviceRequest, ResourceSlice
 
 API_VERSION = "gpulint.io/v1alpha1"
 KIND = "ClusterProfile"
@@ -235,7 +237,8 @@ def _limit_ranges(display: str, spec: Mapping[str, Any]) -> list[Any]:
 
 
 # ---------------------------------------------------------------------------------------------
-# DRA: DeviceClasses, ResourceSlices, claims and templates, in the shape gpulint.dra views them
+# DRA: DeviceClasses, ResourceSlices, claims and templates, in the shape gpulint.dra views them.
+# gpulint.dra is imported only for a profile that lists such objects.
 
 
 def _attributes(node: Any) -> dict[str, str]:
@@ -243,6 +246,8 @@ def _attributes(node: Any) -> dict[str, str]:
 
 
 def _device_class(item: Mapping[str, Any]) -> DeviceClass:
+    from gpulint.dra import DeviceClass
+
     # Absent: the class's selectors say more than gpulint reads (every device of its drivers).
     attributes = None
     if "attributes" in item:
@@ -265,6 +270,8 @@ def _requirement(qualified: str, value: str) -> tuple[str, str, str]:
 
 
 def _resource_slice(item: Mapping[str, Any]) -> ResourceSlice:
+    from gpulint.dra import Device, ResourceSlice
+
     return ResourceSlice(
         driver=item["driver"],
         node=item.get("node"),
@@ -276,6 +283,8 @@ def _resource_slice(item: Mapping[str, Any]) -> ResourceSlice:
 
 
 def _request(item: Mapping[str, Any]) -> DeviceRequest:
+    from gpulint.dra import ALLOCATION_ALL, DeviceRequest
+
     mode = item.get("allocationMode", "ExactCount")
     return DeviceRequest(
         name=item["name"],
@@ -294,6 +303,10 @@ def _claims(spec: Mapping[str, Any]) -> list[Claim]:
             ("resourceClaims", "ResourceClaim"),
             ("resourceClaimTemplates", "ResourceClaimTemplate"),
         ):
+            if not namespace.get(key):
+                continue
+            from gpulint.dra import Claim
+
             found += [
                 Claim(
                     kind,
