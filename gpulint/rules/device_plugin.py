@@ -160,8 +160,16 @@ def device_plugin_without_liveness_probe(ctx: CheckContext) -> Iterator[Problem]
             plugin.container.pos,
             f"device plugin container `{plugin.container.name}` has no livenessProbe: when it "
             f"wedges or loses its kubelet registration the pod stays Running while the node "
-            f"advertises 0 GPUs, and nothing restarts it",
+            f"advertises 0 {_devices(plugin.vendor)}, and nothing restarts it",
         )
+
+
+# What a vendor's plugin advertises, in a message; GPUs unless named here.
+_DEVICE_NOUNS: Mapping[str, str] = {"neuron": "Neuron devices", "habana": "Gaudi devices"}
+
+
+def _devices(vendor: str) -> str:
+    return _DEVICE_NOUNS.get(vendor, "GPUs")
 
 
 def pool_vendors(pool: Pool) -> frozenset[str]:
@@ -213,7 +221,7 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
                     template.document,
                     mismatch.pos,
                     f"{what}`{pool.name}`: {mismatch.detail}{_selector_hint(mismatch.detail)}; "
-                    f"its nodes will advertise 0 GPUs",
+                    f"its nodes will advertise 0 {_devices(plugin.vendor)}",
                 )
                 continue
             blocking = untolerated_taints(tolerations, pool.taints)
@@ -229,7 +237,7 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
                     template.document,
                     pos,
                     f"{what}`{pool.name}`: it does not tolerate the pool's taint {taints}; its "
-                    f"nodes will advertise 0 GPUs",
+                    f"nodes will advertise 0 {_devices(plugin.vendor)}",
                     "Add a toleration for "
                     + ", ".join(f"`{t.key}` ({t.effect})" for t in blocking)
                     + " to the device plugin DaemonSet (Helm chart value `tolerations`).",
