@@ -20,7 +20,7 @@ jsonschema or kubernetes.
 Usage: python bench/run.py [--repeat N] [--files N --docs-per-file M] [--checkov PATH]
                            [--scales 1,4,16] [--profile-nodes 5,5000] [--no-checkov]
                            [--work DIR] [--results FILE] [--note TEXT]
-       python bench/run.py --startup [--repeat N]     # the (c) rows only, no report
+       python bench/run.py --startup [--repeat N] [--update-results]  # the (c) rows only
 """
 
 from __future__ import annotations
@@ -70,11 +70,13 @@ CAPACITY_RULE = "GPU201"
 
 @dataclass(frozen=True)
 class Run:
-    """One process: wall seconds, peak RSS in MB and exit status."""
+    """One process: wall seconds, peak RSS in MB, exit status and CPU seconds (user + system:
+    what a loaded machine inflates less than wall time)."""
 
     seconds: float
     rss_mb: float
     status: int
+    cpu: float | None = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,8 @@ def run_once(command: Sequence[str], cwd: Path) -> Run:
     process.returncode = os.waitstatus_to_exitcode(status)  # keep Popen from waiting again
     if process.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(command)} exited {process.returncode}: {errors[-2000:]}")
-    return Run(seconds, usage.ru_maxrss / 1024, process.returncode)  # ru_maxrss is in KiB
+    cpu = usage.ru_utime + usage.ru_stime
+    return Run(seconds, usage.ru_maxrss / 1024, process.returncode, cpu)  # ru_maxrss is in KiB
 
 
 def measure(key: str, label: str, command: Sequence[str], cwd: Path, repeat: int) -> Row:
@@ -356,31 +359,32 @@ def pre_commit_repository(work: Path) -> tuple[Path, list[str]]:
 
 def measure_startup(work: Path, repeat: int) -> list[Row]:
     """The (c) rows: the import floor, `gpulint check` on one Helm file, and the same in a
-    repository with a config and a cached profile, 3 x `repeat` runs each."""
+    repository with a config and a cached profile, 3 x `repeat` runs each.
+
+    The three commands run in turn, round after round, rather than each `repeat` times in a
+    row: on a shared machine the load then weighs on all three alike, and their ratios hold.
+    """
     compile_package()
     helm = helm_file(work)
     floor = [sys.executable, "-c", "import ruamel.yaml, click"]
     check = [*gpulint_command(), "check", str(helm)]
     repository, args = pre_commit_repository(work)
-    return [
-        measure(
-            "import-floor", '(c) python -c "import ruamel.yaml, click"', floor, work, repeat * 3
-        ),
-        measure(
-            "check-helm",
-            f"(c) gpulint check one {HELM_DOCUMENTS}-document Helm file",
-            check,
-            work,
-            repeat * 3,
-        ),
-        measure(
+    commands = [
+        ("import-floor", '(c) python -c "import ruamel.yaml, click"', floor, work),
+        ("check-helm", f"(c) gpulint check one {HELM_DOCUMENTS}-document Helm file", check, work),
+        (
             "check-config-profile",
             f"(c) ... the same file with a config and a cached {PROFILE_NODES[0]}-node profile",
             [*gpulint_command(), "check", *args],
             repository,
-            repeat * 3,
         ),
     ]
+    runs: list[list[Run]] = [[] for _ in commands]
+    for _ in range(repeat * 3):
+        for found, (_, _, command, cwd) in zip(runs, commands, strict=True):
+            found.append(run_once(command, cwd))
+    labelled = zip(runs, commands, strict=True)
+    return [Row(key, label, tuple(found)) for found, (key, label, _, _) in labelled]
 
 
 def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row]:
@@ -647,17 +651,80 @@ def report(
     return "\n".join(lines)
 
 
-def startup_only(work: Path, repeat: int) -> int:
-    """`--startup`: the (c) rows and their target, printed; 1 when the target fails."""
+def startup_only(work: Path, repeat: int, results: Path | None = None) -> int:
+    """`--startup`: the (c) rows and their targets, printed (and put in place of the start-up
+    rows and targets of the report `results`); 1 when a target fails."""
     work.mkdir(parents=True, exist_ok=True)
     print(f"{'measurement':<58} {'median s':>9} {'RSS MB':>8}  range s")
+    load_before = load_average()
     rows = measure_startup(work, repeat)
     for row in rows:
         print(format_row(row))
     targets = [t for t in judge(rows, (1,), 0) if "import floor" in t.name]
     for target in targets:
         print(f"{target.verdict:<13} {target.name}: {target.measured} (limit {target.limit})")
+    floor_cpu = _median_cpu(rows[0])
+    for row in rows[1:]:
+        cpu = _median_cpu(row)
+        if cpu is not None and floor_cpu:
+            print(f"{'(CPU time)':<13} {row.label[4:]} / import floor: {cpu / floor_cpu:.2f}x")
+    if results is not None:
+        note = (
+            f"the (c) rows were measured again on {datetime.date.today().isoformat()} "
+            f"(`run.py --startup --update-results`): 1-minute load average {load_before} "
+            f"before and {load_average()} after, on {os.cpu_count()} CPUs"
+        )
+        text = results.read_text(encoding="utf-8")
+        results.write_text(with_startup_rows(text, rows, targets, note), encoding="utf-8")
+        print(f"updated {results}")
     return 1 if any(t.passed is False for t in targets) else 0
+
+
+def _median_cpu(row: Row) -> float | None:
+    cpu = [r.cpu for r in row.runs if r.cpu is not None]
+    return statistics.median(cpu) if cpu else None
+
+
+_STARTUP_NOTE = "- the (c) rows were measured again on "
+
+
+def with_startup_rows(
+    report_text: str, rows: Sequence[Row], targets: Sequence[Target], note: str
+) -> str:
+    """`report_text` (a results.md) with its (c) rows, start-up targets and start-up note
+    replaced by `rows`, `targets` and `note`, each where the old ones were (a target or row
+    the report lacks goes where the others of its table are; the note ends the notes)."""
+    names = tuple(f"| {t.name} |" for t in targets)
+    replacing = {
+        "targets": ([f"| {t.name} | {t.limit} | {t.measured} | {t.verdict} |" for t in targets]),
+        "rows": table(rows)[2:],
+    }
+    out: list[str] = []
+    placed: set[str] = set()
+    for line in report_text.splitlines():
+        if line.startswith(_STARTUP_NOTE):
+            continue
+        what = (
+            "targets" if line.startswith(names) else "rows" if line.startswith("| (c) ") else None
+        )
+        if what is not None:
+            if what not in placed:
+                out += replacing[what]
+                placed.add(what)
+            continue
+        if line == "## Targets":
+            while out and out[-1] == "":
+                out.pop()
+            out += [f"- {note}", ""]
+        out.append(line)
+    for what, header in (("targets", "|---|---|---:|---|"), ("rows", "|---|---:|---:|---:|---:|")):
+        if what not in placed and header in out:
+            # After the table that the header starts.
+            at = out.index(header) + 1
+            while at < len(out) and out[at].startswith("|"):
+                at += 1
+            out[at:at] = replacing[what]
+    return "\n".join(out) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -685,13 +752,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure only the (c) rows and judge their target; write no report",
     )
+    parser.add_argument(
+        "--update-results",
+        action="store_true",
+        help="with --startup: put the (c) rows and their targets in place of those in --results",
+    )
     parser.add_argument("--compose", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.compose:
         compose_corpus(args.compose[0], Path(args.compose[1]))
         return 0
     if args.startup:
-        return startup_only(args.work.resolve(), args.repeat)
+        results = args.results if args.update_results else None
+        return startup_only(args.work.resolve(), args.repeat, results)
 
     scales = tuple(sorted({1, *(int(s) for s in args.scales.split(","))}))
     work = args.work.resolve()

@@ -74,7 +74,7 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
         assert label in text
     assert len(bench_run.corpus_files(tmp_path / "work" / "x2")) == 2 * 3
     # The cached rows read entries of the three profiles (2-node YAML, 6-node YAML and JSON).
-    assert len(list((tmp_path / "work" / "profile-cache" / "profiles").glob("*.json"))) == 3
+    assert len(list((tmp_path / "work" / "profile-cache" / "profiles").glob("*.pickle"))) == 3
 
 
 @pytest.mark.slow
@@ -117,3 +117,60 @@ def test_a_recorded_checkov_row_is_reused_and_judged(bench_run: ModuleType, tmp_
     assert reused.label == "(f) checkov --framework kubernetes -d CORPUS, recorded in again.md"
     earlier.write_text("no table\n", encoding="utf-8")
     assert bench_run.recorded_checkov(earlier) is None
+
+
+def test_startup_rows_replace_those_of_a_report(bench_run: ModuleType) -> None:
+    report = "\n".join(
+        [
+            "- machine",
+            "- the (c) rows were measured again on 2026-01-01 (...)",
+            "",
+            "## Targets",
+            "",
+            "| target | limit | measured | verdict |",
+            "|---|---|---:|---|",
+            "| 10,000 documents: gpulint / compose floor | <= 1.5x | 0.53x | PASS |",
+            "| one 10-document Helm file / import floor | <= 1.5x | 1.90x | FAIL |",
+            "| 16x corpus time / 1x | <= 17x | 15.5x | PASS |",
+            "",
+            "## Measurements",
+            "",
+            "| measurement | runs | median s | range s | peak RSS MB |",
+            "|---|---:|---:|---:|---:|",
+            "| (b) gpulint check CORPUS | 3 | 2.262 | 2.25-2.27 | 23 |",
+            "| (c) gpulint check one 10-document Helm file | 9 | 0.095 | 0.09-0.10 | 23 |",
+            "| (g) ... --profile 5-node YAML dump, cached | 3 | 2.719 | 2.71-2.73 | 28 |",
+        ]
+    )
+    rows = [
+        _row(bench_run, "import-floor", 0.05, 23),
+        _row(bench_run, "check-helm", 0.07, 23),
+        _row(bench_run, "check-config-profile", 0.08, 24),
+    ]
+    targets = [t for t in bench_run.judge(rows, (1,), 0) if "import floor" in t.name]
+
+    updated = bench_run.with_startup_rows(report, rows, targets, "the (c) rows were measured again")
+
+    assert updated.splitlines() == [
+        "- machine",
+        "- the (c) rows were measured again",
+        "",
+        "## Targets",
+        "",
+        "| target | limit | measured | verdict |",
+        "|---|---|---:|---|",
+        "| 10,000 documents: gpulint / compose floor | <= 1.5x | 0.53x | PASS |",
+        "| one 10-document Helm file / import floor | <= 1.5x | 1.40x | PASS |",
+        "| the same with a config and a cached profile / import floor | <= 1.5x | 1.60x | FAIL |",
+        "| 16x corpus time / 1x | <= 17x | 15.5x | PASS |",
+        "",
+        "## Measurements",
+        "",
+        "| measurement | runs | median s | range s | peak RSS MB |",
+        "|---|---:|---:|---:|---:|",
+        "| (b) gpulint check CORPUS | 3 | 2.262 | 2.25-2.27 | 23 |",
+        "| import-floor | 3 | 0.050 | 0.05-0.15 | 23 |",
+        "| check-helm | 3 | 0.070 | 0.07-0.21 | 23 |",
+        "| check-config-profile | 3 | 0.080 | 0.08-0.24 | 24 |",
+        "| (g) ... --profile 5-node YAML dump, cached | 3 | 2.719 | 2.71-2.73 | 28 |",
+    ]
