@@ -12,7 +12,14 @@ from gpulint.errors import GpulintError
 from gpulint.profile import ClusterProfile, GpuUser, Pool, Taint, load_profiles
 from gpulint.profile.dump import dump_profile
 from gpulint.profile.instances import INSTANCE_TYPES, catalogue_allocatable
-from gpulint.profile.model import LimitRangeItem, PriorityClass, ResourceQuota, ScopeRequirement
+from gpulint.profile.model import (
+    KUBELET_LABELS,
+    LabelRequirement,
+    LimitRangeItem,
+    PriorityClass,
+    ResourceQuota,
+    ScopeRequirement,
+)
 from gpulint.profile.show import admission_line
 
 PROFILES = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
@@ -20,6 +27,9 @@ GIB = 2**30
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 
 HEADER = "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\n"
+
+# What reading a pool that leaves out the kubelet's OS and architecture labels gives.
+KUBELET_OPEN = tuple(LabelRequirement(key, "Exists") for key in KUBELET_LABELS)
 
 
 def write(tmp_path: Path, text: str, name: str = "p.yaml") -> str:
@@ -143,6 +153,7 @@ def test_every_pool_field_is_read(tmp_path: Path) -> None:
         Pool(
             name="p",
             labels={"a": "yes", "b": "8", "c": "true"},
+            label_requirements=KUBELET_OPEN,
             taints=(
                 Taint("k", "", "NoExecute"),
                 Taint("nvidia.com/gpu", "present", "PreferNoSchedule"),
@@ -165,7 +176,7 @@ def test_every_pool_field_is_read(tmp_path: Path) -> None:
 
 def test_a_minimal_profile_takes_every_default(tmp_path: Path) -> None:
     profile = load_text(tmp_path, HEADER + "spec:\n  pools:\n  - name: only\n")
-    assert profile == ClusterProfile(pools=(Pool(name="only"),))
+    assert profile == ClusterProfile(pools=(Pool(name="only", label_requirements=KUBELET_OPEN),))
     assert profile.provider is None and profile.extended_resource_toleration_enabled is False
 
 
@@ -348,6 +359,7 @@ def test_dump_quotes_strings_that_would_read_back_as_something_else(tmp_path: Pa
             Pool(
                 name="p",
                 labels={"a": "yes", "b": "8", "c": "", "d": "x: y", "e": "null", "f": "#x"},
+                label_requirements=KUBELET_OPEN,
                 taints=(Taint("t", "", "NoSchedule"), Taint("u", "1.5", "NoExecute")),
                 allocatable={
                     "cpu": Decimal("0.25"),
@@ -580,3 +592,15 @@ def test_gpus_in_use_by_errors_name_file_line_column_and_field(
     with pytest.raises(GpulintError) as info:
         load_profiles([path])
     assert str(info.value) == f"{path}:{message}"
+
+
+def test_a_pool_that_leaves_out_the_kubelet_labels_is_selected_by_any_os(tmp_path: Path) -> None:
+    profile = load_text(
+        tmp_path,
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nspec:\n  pools:\n"
+        "  - {name: gpu, labels: {kubernetes.io/arch: amd64}, nodes: 1}\n",
+    )
+    (pool,) = profile.pools
+    # The kubelet puts kubernetes.io/os on every node: open; the stated arch stays fixed.
+    assert pool.label_requirements == (LabelRequirement("kubernetes.io/os", "Exists"),)
+    assert "labelRequirements" not in dump_profile(profile)  # and reading it back reopens it

@@ -13,7 +13,7 @@ from gpulint.errors import GpulintError
 from gpulint.profile import Pool, Taint, load_profiles
 from gpulint.profile.kubectl import profile_from_objects
 from gpulint.profile.load import json_dump_facts
-from gpulint.profile.model import NODE_LABELS, LabelRequirement
+from gpulint.profile.model import KUBELET_LABELS, NODE_LABELS, LabelRequirement
 from gpulint.profile.nodes import pools_from_nodes
 from gpulint.yamltree import parse
 
@@ -214,6 +214,8 @@ def test_pool_facts_come_from_ready_nodes_and_cordoned_nodes_do_not_count() -> N
         Pool(
             name="gpu",
             labels={"agentpool": "gpu", "zone": "1"},
+            # The nodes given carry no kubernetes.io/os or /arch: open, as every node has them.
+            label_requirements=tuple(LabelRequirement(k, "Exists") for k in KUBELET_LABELS),
             taints=(Taint("sku", "gpu", "NoSchedule"),),
             allocatable={"cpu": Decimal(8), "nvidia.com/gpu": Decimal(2)},
             nodes=1,

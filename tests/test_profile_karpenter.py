@@ -160,9 +160,9 @@ def test_a_single_valued_requirement_is_a_label_and_template_labels_win(tmp_path
     # Types outside the catalogue: one pool whose instance type and capacity type vary too.
     assert pool.label_requirements == (
         LabelRequirement("node.kubernetes.io/instance-type", "In", ("x1.big", "x2.big")),
+        LabelRequirement("topology.kubernetes.io/region", "Exists"),
         LabelRequirement("kubernetes.io/os", "Exists"),
         LabelRequirement("kubernetes.io/arch", "Exists"),
-        LabelRequirement("topology.kubernetes.io/region", "Exists"),
     )
     assert pool.labels["karpenter.sh/capacity-type"] == "on-demand"
 

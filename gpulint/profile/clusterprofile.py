@@ -11,7 +11,15 @@ from gpulint.errors import GpulintError
 from gpulint.profile.instances import catalogue_allocatable
 from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_object
 from gpulint.profile.merge import PoolFacts, ProfileFacts
-from gpulint.profile.model import ClusterProfile, GpuUser, LabelRequirement, Pool, Taint
+from gpulint.profile.model import (
+    KUBELET_LABELS,
+    ClusterProfile,
+    GpuUser,
+    LabelRequirement,
+    Pool,
+    Taint,
+    unstated_node_labels,
+)
 from gpulint.profile.policy import (
     limit_range_from_object,
     priority_class_from_object,
@@ -121,12 +129,16 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
     if "labels" in item:
         values["labels"] = {str(k): text(v) for k, v in item["labels"].items()}
         stated.add("labels")
-    if "labelRequirements" in item:
-        values["label_requirements"] = tuple(
-            LabelRequirement(r["key"], r["operator"], tuple(text(v) for v in r.get("values", ())))
-            for r in item["labelRequirements"]
-        )
-        stated.add("label_requirements")
+    written = tuple(
+        LabelRequirement(r["key"], r["operator"], tuple(text(v) for v in r.get("values", ())))
+        for r in sequence(item.get("labelRequirements"))
+    )
+    # The kubelet labels every node with its OS and architecture: a pool that does not say
+    # which leaves them open rather than absent.
+    values["label_requirements"] = written + unstated_node_labels(
+        values.get("labels", {}), frozenset(r.key for r in written), KUBELET_LABELS
+    )
+    (stated if "labelRequirements" in item else estimated).add("label_requirements")
     if "taints" in item:
         values["taints"] = tuple(
             Taint(t["key"], text(t.get("value", "")), t["effect"]) for t in item["taints"]

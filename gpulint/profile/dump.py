@@ -10,7 +10,14 @@ from typing import Any
 
 from gpulint.dra import ALLOCATION_ALL, Claim, DeviceClass, ResourceSlice
 from gpulint.profile.clusterprofile import API_VERSION, KIND
-from gpulint.profile.model import ClusterProfile, ClusterQueue, LimitRange, Pool, ResourceQuota
+from gpulint.profile.model import (
+    KUBELET_LABELS,
+    ClusterProfile,
+    ClusterQueue,
+    LimitRange,
+    Pool,
+    ResourceQuota,
+)
 from gpulint.quantity import format_quantity
 from gpulint.yamltree import resolve_plain
 
@@ -136,13 +143,17 @@ def _cluster_queue(queue: ClusterQueue) -> list[str]:
 def _pool(pool: Pool) -> list[str]:
     lines = [f"- name: {_scalar(pool.name)}"]
     body = [f"labels: {_flow({k: _scalar(v) for k, v in pool.labels.items()})}"]
-    if pool.label_requirements:
+    # Reading a pool back opens the kubelet's OS and architecture labels it leaves out, last.
+    written = list(pool.label_requirements)
+    while written and written[-1].operator == "Exists" and written[-1].key in KUBELET_LABELS:
+        written.pop()
+    if written:
         requirements = ", ".join(
             _flow(
                 {"key": _scalar(r.key), "operator": _scalar(r.operator)}
                 | ({"values": f"[{', '.join(_scalar(v) for v in r.values)}]"} if r.values else {})
             )
-            for r in pool.label_requirements
+            for r in written
         )
         body.append(f"labelRequirements: [{requirements}]")
     taints = ", ".join(

@@ -91,22 +91,26 @@ class LabelRequirement(NamedTuple):
 #: Labels the kubelet and the cloud provider put on every node, with values a node group's
 #: infrastructure code often does not state: the OS, the CPU architecture, the zone, the region.
 NODE_LABELS = (
-    "kubernetes.io/os",
-    "kubernetes.io/arch",
     "topology.kubernetes.io/zone",
     "topology.kubernetes.io/region",
+    "kubernetes.io/os",
+    "kubernetes.io/arch",
 )
 
 
+#: The labels of NODE_LABELS the kubelet sets on every node, cloud or not.
+KUBELET_LABELS = NODE_LABELS[2:]
+
+
 def unstated_node_labels(
-    labels: Mapping[str, str], said: frozenset[str] = frozenset()
+    labels: Mapping[str, str],
+    said: frozenset[str] = frozenset(),
+    keys: tuple[str, ...] = NODE_LABELS,
 ) -> tuple[LabelRequirement, ...]:
-    """`Exists` for each of NODE_LABELS that `labels` and the keys in `said` leave open: every
-    node carries one, so a pod selecting any value is not ruled out by a file that is silent."""
+    """`Exists` for each of `keys` that `labels` and the keys in `said` leave open: every node
+    carries one, so a pod selecting any value is not ruled out by a file that is silent."""
     return tuple(
-        LabelRequirement(key, "Exists")
-        for key in NODE_LABELS
-        if key not in labels and key not in said
+        LabelRequirement(key, "Exists") for key in keys if key not in labels and key not in said
     )
 
 

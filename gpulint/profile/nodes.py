@@ -14,7 +14,14 @@ from typing import Any
 
 from gpulint.accelerators import is_known_accelerator, looks_like_accelerator
 from gpulint.profile.merge import PoolFacts
-from gpulint.profile.model import POOL_LABELS, LabelRequirement, Pool, Taint
+from gpulint.profile.model import (
+    KUBELET_LABELS,
+    POOL_LABELS,
+    LabelRequirement,
+    Pool,
+    Taint,
+    unstated_node_labels,
+)
 from gpulint.profile.values import mapping, quantities, sequence, text
 
 #: Labels that say a node has GPUs, whether or not the device plugin advertises them yet.
@@ -217,7 +224,7 @@ def _pool(name: str, members: list[NodeView], dra_nodes: frozenset[str]) -> Pool
     pool = Pool(
         name=name,
         labels=labels,
-        label_requirements=_varying(label_sets),
+        label_requirements=_varying(label_sets, labels),
         taints=tuple(taints),
         allocatable=allocatable,
         nodes=count,
@@ -253,18 +260,22 @@ def _common(label_sets: Iterable[Mapping[str, str]]) -> dict[str, str]:
     return {k: v for k, v in first.items() if all(s.get(k) == v for s in sets[1:])}
 
 
-def _varying(label_sets: list[dict[str, str]]) -> tuple[LabelRequirement, ...]:
+def _varying(
+    label_sets: list[dict[str, str]], common: Mapping[str, str]
+) -> tuple[LabelRequirement, ...]:
     """Labels every node carries with values that differ (the zones of a multi-zone group),
     as `In` the values seen; a label with more values than MAX_VARYING_VALUES names nodes,
-    not something a pod selects a pool by, and is left out."""
+    not something a pod selects a pool by, and is left out. The kubelet's OS and architecture
+    labels, which every node has, are open when the nodes given lack them."""
+    found: list[LabelRequirement] = []
     if not label_sets:
-        return ()
-    found = []
+        return unstated_node_labels(common, keys=KUBELET_LABELS)
     for key in label_sets[0]:
         values = {s.get(key) for s in label_sets}
         if None not in values and 1 < len(values) <= MAX_VARYING_VALUES:
             found.append(LabelRequirement(key, "In", tuple(sorted(v for v in values if v))))
-    return tuple(found)
+    said = frozenset(r.key for r in found)
+    return (*found, *unstated_node_labels(common, said, KUBELET_LABELS))
 
 
 def _minimum(allocatables: Iterable[Mapping[str, Decimal]]) -> dict[str, Decimal]:
