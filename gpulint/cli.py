@@ -28,6 +28,11 @@ _Command = TypeVar("_Command", bound=Callable[..., Any])
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info", "never")
 #: The keys of gpulint.output.FORMATTERS, listed here so `--help` does not import them.
+# One instance of each path type for every option: click looks up the translation of the
+# type's name each time one is made, which costs a start more than all its options otherwise.
+_PATH = click.Path()
+_FILE = click.Path(dir_okay=False)
+_DIRECTORY = click.Path(file_okay=False)
 OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit")
 
 
@@ -156,7 +161,7 @@ _live_options = _option_group(
     click.option("--context", "kube_context", help="kubeconfig context (default: current)."),
     click.option(
         "--kubeconfig",
-        type=click.Path(dir_okay=False),
+        type=_FILE,
         help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).",
     ),
     click.option(
@@ -173,7 +178,7 @@ _ci_options = _option_group(
     click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the run."),
     click.option(
         "--sarif-output",
-        type=click.Path(dir_okay=False),
+        type=_FILE,
         help="Also write a SARIF report here, whatever --format prints.",
     ),
     click.option(
@@ -198,7 +203,7 @@ _render_options = _option_group(
         "--values",
         "values_files",
         multiple=True,
-        type=click.Path(dir_okay=False),
+        type=_FILE,
         help="Values file for the charts checked (helm's --values); repeatable.",
     ),
     click.option(
@@ -312,8 +317,8 @@ def version() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--config", "config_path", type=click.Path(), help="Config file to use.")
+@click.argument("paths", nargs=-1, type=_PATH)
+@click.option("--config", "config_path", type=_PATH, help="Config file to use.")
 @click.option("--isolated", is_flag=True, help="Ignore every config file.")
 @click.option("--select", multiple=True, help="Rules to run, by code or prefix (GPU1,GPU002).")
 @click.option("--extend-select", multiple=True, help="Rules to run in addition.")
@@ -334,7 +339,7 @@ def version() -> None:
     "workflow-command annotations (and a table in $GITHUB_STEP_SUMMARY). With "
     "GITHUB_ACTIONS=true and no --format, text plus annotations.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("-o", "--output", type=_FILE, help="Write the report here.")
 @_ci_options
 @click.option(
     "--statistics",
@@ -369,7 +374,7 @@ def version() -> None:
     "--profile",
     "profile_paths",
     multiple=True,
-    type=click.Path(),
+    type=_PATH,
     help="Cluster profile input (ClusterProfile, kubectl dump, eksctl, Karpenter, Cluster API, "
     "Terraform); repeatable. NAME=FILE checks against named clusters: every rule runs per "
     "cluster, and the files of one NAME are merged.",
@@ -377,7 +382,7 @@ def version() -> None:
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
 @click.option(
     "--cache-dir",
-    type=click.Path(file_okay=False),
+    type=_DIRECTORY,
     envvar="GPULINT_CACHE_DIR",
     show_envvar=True,
     help="Where --profile files already read are kept, by a hash of their bytes, so a large "
@@ -806,8 +811,8 @@ _PROFILE_INPUTS_HELP = (
 
 
 @profile.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path())
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the profile here.")
+@click.argument("files", nargs=-1, required=True, type=_PATH)
+@click.option("-o", "--output", type=_FILE, help="Write the profile here.")
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
 def profile_import(files: tuple[str, ...], output: str | None, pool_label: str | None) -> None:
     """Merge FILES (later wins) into one ClusterProfile; print it, or write it with -o."""
@@ -828,7 +833,7 @@ def profile_import(files: tuple[str, ...], output: str | None, pool_label: str |
     "profile_paths",
     multiple=True,
     required=True,
-    type=click.Path(),
+    type=_PATH,
     help=f"Profile input; repeatable. {_PROFILE_INPUTS_HELP}",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
@@ -856,7 +861,7 @@ def profile_show(profile_paths: tuple[str, ...], pool_label: str | None) -> None
 
 
 @profile.command("validate")
-@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.argument("files", nargs=-1, required=True, type=_PATH)
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
 def profile_validate(files: tuple[str, ...], pool_label: str | None) -> None:
     """Check that each of FILES is a profile input --profile accepts; exit 2 if one is not.
@@ -873,7 +878,7 @@ def profile_validate(files: tuple[str, ...], pool_label: str | None) -> None:
 
 
 @profile.command("snapshot")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the profile here.")
+@click.option("-o", "--output", type=_FILE, help="Write the profile here.")
 @click.option("--pool-label", help="Node label that names a node's pool.")
 @_live_options
 def profile_snapshot(
@@ -923,12 +928,12 @@ def _live_connection(
 
 
 @main.command()
-@click.argument("dumps", nargs=-1, type=click.Path())
+@click.argument("dumps", nargs=-1, type=_PATH)
 @click.option(
     "--profile",
     "profile_paths",
     multiple=True,
-    type=click.Path(),
+    type=_PATH,
     help=f"Cluster profile input besides the dumps; repeatable. {_PROFILE_INPUTS_HELP}",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
@@ -961,7 +966,7 @@ def _live_connection(
     default="text",
     show_default=True,
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("-o", "--output", type=_FILE, help="Write the report here.")
 @_live_options
 def diagnose(
     dumps: tuple[str, ...],
@@ -1045,7 +1050,7 @@ def diagnose(
     "--profile",
     "profile_paths",
     multiple=True,
-    type=click.Path(),
+    type=_PATH,
     help=f"Cluster profile input; repeatable. {_PROFILE_INPUTS_HELP}",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
@@ -1058,7 +1063,7 @@ def diagnose(
 @click.option(
     "--command", "command", help="Check command instead of the vendor's (split like a shell)."
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the Jobs here.")
+@click.option("-o", "--output", type=_FILE, help="Write the Jobs here.")
 @_live_options
 def smoke(
     profile_paths: tuple[str, ...],
