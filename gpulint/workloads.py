@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -1380,25 +1380,32 @@ _RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
 _ACCELERATOR_ANNOTATIONS = frozenset(annotation.key for annotation in ACCELERATOR_ANNOTATIONS)
 
 
-def accelerator_requests(obj: YMap) -> list[AcceleratorRequest]:
+def accelerator_requests(obj: YMap, known: Set[int] = frozenset()) -> list[AcceleratorRequest]:
     """Every accelerator request anywhere in an object, whatever its kind, in document order.
 
     A request is an accelerator-looking resource in any `resources` block (directly, or under
     `requests`/`limits`), a DRA claim (`resourceClaims`, `resources.claims`), or an annotation
     that asks a scheduler for a GPU share. `status` is what the cluster reports, not a request.
+    Mappings and lists whose id() is in `known` (what a pod template has already typed and
+    read) are not walked again.
     """
     found: list[AcceleratorRequest] = []
     path: list[Any] = []
     for key, value in obj.items():
         if key != "status" and type(value) in (YMap, YSeq):
             path.append(key)
-            _scan(key, value, obj, path, found)
+            _scan(key, value, obj, path, found, known)
             path.pop()
     return found
 
 
 def _scan(
-    key: Any, node: Any, parent: YMap, path: list[Any], found: list[AcceleratorRequest]
+    key: Any,
+    node: Any,
+    parent: YMap,
+    path: list[Any],
+    found: list[AcceleratorRequest],
+    known: Set[int],
 ) -> None:
     """Add the requests at and below `node` (the value of `key` in `parent`) to `found`.
 
@@ -1420,9 +1427,9 @@ def _scan(
                         )
                     )
         for child_key, child in node.items():
-            if type(child) in (YMap, YSeq):
+            if type(child) in (YMap, YSeq) and id(child) not in known:
                 path.append(child_key)
-                _scan(child_key, child, node, path, found)
+                _scan(child_key, child, node, path, found, known)
                 path.pop()
     elif type(node) is YSeq:
         if key == "resourceClaims" and node:
@@ -1436,9 +1443,9 @@ def _scan(
                 )
             )
         for index, item in enumerate(node):
-            if type(item) in (YMap, YSeq):
+            if type(item) in (YMap, YSeq) and id(item) not in known:
                 path.append(index)
-                _scan(None, item, parent, path, found)
+                _scan(None, item, parent, path, found, known)
                 path.pop()
 
 
@@ -1512,20 +1519,31 @@ _NO_REQUESTS = {
 }
 
 
+# Pod spec fields the placement rules read whose API schema holds no resources, claims or
+# annotations: in a pod template gpulint reads, they are not walked for requests.
+_PLACEMENT_FIELDS = ("affinity", "tolerations")
+
+
 def unchecked(document: Document, workload: Workload | None) -> Unchecked | None:
     """What of the object no pod template of `workload` reads, or None when it is all read."""
     ref = document.ref
     if workload is None and ref.kind in _NO_REQUESTS.get(api_group(ref.api_version), ()):
         return None
     read: set[int] = set()
+    # A typed container's requests are its `resources`, which the pod template reads: the walk
+    # skips its mapping (the bulk of a workload: env, probes, mounts) instead of reading it twice.
+    typed: set[int] = set()
     for template in workload.templates if workload is not None else ():
         read.add(id(template.spec))
         read.add(id(template.role_node))  # a pod spec an operator completes (KServe)
         read.add(id(template.annotations))
-        read.update(id(c.resources.node) for c in template.containers)
+        for container in template.containers:
+            read.add(id(container.resources.node))
+            typed.add(id(container.node))
+        typed.update(id(template.spec.get(field)) for field in _PLACEMENT_FIELDS)
     requests = tuple(
         r
-        for r in accelerator_requests(document.obj)
+        for r in accelerator_requests(document.obj, typed)
         if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders)
     )
     unread = workload.unread if workload is not None else ()

@@ -528,6 +528,45 @@ status:
     ]
 
 
+def test_a_read_workload_reports_only_the_requests_its_pod_templates_do_not_read() -> None:
+    from gpulint.workloads import unchecked
+
+    (document,) = load_text(
+        "x.yaml",
+        """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    metadata: {annotations: {gpu-fraction: "0.5"}}
+    spec:
+      containers:
+      - {name: a, resources: {limits: {nvidia.com/gpu: 1}}}
+      initContainers:
+      - {name: b, resources: {limits: {amd.com/gpu: 1}}}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+      volumes:
+      - name: scratch
+        ephemeral:
+          volumeClaimTemplate:
+            spec: {resources: {requests: {nvidia.com/gpu: 1}}}
+""",
+    ).documents
+    found = unchecked(document, workload_of(document))
+    assert found is not None
+    # The containers' own requests are read (GPU001-GPU004 judge them); an annotation and a
+    # request outside every container are not.
+    assert [(r.what, r.field, r.pos) for r in found.requests] == [
+        ("annotation gpu-fraction", "spec.template.metadata.annotations", (6, 30)),
+        (
+            "nvidia.com/gpu",
+            "spec.template.spec.volumes[0].ephemeral.volumeClaimTemplate.spec.resources.requests",
+            (17, 43),
+        ),
+    ]
+
+
 @pytest.mark.parametrize(
     ("limits", "selector"),
     [
