@@ -1014,6 +1014,7 @@ def diagnose(
         moment = parse_time(now) if now else None
         unread: tuple[str, ...] = ()  # what RBAC kept live mode from reading
         workloads = WorkloadSource.DUMP  # where Kueue's Workloads were looked for
+        typed = None  # objects read from the API are typed by the diagnosis
         if connection is not None:
             from gpulint.diagnose.live import read_live
 
@@ -1023,7 +1024,7 @@ def diagnose(
             workloads = live_objects.workloads
             moment = moment or datetime.now(timezone.utc)
         else:
-            documents, cluster_profile = read_dumps(files, profile_paths, pool_label)
+            documents, cluster_profile, typed = read_dumps(files, profile_paths, pool_label)
         result = run_diagnosis(
             documents,
             cluster_profile,
@@ -1032,6 +1033,7 @@ def diagnose(
             names=names,
             pool_label=pool_label,
             workloads=workloads,
+            typed=typed,
         )
         result = replace(result, notes=(*unread, *result.notes))
     except GpulintError as exc:

@@ -38,8 +38,8 @@ def run(*args: str) -> Result:
 
 
 def stuck(*paths: str) -> dict[str, StuckPod]:
-    documents, profile = read_dumps(paths)
-    return {p.name: p for p in diagnose(documents, profile, parse_time(NOW)).pods}
+    documents, profile, typed = read_dumps(paths)
+    return {p.name: p for p in diagnose(documents, profile, parse_time(NOW), typed=typed).pods}
 
 
 # --- message formats -------------------------------------------------------------------------
@@ -294,7 +294,7 @@ def test_text_report_groups_by_cause_with_percentiles() -> None:
 
 
 def test_pending_time_defaults_to_the_dumps_newest_timestamp() -> None:
-    documents, profile = read_dumps([STUCK])
+    documents, profile, _ = read_dumps([STUCK])
     diagnosis = diagnose(documents, profile)
     # The newest time in the dump is the NotTriggerScaleUp seen at 11:59:30.
     assert diagnosis.now == parse_time("2024-05-01T11:59:30Z")
@@ -483,7 +483,7 @@ def test_a_queued_job_no_workload_explains_is_said_to_lack_one_where_it_was_look
 ) -> None:
     other = tmp_path / "other.yaml"
     other.write_text(OTHER_QUEUED_JOB, encoding="utf-8")
-    documents, profile = read_dumps([TODAY, str(other)])
+    documents, profile, _ = read_dumps([TODAY, str(other)])
     found = diagnose(documents, profile, parse_time(NOW), workloads=source).pods
     (job,) = [p for p in found if p.name == "train-other"]
     assert (job.cause.slug, job.evidence[0].message) == ("kueue-inadmissible", message)

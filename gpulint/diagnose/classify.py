@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -50,7 +50,7 @@ from gpulint.diagnose.messages import (
 )
 from gpulint.dra import ACCELERATOR_DRIVERS, DeviceClass, devices_per_node
 from gpulint.gpus import gpu_requests
-from gpulint.model import Document, PodTemplate
+from gpulint.model import Document, PodTemplate, Workload
 from gpulint.pods import pod_owner
 from gpulint.profile.model import ClusterProfile, Pool, Taint
 from gpulint.profile.nodes import node_view, pool_names
@@ -62,7 +62,8 @@ from gpulint.scheduling import (
     pool_gpus,
     untolerated_taints,
 )
-from gpulint.workloads import pod_template, workload_of
+from gpulint.workloads import pod_template
+from gpulint.workloads import workload_of as read_workload_of
 
 DEFAULT_SCHEDULER = "default-scheduler"
 # An extended resource name inside an admission message: `requests.nvidia.com/gpu=2`.
@@ -156,6 +157,7 @@ def diagnose(
     names: Sequence[str] = (),
     pool_label: str | None = None,
     workloads: WorkloadSource = WorkloadSource.DUMP,
+    typed: Sequence[Workload] | None = None,
 ) -> Diagnosis:
     """Classify every Pending, unbound GPU pod, every controller refused GPU pods and every GPU
     job Kueue has not admitted; measure how long the scheduled GPU pods took to schedule.
@@ -165,7 +167,10 @@ def diagnose(
     record, so a dump reads as of its capture. `namespaces` and `names` (substrings or globs
     of the pod, job or owner name) keep only what they match; `workloads` says where Kueue's
     Workloads were looked for (a dump, or a cluster that served, refused or lacks them).
+    `typed` are the documents that run pods as the loader typed them (`read_dumps`); None
+    types them here (objects read from the API).
     """
+    workload_of = _typed_workloads(typed)
     events = events_of(documents)
     if now is None:
         now = max(times_in(documents, events), default=datetime.now(timezone.utc))
@@ -174,8 +179,8 @@ def diagnose(
         _diagnose_pod(document, template, events, profile, now, claims, dra)
         for document, template, claims in _pending_gpu_pods(documents, dra)
     ]
-    stuck.extend(_refused_creations(documents, events, now))
-    stuck.extend(_queued(documents, profile, now, dra, workloads))
+    stuck.extend(_refused_creations(documents, events, now, workload_of))
+    stuck.extend(_queued(documents, profile, now, dra, workloads, workload_of))
     scheduled = _scheduled(documents, dra, pool_label)
 
     def wanted(namespace: str, *candidates: str | None) -> bool:
@@ -191,6 +196,14 @@ def diagnose(
         tuple(s for s in scheduled if wanted(s.namespace, s.name)),
         tuple(_notes(documents, dra, profile, workloads)),
     )
+
+
+def _typed_workloads(typed: Sequence[Workload] | None) -> Callable[[Document], Workload | None]:
+    """The typed workload view of a document: the loader's when it typed them, else read here."""
+    if typed is None:
+        return read_workload_of
+    known = {id(w.document): w for w in typed}
+    return lambda document: known.get(id(document))
 
 
 def _name_matches(pattern: str, name: str) -> bool:
@@ -728,6 +741,7 @@ def _queued(
     now: datetime,
     dra: DraIndex,
     workloads: WorkloadSource,
+    workload_of: Callable[[Document], Workload | None],
 ) -> list[StuckPod]:
     def is_gpu(document: Document) -> bool:
         workload = workload_of(document)
@@ -775,7 +789,10 @@ def _queued(
 
 
 def _refused_creations(
-    documents: Sequence[Document], events: Sequence[Event], now: datetime
+    documents: Sequence[Document],
+    events: Sequence[Event],
+    now: datetime,
+    workload_of: Callable[[Document], Workload | None],
 ) -> list[StuckPod]:
     controllers = {
         (d.ref.kind, d.ref.namespace or "default", d.ref.name): d
@@ -796,7 +813,11 @@ def _refused_creations(
             and (last_success is None or _after(e.last_seen, last_success.last_seen))
         ]
         latest = newest(failures)
-        if latest is None or not _creates_gpu_pods(controllers.get(key), latest.message):
+        if latest is None:
+            continue
+        controller = controllers.get(key)
+        workload = workload_of(controller) if controller is not None else None
+        if not _creates_gpu_pods(workload, latest.message):
             continue
         started = min((e.first_seen for e in failures if e.first_seen), default=None)
         stuck.append(_refused(key, latest, started, now))
@@ -835,12 +856,10 @@ def _refused(
     return _stuck(namespace, pod_name, f"{kind}/{name}", verdict, _seconds(now, started), facts)
 
 
-def _creates_gpu_pods(controller: Document | None, message: str) -> bool:
+def _creates_gpu_pods(controller: Workload | None, message: str) -> bool:
     """From the controller's pod template when the dump has it, else from the message."""
     if controller is not None:
-        workload = workload_of(controller)
-        if workload is not None:
-            return any(gpu_requests(t) for t in workload.templates)
+        return any(gpu_requests(t) for t in controller.templates)
     return any(looks_like_accelerator(r) for r in _resources_in(message))
 
 

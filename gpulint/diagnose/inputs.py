@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, read_input
-from gpulint.loader import load_text
-from gpulint.model import Document, IssueKind
+from gpulint.loader import LoadResult, load_text
+from gpulint.model import Document, IssueKind, Workload
 from gpulint.profile.kubectl import KINDS as PROFILE_KINDS
 from gpulint.profile.kubectl import facts_from_objects
 from gpulint.profile.load import read_profile_file
@@ -51,18 +52,29 @@ def parse_duration(value: str) -> int:
 _FATAL = frozenset({IssueKind.SYNTAX, IssueKind.UNRENDERED_TEMPLATE})
 
 
+class Dumps(NamedTuple):
+    """What the dump files hold."""
+
+    documents: tuple[Document, ...]
+    profile: ClusterProfile | None  # what their Nodes/quotas (and profile inputs) describe
+    typed: tuple[Workload, ...]  # the documents that run pods, typed as the loader read them
+
+
 def read_dumps(
     paths: Sequence[str],
     profile_paths: Sequence[str] = (),
     pool_label: str | None = None,
-) -> tuple[tuple[Document, ...], ClusterProfile | None]:
+) -> Dumps:
     """The objects of every dump file, and the profile their Nodes/quotas (and `profile_paths`)
     describe (None when there are none). Raises GpulintError, one line, for a bad input."""
     documents: list[Document] = []
+    typed: list[Workload] = []
     facts: list[ProfileFacts] = []
     for path in paths:
-        found = _read_dump(path)
+        loaded = _read_dump(path)
+        found = loaded.documents
         documents.extend(found)
+        typed.extend(loaded.workloads)
         cluster_objects = [d.obj for d in found if d.ref.kind in PROFILE_KINDS]
         if cluster_objects:
             facts.append(facts_from_objects(cluster_objects, pool_label, path))
@@ -73,10 +85,10 @@ def read_dumps(
         )
     for path in profile_paths:
         facts.extend(read_profile_file(path, pool_label))
-    return tuple(documents), merge(facts) if facts else None
+    return Dumps(tuple(documents), merge(facts) if facts else None, tuple(typed))
 
 
-def _read_dump(path: str) -> tuple[Document, ...]:
+def _read_dump(path: str) -> LoadResult:
     result = load_text(path, decode_input(path, read_input(path, "dump")))
     fatal = next((i for i in result.issues if i.kind in _FATAL), None)
     if fatal is not None:
@@ -86,4 +98,4 @@ def _read_dump(path: str) -> tuple[Document, ...]:
         raise GpulintError(
             f"{path}: no Kubernetes objects in this file; give the output of `{DUMP_COMMAND}`"
         )
-    return result.documents
+    return result
