@@ -570,8 +570,9 @@ def _corpus_findings(
     everything_kept = {id(w): w for kept in gathered.kept.values() for w in kept}.values()
     roles = _roles(everything_kept)
     for rule in plan.corpus_wide:
-        context = replace(
-            plan.context(LoadResult((), plan.knowledge, ()), tuple(gathered.kept[rule.code])),
+        context = plan.context(
+            LoadResult((), plan.knowledge, ()),
+            tuple(gathered.kept[rule.code]),
             rejections=rejections,
             all_autoscalers=tuple(gathered.scalers.values()),
             placements=gathered.placements,
@@ -597,10 +598,16 @@ class FilePlan(NamedTuple):
     keep_checked: bool = True
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
 
-    def context(self, loaded: LoadResult, workloads: tuple[Workload, ...] = ()) -> CheckContext:
-        """A context for `loaded` and its `workloads`, with the profile and knowledge objects."""
+    def context(
+        self,
+        loaded: LoadResult,
+        workloads: tuple[Workload, ...] = (),
+        **corpus_wide: Any,
+    ) -> CheckContext:
+        """A context for `loaded` and its `workloads`, with the profile and knowledge objects
+        (and, for a corpus-wide check, the other `CheckContext` fields in `corpus_wide`)."""
         return CheckContext(
-            loaded, workloads, self.profile, self.namespace, knowledge=self.knowledge
+            loaded, workloads, self.profile, self.namespace, knowledge=self.knowledge, **corpus_wide
         )
 
 

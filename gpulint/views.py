@@ -21,7 +21,8 @@ _View = TypeVar("_View", bound=type)
 def frozen_view(cls: _View) -> _View:
     """Give `cls` an `__init__` over its annotated fields (in order; a plain default or a
     `field(default=...)` / `field(default_factory=...)` makes a field optional), a `__repr__`
-    of them, and instances whose attributes cannot be assigned or deleted.
+    of them (but those of `field(repr=False)`), and instances whose attributes cannot be
+    assigned or deleted.
 
     Equality and hashing stay those of `object` (identity), as `dataclass(eq=False)` leaves
     them. `functools.cached_property` works: it writes to the instance's `__dict__`.
@@ -29,9 +30,12 @@ def frozen_view(cls: _View) -> _View:
     names: tuple[str, ...] = tuple(inspect.get_annotations(cls))
     defaults: dict[str, Any] = {}
     factories: dict[str, Callable[[], Any]] = {}
+    hidden: set[str] = set()  # field(repr=False)
     for name in names:
         value = cls.__dict__.get(name, MISSING)
         if isinstance(value, Field):
+            if not value.repr:
+                hidden.add(name)
             if value.default_factory is not MISSING:
                 factories[name] = value.default_factory
                 delattr(cls, name)
@@ -43,6 +47,7 @@ def frozen_view(cls: _View) -> _View:
         elif defaults or factories:
             raise TypeError(f"{cls.__name__}: field {name!r} without a default follows one with")
     known = frozenset(names)
+    shown_names = tuple(name for name in names if name not in hidden)
     count = len(names)
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -59,7 +64,7 @@ def frozen_view(cls: _View) -> _View:
 
     def __repr__(self: Any) -> str:
         state = self.__dict__
-        shown = ", ".join(f"{name}={state[name]!r}" for name in names)
+        shown = ", ".join(f"{name}={state[name]!r}" for name in shown_names)
         return f"{type(self).__qualname__}({shown})"
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"

@@ -20,6 +20,7 @@ class Example:
     size: int
     note: str | None = None
     tags: list[str] = field(default_factory=list)
+    cache: dict[str, int] = field(default_factory=dict, repr=False)
 
     @cached_property
     def label(self) -> str:
@@ -39,7 +40,7 @@ def test_fields_by_position_keyword_and_default() -> None:
     [
         ((), {}, "Example() missing arguments: name, size"),
         (("a",), {}, "Example() missing arguments: size"),
-        (("a", 1, "n", [], 5), {}, "Example() takes at most 4 arguments, 5 given"),
+        (("a", 1, "n", [], {}, 5), {}, "Example() takes at most 5 arguments, 6 given"),
         (("a", 1), {"name": "b"}, "Example() got a field both by position and by keyword"),
         (("a", 1), {"colour": "red"}, "Example() got unexpected keyword arguments: colour"),
     ],

@@ -15,9 +15,11 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from gpulint.views import frozen_view
 
 if TYPE_CHECKING:
     from gpulint.edits import Edit
@@ -65,7 +67,7 @@ class Problem(NamedTuple):
         return cls(document.file, pos, message, fix, document, severity, edits)
 
 
-@dataclass(frozen=True, eq=False)
+@frozen_view
 class CheckContext:
     """The checked manifests (typed views) plus the cluster profile, when there is one."""
 
