@@ -435,21 +435,22 @@ def _server_rejections(
     return tuple(dry_run(everything.documents, plan.context(everything).namespace_of))
 
 
-@dataclass
 class Gathered:
     """What the per-file phase leaves for the corpus-wide phase and the report."""
 
-    findings: list[Finding] | FindingSpool
-    late: list[Finding] = field(default_factory=list)  # anywhere in the report
-    checked: list[CheckedObject] = field(default_factory=list)
-    kept: dict[str, list[Workload]] = field(default_factory=dict)
-    # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
-    scalers: dict[tuple[str | None, str, str], Autoscaler] = field(default_factory=dict)
-    tracker: SuppressionTracker = field(default_factory=SuppressionTracker)
-    files: int = 0
-    objects: int = 0
-    unchecked: int = 0  # objects that request accelerators gpulint did not check (GPU007)
-    placements: dict[int, Placement] = field(default_factory=dict)  # of kept templates
+    # A plain class: one instance per run, filled in place (a dataclass costs more to define).
+    def __init__(self, findings: list[Finding] | FindingSpool) -> None:
+        self.findings = findings
+        self.late: list[Finding] = []  # anywhere in the report
+        self.checked: list[CheckedObject] = []
+        self.kept: dict[str, list[Workload]] = {}
+        # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
+        self.scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
+        self.tracker = SuppressionTracker()
+        self.files = 0
+        self.objects = 0
+        self.unchecked = 0  # objects that request accelerators gpulint did not check (GPU007)
+        self.placements: dict[int, Placement] = {}  # of kept templates
 
 
 def _check_every_file(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
 from typing import NamedTuple
@@ -27,6 +26,7 @@ from gpulint.gpus import is_gpu_resource
 from gpulint.model import ContainerRole, PodTemplate
 from gpulint.profile.model import ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.quantity import format_quantity
+from gpulint.views import frozen_view
 from gpulint.yamltree import Pos, YMap
 
 #: Effects the scheduler filters on; PreferNoSchedule only lowers a node's score.
@@ -542,7 +542,7 @@ class PoolFit(NamedTuple):
         return "; ".join(s.detail for s in self.shortfalls)
 
 
-@dataclass(frozen=True)
+@frozen_view
 class Placement:
     """Where a pod template can run in a cluster: a verdict for every pool."""
 
