@@ -11,8 +11,6 @@ Paths named on the command line are checked whatever the rules say, as git itsel
 tracked files that a pattern matches (and pre-commit names tracked files only).
 """
 
-from __future__ import annotations
-
 import os
 import re
 from typing import NamedTuple

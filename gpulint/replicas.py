@@ -5,8 +5,6 @@ The rules that weigh pods against capacity and quotas share these answers; a run
 neither never imports them.
 """
 
-from __future__ import annotations
-
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator

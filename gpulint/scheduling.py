@@ -6,8 +6,6 @@ them to every pool and keeps, for each pool that is rejected, why. A pool stands
 nodes: they share labels, taints and per-node allocatable, so one verdict covers them.
 """
 
-from __future__ import annotations
-
 import enum
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence

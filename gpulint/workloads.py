@@ -9,8 +9,6 @@ role's mapping, `template` leads to the pod template and `counts` are the fields
 is the number of pods the role runs.
 """
 
-from __future__ import annotations
-
 import fnmatch
 import functools
 import re

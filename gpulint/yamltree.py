@@ -6,8 +6,6 @@ of the fastest YAML loaders while every mapping key, mapping value and sequence 
 1-based line and column.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, NamedTuple
 

@@ -6,8 +6,6 @@ Python rather than YAML so that a run pays no parse for it (every `gpulint check
 docs/accelerators.md shows it to users and tests keep the two in step.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 # What one unit of a resource is; names of the same meaning may be suggested for each other,

@@ -13,8 +13,6 @@ accelerator types of the Compute Engine and Vertex AI APIs. A model not listed h
 error.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"

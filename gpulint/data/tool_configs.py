@@ -5,8 +5,6 @@ and the kinds it is known to use; any kind of a listed group is skipped, since t
 over time. docs/robustness.md lists the same table for users.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 

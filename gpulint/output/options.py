@@ -1,7 +1,5 @@
 """What a formatter needs to know besides the findings: colour, quietness, the repository root."""
 
-from __future__ import annotations
-
 import posixpath
 from pathlib import Path
 from typing import NamedTuple

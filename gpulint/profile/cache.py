@@ -24,8 +24,6 @@ classes and Decimal, never any other callable, and the result must be a list of 
 anything else is read as no entry.
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 import pickle

@@ -11,8 +11,6 @@ kubectl dump with nodes, a live cluster) also says that a pool it lacks has no n
 Merging is linear in the number of pool views: pools are grouped by name in one pass.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Sequence
 from dataclasses import fields, replace
 from typing import Any, NamedTuple

@@ -4,8 +4,6 @@ Every importer (gpulint's own ClusterProfile YAML, a kubectl dump, an eksctl con
 cluster) produces these; the scheduling model and the rules read only these.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -314,9 +312,9 @@ class ClusterProfile:
     cluster_queues: tuple[ClusterQueue, ...] = ()
     local_queues: tuple[LocalQueue, ...] = ()
     # Dynamic Resource Allocation objects, from a dump that lists them or the API.
-    device_classes: tuple[DeviceClass, ...] = ()
-    resource_slices: tuple[ResourceSlice, ...] = ()
-    resource_claims: tuple[Claim, ...] = ()  # ResourceClaims and ResourceClaimTemplates
+    device_classes: "tuple[DeviceClass, ...]" = ()
+    resource_slices: "tuple[ResourceSlice, ...]" = ()
+    resource_claims: "tuple[Claim, ...]" = ()  # ResourceClaims and ResourceClaimTemplates
     # Provenance, not cluster facts: two profiles of the same cluster read from different
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"
@@ -347,7 +345,7 @@ class ClusterProfile:
         return frozenset(listed | {c.kind for c in self.resource_claims})
 
     @cached_property
-    def pool_index(self) -> PoolIndex:
+    def pool_index(self) -> "PoolIndex":
         """The pools grouped by what the scheduler's filters read, built on first use."""
         return PoolIndex.of(self.pools)
 
@@ -371,7 +369,7 @@ class PoolIndex(NamedTuple):
     advertised: frozenset[str]  # every resource some pool advertises
 
     @classmethod
-    def of(cls, pools: tuple[Pool, ...]) -> PoolIndex:
+    def of(cls, pools: tuple[Pool, ...]) -> "PoolIndex":
         """Index `pools`."""
         taint_sets: dict[tuple[Taint, ...], int] = {}
         allocatables: dict[frozenset[tuple[str, Decimal]], int] = {}

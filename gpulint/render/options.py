@@ -4,8 +4,6 @@ Every run reads these (the config holds chart settings), so they are NamedTuples
 define than frozen dataclasses.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType

@@ -1,7 +1,5 @@
 """A rendered chart or overlay as an input of a run."""
 
-from __future__ import annotations
-
 from typing import Any, NamedTuple
 
 

@@ -1,7 +1,5 @@
 """GPU107: a node selector on a GPU model label value that no GPU model carries."""
 
-from __future__ import annotations
-
 import functools
 import re
 from collections.abc import Iterator

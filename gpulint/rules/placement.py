@@ -9,8 +9,6 @@ taints, GPU102; anything else is GPU101, which lists every pool and why. A pod t
 only on pools at zero nodes because of its required placement gets the GPU103 warning.
 """
 
-from __future__ import annotations
-
 import enum
 from collections.abc import Iterator
 from decimal import Decimal
