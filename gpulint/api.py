@@ -29,7 +29,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -54,6 +54,7 @@ from gpulint.loader import (
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, registry, rule_codes
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
+from gpulint.views import frozen_record
 from gpulint.workloads import WorkloadShape, role_at
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-@dataclass(frozen=True)
+@frozen_record
 class LintOptions:
     """Everything a run takes besides the paths: what `gpulint check` reads from its options.
 

@@ -9,12 +9,13 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
+from gpulint.views import frozen_record
 from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
 
@@ -45,7 +46,7 @@ class ObjectPattern(NamedTuple):
         )
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Config:
     """Settings for one run; the defaults are what a run without a config file uses."""
 

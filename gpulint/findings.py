@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from gpulint.model import ObjectRef, Severity
+from gpulint.views import frozen_record
 
 if TYPE_CHECKING:
     from gpulint.edits import Edit
@@ -26,7 +26,7 @@ class RenderedAt(NamedTuple):
         return f"{self.of}:{self.line}:{self.column}"
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Finding:
     """One reported problem, at its file:line:column, with the fix to apply."""
 
@@ -62,7 +62,7 @@ class CheckedObject(NamedTuple):
     source: str | None = None  # the Helm template the object was rendered from
 
 
-@dataclass(frozen=True)
+@frozen_record
 class LintResult:
     """Findings of a run plus what was looked at."""
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pickle
-from dataclasses import FrozenInstanceError, field
+from dataclasses import FrozenInstanceError, asdict, field, fields, replace
 from functools import cached_property
 
 import pytest
 
 from gpulint.model import SourceFile
-from gpulint.views import frozen_view
+from gpulint.views import frozen_record, frozen_view
 
 
 @frozen_view
@@ -75,3 +75,23 @@ def test_a_required_field_after_a_default_is_refused() -> None:
         class Wrong:
             a: int = 0
             b: int
+
+
+@frozen_record
+class Point:
+    """A record callers replace: equal by its compared fields."""
+
+    x: int
+    y: int = 0
+    note: str = field(default="", compare=False)
+
+
+def test_a_record_is_a_dataclass_equal_by_its_compared_fields() -> None:
+    point = Point(1, note="first")
+    assert point == Point(1, 0, "second") and hash(point) == hash(Point(1, 0, "second"))
+    assert point != Point(1, 2) and point != (1, 0)
+    assert [f.name for f in fields(point)] == ["x", "y", "note"]
+    assert replace(point, y=5) == Point(1, 5) and asdict(point) == {"x": 1, "y": 0, "note": "first"}
+    assert repr(point) == "Point(x=1, y=0, note='first')"
+    with pytest.raises(FrozenInstanceError):
+        point.x = 2

@@ -5,10 +5,12 @@ cluster) produces these; the scheduling model and the rules read only these.
 """
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
+
+from gpulint.views import frozen_record
 
 if TYPE_CHECKING:
     from gpulint.dra import Claim, DeviceClass, ResourceSlice
@@ -141,7 +143,7 @@ class GpuUser(NamedTuple):
         return (self.namespace, self.kind, self.name) == (namespace, kind, name)
 
 
-@dataclass(frozen=True)
+@frozen_record
 class Pool:
     """A group of identical nodes (node group, node pool, Karpenter NodePool)."""
 
@@ -293,7 +295,7 @@ class Condition(NamedTuple):
     text: str
 
 
-@dataclass(frozen=True)
+@frozen_record
 class ClusterProfile:
     """Everything gpulint knows about one cluster."""
 
