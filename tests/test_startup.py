@@ -324,3 +324,38 @@ def test_named_tuples_of_the_start_path_have_evaluated_field_types(name: str) ->
         if isinstance(hint, str | ForwardRef)
     }
     assert quoted == {}
+
+
+_COMPILED = """\
+import dataclasses, json, sys
+compiled = []
+create = dataclasses._create_fn
+def counted(name, *args, **kwargs):
+    compiled.append(name)
+    return create(name, *args, **kwargs)
+dataclasses._create_fn = counted
+from gpulint.cli import main
+sys.argv = ["gpulint", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+sys.__stderr__.write(json.dumps(compiled))
+"""
+
+
+def test_the_hook_compiles_no_dataclass_method(tmp_path: Path) -> None:
+    # Views and records are frozen_view / frozen_record classes: a dataclass on the start path
+    # would compile four to six methods at every start (about 4 million instructions).
+    repository, args = _hook_repository(tmp_path)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _COMPILED, *args],
+            cwd=repository,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for _ in "12"  # the second run reads the profile from the cache
+    ]
+    assert json.loads(runs[-1].stderr.splitlines()[-1]) == []
