@@ -186,7 +186,9 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
     directory, as ruff reports paths. Without `root`, paths are read and reported as given
     (a relative one means what it means to any file function). A config without a file
     (`Config(root=None)`) takes `root` as the directory its globs are relative to. Profile
-    inputs are read as given.
+    inputs (`profile_paths`, `clusters`) and `cache_dir` are relative to it too; messages and
+    the profile name the profile inputs as given, and Terraform files relative to `root`.
+    Live mode finds its kubeconfig as kubectl does (`--kubeconfig` as given, `$KUBECONFIG`).
 
     Raises GpulintError for a missing or unreadable path or profile, a bad
     selector, a chart or overlay that cannot be rendered, and (with `allow_empty` False)
@@ -224,6 +226,7 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
             options.cache_dir,
             options.use_cache,
             options.warn,
+            root=options.root,
         )
         options = replace(options, profile=profile, profile_paths=())
     return _lint(paths, options)
@@ -235,9 +238,13 @@ def read_profile(
     cache_dir: str | None = None,
     use_cache: bool = False,
     warn: Callable[[str], None] | None = None,
+    root: str | None = None,
 ) -> ClusterProfile | None:
     """The merged profile of `paths` (None: none given), through the cache in `cache_dir` if
-    `use_cache` (`warn` is told when the cache cannot be used)."""
+    `use_cache` (`warn` is told when the cache cannot be used).
+
+    Relative paths, `cache_dir` among them, are taken from `root` when given; messages name
+    the profile inputs as given."""
     if not paths:
         return None
     # Only now: a run without a profile does not import the importers.
@@ -247,8 +254,13 @@ def read_profile(
     if use_cache:
         from gpulint.profile.cache import profile_cache
 
-        cache = profile_cache(cache_dir, warn=warn)
-    return load_profiles(paths, pool_label, cache)
+        cache = profile_cache(_under(root, cache_dir), warn=warn)
+    return load_profiles(paths, pool_label, cache, root)
+
+
+def _under(root: str | None, path: str | None) -> str | None:
+    """`path` taken from `root` (None and absolute paths as they are)."""
+    return path if root is None or path is None else os.path.join(root, path)
 
 
 def _lint_clusters(
@@ -316,7 +328,9 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
             values_set._replace(values=tuple(os.path.join(root, v) for v in values_set.values))
             for values_set in render.default.sets
         )
-        render = render._replace(default=render.default._replace(sets=sets))
+        render = render._replace(
+            default=render.default._replace(sets=sets), cache_dir=_under(root, render.cache_dir)
+        )
     options = replace(options, config=config, overlay=overlay, render=render, stdin=stdin)
     return _lint_paths(absolute, options, shown)
 

@@ -8,10 +8,11 @@ from gpulint.errors import GpulintError
 from gpulint.yamltree import byte_position
 
 
-def read_input(path: str, what: str) -> bytes:
-    """The bytes of `path`; a missing or unreadable file is a GpulintError naming `what` it is."""
+def read_input(path: str, what: str, root: str | None = None) -> bytes:
+    """The bytes of `path` (relative to `root` when given); a missing or unreadable file is a
+    GpulintError naming `path` as given and `what` it is."""
     try:
-        return Path(path).read_bytes()
+        return (Path(path) if root is None else Path(root, path)).read_bytes()
     except FileNotFoundError:
         raise GpulintError(f"{path}: {what} file not found") from None
     except OSError as exc:

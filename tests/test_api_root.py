@@ -175,10 +175,12 @@ def test_a_chart_is_reported_relative_to_the_root_from_anywhere(
     monkeypatch.chdir(elsewhere)
     readers = _record_cwd_readers(monkeypatch)
     render = RenderOptions(default=ChartSettings(sets=(ValuesSet(values=(values,)),)))
-    found = lint(["charts/nim-llm"], root=str(root), render=render._replace(use_cache=False))
+    # The render cache named relative to the root too.
+    found = lint(["charts/nim-llm"], root=str(root), render=render._replace(cache_dir=".cache"))
     assert _shown(found) == reported
     assert {f.rendered.of for f in found.findings if f.rendered} == {"charts/nim-llm"}
     assert readers == []
+    assert (root / ".cache").is_dir() and not (elsewhere / ".cache").exists()
 
 
 def test_stdin_is_named_and_matched_relative_to_the_root(
@@ -207,3 +209,115 @@ def test_stdin_is_reported_under_its_name_as_given(repo: Path, name: str) -> Non
     found = lint(["-"], root=str(repo), config=_config(repo), stdin=(name, data))
     assert {f.path for f in found.findings} == {name}
     assert "GPU601" not in {f.code for f in found.findings}  # per-file-ignores still match
+
+
+FIXTURES = DEMO.parent
+PINNED_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  nodeSelector: {eks.amazonaws.com/nodegroup: a100-training}
+  containers:
+  - name: c
+    image: c:1.0
+    resources:
+      limits: {cpu: '1', memory: 1Gi, nvidia.com/gpu: 1}
+"""
+
+
+@pytest.fixture
+def profiled_repo(tmp_path: Path) -> Path:
+    """A repository with a pod pinned to a100-training, a ClusterProfile without that pool and
+    the Terraform root module that defines it."""
+    root = tmp_path / "repo"
+    (root / "profiles").mkdir(parents=True)
+    (root / "pod.yaml").write_text(PINNED_POD)
+    shutil.copy(FIXTURES / "profiles" / "eks.yaml", root / "profiles" / "eks.yaml")
+    shutil.copytree(FIXTURES / "infra" / "terraform" / "eks", root / "infra" / "eks")
+    (tmp_path / "elsewhere").mkdir()
+    return root
+
+
+def _from_elsewhere(root: Path, monkeypatch: pytest.MonkeyPatch, **changes: object) -> LintResult:
+    """lint() of pod.yaml from `root`, run in another directory that holds nothing of it."""
+    monkeypatch.chdir(root.parent / "elsewhere")
+    readers = _record_cwd_readers(monkeypatch)
+    found = lint(["pod.yaml"], root=str(root), config=Config(select=("GPU1",)), **changes)
+    assert readers == []
+    return found
+
+
+def test_a_profile_file_is_read_from_the_root(
+    profiled_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = _from_elsewhere(
+        profiled_repo,
+        monkeypatch,
+        profile_paths=("profiles/eks.yaml",),
+        use_cache=True,
+        cache_dir=".cache",
+    )
+    assert _shown(found) == [
+        (
+            "pod.yaml",
+            "GPU103",
+            5,
+            18,
+            "nodeSelector eks.amazonaws.com/nodegroup=a100-training names a pool this cluster "
+            "does not have (pools by eks.amazonaws.com/nodegroup: g5, m5, p4d): the pod stays "
+            "Pending",
+        )
+    ]
+    # The cache named relative to the root is there, not in the working directory.
+    assert (profiled_repo / ".cache").is_dir()
+    assert not (profiled_repo.parent / "elsewhere" / ".cache").exists()
+
+
+def test_a_terraform_profile_is_read_from_the_root_and_its_files_named_from_it(
+    profiled_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("tfparse")
+    found = _from_elsewhere(profiled_repo, monkeypatch, profile_paths=("infra/eks",))
+    assert _shown(found) == [
+        (
+            "pod.yaml",
+            "GPU102",
+            4,
+            1,
+            "pod (requests 1 nvidia.com/gpu) fits pool a100-training "
+            "(infra/eks/modules/gpu-node-group/main.tf:12) except for its taint "
+            "workload=training:NoSchedule, which no toleration of the pod matches (the "
+            "cluster's ExtendedResourceToleration admission plugin tolerates only NoSchedule "
+            "taints keyed `nvidia.com/gpu`, the resources the pod requests); other pools: "
+            "nvidia-gpu: nodeSelector eks.amazonaws.com/nodegroup=a100-training (pool has "
+            "nvidia-gpu); l40s-inference: untolerated taint workload=inference:NoSchedule; "
+            "system: nodeSelector eks.amazonaws.com/nodegroup=a100-training (pool has system)",
+        )
+    ]
+    # `gpulint check` in the root reports the same.
+    monkeypatch.chdir(profiled_repo)
+    command = ["check", "--isolated", "--no-cache", "--select", "GPU1", "--format", "json"]
+    result = CliRunner().invoke(main, [*command, "--profile", "infra/eks", "pod.yaml"])
+    assert result.exit_code == 1, result.output
+    reported = [
+        (f["path"], f["code"], f["line"], f["column"], f["message"])
+        for f in json.loads(result.stdout)["findings"]
+    ]
+    assert reported == _shown(found)
+
+
+def test_named_clusters_read_their_profiles_from_the_root(
+    profiled_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = _from_elsewhere(profiled_repo, monkeypatch, clusters={"prod": ("profiles/eks.yaml",)})
+    assert [(f.path, f.code, f.line, f.column) for f in found.findings] == [
+        ("pod.yaml", "GPU103", 5, 18)
+    ]
+
+
+def test_a_missing_profile_is_named_as_given(profiled_repo: Path) -> None:
+    from gpulint.errors import GpulintError
+
+    with pytest.raises(GpulintError, match=r"^profiles/gke\.yaml: profile file not found$"):
+        lint(["pod.yaml"], root=str(profiled_repo), profile_paths=("profiles/gke.yaml",))

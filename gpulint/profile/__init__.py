@@ -35,10 +35,14 @@ __all__ = [
 
 
 def load_profiles(
-    paths: Sequence[str], pool_label: str | None = None, cache: ProfileCache | None = None
+    paths: Sequence[str],
+    pool_label: str | None = None,
+    cache: ProfileCache | None = None,
+    root: str | None = None,
 ) -> ClusterProfile:
-    """Read and merge `--profile` inputs, later files winning (see gpulint.profile.load)."""
+    """Read and merge `--profile` inputs (relative ones from `root` when given), later files
+    winning (see gpulint.profile.load)."""
     # Imported here: `gpulint check` without --profile must not pay for the importers.
     from gpulint.profile.load import load_profiles as load
 
-    return load(paths, pool_label, cache)
+    return load(paths, pool_label, cache, root)

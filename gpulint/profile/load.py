@@ -22,22 +22,27 @@ ACCEPTED = (
 
 
 def load_profiles(
-    paths: Sequence[str], pool_label: str | None = None, cache: ProfileCache | None = None
+    paths: Sequence[str],
+    pool_label: str | None = None,
+    cache: ProfileCache | None = None,
+    root: str | None = None,
 ) -> ClusterProfile:
     """Read every profile input in `paths` and merge them, later files winning.
 
-    With a `cache`, a file read before (the same bytes, the same `pool_label`) is taken from it
-    instead of being parsed again. Raises GpulintError (naming file:line:col) for an unreadable
-    file, a document of an unknown kind, or a value that does not validate.
+    Relative paths are read from `root` when given (else from the working directory); messages
+    and the profile's sources name each path as given. With a `cache`, a file read before (the
+    same bytes, the same `pool_label`) is taken from it instead of being parsed again. Raises
+    GpulintError (naming file:line:col) for an unreadable file, a document of an unknown kind,
+    or a value that does not validate.
     """
     facts: list[ProfileFacts] = []
     for path in paths:
-        if is_terraform_path(path):
+        if is_terraform_path(path, root):
             from gpulint.profile.terraform import facts_from_terraform
 
-            facts.append(facts_from_terraform(path))
+            facts.append(facts_from_terraform(path, root))
             continue
-        data = read_input(path, "profile")
+        data = read_input(path, "profile", root)
         if cache is None:
             facts.extend(profile_facts(path, data, pool_label))
         else:
@@ -45,12 +50,13 @@ def load_profiles(
     return merge(facts)
 
 
-def is_terraform_path(path: str) -> bool:
-    """A `.tf` file, or a directory holding one (a root module)."""
+def is_terraform_path(path: str, root: str | None = None) -> bool:
+    """A `.tf` file, or a directory holding one (a root module); relative to `root` if given."""
     # Here, not in gpulint.profile.terraform: a run that reads no Terraform does not import it.
     if path.endswith(".tf"):
         return True
-    return os.path.isdir(path) and any(name.endswith(".tf") for name in os.listdir(path))
+    where = path if root is None else os.path.join(root, path)
+    return os.path.isdir(where) and any(name.endswith(".tf") for name in os.listdir(where))
 
 
 def _cached_profile_facts(

@@ -110,10 +110,14 @@ def _unresolved(value: Any) -> bool:
     return False
 
 
-def facts_from_terraform(path: str) -> ProfileFacts:
-    """The node pools a Terraform root module (or the directory of one `.tf` file) defines."""
+def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
+    """The node pools a Terraform root module (or the directory of one `.tf` file) defines.
+
+    A relative `path` is read from `root` when given; the files it names are shown relative to
+    `root` (else to the working directory) when inside it."""
     tfparse = load_tfparse(path)
-    directory = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    where = path if root is None else os.path.join(root, path)
+    directory = where if os.path.isdir(where) else os.path.dirname(where) or "."
     try:
         blocks = tfparse.load_from_path(directory)
     except Exception as exc:  # tfparse raises its own and Go-side errors: one line, exit 2
@@ -124,7 +128,7 @@ def facts_from_terraform(path: str) -> ProfileFacts:
     providers = {"eks"} if blocks.get("aws_eks_cluster") else set()
     for kind, (provider, convert) in _CONVERTERS.items():
         for values in _blocks(blocks.get(kind)):
-            defined_at, address = _meta(directory, values)
+            defined_at, address = _meta(directory, values, root)
             reader = _Reader(f"{defined_at} {address}")
             found = list(convert(_Block(values, defined_at, address, reader, blocks)))
             pools += found
@@ -141,14 +145,23 @@ def facts_from_terraform(path: str) -> ProfileFacts:
     return ProfileFacts(profile, tuple(pools))
 
 
-def _meta(directory: str, block: Mapping[str, Any]) -> tuple[str, str]:
+def _meta(directory: str, block: Mapping[str, Any], root: str | None) -> tuple[str, str]:
     """(`file:line`, address) of a block."""
     meta = block.get("__tfmeta") or {}
     filename = os.path.normpath(os.path.join(directory, str(meta.get("filename", ""))))
-    # Relative to the working directory when inside it, as the manifests' own paths are.
-    relative = os.path.relpath(os.path.abspath(filename))
+    # Relative to the root (the working directory without one) when inside it, as the
+    # manifests' own paths are.
+    if root is None:
+        relative = os.path.relpath(os.path.abspath(filename))
+    else:
+        relative = os.path.relpath(os.path.join(root, filename), root)
     shown = filename if relative.startswith("..") else relative
-    return f"{shown}:{meta.get('line_start', 1)}", str(meta.get("path", ""))
+    return f"{shown}:{meta.get('line_start', 1)}", _address(block)
+
+
+def _address(block: Mapping[str, Any]) -> str:
+    """A block's Terraform address (`module.gpu.aws_eks_node_group.this`)."""
+    return str((block.get("__tfmeta") or {}).get("path", ""))
 
 
 def _blocks(value: Any) -> list[Mapping[str, Any]]:
@@ -328,7 +341,7 @@ def _asg_instance_type(block: _Block) -> str | None:
         # A reference through a local (as terraform-aws-eks writes it) is not kept: take the
         # one launch template of the same module instance, if there is exactly one.
         module = _module_path(block.address)
-        same = [t for t in templates.values() if _module_path(_meta(".", t)[1]) == module]
+        same = [t for t in templates.values() if _module_path(_address(t)) == module]
         found = same[0] if len(same) == 1 else None
     if found is not None:
         return _text(reader.get(found, "instance_type", None)) or None
