@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import field, replace
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from gpulint.config import Config
 from gpulint.errors import GpulintError
@@ -54,7 +54,7 @@ from gpulint.loader import (
 from gpulint.rules import UNUSED_SUPPRESSION, Rule, registry, rule_codes
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.suppressions import SuppressionTracker
-from gpulint.views import frozen_record
+from gpulint.views import NamedTuple, frozen_record
 from gpulint.workloads import WorkloadShape, role_at
 
 if TYPE_CHECKING:

@@ -18,11 +18,11 @@ import functools
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
 
 from gpulint.model import Severity
 from gpulint.rules import registry
 from gpulint.rules.base import Rule
+from gpulint.views import NamedTuple
 
 #: The keys of a record: required ones, then the ones with a default.
 REQUIRED_FIELDS = (

@@ -11,11 +11,11 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
-from gpulint.views import frozen_record
+from gpulint.views import NamedTuple, frozen_record
 from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
 

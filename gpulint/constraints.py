@@ -7,9 +7,10 @@ Only the rules that match pods against nodes and pools read these, so PodTemplat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from gpulint.fields import mapping_at, text_of
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq
 
 if TYPE_CHECKING:

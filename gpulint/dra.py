@@ -7,7 +7,7 @@ devices that nodes publish as ResourceSlices. A DeviceClass with `spec.extendedR
 also serves a plain `limits: {<name>: N}` request (KEP-5004). This module reads those objects
 from manifests, dumps or the API (plain mappings all) into frozen views; it imports neither
 the profile nor the rules, so any layer can use it. The views are NamedTuples: the profile
-model defines its fields with them, and a NamedTuple costs a seventh of a frozen dataclass to
+model defines its fields with them, and a NamedTuple costs a twentieth of a frozen dataclass to
 define.
 """
 
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
+
+from gpulint.views import NamedTuple
 
 #: The API group of DRA objects; `resource.k8s.io/v1` is GA since Kubernetes 1.34.
 DRA_GROUP = "resource.k8s.io"

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq, last_line
 
 _QUOTES = "\"'"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from gpulint.model import ObjectRef, Severity
-from gpulint.views import frozen_record
+from gpulint.views import NamedTuple, frozen_record
 
 if TYPE_CHECKING:
     from gpulint.edits import Edit

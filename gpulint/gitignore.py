@@ -13,7 +13,8 @@ tracked files that a pattern matches (and pre-commit names tracked files only).
 
 import os
 import re
-from typing import NamedTuple
+
+from gpulint.views import NamedTuple
 
 _GIT = ".git"
 _IGNORE_FILE = ".gitignore"

@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from gpulint.data.tool_configs import is_tool_config
 from gpulint.errors import GpulintError
@@ -31,6 +31,7 @@ from gpulint.model import (
     Workload,
 )
 from gpulint.render.rendered import RenderedInput
+from gpulint.views import NamedTuple
 from gpulint.workloads import WorkloadShape, read_workload
 from gpulint.yamltree import (
     DuplicateKey,

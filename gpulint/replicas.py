@@ -9,11 +9,11 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
-from typing import NamedTuple
 
 from gpulint.fields import mapping_at
 from gpulint.model import Document, DocumentKey, DocumentLike, PodTemplate, ReplicaCount, Workload
 from gpulint.quantity import format_quantity
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
 

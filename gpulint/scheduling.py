@@ -11,7 +11,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from functools import cached_property
-from typing import NamedTuple
 
 from gpulint.accelerators import is_extended_resource, is_extender_resource
 from gpulint.constraints import (
@@ -24,7 +23,7 @@ from gpulint.gpus import is_gpu_resource
 from gpulint.model import ContainerRole, PodTemplate
 from gpulint.profile.model import ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.quantity import format_quantity
-from gpulint.views import frozen_view
+from gpulint.views import NamedTuple, frozen_view
 from gpulint.yamltree import Pos, YMap
 
 #: Effects the scheduler filters on; PreferNoSchedule only lowers a node's score.

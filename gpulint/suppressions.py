@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
 
 from gpulint.config import matches_selector
 from gpulint.model import Document, DocumentLike, SourceFile, Workload
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
 ANNOTATION = "gpulint.io/ignore"

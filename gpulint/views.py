@@ -6,6 +6,14 @@ code). `frozen_view` (the typed views: documents, containers, pod templates, wor
 `frozen_record` (records callers `dataclasses.replace`) build the same `__init__`, `__repr__`,
 immutability and, for records, equality and hashing from shared functions, without compiling
 anything.
+
+`NamedTuple` is `typing.NamedTuple` for the class syntax (`class Taint(NamedTuple): ...`), and
+makes the same class: a tuple subclass with the same fields, defaults, `__new__` signature and
+errors, `_make`, `_replace`, `_asdict`, repr and pickling. `typing.NamedTuple` checks every
+field's type and compiles `__new__` from source (collections.namedtuple's `eval`): about 700,000
+instructions a class, for the 80 classes a run with a profile defines as it starts. This one
+checks no type and compiles nothing: `__new__` is a lambda of as many fields compiled with this
+module, given the field names. Type checkers see `typing.NamedTuple`.
 """
 
 from __future__ import annotations
@@ -13,8 +21,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, fields
-from operator import attrgetter
-from typing import Any, TypeVar
+from operator import attrgetter, itemgetter
+from types import FunctionType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+try:
+    from _collections import _tuplegetter  # what collections.namedtuple uses
+except ImportError:  # not CPython
+
+    def _tuplegetter(index: int, doc: str) -> Any:
+        return property(itemgetter(index), doc=doc)
+
 
 _View = TypeVar("_View", bound=type)
 
@@ -150,3 +167,149 @@ def _complete(
     if len(state) < len(names):
         missing = ", ".join(n for n in names if n not in state)
         raise TypeError(f"{name}() missing arguments: {missing}")
+
+
+# --- NamedTuple --------------------------------------------------------------------------------
+
+_tuple_new = tuple.__new__
+# `__new__` of a class of N fields (index N), as collections.namedtuple compiles it for each
+# class: the parameters are renamed to the fields, the code is the same.
+_NEW_OF_ARITY: tuple[Callable[..., Any], ...] = (
+    lambda _cls: _tuple_new(_cls, ()),
+    lambda _cls, _0: _tuple_new(_cls, (_0,)),
+    lambda _cls, _0, _1: _tuple_new(_cls, (_0, _1)),
+    lambda _cls, _0, _1, _2: _tuple_new(_cls, (_0, _1, _2)),
+    lambda _cls, _0, _1, _2, _3: _tuple_new(_cls, (_0, _1, _2, _3)),
+    lambda _cls, _0, _1, _2, _3, _4: _tuple_new(_cls, (_0, _1, _2, _3, _4)),
+    lambda _cls, _0, _1, _2, _3, _4, _5: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7: _tuple_new(_cls, (_0, _1, _2, _3, _4, _5, _6, _7)),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8: _tuple_new(
+        _cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8)
+    ),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9: _tuple_new(
+        _cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9)
+    ),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10: _tuple_new(
+        _cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10)
+    ),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11: _tuple_new(
+        _cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11)
+    ),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12: _tuple_new(
+        _cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12)
+    ),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13: _tuple_new(
+        _cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13)
+    ),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14: _tuple_new(
+        _cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14)
+    ),
+    lambda _cls, _0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15: _tuple_new(
+        _cls, (_0, _1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15)
+    ),
+)
+# What collections.namedtuple forbids a class body to define.
+_RESERVED = frozenset(
+    {"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults"}
+    | {"_make", "_replace", "_asdict", "_source"}
+)
+
+
+def _new_function(typename: str, names: tuple[str, ...]) -> Callable[..., Any]:
+    """`__new__(_cls, *names)` returning the tuple of its arguments, as a `typename`."""
+    if len(names) < len(_NEW_OF_ARITY):
+        template = _NEW_OF_ARITY[len(names)].__code__
+        code = template.replace(co_varnames=("_cls", *names))
+        return FunctionType(code, {"_tuple_new": _tuple_new, "__builtins__": {}})
+    # More fields than the lambdas above take: compiled, as collections.namedtuple does.
+    arguments = ", ".join(names)
+    source = f"lambda _cls, {arguments}: _tuple_new(_cls, ({arguments},))"
+    built: Callable[..., Any] = eval(source, {"_tuple_new": _tuple_new, "__builtins__": {}})
+    return built
+
+
+def _asdict(self: tuple[Any, ...]) -> dict[str, Any]:
+    """Return a new dict which maps field names to their values."""
+    return dict(zip(self._fields, self, strict=False))  # type: ignore[attr-defined]
+
+
+def _getnewargs(self: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Return self as a plain tuple.  Used by copy and pickle."""
+    return tuple(self)
+
+
+def _replace(self: Any, /, **changes: Any) -> Any:
+    """Return a new object of this class replacing the given fields with new values."""
+    result = self._make(map(changes.pop, self._fields, self))
+    if changes:
+        raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+    return result
+
+
+class _NamedTupleMeta(type):
+    """Builds the class of a `class X(NamedTuple)` statement (see the module's docstring)."""
+
+    def __new__(cls, typename: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+        if bases != (_NamedTupleBase,):
+            raise TypeError("can only inherit from a NamedTuple type")
+        annotations = namespace.get("__annotations__", {})
+        names = tuple(annotations)
+        defaults = tuple(namespace[n] for n in names if n in namespace)
+        required = len(names) - len(defaults)
+        for index, name in enumerate(names):
+            if name.startswith("_"):
+                raise ValueError(f"Field names cannot start with an underscore: {name!r}")
+            if (index < required) == (name in namespace):
+                raise TypeError(f"Non-default namedtuple field {name} cannot follow default field")
+        count = len(names)
+        arguments = ", ".join(names) + ("," if count == 1 else "")
+        new = _new_function(typename, names)
+        new.__name__ = "__new__"
+        new.__qualname__ = f"{typename}.__new__"
+        new.__doc__ = f"Create new instance of {typename}({arguments})"
+        new.__defaults__ = defaults or None
+        new.__annotations__ = annotations
+
+        def _make(cls: type, iterable: Any) -> Any:
+            result = _tuple_new(cls, iterable)
+            if len(result) != count:
+                raise TypeError(f"Expected {count} arguments, got {len(result)}")
+            return result
+
+        shown = "(" + ", ".join(f"{name}=%r" for name in names) + ")"
+
+        def __repr__(self: tuple[Any, ...]) -> str:
+            """Return a nicely formatted representation string."""
+            return self.__class__.__name__ + shown % self
+
+        _make.__qualname__ = f"{typename}._make"
+        __repr__.__qualname__ = f"{typename}.__repr__"
+        body = {
+            "__doc__": f"{typename}({arguments})",
+            "__slots__": (),
+            "_fields": names,
+            "_field_defaults": dict(zip(names[required:], defaults, strict=True)),
+            "__new__": new,
+            "_make": classmethod(_make),
+            "_replace": _replace,
+            "__repr__": __repr__,
+            "_asdict": _asdict,
+            "__getnewargs__": _getnewargs,
+            "__match_args__": names,
+        }
+        for index, name in enumerate(names):
+            body[name] = _tuplegetter(index, f"Alias for field number {index}")
+        for key, value in namespace.items():
+            if key in _RESERVED:
+                raise AttributeError(f"Cannot overwrite NamedTuple attribute {key}")
+            if key not in names:
+                body[key] = value
+        return type(typename, (tuple,), body)
+
+
+if TYPE_CHECKING:
+    from typing import NamedTuple as NamedTuple
+else:
+    _NamedTupleBase = type.__new__(_NamedTupleMeta, "NamedTuple", (), {})
+    NamedTuple = _NamedTupleBase

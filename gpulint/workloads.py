@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any
 
 from gpulint.accelerators import looks_like_accelerator
 from gpulint.data.accelerators import ANNOTATIONS as ACCELERATOR_ANNOTATIONS
@@ -31,6 +31,7 @@ from gpulint.model import (
     Workload,
 )
 from gpulint.quantity import parse_quantity
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq, last_line
 
 

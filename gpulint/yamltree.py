@@ -7,7 +7,9 @@ of the fastest YAML loaders while every mapping key, mapping value and sequence 
 """
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
+
+from gpulint.views import NamedTuple
 
 try:
     # A private module of ruamel.yaml.clib (pyproject.toml bounds it to the versions tested).

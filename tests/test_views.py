@@ -1,15 +1,17 @@
-"""frozen_view: the __init__, __repr__ and immutability of the typed views."""
+"""frozen_view, frozen_record and NamedTuple: the classes of the typed views and records."""
 
 from __future__ import annotations
 
+import inspect
 import pickle
+import typing
 from dataclasses import FrozenInstanceError, asdict, field, fields, replace
 from functools import cached_property
 
 import pytest
 
 from gpulint.model import SourceFile
-from gpulint.views import frozen_record, frozen_view
+from gpulint.views import NamedTuple, frozen_record, frozen_view
 
 
 @frozen_view
@@ -95,3 +97,94 @@ def test_a_record_is_a_dataclass_equal_by_its_compared_fields() -> None:
     assert repr(point) == "Point(x=1, y=0, note='first')"
     with pytest.raises(FrozenInstanceError):
         point.x = 2
+
+
+class Shape(NamedTuple):
+    """Two required fields, two defaults and a method."""
+
+    name: str
+    sides: int
+    colour: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """A method of the class body."""
+        return f"{self.name}/{self.sides}"
+
+
+class TypingShape(typing.NamedTuple):
+    """Two required fields, two defaults and a method."""
+
+    name: str
+    sides: int
+    colour: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """A method of the class body."""
+        return f"{self.name}/{self.sides}"
+
+
+def _outcome(call: typing.Callable[[], object]) -> str:
+    """What a call returns or raises, with the class's name left out."""
+    try:
+        return repr(call()).replace("TypingShape", "Shape")
+    except (TypeError, ValueError) as error:
+        return f"{type(error).__name__}: {error}".replace("TypingShape", "Shape")
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda c: c("square", 4),
+        lambda c: c("square", 4, "red", ("a",)),
+        lambda c: c(name="square", sides=4, tags=("b",)),
+        lambda c: c("square", 4)._replace(sides=5, colour="blue"),
+        lambda c: c("square", 4)._asdict(),
+        lambda c: c._make(["tri", 3, None, ()]),
+        lambda c: (c._fields, c._field_defaults, c.__match_args__, c.__doc__),
+        lambda c: (c.__new__.__doc__, c.__new__.__defaults__, c.sides.__doc__),
+        lambda c: list(inspect.signature(c).parameters),
+        lambda c: c("square", 4).describe(),
+        lambda c: (c("a", 1) == ("a", 1, None, ()), hash(c("a", 1)) == hash(("a", 1, None, ()))),
+        lambda c: pickle.loads(pickle.dumps(c("p", 5, "green"))),
+        lambda c: c(),
+        lambda c: c("a", 1, "b", (), "extra"),
+        lambda c: c("a", 1, colour=2, shade=3),
+        lambda c: c("a", 1, name="b"),
+        lambda c: c("a", 1)._replace(shade=3),
+        lambda c: c._make(["a"]),
+    ],
+)
+def test_named_tuple_is_typing_named_tuple(use: typing.Callable[[type], object]) -> None:
+    assert _outcome(lambda: use(Shape)) == _outcome(lambda: use(TypingShape))
+
+
+def test_named_tuple_is_a_plain_tuple_class() -> None:
+    assert type(Shape) is type and Shape.__mro__ == (Shape, tuple, object)
+    assert (Shape.__module__, Shape.__qualname__) == (__name__, "Shape")
+    assert Shape.__annotations__["sides"] == "int"
+    assert not hasattr(Shape("a", 1), "__dict__")
+
+
+def test_named_tuple_of_more_fields_than_precompiled() -> None:
+    names = [f"f{i}" for i in range(20)]
+    body: dict[str, object] = {"__annotations__": dict.fromkeys(names, "int"), "f19": 0}
+    Wide = type(NamedTuple)("Wide", (NamedTuple,), {"__module__": __name__, **body})
+    wide = Wide(*range(19))
+    assert tuple(wide) == (*range(19), 0) and wide.f18 == 18
+    assert list(inspect.signature(Wide).parameters) == names
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"__annotations__": {"_hidden": "int"}}, ValueError),
+        ({"__annotations__": {"a": "int", "b": "int"}, "a": 1}, TypeError),
+        ({"__annotations__": {"a": "int"}, "_replace": None}, AttributeError),
+    ],
+)
+def test_named_tuple_refuses_what_typing_refuses(body: dict[str, object], error: type) -> None:
+    # An underscore field, a field without a default after one with, a reserved name.
+    with pytest.raises(error):
+        type(NamedTuple)("Bad", (NamedTuple,), {"__module__": __name__, **body})

@@ -6,7 +6,7 @@ Python rather than YAML so that a run pays no parse for it (every `gpulint check
 docs/accelerators.md shows it to users and tests keep the two in step.
 """
 
-from typing import NamedTuple
+from gpulint.views import NamedTuple
 
 # What one unit of a resource is; names of the same meaning may be suggested for each other,
 # names of different meanings never (a memory amount is not a device count).

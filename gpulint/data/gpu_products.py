@@ -13,7 +13,7 @@ accelerator types of the Compute Engine and Vertex AI APIs. A model not listed h
 error.
 """
 
-from typing import NamedTuple
+from gpulint.views import NamedTuple
 
 GFD_PRODUCT_LABEL = "nvidia.com/gpu.product"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"

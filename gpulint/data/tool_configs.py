@@ -5,7 +5,7 @@ and the kinds it is known to use; any kind of a listed group is skipped, since t
 over time. docs/robustness.md lists the same table for users.
 """
 
-from typing import NamedTuple
+from gpulint.views import NamedTuple
 
 
 class ToolConfig(NamedTuple):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, read_input
@@ -16,6 +15,7 @@ from gpulint.profile.kubectl import facts_from_objects
 from gpulint.profile.load import read_profile_file
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
+from gpulint.views import NamedTuple
 
 #: One dump of everything diagnose reads; leave out kinds the cluster does not serve.
 DUMP_COMMAND = (

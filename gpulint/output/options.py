@@ -2,7 +2,8 @@
 
 import posixpath
 from pathlib import Path
-from typing import NamedTuple
+
+from gpulint.views import NamedTuple
 
 
 class OutputOptions(NamedTuple):

@@ -32,12 +32,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from gpulint import __version__
 from gpulint.cachedir import default_cache_dir, sha256
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool
+from gpulint.views import NamedTuple
 
 #: Raised when the way entries are written changes; the classes' fields are hashed anyway.
 CACHE_FORMAT = 2

@@ -13,9 +13,10 @@ Merging is linear in the number of pool views: pools are grouped by name in one 
 
 from collections.abc import Iterable, Sequence
 from dataclasses import fields, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 from gpulint.profile.model import ClusterProfile, Pool
+from gpulint.views import NamedTuple
 
 #: Pool fields an input can state (everything but the name it is joined by).
 POOL_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Pool) if f.name != "name")

@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import field
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from gpulint.views import frozen_record
+from gpulint.views import NamedTuple, frozen_record
 
 if TYPE_CHECKING:
     from gpulint.dra import Claim, DeviceClass, ResourceSlice

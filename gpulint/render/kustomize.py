@@ -14,13 +14,14 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.findings import Finding, RenderedAt
 from gpulint.render.cache import read_render, render_key, tree_files, write_render
 from gpulint.render.tokens import Token, tokens
 from gpulint.render.tools import find_tool, run_tool, tool_identity
+from gpulint.views import NamedTuple
 from gpulint.yamltree import YMap, YSeq, parse
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")

@@ -25,12 +25,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
 
 from gpulint.errors import GpulintError
 from gpulint.findings import Finding, RenderedAt
 from gpulint.render.helm import HelmRender, render_chart
 from gpulint.render.tokens import TextIndex, Token, tokens
+from gpulint.views import NamedTuple
 
 #: Values-file scalars tried per finding at most; more equal candidates mean a common word
 #: ("1", "true"), and each try is a render.

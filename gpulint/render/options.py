@@ -7,7 +7,8 @@ define than frozen dataclasses.
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
+
+from gpulint.views import NamedTuple
 
 
 class ValuesSet(NamedTuple):

@@ -1,6 +1,8 @@
 """A rendered chart or overlay as an input of a run."""
 
-from typing import Any, NamedTuple
+from typing import Any
+
+from gpulint.views import NamedTuple
 
 
 class RenderedInput(NamedTuple):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq, parse
 
 

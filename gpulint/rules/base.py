@@ -17,9 +17,9 @@ import importlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from gpulint.views import frozen_view
+from gpulint.views import NamedTuple, frozen_view
 
 if TYPE_CHECKING:
     from gpulint.edits import Edit

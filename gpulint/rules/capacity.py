@@ -11,7 +11,6 @@ import math
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from decimal import Decimal
-from typing import NamedTuple
 
 from gpulint.gpus import gpu_limit_pos, gpu_requests
 from gpulint.kueue import admitting_queue
@@ -34,6 +33,7 @@ from gpulint.scheduling import (
     node_ceiling,
     usable,
 )
+from gpulint.views import NamedTuple
 
 # Other workloads a message names before `and N more`.
 _MAX_LISTED = 3

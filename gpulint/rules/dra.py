@@ -15,10 +15,11 @@ kind in the same namespace (then a missing name is a typo, not an object made el
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from gpulint.model import ContainerRole, Document
 from gpulint.rules.base import CheckContext, Problem
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq
 
 if TYPE_CHECKING:

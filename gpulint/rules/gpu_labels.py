@@ -3,11 +3,11 @@
 import functools
 import re
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from gpulint.data.gpu_products import GFD_PRODUCT_LABEL, PRODUCT_LABELS, ProductFamily
 from gpulint.model import PodTemplate, Severity
 from gpulint.rules.base import CheckContext, Problem
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
 # What GFD appends to the model: `-MIG-1g.5gb` under the `single` strategy, `-SHARED` when

@@ -12,7 +12,6 @@ only on pools at zero nodes because of its required placement gets the GPU103 wa
 import enum
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import NamedTuple
 
 from gpulint.accelerators import looks_like_accelerator
 from gpulint.constraints import PodAffinityTerm, toleration_fields, toleration_yaml
@@ -43,6 +42,7 @@ from gpulint.scheduling import (
     satisfied_requirements,
     usable,
 )
+from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
 _HOSTNAME = "kubernetes.io/hostname"
