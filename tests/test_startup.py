@@ -14,6 +14,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -75,16 +76,19 @@ _IMPORTED = """\
 import json, sys
 from gpulint.cli import main
 sys.argv = ["gpulint", *sys.argv[1:]]
+status = 0
 try:
     main()
-except SystemExit:
-    pass
-sys.__stderr__.write(json.dumps(sorted(sys.modules)))
+except SystemExit as exit:
+    status = exit.code
+sys.__stderr__.write("\\n" + json.dumps(sorted(sys.modules)))
+sys.exit(status)
 """
 
 
-def imported_by(*args: str, cwd: Path) -> set[str]:
-    """Every module a fresh `gpulint ARGS` process has imported when it exits."""
+def started(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """A fresh `gpulint ARGS` process (its status, report and messages), and every module it
+    has imported when it exits."""
     # As a user runs it: the cache in its default place, not one the suite names.
     environ = {k: v for k, v in os.environ.items() if k != "GPULINT_CACHE_DIR"}
     done = subprocess.run(
@@ -92,10 +96,17 @@ def imported_by(*args: str, cwd: Path) -> set[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        check=True,
         env=environ,
     )
-    return set(json.loads(done.stderr.splitlines()[-1]))
+    # The last line is the modules: a run that crashed before writing them fails here.
+    messages, _, modules = done.stderr.rpartition("\n")
+    run = subprocess.CompletedProcess(done.args, done.returncode, done.stdout, messages)
+    return run, set(json.loads(modules))
+
+
+def imported_by(*args: str, cwd: Path) -> set[str]:
+    """Every module a fresh `gpulint ARGS` process has imported when it exits."""
+    return started(*args, cwd=cwd)[1]
 
 
 def _under(modules: set[str], package: str) -> list[str]:
@@ -161,27 +172,43 @@ def _hook_repository(tmp_path: Path) -> tuple[Path, list[str]]:
     return tmp_path, [*args, "--cache-dir", str(tmp_path / "cache")]
 
 
-def test_the_hook_with_a_config_and_a_cached_profile_imports_only_what_it_runs(
-    tmp_path: Path,
-) -> None:
-    repository, args = _hook_repository(tmp_path)
-    first = imported_by(*args, cwd=repository)  # fills the cache: validates, parses
-    assert {"gpulint.schema", "gpulint.profile.clusterprofile"} <= first
+class HookRun(NamedTuple):
+    """A repository checked once as the pre-commit hook checks it, which filled its cache."""
 
-    modules = imported_by(*args, cwd=repository)
+    repository: Path
+    args: list[str]
+    first: subprocess.CompletedProcess[str]
+    imported: set[str]  # by the first run
+
+
+@pytest.fixture(scope="module")
+def hook_run(tmp_path_factory: pytest.TempPathFactory) -> HookRun:
+    """The hook's repository after its first run; the runs of the tests read its cache only."""
+    repository, args = _hook_repository(tmp_path_factory.mktemp("hook"))
+    first, imported = started(*args, cwd=repository)
+    return HookRun(repository, args, first, imported)
+
+
+def test_the_hook_with_a_config_and_a_cached_profile_imports_only_what_it_runs(
+    hook_run: HookRun,
+) -> None:
+    # The first run filled the cache: it validated the config and parsed the profile.
+    assert {"gpulint.schema", "gpulint.profile.clusterprofile"} <= hook_run.imported
+
+    modules = imported_by(*hook_run.args, cwd=hook_run.repository)
 
     assert {"gpulint.config", "gpulint.profile.cache", "gpulint.rules.placement"} <= modules
     imported = {name: _under(modules, name) for name in NOT_IMPORTED_BY_THE_HOOK}
     assert {name: found for name, found in imported.items() if found} == {}
 
 
-def test_the_hook_reports_from_the_cache_what_it_reports_without_it(tmp_path: Path) -> None:
-    repository, args = _hook_repository(tmp_path)
-    command = [sys.executable, "-m", "gpulint", *args]
-    runs = [subprocess.run(command, cwd=repository, capture_output=True, text=True) for _ in "12"]
+def test_the_hook_reports_from_the_cache_what_it_reports_without_it(hook_run: HookRun) -> None:
+    command = [sys.executable, "-m", "gpulint", *hook_run.args]
+    cached = subprocess.run(command, cwd=hook_run.repository, capture_output=True, text=True)
     uncached = subprocess.run(
-        [*command, "--no-cache"], cwd=repository, capture_output=True, text=True
+        [*command, "--no-cache"], cwd=hook_run.repository, capture_output=True, text=True
     )
+    runs = [hook_run.first, cached]
     assert runs[0].returncode == 1 and "GPU" in runs[0].stdout
     assert [(r.returncode, r.stdout, r.stderr) for r in runs] == [
         (uncached.returncode, uncached.stdout, uncached.stderr)
@@ -301,22 +328,25 @@ sys.__stderr__.write(json.dumps([name for name in made if name.startswith("gpuli
 
 
 @pytest.mark.parametrize("hook", [False, True], ids=["plain", "hook"])
-def test_the_start_compiles_no_named_tuple(hook: bool, tmp_path: Path) -> None:
+def test_the_start_compiles_no_named_tuple(
+    hook: bool, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     # gpulint's NamedTuples are gpulint.views.NamedTuple classes: typing.NamedTuple (through
     # collections.namedtuple) compiles each class's __new__ from source and checks every field's
     # type, about 700,000 instructions a class, and a run with a profile defines 80 of them.
-    repository, args = _hook_repository(tmp_path) if hook else (tmp_path, ["check", str(HELM)])
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", _NAMED_TUPLES, *args],
-            cwd=repository,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        for _ in "12"  # the second run reads the profile from the cache
-    ]
-    assert json.loads(runs[-1].stderr.splitlines()[-1]) == []
+    if hook:  # reads the profile from the cache the hook's first run filled
+        hook_run: HookRun = request.getfixturevalue("hook_run")
+        repository, args = hook_run.repository, hook_run.args
+    else:
+        repository, args = tmp_path, ["check", str(HELM)]
+    run = subprocess.run(
+        [sys.executable, "-c", _NAMED_TUPLES, *args],
+        cwd=repository,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(run.stderr.splitlines()[-1]) == []
 
 
 _COMPILED = """\
@@ -337,18 +367,14 @@ sys.__stderr__.write(json.dumps(compiled))
 """
 
 
-def test_the_hook_compiles_no_dataclass_method(tmp_path: Path) -> None:
+def test_the_hook_compiles_no_dataclass_method(hook_run: HookRun) -> None:
     # Views and records are frozen_view / frozen_record classes: a dataclass on the start path
     # would compile four to six methods at every start (about 4 million instructions).
-    repository, args = _hook_repository(tmp_path)
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", _COMPILED, *args],
-            cwd=repository,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        for _ in "12"  # the second run reads the profile from the cache
-    ]
-    assert json.loads(runs[-1].stderr.splitlines()[-1]) == []
+    run = subprocess.run(
+        [sys.executable, "-c", _COMPILED, *hook_run.args],
+        cwd=hook_run.repository,
+        capture_output=True,
+        text=True,
+        check=True,
+    )  # reads the profile from the cache the first run filled
+    assert json.loads(run.stderr.splitlines()[-1]) == []
