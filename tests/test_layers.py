@@ -30,6 +30,8 @@ def _is_type_checking(node: ast.If) -> bool:
 def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
     """The gpulint modules `tree` imports when it runs (not those under TYPE_CHECKING)."""
     found: set[str] = set()
+    # Imports are statements: only the statements of bodies (of functions, classes, `if`,
+    # `try`, `with`, loops, `except` and `case` clauses) are walked, not their expressions.
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -43,7 +45,8 @@ def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
                 # `from gpulint import constraints` imports a module, not a name.
                 candidate = f"{node.module}.{alias.name}"
                 found.add(candidate if candidate in modules else node.module)
-        stack.extend(ast.iter_child_nodes(node))
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            stack.extend(getattr(node, field, ()))
     return found
 
 

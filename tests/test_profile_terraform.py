@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from decimal import Decimal
 from pathlib import Path
@@ -196,21 +195,15 @@ def test_a_finding_on_a_terraform_pool_names_its_file_and_line(tmp_path: Path) -
     )
 
 
-def test_without_tfparse_a_terraform_profile_is_one_line_naming_the_extra(tmp_path: Path) -> None:
+def test_without_tfparse_a_terraform_profile_is_one_line_naming_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "main.tf").write_text('resource "aws_eks_node_group" "g" {}\n')
-    # A fresh interpreter in which importing tfparse fails, as on an install without the extra.
-    code = (
-        "import sys; sys.modules['tfparse'] = None\n"
-        "from gpulint.cli import main\n"
-        f"main(['profile', 'show', '--profile', {str(tmp_path)!r}])\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 2
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .endswith(
-            f"{tmp_path}: reading Terraform needs the optional tfparse library: "
-            "pip install 'gpulint[terraform]'"
-        )
+    # Importing tfparse fails, as on an install without the extra.
+    monkeypatch.setitem(sys.modules, "tfparse", None)
+    result = CliRunner().invoke(main, ["profile", "show", "--profile", str(tmp_path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"gpulint: error: {tmp_path}: reading Terraform needs the optional tfparse library: "
+        "pip install 'gpulint[terraform]'\n"
     )

@@ -204,10 +204,20 @@ def chart_cases(chart: Path) -> list[ChartCase]:
 CHART_CASES = [case for chart in CHARTS for case in chart_cases(chart)]
 
 
+@pytest.fixture(scope="module")
+def chart_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for every chart case: a chart rendered with the same values for the run
+    without a profile is read from it by the run with one."""
+    return tmp_path_factory.mktemp("chart-cache")
+
+
 @pytest.fixture()
-def helm_on_path(tool_env, helm4_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def helm_on_path(
+    tool_env, helm4_dir: Path, chart_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The official helm v4 alone on PATH, the corpus as the working directory."""
     tool_env(helm=helm4_dir / "helm")
+    monkeypatch.setenv("GPULINT_CACHE_DIR", str(chart_cache))
     monkeypatch.chdir(CORPUS)
 
 
