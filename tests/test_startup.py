@@ -146,6 +146,7 @@ NOT_IMPORTED_BY_THE_HOOK = (
     "jsonschema",
     "gpulint.schema",  # the config's bytes validated before
     "hashlib",  # a config and a small profile hash without loading OpenSSL
+    "pickle",  # an entry is read by the C unpickler alone
     "gpulint.profile.clusterprofile",  # the importers: the profile's facts are in the cache
     "gpulint.profile.kubectl",
     "gpulint.profile.eksctl",

@@ -26,7 +26,6 @@ anything else is read as no entry.
 
 import contextlib
 import os
-import pickle
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -39,6 +38,13 @@ from gpulint.cachedir import default_cache_dir, sha256
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.views import NamedTuple
+
+try:
+    # The C unpickler that `pickle` re-exports: reading an entry does not import the pickle
+    # module's Python code, which costs a run more than the rest of reading the entry.
+    from _pickle import Unpickler, UnpicklingError
+except ImportError:  # not CPython
+    from pickle import Unpickler, UnpicklingError
 
 #: Raised when the way entries are written changes; the classes' fields are hashed anyway.
 CACHE_FORMAT = 2
@@ -131,6 +137,8 @@ def read_entry(cache: ProfileCache, key: str, path: str) -> list[ProfileFacts] |
 
 def write_entry(cache: ProfileCache, key: str, path: str, facts: list[ProfileFacts]) -> None:
     """Store `facts`, read from `path`, under `key`; nothing when the cache cannot be written."""
+    import pickle
+
     unnamed = [_without_path(item, path) for item in facts]
     if any(item is None for item in unnamed):
         return
@@ -141,7 +149,7 @@ def write_entry(cache: ProfileCache, key: str, path: str, facts: list[ProfileFac
             _write_atomically(cache.directory, f"{key}{_SUFFIX}", data)
 
 
-class _ModelUnpickler(pickle.Unpickler):
+class _ModelUnpickler(Unpickler):
     """Unpickles only the model's classes and Decimal: an entry can name no other callable."""
 
     def __init__(self, data: bytes) -> None:
@@ -158,7 +166,7 @@ class _ModelUnpickler(pickle.Unpickler):
             found = getattr(importlib.import_module(module), name, None)
             if isinstance(found, type) and found.__module__ == module:
                 return found
-        raise pickle.UnpicklingError(f"{module}.{name} is not a profile model class")
+        raise UnpicklingError(f"{module}.{name} is not a profile model class")
 
 
 def _is_facts(item: object) -> bool:
