@@ -409,3 +409,17 @@ def test_without_the_model_sources_the_key_follows_every_model_field() -> None:
     layout = model_fields()
     for field in ("Claim(kind:", "PoolFacts(pool:", "Pool(name:", "ClusterProfile(name:"):
         assert field in layout
+
+
+def test_the_key_follows_the_model_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpulint.profile.cache as cache_module
+
+    data = (PROFILES / "eks-prod-kubectl.yaml").read_bytes()
+    key = entry_key(data, None)
+    # Another model (here: one module fewer) is another key; a model without its sources on
+    # disk falls back to its classes' fields.
+    monkeypatch.setattr(cache_module, "MODEL_MODULES", cache_module.MODEL_MODULES[1:])
+    assert entry_key(data, None) != key
+    monkeypatch.setattr(cache_module, "MODEL_MODULES", ("gpulint.no_such_module",))
+    monkeypatch.setattr(cache_module, "model_fields", lambda: "Pool(name:str)")
+    assert cache_module._layout() == b"Pool(name:str)"
