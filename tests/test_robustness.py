@@ -433,7 +433,8 @@ def test_a_failed_write_to_stdout_is_one_line_and_exit_2(tmp_path: Path) -> None
 def test_a_closed_pipe_keeps_the_exit_status_of_the_run(
     tmp_path: Path, fail_on: str, status: int
 ) -> None:
-    (tmp_path / "pods.yaml").write_text(_pods(2000))  # far more than a pipe holds
+    # 600 findings: 220 kB of report, three times what a pipe (64 KiB) and a reader hold.
+    (tmp_path / "pods.yaml").write_text(_pods(600))
     command = [sys.executable, "-m", "gpulint", "check", "--isolated", "--fail-on", fail_on]
     reader = subprocess.Popen(
         [*command, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -446,13 +447,14 @@ def test_a_closed_pipe_keeps_the_exit_status_of_the_run(
 
 
 def test_findings_stay_in_memory_when_the_temporary_directory_is_full(tmp_path: Path) -> None:
-    (tmp_path / "pods.yaml").write_text(_pods(1200))  # more findings than one spooled batch
+    # More findings than one spooled batch (FindingSpool._BATCH, 512) holds.
+    (tmp_path / "pods.yaml").write_text(_pods(600))
     done = gpulint(
         "check", "--isolated", "--format", "json", str(tmp_path),
         preexec_fn=lambda: _limit_file_size(1),
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
-    assert len(json.loads(done.stdout)["findings"]) == 1200
+    assert len(json.loads(done.stdout)["findings"]) == 600
 
 
 def test_output_on_a_full_disk_leaves_the_old_report_whole(tmp_path: Path) -> None:
