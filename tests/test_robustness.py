@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
@@ -665,21 +664,7 @@ def test_ctrl_c_in_any_command_is_one_line_and_exit_130(tmp_path: Path, command:
         text=True,
         preexec_fn=_default_interrupt,
     )
-    # A write end opens (without blocking) only once the command has the FIFO open to read:
-    # from then on it waits for bytes that never come.
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError as exc:
-            assert exc.errno == errno.ENXIO, exc  # no reader yet
-        assert process.poll() is None, "the command ended before it read the FIFO"
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
-    try:
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 130
-    finally:
-        os.close(writer)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=60) == 130
     assert process.stderr is not None and process.stderr.read() == "gpulint: interrupted\n"
