@@ -32,7 +32,7 @@ from gpulint.model import (
 )
 from gpulint.render.rendered import RenderedInput
 from gpulint.views import NamedTuple
-from gpulint.workloads import WorkloadShape, read_workload
+from gpulint.workloads import Unchecked, WorkloadShape, read_workload
 from gpulint.yamltree import (
     DuplicateKey,
     ParsedDocument,
@@ -64,6 +64,8 @@ class LoadResult(NamedTuple):
     documents: tuple[Document, ...]
     issues: tuple[LoadIssue, ...]
     workloads: tuple[Workload, ...] = ()  # the typed views of the documents that run pods
+    # The objects with accelerator requests (or pods) that no pod template read holds (GPU007).
+    unchecked: tuple[Unchecked, ...] = ()
 
     @classmethod
     def merged(cls, results: Sequence[LoadResult]) -> LoadResult:
@@ -73,6 +75,7 @@ class LoadResult(NamedTuple):
             tuple(d for r in results for d in r.documents),
             tuple(i for r in results for i in r.issues),
             tuple(w for r in results for w in r.workloads),
+            tuple(u for r in results for u in r.unchecked),
         )
 
 
@@ -559,16 +562,18 @@ def load_text(
     variables: Mapping[str, str] | None = None,
     shapes: Sequence[WorkloadShape] = (),
 ) -> LoadResult:
-    """Parse one file's text: its SourceFile, Documents, load issues and workloads.
+    """Parse one file's text: its SourceFile, Documents, load issues, workloads and unchecked
+    accelerator requests.
 
     `$NAME` and `${NAME}` are replaced by `variables[NAME]` first, as envsubst would (names not
     in `variables` stay). A file still holding placeholders where the API needs a value (a
     quantity, a count, a name) is one ENV_TEMPLATE issue and no documents.
 
     Each object is walked once: that walk types its workload (the built-in kinds, and the
-    kinds `shapes` declare, which the config's `workloads:` gives) and finds the fields on
-    the way to its pods that hold the wrong type (MALFORMED issues), for declared kinds as
-    for built-in ones.
+    kinds `shapes` declare, which the config's `workloads:` gives), finds the fields on the
+    way to its pods that hold the wrong type (MALFORMED issues), for declared kinds as for
+    built-in ones, and the accelerator requests no pod template it typed holds (see
+    workloads.read_workload).
     """
     text = normalize_line_breaks(text)
     if variables and "$" in text:
@@ -591,6 +596,7 @@ def load_text(
     sources = _helm_sources(text)
     documents: list[Document] = []
     workloads: list[Workload] = []
+    unchecked: list[Unchecked] = []
     stray: list[ParsedDocument] = []
     previous_line = 0  # a `# Source:` comment belongs to the document right after it
     for parsed in result.documents:
@@ -620,6 +626,8 @@ def load_text(
             reading = read_workload(document, shapes)
             if reading.workload is not None:
                 workloads.append(reading.workload)
+            if reading.unchecked is not None:
+                unchecked.append(reading.unchecked)
             issues.extend(_object_issues(document, reading.malformed))
         issues.extend(
             LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
@@ -643,7 +651,9 @@ def load_text(
             )
             for parsed in stray
         )
-    return LoadResult((source_file,), tuple(documents), tuple(issues), tuple(workloads))
+    return LoadResult(
+        (source_file,), tuple(documents), tuple(issues), tuple(workloads), tuple(unchecked)
+    )
 
 
 # Compiled on first use: only runs with `variables` substitute.

@@ -12,7 +12,7 @@ is the number of pods the role runs.
 import fnmatch
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -930,40 +930,40 @@ def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> Worklo
     return None
 
 
-class WorkloadReading(NamedTuple):
-    """What one walk over a document's pod-bearing fields finds."""
-
-    workload: Workload | None  # None: the document runs no pods (not a workload kind)
-    # Fields on the way to its pods that hold the wrong type, as (position, message), in
-    # document order.
-    malformed: tuple[tuple[Pos, str], ...] = ()
-
-
-_NOT_A_WORKLOAD = WorkloadReading(None)
+#: What one walk over a document has done at its mappings and lists, by id(): _TYPED, the
+#: typing read the node as a pod template reads it (the accelerator scan does not enter it); a
+#: tuple, the node was enumerated once already and these are its (key or index, value) entries
+#: to go on with (all of them, or those holding mappings and lists: the scan reads only those).
+Walked = dict[int, tuple[tuple[Any, Any], ...] | bool]
+_TYPED = False
 
 
-def read_workload(document: Document, extra: Sequence[WorkloadShape] = ()) -> WorkloadReading:
-    """The document's typed workload view and its wrong-typed fields, in one walk.
+def _entries(node: YMap | YSeq, walked: Walked) -> tuple[tuple[Any, Any], ...]:
+    """The (key or index, value) entries of `node`, enumerated once per walk: whoever meets
+    the node again (another role, the accelerator scan) goes on from `walked`."""
+    entries = walked.get(id(node))
+    if not isinstance(entries, tuple):  # not met yet (a typed node is never entered)
+        entries = walked[id(node)] = tuple(node.items() if type(node) is YMap else enumerate(node))
+    return entries
 
-    `extra` shapes (the config's `workloads:`) are tried before the built-in ones, and their
-    fields are type-checked the same way. The typed view skips what it cannot read (a string
-    `replicas` counts as the default, a container that is not a mapping is no container);
-    `malformed` names each such value. The object's own top-level fields are the loader's to
-    check.
-    """
-    shape = shape_for(document, extra)
-    if shape is None:
-        return _NOT_A_WORKLOAD
+
+def _typed(
+    document: Document, shape: WorkloadShape, walked: Walked
+) -> tuple[Workload, tuple[tuple[Pos, str], ...]]:
+    """The workload view of a document of `shape`, and its wrong-typed fields in document
+    order; what the walk enumerates joins `walked`."""
     obj = document.obj
     problems: list[tuple[Pos, str]] = []
     templates: list[PodTemplate] = []
     unread: list[UnreadPart] = []
     for role in shape.roles:
         before = len(templates)
-        for where, name, role_node in _descend([("", None, obj)], role.path, problems):
+        for where, name, role_node in _descend([("", None, obj)], role.path, problems, walked):
             # An operator checks the fields it builds pods from; only the path to them is ours.
             below = [] if role.generated else problems
-            found = _role_template(document, role, where, role_node, _role_name(role, name), below)
+            found = _role_template(
+                document, role, where, role_node, _role_name(role, name), below, walked
+            )
             if isinstance(found, PodTemplate):
                 templates.append(found)
             elif isinstance(found, UnreadPart):
@@ -985,7 +985,7 @@ def read_workload(document: Document, extra: Sequence[WorkloadShape] = ()) -> Wo
     first = templates[0].replicas if templates else _count(obj, obj, shape.roles[0])
     gang_min = _field_count(obj, shape.gang_min) if shape.gang_min else None
     workload = Workload(document, tuple(templates), first, shape.gang, gang_min, tuple(unread))
-    return WorkloadReading(workload, tuple(sorted(problems, key=_position)))
+    return workload, tuple(sorted(problems, key=_position))
 
 
 def _role_name(role: Role, found: str | None) -> str | None:
@@ -1001,7 +1001,8 @@ def _position(problem: tuple[Pos, str]) -> Pos:
 
 def workload_of(document: Document, extra: Sequence[WorkloadShape] = ()) -> Workload | None:
     """The typed workload view of a document, or None when it runs no pods."""
-    return read_workload(document, extra).workload
+    shape = shape_for(document, extra)
+    return None if shape is None else _typed(document, shape, {})[0]
 
 
 def _role_template(
@@ -1011,6 +1012,7 @@ def _role_template(
     role_node: YMap,
     name: str | None,
     problems: list[tuple[Pos, str]],
+    walked: Walked,
 ) -> PodTemplate | UnreadPart | None:
     """The pod template of one role's mapping; the written one's wrong types join `problems`.
 
@@ -1020,10 +1022,10 @@ def _role_template(
     node = spec = None
     containers: tuple[Container, ...] = ()
     # A path without `*` or `[]` steps: at most one template, and one spec in it.
-    for found in _descend([(where, None, role_node)], role.template, problems):
-        for spec_where, _, spec in _descend([found], role.spec, problems):
+    for found in _descend([(where, None, role_node)], role.template, problems, walked):
+        for spec_where, _, spec in _descend([found], role.spec, problems, walked):
             node = found[2]
-            containers = _containers(spec_where, spec, role.containers, problems)
+            containers = _containers(spec_where, spec, role.containers, problems, walked)
     obj = document.obj
     if role.derive is not None:
         derived = role.derive(obj, role_node)
@@ -1031,7 +1033,7 @@ def _role_template(
             return derived
         if derived is not spec:
             # Built by gpulint from the role's fields: only what is written is type-checked.
-            containers = _containers("", derived, role.containers, [])
+            containers = _containers("", derived, role.containers, [], walked)
         node = spec = derived
     if node is None or spec is None:
         return None
@@ -1055,13 +1057,17 @@ def _role_template(
 
 
 def _descend(
-    found: list[tuple[str, str | None, YMap]], path: str, problems: list[tuple[Pos, str]]
+    found: list[tuple[str, str | None, YMap]],
+    path: str,
+    problems: list[tuple[Pos, str]],
+    walked: Walked,
 ) -> list[tuple[str, str | None, YMap]]:
     """The mappings at `path` below each (field path, role name, mapping) of `found`.
 
     A `*` step names the role by its key, a `[]` step by the item's name (see _item_name);
     a plain step keeps the name. Values of the wrong type on the way are added to `problems`,
-    except the object's own top-level fields (field path "").
+    except the object's own top-level fields (field path ""). What a `*` or `[]` step
+    enumerates joins `walked`, with its (key or index, value) entries.
     """
     steps = _split(path)
     index = 0
@@ -1071,9 +1077,12 @@ def _descend(
         index += 2 if listed else 1
         below: list[tuple[str, str | None, YMap]] = []
         for where, name, node in found:
-            for key in list(node) if step == "*" else [step] if step in node else []:
+            if step == "*":
+                entries = _entries(node, walked)
+            else:
+                entries = ((step, node[step]),) if step in node else ()
+            for key, value in entries:
                 field = f"{where}.{key}" if where else str(key)
-                value = node[key]
                 if not listed:
                     if type(value) is YMap:
                         below.append((field, str(key) if step == "*" else name, value))
@@ -1084,7 +1093,7 @@ def _descend(
                     if message := wrong_type(field, value, YSeq):
                         problems.append((node.pos_of_value(key), message))
                     continue
-                for position, item in enumerate(value):
+                for position, item in _entries(value, walked):
                     if type(item) is YMap:
                         item_name = _item_name(item, step, position)
                         below.append((f"{field}[{position}]", item_name, item))
@@ -1174,14 +1183,19 @@ def pod_template(document: Document, node: YMap, role: str | None = None) -> Pod
     spec = node.get("spec")
     if not isinstance(spec, YMap):
         return None
-    containers = _containers("spec", spec, POD_CONTAINERS, [])
+    containers = _containers("spec", spec, POD_CONTAINERS, [], {})
     return PodTemplate(document, node, spec, containers, role)
 
 
 def _containers(
-    where: str, spec: YMap, fields: Sequence[ContainerField], problems: list[tuple[Pos, str]]
+    where: str,
+    spec: YMap,
+    fields: Sequence[ContainerField],
+    problems: list[tuple[Pos, str]],
+    walked: Walked,
 ) -> tuple[Container, ...]:
-    """The containers of the pod spec at field path `where`; wrong-typed ones join `problems`."""
+    """The containers of the pod spec at field path `where`; wrong-typed ones join `problems`,
+    the lists enumerated join `walked`."""
     found: list[Container] = []
     for field in fields:
         if not field.path:
@@ -1189,7 +1203,7 @@ def _containers(
                 found.append(_container(where, spec, field, 0, spec.pos, problems))
             continue
         parent, _, key = field.path.rpartition(".")
-        for holder_where, _, holder in _descend([(where, None, spec)], parent, problems):
+        for holder_where, _, holder in _descend([(where, None, spec)], parent, problems, walked):
             value = holder.get(key)
             if value is None:
                 continue
@@ -1204,7 +1218,7 @@ def _containers(
                 if message := wrong_type(path, value, YSeq):
                     problems.append((holder.pos_of_value(key), message))
             else:
-                for index, item in enumerate(value):
+                for index, item in _entries(value, walked):
                     item_pos = value.pos_of_item(index)
                     if type(item) is YMap:
                         item_where = f"{path}[{index}]"
@@ -1377,23 +1391,25 @@ class AcceleratorRequest(NamedTuple):
 _RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
 # Pod annotations that request an accelerator share (KAI Scheduler): the registry's.
 _ACCELERATOR_ANNOTATIONS = frozenset(annotation.key for annotation in ACCELERATOR_ANNOTATIONS)
+_NODES = (YMap, YSeq)
 
 
-def accelerator_requests(obj: YMap, known: Set[int] = frozenset()) -> list[AcceleratorRequest]:
+def accelerator_requests(obj: YMap, walked: Walked | None = None) -> list[AcceleratorRequest]:
     """Every accelerator request anywhere in an object, whatever its kind, in document order.
 
     A request is an accelerator-looking resource in any `resources` block (directly, or under
     `requests`/`limits`), a DRA claim (`resourceClaims`, `resources.claims`), or an annotation
     that asks a scheduler for a GPU share. `status` is what the cluster reports, not a request.
-    Mappings and lists whose id() is in `known` (what a pod template has already typed and
-    read) are not walked again.
+    What `walked` marks typed (read by a pod template) is not entered; what it gives the
+    entries of is not enumerated again.
     """
     found: list[AcceleratorRequest] = []
     path: list[Any] = []
+    walked = {} if walked is None else walked
     for key, value in obj.items():
-        if key != "status" and type(value) in (YMap, YSeq):
+        if key != "status" and type(value) in _NODES:
             path.append(key)
-            _scan(key, value, obj, path, found, known)
+            _scan(key, value, obj, path, found, walked, walked.get(id(value)))
             path.pop()
     return found
 
@@ -1404,48 +1420,45 @@ def _scan(
     parent: YMap,
     path: list[Any],
     found: list[AcceleratorRequest],
-    known: Set[int],
+    walked: Walked,
+    entries: Iterable[tuple[Any, Any]] | None,
 ) -> None:
     """Add the requests at and below `node` (the value of `key` in `parent`) to `found`.
 
-    Every object of every input passes here: field paths are only built for a request.
+    `entries` are the node's (key or index, value) entries when the walk has enumerated them
+    already (see _entries). Every object of every input passes here: field paths are only
+    built for a request.
     """
-    if type(node) is YMap:
-        if key in _RESOURCE_KEYS:
-            _resource_requests(node, parent, path, found)
-        elif key == "annotations":
-            for name in node:
-                if name in _ACCELERATOR_ANNOTATIONS:
-                    found.append(
-                        AcceleratorRequest(
-                            f"annotation {name}",
-                            _field(path),
-                            node.pos_of_key(name),
-                            (id(node),),
-                            ANNOTATION,
-                        )
-                    )
-        for child_key, child in node.items():
-            if type(child) in (YMap, YSeq) and id(child) not in known:
-                path.append(child_key)
-                _scan(child_key, child, node, path, found, known)
-                path.pop()
-    elif type(node) is YSeq:
-        if key == "resourceClaims" and node:
-            found.append(
-                AcceleratorRequest(
-                    f"resource claim {_claim_name(node[0])}",
-                    _field(path),
-                    parent.pos_of_key(key),
-                    (id(parent),),
-                    CLAIM,
-                )
+    in_mapping = type(node) is YMap
+    if in_mapping and key in _RESOURCE_KEYS:
+        entries = _resource_requests(node, entries, parent, path, found, walked)
+    elif in_mapping and key == "annotations":
+        entries = _annotation_requests(node, entries, path, found)
+    elif key == "resourceClaims" and not in_mapping and node:
+        found.append(
+            AcceleratorRequest(
+                f"resource claim {_claim_name(node[0])}",
+                _field(path),
+                parent.pos_of_key(key),
+                (id(parent),),
+                CLAIM,
             )
-        for index, item in enumerate(node):
-            if type(item) in (YMap, YSeq) and id(item) not in known:
-                path.append(index)
-                _scan(None, item, parent, path, found, known)
-                path.pop()
+        )
+    if entries is None:
+        entries = node.items() if in_mapping else enumerate(node)
+    for child_key, child in entries:
+        if type(child) not in _NODES:
+            continue
+        ident = id(child)
+        # Most nodes are not in `walked`: a membership test costs less than a lookup.
+        seen = walked[ident] if ident in walked else None  # noqa: SIM401
+        if seen is not _TYPED:
+            path.append(child_key)
+            if in_mapping:
+                _scan(child_key, child, node, path, found, walked, seen)
+            else:  # an item is held by the mapping that holds its list
+                _scan(None, child, parent, path, found, walked, seen)
+            path.pop()
 
 
 def _field(path: list[Any]) -> str:
@@ -1456,22 +1469,62 @@ def _field(path: list[Any]) -> str:
     return text
 
 
+def _annotation_requests(
+    annotations: YMap,
+    entries: Iterable[tuple[Any, Any]] | None,
+    path: list[Any],
+    found: list[AcceleratorRequest],
+) -> list[tuple[Any, Any]]:
+    """Add the scheduler annotations that ask for an accelerator share to `found`; give the
+    mapping and list entries to go on with (none in a valid object: annotations are text)."""
+    branches = []
+    for name, value in annotations.items() if entries is None else entries:
+        if name in _ACCELERATOR_ANNOTATIONS:
+            where = _field(path)
+            pos = annotations.pos_of_key(name)
+            found.append(
+                AcceleratorRequest(f"annotation {name}", where, pos, (id(annotations),), ANNOTATION)
+            )
+        if type(value) in _NODES:
+            branches.append((name, value))
+    return branches
+
+
 def _resource_requests(
-    resources: YMap, parent: YMap, path: list[Any], found: list[AcceleratorRequest]
-) -> None:
+    resources: YMap,
+    entries: Iterable[tuple[Any, Any]] | None,
+    parent: YMap,
+    path: list[Any],
+    found: list[AcceleratorRequest],
+    walked: Walked,
+) -> list[tuple[Any, Any]]:
+    """Add the accelerator requests of a `resources` block to `found`, those written directly
+    before those under `requests` and `limits`; give the mapping and list entries to go on
+    with. Each section is enumerated once: what the scan goes on with in it joins `walked`."""
     holders = (id(resources), id(parent))
-    for section in (None, "requests", "limits"):
-        values = resources if section is None else resources.get(section)
+    branches = []
+    for name, value in resources.items() if entries is None else entries:
+        if isinstance(name, str) and looks_like_accelerator(name):
+            pos = resources.pos_of_key(name)
+            found.append(AcceleratorRequest(name, _field(path), pos, holders))
+        if type(value) in _NODES:
+            branches.append((name, value))
+    for section in _SECTIONS:
+        values = resources.get(section)
         if type(values) is not YMap:
             continue
-        for name in values:
+        nested = []
+        for name, value in values.items():
             if isinstance(name, str) and looks_like_accelerator(name):
-                where = _field(path) + (f".{section}" if section else "")
+                where = f"{_field(path)}.{section}"
                 found.append(AcceleratorRequest(name, where, values.pos_of_key(name), holders))
+            if type(value) in _NODES:
+                nested.append((name, value))
+        walked[id(values)] = tuple(nested)
     claims = resources.get("claims")
     # A claim is named by a DNS label; `name: nvidia.com/gpu` is a resource name written in
     # the wrong place (GPU004), not a DRA claim.
-    if type(claims) is YSeq and any(_is_claim(item) for item in claims):
+    if type(claims) is YSeq and any(_is_claim(item) for _, item in _entries(claims, walked)):
         found.append(
             AcceleratorRequest(
                 f"resource claim {_claim_name(claims[0])}",
@@ -1481,6 +1534,7 @@ def _resource_requests(
                 CLAIM,
             )
         )
+    return branches
 
 
 def _is_claim(item: Any) -> bool:
@@ -1523,29 +1577,67 @@ _NO_REQUESTS = {
 _PLACEMENT_FIELDS = ("affinity", "tolerations")
 
 
-def unchecked(document: Document, workload: Workload | None) -> Unchecked | None:
-    """What of the object no pod template of `workload` reads, or None when it is all read."""
+def unchecked(
+    document: Document, workload: Workload | None, walked: Walked | None = None
+) -> Unchecked | None:
+    """What of the object no pod template of `workload` reads, or None when it is all read.
+
+    `walked` is what the typing walk did (read_workload): the scan goes on from there instead
+    of enumerating those mappings and lists again.
+    """
     ref = document.ref
     if workload is None and ref.kind in _NO_REQUESTS.get(api_group(ref.api_version), ()):
         return None
+    walked = {} if walked is None else walked
     read: set[int] = set()
-    # A typed container's requests are its `resources`, which the pod template reads: the walk
-    # skips its mapping (the bulk of a workload: env, probes, mounts) instead of reading it twice.
-    typed: set[int] = set()
     for template in workload.templates if workload is not None else ():
         read.add(id(template.spec))
         read.add(id(template.role_node))  # a pod spec an operator completes (KServe)
         read.add(id(template.annotations))
+        # A typed container's requests are its `resources`, which the pod template reads: the
+        # scan skips its mapping (the bulk of a workload: env, probes, mounts).
         for container in template.containers:
             read.add(id(container.resources.node))
-            typed.add(id(container.node))
-        typed.update(id(template.spec.get(field)) for field in _PLACEMENT_FIELDS)
+            walked[id(container.node)] = _TYPED
+        for field in _PLACEMENT_FIELDS:
+            walked[id(template.spec.get(field))] = _TYPED
     requests = tuple(
         r
-        for r in accelerator_requests(document.obj, typed)
+        for r in accelerator_requests(document.obj, walked)
         if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders)
     )
     unread = workload.unread if workload is not None else ()
     if not requests and not unread:
         return None
     return Unchecked(document, requests, unread)
+
+
+class WorkloadReading(NamedTuple):
+    """What the loader's one walk over a document finds."""
+
+    workload: Workload | None  # None: the document runs no pods (not a workload kind)
+    # Fields on the way to its pods that hold the wrong type, as (position, message), in
+    # document order.
+    malformed: tuple[tuple[Pos, str], ...] = ()
+    # The accelerator requests (and parts of the workload) that no pod template read holds.
+    unchecked: Unchecked | None = None
+
+
+def read_workload(document: Document, extra: Sequence[WorkloadShape] = ()) -> WorkloadReading:
+    """The document's typed workload view, its wrong-typed fields and its unread accelerator
+    requests, in one walk.
+
+    `extra` shapes (the config's `workloads:`) are tried before the built-in ones, and their
+    fields are type-checked the same way. The typed view skips what it cannot read (a string
+    `replicas` counts as the default, a container that is not a mapping is no container);
+    `malformed` names each such value. The object's own top-level fields are the loader's to
+    check. The accelerator scan then walks only what typing did not: it skips what the pod
+    templates read and goes on from the children of what typing enumerated, so each mapping
+    and list of the document is walked once.
+    """
+    shape = shape_for(document, extra)
+    walked: Walked = {}
+    if shape is None:
+        return WorkloadReading(None, (), unchecked(document, None, walked))
+    workload, malformed = _typed(document, shape, walked)
+    return WorkloadReading(workload, malformed, unchecked(document, workload, walked))

@@ -7,7 +7,9 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -447,3 +449,122 @@ def test_the_loader_gives_the_typed_workloads_of_its_documents(tmp_path: Path) -
     assert [w.document for w in result.workloads] == list(result.documents[1:])
     ((template,),) = [w.templates for w in result.workloads[:1]]
     assert (template.role, [c.name for c in template.containers]) == ("trainer", ["trainer"])
+
+
+# One object of each way a kind keeps its pods (a plain path, `*` over a mapping, `[]` over a
+# list, two roles over one list) and a kind gpulint does not read, each with accelerator
+# requests its pod templates do not hold.
+WALKED_ONCE = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: d, annotations: {gpu-fraction: "0.5"}}
+spec:
+  template:
+    metadata: {annotations: {gpu-memory: "2000"}}
+    spec:
+      tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+      initContainers: [{name: b, resources: {limits: {amd.com/gpu: 1}}}]
+      containers:
+      - {name: a, resources: {limits: {nvidia.com/gpu: 1}}, env: [{name: A, value: b}]}
+  volumeClaimTemplates:
+  - spec: {resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: p}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata: {annotations: {gpu-fraction: "0.5"}}
+        spec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: 1}}}]}
+    Worker: {replicas: 2, template: {spec: {containers: [{name: w}]}}}
+---
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: r}
+spec:
+  headGroupSpec: {template: {spec: {containers: [{name: head}]}}}
+  workerGroupSpecs:
+  - groupName: gpu
+    template:
+      spec:
+        containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]
+        resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]
+---
+apiVersion: disaggregatedset.x-k8s.io/v1alpha1
+kind: DisaggregatedSet
+metadata: {name: s}
+spec:
+  roles:
+  - name: prefill
+    spec:
+      leaderWorkerTemplate:
+        size: 2
+        workerTemplate: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+---
+apiVersion: example.com/v1
+kind: Trainer
+metadata: {name: t}
+spec:
+  nodes:
+  - resources: {limits: {nvidia.com/gpu: 8}, claims: [{name: ib}]}
+    extra: [[{resources: {amd.com/gpu: 1}}]]
+"""
+
+
+def test_each_mapping_and_list_of_a_document_is_walked_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpulint.rules.base import CheckContext
+    from gpulint.yamltree import YMap, YSeq
+
+    # Count every enumeration of a mapping's keys or a list's items while the documents are
+    # loaded and the rules ask for their unchecked requests (lookups by key are not walks).
+    walks: dict[int, int] = {}
+
+    def counted(method: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def enumerate_node(node: Any) -> Any:
+            walks[id(node)] = walks.get(id(node), 0) + 1
+            return method(node)
+
+        return enumerate_node
+
+    for kind, base, names in (
+        (YMap, dict, ("items", "keys", "values", "__iter__")),
+        (YSeq, list, ("__iter__",)),
+    ):
+        for name in names:
+            monkeypatch.setattr(kind, name, counted(getattr(base, name)), raising=False)
+    loaded = load_text("walked.yaml", WALKED_ONCE)
+    context = CheckContext(loaded, loaded.workloads)
+    found = [
+        (unread.document.ref.kind, request.what, request.field)
+        for unread in context.unchecked
+        for request in unread.requests
+    ]
+    monkeypatch.undo()
+
+    assert [w.document.ref.kind for w in loaded.workloads] == [
+        "StatefulSet",
+        "PyTorchJob",
+        "RayCluster",
+        "DisaggregatedSet",
+    ]
+    assert found == [
+        ("StatefulSet", "annotation gpu-fraction", "metadata.annotations"),
+        ("StatefulSet", "annotation gpu-memory", "spec.template.metadata.annotations"),
+        ("StatefulSet", "nvidia.com/gpu", "spec.volumeClaimTemplates[0].spec.resources.requests"),
+        ("StatefulSet", "nvidia.com/gpu", "spec.volumeClaimTemplates[0].spec.resources.limits"),
+        (
+            "PyTorchJob",
+            "annotation gpu-fraction",
+            "spec.pytorchReplicaSpecs.Master.template.metadata.annotations",
+        ),
+        ("Trainer", "nvidia.com/gpu", "spec.nodes[0].resources.limits"),
+        ("Trainer", "resource claim ib", "spec.nodes[0].resources.claims"),
+        ("Trainer", "amd.com/gpu", "spec.nodes[0].extra[0][0].resources"),
+    ]
+    assert walks, "the walk enumerates mappings and lists"
+    assert max(walks.values()) == 1

@@ -151,17 +151,11 @@ class CheckContext:
         """What the loader found wrong with the files themselves."""
         return self.loaded.issues
 
-    @cached_property
+    @property
     def unchecked(self) -> tuple[Unchecked, ...]:
-        """The objects with accelerator requests (or pods) that no pod template read holds."""
-        from gpulint.workloads import unchecked  # only GPU007 and the summary ask
-
-        workloads = {id(w.document): w for w in self.workloads}
-        return tuple(
-            found
-            for document in self.documents
-            if (found := unchecked(document, workloads.get(id(document)))) is not None
-        )
+        """The objects with accelerator requests (or pods) that no pod template read holds:
+        found by the loader's walk, not by walking the documents again."""
+        return self.loaded.unchecked
 
     def pod_templates(self) -> Iterator[tuple[Workload, PodTemplate]]:
         """Every pod template of every workload, with its workload."""
