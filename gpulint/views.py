@@ -247,62 +247,63 @@ def _replace(self: Any, /, **changes: Any) -> Any:
     return result
 
 
+def _make(cls: type, iterable: Any) -> Any:
+    """Make a new object of this class from a sequence or iterable."""
+    result = _tuple_new(cls, iterable)
+    if len(result) != len(cls._fields):  # type: ignore[attr-defined]
+        raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(result)}")  # type: ignore[attr-defined]
+    return result
+
+
+def _repr(self: Any) -> str:
+    """Return a nicely formatted representation string."""
+    shown = ", ".join([f"{name}={value!r}" for name, value in zip(self._fields, self, strict=True)])
+    return f"{self.__class__.__name__}({shown})"
+
+
+# The methods every class shares, as namedtuple's own closures do the same for each class.
+_SHARED = {
+    "__slots__": (),
+    "_make": classmethod(_make),
+    "_replace": _replace,
+    "__repr__": _repr,
+    "_asdict": _asdict,
+    "__getnewargs__": _getnewargs,
+}
+
+
 class _NamedTupleMeta(type):
     """Builds the class of a `class X(NamedTuple)` statement (see the module's docstring)."""
 
     def __new__(cls, typename: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
         if bases != (_NamedTupleBase,):
             raise TypeError("can only inherit from a NamedTuple type")
-        annotations = namespace.get("__annotations__", {})
-        names = tuple(annotations)
-        defaults = tuple(namespace[n] for n in names if n in namespace)
+        names = tuple(namespace.get("__annotations__", ()))
+        defaults = tuple(namespace[name] for name in names if name in namespace)
         required = len(names) - len(defaults)
-        for index, name in enumerate(names):
-            if name.startswith("_"):
-                raise ValueError(f"Field names cannot start with an underscore: {name!r}")
-            if (index < required) == (name in namespace):
-                raise TypeError(f"Non-default namedtuple field {name} cannot follow default field")
-        count = len(names)
-        arguments = ", ".join(names) + ("," if count == 1 else "")
+        if any(name in namespace for name in names[:required]):
+            raise TypeError(f"{typename}: a field without a default follows one with a default")
+        if any(name.startswith("_") for name in names):
+            raise ValueError(f"{typename}: field names cannot start with an underscore")
+        if not _RESERVED.isdisjoint(namespace):
+            raise AttributeError(f"{typename}: cannot overwrite NamedTuple attributes")
+        arguments = ", ".join(names) + ("," if len(names) == 1 else "")
         new = _new_function(typename, names)
         new.__name__ = "__new__"
         new.__qualname__ = f"{typename}.__new__"
         new.__doc__ = f"Create new instance of {typename}({arguments})"
         new.__defaults__ = defaults or None
-        new.__annotations__ = annotations
-
-        def _make(cls: type, iterable: Any) -> Any:
-            result = _tuple_new(cls, iterable)
-            if len(result) != count:
-                raise TypeError(f"Expected {count} arguments, got {len(result)}")
-            return result
-
-        shown = "(" + ", ".join(f"{name}=%r" for name in names) + ")"
-
-        def __repr__(self: tuple[Any, ...]) -> str:
-            """Return a nicely formatted representation string."""
-            return self.__class__.__name__ + shown % self
-
-        _make.__qualname__ = f"{typename}._make"
-        __repr__.__qualname__ = f"{typename}.__repr__"
         body = {
+            **_SHARED,
             "__doc__": f"{typename}({arguments})",
-            "__slots__": (),
             "_fields": names,
             "_field_defaults": dict(zip(names[required:], defaults, strict=True)),
             "__new__": new,
-            "_make": classmethod(_make),
-            "_replace": _replace,
-            "__repr__": __repr__,
-            "_asdict": _asdict,
-            "__getnewargs__": _getnewargs,
             "__match_args__": names,
         }
         for index, name in enumerate(names):
             body[name] = _tuplegetter(index, f"Alias for field number {index}")
         for key, value in namespace.items():
-            if key in _RESERVED:
-                raise AttributeError(f"Cannot overwrite NamedTuple attribute {key}")
             if key not in names:
                 body[key] = value
         return type(typename, (tuple,), body)
