@@ -20,7 +20,9 @@ _SEVERITY_COLOUR = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO:
 #: flood the terminal.
 SNIPPET_WIDTH = 120
 _ELLIPSIS = "…"
-_DOCUMENT_START = re.compile(r"---(\s|$)")
+# Patterns compiled on first use (re caches them): only a run that shows a source line needs
+# them, and they run only on lines that hold their literal start (`---`, `Secret`).
+_DOCUMENT_START = r"---(\s|$)"
 # Lexical, so that it also holds in a file that does not parse: `kind: Secret` in block,
 # flow or JSON style.
 _SECRET_KIND = r"""(?:^|[\s{,-])["']?kind["']?\s*:\s*["']?Secret["']?\s*(?:[,}#]|$)"""
@@ -125,15 +127,21 @@ class SourceLines:
 
         text = data.decode("utf-8-sig", errors="replace")
         lines: list[str | None] = list(normalize_line_breaks(text).split("\n"))
+        starts = [i for i, line in enumerate(lines) if line and _starts_document(line)]
         start = 0
-        for end in [i for i, line in enumerate(lines) if _DOCUMENT_START.match(line)] + [
-            len(lines)
-        ]:
-            secret = re.compile(_SECRET_KIND)  # compiled once a source line is shown
-            if any(secret.search(line) for line in lines[start:end] if line is not None):
+        for end in [*starts, len(lines)]:
+            if any(line and _names_a_secret(line) for line in lines[start:end]):
                 lines[start:end] = [None] * (end - start)
             start = end
         return lines
+
+
+def _starts_document(line: str) -> bool:
+    return line.startswith("---") and re.match(_DOCUMENT_START, line) is not None
+
+
+def _names_a_secret(line: str) -> bool:
+    return "Secret" in line and re.search(_SECRET_KIND, line) is not None
 
 
 def summary_line(result: LintResult) -> str:
