@@ -895,13 +895,16 @@ _BUILTIN_INDEX = shape_index(BUILTIN_SHAPES)
 
 
 # A step: `["a.b/c"]` (a key with dots, such as an annotation), a plain key, or `[]`.
-_STEP = r'\["([^"]*)"\]|([^.\[\]]+)|(\[\])'  # compiled on first use: config shapes only
+# Compiled on first use: a path of plain keys (most built-in roles) is split without it.
+_STEP = r'\["([^"]*)"\]|([^.\[\]]+)|(\[\])'
 
 
 @functools.lru_cache(maxsize=1024)
 def _split(path: str) -> tuple[str, ...]:
     """`spec.workerGroupSpecs[].template` -> (`spec`, `workerGroupSpecs`, `[]`, `template`);
     `metadata.annotations["a.b/c"]` -> (`metadata`, `annotations`, `a.b/c`)."""
+    if "[" not in path and "]" not in path:
+        return tuple(step for step in path.split(".") if step)
     steps: list[str] = []
     for quoted, plain, listed in re.findall(_STEP, path):
         steps.append(quoted or plain or listed)
@@ -915,7 +918,16 @@ def api_group(api_version: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _version_matches(api_version: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(api_version, p) for p in patterns)
+    return any(_glob_matches(api_version, p) for p in patterns)
+
+
+def _glob_matches(text: str, pattern: str) -> bool:
+    """fnmatch.fnmatchcase, without compiling a pattern that is a literal (`v1`) or a literal
+    and a final `*` (`apps/*`, as the built-in shapes write theirs)."""
+    literal = pattern.removesuffix("*")
+    if "*" in literal or "?" in literal or "[" in literal:
+        return fnmatch.fnmatchcase(text, pattern)
+    return text.startswith(literal) if literal != pattern else text == pattern
 
 
 def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> WorkloadShape | None:

@@ -10,14 +10,16 @@ from gpulint.rules.base import CheckContext, Problem
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
+# Patterns compiled on first use (re caches them): only a run with a GPU model label among
+# its selectors reads them, and the last two only for a value no model carries.
 # What GFD appends to the model: `-MIG-1g.5gb` under the `single` strategy, `-SHARED` when
 # time-slicing or MPS does not rename the resource.
-_GFD_SUFFIX = re.compile(r"(?:-MIG-[0-9A-Za-z.]+)?(?:-SHARED)?\Z")
-_TOKEN = re.compile(r"[-_ ]+")
+_GFD_SUFFIX = r"(?:-MIG-[0-9A-Za-z.]+)?(?:-SHARED)?\Z"
+_TOKEN = r"[-_ ]+"
 # The first words of a value written the way the labeller writes it.
 _LABELLER_SPELLING = {
-    GFD_PRODUCT_LABEL: re.compile(r"(?:NVIDIA|Tesla|Quadro)-", re.IGNORECASE),
-    "cloud.google.com/gke-accelerator": re.compile(r"nvidia-", re.IGNORECASE),
+    GFD_PRODUCT_LABEL: r"(?i)(?:NVIDIA|Tesla|Quadro)-",
+    "cloud.google.com/gke-accelerator": r"(?i)nvidia-",
 }
 _WRITER = {
     GFD_PRODUCT_LABEL: "GPU Feature Discovery",
@@ -105,10 +107,10 @@ def judge(label: str, value: str) -> LabelVerdict | None:
     """Why no node of any known GPU model carries `label: value`; None when one can, or when
     the value names a model the catalogue does not know (a newer GPU is not an error)."""
     families = PRODUCT_LABELS[label]
-    suffix_match = _GFD_SUFFIX.search(value) if label == GFD_PRODUCT_LABEL else None
+    suffix_match = re.search(_GFD_SUFFIX, value) if label == GFD_PRODUCT_LABEL else None
     suffix = suffix_match.group(0) if suffix_match else ""
     base = value[: len(value) - len(suffix)] if suffix else value
-    if any(_carries(family, base) for family in families):
+    if _carried(families, base):
         return None
     for family in families:
         for known in family.values:
@@ -117,7 +119,7 @@ def judge(label: str, value: str) -> LabelVerdict | None:
     family = _family_of(families, base)
     if family is None:
         return None
-    if _LABELLER_SPELLING[label].match(base):
+    if re.match(_LABELLER_SPELLING[label], base):
         return LabelVerdict(Severity.ERROR, family, _closest(base, family) + suffix)
     return LabelVerdict(Severity.INFO, family, family.values[0] + suffix)
 
@@ -127,26 +129,29 @@ def _closest(base: str, family: ProductFamily) -> str:
     (`NVIDIA-H100-SXM4-80GB` meant the 80GB board), then the closest spelling."""
     import difflib  # only for a value that is wrong
 
-    words = set(_TOKEN.split(base.lower()))
+    words = set(re.split(_TOKEN, base.lower()))
 
     def score(known: str) -> tuple[int, float]:
-        shared = words & set(_TOKEN.split(known.lower()))
+        shared = words & set(re.split(_TOKEN, known.lower()))
         weight = sum(2 if word.endswith("gb") else 1 for word in shared)
         return weight, difflib.SequenceMatcher(None, base, known).ratio()
 
     return max(family.values, key=score)
 
 
-def _carries(family: ProductFamily, base: str) -> bool:
-    return base in family.values or (
+def _carried(families: tuple[ProductFamily, ...], base: str) -> bool:
+    """Whether a GPU of some family carries `base`: the listed values of every family are
+    looked at before any family's pattern, which is compiled only then."""
+    return any(base in family.values for family in families) or any(
         family.pattern is not None and re.fullmatch(family.pattern, base) is not None
+        for family in families
     )
 
 
 def _family_of(families: tuple[ProductFamily, ...], base: str) -> ProductFamily | None:
     """The family whose model the value names (`H100` in `NVIDIA-H100-SXM4-80GB`)."""
     by_model = {family.model.lower(): family for family in families}
-    for token in _TOKEN.split(base.lower()):
+    for token in re.split(_TOKEN, base.lower()):
         family = by_model.get(token)
         if family is not None:
             return family
