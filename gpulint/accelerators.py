@@ -71,7 +71,8 @@ _VENDOR_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("cuda", "nvidia.com/gpu"),
 )
 # A resource name as the API accepts it: an optional DNS-subdomain prefix and a name part.
-_QUALIFIED_NAME = re.compile(
+# (Compiled on first use: only a name that is no known resource is checked.)
+_QUALIFIED_NAME = (
     r"(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
     r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z"
 )
@@ -210,7 +211,7 @@ def is_extended_resource(name: str) -> bool:
 
 def is_valid_resource_name(name: str) -> bool:
     """Whether the API accepts `name` as an extended resource name (qualified, well formed)."""
-    return "/" in name and _QUALIFIED_NAME.match(name) is not None
+    return "/" in name and re.match(_QUALIFIED_NAME, name) is not None
 
 
 def meaning_of(name: str) -> str:

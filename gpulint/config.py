@@ -239,7 +239,8 @@ def _has_tool_table(pyproject: Path) -> bool:
         text = pyproject.read_text(encoding="utf-8")
     except OSError:
         return False
-    return re.search(r"^\[tool\.gpulint\]", text, re.MULTILINE) is not None
+    # Most pyproject.toml files have no such table: the pattern runs only on those that might.
+    return "[tool.gpulint]" in text and re.search(r"(?m)^\[tool\.gpulint\]", text) is not None
 
 
 def load_config(path: Path, known_codes: Iterable[str], cache: Path | None = None) -> Config:

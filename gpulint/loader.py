@@ -50,11 +50,11 @@ if TYPE_CHECKING:
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
 
-_HELM_SOURCE = re.compile(r"^#[ \t]*Source:[ \t]*(\S[^\n]*?)[ \t]*$", re.MULTILINE)
-_SUPPRESSION = re.compile(
-    r"(?:^|[ \t])#[ \t]*gpulint:[ \t]*ignore(?![-\w])(?:\[([^\]\n]*)\])?", re.MULTILINE
-)
-_CODE_SPLIT = re.compile(r"[\s,]+")
+# Patterns compiled on first use (re caches them): only a text holding `Source:` or
+# `gpulint:` is searched with them.
+_HELM_SOURCE = r"(?m)^#[ \t]*Source:[ \t]*(\S[^\n]*?)[ \t]*$"
+_SUPPRESSION = r"(?m)(?:^|[ \t])#[ \t]*gpulint:[ \t]*ignore(?![-\w])(?:\[([^\]\n]*)\])?"
+_CODE_SPLIT = r"[\s,]+"
 
 
 class LoadResult(NamedTuple):
@@ -860,8 +860,8 @@ def _suppressions(text: str) -> dict[int, Suppression]:
     if "gpulint:" not in text:
         return {}
     found: dict[int, Suppression] = {}
-    for line, match in _lines_of(text, _SUPPRESSION.finditer(text)):
-        codes = frozenset(c.upper() for c in _CODE_SPLIT.split(match.group(1) or "") if c)
+    for line, match in _lines_of(text, re.finditer(_SUPPRESSION, text)):
+        codes = frozenset(c.upper() for c in re.split(_CODE_SPLIT, match.group(1) or "") if c)
         start = match.start() + (0 if text[match.start()] == "#" else 1)
         column = start - (text.rfind("\n", 0, start) + 1) + 1
         found[line] = Suppression(line, column, codes)
@@ -877,13 +877,13 @@ def _helm_sources(text: str) -> tuple[list[int], list[str]]:
 
 
 def _helm_source_matches(text: str) -> Iterator[re.Match[str]]:
-    """`_HELM_SOURCE.finditer(text)`, but trying the pattern only on lines holding `Source:`.
+    """`re.finditer(_HELM_SOURCE, text)`, but trying the pattern only on lines holding `Source:`.
 
     A `^`-anchored pattern is otherwise tried at every line of a long rendered file.
     """
     start = 0
     while (found := text.find("Source:", start)) >= 0:
-        match = _HELM_SOURCE.match(text, text.rfind("\n", 0, found) + 1)
+        match = re.compile(_HELM_SOURCE).match(text, text.rfind("\n", 0, found) + 1)
         if match is not None:
             yield match
             start = match.end()

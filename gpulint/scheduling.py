@@ -31,7 +31,7 @@ BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 # Every node has these; a profile that leaves them out does not know them, so they do not
 # constrain. Any other resource a pool does not list is one its nodes do not have.
 _ALWAYS_PRESENT = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
-_INT64 = re.compile(r"[+-]?[0-9]+\Z")
+_INT64 = r"[+-]?[0-9]+\Z"  # compiled on first use: only `Gt` and `Lt` compare numbers
 _INT64_MAX = 2**63 - 1
 _NODE_NAME_FIELD = "metadata.name"
 
@@ -71,7 +71,7 @@ def requirement_matches(requirement: SelectorRequirement, labels: Mapping[str, s
 
 
 def _int64(text: str) -> int | None:
-    if not _INT64.match(text):
+    if not re.match(_INT64, text):
         return None
     number = int(text)
     return number if -_INT64_MAX - 1 <= number <= _INT64_MAX else None

@@ -16,7 +16,7 @@ from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
 ANNOTATION = "gpulint.io/ignore"
-_SPLIT = re.compile(r"[\s,]+")
+_SPLIT = r"[\s,]+"  # compiled on first use: only an object with the annotation needs it
 
 
 class Marker(NamedTuple):
@@ -76,7 +76,7 @@ class SuppressionTracker:
         value = annotations.get(ANNOTATION)
         if value is None:
             return
-        codes = frozenset(c.upper() for c in _SPLIT.split(str(value)) if c)
+        codes = frozenset(c.upper() for c in re.split(_SPLIT, str(value)) if c)
         marker = Marker(document.file, annotations.pos_of_value(ANNOTATION), codes, "annotation")
         if (marker.file.path, marker.pos) not in self._markers:
             key = (document.file.path, document.kind_pos)

@@ -238,7 +238,7 @@ def _syntax_error(exc: Exception, text: str) -> YamlSyntaxError:
         return YamlSyntaxError(1, 1, problem)
     line, column = mark.line + 1, mark.column + 1
     # A merge left unresolved breaks the YAML a few lines below its first marker: name the cause.
-    conflict = _CONFLICT_MARKER.search(text, 0, _line_end(text, line))
+    conflict = re.compile(_CONFLICT_MARKER).search(text, 0, _line_end(text, line))
     if conflict is not None:
         marker = " ".join(part for part in conflict.groups() if part)
         return YamlSyntaxError(
@@ -255,8 +255,9 @@ def _syntax_error(exc: Exception, text: str) -> YamlSyntaxError:
     return YamlSyntaxError(line, column, problem)
 
 
-# Lines git writes around a conflict: `<<<<<<< HEAD`, `=======`, `>>>>>>> branch`.
-_CONFLICT_MARKER = re.compile(r"^(<{7}|={7}|>{7})(?:[ \t]+([^\s#]\S*))?(?:[ \t][^\n]*)?$", re.M)
+# Lines git writes around a conflict: `<<<<<<< HEAD`, `=======`, `>>>>>>> branch`. Compiled
+# on first use: only a text that does not parse is searched for them.
+_CONFLICT_MARKER = r"(?m)^(<{7}|={7}|>{7})(?:[ \t]+([^\s#]\S*))?(?:[ \t][^\n]*)?$"
 
 
 def _line_end(text: str, line: int) -> int:

@@ -379,3 +379,63 @@ def test_the_hook_compiles_no_dataclass_method(hook_run: HookRun) -> None:
         check=True,
     )  # reads the profile from the cache the first run filled
     assert json.loads(run.stderr.splitlines()[-1]) == []
+
+
+_PATTERNS = """\
+import json, re, sys
+compiled = []
+compile_pattern = re._compile
+def counted(pattern, flags):
+    if (type(pattern), pattern, flags) not in re._cache:
+        caller = sys._getframe(1)
+        while caller.f_globals.get("__name__", "").partition(".")[0] in ("re", "fnmatch"):
+            caller = caller.f_back
+        module = caller.f_globals.get("__name__", "")
+        if module.startswith("gpulint"):
+            compiled.append(module)
+    return compile_pattern(pattern, flags)
+re._compile = counted
+from gpulint.cli import main
+sys.argv = ["gpulint", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+sys.__stderr__.write(json.dumps(sorted(compiled)))
+"""
+
+
+@pytest.mark.parametrize("hook", [False, True], ids=["plain", "hook"])
+def test_the_start_compiles_only_the_patterns_it_runs(
+    hook: bool, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # A pattern costs 150,000 to 1,300,000 instructions to compile. Those only some runs need
+    # (another output format, a conflict marker, a suppression, a wrong label value, a config
+    # shape) are kept as strings for `re` to compile on first use, and a glob or a path of
+    # plain keys is matched without one.
+    if hook:  # reads the profile from the cache the hook's first run filled
+        hook_run: HookRun = request.getfixturevalue("hook_run")
+        repository, args = hook_run.repository, hook_run.args
+    else:
+        repository, args = tmp_path, ["check", str(HELM)]
+    run = subprocess.run(
+        [sys.executable, "-c", _PATTERNS, *args],
+        cwd=repository,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    # By the module that compiles each: YAML's int, octal/hex and float scalars, quantities,
+    # resource name tokens, Helm's `# Source:` comments, the document starts of the text
+    # report's source lines; with the hook's config and profile, its per-file-ignores glob
+    # and rolling-update surges.
+    expected = [
+        "gpulint.accelerators",
+        "gpulint.loader",
+        "gpulint.output.text",
+        "gpulint.quantity",
+        *["gpulint.yamltree"] * 3,
+    ]
+    if hook:
+        expected += ["gpulint.config", "gpulint.replicas"]
+    assert json.loads(run.stderr.splitlines()[-1]) == sorted(expected)

@@ -25,11 +25,13 @@ ELLIPSIS = "…"
 _CONTROL = "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # A runner reads a line as a workflow command when it starts with `::` after leading spaces.
-_COMMAND_START = re.compile(r"^(\s*)::", re.MULTILINE)
+# (Compiled on first use: only a text holding `::` is searched.)
+_COMMAND_START = r"(?m)^(\s*)::"
 # Characters XML 1.0 cannot hold at all (even as references), besides the controls above.
 _NOT_XML = "[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"
-# Backslash, code, emphasis, links and images, table cells, strikethrough.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Backslash, code, emphasis, links and images, table cells, strikethrough. (Compiled on first
+# use: only Markdown output escapes them.)
+_MARKDOWN_SPECIAL = r"([\\`*_\[\]|~])"
 
 
 def cut(text: str, limit: int = MAX_TEXT) -> str:
@@ -60,7 +62,7 @@ def escape_controls(text: str) -> str:
 
 def no_command(text: str) -> str:
     """`text` with the first `:` of a line that would start with `::` shown as `\\x3a`."""
-    return _COMMAND_START.sub(r"\1\\x3a:", text) if "::" in text else text
+    return re.sub(_COMMAND_START, r"\1\\x3a:", text) if "::" in text else text
 
 
 def one_line(text: str, limit: int = MAX_TEXT) -> str:
@@ -113,7 +115,7 @@ def _markdown_text(text: str) -> str:
 def _markdown_line(line: str) -> str:
     safe = _controls(line, _escaped)
     safe = safe.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", safe)
+    return re.sub(_MARKDOWN_SPECIAL, r"\\\1", safe)
 
 
 def markdown_code(text: str, limit: int = MAX_TEXT) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.workloads import ANNOTATION, CHECKED_FORMS, CLAIM, Unchecked, api_group
 
-_INDEX = re.compile(r"\[\d+\]")
+_INDEX = r"\[\d+\]"  # compiled on first use: only a config entry to suggest needs it
 _FORMS = {CLAIM: "DRA resource claim", ANNOTATION: "scheduler annotation"}
 
 
@@ -66,7 +66,7 @@ def _declare(found: Unchecked, field: str) -> str:
     ref = found.document.ref
     group = api_group(ref.api_version)
     version = f"{group}/*" if group else ref.api_version
-    path = _INDEX.sub("[]", field)
+    path = re.sub(_INDEX, "[]", field)
     head, containers, _ = path.partition(".containers[]")
     if containers and head:
         template, dot_spec, rest = head.rpartition(".spec")
