@@ -5,7 +5,16 @@ from __future__ import annotations
 import inspect
 import pickle
 import typing
-from dataclasses import FrozenInstanceError, asdict, field, fields, replace
+from dataclasses import (
+    FrozenInstanceError,
+    asdict,
+    astuple,
+    dataclass,
+    field,
+    fields,
+    is_dataclass,
+    replace,
+)
 from functools import cached_property
 
 import pytest
@@ -89,6 +98,7 @@ class Point:
 
 
 def test_a_record_is_a_dataclass_equal_by_its_compared_fields() -> None:
+    assert is_dataclass(Point) and Point.note == ""  # the default, not the Field, on the class
     point = Point(1, note="first")
     assert point == Point(1, 0, "second") and hash(point) == hash(Point(1, 0, "second"))
     assert point != Point(1, 2) and point != (1, 0)
@@ -97,6 +107,31 @@ def test_a_record_is_a_dataclass_equal_by_its_compared_fields() -> None:
     assert repr(point) == "Point(x=1, y=0, note='first')"
     with pytest.raises(FrozenInstanceError):
         point.x = 2
+
+
+def test_a_record_is_what_dataclass_makes_of_its_fields() -> None:
+    @dataclass(frozen=True)
+    class Made:
+        """The same fields, by dataclass()."""
+
+        x: int
+        y: int = 0
+        note: str = field(default="", compare=False)
+
+    keys = ("name", "type", "default", "default_factory", "init", "repr", "hash", "compare")
+    keys += ("metadata", "kw_only", "_field_type")
+    shown = [[getattr(f, key) for key in keys] for f in fields(Point)]
+    assert shown == [[getattr(f, key) for key in keys] for f in fields(Made)]
+    assert astuple(Point(1, 2, "a")) == astuple(Made(1, 2, "a")) == (1, 2, "a")
+
+
+def test_a_record_refuses_a_required_field_after_a_default() -> None:
+    with pytest.raises(TypeError, match="field 'b' without a default follows one with"):
+
+        @frozen_record
+        class Wrong:
+            a: int = 0
+            b: int
 
 
 class Shape(NamedTuple):
