@@ -174,3 +174,48 @@ def test_startup_rows_replace_those_of_a_report(bench_run: ModuleType) -> None:
         "| check-config-profile | 3 | 0.080 | 0.08-0.24 | 24 |",
         "| (g) ... --profile 5-node YAML dump, cached | 3 | 2.719 | 2.71-2.73 | 28 |",
     ]
+
+
+def test_cached_profile_rows_run_in_turn_and_are_judged_in_cpu_time_too(
+    bench_run: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[tuple[str, bool]] = []  # (profile file, cached) of each run, in order
+    cpu = {"profile-2.yaml": 2.0, "profile-6.yaml": 2.2, "profile-6.json": 2.5}
+
+    def run_once(command: list[str], cwd: Path) -> object:
+        profile = Path(command[command.index("--profile") + 1]).name
+        started.append((profile, "--cache-dir" in command))
+        return bench_run.Run(1.0, 20.0, 1, cpu[profile])
+
+    monkeypatch.setattr(bench_run, "run_once", run_once)
+    plan = bench_run.Plan(tmp_path / "x1", tmp_path, 2, (1,), None, (2, 6))
+
+    rows = bench_run.measure_profile_rows(plan, ["gpulint", "check"])
+
+    small, large, json = "profile-2.yaml", "profile-6.yaml", "profile-6.json"
+    assert started == [
+        *[(small, False)] * 2,
+        (small, True),  # fills the cache
+        *[(large, False)] * 2,
+        (large, True),
+        *[(json, False)] * 2,
+        (json, True),
+        # The rows the targets compare, round after round.
+        *[(small, True), (large, True), (json, True)] * 2,
+        (small, True),  # every rule, once
+    ]
+    assert [row.key for row in rows] == [
+        "profile-small-cold",
+        "profile-small",
+        "profile-large-cold",
+        "profile-large",
+        "profile-large-json-cold",
+        "profile-large-json",
+        "profile-all-rules",
+    ]
+    assert rows[3].label == "(g) ... --profile 6-node YAML dump, cached, no GPU201"
+    assert len(rows[3].runs) == 2
+    assert bench_run.profile_cpu_note(rows, (2, 6)) == (
+        "(g) in CPU time, 6-node dump / 2-node profile: YAML 1.10x, JSON 1.25x"
+    )
+    assert bench_run.profile_cpu_note(rows[:3], (2, 6)) is None
