@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.yamltree import byte_position
+
+#: How much of a large input hash_input holds at a time.
+_CHUNK = 1 << 20
 
 
 def read_input(path: str, what: str, root: str | None = None) -> bytes:
@@ -13,6 +20,32 @@ def read_input(path: str, what: str, root: str | None = None) -> bytes:
     GpulintError naming `path` as given and `what` it is."""
     try:
         return (Path(path) if root is None else Path(root, path)).read_bytes()
+    except FileNotFoundError:
+        raise GpulintError(f"{path}: {what} file not found") from None
+    except OSError as exc:
+        raise GpulintError(f"{path}: cannot read {what}: {exc.strerror}") from None
+
+
+def hash_input(
+    path: str, what: str, new_hash: Callable[[int], Any], root: str | None = None
+) -> tuple[Any, bytes | None]:
+    """`new_hash(size)` fed the bytes of `path` (relative to `root` when given), and those
+    bytes when the file is at most a megabyte or not a regular file (a pipe cannot be read
+    again); a larger file is read a megabyte at a time and never held whole. Fails as
+    read_input does."""
+    try:
+        with open(path if root is None else os.path.join(root, path), "rb") as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size <= _CHUNK:
+                data = stream.read()
+                digest = new_hash(len(data))
+                digest.update(data)
+                return digest, data
+            digest = new_hash(info.st_size)
+            buffer = memoryview(bytearray(_CHUNK))
+            while size := stream.readinto(buffer):
+                digest.update(buffer[:size])
+            return digest, None
     except FileNotFoundError:
         raise GpulintError(f"{path}: {what} file not found") from None
     except OSError as exc:

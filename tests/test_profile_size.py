@@ -1,16 +1,18 @@
 """A profile's size is its node groups, not its nodes: what a kubectl dump leaves per pool, the
 cache entry and so what each pod template is placed against are the same whether a group has
-20 nodes or 200 (only the node counts differ)."""
+20 nodes or 200 (only the node counts differ), and a run that reads the entry does not hold
+the dump it was made from."""
 
 from __future__ import annotations
 
 import json
 import pickle
+import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 
-from gpulint.profile.cache import _without_path
-from gpulint.profile.load import profile_facts
+from gpulint.profile.cache import ProfileCache, _without_path
+from gpulint.profile.load import load_profiles, profile_facts
 from gpulint.profile.merge import ProfileFacts
 
 ZONES = ("us-west-2a", "us-west-2b", "us-west-2c")
@@ -83,3 +85,28 @@ def test_a_pool_keeps_the_same_facts_for_20_nodes_as_for_200(tmp_path: Path) -> 
     # What the cache keeps (and so every run reads) is the same size: nothing kept per node.
     stored = [_without_path(facts, facts.profile.sources[0]) for facts in (few, many)]
     assert len(pickle.dumps(stored[0])) == len(pickle.dumps(stored[1]))
+
+
+def test_a_run_that_finds_the_entry_never_holds_the_whole_dump(tmp_path: Path) -> None:
+    # 4,500 nodes in three groups.
+    items = [
+        _node(group, instance_type, gpus, len(GROUPS) * n + i, ZONES[n % len(ZONES)])
+        for n in range(1500)
+        for i, (group, instance_type, gpus) in enumerate(GROUPS)
+    ]
+    dump = tmp_path / "nodes.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=4))
+    size = dump.stat().st_size
+    cache = ProfileCache(tmp_path / "cache")
+    parsed = load_profiles([str(dump)], cache=cache)  # writes the entry
+
+    tracemalloc.start()
+    try:
+        found = load_profiles([str(dump)], cache=cache)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert found == parsed and len(list(cache.directory.glob("profiles/*.pickle"))) == 1
+    # 7.9 MB of JSON, read a megabyte at a time.
+    assert size > 7_000_000 and peak < 2_000_000

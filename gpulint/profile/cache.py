@@ -111,13 +111,20 @@ def cache_problem(directory: Path) -> str | None:
 
 def entry_key(data: bytes, pool_label: str | None) -> str:
     """The name of the entry for a file of these bytes read with `pool_label`."""
-    digest = sha256(len(data))
+    digest = entry_hash(len(data), pool_label)
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def entry_hash(size: int, pool_label: str | None) -> Any:
+    """The hash whose digest, once it is fed a file's `size` bytes, is the name of the entry
+    for that file read with `pool_label` (see entry_key)."""
+    digest = sha256(size)
     header = (__version__, CACHE_FORMAT, pool_label)
     digest.update(repr(header).encode())
     digest.update(_layout())
     digest.update(b"\0")
-    digest.update(data)
-    return digest.hexdigest()
+    return digest
 
 
 def read_entry(cache: ProfileCache, key: str, path: str) -> list[ProfileFacts] | None:

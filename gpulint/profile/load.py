@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpulint.errors import GpulintError
-from gpulint.files import decode_input, read_input
-from gpulint.profile.cache import ProfileCache, entry_key, read_entry, write_entry
+from gpulint.files import decode_input, hash_input, read_input
+from gpulint.profile.cache import ProfileCache, entry_hash, entry_key, read_entry, write_entry
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
 from gpulint.yamltree import parse
@@ -42,11 +42,10 @@ def load_profiles(
 
             facts.append(facts_from_terraform(path, root))
             continue
-        data = read_input(path, "profile", root)
         if cache is None:
-            facts.extend(profile_facts(path, data, pool_label))
+            facts.extend(profile_facts(path, read_input(path, "profile", root), pool_label))
         else:
-            facts.extend(_cached_profile_facts(cache, path, data, pool_label))
+            facts.extend(_cached_profile_facts(cache, path, pool_label, root))
     return merge(facts)
 
 
@@ -60,11 +59,20 @@ def is_terraform_path(path: str, root: str | None = None) -> bool:
 
 
 def _cached_profile_facts(
-    cache: ProfileCache, path: str, data: bytes, pool_label: str | None
+    cache: ProfileCache, path: str, pool_label: str | None, root: str | None
 ) -> list[ProfileFacts]:
-    key = entry_key(data, pool_label)
+    """The facts of `path` from the cache, else parsed and stored.
+
+    A large file is hashed as it is read, never held whole: a dump of thousands of nodes is
+    tens of megabytes that a run which finds its entry has no use for.
+    """
+    digest, data = hash_input(path, "profile", lambda size: entry_hash(size, pool_label), root)
+    key = digest.hexdigest()
     found = read_entry(cache, key, path)
     if found is None:
+        if data is None:
+            data = read_input(path, "profile", root)
+            key = entry_key(data, pool_label)  # of the bytes parsed, should the file have changed
         found = profile_facts(path, data, pool_label)
         write_entry(cache, key, path, found)
     return found
