@@ -121,3 +121,9 @@ def test_no_line_of_a_secret_document_is_shown(tmp_path: Path) -> None:
     listed = tmp_path / "list.json"
     listed.write_text('{"kind": "List", "items": [\n{"kind": "Secret", "data": {}}\n]}\n')
     assert SourceLines().line(str(listed), 1) is None
+    # A `---` right after another starts a document too; `---x` does not; no final newline.
+    adjacent = tmp_path / "adjacent.yaml"
+    adjacent.write_text("---\n---\nkind: Secret\n---x: 1\ndata: {}\n---\nkind: Pod")
+    sources = SourceLines()
+    shown = [sources.line(str(adjacent), n) for n in range(1, 8)]
+    assert shown == ["---", None, None, None, None, "---", "kind: Pod"]

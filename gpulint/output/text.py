@@ -6,6 +6,7 @@ the column, where the object came from, the fix; then a summary line.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
@@ -21,8 +22,10 @@ _SEVERITY_COLOUR = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO:
 SNIPPET_WIDTH = 120
 _ELLIPSIS = "…"
 # Patterns compiled on first use (re caches them): only a run that shows a source line needs
-# them, and they run only on lines that hold their literal start (`---`, `Secret`).
-_DOCUMENT_START = r"---(\s|$)"
+# them, the second only on a document that names `Secret`. A document starts at a `---` line
+# (then a space or the line's end), looked for with the line break before it: a pattern with
+# a literal start is searched for fast, where `^` would be tried at every character.
+_DOCUMENT_START = r"\n---(?=\s|\Z)"
 # Lexical, so that it also holds in a file that does not parse: `kind: Secret` in block,
 # flow or JSON style.
 _SECRET_KIND = r"""(?:^|[\s{,-])["']?kind["']?\s*:\s*["']?Secret["']?\s*(?:[,}#]|$)"""
@@ -125,23 +128,22 @@ class SourceLines:
         # As the loader reads it: a BOM dropped, every line break the parser knows counted.
         from gpulint.yamltree import normalize_line_breaks
 
-        text = data.decode("utf-8-sig", errors="replace")
-        lines: list[str | None] = list(normalize_line_breaks(text).split("\n"))
-        starts = [i for i, line in enumerate(lines) if line and _starts_document(line)]
-        start = 0
-        for end in [*starts, len(lines)]:
-            if any(line and _names_a_secret(line) for line in lines[start:end]):
-                lines[start:end] = [None] * (end - start)
-            start = end
+        text = normalize_line_breaks(data.decode("utf-8-sig", errors="replace"))
+        lines: list[str | None] = list(text.split("\n"))
+        # Each document, from one `---` line to the next, is looked at as one text first: only
+        # one that holds the word is searched line by line. With a line break put in front, a
+        # match starts where its line does in `text`.
+        starts = (match.start() for match in re.finditer(_DOCUMENT_START, "\n" + text))
+        offsets = [0, *starts, len(text)]
+        for begin, end in itertools.pairwise(offsets):
+            if "Secret" not in text[begin:end]:
+                continue
+            first, last = text.count("\n", 0, begin), text.count("\n", 0, end)
+            if end == len(text):
+                last += 1  # the last line has no line break after it
+            if any(re.search(_SECRET_KIND, line) for line in lines[first:last] if line):
+                lines[first:last] = [None] * (last - first)
         return lines
-
-
-def _starts_document(line: str) -> bool:
-    return line.startswith("---") and re.match(_DOCUMENT_START, line) is not None
-
-
-def _names_a_secret(line: str) -> bool:
-    return "Secret" in line and re.search(_SECRET_KIND, line) is not None
 
 
 def summary_line(result: LintResult) -> str:
