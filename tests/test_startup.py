@@ -156,6 +156,8 @@ NOT_IMPORTED_BY_THE_HOOK = (
     "gpulint.profile.nodes",
     "gpulint.dra",  # neither the profile nor the manifests hold DRA objects
     "gpulint.profile.policy",  # the profile lists no quota, LimitRange or PriorityClass
+    "gpulint.kueue",  # nor a ClusterQueue or LocalQueue
+    "gpulint.profile.kueue",
     "gpulint.rules.quota",
     "gpulint.rules.priority",
     "gpulint.render.plan",  # no chart or overlay among the inputs

@@ -13,7 +13,6 @@ from dataclasses import replace
 from decimal import Decimal
 
 from gpulint.gpus import gpu_limit_pos, gpu_requests
-from gpulint.kueue import admitting_queue
 from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
@@ -109,7 +108,10 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             if need <= have:
                 continue
             queue = None
-            if sharing.count:
+            if sharing.count and (profile.cluster_queues or profile.local_queues):
+                # Only then: a run whose profile has no queue does not import Kueue's model.
+                from gpulint.kueue import admitting_queue
+
                 namespace = ctx.namespace_of(demand.workload.document)
                 queue = admitting_queue(profile, demand.workload, namespace)
             if queue is not None and demand.total(resource) <= have:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.kueue import gpus_at_once, queue_label, queue_problem
 from gpulint.rules.base import CheckContext, Problem
 
 
@@ -18,6 +17,9 @@ def kueue_queue_lacks_gpu_quota(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None or not (profile.cluster_queues or profile.local_queues):
         return
+    # Here, not at the top: a run whose profile has no queue does not import Kueue's model.
+    from gpulint.kueue import gpus_at_once, queue_label, queue_problem
+
     for workload in ctx.workloads:
         found = queue_label(workload)
         gpus = gpus_at_once(workload)
