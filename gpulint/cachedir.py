@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -38,13 +39,14 @@ def sha256(size: int = 0) -> Any:
         from hashlib import sha256 as openssl
 
         return openssl()
+    # Chosen by version: an import that fails is tried again, through sys.path, at every call.
     try:
-        from _sha2 import sha256 as new  # CPython 3.12 and later
-    except ImportError:
-        try:
-            from _sha256 import sha256 as new  # CPython 3.11
-        except ImportError:
-            from hashlib import sha256 as new
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256 as new
+        else:
+            from _sha256 import sha256 as new
+    except ImportError:  # not CPython
+        from hashlib import sha256 as new
     return new()
 
 
