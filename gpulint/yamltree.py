@@ -7,6 +7,8 @@ of the fastest YAML loaders while every mapping key, mapping value and sequence 
 """
 
 import re
+from collections.abc import Container, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from gpulint.views import NamedTuple
@@ -119,6 +121,20 @@ class DuplicateKey(NamedTuple):
     by_merge: bool = False
 
 
+class Watched(NamedTuple):
+    """A mapping key or string value holding the text `parse` watches for."""
+
+    text: str
+    pos: Pos  # where it is written (an alias: where the alias is)
+    is_key: bool
+
+
+#: What a document's mappings and lists hold of the watched text: by id(), the collection and
+#: its (key or index, Watched or the mapping or list that holds more) entries leading there.
+WatchedEntries = Mapping[int, tuple[Any, tuple[tuple[Any, Any], ...]]]
+_NOTHING_WATCHED: WatchedEntries = MappingProxyType({})
+
+
 class ParsedDocument(NamedTuple):
     """One YAML document: its value (None when empty), where it starts, duplicate keys."""
 
@@ -126,6 +142,8 @@ class ParsedDocument(NamedTuple):
     pos: Pos  # the `---` line of an explicit document, else where its content starts
     duplicates: tuple[DuplicateKey, ...]
     value_pos: Pos  # where the value is written (findings about a non-mapping point here)
+    # With `parse(watch=...)`: where the finished tree holds the watched text (watched_below).
+    watched: WatchedEntries = _NOTHING_WATCHED
 
 
 class ParseResult(NamedTuple):
@@ -185,19 +203,21 @@ MAX_DEPTH = 500
 _ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
 
 
-def parse(text: str, *, line_breaks_normalized: bool = False) -> ParseResult:
+def parse(text: str, *, line_breaks_normalized: bool = False, watch: str = "") -> ParseResult:
     """Parse every document of `text`; stop at the first error and report it.
 
     Besides YAML syntax, an error is whatever Kubernetes' YAML decoder refuses: an unknown
     anchor, an anchor that contains itself, excessive aliasing, a `<<` merge of something other
     than mappings, a collection as a mapping key; and nesting deeper than MAX_DEPTH.
     `line_breaks_normalized` says the caller has passed `text` through normalize_line_breaks.
+    With `watch`, each document lists where its tree holds that text (ParsedDocument.watched),
+    noted as the tree is built: text without it costs nothing more.
     """
     if not line_breaks_normalized:
         text = normalize_line_breaks(text)
     documents: list[ParsedDocument] = []
     try:
-        _parse_into(text, documents)
+        _parse_into(text, documents, watch if watch and watch in text else "")
     except YamlSyntaxError as exc:
         return ParseResult(tuple(documents), exc)
     except Exception as exc:  # ruamel raises MarkedYAMLError subclasses; anything else is a bug
@@ -286,7 +306,7 @@ def _char_at(text: str, index: int) -> str:
     return text[index] if 0 <= index < len(text) else ""
 
 
-def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
+def _parse_into(text: str, documents: list[ParsedDocument], watch: str) -> None:
     # The hot path of every run: one pass over the C parser's events, dispatching on the event
     # class by identity and keeping the innermost open collection in locals.
     next_event = CParser(text).get_event
@@ -311,10 +331,15 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
     alias_nodes = 0
     sizes: dict[int, int] = {}
     doc_start = 0
+    # What the document's collections hold of `watch`, as it is met (see _watch).
+    watched: dict[int, tuple[Any, list[tuple[Any, Any]]]] = {}
+    # With `watch`, scalars take a branch of their own below, which notes the watched ones:
+    # this one, the hottest, stays as it is.
+    scalar_event = None if watch else ScalarEvent
     while True:
         event = next_event()
         cls = type(event)
-        if cls is ScalarEvent:
+        if cls is scalar_event:
             mark = event.start_mark
             pos = (mark.line + 1, mark.column + 1)
             value = event.value
@@ -355,6 +380,19 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
             container, key_positions, positions, key, key_pos, merged = stack.pop()
             if open_anchored:
                 open_anchored.discard(id(value))
+        elif cls is ScalarEvent:  # with `watch`: read as in the first branch, then noted
+            mark = event.start_mark
+            pos = (mark.line + 1, mark.column + 1)
+            value = event.value
+            if event.implicit[0]:
+                if not value or value[0] in _NUMBER_START or value in _WORDS:
+                    value = resolve_plain(value)
+            elif not event.style and event.tag != _STR_TAG:
+                value = resolve_plain(value)
+            if event.anchor:
+                anchors[event.anchor] = value
+            if container is not None and type(value) is str and watch in value:
+                _watch_scalar(watched, stack, container, key, value, pos)
         elif cls is AliasEvent:
             mark = event.start_mark
             pos = (mark.line + 1, mark.column + 1)
@@ -362,6 +400,11 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
             alias_nodes += _alias_size(event.anchor, value, pos, open_anchored, sizes)
             if _excessive_aliasing(alias_nodes, mark.index - doc_start):
                 raise YamlSyntaxError(*pos, "document contains excessive aliasing")
+            if watch and container is not None:
+                if type(value) is str and watch in value:
+                    _watch_scalar(watched, stack, container, key, value, pos)
+                elif id(value) in watched:
+                    _watch(watched, stack, container, key, value)
         elif cls is DocumentStartEvent:
             mark = event.start_mark
             doc_pos = value_pos = (mark.line + 1, mark.column + 1)
@@ -371,7 +414,10 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
             open_anchored, alias_nodes, sizes, doc_start = set(), 0, {}, mark.index
             continue
         elif cls is DocumentEndEvent:
-            documents.append(ParsedDocument(doc_value, doc_pos, tuple(duplicates), value_pos))
+            kept = _NOTHING_WATCHED
+            if watched:
+                kept, watched = _held(watched), {}
+            documents.append(ParsedDocument(doc_value, doc_pos, tuple(duplicates), value_pos, kept))
             continue
         elif cls is StreamEndEvent:
             return
@@ -396,6 +442,10 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
                     DuplicateKey(str(name), key_pos, first, by_merge=True)
                     for name, first in replaced
                 )
+                if watch:
+                    for source in (value,) if type(value) is YMap else value:
+                        for name, held in watched.get(id(source), (None, ()))[1]:
+                            _watch(watched, stack, container, name, held)
             else:
                 if key in container and not (merged and key in merged):
                     first = key_positions[key]
@@ -407,6 +457,82 @@ def _parse_into(text: str, documents: list[ParsedDocument]) -> None:
 
 _NO_KEY = object()
 _KEY_TYPES = (str, int, float, bool, type(None))
+
+
+def _watch(
+    watched: dict[int, tuple[Any, list[tuple[Any, Any]]]],
+    stack: list[Any],
+    container: Any,
+    key: Any,
+    item: Any,
+) -> None:
+    """Note that the open `container` holds `item` (a Watched scalar, or a collection holding
+    some) as the value of `key`, as a key (a Watched one, when no key is pending) or as its
+    next item; and so does each enclosing collection, up to the first already noted."""
+    for parent, _, _, parent_key, _, _ in reversed(stack):
+        if type(container) is YSeq:
+            key = len(container)
+        elif type(item) is Watched and item.is_key:
+            key = item.text
+        noted = watched.get(id(container))
+        if noted is not None:
+            noted[1].append((key, item))
+            return
+        watched[id(container)] = (container, [(key, item)])
+        if parent is None:
+            return
+        container, key, item = parent, parent_key, container
+
+
+def _watch_scalar(
+    watched: dict[int, tuple[Any, list[tuple[Any, Any]]]],
+    stack: list[Any],
+    container: Any,
+    key: Any,
+    text: str,
+    pos: Pos,
+) -> None:
+    """Note a scalar holding the watched text, read into the open `container` (see _watch)."""
+    is_key = key is _NO_KEY and type(container) is YMap
+    _watch(watched, stack, container, key, Watched(text, pos, is_key))
+
+
+def _held(watched: dict[int, tuple[Any, list[tuple[Any, Any]]]]) -> WatchedEntries:
+    """The entries of `watched` the finished document still holds, each once: a key written
+    twice keeps only its last value, a merge only the keys nothing replaced, and a `<<` key
+    holds nothing itself."""
+    held = {}
+    for ident, (holder, entries) in watched.items():
+        kept: dict[tuple[Any, int], tuple[Any, Any]] = {}
+        for key, item in entries:
+            if type(holder) is YSeq:
+                pass  # items are only appended
+            elif type(item) is Watched:
+                span = holder.spans.get(key)
+                if span is None or (span[:2] if item.is_key else span[2:]) != item.pos:
+                    continue
+            elif holder.get(key) is not item:
+                continue
+            kept.setdefault((key, id(item)), (key, item))
+        held[ident] = (holder, tuple(kept.values()))
+    return held
+
+
+def watched_below(
+    watched: WatchedEntries, node: YMap | YSeq, skip: Container[Any] = ()
+) -> Iterator[Watched]:
+    """The keys and string values holding the watched text (see `parse`) that `node`, a
+    mapping or list of a document, holds at any depth but below a key in `skip`: once per path
+    to them, as a walk of the tree would meet them (an alias or merge is one more path)."""
+    pending = [node]
+    while pending:
+        for key, item in watched.get(id(pending.pop()), (None, ()))[1]:
+            if key in skip:
+                continue
+            if type(item) is Watched:
+                yield item
+            else:
+                pending.append(item)
 
 
 def _key(value: Any, pos: Pos) -> Any:

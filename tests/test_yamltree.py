@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gpulint.yamltree import YMap, YSeq, parse, resolve_plain
+from gpulint.yamltree import Pos, YMap, YSeq, parse, resolve_plain, watched_below
 
 
 def test_mapping_keys_values_and_sequence_items_know_their_positions() -> None:
@@ -238,3 +239,20 @@ def test_every_line_break_the_parser_knows_counts_as_one_line() -> None:
     assert (result.error.line, result.error.column) == (6, 1)  # the end of the text
     (document,) = parse("a: 1\rb: 2\r\nc: 3\x85d: 4\u2028e: 5\u2029f: 6\n").documents
     assert [document.value.pos_of_key(k)[0] for k in "abcdef"] == [1, 2, 3, 4, 5, 6]
+
+
+def test_watch_notes_where_the_finished_tree_holds_the_text() -> None:
+    text = "a: &x {k: $A}\nb: *x\nc: {<<: *x, k: B}\nf: {<<: *x}\nd: [$D]\n$E: 1\ne: $F\ne: G\n"
+    (document,) = parse(text, watch="$").documents
+    root = document.value
+
+    def below(node: Any, skip: frozenset[str] = frozenset()) -> list[tuple[str, Pos, bool]]:
+        return sorted(tuple(w) for w in watched_below(document.watched, node, skip))
+
+    a, d, e = ("$A", (1, 11), False), ("$D", (5, 5), False), ("$E", (6, 1), True)
+    # Once per path: an alias (b) and a merge (f) are one more each; `c` writes its own `k`
+    # over the merged one, and the second `e` replaces `$F`.
+    assert below(root) == [a, a, a, d, e]
+    assert below(root, frozenset({"a", "b", "$E"})) == [a, d]
+    assert (below(root["c"]), below(root["f"]), below(root["d"])) == ([], [a], [d])
+    assert parse(text).documents[0].watched == {}
