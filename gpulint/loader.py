@@ -37,11 +37,13 @@ from gpulint.yamltree import (
     DuplicateKey,
     ParsedDocument,
     Pos,
+    Watched,
     YMap,
     YSeq,
     byte_position,
     normalize_line_breaks,
     parse,
+    watched_below,
 )
 
 if TYPE_CHECKING:
@@ -578,7 +580,7 @@ def load_text(
     text = normalize_line_breaks(text)
     if variables and "$" in text:
         text = substitute(text, variables)
-    result = parse(text, line_breaks_normalized=True)
+    result = parse(text, line_breaks_normalized=True, watch="$")
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []
     if result.error is not None and "{{" in text:
@@ -598,6 +600,7 @@ def load_text(
     workloads: list[Workload] = []
     unchecked: list[Unchecked] = []
     stray: list[ParsedDocument] = []
+    dollars: list[Watched] = []  # keys and string values holding `$` where the API reads them
     previous_line = 0  # a `# Source:` comment belongs to the document right after it
     for parsed in result.documents:
         value = parsed.value
@@ -623,6 +626,8 @@ def load_text(
                 continue
             document = Document(source_file, obj, _ref(obj), source)
             documents.append(document)
+            if parsed.watched:
+                dollars.extend(watched_below(parsed.watched, obj, _NOT_READ_BY_THE_API))
             reading = read_workload(document, shapes)
             if reading.workload is not None:
                 workloads.append(reading.workload)
@@ -633,8 +638,8 @@ def load_text(
             LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
             for dup in parsed.duplicates
         )
-    if documents and "$" in text:
-        placeholders = _placeholders(d.obj for d in documents)
+    if dollars:
+        placeholders = _placeholders(dollars)
         if placeholders:
             issue = LoadIssue(
                 IssueKind.ENV_TEMPLATE, source_file, placeholders[0][1], _env_message(placeholders)
@@ -666,6 +671,8 @@ _RUNTIME_TEXT = frozenset(
 # Text the API stores as written and no check reads for placement: an image given at deploy
 # time (`repo:${VERSION}`) leaves the rest of the file checkable.
 _FREE_TEXT = frozenset({"image"})
+# What is below these keys, at any depth, holds no placeholder of an env template.
+_NOT_READ_BY_THE_API = _RUNTIME_TEXT | _FREE_TEXT
 
 
 def substitute(text: str, variables: Mapping[str, str]) -> str:
@@ -678,26 +685,9 @@ def substitute(text: str, variables: Mapping[str, str]) -> str:
     return re.sub(_PLACEHOLDER, value, text)
 
 
-def _placeholders(objects: Iterable[YMap]) -> list[tuple[str, Pos]]:
-    """(placeholder, position) of each `$NAME`/`${NAME}` where the API needs a value."""
-    found: list[tuple[str, Pos]] = []
-    stack: list[YMap | YSeq] = list(objects)
-    while stack:
-        node = stack.pop()
-        items = (
-            ((k, v, node.pos_of_key(k), node.pos_of_value(k)) for k, v in node.items())
-            if isinstance(node, YMap)
-            else ((None, v, None, node.pos_of_item(i)) for i, v in enumerate(node))
-        )
-        for key, value, key_pos, value_pos in items:
-            if key in _RUNTIME_TEXT or key in _FREE_TEXT:
-                continue
-            if isinstance(key, str) and key_pos is not None and "$" in key:
-                found.extend(_placeholder_at(key, key_pos))
-            if isinstance(value, (YMap, YSeq)):
-                stack.append(value)
-            elif isinstance(value, str) and "$" in value:
-                found.extend(_placeholder_at(value, value_pos))
+def _placeholders(dollars: Iterable[Watched]) -> list[tuple[str, Pos]]:
+    """(placeholder, position) of each `$NAME`/`${NAME}` in these keys and values, in order."""
+    found = [p for watched in dollars for p in _placeholder_at(watched.text, watched.pos)]
     return sorted(found, key=lambda item: item[1])
 
 

@@ -514,14 +514,12 @@ spec:
 """
 
 
-def test_each_mapping_and_list_of_a_document_is_walked_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _count_walks(monkeypatch: pytest.MonkeyPatch, text: str) -> tuple[Any, dict[int, int]]:
+    """Load `text` and ask for its unchecked requests, counting every enumeration of a
+    mapping's keys or a list's items (lookups by key are not walks)."""
     from gpulint.rules.base import CheckContext
     from gpulint.yamltree import YMap, YSeq
 
-    # Count every enumeration of a mapping's keys or a list's items while the documents are
-    # loaded and the rules ask for their unchecked requests (lookups by key are not walks).
     walks: dict[int, int] = {}
 
     def counted(method: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -537,7 +535,7 @@ def test_each_mapping_and_list_of_a_document_is_walked_once(
     ):
         for name in names:
             monkeypatch.setattr(kind, name, counted(getattr(base, name)), raising=False)
-    loaded = load_text("walked.yaml", WALKED_ONCE)
+    loaded = load_text("walked.yaml", text)
     context = CheckContext(loaded, loaded.workloads)
     found = [
         (unread.document.ref.kind, request.what, request.field)
@@ -545,6 +543,22 @@ def test_each_mapping_and_list_of_a_document_is_walked_once(
         for request in unread.requests
     ]
     monkeypatch.undo()
+    return (loaded, found), walks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        WALKED_ONCE,
+        # `$` in text expanded at run time: the parser notes it while building the tree.
+        WALKED_ONCE.replace("value: b}", "value: $(B)}, command: [sh, -c, 'echo ${HOSTNAME}']"),
+    ],
+    ids=["plain", "dollars"],
+)
+def test_each_mapping_and_list_of_a_document_is_walked_once(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    (loaded, found), walks = _count_walks(monkeypatch, text)
 
     assert [w.document.ref.kind for w in loaded.workloads] == [
         "StatefulSet",
@@ -566,5 +580,17 @@ def test_each_mapping_and_list_of_a_document_is_walked_once(
         ("Trainer", "resource claim ib", "spec.nodes[0].resources.claims"),
         ("Trainer", "amd.com/gpu", "spec.nodes[0].extra[0][0].resources"),
     ]
+    assert walks, "the walk enumerates mappings and lists"
+    assert max(walks.values()) == 1
+
+
+def test_an_env_template_is_walked_once_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = WALKED_ONCE.replace("replicas: 2", "replicas: $WORKERS")
+    (loaded, found), walks = _count_walks(monkeypatch, text)
+
+    assert [(issue.kind, issue.pos) for issue in loaded.issues] == [
+        (IssueKind.ENV_TEMPLATE, (25, 24))
+    ]
+    assert (loaded.documents, found) == ((), [])
     assert walks, "the walk enumerates mappings and lists"
     assert max(walks.values()) == 1

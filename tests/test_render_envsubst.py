@@ -80,3 +80,59 @@ def test_var_and_config_variables_on_the_command_line(
     (tmp_path / ".gpulint.yaml").write_text("variables:\n  GPU_PER_NODE: 1\n  MEMORY: 8Gi\n")
     assert "GPU008" not in {code for code, _, _ in codes()}
     assert codes("--var", "MEMORY=$LATER") == [("GPU008", 18, 19)]
+
+
+POD_HEAD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "placeholders", "pos"),
+    [
+        # Aliased out of runtime text into labels: a placeholder where the labels are.
+        (
+            POD_HEAD + "  annotations: &notes\n    team: ${TEAM}\n  labels: *notes\n",
+            "`${TEAM}`",
+            (6, 11),
+        ),
+        # Merged out of runtime text into a node selector.
+        (
+            POD_HEAD + "  annotations: &notes {zone: $ZONE}\nspec:\n  nodeSelector: {<<: *notes}\n",
+            "`$ZONE`",
+            (5, 30),
+        ),
+        # An alias of a placeholder, where it is: the alias's position.
+        (
+            POD_HEAD + "  annotations: {team: &team $TEAM}\n  labels: {team: *team}\n",
+            "`$TEAM`",
+            (6, 18),
+        ),
+        # A key.
+        (POD_HEAD + "  labels:\n    ${KEY}: x\n", "`${KEY}`", (6, 5)),
+        # A List's items are the objects, its own fields are not.
+        (
+            'apiVersion: v1\nkind: List\nmetadata: {resourceVersion: "$RV"}\nitems:\n'
+            '- {apiVersion: v1, kind: ConfigMap, metadata: {name: "${NAME}"}}\n',
+            "`${NAME}`",
+            (5, 54),
+        ),
+        # Replaced by the same key written again, or by a merge written after it.
+        (POD_HEAD + "  labels:\n    tier: ${TIER}\n    tier: web\n", None, None),
+        (
+            POD_HEAD + "  annotations: &notes {tier: web}\n  labels: {tier: $TIER, <<: *notes}\n",
+            None,
+            None,
+        ),
+    ],
+    ids=["alias", "merge", "aliased-scalar", "key", "list", "duplicate", "merged-over"],
+)
+def test_placeholders_count_where_the_object_holds_them(
+    text: str, placeholders: str | None, pos: tuple[int, int] | None
+) -> None:
+    loaded = load_text("pod.yaml", text)
+    found = [i for i in loaded.issues if i.kind is IssueKind.ENV_TEMPLATE]
+    if placeholders is None:
+        assert (found, len(loaded.documents)) == ([], 1)
+        return
+    (issue,) = loaded.issues
+    assert (issue.kind, issue.pos, loaded.documents) == (IssueKind.ENV_TEMPLATE, pos, ())
+    assert f"({placeholders} where the API needs a value)" in issue.message
