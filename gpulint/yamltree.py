@@ -6,6 +6,8 @@ of the fastest YAML loaders while every mapping key, mapping value and sequence 
 1-based line and column.
 """
 
+from __future__ import annotations
+
 import re
 from collections.abc import Container, Iterator, Mapping
 from types import MappingProxyType
