@@ -1380,7 +1380,7 @@ def _inside(pos: Pos, extent: tuple[Pos, Pos]) -> bool:
     return extent[0] <= pos <= extent[1]
 
 
-RESOURCE, CLAIM, ANNOTATION = "resource", "claim", "annotation"
+RESOURCE, CLAIM, ANNOTATION, OPERATOR_FIELD = "resource", "claim", "annotation", "operator field"
 #: The forms of accelerator request the rules check in a pod template they read: resources, and
 #: DRA claims (GPU701-GPU705 follow them to their templates, DeviceClasses and ResourceSlices).
 #: A scheduler's GPU-share annotation in a read pod is still unchecked until a rule reads it.
@@ -1446,6 +1446,8 @@ def _scan(
         entries = _resource_requests(node, entries, parent, path, found, walked)
     elif in_mapping and key == "annotations":
         entries = _annotation_requests(node, entries, path, found)
+    elif in_mapping and key == "gpu":
+        _gpu_field_request(node, parent, path, found)
     elif key == "resourceClaims" and not in_mapping and node:
         found.append(
             AcceleratorRequest(
@@ -1547,6 +1549,25 @@ def _resource_requests(
             )
         )
     return branches
+
+
+def _gpu_field_request(
+    gpu: YMap, parent: YMap, path: list[Any], found: list[AcceleratorRequest]
+) -> None:
+    """Add the request of an operator's `gpu: {name, quantity}` field to `found`: the Spark
+    operator's `driver.gpu` and `executor.gpu`, which its pod webhook writes into the Spark
+    container's limits when the quantity is positive (internal/webhook/sparkpod_defaulter.go
+    addGPU)."""
+    name = gpu.get("name")
+    quantity = gpu.get("quantity")
+    if not isinstance(name, str) or not looks_like_accelerator(name) or quantity is None:
+        return
+    if isinstance(quantity, int) and quantity <= 0:
+        return
+    holders = (id(gpu), id(parent))
+    found.append(
+        AcceleratorRequest(name, _field(path), gpu.pos_of_key("name"), holders, OPERATOR_FIELD)
+    )
 
 
 def _is_claim(item: Any) -> bool:

@@ -528,6 +528,28 @@ status:
     ]
 
 
+def test_an_operator_gpu_field_is_a_request_only_with_an_accelerator_and_a_positive_quantity() -> (
+    None
+):
+    from gpulint.workloads import accelerator_requests
+
+    (document,) = load_text(
+        "x.yaml",
+        """\
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: s}
+spec:
+  driver: {gpu: {name: nvidia.com/gpu, quantity: 0}}
+  executor: {gpu: {name: amd.com/gpu, quantity: 2}}
+  other: {gpu: {name: example.com/fpga-not-a-gpu}}
+  more: {gpu: {name: cpu, quantity: 1}}
+""",
+    ).documents
+    found = [(r.what, r.field, r.pos, r.form) for r in accelerator_requests(document.obj)]
+    assert found == [("amd.com/gpu", "spec.executor.gpu", (6, 20), "operator field")]
+
+
 def test_a_read_workload_reports_only_the_requests_its_pod_templates_do_not_read() -> None:
     from gpulint.workloads import unchecked
 

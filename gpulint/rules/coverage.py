@@ -6,10 +6,21 @@ import re
 from collections.abc import Iterator
 
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.workloads import ANNOTATION, CHECKED_FORMS, CLAIM, Unchecked, api_group
+from gpulint.workloads import (
+    ANNOTATION,
+    CHECKED_FORMS,
+    CLAIM,
+    OPERATOR_FIELD,
+    Unchecked,
+    api_group,
+)
 
 _INDEX = r"\[\d+\]"  # compiled on first use: only a config entry to suggest needs it
-_FORMS = {CLAIM: "DRA resource claim", ANNOTATION: "scheduler annotation"}
+_FORMS = {
+    CLAIM: "DRA resource claim",
+    ANNOTATION: "scheduler annotation",
+    OPERATOR_FIELD: "GPU field its operator turns into limits",
+}
 
 
 def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
@@ -24,7 +35,13 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
             if more:
                 what += f" and {more} more"
             fix = _declare(found, first.field)
-            if first.form not in CHECKED_FORMS:
+            if first.form == OPERATOR_FIELD and not any(
+                w.document is document for w in ctx.workloads
+            ):
+                # The pods exist only once the operator runs: no config entry reads them.
+                reason = f"gpulint does not read the pods kind {ref.kind} ({ref.api_version}) runs"
+                fix = _OPERATOR_FIX
+            elif first.form not in CHECKED_FORMS:
                 reason = f"no rule checks a request made with a {_FORMS[first.form]} yet"
                 fix = _UNREAD_FORM_FIX
             elif any(w.document is document for w in ctx.workloads):
@@ -53,6 +70,9 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
 _UNREAD_FIX = (
     "Check the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`), or "
     "declare them in the config (`workloads:`, see docs/workloads.md)."
+)
+_OPERATOR_FIX = (
+    "Check the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`)."
 )
 _UNREAD_FORM_FIX = (
     "Nothing to change in the manifest for gpulint: check that the cluster can allocate the "
