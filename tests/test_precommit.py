@@ -223,6 +223,21 @@ def test_fix_hook_fixes_the_file_and_fails_as_a_fixing_hook(
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+def test_fix_hook_fixes_json_manifests(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path
+) -> None:
+    # The `gpulint` hook checks JSON manifests; the fixing hook takes the same files.
+    pod = '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers":'
+    pod += ' [{"name": "c", "resources": {"limits": {"nvidia.com/gpus": 1}}}]}}\n'
+    repo = make_repo(tmp_path / "json-fix", {"k8s/pod.json": pod})
+    result = try_repo(hook_repo, repo, pre_commit_home, "gpulint-fix")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "files were modified by this hook" in output
+    fixed = pod.replace('"nvidia.com/gpus"', '"nvidia.com/gpu"')
+    assert (repo / "k8s" / "pod.json").read_text() == fixed
+
+
 QUOTA = """\
 apiVersion: v1
 kind: ResourceQuota
