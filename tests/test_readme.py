@@ -51,6 +51,18 @@ def test_demo_command_reports_the_demo_findings(monkeypatch: pytest.MonkeyPatch)
     ]
 
 
+def test_readme_first_example_is_the_demo_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The finding the README opens with is printed, verbatim, by its quick-start command.
+    monkeypatch.chdir(ROOT)
+    example = re.search(r"```text\n(.*?)```", README, flags=re.DOTALL)
+    assert example is not None
+    gpulint_part = COMMANDS[0].split("&& .venv/bin/gpulint ", 1)[1]
+    args = [*shlex.split(gpulint_part), "--isolated", "--color", "never"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert example.group(1) in result.stdout
+
+
 def test_readme_rule_table_is_the_catalogue() -> None:
     table = CliRunner().invoke(main, ["rules", "--format", "markdown"]).stdout
     start = README.index("<!-- rules-table")
