@@ -69,6 +69,15 @@ def test_tabs_are_shown_as_one_space_so_the_caret_stays_under_the_column() -> No
     assert shown[caret.index("^")] == "k"
 
 
+def test_the_caret_counts_wide_characters_as_two_columns() -> None:
+    # A terminal shows each CJK character two columns wide, a combining accent zero wide.
+    _, shown, caret = snippet(6, 19, '  - {name: "日本語", image: x}')
+    assert shown == '6 |   - {name: "日本語", image: x}'
+    assert caret == "  | " + " " * 21 + "^"
+    _, shown, caret = snippet(2, 11, "  name: e\u0301t\u00e9: 1")
+    assert caret == "  | " + " " * 9 + "^"
+
+
 def test_source_lines_reads_files_as_the_loader_counts_lines(tmp_path: Path) -> None:
     path = tmp_path / "crlf.yaml"
     path.write_bytes(b"\xef\xbb\xbfa: 1\r\nb: 2\rc: \xff\n")

@@ -72,8 +72,21 @@ def snippet(line: int, column: int, text: str, color: bool = False) -> list[str]
     return [
         f"{gutter} |",
         f"{line} | {shown}".rstrip(),
-        f"{gutter} | {' ' * offset}{caret}",
+        f"{gutter} | {' ' * _display_width(shown[:offset])}{caret}",
     ]
+
+
+def _display_width(text: str) -> int:
+    """The columns a terminal gives `text`: East Asian wide characters take two, combining
+    marks none."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def _window(text: str, index: int) -> tuple[str, int]:
