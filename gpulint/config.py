@@ -101,14 +101,14 @@ class Config:
         import glob
 
         found: list[str] = []
-        for pattern in self.context:
+        for index, pattern in enumerate(self.context):
             full = pattern if self.root is None else os.path.join(self.root, pattern)
             if glob.has_magic(pattern):
                 found.extend(sorted(glob.glob(full, recursive=True)))
             elif os.path.lexists(full):
                 found.append(full)
             else:
-                where = self.path or "the config"
+                where = _located(self.path, ["context", index]) if self.path else "the config"
                 raise GpulintError(f"{where}: context: `{pattern}` does not exist")
         return found
 
@@ -338,6 +338,21 @@ def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
     if data is None:
         data = YMap()
     return data, lambda path_: _yaml_position(data, path_)
+
+
+def _located(config: str, path: list[Any]) -> str:
+    """`config:line:column` of the setting at `path` in the config file, read again (only a
+    run that reports a setting's problem pays for it); `config` alone if it cannot be read."""
+    try:
+        text = Path(config).read_text(encoding="utf-8")
+        if Path(config).name == PYPROJECT:
+            _, locate = _read_pyproject(config, text)
+        else:
+            _, locate = _read_yaml(config, text)
+        line, column = locate(path)
+    except (OSError, UnicodeDecodeError, GpulintError):
+        return config
+    return f"{config}:{line}:{column}"
 
 
 def _yaml_position(data: Any, path: Any) -> Any:

@@ -555,8 +555,18 @@ def test_a_suppression_in_a_context_file_still_applies(split: Path) -> None:
 
 
 def test_a_context_path_that_does_not_exist_is_exit_2(split: Path) -> None:
-    (split / ".gpulint.yaml").write_text("context: [manifests]\n")
+    (split / ".gpulint.yaml").write_text("context:\n  - k8s\n  - manifests\n")
     result = check("k8s/a.yaml")
     assert result.exit_code == 2
     config = split / ".gpulint.yaml"
-    assert result.stderr == f"gpulint: error: {config}: context: `manifests` does not exist\n"
+    assert result.stderr == f"gpulint: error: {config}:3:5: context: `manifests` does not exist\n"
+
+
+def test_a_missing_context_path_in_pyproject_is_located_at_its_key(split: Path) -> None:
+    (split / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.gpulint]\ncontext = ["nope"]\n'
+    )
+    result = check("k8s/a.yaml")
+    assert result.exit_code == 2
+    config = split / "pyproject.toml"
+    assert result.stderr == f"gpulint: error: {config}:5:1: context: `nope` does not exist\n"
