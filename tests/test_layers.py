@@ -27,8 +27,9 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
-    """The gpulint modules `tree` imports when it runs (not those under TYPE_CHECKING)."""
+def _imports(tree: ast.AST, modules: set[str], package: str) -> set[str]:
+    """The gpulint modules `tree`, a module of `package`, imports when it runs (not those
+    under TYPE_CHECKING); relative imports (`from . import quota`) are read from `package`."""
     found: set[str] = set()
     # Imports are statements: only the statements of bodies (of functions, classes, `if`,
     # `try`, `with`, loops, `except` and `case` clauses) are walked, not their expressions.
@@ -40,11 +41,17 @@ def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
             continue
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("gpulint"))
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("gpulint"):
+        elif isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").startswith("gpulint")
+        ):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
             for alias in node.names:
                 # `from gpulint import constraints` imports a module, not a name.
-                candidate = f"{node.module}.{alias.name}"
-                found.add(candidate if candidate in modules else node.module)
+                candidate = f"{base}.{alias.name}"
+                found.add(candidate if candidate in modules else base)
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             stack.extend(getattr(node, field, ()))
     return found
@@ -55,9 +62,15 @@ def import_graph() -> dict[str, set[str]]:
     paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     modules = set(paths)
     return {
-        name: _imports(ast.parse(path.read_text(encoding="utf-8")), modules) - {name}
+        name: _imports(ast.parse(path.read_text(encoding="utf-8")), modules, _package(name, path))
+        - {name}
         for name, path in paths.items()
     }
+
+
+def _package(name: str, path: Path) -> str:
+    """The package a relative import in module `name` (read from `path`) starts from."""
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
 
 
 GRAPH = import_graph()
@@ -70,6 +83,19 @@ def _rule_modules() -> list[str]:
 def test_the_graph_sees_the_rule_modules() -> None:
     assert {"gpulint.rules.placement", "gpulint.rules.quota"} <= set(_rule_modules())
     assert "gpulint.model" in GRAPH["gpulint.rules.placement"]
+
+
+def test_relative_imports_name_the_modules_they_import() -> None:
+    modules = set(GRAPH)
+    source = "from . import quota\nfrom .placement import gpu_requests\nfrom .. import gpus\n"
+    assert _imports(ast.parse(source), modules, "gpulint.rules") == {
+        "gpulint.rules.quota",
+        "gpulint.rules.placement",
+        "gpulint.gpus",
+    }
+    assert _imports(ast.parse("from .rules import base\n"), modules, "gpulint") == {
+        "gpulint.rules.base"
+    }
 
 
 def test_no_rule_module_imports_another() -> None:
