@@ -98,6 +98,52 @@ def test_relative_imports_name_the_modules_they_import() -> None:
     }
 
 
+#: The layers of CONTRIBUTING.md, bottom up: a module (or package, with its submodules) of one
+#: imports none of a higher one. Modules not named here are not placed.
+LAYERS = (
+    (
+        "gpulint.yamltree",
+        "gpulint.quantity",
+        "gpulint.fields",
+        "gpulint.accelerators",
+        "gpulint.images",
+    ),
+    ("gpulint.model", "gpulint.constraints", "gpulint.workloads", "gpulint.loader"),
+    ("gpulint.gpus", "gpulint.replicas", "gpulint.scheduling", "gpulint.profile"),
+    ("gpulint.rules", "gpulint._registry"),
+    ("gpulint.catalogue", "gpulint.api", "gpulint.diagnose", "gpulint.output", "gpulint.cli"),
+)
+
+
+def _layer(module: str) -> int | None:
+    for number, names in enumerate(LAYERS):
+        if any(module == n or module.startswith(f"{n}.") for n in names):
+            return number
+    return None
+
+
+def _upward(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each placed module's imports of modules placed in a higher layer."""
+    found = {}
+    for module, imported in graph.items():
+        own = _layer(module)
+        if own is None:
+            continue
+        up = sorted(i for i in imported if (layer := _layer(i)) is not None and layer > own)
+        if up:
+            found[module] = up
+    return found
+
+
+def test_the_layer_check_finds_an_upward_import() -> None:
+    graph = {"gpulint.images": {"gpulint.replicas", "gpulint.yamltree"}, "gpulint.cli": set()}
+    assert _upward(graph) == {"gpulint.images": ["gpulint.replicas"]}
+
+
+def test_modules_import_only_downward() -> None:
+    assert _upward(GRAPH) == {}
+
+
 def test_no_rule_module_imports_another() -> None:
     rules = set(_rule_modules())
     found = {m: sorted(GRAPH[m] & rules) for m in rules if GRAPH[m] & rules}
