@@ -32,7 +32,7 @@ from gpulint.model import (
 )
 from gpulint.quantity import parse_quantity
 from gpulint.views import NamedTuple
-from gpulint.yamltree import Pos, YMap, YSeq, last_line
+from gpulint.yamltree import Pos, YMap, YSeq, last_line, parse
 
 
 class Count(NamedTuple):
@@ -1380,7 +1380,8 @@ def _inside(pos: Pos, extent: tuple[Pos, Pos]) -> bool:
     return extent[0] <= pos <= extent[1]
 
 
-RESOURCE, CLAIM, ANNOTATION, OPERATOR_FIELD = "resource", "claim", "annotation", "operator field"
+RESOURCE, CLAIM, ANNOTATION = "resource", "claim", "annotation"
+OPERATOR_FIELD, EMBEDDED = "operator field", "embedded manifest"
 #: The forms of accelerator request the rules check in a pod template they read: resources, and
 #: DRA claims (GPU701-GPU705 follow them to their templates, DeviceClasses and ResourceSlices).
 #: A scheduler's GPU-share annotation in a read pod is still unchecked until a rule reads it.
@@ -1448,6 +1449,8 @@ def _scan(
         entries = _annotation_requests(node, entries, path, found)
     elif in_mapping and key == "gpu":
         _gpu_field_request(node, parent, path, found)
+    elif in_mapping and key == "resource" and type(node.get("manifest")) is str:
+        _embedded_requests(node, path, found)
     elif key == "resourceClaims" and not in_mapping and node:
         found.append(
             AcceleratorRequest(
@@ -1518,7 +1521,7 @@ def _resource_requests(
     holders = (id(resources), id(parent))
     branches = []
     for name, value in resources.items() if entries is None else entries:
-        if isinstance(name, str) and looks_like_accelerator(name):
+        if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
             pos = resources.pos_of_key(name)
             found.append(AcceleratorRequest(name, _field(path), pos, holders))
         if type(value) in _NODES:
@@ -1529,7 +1532,7 @@ def _resource_requests(
             continue
         nested = []
         for name, value in values.items():
-            if isinstance(name, str) and looks_like_accelerator(name):
+            if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
                 where = f"{_field(path)}.{section}"
                 found.append(AcceleratorRequest(name, where, values.pos_of_key(name), holders))
             if type(value) in _NODES:
@@ -1551,6 +1554,11 @@ def _resource_requests(
     return branches
 
 
+def _zero(value: Any) -> bool:
+    """Whether a resource amount is written as zero: it asks for nothing."""
+    return (type(value) is int and value == 0) or value == "0"
+
+
 def _gpu_field_request(
     gpu: YMap, parent: YMap, path: list[Any], found: list[AcceleratorRequest]
 ) -> None:
@@ -1568,6 +1576,21 @@ def _gpu_field_request(
     found.append(
         AcceleratorRequest(name, _field(path), gpu.pos_of_key("name"), holders, OPERATOR_FIELD)
     )
+
+
+def _embedded_requests(resource: YMap, path: list[Any], found: list[AcceleratorRequest]) -> None:
+    """Add the requests of the object an Argo resource template creates at run time (its
+    `manifest`, YAML text) to `found`, at the `manifest` key. Argo fills in its `{{...}}`
+    parameters first; a manifest that does not parse is left to Argo."""
+    text = re.sub(r"\{\{[^{}]*\}\}", "x", resource["manifest"])
+    where = f"{_field(path)}.manifest"
+    pos = resource.pos_of_key("manifest")
+    for document in parse(text).documents:
+        if type(document.value) is YMap:
+            found.extend(
+                AcceleratorRequest(r.what, f"{where}: {r.field}", pos, (id(resource),), EMBEDDED)
+                for r in accelerator_requests(document.value)
+            )
 
 
 def _is_claim(item: Any) -> bool:

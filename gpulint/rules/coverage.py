@@ -10,6 +10,7 @@ from gpulint.workloads import (
     ANNOTATION,
     CHECKED_FORMS,
     CLAIM,
+    EMBEDDED,
     OPERATOR_FIELD,
     Unchecked,
     api_group,
@@ -41,6 +42,9 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 # The pods exist only once the operator runs: no config entry reads them.
                 reason = f"gpulint does not read the pods kind {ref.kind} ({ref.api_version}) runs"
                 fix = _OPERATOR_FIX
+            elif first.form == EMBEDDED:
+                reason = "that is in a manifest the workflow creates at run time"
+                fix = _EMBEDDED_FIX
             elif first.form not in CHECKED_FORMS:
                 reason = f"no rule checks a request made with a {_FORMS[first.form]} yet"
                 fix = _UNREAD_FORM_FIX
@@ -73,6 +77,9 @@ _UNREAD_FIX = (
 )
 _OPERATOR_FIX = (
     "Check the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`)."
+)
+_EMBEDDED_FIX = (
+    "Check the embedded manifest on its own: write it to a file and run `gpulint check` on it."
 )
 _UNREAD_FORM_FIX = (
     "Nothing to change in the manifest for gpulint: check that the cluster can allocate the "
