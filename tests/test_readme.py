@@ -68,3 +68,31 @@ def test_readme_rule_table_is_the_catalogue() -> None:
     start = README.index("<!-- rules-table")
     block = README[README.index("\n", start) + 1 : README.index("<!-- end rules-table -->")]
     assert block == table
+
+
+def test_python_example_prints_what_gpulint_check_reports(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = re.search(r"### From Python\n.*?```python\n(.*?)```", README, flags=re.DOTALL)
+    assert example is not None
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {}
+    exec(example.group(1), namespace)
+    printed = capsys.readouterr().out.splitlines()
+    args = ["check", "fixtures/demo", "--profile", "fixtures/profiles/eks.yaml"]
+    result = CliRunner().invoke(main, [*args, "--ignore", "GPU601", "--format", "json"])
+    reported = [
+        f"{f['path']}:{f['line']}:{f['column']}: {f['code']} [{f['severity']}] {f['message']}"
+        for f in json.loads(result.stdout)["findings"]
+    ]
+    assert printed == reported
+    assert [line.split(" ", 2)[1] for line in printed] == [
+        "GPU103",
+        "GPU202",
+        "GPU104",
+        "GPU004",
+        "GPU001",
+        "GPU002",
+        "GPU003",
+    ]
+    assert namespace["exit_code"] == result.exit_code == 1
