@@ -52,7 +52,6 @@ def test_the_generated_registry_is_the_records() -> None:
 @pytest.mark.parametrize("code", CODES)
 def test_entry_has_every_field_filled_in(code: str) -> None:
     info = CATALOGUE[code]
-    assert info.code == code
     for field in CATALOGUE_FIELDS:
         value = getattr(info, field)
         assert str(getattr(value, "label", value)).strip(), f"{code}: empty `{field}`"
@@ -60,9 +59,14 @@ def test_entry_has_every_field_filled_in(code: str) -> None:
     assert info.example != info.fixed, f"{code}: the fixed example equals the failing one"
 
 
-def test_catalogue_file_name_matches_its_code() -> None:
-    for path in catalogue_dir().glob("GPU*.yaml"):
-        assert CATALOGUE[path.stem].code == path.stem
+def test_a_record_whose_code_is_not_its_file_name_is_refused(tmp_path: Path) -> None:
+    path = _write_record(tmp_path, "GPU799")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("code: GPU799\n", "code: GPU798\n"), encoding="utf-8")
+    with pytest.raises(CatalogueError) as refused:
+        read_records(tmp_path)
+    assert str(refused.value).startswith(f"{path}: ")
+    assert "and `code: GPU799`; missing [], unknown []" in str(refused.value)
 
 
 def test_the_records_flags_are_read_from_the_files() -> None:
