@@ -658,7 +658,11 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 spec="",
                 counts=(Count("numNodes"),),
                 name="node",
-                containers=(ContainerField("", ContainerRole.APP, True, "resourcesPerNode"),),
+                # Trainer merges `resourcesPerNode` into the runtime's container named `node`
+                # (pkg/constants Node).
+                containers=(
+                    ContainerField("", ContainerRole.APP, True, "resourcesPerNode", name="node"),
+                ),
             ),
         ),
         gang=True,
