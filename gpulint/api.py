@@ -194,6 +194,8 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
     selector, a chart or overlay that cannot be rendered, and (with `allow_empty` False)
     stdin or a render without any Kubernetes object.
     """
+    if isinstance(paths, str):  # a str is a sequence of one-letter paths
+        raise TypeError("lint() takes a list of paths: lint([path]), not lint(path)")
     options = replace(options or LintOptions(), **changes)
     config = with_overrides(
         options.config,

@@ -114,3 +114,9 @@ def test_each_templates_placement_is_computed_once_per_run(
     codes = {f.code for f in result.findings}
     assert {"GPU101", "GPU102", "GPU106", "GPU201"} <= codes
     assert len(placed) == len(set(placed)) > 10
+
+
+def test_one_path_given_as_a_string_is_refused_not_read_letter_by_letter() -> None:
+    with pytest.raises(TypeError) as refused:
+        lint(str(TRAINING))
+    assert str(refused.value) == "lint() takes a list of paths: lint([path]), not lint(path)"
