@@ -510,11 +510,12 @@ _CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler")
 
 
 def _context_inputs(config: Config, given: Inputs) -> list[Input]:
-    """The files under the config's `context` that are not among the given inputs."""
+    """The files under the config's `context` that are not among the given inputs (stdin
+    named as one of them, `--stdin-filename k8s/a.yaml`, stands for it)."""
     paths = config.context_paths()
     if not paths:
         return []
-    seen = {os.path.realpath(item) for item in given if isinstance(item, str)}
+    seen = {os.path.realpath(input_name(item)) for item in given}
     found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
     return [i for i in found if not isinstance(i, str) or os.path.realpath(i) not in seen]
 

@@ -547,6 +547,24 @@ def test_context_gives_the_quota_and_the_workloads_sharing_it(split: Path) -> No
     ]
 
 
+def test_stdin_named_as_a_context_file_stands_for_that_file(split: Path) -> None:
+    # An editor sends its buffer of k8s/b.yaml: the file on disk is not counted again.
+    (split / ".gpulint.yaml").write_text("context: [k8s]\n")
+    text = (split / "k8s" / "b.yaml").read_text()
+    args = ["check", "--format", "json", "-", "--stdin-filename", "k8s/b.yaml"]
+    result = CliRunner().invoke(main, args, input=text)
+    assert result.exit_code == 1
+    assert located(result) == [("k8s/a.yaml", "GPU301", 5), ("k8s/b.yaml", "GPU301", 5)]
+    message = json.loads(result.stdout)["findings"][1]["message"]
+    assert message.startswith(
+        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-b: 1 replica"
+        " × 3; Deployment/ml/trainer-a: 3) > hard 4 `requests.nvidia.com/gpu`"
+    )
+    # Its edited text is what counts: with one GPU, the two fit the quota.
+    result = CliRunner().invoke(main, args, input=text.replace("gpu: 3", "gpu: 1"))
+    assert (result.exit_code, located(result)) == (0, [])
+
+
 def test_a_suppression_in_a_context_file_still_applies(split: Path) -> None:
     (split / ".gpulint.yaml").write_text("context: [k8s, cluster]\n")
     text = deployment("trainer-b").replace("replicas: 1", "replicas: 1  # gpulint: ignore[GPU301]")
