@@ -384,8 +384,10 @@ def _lint_paths(
     late = gathered.late + _corpus_findings(plan, gathered, rejections, selected)
     if given is not None:
         late = [f for f in late if _involves_given(f, given)]
-    if inputs.renders:
-        late = _located(late, inputs.renders)
+    # A chart of the context stands where the given ones do: at its templates and values.
+    renders = {**inputs.renders, **_renders_of(context_inputs)}
+    if renders:
+        late = _located(late, renders)
     late = list(_displayed(late, options.root, shown))
     notes = []
     if skipped:
@@ -518,6 +520,11 @@ def _context_inputs(config: Config, given: Inputs) -> list[Input]:
     seen = {os.path.realpath(input_name(item)) for item in given}
     found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
     return [i for i in found if not isinstance(i, str) or os.path.realpath(i) not in seen]
+
+
+def _renders_of(context_inputs: Sequence[Input]) -> dict[str, RenderedInput]:
+    """The chart and overlay renders among the context's inputs, by name."""
+    return {item.name: item for item in context_inputs if isinstance(item, RenderedInput)}
 
 
 def _read_context(

@@ -363,3 +363,69 @@ def test_stdin_filename_of_a_file_holding_those_bytes_keeps_its_lines(
         "check", "--isolated", "--format", "json", "--profile", "profile.yaml", *args, input=data
     )
     assert located(result) == [("GPU001", "rendered.yaml", 31, 15, None)]
+
+
+CONTEXT_QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpu-quota, namespace: ml}
+spec:
+  hard: {requests.nvidia.com/gpu: "4"}
+"""
+CONTEXT_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tuner, namespace: ml}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app: tuner}}
+  template:
+    metadata: {labels: {app: tuner}}
+    spec:
+      containers:
+      - name: main
+        image: tuner:1.0
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+          limits: {nvidia.com/gpu: 3}
+"""
+CONTEXT_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  containers:
+  - name: main
+    image: trainer:1.0
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+      limits: {nvidia.com/gpu: {{ .Values.gpus }}}
+"""
+
+
+def test_a_chart_in_the_context_is_reported_at_its_template(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    # The chart's pod and the given Deployment overflow the quota together: the chart's finding
+    # names the Deployment, and is reported where the chart's own are.
+    files = {
+        ".gpulint.yaml": "context: [.]\n",
+        "k8s/quota.yaml": CONTEXT_QUOTA,
+        "k8s/tuner.yaml": CONTEXT_DEPLOYMENT,
+        "charts/trainer/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
+        "charts/trainer/values.yaml": "gpus: 2\n",
+        "charts/trainer/templates/pod.yaml": CONTEXT_POD,
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--format", "json", "--select", "GPU301", "k8s/tuner.yaml")
+    assert result.exit_code == 1, result.output
+    assert located(result) == [
+        ("GPU301", "charts/trainer/templates/pod.yaml", 12, 16, (14, 16)),
+        ("GPU301", "k8s/tuner.yaml", 5, 3, None),
+    ]
