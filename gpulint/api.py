@@ -518,7 +518,11 @@ def _context_inputs(config: Config, given: Inputs) -> list[Input]:
     if not paths:
         return []
     seen = {os.path.realpath(input_name(item)) for item in given}
-    found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
+    try:
+        found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
+    except GpulintError as exc:
+        # A chart under `context` is rendered for any file given: say why it was.
+        raise GpulintError(f"{config.context_where()}: context: {exc}") from None
     return [i for i in found if not isinstance(i, str) or os.path.realpath(i) not in seen]
 
 

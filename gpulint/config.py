@@ -112,6 +112,10 @@ class Config:
                 raise GpulintError(f"{where}: context: `{pattern}` does not exist")
         return found
 
+    def context_where(self) -> str:
+        """`config:line:column` of the `context` setting, for a problem reading what it names."""
+        return _located(self.path, ["context"]) if self.path else "the config"
+
     def gitignore_filter(self) -> Callable[[str, bool], bool] | None:
         """What directory walks skip besides `exclude`: `.gitignore` rules, unless turned off."""
         if not self.respect_gitignore:

@@ -429,3 +429,25 @@ def test_a_chart_in_the_context_is_reported_at_its_template(
         ("GPU301", "charts/trainer/templates/pod.yaml", 12, 16, (14, 16)),
         ("GPU301", "k8s/tuner.yaml", 5, 3, None),
     ]
+
+
+def test_a_chart_in_the_context_without_helm_says_the_context_needs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool_env
+) -> None:
+    tool_env()  # nothing on PATH: no helm
+    files = {
+        ".gpulint.yaml": "select: [GPU]\ncontext: [k8s, charts]\n",
+        "k8s/tuner.yaml": CONTEXT_DEPLOYMENT,
+        "charts/trainer/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
+        "charts/trainer/templates/pod.yaml": CONTEXT_POD,
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "k8s/tuner.yaml")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"gpulint: error: {tmp_path / '.gpulint.yaml'}:2:10: context: `helm` is not on PATH: "
+        "install Helm 3 or 4 (https://helm.sh/docs/intro/install/)\n"
+    )
