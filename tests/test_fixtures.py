@@ -4,8 +4,8 @@ the message and fix text of each finding, against a snapshot.
 A fixture runs with the codes it expects, the codes its family (the fixtures of its directory)
 expects, and every rule whose default severity is error: a new warning of another family
 leaves it alone, while a false error anywhere shows. Snapshots live under tests/snapshots/,
-one per fixture; `pytest tests/test_fixtures.py --update-snapshots` rewrites them, to be
-reviewed in the diff.
+one per fixture; `pytest tests/test_fixtures.py --update-snapshots` rewrites them (and
+removes those of fixtures that are gone), to be reviewed in the diff.
 """
 
 from __future__ import annotations
@@ -87,3 +87,14 @@ def test_fixture(path: Path, request: pytest.FixtureRequest) -> None:
     assert snapshot.read_text(encoding="utf-8") == text, (
         f"{snapshot} differs: run `{UPDATE_COMMAND}` and review the diff"
     )
+
+
+def test_every_snapshot_has_its_fixture(request: pytest.FixtureRequest) -> None:
+    # A fixture renamed or removed leaves its snapshot behind; the update command removes it.
+    wanted = {SNAPSHOTS / p.relative_to(FIXTURES).with_suffix(".txt") for p in CASES}
+    orphans = sorted(p for p in SNAPSHOTS.rglob("*.txt") if p not in wanted)
+    if request.config.getoption("--update-snapshots"):
+        for orphan in orphans:
+            orphan.unlink()
+        orphans = []
+    assert orphans == [], f"snapshots without a fixture: run `{UPDATE_COMMAND}`"
