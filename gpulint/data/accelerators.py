@@ -397,6 +397,17 @@ RESOURCES: tuple[AcceleratorResource, ...] = (
         "Habana device plugin",
         source="HabanaAI/habanalabs-k8s-device-plugin README.md",
     ),
+    # Windows GPUs (AKS Windows GPU node pools install this plugin)
+    AcceleratorResource(
+        "microsoft.com/directx",
+        "Microsoft",
+        DEVICE,
+        "one GPU for Windows containers (DirectX device class)",
+        DEVICE_PLUGIN,
+        "DirectX device plugin",
+        source="aarnaud/k8s-directx-device-plugin cmd/k8s-device-plugin/main.go; "
+        "MicrosoftDocs/azure-aks-docs articles/aks/use-windows-gpu.md",
+    ),
     # AWS Neuron
     AcceleratorResource(
         "aws.amazon.com/neuron",
