@@ -558,6 +558,13 @@ def load_bytes(
     return load_text(name, text, variables, shapes)
 
 
+def _tool_json(name: str, text: str) -> bool:
+    """Whether a `.json` file that does not parse names neither `kind` nor `apiVersion`: a tool's
+    config written with comments or trailing commas (tsconfig.json, .vscode/settings.json), which
+    would not be a Kubernetes object if it parsed, rather than a broken manifest."""
+    return name.lower().endswith(".json") and "kind" not in text and "apiVersion" not in text
+
+
 def load_text(
     name: str,
     text: str,
@@ -591,6 +598,8 @@ def load_text(
         )
         issue = LoadIssue(IssueKind.UNRENDERED_TEMPLATE, source_file, (line, column), message)
         return LoadResult((source_file,), (), (issue,))
+    if result.error is not None and _tool_json(name, text):
+        return LoadResult((source_file,), (), ())
     if result.error is not None:
         error = result.error
         pos = (error.line, error.column)

@@ -241,6 +241,17 @@ def test_broken_yaml_next_to_good_files_reports_both(workdir: Path) -> None:
     assert syntax["message"] == "did not find expected ',' or ']' (while parsing a flow sequence)"
 
 
+def test_a_json_tool_config_with_comments_is_not_a_manifest(workdir: Path) -> None:
+    # tsconfig.json, .vscode/settings.json: JSON with comments, which pre-commit tags `json`.
+    write(workdir / "tsconfig.json", '{\n  // strict\n  "compilerOptions": {"strict": true,},\n}\n')
+    write(workdir / "k8s" / "bad.json", '{"apiVersion": "v1", "kind": "Pod",\n "metadata": {,}}\n')
+    result = run("check", "--isolated", "--format", "json", "tsconfig.json", "k8s")
+    assert result.exit_code == 1
+    # A JSON file that names a kind is still a manifest that does not parse.
+    assert findings(result) == [("GPU000", "k8s/bad.json", 2, 15)]
+    assert json.loads(result.stdout)["summary"]["files"] == 2
+
+
 def test_directories_are_recursive_and_skip_hidden_dirs_and_other_suffixes(workdir: Path) -> None:
     for name in (
         ".git/pod.yaml",
