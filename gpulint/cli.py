@@ -405,7 +405,8 @@ def version() -> None:
     "--diff",
     "show_diff",
     is_flag=True,
-    help="Print the diff --fix would make and change nothing (exit 1 when there is one).",
+    help="Print the diff --fix would make and change nothing (exit 1 when there is one, "
+    "unless --exit-zero).",
 )
 @_render_options
 @_live_options
@@ -524,7 +525,7 @@ def check(
                     allow_empty=allow_empty,
                 )
 
-            result = _fix(run, stdin, unsafe_fixes, show_diff)
+            result = _fix(run, stdin, unsafe_fixes, show_diff, exit_zero)
         elif live:
             result = lint(
                 list(paths) or ["."],
@@ -640,6 +641,7 @@ def _fix(
     stdin: tuple[str, bytes] | None,
     unsafe: bool,
     show_diff: bool,
+    exit_zero: bool = False,
 ) -> LintResult:
     """Fix, then print the diff (and exit) or write the files; the check of the fixed text."""
     from gpulint.fixing import fix
@@ -652,7 +654,7 @@ def _fix(
         _emit(diff, None, "diff")
         count = _plural_findings(outcome.fixed)
         click.echo(f"gpulint: would fix {count} in {len(outcome.changed)} file(s)", err=True)
-        sys.exit(EXIT_FINDINGS if diff else EXIT_CLEAN)
+        sys.exit(EXIT_FINDINGS if diff and not exit_zero else EXIT_CLEAN)
     if stdin is not None and stdin[0] in outcome.changed:
         click.echo(
             f"gpulint: {stdin[0]}: standard input is not fixed in place; --diff shows its fixes",

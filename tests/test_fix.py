@@ -81,6 +81,13 @@ def test_diff_shows_every_chained_fix_and_touches_nothing(workdir: Path) -> None
     assert "gpulint: would fix 3 findings in 1 file(s)" in result.stderr
 
 
+def test_exit_zero_makes_a_diff_exit_0_as_in_ruff(workdir: Path) -> None:
+    result = run("manifests.yaml", "--diff", "--exit-zero")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("--- manifests.yaml\n+++ manifests.yaml\n")
+    assert (workdir / "manifests.yaml").read_text(encoding="utf-8") == BEFORE
+
+
 def test_fix_applies_the_safe_fixes_and_reports_what_is_left(workdir: Path) -> None:
     result = run("manifests.yaml", "--fix")
     assert result.exit_code == 1
