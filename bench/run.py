@@ -29,6 +29,7 @@ import argparse
 import datetime
 import importlib.metadata
 import importlib.util
+import json
 import multiprocessing
 import os
 import platform
@@ -434,6 +435,9 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
     for row in measure_profile_rows(plan, check):
         add(row)
 
+    for row in measure_context_rows(plan):
+        add(row)
+
     if plan.recorded_checkov is not None:
         rows.append(plan.recorded_checkov)
     elif plan.checkov is None:
@@ -489,6 +493,44 @@ def measure_profile_rows(plan: Plan, check: Sequence[str]) -> list[Row]:
     label = f"(g) ... --profile {few:,}-node dump, cached, every rule"
     rows.append(measure("profile-all-rules", label, command, work, 1))
     return rows
+
+
+def measure_context_rows(plan: Plan) -> list[Row]:
+    """The (h) rows: what `context:` costs a pre-commit run given one file of the corpus, with
+    the small profile read from the cache (so the corpus-wide rules have work): the file alone,
+    then with the whole corpus as its context. Run in turn, round after round, as the (c) rows.
+    """
+    work, repeat = plan.work, plan.repeat
+    few = plan.profile_nodes[0]
+    repository = work / "context"
+    repository.mkdir(parents=True, exist_ok=True)
+    (repository / "alone.yaml").write_text("select: [GPU]\n", encoding="utf-8")
+    (repository / "context.yaml").write_text(
+        f"select: [GPU]\ncontext: [{json.dumps(str(plan.corpus))}]\n", encoding="utf-8"
+    )
+    one = corpus_files(plan.corpus)[0]
+    cache = work / "profile-cache"
+    base = [*gpulint_command(), "check", str(one), "--profile", str(ensure_profile(work, few))]
+    base += ["--cache-dir", str(cache)]
+    commands = [
+        (
+            "context-alone",
+            f"(h) gpulint check one file of CORPUS, cached {few:,}-node profile",
+            [*base, "--config", "alone.yaml"],
+        ),
+        (
+            "context-corpus",
+            "(h) ... the same file with `context:` CORPUS",
+            [*base, "--config", "context.yaml"],
+        ),
+    ]
+    run_once(commands[0][2], repository)  # fills the cache
+    runs: list[list[Run]] = [[] for _ in commands]
+    for _ in range(repeat):
+        for found, (_, _, command) in zip(runs, commands, strict=True):
+            found.append(run_once(command, repository))
+    labelled = zip(runs, commands, strict=True)
+    return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
 
 
 def format_row(row: Row) -> str:

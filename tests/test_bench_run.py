@@ -67,6 +67,8 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
         "(c) gpulint check one 10-document Helm file",
         "(g) ... --profile 6-node JSON dump, cached, no GPU201",
         "(g) ... --profile 6-node YAML dump, --no-cache, no GPU201",
+        "(h) gpulint check one file of CORPUS, cached 2-node profile",
+        "(h) ... the same file with `context:` CORPUS",
         "(f) checkov --framework kubernetes | 0 |",
         "| 6-node YAML dump / 2-node profile | <= 1.2x |",
         "neither jsonschema nor kubernetes",
