@@ -1453,6 +1453,8 @@ def _scan(
         entries = _annotation_requests(node, entries, path, found)
     elif in_mapping and key == "gpu":
         _gpu_field_request(node, parent, path, found)
+    elif in_mapping and key == "sparkConf":
+        _spark_conf_requests(node, path, found)
     elif in_mapping and key == "resource" and type(node.get("manifest")) is str:
         _embedded_requests(node, path, found)
     elif key == "resourceClaims" and not in_mapping and node:
@@ -1580,6 +1582,31 @@ def _gpu_field_request(
     found.append(
         AcceleratorRequest(name, _field(path), gpu.pos_of_key("name"), holders, OPERATOR_FIELD)
     )
+
+
+def _spark_conf_requests(conf: YMap, path: list[Any], found: list[AcceleratorRequest]) -> None:
+    """Add the requests of a Spark configuration to `found`: on Kubernetes, Spark gives its
+    driver or executor pod the limit `<vendor>/<name>` for each
+    `spark.{driver,executor}.resource.<name>.amount` whose `.vendor` is set (the Spark docs,
+    "Resource Allocation and Configuration Overview", running-on-kubernetes)."""
+    for key in conf:
+        if not isinstance(key, str) or not key.endswith(".amount"):
+            continue
+        prefix = key[: -len("amount")]
+        parts = prefix.split(".")
+        if len(parts) != 5 or parts[0] != "spark" or parts[1] not in ("driver", "executor"):
+            continue
+        vendor = conf.get(prefix + "vendor")
+        if not isinstance(vendor, str) or not vendor or _zero(conf[key]):
+            continue
+        name = f"{vendor}/{parts[3]}"
+        if looks_like_accelerator(name):
+            holders = (id(conf),)
+            found.append(
+                AcceleratorRequest(
+                    name, _field(path), conf.pos_of_key(key), holders, OPERATOR_FIELD
+                )
+            )
 
 
 def _embedded_requests(resource: YMap, path: list[Any], found: list[AcceleratorRequest]) -> None:
