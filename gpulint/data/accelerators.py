@@ -67,6 +67,8 @@ _HAMI = "Project-HAMi/HAMi charts/hami/values.yaml, charts/hami/templates/_helpe
 _VOLCANO = (
     "volcano-sh/volcano docs/user-guide/how_to_use_gpu_sharing.md, how_to_use_volcano_vgpu.md"
 )
+_KOORDINATOR = "koordinator-sh/koordinator apis/extension/device_share.go, constants.go"
+_KOORDINATOR_LABELS = ("node.koordinator.sh/gpu-model", "node.koordinator.sh/gpu-vendor")
 _INTEL_GPU = "intel/intel-device-plugins-for-kubernetes cmd/gpu_plugin/gpu_plugin.go, README.md"
 _INTEL_NFD = "intel/intel-device-plugins-for-kubernetes cmd/internal/labeler/labeler.go"
 _INTEL_LABELS = (
@@ -276,6 +278,58 @@ RESOURCES: tuple[AcceleratorResource, ...] = (
         DEVICE_PLUGIN,
         "Volcano vGPU",
         source=_VOLCANO,
+    ),
+    # Koordinator: koord-manager writes these into node allocatable from each node's Device
+    # object; koord-scheduler's DeviceShare plugin assigns the devices
+    AcceleratorResource(
+        "koordinator.sh/gpu",
+        "NVIDIA",
+        DEVICE,
+        "one whole GPU",
+        DEVICE_PLUGIN,
+        "Koordinator",
+        _KOORDINATOR_LABELS,
+        source=_KOORDINATOR,
+    ),
+    AcceleratorResource(
+        "koordinator.sh/gpu.shared",
+        "NVIDIA",
+        SHARE,
+        "one GPU taken in shared mode (with `gpu-core` and a memory share)",
+        DEVICE_PLUGIN,
+        "Koordinator",
+        _KOORDINATOR_LABELS,
+        source=_KOORDINATOR,
+    ),
+    AcceleratorResource(
+        "koordinator.sh/gpu-core",
+        "NVIDIA",
+        CORES,
+        "1 % of a GPU's compute (100 per GPU)",
+        DEVICE_PLUGIN,
+        "Koordinator",
+        _KOORDINATOR_LABELS,
+        source=_KOORDINATOR,
+    ),
+    AcceleratorResource(
+        "koordinator.sh/gpu-memory",
+        "NVIDIA",
+        MEMORY,
+        "an amount of GPU memory",
+        DEVICE_PLUGIN,
+        "Koordinator",
+        _KOORDINATOR_LABELS,
+        source=_KOORDINATOR,
+    ),
+    AcceleratorResource(
+        "koordinator.sh/gpu-memory-ratio",
+        "NVIDIA",
+        MEMORY,
+        "1 % of a GPU's memory (100 per GPU)",
+        DEVICE_PLUGIN,
+        "Koordinator",
+        _KOORDINATOR_LABELS,
+        source=_KOORDINATOR,
     ),
     # AMD
     AcceleratorResource(
