@@ -857,11 +857,14 @@ def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:
     """Prefix `PyTorchJob/llama-ft Worker: ` when the finding sits inside one role of a CRD.
 
     Rules speak of "this pod"; in a workload with several pod templates the reader needs to
-    know which one. Messages that already name the workload are left as they are.
+    know which one. Messages that already name the workload say so (`names_workload`) and
+    are left as they are.
     """
+    if problem.names_workload:
+        return problem
     document = problem.document
     workload = roles.get(id(document)) if document is not None else None
-    if workload is None or f"{workload.kind}/" in problem.message:
+    if workload is None:
         return problem
     role = role_at(workload, problem.pos)
     if role is None:

@@ -120,3 +120,65 @@ def test_one_path_given_as_a_string_is_refused_not_read_letter_by_letter() -> No
     with pytest.raises(TypeError) as refused:
         lint(str(TRAINING))
     assert str(refused.value) == "lint() takes a list of paths: lint([path]), not lint(path)"
+
+
+PYTORCH_JOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: llama-ft, namespace: ml}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: m, image: "trainer:1"}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: w, image: "trainer:1"}]
+"""
+
+
+def pods_beside_another_job(ctx: CheckContext) -> Iterator[Problem]:
+    """A check whose message names another workload of the same kind, not its own."""
+    for _, template in ctx.pod_templates():
+        yield Problem.at(
+            template.document, template.spec.pos, "pods share nodes with PyTorchJob/ml/other"
+        )
+
+
+def whole_job(ctx: CheckContext) -> Iterator[Problem]:
+    """A check whose message names its own workload, and says so."""
+    for workload, template in ctx.pod_templates():
+        if template.role == "Worker":
+            yield Problem.at(
+                template.document,
+                template.spec.pos,
+                f"{workload.document.ref} is too large",
+                names_workload=True,
+            )
+
+
+@pytest.mark.parametrize(
+    ("check", "expected"),
+    [
+        (
+            "pods_beside_another_job",
+            [
+                (10, 11, "PyTorchJob/llama-ft Master: pods share nodes with PyTorchJob/ml/other"),
+                (15, 11, "PyTorchJob/llama-ft Worker: pods share nodes with PyTorchJob/ml/other"),
+            ],
+        ),
+        ("whole_job", [(15, 11, "PyTorchJob/ml/llama-ft is too large")]),
+    ],
+)
+def test_a_role_is_named_unless_the_check_says_its_message_names_the_workload(
+    tmp_path: Path, check: str, expected: list[tuple[int, int, str]]
+) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(PYTORCH_JOB, encoding="utf-8")
+    probe = Rule("GPU799", "probe", Severity.INFO, "", check=f"tests.test_api:{check}")
+    found = lint([str(manifest)], rules=(probe,)).findings
+    assert [(f.line, f.column, f.message) for f in found] == expected

@@ -51,6 +51,9 @@ class Problem(NamedTuple):
     document: DocumentLike | None = None
     severity: Severity | None = None  # None: the catalogue's severity
     edits: tuple[Edit, ...] = ()  # the text edits that fix it (`gpulint check --fix`)
+    # The message names the object it is about (`PyTorchJob/ml/llama-ft ...`): the engine
+    # does not prefix it with the object and the role it sits in.
+    names_workload: bool = False
 
     @classmethod
     def at(
@@ -62,9 +65,14 @@ class Problem(NamedTuple):
         *,
         severity: Severity | None = None,
         edits: tuple[Edit, ...] = (),
+        names_workload: bool = False,
     ) -> Problem:
-        """A problem in `document` at `pos`; `severity` overrides the catalogue's default."""
-        return cls(document.file, pos, message, fix, document, severity, edits)
+        """A problem in `document` at `pos`; `severity` overrides the catalogue's default.
+
+        `names_workload`: the message names `document` itself (`Kind/name`), so the engine adds
+        no `Kind/name role: ` prefix when `pos` is inside one role of a multi-role workload.
+        """
+        return cls(document.file, pos, message, fix, document, severity, edits, names_workload)
 
 
 @frozen_view

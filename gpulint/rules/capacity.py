@@ -287,6 +287,7 @@ def _gang_problems(
                 f"Shrink the gang to at most {format_quantity(most)} {resource} (lower "
                 f"{part.count.field or 'the pod count'} of {part.template.role or 'the pods'}), "
                 f"or {grow}.",
+                names_workload=True,
             )
             continue
         sharing = Sharing.of(groups.get(resource, ()), gang.pools, members, resource)
@@ -309,6 +310,7 @@ def _gang_problems(
             "Admit the gangs one at a time (a queue such as Kueue holds whole jobs back), "
             f"move the others to another pool, or {_grow(pools, resource, need + others - have)}.",
             severity=Severity.WARNING,
+            names_workload=True,
         )
 
 
@@ -420,7 +422,7 @@ def _capacity_problem(
         fix = f"Lower {demand.planned.field} to {fits}, or {grow}."
     else:
         fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
-    return Problem.at(demand.planned.document, demand.planned.pos, text, fix)
+    return Problem.at(demand.planned.document, demand.planned.pos, text, fix, names_workload=True)
 
 
 def _queued_problem(
@@ -446,6 +448,7 @@ def _queued_problem(
         f"{_grow(pools, resource, own + sharing.confined - have)} and give ClusterQueue "
         f"{queue} the quota for all of them.",
         severity=Severity.WARNING,
+        names_workload=True,
     )
 
 

@@ -61,6 +61,7 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 f"{ref} requests accelerators ({what}), but {reason}: nothing about them "
                 "was checked",
                 fix,
+                names_workload=True,
             )
         for part in found.unread:
             yield Problem.at(
@@ -68,6 +69,7 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 part.pos,
                 f"{ref}: gpulint did not read its pods: {part.reason}",
                 _UNREAD_FIX if part.accelerators else _PATH_FIX,
+                names_workload=True,
             )
 
 

@@ -29,4 +29,5 @@ def kueue_queue_lacks_gpu_quota(ctx: CheckContext) -> Iterator[Problem]:
         namespace = ctx.namespace_of(workload.document)
         message = queue_problem(profile, workload, namespace, name, gpus)
         if message is not None:
-            yield Problem.at(workload.document, pos, message[0], message[1])
+            # Every queue problem names the workload Kueue holds back.
+            yield Problem.at(workload.document, pos, message[0], message[1], names_workload=True)

@@ -16,4 +16,5 @@ def server_rejected(context: CheckContext) -> Iterator[Problem]:
             document.kind_pos,
             f"the API server refused {document.ref} (dry-run {rejection.operation}: "
             f"{rejection.status} {rejection.reason}): {rejection.message}",
+            names_workload=True,
         )

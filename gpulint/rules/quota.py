@@ -326,7 +326,9 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
         else:
             consequence = "pods beyond the quota are refused at creation (exceeded quota)"
         document, pos = _demand_pos(demand, resource)
-        yield Problem.at(document, pos, f"{source.label}: {arithmetic}; {consequence}")
+        message = f"{source.label}: {arithmetic}; {consequence}"
+        # With others, the breakdown names every contributor, this workload first.
+        yield Problem.at(document, pos, message, names_workload=bool(others))
 
 
 def _gang_exceeded(limit: _Limit, members: Sequence[_Charge]) -> Iterator[Problem]:
@@ -376,7 +378,7 @@ def _gang_exceeded(limit: _Limit, members: Sequence[_Charge]) -> Iterator[Proble
             f"Raise `{key}` of {source.quota.name} to {format_quantity(used + others + need)}, "
             f"or admit the gangs one at a time (a queue such as Kueue holds whole jobs back)."
         )
-    yield Problem.at(document, pos, message, fix)
+    yield Problem.at(document, pos, message, fix, names_workload=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -676,6 +678,7 @@ def _clause_problems(source: LimitRangeInEffect, index: int, clause: _Clause) ->
             violation.template.document,
             violation.pos,
             f"{source.label}: {clause.summary}; {violation.subject} {violation.detail}",
+            names_workload=True,
         )
 
 
