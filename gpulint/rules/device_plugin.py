@@ -19,6 +19,7 @@ from gpulint.profile.instances import instance_type
 from gpulint.profile.model import Pool
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.scheduling import pool_gpus, selector_mismatch, untolerated_taints
+from gpulint.yamltree import YMap, parse
 
 #: Image repository names (last path component) of GPU device plugins, by vendor.
 PLUGIN_IMAGES: Mapping[str, str] = {
@@ -193,6 +194,77 @@ def pool_vendors(pool: Pool) -> frozenset[str]:
     return frozenset(vendors)
 
 
+# The PCI vendor ID NFD names a vendor's devices by (`pci-<vendor>.present`).
+_PCI_VENDORS: Mapping[str, str] = {"nvidia": "10de", "amd": "1002"}
+_NFD_CONF = "nfd-worker.conf"
+
+
+def _nfd_pci_workers(ctx: CheckContext) -> tuple[PodTemplate, ...]:
+    """The NFD workers among the manifests that name PCI display devices by vendor alone
+    (`pci-10de.present`), as the NVIDIA device plugin chart and the GPU Operator configure them.
+
+    NFD labels a device `feature.node.kubernetes.io/pci-<fields>.present`, the fields being its
+    worker config's `sources.pci.deviceLabelFields` ([class, vendor] by default) for the device
+    classes of `deviceClassWhitelist` (03, 0b40, 12 by default); with the default naming a
+    GPU's label depends on its board's class (0300 or 0302), so only the vendor-only naming is
+    told from the config alone.
+    """
+    for document in ctx.documents:
+        if document.ref.kind != "ConfigMap" or not isinstance(document.obj.get("data"), YMap):
+            continue
+        conf = document.obj["data"].get(_NFD_CONF)
+        if isinstance(conf, str) and _labels_pci_by_vendor(conf):
+            return tuple(_nfd_workers(ctx))
+    return ()
+
+
+def _nfd_labels(workers: tuple[PodTemplate, ...], pool: Pool, vendor: str) -> dict[str, str]:
+    """The PCI label those NFD workers write on the pool's nodes of `vendor`'s devices."""
+    pci = _PCI_VENDORS.get(vendor)
+    if pci is None or not any(_nfd_worker_runs_on(t, pool) for t in workers):
+        return {}
+    return {f"feature.node.kubernetes.io/pci-{pci}.present": "true"}
+
+
+def _nfd_workers(ctx: CheckContext) -> Iterator[PodTemplate]:
+    for workload, template in ctx.pod_templates():
+        if workload.kind != "DaemonSet":
+            continue
+        for container in template.containers:
+            image = _image(container)
+            command = container.node.get("command")
+            if (
+                image is not None
+                and parse_image(image).name == "node-feature-discovery"
+                and isinstance(command, list)
+                and "nfd-worker" in command
+            ):
+                yield template
+                break
+
+
+def _nfd_worker_runs_on(template: PodTemplate, pool: Pool) -> bool:
+    mismatch = selector_mismatch(template, pool.labels, pool.label_requirements)
+    if mismatch is not None and mismatch.decidable:
+        return False
+    tolerations = (*template.tolerations, *_DAEMONSET_TOLERATIONS)
+    return not untolerated_taints(tolerations, pool.taints)
+
+
+def _labels_pci_by_vendor(conf: str) -> bool:
+    """Whether an NFD worker config names PCI display devices by vendor alone."""
+    parsed = parse(conf).documents
+    root = parsed[0].value if parsed else None
+    sources = root.get("sources") if isinstance(root, YMap) else None
+    pci = sources.get("pci") if isinstance(sources, YMap) else None
+    if not isinstance(pci, YMap) or pci.get("deviceLabelFields") != ["vendor"]:
+        return False
+    classes = pci.get("deviceClassWhitelist", ["03", "0b40", "12"])
+    return isinstance(classes, list) and any(
+        isinstance(c, str) and c.startswith("03") for c in classes
+    )
+
+
 def _selector_hint(detail: str) -> str:
     if any(prefix in detail for prefix in _DISCOVERED_LABEL_PREFIXES):
         return (
@@ -206,7 +278,10 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
     """A device plugin DaemonSet that cannot run on a GPU pool: that pool advertises 0 GPUs."""
     if ctx.profile is None:
         return
+    nfd_workers: tuple[PodTemplate, ...] | None = None
     for plugin in device_plugins(ctx):
+        if nfd_workers is None:
+            nfd_workers = _nfd_pci_workers(ctx)
         template = plugin.template
         tolerations = (*template.tolerations, *_DAEMONSET_TOLERATIONS)
         for pool in ctx.profile.pools:
@@ -215,7 +290,8 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
             if pool.nodes and pool.dra_nodes >= pool.nodes:
                 continue  # a DRA driver publishes the pool's GPUs; no device plugin needs to run
             what = f"device plugin `{plugin.workload.document.ref.name}` cannot run on GPU pool "
-            mismatch = selector_mismatch(template, pool.labels, pool.label_requirements)
+            labels = {**pool.labels, **_nfd_labels(nfd_workers, pool, plugin.vendor)}
+            mismatch = selector_mismatch(template, labels, pool.label_requirements)
             if mismatch is not None and mismatch.decidable:
                 yield Problem.at(
                     template.document,
