@@ -1406,6 +1406,8 @@ class AcceleratorRequest(NamedTuple):
 
 # Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
 _RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
+# Every key under which _scan looks for a request (a list item's key is None).
+_REQUEST_KEYS = _RESOURCE_KEYS | {"annotations", "gpu", "sparkConf", "resource", "resourceClaims"}
 # Pod annotations that request an accelerator share (KAI Scheduler): the registry's.
 _ACCELERATOR_ANNOTATIONS = frozenset(annotation.key for annotation in ACCELERATOR_ANNOTATIONS)
 _NODES = (YMap, YSeq)
@@ -1447,7 +1449,9 @@ def _scan(
     built for a request.
     """
     in_mapping = type(node) is YMap
-    if in_mapping and key in _RESOURCE_KEYS:
+    if key not in _REQUEST_KEYS:  # most nodes: one set lookup
+        pass
+    elif in_mapping and key in _RESOURCE_KEYS:
         entries = _resource_requests(node, entries, parent, path, found, walked)
     elif in_mapping and key == "annotations":
         entries = _annotation_requests(node, entries, path, found)
