@@ -838,7 +838,9 @@ def _load(
 
 
 def _roles(workloads: Iterable[Workload]) -> dict[int, Workload]:
-    return {id(w.document): w for w in workloads if any(t.role for t in w.templates)}
+    return {
+        id(w.document): w for w in workloads if w.unread_roles or any(t.role for t in w.templates)
+    }
 
 
 def _findings(

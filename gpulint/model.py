@@ -325,6 +325,14 @@ class UnreadPart(NamedTuple):
     accelerators: bool = True  # whether that part runs accelerator pods, as far as known
 
 
+class RolePart(NamedTuple):
+    """Where one named role of a workload is written."""
+
+    role: str
+    node: YMap  # the mapping that declares the role
+    template: YMap | None  # its pod template, when that is a mapping
+
+
 @frozen_view
 class Workload:
     """A Kubernetes object that creates pods: its templates and replica count."""
@@ -337,6 +345,9 @@ class Workload:
     gang_min: ReplicaCount | None = None  # fewest pods of all roles together (minAvailable)
     # Pods an operator builds that gpulint cannot, and declared pod paths that found nothing.
     unread: tuple[UnreadPart, ...] = ()
+    # Named roles whose pod template is written but not readable (a field of the wrong type on
+    # the way to its pod spec): a finding in one still names its role.
+    unread_roles: tuple[RolePart, ...] = ()
 
     @property
     def kind(self) -> str:

@@ -27,6 +27,7 @@ from gpulint.model import (
     Quantity,
     ReplicaCount,
     Resources,
+    RolePart,
     UnreadPart,
     Workload,
 )
@@ -972,18 +973,23 @@ def _typed(
     problems: list[tuple[Pos, str]] = []
     templates: list[PodTemplate] = []
     unread: list[UnreadPart] = []
+    unread_roles: list[RolePart] = []
     for role in shape.roles:
         before = len(templates)
         for where, name, role_node in _descend([("", None, obj)], role.path, problems, walked):
             # An operator checks the fields it builds pods from; only the path to them is ours.
             below = [] if role.generated else problems
-            found = _role_template(
-                document, role, where, role_node, _role_name(role, name), below, walked
-            )
+            role_name = _role_name(role, name)
+            found = _role_template(document, role, where, role_node, role_name, below, walked)
             if isinstance(found, PodTemplate):
                 templates.append(found)
             elif isinstance(found, UnreadPart):
                 unread.append(found)
+            elif role_name and role_node is not obj:
+                written = _written(role, role_node)
+                if written is not None:
+                    template = written if type(written) is YMap else None
+                    unread_roles.append(RolePart(role_name, role_node, template))
             for count in role.counts or ():
                 base, base_where = (obj, "") if count.path.startswith("/") else (role_node, where)
                 if not count.text:  # a count kept in a string is no field of the API's
@@ -1000,8 +1006,33 @@ def _typed(
             )
     first = templates[0].replicas if templates else _count(obj, obj, shape.roles[0])
     gang_min = _field_count(obj, shape.gang_min) if shape.gang_min else None
-    workload = Workload(document, tuple(templates), first, shape.gang, gang_min, tuple(unread))
+    workload = Workload(
+        document,
+        tuple(templates),
+        first,
+        shape.gang,
+        gang_min,
+        tuple(unread),
+        tuple(unread_roles),
+    )
     return workload, tuple(sorted(problems, key=_position))
+
+
+def _written(role: Role, role_node: YMap) -> Any:
+    """The pod template the role's mapping holds, readable or not (the value written, or the
+    mapping itself when that is the template); None when it holds none.
+
+    An operator's role built from other fields holds none, nor does a role the kind leaves
+    out (a LeaderWorkerSet without `leaderTemplate`) or an Argo template that runs no pod.
+    """
+    if role.derive is not None:
+        return None
+    if role.template:
+        return _at(role_node, role.template)
+    if role.spec:
+        return role_node  # the role's mapping is the template
+    written = any(_at(role_node, f.path) is not None for f in role.containers if f.path)
+    return role_node if written else None
 
 
 def _role_name(role: Role, found: str | None) -> str | None:
@@ -1365,15 +1396,25 @@ def role_at(workload: Workload, pos: Pos) -> str | None:
 
     A role's part is the mapping that declares it (its count and template), or only its
     template when that mapping also holds other roles (LeaderWorkerSet, RayJob's submitter).
+    A role whose template is of the wrong type has its part too, so that what is wrong in it
+    is told as in any role (unless its mapping holds other roles: then it has none).
     """
-    roles = [t for t in workload.templates if t.role]
-    for template in roles:
-        extent = _extent(template.role_node or template.node)
-        if any(o is not template and _inside(o.node.pos, extent) for o in roles):
-            extent = _extent(template.node)
+    parts = [RolePart(t.role, t.role_node or t.node, t.node) for t in workload.templates if t.role]
+    parts += workload.unread_roles
+    for index, (role, node, template) in enumerate(parts):
+        extent = _extent(node)
+        if any(i != index and _inside(_start(o), extent) for i, o in enumerate(parts)):
+            if template is None:
+                continue  # which part of the shared mapping is this role's is not known
+            extent = _extent(template)
         if _inside(pos, extent):
-            return template.role
+            return role
     return None
+
+
+def _start(part: RolePart) -> Pos:
+    """Where a role's template starts, or its mapping when its template is no mapping."""
+    return (part.node if part.template is None else part.template).pos
 
 
 def _extent(node: YMap) -> tuple[Pos, Pos]:

@@ -160,6 +160,133 @@ def test_findings_inside_a_role_name_the_workload_and_the_role() -> None:
     assert finding.message.startswith("RayCluster/raycluster-autoscaler gpu-group: required ")
 
 
+# Roles whose pod template is of the wrong type, beside a readable one (RayJob's submitter
+# holds the others; a LeaderWorkerSet's two templates share one mapping), and a kind the
+# config declares: what is wrong in a role names that role, readable or not.
+UNREADABLE_ROLES = {
+    "rayjob": (
+        """\
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: rj, namespace: ml}
+spec:
+  rayClusterSpec:
+    headGroupSpec:
+      template:
+        spec: head
+    workerGroupSpecs:
+    - groupName: gpu
+      replicas: "2"
+      template:
+        spec: worker
+  submitterPodTemplate:
+    spec:
+      containers: [{name: submit, image: "ray:2"}]
+""",
+        None,
+        [
+            (
+                8,
+                15,
+                "RayJob/rj head: `spec.rayClusterSpec.headGroupSpec.template.spec`",
+                "a mapping",
+            ),
+            (
+                11,
+                17,
+                "RayJob/rj gpu: `spec.rayClusterSpec.workerGroupSpecs[0].replicas`",
+                "an integer",
+            ),
+            (
+                13,
+                15,
+                "RayJob/rj gpu: `spec.rayClusterSpec.workerGroupSpecs[0].template.spec`",
+                "a mapping",
+            ),
+        ],
+    ),
+    "leaderworkerset": (
+        """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws}
+spec:
+  leaderWorkerTemplate:
+    size: "4"
+    leaderTemplate:
+      spec:
+        containers: [{name: leader, image: "vllm:1"}]
+    workerTemplate:
+      spec: worker
+""",
+        None,
+        [
+            (6, 11, "`spec.leaderWorkerTemplate.size`", "an integer"),  # counts both roles' pods
+            (
+                11,
+                13,
+                "LeaderWorkerSet/lws worker: `spec.leaderWorkerTemplate.workerTemplate.spec`",
+                "a mapping",
+            ),
+        ],
+    ),
+    "declared": (
+        """\
+apiVersion: train.example.com/v1
+kind: TrainingRun
+metadata: {name: run}
+spec:
+  roles:
+    trainer:
+      template:
+        spec:
+          containers: trainer
+    evaluator:
+      template:
+        spec: evaluator
+""",
+        "workloads:\n- kind: TrainingRun\n  podTemplates: [spec.roles.*.template]\n",
+        [
+            (
+                9,
+                23,
+                "TrainingRun/run trainer: `spec.roles.trainer.template.spec.containers`",
+                "a list",
+            ),
+            (
+                12,
+                15,
+                "TrainingRun/run evaluator: `spec.roles.evaluator.template.spec`",
+                "a mapping",
+            ),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", UNREADABLE_ROLES)
+def test_what_is_wrong_in_a_role_names_the_role_whether_its_pod_spec_reads_or_not(
+    tmp_path, case: str
+) -> None:
+    from gpulint.api import lint
+    from gpulint.catalogue import catalogue_codes
+    from gpulint.config import Config, load_config
+
+    text, declared, expected = UNREADABLE_ROLES[case]
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(text, encoding="utf-8")
+    config = Config()
+    if declared is not None:
+        (tmp_path / ".gpulint.yaml").write_text(declared, encoding="utf-8")
+        config = load_config(tmp_path / ".gpulint.yaml", catalogue_codes())
+    found = lint([str(manifest)], config=config, select=("GPU000",)).findings
+    rejected = "is a string, not {}; the API server rejects the object"
+    assert [(f.code, f.line, f.column, f.message) for f in found] == [
+        ("GPU000", line, column, f"{field} {rejected.format(wanted)}")
+        for line, column, field, wanted in expected
+    ]
+
+
 def _templates(text: str) -> list[tuple]:
     """(role, pods, count field, {container: GPUs}) for each pod template of the one object."""
     workload = _workload(text)
