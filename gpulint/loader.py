@@ -679,8 +679,9 @@ _RUNTIME_TEXT = frozenset(
 )
 # Text the API stores as written and no check reads for placement: an image given at deploy
 # time (`repo:${VERSION}`) leaves the rest of the file checkable, and so does an Argo resource
-# template's `manifest` (the object Argo creates at run time, a script's `${VAR}` in it).
-_FREE_TEXT = frozenset({"image", "manifest"})
+# template's `manifest` (the object Argo creates at run time, a script's `${VAR}` in it) and a
+# RayService's `serveConfigV2` (Ray Serve's config, whose runtime env Ray expands).
+_FREE_TEXT = frozenset({"image", "manifest", "serveConfigV2"})
 # What is below these keys, at any depth, holds no placeholder of an env template.
 _NOT_READ_BY_THE_API = _RUNTIME_TEXT | _FREE_TEXT
 
