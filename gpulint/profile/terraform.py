@@ -419,6 +419,12 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
         # Time-sharing and MPS advertise each GPU once per client.
         allocatable[NVIDIA] = Decimal(count * clients)
         labels["cloud.google.com/gke-accelerator"] = _text(accelerator.get("type"))
+        # GKE labels the nodes of a pool it installs the driver on with the driver version
+        # (its own driver installer DaemonSet selects the nodes without that label).
+        install = (_blocks(accelerator.get("gpu_driver_installation_config")) or [{}])[0]
+        version = _text(install.get("gpu_driver_version")) if install else ""
+        if version.upper() in ("DEFAULT", "LATEST"):
+            labels["cloud.google.com/gke-gpu-driver-version"] = version.lower()
         if sharing:
             labels["cloud.google.com/gke-gpu-sharing-strategy"] = _text(
                 sharing.get("gpu_sharing_strategy")
