@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,16 @@ if TYPE_CHECKING:
 def is_gpu_resource(name: str) -> bool:
     """An extended resource that reads as an accelerator (`nvidia.com/gpu`, MIG profiles ...)."""
     return is_extended_resource(name) and looks_like_accelerator(name)
+
+
+def accelerator_names(requests: Iterable[str]) -> list[str]:
+    """The resource names among `requests` that read as accelerators, whatever their amount.
+
+    What a pod or container tries to ask of accelerators, even where `gpu_requests` finds
+    nothing a node counts: a zero (`nvidia.com/gpu: 0`), a scheduler extender's resource
+    alone (HAMi's `nvidia.com/gpumem`), a name the API refuses (`gpu`).
+    """
+    return [name for name in requests if looks_like_accelerator(name)]
 
 
 def gpu_requests(template: PodTemplate) -> dict[str, Decimal]:

@@ -337,3 +337,57 @@ def test_profile_show_names_the_scheduler_extenders() -> None:
     result = CliRunner().invoke(main, ["profile", "show", "--profile", hami])
     assert result.exit_code == 0, result.output
     assert "Scheduler extenders: hami (spec.schedulerExtenders)\n" in result.output
+
+
+GPU_SELECTOR_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  nodeSelector: {nvidia.com/gpu.present: "true"}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+  containers:
+  - name: main
+    image: "trainer:1"
+    resources:
+      requests: {cpu: "1", memory: 1Gi}
+      limits: {%s}
+"""
+
+
+@pytest.mark.parametrize(
+    "limits",
+    ['nvidia.com/gpu: "0"', 'nvidia.com/gpumem: "4000"', 'gpu: "1"'],
+    ids=["zero", "extender-only", "refused-name"],
+)
+def test_a_pod_that_writes_an_accelerator_nodes_do_not_count_is_not_one_without_gpus(
+    tmp_path: Path, limits: str
+) -> None:
+    # gpu_requests keeps only what nodes count; GPU104 ("pod requests no GPU") and GPU601
+    # speak of any accelerator a pod writes.
+    from gpulint.gpus import accelerator_names, gpu_requests
+    from gpulint.loader import load_text
+
+    text = GPU_SELECTOR_POD % limits
+    (template,) = load_text("pod.yaml", text).workloads[0].templates
+    assert gpu_requests(template) == {}
+    assert accelerator_names(template.effective_requests) == [limits.partition(":")[0]]
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(text, encoding="utf-8")
+    profile = str(ROOT / "fixtures" / "profiles" / "placement-eks.yaml")
+    assert lint([str(manifest)], select=("GPU104",), profile_paths=(profile,)).findings == ()
+    # Without the accelerator, the same pod is one.
+    manifest.write_text(GPU_SELECTOR_POD % "memory: 1Gi", encoding="utf-8")
+    found = lint([str(manifest)], select=("GPU104",), profile_paths=(profile,)).findings
+    assert [(f.code, f.line, f.column, f.message) for f in found] == [
+        (
+            "GPU104",
+            5,
+            18,
+            "pod requests no GPU, but its required placement only matches GPU pools g5, p4d, "
+            "p5-reserved and 1 more like them: it takes a GPU node's cpu and memory without a "
+            "GPU, and the device plugin gives its containers no device; it does not tolerate "
+            "their taints either (g6-inference: dedicated=inference:NoSchedule), so it stays "
+            "Pending",
+        )
+    ]

@@ -13,10 +13,9 @@ import enum
 from collections.abc import Iterator
 from decimal import Decimal
 
-from gpulint.accelerators import looks_like_accelerator
 from gpulint.constraints import PodAffinityTerm, toleration_fields, toleration_yaml
 from gpulint.edits import add_items
-from gpulint.gpus import gpu_requests
+from gpulint.gpus import accelerator_names, gpu_requests
 from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
@@ -466,8 +465,8 @@ def gpu_selector_without_request(ctx: CheckContext) -> Iterator[Problem]:
         # A DaemonSet on GPU nodes without GPUs is how device plugins and exporters run.
         if runs_on_every_node(workload) or not has_required_placement(template):
             continue
-        if any(looks_like_accelerator(name) for name in template.effective_requests):
-            continue
+        if accelerator_names(template.effective_requests):
+            continue  # it writes one (maybe zero, or a name nodes do not count): not "no GPU"
         placement = ctx.placement(template)
         if not placement.decidable:
             continue

@@ -4,33 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpulint.accelerators import looks_like_accelerator
+from gpulint.gpus import accelerator_names
 from gpulint.rules.base import CheckContext, Problem
 
 
 def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
     """QoS looks only at cpu and memory: a pod that asks only for GPUs is BestEffort."""
     for _, template in ctx.pod_templates():
-        gpu_containers = [
-            c
+        asked = [
+            (c, names)
             for c in template.containers
-            if any(looks_like_accelerator(n) for n in c.resources.effective_requests())
+            if (names := accelerator_names(c.resources.effective_requests()))
         ]
-        if not gpu_containers:
+        if not asked:
             continue
         if not template.best_effort:
             continue
-        first = gpu_containers[0]
-        gpus = ", ".join(
-            sorted(
-                {
-                    name
-                    for c in gpu_containers
-                    for name in c.resources.effective_requests()
-                    if looks_like_accelerator(name)
-                }
-            )
-        )
+        first = asked[0][0]
+        gpus = ", ".join(sorted({name for _, names in asked for name in names}))
         yield Problem.at(
             template.document,
             first.resources.pos,
