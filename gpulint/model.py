@@ -193,6 +193,8 @@ class Container:
     node: YMap
     pos: Pos
     resources: Resources
+    # Fields its API has beside a Kubernetes container's (Argo `script:`: `source`).
+    own_fields: tuple[str, ...] = ()
 
     @property
     def field_path(self) -> str:

@@ -58,6 +58,7 @@ class ContainerField(NamedTuple):
     single: bool = False  # one container mapping rather than a list (Argo `container:`)
     resources: str = "resources"
     name: str = "main"  # the name of a single container that writes none
+    own_fields: tuple[str, ...] = ()  # fields its API has beside a Kubernetes container's
 
 
 POD_CONTAINERS: tuple[ContainerField, ...] = (
@@ -68,7 +69,8 @@ POD_CONTAINERS: tuple[ContainerField, ...] = (
 # An Argo Workflow template is both the pod's spec and its container's home.
 ARGO_CONTAINERS: tuple[ContainerField, ...] = (
     ContainerField("container", ContainerRole.APP, single=True),
-    ContainerField("script", ContainerRole.APP, single=True),
+    # A script template is a container whose program is its `source`.
+    ContainerField("script", ContainerRole.APP, single=True, own_fields=("source",)),
     ContainerField("containerSet.containers", ContainerRole.APP),
     ContainerField("initContainers", ContainerRole.INIT),
     ContainerField("sidecars", ContainerRole.APP),
@@ -143,8 +145,54 @@ def _argo_workflow(kind: str, spec: str) -> WorkloadShape:
     return WorkloadShape(
         kind,
         ("argoproj.io/*",),
-        (Role(f"{spec}.templates[]", template="", spec="", counts=(), containers=ARGO_CONTAINERS),),
+        (
+            Role(
+                f"{spec}.templates[]",
+                template="",
+                spec="",
+                counts=(),
+                containers=ARGO_CONTAINERS,
+                derive=functools.partial(argo_pod, spec),
+            ),
+        ),
     )
+
+
+# Pod fields an Argo workflow's spec gives every template that sets none of its own, as
+# (workflow field, pod field): workflow/controller/workflowpod.go (addSchedulingConstraints,
+# and resourceClaims beside it).
+_ARGO_DEFAULTS = (
+    ("nodeSelector", "nodeSelector"),
+    ("affinity", "affinity"),
+    ("tolerations", "tolerations"),
+    ("schedulerName", "schedulerName"),
+    ("podPriorityClassName", "priorityClassName"),
+    ("resourceClaims", "resourceClaims"),
+)
+
+
+def argo_pod(spec_path: str, obj: YMap, template: YMap) -> YMap:
+    """The pod an Argo template runs: the template as written, with the workflow's own
+    `nodeSelector`, `affinity`, `tolerations`, `schedulerName`, `podPriorityClassName` and
+    `resourceClaims` where the template sets none (an empty one is none)."""
+    workflow = _at(obj, spec_path)
+    if type(workflow) is not YMap:
+        return template
+    defaults = [
+        (key, field)
+        for key, field in _ARGO_DEFAULTS
+        if workflow.get(key) and not template.get(field)
+    ]
+    if not defaults:
+        return template
+    pod = YMap(template.pos)
+    for key, value in template.items():
+        pod[key] = value
+        pod.spans[key] = template.spans[key]
+    for key, field in defaults:
+        pod[field] = workflow[key]
+        pod.spans[field] = workflow.spans[key]
+    return pod
 
 
 # KServe components are pod specs with extra fields: a predictor's model-format field
@@ -1293,6 +1341,7 @@ def _container(
         node=item,
         pos=pos,
         resources=_resources(where, item, field.resources, problems),
+        own_fields=field.own_fields,
     )
 
 
@@ -1508,7 +1557,7 @@ def _scan(
                 f"resource claim {_claim_name(node[0])}",
                 _field(path),
                 parent.pos_of_key(key),
-                (id(parent),),
+                (id(parent), id(node)),  # or the list itself, which a built pod may hold
                 CLAIM,
             )
         )
@@ -1725,6 +1774,8 @@ def unchecked(
     for template in workload.templates if workload is not None else ():
         read.add(id(template.spec))
         read.add(id(template.role_node))  # a pod spec an operator completes (KServe)
+        # Claims a built pod takes from elsewhere in the object (an Argo workflow's own).
+        read.add(id(template.spec.get("resourceClaims")))
         read.add(id(template.annotations))
         # A typed container's requests are its `resources`, which the pod template reads: the
         # scan skips its mapping (the bulk of a workload: env, probes, mounts).

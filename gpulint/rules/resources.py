@@ -419,7 +419,11 @@ def _misplaced_in_container(template: PodTemplate, container: Container) -> Iter
                 f"the API ignores it; it belongs under `resources.{section}`",
                 f"Move it to `resources:` as `{section}:`.",
             )
-        elif key_text != _RESOURCES_KEY and _close_to(key_text, (_RESOURCES_KEY,)):
+        elif (
+            key_text != _RESOURCES_KEY
+            and key_text not in container.own_fields
+            and _close_to(key_text, (_RESOURCES_KEY,))
+        ):
             yield Problem.at(
                 document,
                 node.pos_of_key(key),
