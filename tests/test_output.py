@@ -110,6 +110,12 @@ def test_a_named_pipe_is_not_read_again(tmp_path: Path) -> None:
     assert SourceLines().line(str(fifo), 1) is None
 
 
+def test_a_name_no_file_system_takes_shows_no_line() -> None:
+    # A finding's path is what the input was called (`--stdin-filename`, a file of a List);
+    # one with a NUL names no file: the finding is shown without its line.
+    assert SourceLines().line("bad\x00name.yaml", 1) is None
+
+
 def test_no_line_of_a_secret_document_is_shown(tmp_path: Path) -> None:
     path = tmp_path / "mixed.yaml"
     path.write_text(

@@ -136,7 +136,7 @@ class SourceLines:
                     return []
                 with open(path, "rb") as stream:
                     data = stream.read()
-            except OSError:
+            except (OSError, ValueError):  # ValueError: a name no file system takes (a NUL)
                 return []
         # As the loader reads it: a BOM dropped, every line break the parser knows counted.
         from gpulint.yamltree import normalize_line_breaks
