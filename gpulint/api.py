@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from gpulint.replicas import Autoscaler
     from gpulint.scheduling import Placement
     from gpulint.spool import FindingSpool
+    from gpulint.yamltree import Pos
 
 #: The rule that reports what a server-side dry-run refused.
 SERVER_REJECTED = "GPU900"
@@ -850,9 +851,17 @@ def _findings(
     config: Config,
     tracker: SuppressionTracker,
 ) -> Iterator[Finding]:
+    # Pods built from one field share it (an Argo workflow's nodeSelector, given to each of
+    # its templates): what is wrong with it is told once.
+    seen: set[tuple[int, Pos, str]] = set()
     for problem in rule.check_function()(context):
-        if not _dropped(problem, rule, config, tracker):
-            yield _finding(rule, _name_role(problem, roles), config)
+        if _dropped(problem, rule, config, tracker):
+            continue
+        problem = _name_role(problem, roles)
+        key = (id(problem.file), problem.pos, problem.message)
+        if key not in seen:
+            seen.add(key)
+            yield _finding(rule, problem, config)
 
 
 def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:
