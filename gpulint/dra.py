@@ -23,7 +23,8 @@ from gpulint.views import NamedTuple
 DRA_GROUP = "resource.k8s.io"
 DRA_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"})
 #: DeviceClasses that accelerator DRA drivers' charts install (NVIDIA k8s-dra-driver-gpu
-#: `templates/deviceclass-*.yaml`, AMD k8s-gpu-dra-driver, Intel intel-resource-drivers).
+#: `templates/deviceclass-*.yaml`, AMD k8s-gpu-dra-driver, Intel intel-resource-drivers, and the
+#: kubernetes-sigs dra-example-driver's simulated GPUs).
 ACCELERATOR_CLASSES = frozenset(
     {
         "gpu.nvidia.com",
@@ -33,6 +34,7 @@ ACCELERATOR_CLASSES = frozenset(
         "vfio.gpu.amd.com",
         "gpu.intel.com",
         "gaudi.intel.com",
+        "gpu.example.com",
     }
 )
 #: Every DeviceClass a DRA driver's chart installs, with the driver that installs it: a claim
@@ -56,7 +58,13 @@ DRIVER_CLASSES: Mapping[str, str] = {
     ),
     "gpu.intel.com": "the Intel GPU DRA driver",
     "gaudi.intel.com": "the Intel Gaudi DRA driver",
+    # kubernetes-sigs/dra-example-driver: the class is named after the driver
+    # (`<deviceProfile>.example.com`, `gpu` by default; templates/deviceclass.yaml).
+    "gpu.example.com": "the kubernetes-sigs DRA example driver",
 }
+#: Driver classes no other name is taken for a misspelling of: docs and tests invent names in
+#: the example domains (`fpga.example.org`), which read close to the example driver's.
+NOT_TYPO_TARGETS = frozenset({"gpu.example.com"})
 #: DRA driver names whose devices are accelerators (`device.driver == '<name>'` in a class).
 #: `gpu.example.com` is the kubernetes-sigs dra-example-driver, which simulates GPUs.
 ACCELERATOR_DRIVERS = frozenset(

@@ -112,6 +112,7 @@ def test_without_a_profile_driver_classes_pass_and_their_near_misses_do_not(
                 "compute-domain-default-channel.nvidia.com",
                 "compute-domain-deamon.nvidia.com",
                 "fpga.example.org",
+                "gpu.example.com",
             )
         )
     )

@@ -230,7 +230,7 @@ def device_class_not_found(ctx: CheckContext) -> Iterator[Problem]:
             name = request.node.get("deviceClassName")
             if not isinstance(name, str) or not name or name in known:
                 continue
-            from gpulint.dra import DRIVER_CLASSES
+            from gpulint.dra import DRIVER_CLASSES, NOT_TYPO_TARGETS
 
             driver = DRIVER_CLASSES.get(name)
             # Without the cluster's list, a driver's class is taken as installed with the
@@ -238,7 +238,8 @@ def device_class_not_found(ctx: CheckContext) -> Iterator[Problem]:
             if not listed and driver is not None:
                 continue
             # A driver's own class is no typo: it is missing from the cluster, not misspelt.
-            hint = "" if driver else _did_you_mean(name, [*known, *DRIVER_CLASSES])
+            targets = [c for c in DRIVER_CLASSES if c not in NOT_TYPO_TARGETS]
+            hint = "" if driver else _did_you_mean(name, [*known, *targets])
             if not listed and not hint:
                 continue
             if not listed:
