@@ -1739,7 +1739,7 @@ class Unchecked(NamedTuple):
         return bool(self.requests) or any(part.accelerators for part in self.unread)
 
 
-# Built-in kinds that run no pods and hold no resource requests: not walked (a
+# Kinds that run no pods and hold no resource requests: not walked (a
 # CustomResourceDefinition's schema is the largest object of many charts).
 _NO_REQUESTS = {
     "": frozenset({"ConfigMap", "Secret", "Service", "ServiceAccount", "Namespace", "Endpoints"}),
@@ -1750,6 +1750,8 @@ _NO_REQUESTS = {
     "networking.k8s.io": frozenset({"Ingress", "NetworkPolicy", "IngressClass"}),
     "autoscaling": frozenset({"HorizontalPodAutoscaler"}),
     "policy": frozenset({"PodDisruptionBudget"}),
+    # KAI Scheduler's queue: `spec.resources.gpu` is its GPU quota, no pod's request.
+    "scheduling.run.ai": frozenset({"Queue"}),
 }
 
 
