@@ -312,7 +312,40 @@ def test_rules_left_out_would_have_found_nothing(
         assert not list(check(_context_without(path, kinds, with_profile))), path
 
 
-_NAMED_TUPLES = """\
+# Runs gpulint's CLI with the script's arguments, as the `gpulint` command does.
+_RUN_CLI = """\
+from gpulint.cli import main
+sys.argv = ["gpulint", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+"""
+
+
+def _start_reports(
+    script: str, hook: bool, tmp_path: Path, request: pytest.FixtureRequest
+) -> list[str]:
+    """What `script` (which runs gpulint's CLI and writes JSON last on stderr) reports of a
+    plain check of one file, or of the hook's run that reads its profile from the cache."""
+    if hook:  # reads the profile from the cache the hook's first run filled
+        hook_run: HookRun = request.getfixturevalue("hook_run")
+        repository, args = hook_run.repository, hook_run.args
+    else:
+        repository, args = tmp_path, ["check", str(HELM)]
+    run = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        cwd=repository,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    reported: list[str] = json.loads(run.stderr.splitlines()[-1])
+    return reported
+
+
+_NAMED_TUPLES = (
+    """\
 import collections, json, sys
 made = []
 namedtuple = collections.namedtuple
@@ -320,14 +353,12 @@ def counted(typename, *args, module=None, **kwargs):
     made.append(f"{module or sys._getframe(1).f_globals.get('__name__')}.{typename}")
     return namedtuple(typename, *args, module=module, **kwargs)
 collections.namedtuple = counted  # typing.NamedTuple classes are made by it too
-from gpulint.cli import main
-sys.argv = ["gpulint", *sys.argv[1:]]
-try:
-    main()
-except SystemExit:
-    pass
+"""
+    + _RUN_CLI
+    + """\
 sys.__stderr__.write(json.dumps([name for name in made if name.startswith("gpulint")]))
 """
+)
 
 
 @pytest.mark.parametrize("hook", [False, True], ids=["plain", "hook"])
@@ -337,22 +368,12 @@ def test_the_start_compiles_no_named_tuple(
     # gpulint's NamedTuples are gpulint.views.NamedTuple classes: typing.NamedTuple (through
     # collections.namedtuple) compiles each class's __new__ from source and checks every field's
     # type, about 700,000 instructions a class, and a run with a profile defines 80 of them.
-    if hook:  # reads the profile from the cache the hook's first run filled
-        hook_run: HookRun = request.getfixturevalue("hook_run")
-        repository, args = hook_run.repository, hook_run.args
-    else:
-        repository, args = tmp_path, ["check", str(HELM)]
-    run = subprocess.run(
-        [sys.executable, "-c", _NAMED_TUPLES, *args],
-        cwd=repository,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(run.stderr.splitlines()[-1]) == []
+    reported = _start_reports(_NAMED_TUPLES, hook, tmp_path, request)
+    assert reported == []
 
 
-_DATACLASSES = """\
+_DATACLASSES = (
+    """\
 import dataclasses, json, sys
 made = []
 process_class = dataclasses._process_class  # what dataclass() runs for every class
@@ -360,14 +381,12 @@ def counted(cls, *args, **kwargs):
     made.append(f"{cls.__module__}.{cls.__qualname__}")
     return process_class(cls, *args, **kwargs)
 dataclasses._process_class = counted
-from gpulint.cli import main
-sys.argv = ["gpulint", *sys.argv[1:]]
-try:
-    main()
-except SystemExit:
-    pass
+"""
+    + _RUN_CLI
+    + """\
 sys.__stderr__.write(json.dumps(made))
 """
+)
 
 
 @pytest.mark.parametrize("hook", [False, True], ids=["plain", "hook"])
@@ -378,22 +397,12 @@ def test_the_start_makes_no_dataclass(
     # would compile four to six methods at every start (about 4 million instructions), and
     # dataclass() looks into every field's annotation even when it compiles nothing (0.3 to
     # 1.2 million a record).
-    if hook:  # reads the profile from the cache the hook's first run filled
-        hook_run: HookRun = request.getfixturevalue("hook_run")
-        repository, args = hook_run.repository, hook_run.args
-    else:
-        repository, args = tmp_path, ["check", str(HELM)]
-    run = subprocess.run(
-        [sys.executable, "-c", _DATACLASSES, *args],
-        cwd=repository,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(run.stderr.splitlines()[-1]) == []
+    reported = _start_reports(_DATACLASSES, hook, tmp_path, request)
+    assert reported == []
 
 
-_PATTERNS = """\
+_PATTERNS = (
+    """\
 import json, re, sys
 compiled = []
 compile_pattern = re._compile
@@ -407,14 +416,12 @@ def counted(pattern, flags):
             compiled.append(module)
     return compile_pattern(pattern, flags)
 re._compile = counted
-from gpulint.cli import main
-sys.argv = ["gpulint", *sys.argv[1:]]
-try:
-    main()
-except SystemExit:
-    pass
+"""
+    + _RUN_CLI
+    + """\
 sys.__stderr__.write(json.dumps(sorted(compiled)))
 """
+)
 
 
 @pytest.mark.parametrize("hook", [False, True], ids=["plain", "hook"])
@@ -425,18 +432,7 @@ def test_the_start_compiles_only_the_patterns_it_runs(
     # (another output format, a conflict marker, a suppression, a wrong label value, a config
     # shape) are kept as strings for `re` to compile on first use, and a glob or a path of
     # plain keys is matched without one.
-    if hook:  # reads the profile from the cache the hook's first run filled
-        hook_run: HookRun = request.getfixturevalue("hook_run")
-        repository, args = hook_run.repository, hook_run.args
-    else:
-        repository, args = tmp_path, ["check", str(HELM)]
-    run = subprocess.run(
-        [sys.executable, "-c", _PATTERNS, *args],
-        cwd=repository,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    reported = _start_reports(_PATTERNS, hook, tmp_path, request)
     # By the module that compiles each: YAML's int, octal/hex and float scalars, quantities,
     # resource name tokens, Helm's `# Source:` comments, the document starts of the text
     # report's source lines; with the hook's config and profile, its per-file-ignores glob
@@ -450,4 +446,4 @@ def test_the_start_compiles_only_the_patterns_it_runs(
     ]
     if hook:
         expected += ["gpulint.config", "gpulint.replicas"]
-    assert json.loads(run.stderr.splitlines()[-1]) == sorted(expected)
+    assert reported == sorted(expected)
