@@ -54,6 +54,12 @@ class Problem(NamedTuple):
     # The message names the object it is about (`PyTorchJob/ml/llama-ft ...`): the engine
     # does not prefix it with the object and the role it sits in.
     names_workload: bool = False
+    # The objects of other files a corpus-wide finding combines (the workloads summed with
+    # this one, the quota it overflows; None: an object of the profile): a run given only some
+    # files reports it when its own document or one of these is in them. Read at most once,
+    # and only by such a run: a check may give a generator, so a run over a corpus does not
+    # list every workload sharing a pool for each of thousands of findings.
+    involves: Iterable[DocumentLike | None] = ()
 
     @classmethod
     def at(
@@ -66,13 +72,18 @@ class Problem(NamedTuple):
         severity: Severity | None = None,
         edits: tuple[Edit, ...] = (),
         names_workload: bool = False,
+        involves: Iterable[DocumentLike | None] = (),
     ) -> Problem:
         """A problem in `document` at `pos`; `severity` overrides the catalogue's default.
 
         `names_workload`: the message names `document` itself (`Kind/name`), so the engine adds
         no `Kind/name role: ` prefix when `pos` is inside one role of a multi-role workload.
+        `involves`: the other objects whose counts or limits the finding combines (None: one
+        read from the cluster profile, not a file), iterated at most once.
         """
-        return cls(document.file, pos, message, fix, document, severity, edits, names_workload)
+        return cls(
+            document.file, pos, message, fix, document, severity, edits, names_workload, involves
+        )
 
 
 @frozen_view

@@ -13,7 +13,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from gpulint.gpus import gpu_limit_pos, gpu_requests
-from gpulint.model import PodTemplate, Severity, Workload
+from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.replicas import (
@@ -175,6 +175,7 @@ class Sharing(NamedTuple):
     confined: Decimal  # GPUs they take, each group capped at what its pools hold
     largest: tuple[GpuDemand, ...]  # the biggest of them, for the message
     count: int  # how many there are
+    groups: tuple[PoolGroup, ...] = ()  # theirs (with the demands left out)
 
     @classmethod
     def of(
@@ -195,17 +196,25 @@ class Sharing(NamedTuple):
                 count, total = minus.get(demand.pools, (0, Decimal(0)))
                 minus[demand.pools] = (count + 1, total + demand.total(resource))
         skip = {id(d) for d in left_out}
-        confined, count, largest = Decimal(0), 0, []
+        confined, count, largest, within = Decimal(0), 0, [], []
         for group in groups:
             if not group.pools <= pools:
                 continue
+            within.append(group)
             skipped, skipped_total = minus.get(group.pools, (0, Decimal(0)))
             confined += min(group.total - skipped_total, group.room)
             count += len(group.members) - skipped
             kept = (d for d in group.members if id(d) not in skip)
             largest.extend(itertools.islice(kept, _MAX_LISTED))
         largest.sort(key=lambda d: d.total(resource), reverse=True)
-        return cls(confined, tuple(largest[:_MAX_LISTED]), count)
+        return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within))
+
+    def documents(self) -> Iterator[DocumentLike]:
+        """Every workload counted, listed or not, and the HPAs that set their counts."""
+        for group in self.groups:
+            for demand in group.members:
+                yield demand.workload.document
+                yield demand.planned.document
 
     def describe(self, resource: str) -> str:
         """`Deployment/a (16: replicas: 2 × 8), ... and 40 more`, the largest first."""
@@ -311,6 +320,7 @@ def _gang_problems(
             f"move the others to another pool, or {_grow(pools, resource, need + others - have)}.",
             severity=Severity.WARNING,
             names_workload=True,
+            involves=sharing.documents(),
         )
 
 
@@ -422,7 +432,14 @@ def _capacity_problem(
         fix = f"Lower {demand.planned.field} to {fits}, or {grow}."
     else:
         fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
-    return Problem.at(demand.planned.document, demand.planned.pos, text, fix, names_workload=True)
+    return Problem.at(
+        demand.planned.document,
+        demand.planned.pos,
+        text,
+        fix,
+        names_workload=True,
+        involves=itertools.chain((demand.workload.document,), sharing.documents()),
+    )
 
 
 def _queued_problem(
@@ -449,6 +466,7 @@ def _queued_problem(
         f"{queue} the quota for all of them.",
         severity=Severity.WARNING,
         names_workload=True,
+        involves=itertools.chain((demand.workload.document,), sharing.documents()),
     )
 
 

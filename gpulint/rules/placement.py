@@ -619,6 +619,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             f"{demand.count - nodes} stay Pending",
             f"Lower {demand.field} to {nodes}, raise maxNodes of the pools, or make the "
             f"anti-affinity preferredDuringSchedulingIgnoredDuringExecution.",
+            involves=(demand.document,),  # the HPA that sets the count
         )
 
 

@@ -8,9 +8,10 @@ LimitRanges come from the cluster profile and from the checked manifests (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import chain
 
 from gpulint.accelerators import is_extended_resource
 from gpulint.edits import Rename
@@ -199,7 +200,7 @@ def gpu_quota_exceeded(ctx: CheckContext) -> Iterator[Problem]:
             limit = _Limit(source, key, resource, hard, used, requested)
             yield from _exceeded(limit, charges)
             for members in gangs.values():
-                yield from _gang_exceeded(limit, members)
+                yield from _gang_exceeded(limit, members, charges)
         yield from _unspecified(source, demands, limit_ranges)
 
 
@@ -283,6 +284,7 @@ def _unspecified(
             + ", ".join(f"`{key}`" for key in sorted(missing))
             + " in every container (init containers too), or add a LimitRange default for "
             "them in the namespace.",
+            involves=(source.document,),
         )
 
 
@@ -328,10 +330,25 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
         document, pos = _demand_pos(demand, resource)
         message = f"{source.label}: {arithmetic}; {consequence}"
         # With others, the breakdown names every contributor, this workload first.
-        yield Problem.at(document, pos, message, names_workload=bool(others))
+        yield Problem.at(
+            document,
+            pos,
+            message,
+            names_workload=bool(others),
+            involves=chain((source.document,), _documents(charges)),
+        )
 
 
-def _gang_exceeded(limit: _Limit, members: Sequence[_Charge]) -> Iterator[Problem]:
+def _documents(charges: Iterable[_Charge]) -> Iterator[DocumentLike]:
+    """The workloads a quota sum counts, and the HPAs that set their counts."""
+    for charge in charges:
+        yield charge.demand.workload.document
+        yield charge.demand.document
+
+
+def _gang_exceeded(
+    limit: _Limit, members: Sequence[_Charge], charges: Sequence[_Charge]
+) -> Iterator[Problem]:
     """A gang whose pods the quota can never all admit, or not beside the other pods."""
     source, key, resource = limit.source, limit.key, limit.resource
     hard, used, requested = limit.hard, limit.used, limit.requested
@@ -366,6 +383,7 @@ def _gang_exceeded(limit: _Limit, members: Sequence[_Charge]) -> Iterator[Proble
             f"Raise `{key}` of {source.quota.name} to at least {format_quantity(used + need)}, "
             f"or shrink the gang."
         )
+        involved = _documents(members)
     else:
         message = (
             f"{source.label}: {ref} fits the quota alone but not alongside the others: {gang}, "
@@ -378,7 +396,15 @@ def _gang_exceeded(limit: _Limit, members: Sequence[_Charge]) -> Iterator[Proble
             f"Raise `{key}` of {source.quota.name} to {format_quantity(used + others + need)}, "
             f"or admit the gangs one at a time (a queue such as Kueue holds whole jobs back)."
         )
-    yield Problem.at(document, pos, message, fix, names_workload=True)
+        involved = _documents(charges)  # the others' requests are in the sum
+    yield Problem.at(
+        document,
+        pos,
+        message,
+        fix,
+        names_workload=True,
+        involves=chain((source.document,), involved),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -671,7 +697,8 @@ def _clause_problems(source: LimitRangeInEffect, index: int, clause: _Clause) ->
             return
         victims = f"; in the checked manifests: {_victims(clause.violations)}"
         message = f"{source.label}: {clause.summary}{victims if clause.violations else ''}"
-        yield Problem.at(source.document, pos, message)
+        refused = (v.template.document for v in clause.violations)
+        yield Problem.at(source.document, pos, message, involves=refused)
         return
     for violation in clause.violations:
         yield Problem.at(
@@ -679,6 +706,7 @@ def _clause_problems(source: LimitRangeInEffect, index: int, clause: _Clause) ->
             violation.pos,
             f"{source.label}: {clause.summary}; {violation.subject} {violation.detail}",
             names_workload=True,
+            involves=(source.document,),
         )
 
 
