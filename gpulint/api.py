@@ -15,7 +15,8 @@ With `context:` in the config (a pre-commit hook is given only the changed files
 it names are context: their knowledge objects join those of step 1, and of their other files
 only what corpus-wide rules keep (workloads, HPAs) is read, with no per-file rule run on them.
 A finding in a context file is reported only when it is a corpus-wide one that involves the
-given files: its message names one of their objects (a workload sharing the quota, the quota).
+given files: the check says it combines one of their objects (`Problem.involves`: a workload
+sharing the quota, the quota).
 
 HorizontalPodAutoscalers are many (one per scaled Deployment) and may sit in any file, so they
 are not read first: the rules that need peak replica counts (GPU106, GPU201, GPU301) are
@@ -382,9 +383,7 @@ def _lint_paths(
     rejections = _server_rejections(inputs, plan, options.dry_run)
     gathered = _check_every_file(plan, inputs, options, shown)
     given = _read_context(plan, inputs, context_inputs, gathered) if context_inputs else None
-    late = gathered.late + _corpus_findings(plan, gathered, rejections, selected)
-    if given is not None:
-        late = [f for f in late if _involves_given(f, given)]
+    late = gathered.late + _corpus_findings(plan, gathered, rejections, selected, given)
     # A chart of the context stands where the given ones do: at its templates and values.
     renders = {**inputs.renders, **_renders_of(context_inputs)}
     if renders:
@@ -534,10 +533,10 @@ def _renders_of(context_inputs: Sequence[Input]) -> dict[str, RenderedInput]:
 
 def _read_context(
     plan: FilePlan, inputs: Inputs, context_inputs: Sequence[Input], gathered: Gathered
-) -> tuple[set[str], set[str]]:
+) -> frozenset[str]:
     """Add to `gathered` what corpus-wide rules keep of the context files (no per-file rule
-    runs on them); return the given files' names and how findings name their objects."""
-    given = _given(plan, inputs, gathered.kept)
+    runs on them); return the given files' names."""
+    given = frozenset(input_name(item) for item in inputs)
     context_plan = plan._replace(per_document=(), keep_checked=False, unused_rule=None)
     # Without a corpus-wide rule at work, context files were wanted for knowledge only.
     for outcome in _context_outcomes(context_plan, context_inputs if plan.corpus_wide else ()):
@@ -548,23 +547,6 @@ def _read_context(
         for code, workloads in outcome.kept.items():
             gathered.kept[code].extend(workloads)
     return given
-
-
-def _given(
-    plan: FilePlan, inputs: Inputs, kept: Mapping[str, list[Workload]]
-) -> tuple[set[str], set[str]]:
-    """The names of the given files, and how findings name their objects that corpus-wide
-    rules judge (kept workloads and knowledge objects): `Kind/ns/name` and `Kind ns/name`."""
-    names = {input_name(item) for item in inputs}
-    documents = [w.document for found in kept.values() for w in found]
-    documents += plan.knowledge
-    mentions = set()
-    for document in documents:
-        if document.file.path in names:
-            ref = document.ref
-            scoped = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-            mentions.update({f"{ref.kind}/{scoped}", f"{ref.kind} {scoped}"})
-    return names, mentions
 
 
 def _context_outcomes(plan: FilePlan, items: Iterable[Input]) -> Iterator[FileOutcome]:
@@ -579,15 +561,13 @@ def _context_outcomes(plan: FilePlan, items: Iterable[Input]) -> Iterator[FileOu
         yield check_file(plan, item)
 
 
-def _involves_given(finding: Finding, given: tuple[set[str], set[str]]) -> bool:
-    """Whether a late finding belongs in a run given only some files: it is in one of them, or
-    it names one of their objects (the other workload sharing a quota, the quota itself)."""
-    names, mentions = given
-    if finding.path in names or finding.rendered is not None:
+def _involves_given(problem: Problem, given: frozenset[str]) -> bool:
+    """Whether a corpus-wide finding belongs in a run given only some files: its object is in
+    one of them, or an object it says it combines is (the other workload sharing a quota, the
+    quota itself)."""
+    if problem.file.path in given:
         return True
-    if finding.code == UNUSED_SUPPRESSION:
-        return False
-    return any(mention in finding.message for mention in mentions)
+    return any(d is not None and d.file.path in given for d in problem.involves)
 
 
 def _corpus_findings(
@@ -595,8 +575,12 @@ def _corpus_findings(
     gathered: Gathered,
     rejections: tuple[ServerRejection, ...],
     selected: Sequence[Rule],
+    given: frozenset[str] | None = None,
 ) -> list[Finding]:
-    """The corpus-wide rules' findings over what the files kept, then unused suppressions."""
+    """The corpus-wide rules' findings over what the files kept, then unused suppressions.
+
+    `given`: the files of a run with `context:`; only findings that involve them are kept.
+    """
     found: list[Finding] = []
     everything_kept = {id(w): w for kept in gathered.kept.values() for w in kept}.values()
     roles = _roles(everything_kept)
@@ -608,11 +592,10 @@ def _corpus_findings(
             all_autoscalers=tuple(gathered.scalers.values()),
             placements=gathered.placements,
         )
-        found.extend(_findings(rule, context, roles, plan.config, gathered.tracker))
+        found.extend(_findings(rule, context, roles, plan.config, gathered.tracker, given))
     if plan.unused_rule is not None:
-        found.extend(
-            _unused_suppressions(plan.unused_rule, gathered.tracker, selected, plan.config)
-        )
+        unused = _unused_suppressions(plan.unused_rule, gathered.tracker, selected, plan.config)
+        found.extend(f for f in unused if given is None or f.path in given)
     return found
 
 
@@ -850,12 +833,15 @@ def _findings(
     roles: dict[int, Workload],
     config: Config,
     tracker: SuppressionTracker,
+    given: frozenset[str] | None = None,
 ) -> Iterator[Finding]:
     # Pods built from one field share it (an Argo workflow's nodeSelector, given to each of
     # its templates): what is wrong with it is told once.
     seen: set[tuple[int, Pos, str]] = set()
     for problem in rule.check_function()(context):
         if _dropped(problem, rule, config, tracker):
+            continue
+        if given is not None and not _involves_given(problem, given):
             continue
         problem = _name_role(problem, roles)
         key = (id(problem.file), problem.pos, problem.message)

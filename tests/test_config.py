@@ -547,6 +547,113 @@ def test_context_gives_the_quota_and_the_workloads_sharing_it(split: Path) -> No
     ]
 
 
+def test_a_context_finding_naming_a_longer_name_does_not_involve_the_given_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The two trainers overflow the quota together; `Deployment/ml/trainer` is a CPU service
+    # whose name begins theirs, in no sum of theirs: its file is not involved in their findings.
+    files = {
+        ".gpulint.yaml": "context: [k8s]\n",
+        "k8s/quota.yaml": QUOTA,
+        "k8s/priority.yaml": PRIORITY_CLASS,
+        "k8s/trainer.yaml": deployment("trainer").replace("nvidia.com/gpu: 3", "cpu: '4'"),
+        "k8s/trainer-a.yaml": deployment("trainer-a"),
+        "k8s/trainer-b.yaml": deployment("trainer-b"),
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert located(check("k8s/trainer.yaml")) == []
+    # Given one of the trainers, both findings are its: the sum names the other one.
+    result = check("k8s/trainer-a.yaml")
+    assert located(result) == [
+        ("k8s/trainer-a.yaml", "GPU301", 5),
+        ("k8s/trainer-b.yaml", "GPU301", 5),
+    ]
+    assert json.loads(result.stdout)["findings"][1]["message"] == (
+        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-b: 1 replica"
+        " × 3; Deployment/ml/trainer-a: 3) > hard 4 `requests.nvidia.com/gpu`; pods beyond the"
+        " quota are refused at creation (exceeded quota)"
+    )
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_limitrange_in_the_context_is_reported_for_the_workload_it_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its finding lists the containers it refuses or hands GPUs to, each by `Kind/name`.
+    limits = QUOTA.replace("ResourceQuota", "LimitRange").replace("gpu-quota", "gpu-limits")
+    limits = limits.split("spec:")[0] + "spec:\n  limits:\n  - type: Container\n"
+    write_tree(
+        tmp_path,
+        {
+            ".gpulint.yaml": "context: [k8s]\n",
+            "k8s/limits.yaml": limits + "    max: {nvidia.com/gpu: '2'}\n",
+            "k8s/priority.yaml": PRIORITY_CLASS,
+            "k8s/trainer.yaml": deployment("trainer"),
+            "k8s/web.yaml": deployment("web").replace("nvidia.com/gpu: 3", "cpu: '4'"),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    refused = (
+        "LimitRange ml/gpu-limits: `max` `nvidia.com/gpu` per Container is 2: a larger limit is"
+        " refused (maximum nvidia.com/gpu usage per Container is 2); in the checked manifests:"
+        " Deployment/trainer container `trainer` (limit 3)"
+    )
+    result = check("k8s/trainer.yaml")
+    assert located(result) == [("k8s/limits.yaml", "GPU303", 7)]
+    assert [f["message"] for f in json.loads(result.stdout)["findings"]] == [refused]
+    # The CPU service is the one that would get GPUs by default.
+    result = check("k8s/web.yaml")
+    assert located(result) == [("k8s/limits.yaml", "GPU303", 7)]
+    assert json.loads(result.stdout)["findings"][0]["message"].endswith(
+        "in the checked manifests: Deployment/web container `trainer` (would get nvidia.com/gpu: 2)"
+    )
+
+
+def test_a_capacity_sum_involves_every_workload_it_counts_listed_or_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One node of 4 GPUs for five trainers of 3, 2, 2, 1 and 2: each message lists the three
+    # largest of the others, but every sum counts trainer-d's GPU.
+    profile = """\
+apiVersion: gpulint.io/v1alpha1
+kind: ClusterProfile
+metadata: {name: one-node}
+spec:
+  kubernetesVersion: "1.31"
+  pools:
+  - name: gpu
+    labels: {nvidia.com/gpu.present: "true"}
+    allocatable: {cpu: "47", memory: 180Gi, pods: 110, nvidia.com/gpu: 4}
+    nodes: 1
+    maxNodes: 1
+"""
+    gpus = {"a": 3, "b": 2, "c": 2, "d": 1, "e": 2}
+    files = {f"k8s/trainer-{n}.yaml": deployment(f"trainer-{n}") for n in gpus}
+    files = {
+        name: text.replace("nvidia.com/gpu: 3", f"nvidia.com/gpu: {gpus[name[-6]]}")
+        for name, text in files.items()
+    }
+    files |= {".gpulint.yaml": "context: [k8s]\n", "profile.yaml": profile}
+    files["k8s/priority.yaml"] = PRIORITY_CLASS
+    write_tree(tmp_path, files)
+    monkeypatch.chdir(tmp_path)
+    result = check("--profile", "profile.yaml", "k8s/trainer-d.yaml")
+    assert located(result) == [(f"k8s/trainer-{n}.yaml", "GPU201", 5) for n in gpus]
+    assert json.loads(result.stdout)["findings"][0]["message"].startswith(
+        "Deployment/ml/trainer-a needs 3 nvidia.com/gpu (replicas: 1 × 3 per pod); with"
+        " Deployment/ml/trainer-b (2: replicas: 1 × 2), Deployment/ml/trainer-c (2: replicas:"
+        " 1 × 2), Deployment/ml/trainer-e (2: replicas: 1 × 2) and 1 more, which"
+    )
+
+
 def test_stdin_named_as_a_context_file_stands_for_that_file(split: Path) -> None:
     # An editor sends its buffer of k8s/b.yaml: the file on disk is not counted again.
     (split / ".gpulint.yaml").write_text("context: [k8s]\n")
