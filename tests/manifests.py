@@ -35,3 +35,11 @@ spec:
       requests: {cpu: "1"}
       limits: {nvidia.com/gpu: 1}
 """
+# A quota of 4 GPUs in namespace ml.
+GPU_QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpu-quota, namespace: ml}
+spec:
+  hard: {requests.nvidia.com/gpu: "4"}
+"""

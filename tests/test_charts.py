@@ -16,6 +16,8 @@ from click.testing import CliRunner, Result
 
 from gpulint.cli import main
 from tests.binaries import venv_kubectl
+from tests.manifests import GPU_QUOTA
+from tests.repos import write_files
 from tests.sarif_schema import validated_sarif
 
 # helm4_dir, helm3_dir and tool_env: the official binaries, on a PATH of their own.
@@ -365,13 +367,6 @@ def test_stdin_filename_of_a_file_holding_those_bytes_keeps_its_lines(
     assert located(result) == [("GPU001", "rendered.yaml", 31, 15, None)]
 
 
-CONTEXT_QUOTA = """\
-apiVersion: v1
-kind: ResourceQuota
-metadata: {name: gpu-quota, namespace: ml}
-spec:
-  hard: {requests.nvidia.com/gpu: "4"}
-"""
 CONTEXT_DEPLOYMENT = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -413,15 +408,13 @@ def test_a_chart_in_the_context_is_reported_at_its_template(
     # names the Deployment, and is reported where the chart's own are.
     files = {
         ".gpulint.yaml": "context: [.]\n",
-        "k8s/quota.yaml": CONTEXT_QUOTA,
+        "k8s/quota.yaml": GPU_QUOTA,
         "k8s/tuner.yaml": CONTEXT_DEPLOYMENT,
         "charts/trainer/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
         "charts/trainer/values.yaml": "gpus: 2\n",
         "charts/trainer/templates/pod.yaml": CONTEXT_POD,
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_files(tmp_path, files)
     monkeypatch.chdir(tmp_path)
     result = run("check", "--format", "json", "--select", "GPU301", "k8s/tuner.yaml")
     assert result.exit_code == 1, result.output
@@ -441,9 +434,7 @@ def test_a_chart_in_the_context_without_helm_says_the_context_needs_it(
         "charts/trainer/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
         "charts/trainer/templates/pod.yaml": CONTEXT_POD,
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_files(tmp_path, files)
     monkeypatch.chdir(tmp_path)
     result = run("check", "k8s/tuner.yaml")
     assert result.exit_code == 2

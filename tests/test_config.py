@@ -14,7 +14,7 @@ from gpulint.cli import main
 from gpulint.config import Config, ConfigChoice, config_for_paths, find_config, load_config
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
-from tests.manifests import REQUEST_ONLY
+from tests.manifests import GPU_QUOTA, REQUEST_ONLY
 
 BEST_EFFORT = """\
 apiVersion: v1
@@ -448,13 +448,6 @@ def test_a_config_that_validated_before_is_not_validated_again(
 
 # --- context: the rest of the manifests, for a run given a few files ----------------------
 
-QUOTA = """\
-apiVersion: v1
-kind: ResourceQuota
-metadata: {name: gpu-quota, namespace: ml}
-spec:
-  hard: {requests.nvidia.com/gpu: "4"}
-"""
 DEPLOYMENT = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -492,7 +485,7 @@ def deployment(name: str, namespace: str = "ml") -> str:
 def split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A quota of 4 GPUs that two Deployments of 3 overflow only together, in three files."""
     files = {
-        "k8s/quota.yaml": QUOTA,
+        "k8s/quota.yaml": GPU_QUOTA,
         "k8s/a.yaml": deployment("trainer-a"),
         "k8s/b.yaml": deployment("trainer-b"),
         "k8s/other.yaml": deployment("elsewhere", namespace="web"),
@@ -554,7 +547,7 @@ def test_a_context_finding_naming_a_longer_name_does_not_involve_the_given_file(
     # whose name begins theirs, in no sum of theirs: its file is not involved in their findings.
     files = {
         ".gpulint.yaml": "context: [k8s]\n",
-        "k8s/quota.yaml": QUOTA,
+        "k8s/quota.yaml": GPU_QUOTA,
         "k8s/priority.yaml": PRIORITY_CLASS,
         "k8s/trainer.yaml": deployment("trainer").replace("nvidia.com/gpu: 3", "cpu: '4'"),
         "k8s/trainer-a.yaml": deployment("trainer-a"),
@@ -588,7 +581,7 @@ def test_a_limitrange_in_the_context_is_reported_for_the_workload_it_refuses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Its finding lists the containers it refuses or hands GPUs to, each by `Kind/name`.
-    limits = QUOTA.replace("ResourceQuota", "LimitRange").replace("gpu-quota", "gpu-limits")
+    limits = GPU_QUOTA.replace("ResourceQuota", "LimitRange").replace("gpu-quota", "gpu-limits")
     limits = limits.split("spec:")[0] + "spec:\n  limits:\n  - type: Container\n"
     write_tree(
         tmp_path,
