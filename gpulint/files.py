@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,15 @@ _CHUNK = 1 << 20
 def read_input(path: str, what: str, root: str | None = None) -> bytes:
     """The bytes of `path` (relative to `root` when given); a missing or unreadable file is a
     GpulintError naming `path` as given and `what` it is."""
-    try:
+    with _reading(path, what):
         return (Path(path) if root is None else Path(root, path)).read_bytes()
+
+
+@contextmanager
+def _reading(path: str, what: str) -> Iterator[None]:
+    """An OSError reading `path` as a GpulintError naming `path` as given and `what` it is."""
+    try:
+        yield
     except FileNotFoundError:
         raise GpulintError(f"{path}: {what} file not found") from None
     except OSError as exc:
@@ -33,23 +41,21 @@ def hash_input(
     bytes when the file is at most a megabyte or not a regular file (a pipe cannot be read
     again); a larger file is read a megabyte at a time and never held whole. Fails as
     read_input does."""
-    try:
-        with open(path if root is None else os.path.join(root, path), "rb") as stream:
-            info = os.fstat(stream.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size <= _CHUNK:
-                data = stream.read()
-                digest = new_hash(len(data))
-                digest.update(data)
-                return digest, data
-            digest = new_hash(info.st_size)
-            buffer = memoryview(bytearray(_CHUNK))
-            while size := stream.readinto(buffer):
-                digest.update(buffer[:size])
-            return digest, None
-    except FileNotFoundError:
-        raise GpulintError(f"{path}: {what} file not found") from None
-    except OSError as exc:
-        raise GpulintError(f"{path}: cannot read {what}: {exc.strerror}") from None
+    with (
+        _reading(path, what),
+        open(path if root is None else os.path.join(root, path), "rb") as stream,
+    ):
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size <= _CHUNK:
+            data = stream.read()
+            digest = new_hash(len(data))
+            digest.update(data)
+            return digest, data
+        digest = new_hash(info.st_size)
+        buffer = memoryview(bytearray(_CHUNK))
+        while size := stream.readinto(buffer):
+            digest.update(buffer[:size])
+        return digest, None
 
 
 def decode_input(path: str, data: bytes) -> str:
