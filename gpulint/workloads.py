@@ -186,9 +186,8 @@ def argo_pod(spec_path: str, obj: YMap, template: YMap) -> YMap:
     if not defaults:
         return template
     pod = YMap(template.pos)
-    for key, value in template.items():
-        pod[key] = value
-        pod.spans[key] = template.spans[key]
+    pod.update(template)
+    pod.spans.update(template.spans)
     for key, field in defaults:
         pod[field] = workflow[key]
         pod.spans[field] = workflow.spans[key]
