@@ -111,6 +111,7 @@ LAYERS = (
     ("gpulint.model", "gpulint.constraints", "gpulint.workloads", "gpulint.loader"),
     ("gpulint.gpus", "gpulint.replicas", "gpulint.scheduling", "gpulint.profile"),
     ("gpulint.rules", "gpulint._registry"),
+    ("gpulint.engine",),
     ("gpulint.catalogue", "gpulint.api", "gpulint.diagnose", "gpulint.output", "gpulint.cli"),
 )
 
