@@ -456,7 +456,7 @@ def check(
     Helm charts and kustomize overlays among them are rendered (helm, kubectl or kustomize
     must be on PATH), and their findings point at the values file, template or patch to edit.
     """
-    from gpulint.api import available_cpus, lint, read_profile, with_overrides
+    from gpulint.api import LintOptions, available_cpus, lint, with_overrides, with_profile
     from gpulint.output import FORMATTERS, STATISTICS
     from gpulint.output.options import repository_options
 
@@ -473,18 +473,21 @@ def check(
         from gpulint.cachedir import cache_dir as cache_location
 
         cache = cache_location(cache_dir, use_cache=not no_cache)
-        config = with_overrides(
-            _config(config_path, isolated, paths, stdin_filename, cache),
-            select=_selectors(select),
-            extend_select=_selectors(extend_select),
-            ignore=_selectors(ignore),
-            report_unused_ignores=report_unused_ignores,
-        ).with_overrides(respect_gitignore=respect_gitignore)
+        config = _config(config_path, isolated, paths, stdin_filename, cache)
+        config = config.with_overrides(respect_gitignore=respect_gitignore)
         if fail_on is not None:
             # not with_overrides: it drops None, and None is what `never` means
             config = replace(config, fail_on=_threshold(fail_on))
+        # Merged over the config by lint(), which checks every selector.
+        selection: dict[str, Any] = {
+            "select": _selectors(select),
+            "extend_select": _selectors(extend_select),
+            "ignore": _selectors(ignore),
+            "report_unused_ignores": report_unused_ignores,
+        }
         if show_settings or show_files:
-            _show(config, paths, stdin_filename, show_settings, _given_on_command_line())
+            settings = with_overrides(config, **selection)
+            _show(settings, paths, stdin_filename, show_settings, _given_on_command_line())
             return
         stdin = None
         if "-" in paths:
@@ -496,68 +499,44 @@ def check(
             "--request-timeout": request_timeout,
         }
         _check_live_flags(live, profile_paths, live_only)
-        config = _with_variables(config, variables)
-        render = _render_settings(
-            config, values_files, set_values, release, namespace, cache_dir, not no_cache
-        )
-        if (apply_fixes or show_diff) and live:
+        fixing = apply_fixes or show_diff
+        if fixing and live:
             raise GpulintError("--fix and --diff check against a --profile, not --live")
+        config = _with_variables(config, variables)
         clusters = _clusters(profile_paths)
-        if clusters:  # the files are read per cluster
-            profile_paths = ()
-        if apply_fixes or show_diff:
-            profile = read_profile(
-                profile_paths, pool_label, cache_dir, use_cache=not no_cache, warn=_warn
-            )
+        options = LintOptions(
+            config=config,
+            **selection,
+            # Named clusters' files are read per cluster.
+            profile_paths=() if clusters else profile_paths,
+            clusters=clusters,
+            pool_label=pool_label,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            warn=_warn,
+            live=_connection(kube_context, kubeconfig, request_timeout) if live else None,
+            server_dry_run=server_dry_run,
+            stdin=stdin,
+            root=os.getcwd(),
+            namespace=namespace,
+            jobs=jobs or available_cpus(),
+            keep_checked=output_format == "junit",
+            spool_findings=True,
+            render=_render_settings(
+                config, values_files, set_values, release, namespace, cache_dir, not no_cache
+            ),
+            allow_empty=allow_empty,
+        )
+        if fixing:
+            # Each pass of --fix checks the same run over the texts fixed so far: the profile
+            # is read once.
+            options = with_profile(options)
+        targets = list(paths) or ["."]
 
-            def run(overlay: Mapping[str, bytes]) -> LintResult:
-                return lint(
-                    list(paths) or ["."],
-                    root=os.getcwd(),
-                    config=config,
-                    profile=profile,
-                    clusters=clusters,
-                    stdin=stdin,
-                    namespace=namespace,
-                    keep_checked=output_format == "junit",
-                    overlay=overlay,
-                    render=render,
-                    allow_empty=allow_empty,
-                )
+        def run(overlay: Mapping[str, bytes] | None = None) -> LintResult:
+            return lint(targets, options, overlay=overlay)
 
-            result = _fix(run, stdin, unsafe_fixes, show_diff, exit_zero)
-        elif live:
-            result = lint(
-                list(paths) or ["."],
-                root=os.getcwd(),
-                config=config,
-                live=_connection(kube_context, kubeconfig, request_timeout),
-                pool_label=pool_label,
-                server_dry_run=server_dry_run,
-                stdin=stdin,
-                namespace=namespace,
-                render=render,
-                allow_empty=allow_empty,
-            )
-        else:
-            result = lint(
-                list(paths) or ["."],
-                root=os.getcwd(),
-                config=config,
-                profile_paths=profile_paths,
-                clusters=clusters,
-                pool_label=pool_label,
-                cache_dir=cache_dir,
-                use_cache=not no_cache,
-                warn=_warn,
-                stdin=stdin,
-                namespace=namespace,
-                jobs=jobs or available_cpus(),
-                keep_checked=output_format == "junit",
-                spool_findings=True,
-                render=render,
-                allow_empty=allow_empty,
-            )
+        result = _fix(run, stdin, unsafe_fixes, show_diff, exit_zero) if fixing else run()
     except GpulintError as exc:
         _fail(str(exc))
         return
