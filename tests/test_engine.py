@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gpulint.engine import pool
 from gpulint.api import lint
 from gpulint.config import Config
+from gpulint.engine import pool
 from gpulint.findings import Finding
 from gpulint.loader import discover
 from gpulint.model import Severity

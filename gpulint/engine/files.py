@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gpulint.model import PodTemplate, Workload
     from gpulint.replicas import Autoscaler
     from gpulint.scheduling import Placement
-    from gpulint.workloads import WorkloadShape
+    from gpulint.shapes import WorkloadShape
 
 
 class FileOutcome(NamedTuple):
