@@ -33,7 +33,7 @@ SEVERITY_CHOICES = ("error", "warning", "info", "never")
 _PATH = click.Path()
 _FILE = click.Path(dir_okay=False)
 _DIRECTORY = click.Path(file_okay=False)
-OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit")
+OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit", "gitlab")
 
 
 def _selectors(values: Sequence[str]) -> tuple[str, ...] | None:
@@ -339,7 +339,7 @@ def version() -> None:
     "workflow-command annotations (and a table in $GITHUB_STEP_SUMMARY). With "
     "GITHUB_ACTIONS=true and no --format, text plus annotations.",
 )
-@click.option("-o", "--output", type=_FILE, help="Write the report here.")
+@click.option("-o", "--output", "--output-file", type=_FILE, help="Write the report here.")
 @_ci_options
 @click.option(
     "--statistics",
