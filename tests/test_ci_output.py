@@ -434,4 +434,4 @@ def test_shell_completion_completes_commands_and_options(tmp_path: Path) -> None
         "COMP_CWORD": "2",
     }
     done = subprocess.run([str(script)], env=env, capture_output=True, text=True, cwd=tmp_path)
-    assert done.stdout.splitlines() == ["plain,--output-format"]
+    assert done.stdout.splitlines() == ["plain,--output-format", "plain,--output-file"]
