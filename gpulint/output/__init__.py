@@ -26,7 +26,7 @@ def _text(result: LintResult, options: OutputOptions) -> Iterable[str]:
 def _concise(result: LintResult, options: OutputOptions) -> Iterable[str]:
     from gpulint.output.text import format_text
 
-    return format_text(result, options.color, options.quiet)
+    return format_text(result, options.color, options.quiet, concise=True)
 
 
 def _json(result: LintResult, _options: OutputOptions) -> Iterable[str]:
