@@ -517,8 +517,9 @@ def _show(
     """--show-settings and --show-files: what a run would use, without checking anything."""
     from gpulint.config import settings_lines
     from gpulint.loader import STDIN, discover, display_path, input_name
+    from gpulint.output.escape import one_line
 
-    if settings:
+    if settings:  # values are shown JSON-encoded: no control character reaches the terminal
         for line in settings_lines(config, from_command_line):
             click.echo(line)
         return
@@ -532,7 +533,7 @@ def _show(
         base=cwd,
     )
     for item in found:
-        click.echo(display_path(input_name(item), cwd))
+        click.echo(one_line(display_path(input_name(item), cwd)))
 
 
 def _fix(
@@ -544,19 +545,21 @@ def _fix(
 ) -> LintResult:
     """Fix, then print the diff (and exit) or write the files; the check of the fixed text."""
     from gpulint.fixing import fix
+    from gpulint.output.escape import diff_text, one_line
 
     outcome = fix(run, unsafe=unsafe, stdin=stdin)
     for path in outcome.not_in_place:
-        click.echo(f"gpulint: {path}: not fixed: generated, or does not parse", err=True)
+        click.echo(f"gpulint: {one_line(path)}: not fixed: generated, or does not parse", err=True)
     if show_diff:
         diff = outcome.diff()
-        _emit(diff, None, "diff")
+        _emit(diff_text(diff, outcome.changed), None, "diff")
         count = _plural_findings(outcome.fixed)
         click.echo(f"gpulint: would fix {count} in {len(outcome.changed)} file(s)", err=True)
         sys.exit(EXIT_FINDINGS if diff and not exit_zero else EXIT_CLEAN)
     if stdin is not None and stdin[0] in outcome.changed:
         click.echo(
-            f"gpulint: {stdin[0]}: standard input is not fixed in place; --diff shows its fixes",
+            f"gpulint: {one_line(stdin[0])}: standard input is not fixed in place; "
+            "--diff shows its fixes",
             err=True,
         )
     try:
@@ -952,6 +955,8 @@ def smoke(
     except GpulintError as exc:
         _fail(str(exc))
         return
+    from gpulint.output.escape import one_line
+
     for note in result.skipped:
-        click.echo(f"gpulint: note: skipped {note}", err=True)
+        click.echo(f"gpulint: note: skipped {one_line(note)}", err=True)
     _emit(dump_jobs(result.jobs), output, "smoke Jobs")
