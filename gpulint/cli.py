@@ -558,6 +558,10 @@ def check(
                 render=render,
                 allow_empty=allow_empty,
             )
+        if not (apply_fixes or show_diff):  # `[*]` only where --fix would make the edit
+            from gpulint.fixing import check_marks
+
+            result = check_marks(result, stdin)
     except GpulintError as exc:
         _fail(str(exc))
         return
@@ -647,26 +651,20 @@ def _fix(
     from gpulint.fixing import fix
 
     outcome = fix(run, unsafe=unsafe, stdin=stdin)
-    for path in outcome.not_in_place:
-        click.echo(f"gpulint: {path}: not fixed: generated, or does not parse", err=True)
     if show_diff:
+        for line in outcome.notes():
+            click.echo(line, err=True)
         diff = outcome.diff()
         _emit(diff, None, "diff")
         count = _plural_findings(outcome.fixed)
         click.echo(f"gpulint: would fix {count} in {len(outcome.changed)} file(s)", err=True)
         sys.exit(EXIT_FINDINGS if diff and not exit_zero else EXIT_CLEAN)
-    if stdin is not None and stdin[0] in outcome.changed:
-        click.echo(
-            f"gpulint: {stdin[0]}: standard input is not fixed in place; --diff shows its fixes",
-            err=True,
-        )
-    try:
-        written = outcome.write()
-    except OSError as exc:
-        raise GpulintError(f"{exc.filename}: cannot write the fix: {exc.strerror}") from None
-    if written:
+    outcome = outcome.write()
+    for line in outcome.notes():
+        click.echo(line, err=True)
+    if outcome.written:
         count = _plural_findings(outcome.fixed)
-        click.echo(f"gpulint: fixed {count} in {len(written)} file(s)", err=True)
+        click.echo(f"gpulint: fixed {count} in {len(outcome.written)} file(s)", err=True)
     return outcome.result
 
 
