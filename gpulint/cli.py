@@ -457,6 +457,10 @@ def check(
             return lint(targets, options, overlay=overlay)
 
         result = _fix(run, stdin, unsafe_fixes, show_diff, exit_zero) if fixing else run()
+        if not fixing:  # `[*]` only where --fix would make the edit
+            from gpulint.fixing import check_marks
+
+            result = check_marks(result, stdin)
     except GpulintError as exc:
         _fail(str(exc))
         return
@@ -545,30 +549,23 @@ def _fix(
 ) -> LintResult:
     """Fix, then print the diff (and exit) or write the files; the check of the fixed text."""
     from gpulint.fixing import fix
-    from gpulint.output.escape import diff_text, one_line
+    from gpulint.output.escape import diff_text
 
     outcome = fix(run, unsafe=unsafe, stdin=stdin)
-    for path in outcome.not_in_place:
-        click.echo(f"gpulint: {one_line(path)}: not fixed: generated, or does not parse", err=True)
     if show_diff:
+        for line in outcome.notes():
+            click.echo(line, err=True)
         diff = outcome.diff()
         _emit(diff_text(diff, outcome.changed), None, "diff")
         count = _plural_findings(outcome.fixed)
         click.echo(f"gpulint: would fix {count} in {len(outcome.changed)} file(s)", err=True)
         sys.exit(EXIT_FINDINGS if diff and not exit_zero else EXIT_CLEAN)
-    if stdin is not None and stdin[0] in outcome.changed:
-        click.echo(
-            f"gpulint: {one_line(stdin[0])}: standard input is not fixed in place; "
-            "--diff shows its fixes",
-            err=True,
-        )
-    try:
-        written = outcome.write()
-    except OSError as exc:
-        raise GpulintError(f"{exc.filename}: cannot write the fix: {exc.strerror}") from None
-    if written:
+    outcome = outcome.write()
+    for line in outcome.notes():
+        click.echo(line, err=True)
+    if outcome.written:
         count = _plural_findings(outcome.fixed)
-        click.echo(f"gpulint: fixed {count} in {len(written)} file(s)", err=True)
+        click.echo(f"gpulint: fixed {count} in {len(outcome.written)} file(s)", err=True)
     return outcome.result
 
 
