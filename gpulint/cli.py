@@ -31,7 +31,7 @@ SEVERITY_CHOICES = ("error", "warning", "info", "never")
 _PATH = click.Path()
 _FILE = click.Path(dir_okay=False)
 _DIRECTORY = click.Path(file_okay=False)
-OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit")
+OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit", "gitlab")
 
 
 def _fail(message: str) -> None:
@@ -255,7 +255,7 @@ def version() -> None:
     "workflow-command annotations (and a table in $GITHUB_STEP_SUMMARY). With "
     "GITHUB_ACTIONS=true and no --format, text plus annotations.",
 )
-@click.option("-o", "--output", type=_FILE, help="Write the report here.")
+@click.option("-o", "--output", "--output-file", type=_FILE, help="Write the report here.")
 @_ci_options
 @click.option(
     "--statistics",
@@ -457,6 +457,10 @@ def check(
             return lint(targets, options, overlay=overlay)
 
         result = _fix(run, stdin, unsafe_fixes, show_diff, exit_zero) if fixing else run()
+        if not fixing:  # `[*]` only where --fix would make the edit
+            from gpulint.fixing import check_marks
+
+            result = check_marks(result, stdin)
     except GpulintError as exc:
         _fail(str(exc))
         return
@@ -517,8 +521,9 @@ def _show(
     """--show-settings and --show-files: what a run would use, without checking anything."""
     from gpulint.config import settings_lines
     from gpulint.loader import STDIN, discover, display_path, input_name
+    from gpulint.output.escape import one_line
 
-    if settings:
+    if settings:  # values are shown JSON-encoded: no control character reaches the terminal
         for line in settings_lines(config, from_command_line):
             click.echo(line)
         return
@@ -532,7 +537,7 @@ def _show(
         base=cwd,
     )
     for item in found:
-        click.echo(display_path(input_name(item), cwd))
+        click.echo(one_line(display_path(input_name(item), cwd)))
 
 
 def _fix(
@@ -544,28 +549,23 @@ def _fix(
 ) -> LintResult:
     """Fix, then print the diff (and exit) or write the files; the check of the fixed text."""
     from gpulint.fixing import fix
+    from gpulint.output.escape import diff_text
 
     outcome = fix(run, unsafe=unsafe, stdin=stdin)
-    for path in outcome.not_in_place:
-        click.echo(f"gpulint: {path}: not fixed: generated, or does not parse", err=True)
     if show_diff:
+        for line in outcome.notes():
+            click.echo(line, err=True)
         diff = outcome.diff()
-        _emit(diff, None, "diff")
+        _emit(diff_text(diff, outcome.changed), None, "diff")
         count = _plural_findings(outcome.fixed)
         click.echo(f"gpulint: would fix {count} in {len(outcome.changed)} file(s)", err=True)
         sys.exit(EXIT_FINDINGS if diff and not exit_zero else EXIT_CLEAN)
-    if stdin is not None and stdin[0] in outcome.changed:
-        click.echo(
-            f"gpulint: {stdin[0]}: standard input is not fixed in place; --diff shows its fixes",
-            err=True,
-        )
-    try:
-        written = outcome.write()
-    except OSError as exc:
-        raise GpulintError(f"{exc.filename}: cannot write the fix: {exc.strerror}") from None
-    if written:
+    outcome = outcome.write()
+    for line in outcome.notes():
+        click.echo(line, err=True)
+    if outcome.written:
         count = _plural_findings(outcome.fixed)
-        click.echo(f"gpulint: fixed {count} in {len(written)} file(s)", err=True)
+        click.echo(f"gpulint: fixed {count} in {len(outcome.written)} file(s)", err=True)
     return outcome.result
 
 
@@ -952,6 +952,8 @@ def smoke(
     except GpulintError as exc:
         _fail(str(exc))
         return
+    from gpulint.output.escape import one_line
+
     for note in result.skipped:
-        click.echo(f"gpulint: note: skipped {note}", err=True)
+        click.echo(f"gpulint: note: skipped {one_line(note)}", err=True)
     _emit(dump_jobs(result.jobs), output, "smoke Jobs")
