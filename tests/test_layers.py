@@ -112,6 +112,7 @@ LAYERS = (
         "gpulint.accelerators",
         "gpulint.images",
         "gpulint.files",
+        "gpulint.atomic",
         "gpulint.schema",
         "gpulint.edits",
         "gpulint.gitignore",
