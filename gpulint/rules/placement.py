@@ -15,12 +15,12 @@ from decimal import Decimal
 
 from gpulint.constraints import PodAffinityTerm, toleration_fields, toleration_yaml
 from gpulint.edits import add_items
-from gpulint.gpus import accelerator_names, gpu_requests
+from gpulint.gpus import accelerator_names
 from gpulint.model import PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
 from gpulint.quantity import format_quantity
 from gpulint.replicas import planned_pods, runs_on_every_node
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, GpuPlacement, Problem
 from gpulint.scheduling import (
     Filter,
     Placement,
@@ -57,32 +57,10 @@ class Blocker(enum.Enum):
     NO_POOL = enum.auto()  # GPU101
 
 
-class GpuPlacement(NamedTuple):
-    """A GPU pod template, its workload and where it can run."""
-
-    workload: Workload
-    template: PodTemplate
-    placement: Placement
-    gpus: dict[str, Decimal]
-
-
-def gpu_placements(ctx: CheckContext) -> Iterator[GpuPlacement]:
-    """Every GPU pod template whose placement the profile can decide.
-
-    Templates that request an accelerator no pool advertises are left to GPU001, and those
-    pinned to node names (matchFields) cannot be judged from pools.
-    """
-    profile = ctx.profile
-    if profile is None or not profile.pools:
-        return
-    advertised = profile.advertised_resources()
-    for workload, template in ctx.pod_templates():
-        gpus = gpu_requests(template)
-        if not gpus or any(name not in advertised for name in gpus):
-            continue
-        placement = ctx.placement(template)
-        if placement.decidable:
-            yield GpuPlacement(workload, template, placement, gpus)
+def gpu_placements(ctx: CheckContext) -> tuple[GpuPlacement, ...]:
+    """Every GPU pod template whose placement the profile can decide (`CheckContext`'s one
+    verdict per template, which the capacity rules read too)."""
+    return ctx.gpu_placements
 
 
 def blocker(item: GpuPlacement, profile: ClusterProfile) -> Blocker | None:
@@ -101,6 +79,19 @@ def blocker(item: GpuPlacement, profile: ClusterProfile) -> Blocker | None:
     return Blocker.NO_POOL
 
 
+def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | None, str]:
+    """(None, "") when the pod's verdict holds whatever gpulint does not know of admission;
+    else (WARNING, the assumption it rests on and the line that makes it certain).
+
+    A verdict is an error only when it holds for every value of the unknowns: when the pod
+    would run if the admission's assumptions held (the platform's plugins, the flavor Kueue
+    picks), the finding is a warning.
+    """
+    if item.assumed is None or blocker(item._replace(placement=item.assumed), profile):
+        return None, ""
+    return Severity.WARNING, f"; {item.admission.assumption_text}"
+
+
 # ---------------------------------------------------------------------------------------------
 # GPU101
 
@@ -115,11 +106,13 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
             continue
         template = item.template
         closest = _closest(item)
+        severity, assumed = certainty(item, profile)
         yield Problem.at(
             template.document,
             _obstacle_pos(item, closest),
-            f"no node pool can run this pod ({_gpu_text(item.gpus)}): {_per_pool(item)}",
+            f"no node pool can run this pod ({_gpu_text(item.gpus)}): {_per_pool(item)}{assumed}",
             _no_pool_fix(item, closest),
+            severity=severity,
         )
 
 
@@ -226,14 +219,16 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
         rest = [f for f in item.placement.fits if f not in (best, *others)]
         rest.sort(key=lambda f: _distance(item, f))
         rest_text = f"; other pools: {_per_pool_of(rest)}" if rest else ""
+        severity, assumed = certainty(item, profile)
         yield Problem.at(
             template.document,
             tolerations_pos(template),
             f"pod ({_gpu_text(item.gpus)}) fits pool {best.pool.described} except for its "
             f"taint{'s' if len(best.untolerated) > 1 else ''} {taints}, which no toleration "
             f"of the pod matches{_admission_note(item, best.untolerated, profile)}{also}"
-            f"{rest_text}",
+            f"{rest_text}{assumed}",
             _tolerations_fix(template, best.untolerated),
+            severity=severity,
             edits=add_items(
                 template.spec,
                 "tolerations",
@@ -252,7 +247,8 @@ def _admission_note(item: GpuPlacement, taints: tuple[Taint, ...], profile: Clus
             f"NoSchedule taints keyed {keys}, the resources the pod requests)"
         )
     covered = [t.key for t in taints if t.key in requested]
-    if covered:
+    known_off = profile.admission_fact("ExtendedResourceToleration").state is False
+    if covered and known_off:
         return (
             f" (this cluster does not run the ExtendedResourceToleration admission plugin, "
             f"so requesting `{covered[0]}` adds no toleration for it)"
@@ -332,15 +328,16 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
                 yield _missing_pool_problem(template, profile, missing)
         elif verdict is Blocker.DEAD_POOL:
             pools = placement.eligible
+            severity, assumed = certainty(item, profile)
             yield Problem.at(
                 template.document,
                 _placement_pos(template),
                 f"required placement only matches {describe_pools(pools)}, which "
                 f"{'has' if len(pools) == 1 else 'have'} no node and can never get one "
                 f"({first_pools([f'{p.name}: {_cannot_grow(p)}' for p in pools])}): the pod "
-                f"stays Pending",
+                f"stays Pending{assumed}",
                 _cold_fix(placement, pools, dead=True),
-                severity=Severity.ERROR,
+                severity=severity or Severity.ERROR,
             )
         elif verdict is None and has_required_placement(template):
             pools = usable(placement.eligible)
