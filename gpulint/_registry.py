@@ -242,6 +242,17 @@ RULES = (
         keeps='gpulint.rules.quota:governed_workloads',
     ),
     Rule(
+        code='GPU304',
+        name='limitrange-refuses-pod',
+        severity=Severity.ERROR,
+        fix='Write the limit (or request) the LimitRange would otherwise set, within its min, max and ratio, or change the LimitRange.',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        reads=frozenset(['LimitRange']),
+        check='gpulint.rules.quota:limitrange_refuses_pod',
+    ),
+    Rule(
         code='GPU310',
         name='kueue-queue-lacks-gpu-quota',
         severity=Severity.ERROR,

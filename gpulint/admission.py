@@ -10,19 +10,28 @@ verdict that holds only for some values of an unknown is a warning naming the as
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING
 
+from gpulint.accelerators import is_extended_resource
 from gpulint.constraints import Toleration
-from gpulint.model import PodTemplate, Workload
-from gpulint.profile.model import ClusterProfile, ResourceFlavor
+from gpulint.model import Container, ContainerRole, Document, PodTemplate, Workload
+from gpulint.profile.model import ClusterProfile, LimitRangeItem, ResourceFlavor
 from gpulint.profile.platforms import (
     COMPUTE_CLASS_LABEL,
     COMPUTE_CLASS_TOLERATION,
     DECLARE_PLATFORM,
     EXTENDED_RESOURCE_TOLERATION,
 )
-from gpulint.scheduling import extended_resource_tolerations
+from gpulint.quantity import format_quantity
+from gpulint.scheduling import extended_resource_tolerations, format_amount
 from gpulint.views import NamedTuple
+from gpulint.yamltree import Pos
+
+if TYPE_CHECKING:
+    # Only GPU304 reads LimitRanges; a placement run does not import the policy model.
+    from gpulint.profile.policy import LimitRangeInEffect
 
 
 class Admission(NamedTuple):
@@ -165,3 +174,130 @@ def _why_unknown(profile: ClusterProfile) -> str:
 def _keys(tolerations: Iterable[Toleration]) -> str:
     keys = dict.fromkeys(f"`{t.key}`" for t in tolerations)
     return ", ".join(keys)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation after admission: LimitRanger's defaults and limits, for every resource
+
+
+class Refusal(NamedTuple):
+    """Why the API server refuses the admitted pod, and where the manifest causes it."""
+
+    stage: str  # the object that refuses: `LimitRange ml/defaults`
+    message: str
+    pos: Pos
+    involves: Document | None = None  # the manifest object that refuses (None: the profile's)
+
+
+def limit_range_refusals(
+    template: PodTemplate, limit_ranges: Iterable[LimitRangeInEffect]
+) -> Iterator[Refusal]:
+    """What the namespace's LimitRanges refuse in the pod, for every resource but extended
+    ones (GPU303 judges those): LimitRanger first fills in each container's default limit and
+    request (a `max` with no `default` is the default limit; a `default` with no
+    `defaultRequest` the default request, else `min`), then the API refuses a request above
+    its limit, and LimitRanger a value under `min`, over `max`, or a limit over
+    `maxLimitRequestRatio` times the request.
+    """
+    for source in limit_ranges:
+        limit_range = source.limit_range
+        name = f"`{limit_range.namespace}/{limit_range.name}`"
+        for item in limit_range.items:
+            if item.type != "Container":
+                continue
+            default = {**item.max, **item.default}
+            default_request = {**item.min, **default, **item.default_request}
+            resources = dict.fromkeys(
+                [*default, *default_request, *item.max, *item.min, *item.max_limit_request_ratio]
+            )
+            for container in template.containers:
+                if container.role is ContainerRole.EPHEMERAL:
+                    continue
+                for resource in resources:
+                    if is_extended_resource(resource):
+                        continue
+                    found = _container_refusal(container, resource, item, default, default_request)
+                    if found is not None:
+                        message, pos = found
+                        yield Refusal(
+                            f"LimitRange {limit_range.namespace}/{limit_range.name}",
+                            f"after admission: the LimitRange {name} {message}",
+                            pos,
+                            source.document,
+                        )
+
+
+def _container_refusal(
+    container: Container,
+    resource: str,
+    item: LimitRangeItem,
+    default: Mapping[str, Decimal],
+    default_request: Mapping[str, Decimal],
+) -> tuple[str, Pos] | None:
+    written_limit = container.resources.limits.get(resource)
+    written_request = container.resources.requests.get(resource)
+    limit = written_limit.amount if written_limit is not None else default.get(resource)
+    request: Decimal | None
+    if written_request is not None:
+        request = written_request.amount
+    elif written_limit is not None:
+        request = written_limit.amount  # API defaulting copies the limit before admission
+    else:
+        request = default_request.get(resource)
+    where = _quantity_pos(container, resource)
+    what = _RESOURCE_WORDS.get(resource, resource)
+    who = f"{container.field_path} ({container.name})"
+    of = f"of {who}"
+    if written_limit is None and limit is not None and request is not None and request > limit:
+        return (
+            f"sets the {what} limit {of} to {_amount(resource, limit)}, below the request of "
+            f"{_amount(resource, request)}: the API server refuses the pod (`must be less than or "
+            f"equal to {resource} limit of {_amount(resource, limit)}`)",
+            where,
+        )
+    if resource in item.min:
+        least = item.min[resource]
+        if request is None:
+            return (
+                f"requires a {what} request of at least {_amount(resource, least)}, and {who} "
+                f"has none",
+                where,
+            )
+        if request < least:
+            return (
+                f"requires a {what} request of at least {_amount(resource, least)}, and {who} "
+                f"requests {_amount(resource, request)}",
+                where,
+            )
+    if resource in item.max and limit is not None and limit > item.max[resource]:
+        return (
+            f"allows {what} limits of at most {_amount(resource, item.max[resource])}, and "
+            f"{who} sets {_amount(resource, limit)}",
+            where,
+        )
+    ratio = item.max_limit_request_ratio.get(resource)
+    if ratio is not None and limit is not None and request and limit / request > ratio:
+        return (
+            f"allows {what} limits of at most {format_quantity(ratio)} times the request, and "
+            f"{who} has limit {_amount(resource, limit)} for a request of "
+            f"{_amount(resource, request)}",
+            where,
+        )
+    return None
+
+
+_RESOURCE_WORDS = {"cpu": "CPU", "memory": "memory", "ephemeral-storage": "ephemeral-storage"}
+
+
+def _amount(resource: str, amount: Decimal) -> str:
+    if resource == "cpu" and amount < 1:
+        return f"{format_quantity(amount * 1000)}m"
+    return format_amount(resource, amount)
+
+
+def _quantity_pos(container: Container, resource: str) -> Pos:
+    """The request of `resource` (else its limit, else `resources:`, else the container)."""
+    for written in (container.resources.requests, container.resources.limits):
+        if resource in written:
+            return written[resource].key_pos
+    return container.resources.pos if container.resources.node is not None else container.pos
