@@ -253,6 +253,16 @@ RULES = (
         check='gpulint.rules.quota:limitrange_refuses_pod',
     ),
     Rule(
+        code='GPU305',
+        name='autopilot-refuses-gpu-pod',
+        severity=Severity.ERROR,
+        fix='Select the GPU model with `cloud.google.com/gke-accelerator: <type>` (or a compute class with a GPU rule), drop any `cloud.google.com/gke-nodepool` selector, and request GPUs only in app containers.',
+        enabled=True,
+        needs_profile=True,
+        scope='file',
+        check='gpulint.rules.placement:autopilot_refuses_gpu_pod',
+    ),
+    Rule(
         code='GPU310',
         name='kueue-queue-lacks-gpu-quota',
         severity=Severity.ERROR,

@@ -44,6 +44,11 @@ OBJECT_FIELDS = {
 PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION = frozenset({"eks", "gke", "gke-autopilot", "oke"})
 
 
+#: What GKE Autopilot creates nodes for when a pod asks (cloud.google.com/kubernetes-engine/
+#: docs/how-to/autopilot-gpus, .../how-to/tpus-autopilot): no pool has to list them.
+AUTOPILOT_ON_DEMAND = frozenset({"nvidia.com/gpu", "google.com/tpu"})
+
+
 class Taint(NamedTuple):
     """A node taint."""
 
@@ -367,7 +372,10 @@ class ClusterProfile:
         return platform_fact(self.provider, name, declared)
 
     def advertised_resources(self) -> frozenset[str]:
-        """Every resource name some pool's nodes advertise."""
+        """Every resource name some pool's nodes advertise, or that the platform creates nodes
+        for on demand (GKE Autopilot: GPUs and TPUs)."""
+        if self.provider == "gke-autopilot":
+            return self.pool_index.advertised | AUTOPILOT_ON_DEMAND
         return self.pool_index.advertised
 
     @cached_property

@@ -179,7 +179,9 @@ class CheckContext:
         from gpulint.gpus import gpu_requests
 
         profile = self.profile
-        if profile is None or not profile.pools:
+        if profile is None or not profile.pools or profile.provider == "gke-autopilot":
+            # Autopilot creates a GPU node for each GPU pod it admits: the nodes a profile
+            # lists now say nothing of where the pod will run (GPU305 judges what it admits).
             return
         advertised = profile.advertised_resources()
         for workload, template in self.pod_templates():

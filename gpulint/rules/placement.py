@@ -14,10 +14,12 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from gpulint.constraints import PodAffinityTerm, toleration_fields, toleration_yaml
+from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
 from gpulint.edits import add_items
-from gpulint.gpus import accelerator_names
-from gpulint.model import PodTemplate, Severity, Workload
+from gpulint.gpus import accelerator_names, gpu_limit_pos, gpu_requests, is_gpu_resource
+from gpulint.model import ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
+from gpulint.profile.platforms import AUTOPILOT_GPU_RULES, COMPUTE_CLASS_LABEL
 from gpulint.quantity import format_quantity
 from gpulint.replicas import planned_pods, runs_on_every_node
 from gpulint.rules.base import CheckContext, GpuPlacement, Problem
@@ -654,3 +656,57 @@ def _why_not(fit: PoolFit) -> str:
     if fit.eligible:
         return f"0 nodes and {_cannot_grow(fit.pool)}"
     return fit.explanation or ""
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU305
+
+_GKE_NODEPOOL = "cloud.google.com/gke-nodepool"
+
+
+def autopilot_refuses_gpu_pod(ctx: CheckContext) -> Iterator[Problem]:
+    """On GKE Autopilot, a GPU pod Warden refuses: no accelerator selector, a node pool
+    selector, or GPUs in an init container."""
+    profile = ctx.profile
+    if profile is None or profile.admission_fact(AUTOPILOT_GPU_RULES).state is not True:
+        return
+    stage = "after admission: GKE Autopilot's admission webhook (GKE Warden) refuses the pod"
+    for _, template in ctx.pod_templates():
+        gpus = gpu_requests(template)
+        if "nvidia.com/gpu" not in gpus:
+            continue
+        selector = template.spec.get("nodeSelector")
+        chosen = template.node_selector
+        if GKE_ACCELERATOR_LABEL not in chosen and COMPUTE_CLASS_LABEL not in chosen:
+            found = gpu_limit_pos(template, "nvidia.com/gpu")
+            yield Problem.at(
+                template.document,
+                found[1] if found else template.spec.pos,
+                f"{stage}: it requests nvidia.com/gpu without a `{GKE_ACCELERATOR_LABEL}` "
+                f"nodeSelector (nor a `{COMPUTE_CLASS_LABEL}` with a GPU rule), so Autopilot "
+                f"cannot tell which GPU to create a node with (autogke-gpu-limitation)",
+                f"Add to the pod spec:\nnodeSelector:\n  {GKE_ACCELERATOR_LABEL}: nvidia-l4  "
+                f"# the GPU type you need",
+            )
+        if _GKE_NODEPOOL in chosen and isinstance(selector, YMap):
+            yield Problem.at(
+                template.document,
+                selector.pos_of_key(_GKE_NODEPOOL),
+                f"{stage}: Autopilot manages its node pools and allows no `{_GKE_NODEPOOL}` "
+                f"nodeSelector (autogke-node-affinity-selector-limitation)",
+                f"Drop the `{_GKE_NODEPOOL}` selector; select the GPU by "
+                f"`{GKE_ACCELERATOR_LABEL}`.",
+            )
+        for container in template.containers:
+            if container.role is not ContainerRole.INIT:
+                continue
+            asked = [q for n, q in container.resources.limits.items() if is_gpu_resource(n)]
+            asked += [q for n, q in container.resources.requests.items() if is_gpu_resource(n)]
+            if asked:
+                yield Problem.at(
+                    template.document,
+                    asked[0].key_pos,
+                    f"{stage}: the init container {container.name} requests "
+                    f"{asked[0].resource}, and Autopilot runs no init container with GPUs",
+                    "Move the GPU work into an app container, or run it as a separate Job.",
+                )
