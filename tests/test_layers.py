@@ -134,6 +134,7 @@ LAYERS = (
         "gpulint.gpus",
         "gpulint.replicas",
         "gpulint.scheduling",
+        "gpulint.admission",
         "gpulint.profile",
         "gpulint.dra",
         "gpulint.kueue",
