@@ -333,7 +333,9 @@ def _lint(paths: Sequence[str], options: LintOptions) -> LintResult:
             for values_set in render.default.sets
         )
         render = render._replace(
-            default=render.default._replace(sets=sets), cache_dir=_under(root, render.cache_dir)
+            default=render.default._replace(sets=sets),
+            cache_dir=_under(root, render.cache_dir),
+            root=root,
         )
     options = replace(options, config=config, overlay=overlay, render=render, stdin=stdin)
     return _lint_paths(absolute, options, shown)

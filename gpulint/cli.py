@@ -506,6 +506,9 @@ def check(
         if clusters:  # the files are read per cluster
             profile_paths = ()
         if apply_fixes or show_diff:
+            from gpulint.render.options import shared_run  # one render budget for all passes
+
+            render = shared_run(render)
             profile = read_profile(
                 profile_paths, pool_label, cache_dir, use_cache=not no_cache, warn=_warn
             )
