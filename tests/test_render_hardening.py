@@ -21,8 +21,11 @@ from click.testing import CliRunner, Result
 
 from gpulint.api import lint
 from gpulint.cli import main
+from gpulint.findings import Finding
+from gpulint.model import Severity
 from gpulint.render.helm import HelmRender, render_chart
 from gpulint.render.kustomize import build_overlay
+from gpulint.render.locate import HelmOrigin
 from gpulint.render.options import ChartSettings, RenderOptions, ValuesSet
 from gpulint.render.tools import RenderError, RenderRun, RenderTimeout, run_tool
 from tests.repos import write_files
@@ -551,3 +554,21 @@ def test_a_kustomization_gpulint_cannot_read_whole_is_not_built(
         "a plain scalar); gpulint builds only kustomizations it can read whole (quote the value)"
     )
     assert listener.connections == 0
+
+
+def test_a_source_comment_naming_a_file_out_of_the_chart_is_not_followed(repo: Path) -> None:
+    # The chart prints its own `# Source:` line; the file it names has the rendered line, so
+    # following it would report (and show) a line of a file outside the chart.
+    (repo / "secret.yaml").write_text("  name: leak\n")
+    app = chart(repo, {})
+    rendered = "# Source: app/../secret.yaml\nkind: ConfigMap\nmetadata:\n  name: leak\n"
+    finding = Finding(
+        "GPU001", "x", Severity.ERROR, "app", 4, 9, "m", None, None, "app/../secret.yaml"
+    )
+    origin = HelmOrigin(HelmRender(app, "app"), "app", str(app), trace_values=False)
+    (located,) = origin.locate([finding], rendered)
+    assert (located.path, located.line, located.column) == ("app", 1, 1)
+    inside = Finding("GPU001", "x", Severity.ERROR, "app", 4, 9, "m", None, None, "app/x.yaml")
+    (app / "x.yaml").write_text("  name: leak\n")
+    (located,) = origin.locate([inside], rendered)
+    assert (located.path, located.line, located.column) == (f"{app}/x.yaml", 1, 9)
