@@ -572,3 +572,25 @@ def test_a_source_comment_naming_a_file_out_of_the_chart_is_not_followed(repo: P
     (app / "x.yaml").write_text("  name: leak\n")
     (located,) = origin.locate([inside], rendered)
     assert (located.path, located.line, located.column) == (f"{app}/x.yaml", 1, 9)
+
+
+def test_a_trace_render_that_loops_stops_the_run_instead_of_being_taken_for_a_refusal(
+    repo: Path, helm: Path
+) -> None:
+    # The template loops only for the text tracing writes into values.yaml (`z7zz` for
+    # `p4dn`): each finding's re-renders would wait a full timeout, one after another.
+    template = (
+        '{{- if eq .Values.pool "z7zz" }}' + LOOP + "{{- end }}\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n"
+        "  pool: {{ .Values.pool }}\n"
+    )
+    app = chart(repo, {"values.yaml": "pool: p4dn\n", "templates/pool.yaml": template})
+    run = RenderRun.start(str(repo), budget=3)
+    request = HelmRender(app, "app")
+    rendered = render_chart(request, None, run=run)
+    line = rendered.splitlines().index("  pool: p4dn") + 1
+    finding = Finding("GPU101", "x", Severity.ERROR, "app", line, 9, "m", None, None, None)
+    started = time.monotonic()
+    with pytest.raises(RenderTimeout):
+        HelmOrigin(request, "app", str(app), run=run).locate([finding], rendered)
+    assert time.monotonic() - started < 8
