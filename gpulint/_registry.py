@@ -227,7 +227,7 @@ RULES = (
         reads=frozenset(['ResourceQuota']),
         check='gpulint.rules.quota:gpu_quota_key_not_enforced',
         keeps='gpulint.rules.quota:governed_workloads',
-        autofix='safe',
+        autofix='unsafe',
     ),
     Rule(
         code='GPU303',

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
+from gpulint.shapes import Count, Role, WorkloadShape
 from gpulint.views import NamedTuple, frozen_record
-from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
 
 if TYPE_CHECKING:

@@ -198,3 +198,25 @@ def test_findings_in_rendered_helm_output_are_not_marked_fixable(workdir: Path) 
     assert [(f["code"], f["source"], f["autofix"]) for f in findings] == [
         ("GPU004", "embeddings/templates/deployment.yaml", None)
     ]
+
+
+QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpus, namespace: ml}
+spec:
+  hard:
+    nvidia.com/gpu: 4
+"""
+
+
+def test_renaming_a_never_enforced_quota_key_is_unsafe(workdir: Path) -> None:
+    # The rename switches enforcement on: pods the quota never refused may now be refused.
+    (workdir / "quota.yaml").write_text(QUOTA, encoding="utf-8")
+    result = run("quota.yaml", "--fix")
+    assert (workdir / "quota.yaml").read_text(encoding="utf-8") == QUOTA
+    assert result.stdout.startswith("quota.yaml:6:5: GPU302 [warning] ResourceQuota")
+    assert "1 fixable with --fix --unsafe-fixes." in result.stdout
+    run("quota.yaml", "--fix", "--unsafe-fixes")
+    fixed = QUOTA.replace("nvidia.com/gpu: 4", "requests.nvidia.com/gpu: 4")
+    assert (workdir / "quota.yaml").read_text(encoding="utf-8") == fixed
