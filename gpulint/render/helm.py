@@ -197,14 +197,22 @@ def _ready_chart(
     if not local:
         yield chart
         return
-    with tempfile.TemporaryDirectory(prefix="gpulint-chart-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="gpulint-chart-", ignore_cleanup_errors=True) as tmp:
         copy = Path(tmp) / chart.resolve().name
-        shutil.copytree(chart, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         chart_file = copy / CHART_FILE
-        text = chart_file.read_text(encoding="utf-8")
-        for repo, target in local:
-            text = text.replace(repo, f"file://{target.resolve()}")
-        chart_file.write_text(text, encoding="utf-8")
+        try:
+            shutil.copytree(chart, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            text = chart_file.read_text(encoding="utf-8")
+            for repo, target in local:
+                text = text.replace(repo, f"file://{target.resolve()}")
+            chart_file.write_text(text, encoding="utf-8")
+        except UnicodeDecodeError:
+            raise RenderError(f"{chart}: {CHART_FILE} is not UTF-8 text") from None
+        except OSError as exc:  # shutil.Error too: a file of the chart that cannot be read
+            reason = exc.strerror or "a file of the chart cannot be read"
+            raise RenderError(
+                f"{chart}: cannot copy the chart to build its dependencies: {reason}"
+            ) from None
         run_tool(
             [helm, "dependency", "build", "--", str(copy)],
             f"{chart}: helm dependency build failed",

@@ -166,24 +166,27 @@ def run_tool(command: Sequence[str], what: str, run: RenderRun, cwd: Path | None
     if remaining <= 0:
         raise RenderTimeout(_over_budget(what, run))
     timeout = min(TOOL_TIMEOUT, remaining)
-    with tempfile.TemporaryDirectory(prefix="gpulint-render-") as sandbox:
-        try:
+    try:
+        with tempfile.TemporaryDirectory(
+            prefix="gpulint-render-", ignore_cleanup_errors=True
+        ) as sandbox:
+            env = child_environment(Path(sandbox))
             done = subprocess.run(
                 list(command),
                 capture_output=True,
                 check=False,
                 timeout=timeout,
                 cwd=cwd or sandbox,
-                env=child_environment(Path(sandbox)),
+                env=env,
                 # Never ask for credentials or a passphrase on a terminal: a hook has none.
                 stdin=subprocess.DEVNULL,
             )
-        except subprocess.TimeoutExpired:
-            if timeout < TOOL_TIMEOUT:
-                raise RenderTimeout(_over_budget(what, run)) from None
-            raise RenderTimeout(f"{what}: took more than {TOOL_TIMEOUT:.0f} s") from None
-        except OSError as exc:
-            raise RenderError(f"{what}: cannot run {command[0]}: {exc.strerror}") from None
+    except subprocess.TimeoutExpired:
+        if timeout < TOOL_TIMEOUT:
+            raise RenderTimeout(_over_budget(what, run)) from None
+        raise RenderTimeout(f"{what}: took more than {TOOL_TIMEOUT:.0f} s") from None
+    except OSError as exc:
+        raise RenderError(f"{what}: cannot run {command[0]}: {exc.strerror}") from None
     if done.returncode != 0:
         message = tool_message(done.stderr.decode("utf-8", "replace"))
         raise RenderError(f"{what}: {message or f'exit status {done.returncode}'}")
