@@ -4,8 +4,8 @@ A chart or overlay comes from a pull request, and helm reads every file of a cha
 symlinks, `.git/` included), so the files are checked before a tool runs or a cache key reads
 them: a symlink that points out of its chart or overlay, a device, a FIFO or a socket is
 refused and named (`RenderError`), never opened. Paths a kustomization or the config names
-(bases, values files, local dependencies) must lie inside the checked tree: the repository
-that holds the run's root, else the root itself.
+(bases, values files, local dependencies) must lie inside the checked tree
+(`RenderRun.tree`): the repository holding the chart or overlay.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import os
 import stat
 from pathlib import Path
 
-from gpulint.render.tools import RenderError, is_inside, project_tree
+from gpulint.render.tools import RenderError, is_inside
 
-__all__ = ["checked_files", "is_inside", "project_tree", "read_text", "regular_file"]
+__all__ = ["checked_files", "is_inside", "read_text", "regular_file"]
 
 #: Version-control directories: never part of what kustomize reads, skipped by the key.
 VCS_DIRECTORIES = (".git", ".hg", ".svn")

@@ -142,7 +142,7 @@ def render_chart(
     local = _local_dependencies(request.chart, run)
     for _, target in local:
         files.extend(checked_files(target, label, "chart", skip_vcs=False))
-    helm = find_tool("helm", HELM_INSTALL, run.tree)
+    helm = find_tool("helm", HELM_INSTALL, run.tool_tree(request.chart))
     key = render_key(
         ["helm", tool_identity(helm), *request.arguments(Path("."), values)],
         [*files, *values],
@@ -174,12 +174,13 @@ def _local_dependencies(chart: Path, run: RenderRun) -> list[tuple[str, Path]]:
             "reachable, then check again"
         )
     local = []
+    tree = run.tree(chart)
     for name, repo in missing:
         # Relative to the original chart, not to the copy.
         target = Path(os.path.normpath(chart / repo.removeprefix("file://")))
-        if not is_inside(target, run.tree) or not is_chart(target):
+        if not is_inside(target, tree) or not is_chart(target):
             raise RenderError(
-                f"{chart}: dependency `{name}` ({repo}) is not a chart inside {run.tree}; "
+                f"{chart}: dependency `{name}` ({repo}) is not a chart inside {tree}; "
                 "gpulint builds only local dependencies of the checked tree"
             )
         local.append((repo, target))

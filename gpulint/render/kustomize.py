@@ -135,10 +135,10 @@ def build_overlay(directory: Path, cache_dir: Path | None, run: RenderRun | None
     run = run or RenderRun.start()
     files = check_overlay(directory, str(directory), run)
     try:
-        command = [find_tool("kubectl", KUSTOMIZE_INSTALL, run.tree), "kustomize"]
+        command = [find_tool("kubectl", KUSTOMIZE_INSTALL, run.tool_tree(directory)), "kustomize"]
     except GpulintError as no_kubectl:
         try:
-            command = [find_tool("kustomize", KUSTOMIZE_INSTALL, run.tree), "build"]
+            command = [find_tool("kustomize", KUSTOMIZE_INSTALL, run.tool_tree(directory)), "build"]
         except ToolInTree:
             raise
         except GpulintError:
@@ -198,6 +198,7 @@ def check_overlay(directory: Path, label: str, run: RenderRun) -> list[Path]:
     RenderError naming it, raised before kubectl could fetch it.
     """
     files: list[Path] = []
+    tree = run.tree(directory)
     pending, seen = [directory], set()
     while pending:
         current = pending.pop()
@@ -205,9 +206,9 @@ def check_overlay(directory: Path, label: str, run: RenderRun) -> list[Path]:
         if real in seen:
             continue
         seen.add(real)
-        if not is_inside(current, run.tree):
+        if not is_inside(current, tree):
             raise RenderError(
-                f"{label}: `{current}` is outside the checked tree {run.tree}; gpulint builds "
+                f"{label}: `{current}` is outside the checked tree {tree}; gpulint builds "
                 "only kustomizations inside it"
             )
         files.extend(checked_files(current, label, "overlay", skip_vcs=True))
@@ -216,7 +217,7 @@ def check_overlay(directory: Path, label: str, run: RenderRun) -> list[Path]:
         where = f"{label}: `{{}}` entry `{{}}`" + ("" if relative == "." else f" of {relative}")
         read = _checked_kustomization(current, label, directory)
         for field, entry in _named_paths(read):
-            target = _local_target(current, field, entry, where.format(field, entry), run)
+            target = _local_target(current, field, entry, where.format(field, entry), tree)
             if target is not None and target.is_dir():
                 pending.append(target)
     return files
@@ -270,9 +271,7 @@ def _named_paths(data: YMap) -> Iterator[tuple[str, str]]:
                 yield field, generator["env"]
 
 
-def _local_target(
-    directory: Path, field: str, entry: str, named: str, run: RenderRun
-) -> Path | None:
+def _local_target(directory: Path, field: str, entry: str, named: str, tree: Path) -> Path | None:
     """The file or directory `entry` names (`named` in messages); RenderError when it is
     remote, missing or not regular; None for a `patchesStrategicMerge` entry written inline."""
     if is_remote(entry):
@@ -285,9 +284,9 @@ def _local_target(
         if field == "patchesStrategicMerge":
             return None  # an inline patch: kustomize parses it
         raise RenderError(f"{named}: no such file or directory")
-    if not is_inside(target, run.tree):
+    if not is_inside(target, tree):
         raise RenderError(
-            f"{named} is outside the checked tree {run.tree}; gpulint reads only files inside it"
+            f"{named} is outside the checked tree {tree}; gpulint reads only files inside it"
         )
     if not target.is_dir():
         regular_file(target, named.split(":", 1)[0], f"`{field}` entry")

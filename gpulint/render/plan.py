@@ -77,7 +77,7 @@ def _chart_inputs(
         values = tuple(Path(v) for v in values_set.values)
         if from_config:
             # The config comes with the pull request; the command line is the user's own.
-            _values_inside(values, directory, run)
+            _values_inside(chart, values, directory, run)
         request = HelmRender(chart, release, namespace, values, tuple(values_set.set_values))
         text = render_chart(request, cache_dir, run=run)
         label = directory if values_set.name is None else f"{directory}[{values_set.name}]"
@@ -86,10 +86,11 @@ def _chart_inputs(
     return items
 
 
-def _values_inside(values: tuple[Path, ...], label: str, run: RenderRun) -> None:
+def _values_inside(chart: Path, values: tuple[Path, ...], label: str, run: RenderRun) -> None:
+    tree = run.tree(chart)
     for path in values:
-        if not is_inside(path, run.tree):
+        if not is_inside(path, tree):
             raise RenderError(
                 f"{label}: values file `{path}` of the config is outside the checked tree "
-                f"{run.tree}; gpulint reads only files inside it"
+                f"{tree}; gpulint reads only files inside it"
             )

@@ -41,32 +41,44 @@ class RenderTimeout(RenderError):
 
 @dataclass(frozen=True)
 class RenderRun:
-    """What every render of one run shares: the checked tree and the deadline of the budget."""
+    """What every render of one run shares: the run's root and the deadline of the budget."""
 
-    tree: Path  # tools are never taken from it; bases and values files stay inside it
+    root: Path  # the real path of the run's root
     deadline: float  # time.monotonic() after which no render starts
     budget: float = RENDER_BUDGET
 
     @classmethod
     def start(cls, root: str | None = None, budget: float = RENDER_BUDGET) -> RenderRun:
-        """A run checking the tree of `root` (default: the working directory), starting now."""
-        return cls(project_tree(root), time.monotonic() + budget, budget)
+        """A run from `root` (default: the working directory), starting now."""
+        real = Path(os.path.realpath(root if root is not None else os.getcwd()))
+        return cls(real, time.monotonic() + budget, budget)
 
     def remaining(self) -> float:
         """Seconds left for renders."""
         return self.deadline - time.monotonic()
 
+    def tree(self, directory: Path) -> Path:
+        """The checked tree of a chart or overlay: the repository holding it, else the run's
+        root when it is inside the root, else itself. Its bases, local dependencies and the
+        config's values files must lie inside it."""
+        repository = repository_of(directory)
+        if repository is not None:
+            return repository
+        return self.root if is_inside(directory, self.root) else Path(os.path.realpath(directory))
 
-def project_tree(root: str | os.PathLike[str] | None) -> Path:
-    """The checked tree: the repository holding `root` (default: the working directory).
+    def tool_tree(self, directory: Path) -> Path:
+        """Where no tool rendering `directory` may come from: the repository holding it, else
+        the directory itself (never a whole home directory a run happens to start in)."""
+        return repository_of(directory) or Path(os.path.realpath(directory))
 
-    The nearest directory at or above `root` with a `.git` entry, else `root` itself.
-    """
-    start = Path(os.path.realpath(root if root is not None else os.getcwd()))
+
+def repository_of(path: str | os.PathLike[str]) -> Path | None:
+    """The nearest directory at or above `path` with a `.git` entry (a checkout)."""
+    start = Path(os.path.realpath(path))
     for directory in (start, *start.parents):
         if os.path.lexists(directory / ".git"):
             return directory
-    return start
+    return None
 
 
 def is_inside(path: str | os.PathLike[str], tree: Path) -> bool:
