@@ -594,3 +594,27 @@ def test_a_trace_render_that_loops_stops_the_run_instead_of_being_taken_for_a_re
     with pytest.raises(RenderTimeout):
         HelmOrigin(request, "app", str(app), run=run).locate([finding], rendered)
     assert time.monotonic() - started < 8
+
+
+def test_a_helm_of_the_home_directory_runs_for_a_chart_outside_any_repository(
+    tmp_path: Path, tool_env, helm4_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool_env()
+    home = tmp_path / "home"
+    wrapper = home / ".local" / "bin" / "helm"
+    wrapper.parent.mkdir(parents=True)
+    wrapper.write_text(f'#!/bin/sh\nexec {helm4_dir / "helm"} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", str(wrapper.parent))
+    monkeypatch.chdir(home)
+    chart(home / "scratch", {})
+    assert run("--format", "json", "scratch/app").exit_code == 0
+    # The same helm inside the chart's own directory is refused.
+    (home / "scratch" / "app" / "bin").mkdir()
+    inside = home / "scratch" / "app" / "bin" / "helm"
+    inside.write_text(wrapper.read_text())
+    inside.chmod(0o755)
+    monkeypatch.setenv("PATH", str(inside.parent))
+    assert one_line_error(run("scratch/app")).startswith(
+        f"`helm` is found only inside the checked tree ({inside})"
+    )
