@@ -449,8 +449,10 @@ def check(
         )
         if fixing:
             # Each pass of --fix checks the same run over the texts fixed so far: the profile
-            # is read once.
-            options = with_profile(options)
+            # is read once, and every render shares one time budget.
+            from gpulint.render.options import shared_run
+
+            options = replace(with_profile(options), render=shared_run(options.render))
         targets = list(paths) or ["."]
 
         def run(overlay: Mapping[str, bytes] | None = None) -> LintResult:
