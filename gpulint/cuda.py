@@ -125,7 +125,7 @@ def container_cuda(container: Container) -> CudaNeed | None:
             if version is not None:
                 return CudaNeed(
                     image, cuda, version, "NVIDIA_REQUIRE_CUDA in its env", pos, branches,
-                    row[1].min_cc_version if row else None, bool(row and row[1].kernels),
+                    row[1].min_cc_version if row else None, bool(row and row[1].row.kernels),
                     disabled_at,
                 )  # fmt: skip
     if "CUDA_VERSION" in env:
@@ -134,7 +134,7 @@ def container_cuda(container: Container) -> CudaNeed | None:
         if version is not None:
             return CudaNeed(
                 image, text.strip(), version, "CUDA_VERSION in its env", pos, None,
-                row[1].min_cc_version if row else None, bool(row and row[1].kernels), disabled_at,
+                row[1].min_cc_version if row else None, bool(row and row[1].row.kernels), disabled_at,
             )  # fmt: skip
     if row is None:
         return None

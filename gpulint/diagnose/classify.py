@@ -181,6 +181,7 @@ def diagnose(
     ]
     stuck.extend(_refused_creations(documents, events, now, workload_of))
     stuck.extend(_queued(documents, profile, now, dra, workloads, workload_of))
+    stuck.extend(_crashed(documents, events, pool_label))
     scheduled = _scheduled(documents, dra, pool_label)
 
     def wanted(namespace: str, *candidates: str | None) -> bool:
@@ -865,6 +866,27 @@ def _creates_gpu_pods(controller: Workload | None, message: str) -> bool:
 
 def _resources_in(message: str) -> list[str]:
     return [m.group(1) for m in _RESOURCE_IN_TEXT.finditer(message)]
+
+
+def _crashed(
+    documents: Sequence[Document], events: Sequence[Event], pool_label: str | None
+) -> Iterator[StuckPod]:
+    """GPU pods that were scheduled and failed at their first CUDA call (diagnose.crashed)."""
+    from gpulint.diagnose.crashed import CAUSE, crashed_gpu_pods
+
+    for pod in crashed_gpu_pods(documents, events, pool_label):
+        evidence = tuple(
+            Evidence(source, message, reason) for source, message, reason in pod.evidence
+        )
+        verdict = _Verdict(CAUSE, pod.explanation, evidence, pod.facts)
+        yield _stuck(
+            pod.namespace,
+            pod.name,
+            pod.owner,
+            verdict,
+            None,
+            _Facts(namespace=pod.namespace, pod=pod.name),
+        )
 
 
 # ---------------------------------------------------------------------------------------------
