@@ -114,38 +114,47 @@ def container_cuda(container: Container) -> CudaNeed | None:
     env = container_env(container)
     disable = env.get("NVIDIA_DISABLE_REQUIRE")
     disabled_at = disable[1] if disable and disable[0].strip().lower() in _TRUE else None
-    image_pos = container.node.pos_of_value("image")
     row = image_row(image) if image else None
+    # What the env cannot change: the GPU code the image is built with.
+    min_compute = row[1].min_cc_version if row else None
+    kernels = bool(row and row[1].row.kernels)
+    stated = _stated_cuda(env)
+    if stated is not None:
+        cuda, version, origin, pos, compat = stated
+        return CudaNeed(
+            image, cuda, version, origin, pos, compat, min_compute, kernels, disabled_at
+        )
+    if row is None or (version := parse_version(row[0])) is None:
+        return None
+    cuda, known = row
+    return CudaNeed(
+        image,
+        cuda,
+        version,
+        f"its tag: {known.row.family}",
+        container.node.pos_of_value("image"),
+        known.compat,
+        min_compute,
+        kernels,
+        disabled_at,
+    )
+
+
+def _stated_cuda(
+    env: Mapping[str, tuple[str, Pos]],
+) -> tuple[str, Version, str, Pos, tuple[str, ...] | None] | None:
+    """The CUDA the env states: `NVIDIA_REQUIRE_CUDA` first, then (legacy) `CUDA_VERSION`."""
     if "NVIDIA_REQUIRE_CUDA" in env:
         text, pos = env["NVIDIA_REQUIRE_CUDA"]
         required = parse_requirement(text)
-        if required is not None:
-            cuda, branches = required
-            version = parse_version(cuda)
-            if version is not None:
-                return CudaNeed(
-                    image, cuda, version, "NVIDIA_REQUIRE_CUDA in its env", pos, branches,
-                    row[1].min_cc_version if row else None, bool(row and row[1].row.kernels),
-                    disabled_at,
-                )  # fmt: skip
+        if required is not None and (version := parse_version(required[0])) is not None:
+            return required[0], version, "NVIDIA_REQUIRE_CUDA in its env", pos, required[1]
     if "CUDA_VERSION" in env:
         text, pos = env["CUDA_VERSION"]
         version = parse_version(text)
         if version is not None:
-            return CudaNeed(
-                image, text.strip(), version, "CUDA_VERSION in its env", pos, None,
-                row[1].min_cc_version if row else None, bool(row and row[1].row.kernels), disabled_at,
-            )  # fmt: skip
-    if row is None:
-        return None
-    cuda, known = row
-    version = parse_version(cuda)
-    if version is None:
-        return None
-    return CudaNeed(
-        image, cuda, version, f"its tag: {known.row.family}", image_pos,
-        known.compat, known.min_cc_version, known.row.kernels, disabled_at,
-    )  # fmt: skip
+            return text.strip(), version, "CUDA_VERSION in its env", pos, None
+    return None
 
 
 def parse_requirement(text: str) -> tuple[str, tuple[str, ...]] | None:
