@@ -397,3 +397,45 @@ def test_a_driver_version_merges_with_the_pool_of_another_input(tmp_path) -> Non
     workers = next(p for p in profile.pools if p.name == "gpu-workers")
     assert workers.driver_version == "550.127.05"
     assert workers.allocatable  # the other input's facts stay
+
+
+# --- the published manifests ----------------------------------------------------------------
+
+REAL = ROOT / "fixtures" / "real"
+
+
+def test_published_manifests_are_judged_against_realistic_drivers_without_an_error() -> None:
+    """Every GPU container of fixtures/real whose CUDA gpulint knows, on every pool of its
+    cluster profile it can run on whose driver is known: never a certain failure."""
+    from gpulint.scheduling import place
+    from tests.test_real_world import FILES, header
+
+    judged = set()
+    for path in FILES:
+        cluster = header(path).get("cluster")
+        if cluster is None:
+            continue
+        profile = load_profiles([str(path.parent / cluster)])
+        for document in load_path(path).documents:
+            workload = workload_of(document)
+            for template in workload.templates if workload else ():
+                eligible = place(template, profile).eligible
+                for item in template.containers:
+                    need = container_cuda(item)
+                    if need is None:
+                        continue
+                    for target in eligible:
+                        driver = pool_driver(target, profile)
+                        if driver is None:
+                            continue
+                        verdict = judge_driver(need, driver, pool_gpu(target))
+                        assert verdict is None, (path.name, need.image, target.name, verdict)
+                        judged.add((need.image, driver.text))
+    # The images of the corpus gpulint knows, each against the drivers its clusters run.
+    assert judged == {
+        ("vllm/vllm-openai:v0.8.5", "570.133.20"),
+        ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", "570.133.20"),
+        ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04", "570.133.20"),
+        ("nvcr.io/nvidia/k8s/cuda-sample:nbody-cuda11.7.1-ubuntu18.04", "550.127.05"),
+        ("nvidia/cuda:13.0.2-base-ubi8", "580.95.05"),
+    }
