@@ -49,27 +49,27 @@ def may_request_accelerator(value: Any) -> bool:
     stack = [value]
     while stack:
         node = stack.pop()
-        if isinstance(node, Mapping):
+        if isinstance(node, dict):  # a plain dict or the loader's YMap
             for key, item in node.items():
-                if key in _RESOURCE_KEYS and isinstance(item, Mapping):
+                if key in _RESOURCE_KEYS and isinstance(item, dict):
                     if any(
-                        not isinstance(name, str)
+                        type(name) is not str
                         or (name not in _CORE_RESOURCES and not name.startswith("hugepages-"))
                         for name in item
                     ):
                         return True
                 elif key == "resourceClaims" and item:
                     return True
-                elif isinstance(item, Mapping | list):
+                elif isinstance(item, dict | list):
                     stack.append(item)
         elif isinstance(node, list):
-            stack.extend(item for item in node if isinstance(item, Mapping | list))
+            stack.extend(item for item in node if isinstance(item, dict | list))
     return False
 
 
 def object_ref(obj: Mapping[str, Any]) -> ObjectRef:
     """The reference of an object, named as the loader names it (name, else generateName)."""
-    metadata = mapping(obj.get("metadata"))
+    metadata = _mapping(obj.get("metadata"))
     name = _scalar(metadata.get("name")) or _scalar(metadata.get("generateName"))
     return ObjectRef(
         _scalar(obj.get("apiVersion")),
@@ -80,6 +80,8 @@ def object_ref(obj: Mapping[str, Any]) -> ObjectRef:
 
 
 def _scalar(value: Any) -> str:
+    if type(value) is str:
+        return value
     return "" if value is None or isinstance(value, Mapping | list) else str(value)
 
 
@@ -134,15 +136,18 @@ class Gatherer:
 
     def add(self, obj: Mapping[str, Any], document: Document | None = None) -> None:
         """One object (a plain JSON value, or the tree of `document` when given)."""
+        gathered = self.gathered
+        metadata = _mapping(obj.get("metadata"))
+        self._saw(metadata.get("creationTimestamp"))
+        if obj.get("kind") == "Event":
+            # Most objects of a dump: no reference built, and most are dropped unread.
+            gathered.kinds.add("Event")
+            self._event(obj, metadata)
+            return
         ref = document.ref if document is not None else object_ref(obj)
         kind = ref.kind
-        gathered = self.gathered
         gathered.kinds.add(kind)
-        metadata = mapping(obj.get("metadata"))
-        self._saw(metadata.get("creationTimestamp"))
-        if kind == "Event":
-            self._event(obj)
-        elif kind == "Pod":
+        if kind == "Pod":
             self._pod(obj, ref, document)
         elif kind == "Node":
             if ref.name:
@@ -197,11 +202,10 @@ class Gatherer:
         if self.gathered.newest is None or moment > self.gathered.newest:
             self.gathered.newest = moment
 
-    def _event(self, obj: Mapping[str, Any]) -> None:
-        involved = mapping(obj.get("involvedObject") or obj.get("regarding"))
+    def _event(self, obj: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
+        involved = _mapping(obj.get("involvedObject") or obj.get("regarding"))
         gathered = self.gathered
         if involved.get("kind") == "Pod":
-            metadata = mapping(obj.get("metadata"))
             namespace = involved.get("namespace") or metadata.get("namespace") or ""
             pod = (str(namespace), str(involved.get("name") or ""))
             if pod in self._seen_pods and pod not in self._kept_pods:
@@ -218,7 +222,7 @@ class Gatherer:
     def _saw_last_seen(self, obj: Mapping[str, Any]) -> None:
         """Note when an event that is not kept was seen last, as event_from_object reads it
         (its metadata.creationTimestamp, the last resort, `add` has noted)."""
-        series = mapping(obj.get("series"))
+        series = _mapping(obj.get("series"))
         for value in (
             series.get("lastObservedTime"),
             obj.get("lastTimestamp"),
@@ -275,6 +279,16 @@ class Gatherer:
             gathered.controllers[key] = any(gpu_requests(t) for t in workload.templates)
         if queued:
             gathered.queued.append(document)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else an empty one (a plain dict without the ABC check)."""
+    if type(value) is dict:
+        return value
+    return value if isinstance(value, Mapping) else _EMPTY
+
+
+_EMPTY: Mapping[str, Any] = {}
 
 
 def _last_seen(event: Event) -> datetime:
