@@ -16,7 +16,7 @@ def bench_run() -> ModuleType:
 
 def _row(bench_run: ModuleType, key: str, seconds: float, rss_mb: float) -> object:
     runs = (seconds, seconds * 3, seconds)  # the median is `seconds`
-    return bench_run.Row(key, key, tuple(bench_run.Run(s, rss_mb, 1) for s in runs))
+    return bench_run.Row(key, f"(i) {key}", tuple(bench_run.Run(s * 2, rss_mb, 1, s) for s in runs))
 
 
 def test_diagnose_is_judged_against_json_load_and_its_quarter(bench_run: ModuleType) -> None:
@@ -42,7 +42,8 @@ def test_the_diagnose_section_replaces_that_of_a_report(bench_run: ModuleType) -
     section = bench_run.diagnose_section(rows, bench_run.judge_diagnose(rows), "note")
     once = bench_run.with_diagnose_section(report, section)
     assert "old" not in once and once.startswith("# results\n\n## Targets\n\nx\n\n## Diagnose")
-    assert "| diagnose-floor | 3 | 10.000 | 10.00-30.00 | 3000 |" in once
+    assert "| (i) diagnose-floor | 3 | 20.000 | 20.00-60.00 | 3000 |" in once
+    assert "which the targets judge: diagnose-floor 10.00 s.\n" in once
     assert bench_run.with_diagnose_section(once, section) == once
     added = bench_run.with_diagnose_section("# results\n", section)
     assert added.startswith("# results\n\n## Diagnose on a large cluster\n\nnote\n")

@@ -11,7 +11,7 @@ one lookup rather than a scan of every Event.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,7 @@ from gpulint.diagnose.events import _EPOCH, Event, event_from_object, timestamp
 from gpulint.diagnose.extra import QUEUE_LABEL, SUSPEND_PATHS
 from gpulint.gpus import gpu_requests
 from gpulint.model import Document, ObjectRef, SourceFile, Workload
-from gpulint.pods import positioned
+from gpulint.pods import pod_owner, positioned
 from gpulint.profile.values import mapping
 from gpulint.workloads import shape_for
 from gpulint.workloads import workload_of as read_workload_of
@@ -99,6 +99,8 @@ class Gathered:
         self.create_events: list[Event] = []  # FailedCreate/SuccessfulCreate of controllers
         #: Whether each controller (a kind with pod templates) creates GPU pods.
         self.controllers: dict[Key, bool] = {}
+        #: Each Job's startTime and completionTime, by (namespace, name): a run's duration.
+        self.jobs: dict[tuple[str, str], Mapping[str, Any]] = {}
         self.kinds: set[str] = set()
         self.claimed = False  # some pod has resourceClaims
         self.newest: datetime | None = None  # the newest time the objects record
@@ -125,8 +127,12 @@ class Gatherer:
         self,
         source: str = "<dump>",
         workload_of: Callable[[Document], Workload | None] | None = None,
+        keep_jobs: Collection[str] = (),
     ) -> None:
+        """`keep_jobs` names Jobs (`name` or `namespace/name`) whose pods are kept whether or
+        not they ask for accelerators (the CPU variant of a comparison)."""
         self.gathered = Gathered()
+        self._keep_jobs = frozenset(keep_jobs)
         if workload_of is not None:
             self.gathered.workload_of = workload_of
         self._file = SourceFile(source)
@@ -241,10 +247,16 @@ class Gatherer:
             gathered.claimed = True
         key = (ref.namespace or "default", ref.name)
         self._seen_pods.add(key)
-        if not may_request_accelerator(spec):
+        if not may_request_accelerator(spec) and not self._of_kept_job(obj):
             return
         self._kept_pods.add(key)
         gathered.pods.append(document or self._document(obj, ref))
+
+    def _of_kept_job(self, obj: Mapping[str, Any]) -> bool:
+        if not self._keep_jobs:
+            return False
+        namespace, kind, name = pod_owner(obj)
+        return kind == "Job" and bool({name, f"{namespace}/{name}"} & self._keep_jobs)
 
     def _controller(
         self,
@@ -260,6 +272,10 @@ class Gatherer:
             return
         queued = kind in SUSPEND_PATHS and QUEUE_LABEL in mapping(metadata.get("labels"))
         key = (kind, ref.namespace or "default", ref.name)
+        if kind == "Job":
+            status = _mapping(obj.get("status"))
+            times = {k: status.get(k) for k in ("startTime", "completionTime")}
+            gathered.jobs[key[1], key[2]] = {"status": times}
         probe = document or Document(self._file, {}, ref)  # shape_for reads the ref alone
         if shape_for(probe) is None:
             gathered.controllers.pop(key, None)  # as a controller without a typed view

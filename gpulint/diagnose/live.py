@@ -89,6 +89,7 @@ def read_live(
     pool_label: str | None = None,
     namespaces: Sequence[str] = (),
     max_listed: int = MAX_LISTED,
+    keep_jobs: Sequence[str] = (),
 ) -> LiveObjects:
     """Pods, Events, ReplicaSets, Jobs and Kueue Workloads of the cluster, and its profile
     (as live check, with the DRA objects).
@@ -96,17 +97,25 @@ def read_live(
     With `namespaces`, only their namespaced objects are listed (a namespaced Role suffices);
     the profile is read too when RBAC allows it, else the diagnosis goes without one, and the
     cluster-scoped DRA objects are listed on their own. A list of Events, ReplicaSets or Jobs
-    longer than `max_listed` objects is read that far, and a note says so.
+    longer than `max_listed` objects is read that far, and a note says so. The pods of the
+    Jobs `keep_jobs` names are kept even when they ask for no accelerator.
     """
+    from gpulint.diagnose.inputs import no_cycle_collection
+
     client = connect(options)
     try:
-        return _read(client, pool_label, namespaces, max_listed)
+        with no_cycle_collection():
+            return _read(client, pool_label, namespaces, max_listed, keep_jobs)
     finally:
         client.close()
 
 
 def _read(
-    client: KubeClient, pool_label: str | None, namespaces: Sequence[str], max_listed: int
+    client: KubeClient,
+    pool_label: str | None,
+    namespaces: Sequence[str],
+    max_listed: int,
+    keep_jobs: Sequence[str],
 ) -> LiveObjects:
     try:
         cluster = read_cluster(client, DIAGNOSE_DRA)
@@ -114,7 +123,7 @@ def _read(
         if not namespaces:
             raise
         cluster = None  # a namespaced Role: no nodes, quotas or queues
-    gatherer = Gatherer(f"<live cluster {client.source}>")
+    gatherer = Gatherer(f"<live cluster {client.source}>", keep_jobs=keep_jobs)
     notes: list[str] = []
     profile = None
     if cluster is not None:
