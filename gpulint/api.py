@@ -309,7 +309,9 @@ def _from_root(record: Run, root: str) -> Run:
             for values_set in render.default.sets
         )
         render = render._replace(
-            default=render.default._replace(sets=sets), cache_dir=_under(root, render.cache_dir)
+            default=render.default._replace(sets=sets),
+            cache_dir=_under(root, render.cache_dir),
+            root=root,
         )
     return replace(
         record,

@@ -103,7 +103,14 @@ def test_relative_imports_name_the_modules_they_import() -> None:
 #: holds only the version, matches by its own name alone).
 LAYERS = (
     # Foundations: no knowledge of Kubernetes.
-    ("gpulint", "gpulint.views", "gpulint.errors", "gpulint.cachedir", "gpulint.data"),
+    (
+        "gpulint",
+        "gpulint.views",
+        "gpulint.errors",
+        "gpulint.cachedir",
+        "gpulint.data",
+        "gpulint.atomic",
+    ),
     # Parsing and values.
     (
         "gpulint.yamltree",
@@ -112,7 +119,6 @@ LAYERS = (
         "gpulint.accelerators",
         "gpulint.images",
         "gpulint.files",
-        "gpulint.atomic",
         "gpulint.schema",
         "gpulint.edits",
         "gpulint.gitignore",
@@ -135,6 +141,7 @@ LAYERS = (
         "gpulint.replicas",
         "gpulint.scheduling",
         "gpulint.admission",
+        "gpulint.cuda",
         "gpulint.profile",
         "gpulint.dra",
         "gpulint.kueue",
