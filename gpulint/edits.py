@@ -422,6 +422,7 @@ def apply_fixes(text: str, fixes: Sequence[Sequence[Edit]], *, is_json: bool = F
     if not chosen:
         return Applied(text, (), refused, tuple(waiting))
     checker = _Checker(text, is_json)
+    checker.targets(resolved)
     for _ in range(_SINGLE_TRIES):
         new = _splice(text, [r.splice for i in chosen for r in resolved[i]])
         broken = checker.broken(new, {i: resolved[i] for i in chosen})
@@ -449,7 +450,9 @@ def apply_fixes(text: str, fixes: Sequence[Sequence[Edit]], *, is_json: bool = F
 
 def _without_overlaps(resolved: dict[int, list[Resolved]]) -> tuple[list[int], list[int]]:
     """The fixes whose splices overlap none taken before them, and those that wait."""
-    taken: list[Splice] = []
+    import bisect
+
+    taken: list[tuple[int, int]] = []  # (start, end) of the splices taken, in order
     chosen: list[int] = []
     waiting: list[int] = []
     seen: set[Splice] = set()
@@ -459,19 +462,27 @@ def _without_overlaps(resolved: dict[int, list[Resolved]]) -> tuple[list[int], l
             chosen.append(index)
             resolved[index] = []
             continue
-        if any(_overlap(s, t) for s in splices for t in taken):
+        if any(_overlaps(s, taken) for s in splices):
             waiting.append(index)
             continue
-        taken.extend(splices)
+        for splice in splices:
+            bisect.insort(taken, (splice.start, splice.end))
         seen.update(splices)
         chosen.append(index)
     return chosen, waiting
 
 
-def _overlap(a: Splice, b: Splice) -> bool:
-    if a.start == a.end == b.start == b.end:
-        return True  # two insertions at one place: the second waits for the next pass
-    return a.start < b.end and b.start < a.end
+def _overlaps(splice: Splice, taken: list[tuple[int, int]]) -> bool:
+    """Whether `splice` overlaps a splice of `taken` (sorted, none overlapping another)."""
+    import bisect
+
+    at = bisect.bisect_left(taken, (splice.start, splice.end))
+    for start, end in taken[max(at - 1, 0) : at + 1]:
+        if splice.start == splice.end == start == end:
+            return True  # two insertions at one place: the second waits for the next pass
+        if splice.start < end and start < splice.end:
+            return True
+    return False
 
 
 def _splice(text: str, splices: Iterable[Splice]) -> str:
@@ -520,6 +531,8 @@ class _Checker:
                     broken[index] = where
                 else:
                     by_document.setdefault(where[0], []).append((index, resolved.intent, where[1]))
+        if broken:  # edits that do not point at one place of the tree: nothing to compare
+            return broken
         for number, (before, fixed) in enumerate(zip(self.before, after.documents, strict=True)):
             intents = by_document.get(number)
             if not intents:
@@ -532,10 +545,16 @@ class _Checker:
                     broken.setdefault(index, why)
         return broken
 
+    def targets(self, fixes: dict[int, list[Resolved]]) -> None:
+        """Find, in one walk of the tree, where the intents of `fixes` point."""
+        wanted = {r.intent.pos for made in fixes.values() for r in made}
+        self._targets = _index(self.before, wanted, self._shared)
+
     def _target(self, intent: Intent) -> tuple[int, tuple[Any, ...]] | str:
         """(document, path) of what the intent changes, or why it is not one place."""
         if self._targets is None:
-            self._targets = _index(self.before, self._shared)
+            self.targets({0: [Resolved(Splice(0, 0, ""), intent)]})
+        assert self._targets is not None
         kinds = {"rename": ("key", "value"), "append": ("seq", "item"), "add": ("key",)}
         for kind in kinds[intent.kind]:
             found = self._targets.get((kind, intent.pos))
@@ -556,41 +575,49 @@ def _is_json(text: str) -> bool:
 
 
 def _index(
-    documents: Sequence[ParsedDocument], shared: set[Pos]
+    documents: Sequence[ParsedDocument], wanted: set[Pos], shared: set[Pos]
 ) -> dict[tuple[str, Pos], list[tuple[int, tuple[Any, ...]]]]:
-    """Every key, value, sequence and item position of the documents -> (document, path).
+    """The key, value, sequence and item positions of the documents that are `wanted` ->
+    (document, path).
 
     A node that aliases repeat is reached by several paths: its positions go to `shared`.
     """
     found: dict[tuple[str, Pos], list[tuple[int, tuple[Any, ...]]]] = {}
+
+    def note(kinds: tuple[str, ...], pos: Pos, where: tuple[int, tuple[Any, ...]], again: bool):
+        for kind in kinds:
+            found.setdefault((kind, pos), []).append(where)
+        if again:
+            shared.add(pos)
+
     for number, document in enumerate(documents):
         seen: set[int] = set()
+        if not isinstance(document.value, (YMap, YSeq)):
+            continue
         stack: list[tuple[Any, tuple[Any, ...], bool]] = [(document.value, (), False)]
         while stack:
             node, path, repeated = stack.pop()
-            if not isinstance(node, (YMap, YSeq)):
-                continue
             repeated = repeated or id(node) in seen
             seen.add(id(node))
             if isinstance(node, YMap):
-                entries = [
-                    (("key", span[:2]), ("value", span[2:]), key)
-                    for key, span in node.spans.items()
-                ]
-            else:
-                found.setdefault(("seq", node.pos), []).append((number, path))
-                if repeated:
-                    shared.add(node.pos)
-                entries = [
-                    (("item", pos), ("value", pos), i) for i, pos in enumerate(node.item_pos)
-                ]
-            for first, second, step in entries:
-                for kind, pos in (first, second):
-                    found.setdefault((kind, tuple(pos)), []).append((number, (*path, step)))
-                    if repeated:
-                        shared.add(tuple(pos))
-                child = node.get(step) if isinstance(node, YMap) else node[step]
-                stack.append((child, (*path, step), repeated))
+                for key, span in node.spans.items():
+                    key_pos, value_pos = span[:2], span[2:]
+                    if key_pos in wanted:
+                        note(("key",), key_pos, (number, (*path, key)), repeated)
+                    if value_pos in wanted:
+                        note(("value",), value_pos, (number, (*path, key)), repeated)
+                    child = node.get(key)
+                    if isinstance(child, (YMap, YSeq)):
+                        stack.append((child, (*path, key), repeated))
+                continue
+            if node.pos in wanted:
+                note(("seq",), node.pos, (number, path), repeated)
+            for index, pos in enumerate(node.item_pos):
+                if pos in wanted:
+                    note(("item", "value"), pos, (number, (*path, index)), repeated)
+                child = node[index]
+                if isinstance(child, (YMap, YSeq)):
+                    stack.append((child, (*path, index), repeated))
     return found
 
 
