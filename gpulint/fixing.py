@@ -312,11 +312,6 @@ def read_source(data: bytes, path: str) -> Source | str:
     return Source(data, text, bom, is_json)
 
 
-def fixable(text: str) -> bool:
-    """False for text that a tool generated, or that does not parse (see read_source)."""
-    return isinstance(read_source(text.encode("utf-8"), ""), Source)
-
-
 def _strict_json(text: str) -> bool:
     import json
 

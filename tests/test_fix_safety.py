@@ -99,6 +99,18 @@ def test_a_line_break_only_the_parser_sees_moves_no_insertion(tree: Path, brk: s
     assert "gpulint: fixed 1 finding in 1 file(s)" in result.stderr
 
 
+@pytest.mark.parametrize("control", ["\v", "\f"], ids=["vt", "ff"])
+def test_vt_and_ff_are_not_line_breaks_and_such_a_file_is_not_fixed(
+    tree: Path, control: str
+) -> None:
+    # The parser refuses both characters (and Python's splitlines breaks at them): no edit.
+    text = f"# team ml{control}# owner x\n" + POD
+    (tree / "pod.yaml").write_text(text, encoding="utf-8")
+    result = run("pod.yaml", "--fix")
+    assert content(tree / "pod.yaml") == text
+    assert result.stdout.startswith("pod.yaml:1:10: GPU000 [error] character U+000")
+
+
 def test_crlf_and_a_bom_are_kept(tree: Path) -> None:
     crlf = ("\ufeff" + POD).replace("\n", "\r\n").encode("utf-8")
     (tree / "pod.yaml").write_bytes(crlf)
