@@ -232,7 +232,7 @@ def test_a_rename_onto_a_key_that_exists_is_refused_with_why() -> None:
     )
 
 
-def test_of_two_fixes_of_one_document_the_one_that_breaks_it_is_refused() -> None:
+def test_of_two_fixes_the_one_that_breaks_the_text_is_refused_the_other_made() -> None:
     text = "a:\n  x: 1\nb: [\n  1  # one\n]\n"
     b = parse(text).documents[0].value
     good = (Rename((2, 3), "x", "y"),)
@@ -240,8 +240,8 @@ def test_of_two_fixes_of_one_document_the_one_that_breaks_it_is_refused() -> Non
     made = apply_fixes(text, [good, bad])
     assert made.refused == {1: made.refused[1]}
     assert made.refused[1].startswith("the fixed text would not parse")
-    assert made.waiting == (0,)  # fine alone: made in the next pass
-    assert apply_fixes(text, [good]).text == "a:\n  y: 1\nb: [\n  1  # one\n]\n"
+    assert made.applied == (0,)  # the parse error is where the other fix wrote
+    assert made.text == "a:\n  y: 1\nb: [\n  1  # one\n]\n"
 
 
 def test_json_gets_a_json_key_before_the_first_key() -> None:
@@ -254,3 +254,16 @@ def test_json_gets_a_json_key_before_the_first_key() -> None:
         '{\n  "spec": {\n    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", '
         '"effect": "NoSchedule"}],\n    "containers": [{"name": "c"}]\n  }\n}\n'
     )
+
+
+def test_of_many_fixes_one_that_breaks_the_text_does_not_hold_back_the_others() -> None:
+    document = "spec:\n  tolerations: [\n    {key: a}  # one\n  ]\n  containers: [{name: c}]\n"
+    text = "---\n".join([document] * 40)
+    fixes = []
+    for parsed in parse(text).documents:
+        fixes.append(add_items(parsed.value["spec"], "tolerations", (TOLERATION,), "containers"))
+    fixes.append((Rename((5, 23), "c", "d"),))  # the first document's container name
+    made = apply_fixes(text, fixes)
+    assert made.applied == (40,)
+    assert set(made.refused) == set(range(40))
+    assert made.text == text.replace("{name: c}", "{name: d}", 1)
