@@ -568,7 +568,7 @@ def _fix(
     if outcome.written:
         count = _plural_findings(outcome.fixed)
         click.echo(f"gpulint: fixed {count} in {len(outcome.written)} file(s)", err=True)
-    return outcome.result
+    return outcome.final_result()
 
 
 def _plural_findings(count: int) -> str:
