@@ -43,6 +43,8 @@ class Admission(NamedTuple):
     assumed: tuple[Toleration, ...] = ()  # added only if the assumptions hold
     assumptions: tuple[str, ...] = ()  # each unknown, and the line that makes it certain
     stages: tuple[str, ...] = ()  # what admission surely did, for messages
+    # The tolerations each ResourceFlavor Kueue may pick would add, when it may pick several.
+    choices: tuple[tuple[Toleration, ...], ...] = ()
 
     @property
     def certain(self) -> bool:
@@ -107,6 +109,7 @@ def admit(
             )
 
     flavors = kueue_flavors(profile, workload, namespace) if workload is not None else ()
+    choices: tuple[tuple[Toleration, ...], ...] = ()
     if len(flavors) == 1:
         (flavor,) = flavors
         added = _flavor_tolerations(flavor, template)
@@ -114,7 +117,8 @@ def admit(
         if added:
             stages.append(f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}")
     elif flavors:
-        added = [t for flavor in flavors for t in _flavor_tolerations(flavor, template)]
+        choices = tuple(tuple(_flavor_tolerations(f, template)) for f in flavors)
+        added = [t for choice in choices for t in choice]
         if added:
             assumed += added
             names = ", ".join(f.name for f in flavors)
@@ -123,7 +127,14 @@ def admit(
                 f"let it in (its ClusterQueue has the flavors {names}, and which one Kueue "
                 f"picks depends on free quota)"
             )
-    return Admission(template, tuple(certain), tuple(assumed), tuple(assumptions), tuple(stages))
+    return Admission(
+        template,
+        tuple(certain),
+        tuple(assumed),
+        tuple(assumptions),
+        tuple(stages),
+        choices if flavors and len(flavors) > 1 else (),
+    )
 
 
 def kueue_flavors(
