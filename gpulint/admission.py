@@ -31,6 +31,7 @@ from gpulint.yamltree import Pos
 
 if TYPE_CHECKING:
     # Only GPU304 reads LimitRanges; a placement run does not import the policy model.
+    from gpulint.profile.admission_policies import RequiredResources
     from gpulint.profile.policy import LimitRangeInEffect
 
 
@@ -312,3 +313,45 @@ def _quantity_pos(container: Container, resource: str) -> Pos:
         if resource in written:
             return written[resource].key_pos
     return container.resources.pos if container.resources.node is not None else container.pos
+
+
+def policy_refusals(
+    template: PodTemplate,
+    policies: Iterable[RequiredResources],
+    limit_ranges: Iterable[LimitRangeInEffect] = (),
+) -> Iterator[Refusal]:
+    """What an enforced Gatekeeper or Kyverno "require requests/limits" policy refuses in the
+    pod, after LimitRanger has filled in the namespace's defaults (a validating webhook sees
+    the pod as mutated)."""
+    default_limits: dict[str, Decimal] = {}
+    default_requests: dict[str, Decimal] = {}
+    for source in limit_ranges:
+        for item in source.limit_range.items:
+            if item.type == "Container":
+                default_limits.update({**item.max, **item.default})
+                default_requests.update(
+                    {**item.min, **item.max, **item.default, **item.default_request}
+                )
+    for policy in policies:
+        for container in template.app_containers:
+            written = container.resources
+            missing = [
+                f"a {r} limit"
+                for r in policy.limits
+                if r not in written.limits and r not in default_limits
+            ] + [
+                f"a {r} request"
+                for r in policy.requests
+                if r not in written.requests
+                and r not in written.limits
+                and r not in default_requests
+            ]
+            if missing:
+                yield Refusal(
+                    policy.label,
+                    f"after admission: the {policy.label} policy refuses the pod: "
+                    f"{container.field_path} ({container.name}) sets no "
+                    f"{' and no '.join(m.removeprefix('a ') for m in missing)}, and no "
+                    f"LimitRange of the namespace gives it one",
+                    written.pos if written.node is not None else container.pos,
+                )

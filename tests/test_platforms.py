@@ -128,3 +128,50 @@ def test_a_terraform_autopilot_cluster_is_gke_autopilot(tmp_path: Path) -> None:
     profile = load_profiles([str(tmp_path)])
     assert profile.provider == "gke-autopilot"
     assert profile.admission_fact("Autopilot GPU rules").state is True
+
+
+CONSTRAINT = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: constraints.gatekeeper.sh/v1beta1
+  kind: K8sContainerLimits
+  metadata: {name: container-must-have-limits}
+  spec:
+    enforcementAction: %s
+    parameters: {cpu: "16", memory: 64Gi}
+"""
+
+
+def test_an_enforced_gatekeeper_constraint_of_the_profile_refuses_a_gpu_only_pod(
+    tmp_path: Path,
+) -> None:
+    enforced = tmp_path / "enforced.yaml"
+    enforced.write_text(CONSTRAINT % "deny")
+    (policy,) = load_profiles([str(enforced)]).resource_policies
+    assert (policy.label, policy.limits) == (
+        "Gatekeeper K8sContainerLimits/container-must-have-limits",
+        ("cpu", "memory"),
+    )
+    (tmp_path / "pod.yaml").write_text(POD.replace('cpu: "4", memory: 16Gi, ', ""))
+    args = [
+        "check",
+        "--isolated",
+        "--select",
+        "GPU3",
+        "--format",
+        "json",
+        str(tmp_path / "pod.yaml"),
+    ]
+    result = CliRunner().invoke(main, [*args, "--profile", str(enforced)])
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert (finding["code"], finding["line"], finding["column"]) == ("GPU306", 8, 5)
+    assert finding["message"] == (
+        "after admission: the Gatekeeper K8sContainerLimits/container-must-have-limits policy "
+        "refuses the pod: containers[0] (server) sets no cpu limit and no memory limit, and no "
+        "LimitRange of the namespace gives it one"
+    )
+    dry_run = tmp_path / "dryrun.yaml"
+    dry_run.write_text(CONSTRAINT % "dryrun")
+    result = CliRunner().invoke(main, [*args, "--profile", str(dry_run)])
+    assert json.loads(result.stdout)["findings"] == []
