@@ -50,8 +50,8 @@ def test_selection_is_applied_as_the_command_line_applies_it() -> None:
 
 
 def test_a_selector_of_no_rule_is_refused() -> None:
-    with pytest.raises(GpulintError, match=r"`GPU8` selects no rule"):
-        lint([str(TRAINING)], select=("GPU8",))
+    with pytest.raises(GpulintError, match=r"`GPU99` selects no rule"):
+        lint([str(TRAINING)], select=("GPU99",))
 
 
 def test_profile_paths_are_read_as_check_reads_them() -> None:

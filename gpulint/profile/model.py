@@ -193,6 +193,9 @@ class Pool:
     # Nodes that publish accelerators through DRA ResourceSlices (a DRA driver rather than a
     # device plugin serves them, so an empty allocatable is no broken plugin).
     dra_nodes: int = 0
+    # The NVIDIA driver of the pool's nodes (`570.124.06`), declared where no node label says
+    # it (gpulint.cuda reads GPU Feature Discovery's labels first).
+    driver_version: str | None = None
 
     @property
     def can_grow(self) -> bool:
@@ -352,6 +355,10 @@ class ClusterProfile:
     device_classes: "tuple[DeviceClass, ...]" = ()
     resource_slices: "tuple[ResourceSlice, ...]" = ()
     resource_claims: "tuple[Claim, ...]" = ()  # ResourceClaims and ResourceClaimTemplates
+    # The driver the cluster's GPU Operator installs on NVIDIA pools that state none of their
+    # own, and how it is known (`GPU Operator v25.3.0 default driver`).
+    gpu_operator_driver: str | None = None
+    gpu_operator_source: str | None = field(default=None, compare=False)
     # Provenance, not cluster facts: two profiles of the same cluster read from different
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"

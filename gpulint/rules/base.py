@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     )
     from gpulint.profile.model import ClusterProfile
     from gpulint.replicas import Autoscaler
+    from gpulint.requestscan import Unchecked
     from gpulint.scheduling import Placement
-    from gpulint.workloads import Unchecked
     from gpulint.yamltree import Pos
 
 
