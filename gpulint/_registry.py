@@ -263,6 +263,17 @@ RULES = (
         check='gpulint.rules.placement:autopilot_refuses_gpu_pod',
     ),
     Rule(
+        code='GPU306',
+        name='policy-refuses-pod',
+        severity=Severity.ERROR,
+        fix='Set the requests and limits the policy requires in every container (or give the namespace a LimitRange whose defaults set them).',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        reads=frozenset(['ClusterPolicy', 'K8sContainerLimits', 'K8sRequiredResources', 'Policy']),
+        check='gpulint.rules.quota:policy_refuses_pod',
+    ),
+    Rule(
         code='GPU310',
         name='kueue-queue-lacks-gpu-quota',
         severity=Severity.ERROR,

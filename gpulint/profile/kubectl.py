@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gpulint.dra import DRA_KINDS, claim, device_class, dra_nodes, resource_slice
+from gpulint.profile.admission_policies import POLICY_KINDS, required_resources
 from gpulint.profile.kueue import (
     cluster_queue_from_object,
     local_queue_from_object,
@@ -37,6 +38,7 @@ KINDS = frozenset(
         "ResourceFlavor",
     }
     | DRA_KINDS
+    | POLICY_KINDS
 )
 _LIST_KINDS = frozenset({"List", *(f"{kind}List" for kind in KINDS)})
 _LIMIT_KEYS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
@@ -73,7 +75,7 @@ def facts_from_objects(
     """What the objects say, for merging with other inputs (see gpulint.profile.merge)."""
     nodes: list[NodeView] = []
     quotas, limit_ranges, priority_classes = [], [], []
-    cluster_queues, local_queues, flavors = [], [], []
+    cluster_queues, local_queues, flavors, policies = [], [], [], []
     classes, slices, claims = [], [], []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
@@ -99,6 +101,10 @@ def facts_from_objects(
             local_queues.append(local_queue_from_object(obj))
         elif kind == "ResourceFlavor":
             flavors.append(resource_flavor_from_object(obj))
+        elif kind in POLICY_KINDS:
+            policy = required_resources(obj)
+            if policy is not None:
+                policies.append(policy)
         elif kind == "DeviceClass":
             classes.append(device_class(obj))
         elif kind == "ResourceSlice":
@@ -115,6 +121,7 @@ def facts_from_objects(
         cluster_queues=tuple(cluster_queues),
         local_queues=tuple(local_queues),
         resource_flavors=tuple(flavors),
+        resource_policies=tuple(policies),
         device_classes=tuple(classes),
         resource_slices=tuple(slices),
         resource_claims=tuple(claims),

@@ -14,6 +14,7 @@ from gpulint.views import NamedTuple, frozen_record
 
 if TYPE_CHECKING:
     from gpulint.dra import Claim, DeviceClass, ResourceSlice
+    from gpulint.profile.admission_policies import RequiredResources
     from gpulint.profile.platforms import AdmissionFact
 
 #: Labels that name a node's pool, most specific first.
@@ -36,6 +37,11 @@ OBJECT_FIELDS = {
     "ClusterQueue": "cluster_queues",
     "LocalQueue": "local_queues",
     "ResourceFlavor": "resource_flavors",
+    # Policy-engine objects that require requests or limits (admission_policies.py).
+    "K8sRequiredResources": "resource_policies",
+    "K8sContainerLimits": "resource_policies",
+    "ClusterPolicy": "resource_policies",
+    "Policy": "resource_policies",
     "DeviceClass": "device_classes",
     "ResourceSlice": "resource_slices",
 }
@@ -344,6 +350,7 @@ class ClusterProfile:
     cluster_queues: tuple[ClusterQueue, ...] = ()
     local_queues: tuple[LocalQueue, ...] = ()
     resource_flavors: tuple[ResourceFlavor, ...] = ()
+    resource_policies: "tuple[RequiredResources, ...]" = ()
     # Dynamic Resource Allocation objects, from a dump that lists them or the API.
     device_classes: "tuple[DeviceClass, ...]" = ()
     resource_slices: "tuple[ResourceSlice, ...]" = ()
