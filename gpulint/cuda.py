@@ -301,12 +301,13 @@ def pool_driver(pool: Pool, profile: ClusterProfile | None = None) -> PoolDriver
         if cuda is not None and floor is not None:
             least = parse_version(floor.driver) or (0,)
             return PoolDriver(f"a driver for CUDA {text}", least, cuda[:2], origin)
-    operator = profile.gpu_operator_driver if profile is not None else None
-    if operator and _nvidia_pool(pool):
-        version = parse_version(operator)
-        if version is not None:
-            source = profile.gpu_operator_source or "the GPU Operator"
-            return PoolDriver(operator, version, None, source)
+    if profile is not None and _nvidia_pool(pool):
+        # An NVIDIADriver's nodeSelector picks its nodes: the most specific that applies wins.
+        operators = [d for d in profile.gpu_operator_drivers if d.applies_to(pool.labels)]
+        for operator in sorted(operators, key=lambda d: -len(d.node_selector)):
+            version = parse_version(operator.version)
+            if version is not None:
+                return PoolDriver(operator.version, version, None, operator.origin)
     return None
 
 
