@@ -478,8 +478,20 @@ def judge_architecture(need: CudaNeed, gpu: PoolGpu) -> ArchVerdict | None:
             f"it is built for compute capability {floor} and later, and {gpu.name} is {shown}",
             f"an image built for compute capability {shown}",
         )
-    from gpulint.data.cuda import ARCHITECTURE_FLOORS
+    from gpulint.data.cuda import ARCHITECTURE_CEILINGS, ARCHITECTURE_FLOORS
 
+    for ceiling in ARCHITECTURE_CEILINGS:
+        least = parse_version(ceiling.compute) or (0,)
+        if at_least(need.version, parse_version(ceiling.cuda) or (0,)) and not at_least(
+            gpu.compute, least
+        ):
+            return ArchVerdict(
+                need.kernels,
+                f"CUDA {ceiling.cuda} and later build no code for {ceiling.dropped} GPUs "
+                f"(compute capability below {ceiling.compute}), and {gpu.name} is {shown}"
+                + ("" if need.kernels else " (a bare CUDA runtime: what is built on it decides)"),
+                f"an image built with a CUDA older than {ceiling.cuda}",
+            )
     for floor in ARCHITECTURE_FLOORS:
         compute = parse_version(floor.compute) or (0,)
         cuda = parse_version(floor.cuda) or (0,)

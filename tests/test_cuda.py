@@ -31,6 +31,7 @@ from gpulint.cuda import (
     pool_gpu,
 )
 from gpulint.data.cuda import (
+    ARCHITECTURE_CEILINGS,
     ARCHITECTURE_FLOORS,
     DRIVER_FLOORS,
     FAMILY_FLOORS,
@@ -193,6 +194,8 @@ def test_every_gpu_model_and_every_catalogued_gpu_resolves() -> None:
 def test_every_architecture_floor_and_operator_release_parses() -> None:
     for floor in ARCHITECTURE_FLOORS:
         assert parse_version(floor.compute) and parse_version(floor.cuda) and floor.source
+    for ceiling in ARCHITECTURE_CEILINGS:
+        assert parse_version(ceiling.compute) and parse_version(ceiling.cuda) and ceiling.source
     for release in GPU_OPERATOR_RELEASES:
         assert parse_version(release.driver) and release.source.endswith(release.version)
 

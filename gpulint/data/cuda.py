@@ -367,6 +367,26 @@ ARCHITECTURE_FLOORS: tuple[ArchitectureFloor, ...] = (
 )
 
 
+class ArchitectureCeiling(NamedTuple):
+    """The first CUDA release that no longer builds code for GPUs below a compute capability."""
+
+    cuda: str
+    compute: str  # the least compute capability it builds for
+    dropped: str
+    source: str
+
+
+ARCHITECTURE_CEILINGS: tuple[ArchitectureCeiling, ...] = (
+    ArchitectureCeiling(
+        "13.0",
+        "7.5",
+        "Maxwell, Pascal and Volta",
+        "numba-cuda installation docs: supported compute capabilities 'for CUDA 13 ... range "
+        "from 7.5 to 12.1'",
+    ),
+)
+
+
 class OperatorRelease(NamedTuple):
     """The component versions a GPU Operator release deploys by default."""
 
