@@ -11,7 +11,7 @@ Discovery's driver version) the diagnosis puts the node's driver beside the imag
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gpulint.diagnose.events import Event
@@ -46,15 +46,21 @@ class CrashedPod(NamedTuple):
 
 
 def crashed_gpu_pods(
-    documents: Sequence[Document], events: Sequence[Event], pool_label: str | None = None
+    pods: Sequence[Document],
+    events_about: Callable[[str, str, str, str], Sequence[Event]],
+    node_objects: Sequence[Mapping[str, Any]],
+    pool_label: str | None = None,
 ) -> Iterator[CrashedPod]:
-    """Every bound NVIDIA GPU pod whose container status or events carry a CUDA signature, or
-    that crash-loops on a node whose driver cannot run its image's CUDA."""
+    """Every bound NVIDIA GPU pod of `pods` whose container status or events carry a CUDA
+    signature, or that crash-loops on a node whose driver cannot run its image's CUDA.
+
+    `events_about(kind, namespace, name, uid)` gives an object's events; `node_objects` are
+    the dump's Nodes."""
     from gpulint.pods import pod_owner
     from gpulint.workloads import pod_template
 
     nodes: dict[str, tuple[str, Mapping[str, str]]] | None = None
-    for document in documents:
+    for document in pods:
         obj = document.obj
         if document.ref.kind != "Pod" or not document.ref.name:
             continue
@@ -73,15 +79,13 @@ def crashed_gpu_pods(
         namespace, name = document.ref.namespace or "default", document.ref.name
         uid = text(mapping(obj.get("metadata")).get("uid"))
         mine = [
-            e
-            for e in events
-            if e.reason in _RUNTIME_REASONS and e.about("Pod", namespace, name, uid)
+            e for e in events_about("Pod", namespace, name, uid) if e.reason in _RUNTIME_REASONS
         ]
         found = _signs(statuses, gpu_containers, mine)
         if found is None:
             continue
         if nodes is None:
-            nodes = _nodes(documents, pool_label)
+            nodes = _nodes(node_objects, pool_label)
         container_name, evidence, said = found
         container = gpu_containers[container_name]
         pool, labels = nodes.get(node_name, (None, {}))
@@ -140,12 +144,12 @@ def _signs(
 
 
 def _nodes(
-    documents: Sequence[Document], pool_label: str | None
+    node_objects: Sequence[Mapping[str, Any]], pool_label: str | None
 ) -> dict[str, tuple[str, Mapping[str, str]]]:
     """Node name -> (its pool, its labels), from the Nodes of the dump."""
     from gpulint.profile.nodes import node_view, pool_names
 
-    views = [node_view(d.obj) for d in documents if d.ref.kind == "Node" and d.ref.name]
+    views = [v for v in map(node_view, node_objects) if v.name]
     pools = pool_names(views, pool_label) if views else {}
     return {v.name: (pools.get(v.name, v.name), v.labels) for v in views}
 
