@@ -290,7 +290,7 @@ IMAGES: tuple[ImageCuda, ...] = (
          "docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-03.html"),
     _ngc("PyTorch", "pytorch", "19.05", "10.1.1", ("384.111", "410"), "6.0",
          "docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html"),
-    _ngc("SGLang", "sglang", "25.10", "13.0.2", None, None,
+    _ngc("SGLang", "sglang", "25.10", "13.0.2", ("470.57", "525.85", "535.86", "550.54"), None,
          "docs.nvidia.com/deeplearning/frameworks/sglang-release-notes/rel-25-10.html"),
 )  # fmt: skip
 
