@@ -301,12 +301,13 @@ def pool_driver(pool: Pool, profile: ClusterProfile | None = None) -> PoolDriver
         if cuda is not None and floor is not None:
             least = parse_version(floor.driver) or (0,)
             return PoolDriver(f"a driver for CUDA {text}", least, cuda[:2], origin)
-    operator = profile.gpu_operator_driver if profile is not None else None
-    if operator and _nvidia_pool(pool):
-        version = parse_version(operator)
-        if version is not None:
-            source = profile.gpu_operator_source or "the GPU Operator"
-            return PoolDriver(operator, version, None, source)
+    if profile is not None and _nvidia_pool(pool):
+        # An NVIDIADriver's nodeSelector picks its nodes: the most specific that applies wins.
+        operators = [d for d in profile.gpu_operator_drivers if d.applies_to(pool.labels)]
+        for operator in sorted(operators, key=lambda d: -len(d.node_selector)):
+            version = parse_version(operator.version)
+            if version is not None:
+                return PoolDriver(operator.version, version, None, operator.origin)
     return None
 
 
@@ -477,8 +478,20 @@ def judge_architecture(need: CudaNeed, gpu: PoolGpu) -> ArchVerdict | None:
             f"it is built for compute capability {floor} and later, and {gpu.name} is {shown}",
             f"an image built for compute capability {shown}",
         )
-    from gpulint.data.cuda import ARCHITECTURE_FLOORS
+    from gpulint.data.cuda import ARCHITECTURE_CEILINGS, ARCHITECTURE_FLOORS
 
+    for ceiling in ARCHITECTURE_CEILINGS:
+        least = parse_version(ceiling.compute) or (0,)
+        if at_least(need.version, parse_version(ceiling.cuda) or (0,)) and not at_least(
+            gpu.compute, least
+        ):
+            return ArchVerdict(
+                need.kernels,
+                f"CUDA {ceiling.cuda} and later build no code for {ceiling.dropped} GPUs "
+                f"(compute capability below {ceiling.compute}), and {gpu.name} is {shown}"
+                + ("" if need.kernels else " (a bare CUDA runtime: what is built on it decides)"),
+                f"an image built with a CUDA older than {ceiling.cuda}",
+            )
     for floor in ARCHITECTURE_FLOORS:
         compute = parse_version(floor.compute) or (0,)
         cuda = parse_version(floor.cuda) or (0,)

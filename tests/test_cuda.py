@@ -31,6 +31,7 @@ from gpulint.cuda import (
     pool_gpu,
 )
 from gpulint.data.cuda import (
+    ARCHITECTURE_CEILINGS,
     ARCHITECTURE_FLOORS,
     DRIVER_FLOORS,
     FAMILY_FLOORS,
@@ -193,6 +194,8 @@ def test_every_gpu_model_and_every_catalogued_gpu_resolves() -> None:
 def test_every_architecture_floor_and_operator_release_parses() -> None:
     for floor in ARCHITECTURE_FLOORS:
         assert parse_version(floor.compute) and parse_version(floor.cuda) and floor.source
+    for ceiling in ARCHITECTURE_CEILINGS:
+        assert parse_version(ceiling.compute) and parse_version(ceiling.cuda) and ceiling.source
     for release in GPU_OPERATOR_RELEASES:
         assert parse_version(release.driver) and release.source.endswith(release.version)
 
@@ -439,3 +442,86 @@ def test_published_manifests_are_judged_against_realistic_drivers_without_an_err
         ("nvcr.io/nvidia/k8s/cuda-sample:nbody-cuda11.7.1-ubuntu18.04", "550.127.05"),
         ("nvidia/cuda:13.0.2-base-ubi8", "580.95.05"),
     }
+
+
+OPERATOR_DUMP = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: a100-1
+    labels: {pool: a100, nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
+  status:
+    allocatable: {cpu: "94", memory: 1000Gi, pods: "110", nvidia.com/gpu: "8"}
+    conditions: [{type: Ready, status: "True"}]
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: h100-1
+    labels: {pool: h100, nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  status:
+    allocatable: {cpu: "222", memory: 1900Gi, pods: "110", nvidia.com/gpu: "8"}
+    conditions: [{type: Ready, status: "True"}]
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: cpu-1
+    labels: {pool: cpu}
+  status:
+    allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+    conditions: [{type: Ready, status: "True"}]
+- apiVersion: nvidia.com/v1
+  kind: ClusterPolicy
+  metadata: {name: cluster-policy}
+  spec:
+    driver: {enabled: true, version: 550.127.05}
+- apiVersion: nvidia.com/v1alpha1
+  kind: NVIDIADriver
+  metadata: {name: h100-driver}
+  spec:
+    version: 580.95.05
+    nodeSelector: {pool: h100}
+"""
+
+
+def test_the_gpu_operator_objects_of_a_dump_give_the_pools_drivers(tmp_path) -> None:
+    from gpulint.profile.cache import ProfileCache
+
+    path = tmp_path / "dump.yaml"
+    path.write_text(OPERATOR_DUMP, encoding="utf-8")
+    cache = ProfileCache(tmp_path / "cache")
+    # Read twice through the cache: the second run reads the pickled facts back.
+    for _ in range(2):
+        profile = load_profiles([str(path)], pool_label="pool", cache=cache)
+        shown = {
+            p.name: (d.text, d.origin) if (d := pool_driver(p, profile)) else None
+            for p in profile.pools
+        }
+        assert shown == {
+            "a100": ("550.127.05", f"ClusterPolicy cluster-policy driver version in {path}"),
+            "h100": ("580.95.05", f"NVIDIADriver h100-driver driver version in {path}"),
+            "cpu": None,  # no NVIDIA GPU: no driver of the operator's
+        }
+
+
+@pytest.mark.parametrize(
+    "driver",
+    [
+        "{enabled: false, version: 550.127.05}",  # the node image brings its own
+        "{useNvidiaDriverCRD: true, version: 550.127.05}",  # NVIDIADriver objects say
+        "{usePrecompiled: true, version: '570'}",  # a branch alone
+        "{enabled: true}",  # the operator's default, whose release the object does not name
+    ],
+)
+def test_a_cluster_policy_that_names_no_driver_says_nothing(tmp_path, driver) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(
+        OPERATOR_DUMP.split("- apiVersion: nvidia.com/v1\n")[0]
+        + f"- apiVersion: nvidia.com/v1\n  kind: ClusterPolicy\n  metadata: {{name: p}}\n"
+        f"  spec:\n    driver: {driver}\n",
+        encoding="utf-8",
+    )
+    profile = load_profiles([str(path)], pool_label="pool")
+    assert [pool_driver(p, profile) for p in profile.pools] == [None, None, None]

@@ -290,7 +290,7 @@ IMAGES: tuple[ImageCuda, ...] = (
          "docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-03.html"),
     _ngc("PyTorch", "pytorch", "19.05", "10.1.1", ("384.111", "410"), "6.0",
          "docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_19-05.html"),
-    _ngc("SGLang", "sglang", "25.10", "13.0.2", None, None,
+    _ngc("SGLang", "sglang", "25.10", "13.0.2", ("470.57", "525.85", "535.86", "550.54"), None,
          "docs.nvidia.com/deeplearning/frameworks/sglang-release-notes/rel-25-10.html"),
 )  # fmt: skip
 
@@ -363,6 +363,26 @@ ARCHITECTURE_FLOORS: tuple[ArchitectureFloor, ...] = (
         "11.8",
         "Ada Lovelace and Hopper",
         "gitlab.kitware.com/cmake/cmake/-/merge_requests/8031; pytorch/vision#7052",
+    ),
+)
+
+
+class ArchitectureCeiling(NamedTuple):
+    """The first CUDA release that no longer builds code for GPUs below a compute capability."""
+
+    cuda: str
+    compute: str  # the least compute capability it builds for
+    dropped: str
+    source: str
+
+
+ARCHITECTURE_CEILINGS: tuple[ArchitectureCeiling, ...] = (
+    ArchitectureCeiling(
+        "13.0",
+        "7.5",
+        "Maxwell, Pascal and Volta",
+        "numba-cuda installation docs: supported compute capabilities 'for CUDA 13 ... range "
+        "from 7.5 to 12.1'",
     ),
 )
 

@@ -16,6 +16,7 @@ from gpulint.profile.model import (
     ClusterProfile,
     GpuUser,
     LabelRequirement,
+    OperatorDriver,
     Pool,
     Taint,
     unstated_node_labels,
@@ -116,17 +117,15 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
     return ProfileFacts(profile, pools)
 
 
-def _gpu_operator(display: str, spec: Mapping[str, Any]) -> dict[str, str]:
+def _gpu_operator(display: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     """`spec.gpuOperator`: the driver the GPU Operator installs, stated or its release's default."""
     if "gpuOperator" not in spec:
         return {}
     operator = mapping(spec["gpuOperator"])
     if "driverVersion" in operator:
         driver = text(operator["driverVersion"])
-        return {
-            "gpu_operator_driver": driver,
-            "gpu_operator_source": f"GPU Operator driver.version {driver} in {display}",
-        }
+        origin = f"GPU Operator driver.version in {display}"
+        return {"gpu_operator_drivers": (OperatorDriver(driver, origin),)}
     from gpulint.data.cuda import GPU_OPERATOR_RELEASES
 
     version = text(operator.get("version", ""))
@@ -139,10 +138,8 @@ def _gpu_operator(display: str, spec: Mapping[str, Any]) -> dict[str, str]:
             f"not know the default driver of GPU Operator `{version}` (it knows {known}); write "
             "spec.gpuOperator.driverVersion, the driver.version your installation sets"
         )
-    return {
-        "gpu_operator_driver": release.driver,
-        "gpu_operator_source": f"GPU Operator {release.version} default driver ({release.source})",
-    }
+    origin = f"GPU Operator {release.version} default driver ({release.source})"
+    return {"gpu_operator_drivers": (OperatorDriver(release.driver, origin),)}
 
 
 def _check_unique(display: str, spec: Mapping[str, Any], key: str) -> None:

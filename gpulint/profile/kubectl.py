@@ -36,6 +36,9 @@ KINDS = frozenset(
         "LocalQueue",
         # The node labels and tolerations Kueue writes into the pods it admits to a flavor.
         "ResourceFlavor",
+        # The GPU Operator's: which driver it installs (gpulint.profile.gpu_operator).
+        "ClusterPolicy",
+        "NVIDIADriver",
     }
     | DRA_KINDS
     | POLICY_KINDS
@@ -77,6 +80,7 @@ def facts_from_objects(
     quotas, limit_ranges, priority_classes = [], [], []
     cluster_queues, local_queues, flavors, policies = [], [], [], []
     classes, slices, claims = [], [], []
+    operator_drivers = []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
         if kind == "Node":
@@ -111,6 +115,11 @@ def facts_from_objects(
             slices.append(resource_slice(obj))
         elif kind in ("ResourceClaim", "ResourceClaimTemplate"):
             claims.append(claim(obj))
+        elif kind in ("ClusterPolicy", "NVIDIADriver"):
+            from gpulint.profile.gpu_operator import operator_driver
+
+            driver = operator_driver(obj, source)
+            operator_drivers += [driver] if driver else []
     inferred = provider_from_nodes(nodes)
     profile = ClusterProfile(
         provider=inferred[0] if inferred else None,
@@ -125,6 +134,7 @@ def facts_from_objects(
         device_classes=tuple(classes),
         resource_slices=tuple(slices),
         resource_claims=tuple(claims),
+        gpu_operator_drivers=tuple(operator_drivers),
         sources=(source,),
     )
     # A dump of nodes lists all of them: a node group it lacks has no node now.

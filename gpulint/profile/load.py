@@ -184,6 +184,8 @@ def _objects_facts(path: str, objects: list[Any], pool_label: str | None) -> Pro
         or profile.device_classes
         or profile.resource_slices
         or profile.resource_claims
+        # `kubectl get clusterpolicies,nvidiadrivers -o yaml`: the GPU Operator's drivers.
+        or any(_kind_of(o) in ("ClusterPolicy", "NVIDIADriver") for o in objects)
     ):
         raise GpulintError(
             f"{_where(path, objects[0])}: no Node, ResourceQuota, LimitRange, PriorityClass, "

@@ -106,10 +106,11 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         resource_claims=_by_key(
             base.resource_claims, later.resource_claims, lambda c: (c.kind, c.namespace, c.name)
         ),
-        gpu_operator_driver=_later(base.gpu_operator_driver, later.gpu_operator_driver),
-        gpu_operator_source=_later(base.gpu_operator_source, later.gpu_operator_source)
-        if later.gpu_operator_driver is not None
-        else base.gpu_operator_source,
+        gpu_operator_drivers=_by_key(
+            base.gpu_operator_drivers,
+            later.gpu_operator_drivers,
+            lambda d: frozenset(d.node_selector.items()),
+        ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
         assumptions=(*base.assumptions, *later.assumptions),
         defined=(*base.defined, *later.defined),

@@ -330,6 +330,19 @@ class Condition(NamedTuple):
     text: str
 
 
+class OperatorDriver(NamedTuple):
+    """A driver the NVIDIA GPU Operator installs: on every NVIDIA pool, or on the nodes its
+    nodeSelector picks (an NVIDIADriver object)."""
+
+    version: str  # `570.124.06`
+    origin: str  # how it is known, for messages
+    node_selector: Mapping[str, str] = {}
+
+    def applies_to(self, labels: Mapping[str, str]) -> bool:
+        """Whether nodes with `labels` get this driver."""
+        return all(labels.get(key) == value for key, value in self.node_selector.items())
+
+
 @frozen_record
 class ClusterProfile:
     """Everything gpulint knows about one cluster."""
@@ -355,10 +368,9 @@ class ClusterProfile:
     device_classes: "tuple[DeviceClass, ...]" = ()
     resource_slices: "tuple[ResourceSlice, ...]" = ()
     resource_claims: "tuple[Claim, ...]" = ()  # ResourceClaims and ResourceClaimTemplates
-    # The driver the cluster's GPU Operator installs on NVIDIA pools that state none of their
-    # own, and how it is known (`GPU Operator v25.3.0 default driver`).
-    gpu_operator_driver: str | None = None
-    gpu_operator_source: str | None = field(default=None, compare=False)
+    # The drivers the cluster's GPU Operator installs on NVIDIA pools that state none of their
+    # own (a ClusterPolicy's, NVIDIADriver objects', or declared in a ClusterProfile).
+    gpu_operator_drivers: tuple[OperatorDriver, ...] = ()
     # Provenance, not cluster facts: two profiles of the same cluster read from different
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"
