@@ -50,8 +50,8 @@ def test_selection_is_applied_as_the_command_line_applies_it() -> None:
 
 
 def test_a_selector_of_no_rule_is_refused() -> None:
-    with pytest.raises(GpulintError, match=r"`GPU8` selects no rule"):
-        lint([str(TRAINING)], select=("GPU8",))
+    with pytest.raises(GpulintError, match=r"`GPU99` selects no rule"):
+        lint([str(TRAINING)], select=("GPU99",))
 
 
 def test_profile_paths_are_read_as_check_reads_them() -> None:
@@ -98,12 +98,17 @@ def test_each_templates_placement_is_computed_once_per_run(
     # all of them read one verdict per template.
     import gpulint.scheduling
 
-    placed: list[tuple[str, object, tuple[int, int]]] = []
+    placed: list[tuple[str, object, tuple[int, int], object]] = []
     place = gpulint.scheduling.place
 
-    def counted(template: PodTemplate, profile: ClusterProfile) -> Placement:
-        placed.append((template.document.file.path, template.document.ref, template.node.pos))
-        return place(template, profile)
+    def counted(
+        template: PodTemplate, profile: ClusterProfile, tolerations: object = None
+    ) -> Placement:
+        # The verdict on the pod as admitted, and the one if the admission's assumptions held,
+        # are two verdicts: each is computed once.
+        key = (template.document.file.path, template.document.ref, template.node.pos)
+        placed.append((*key, tolerations))
+        return place(template, profile, tolerations)  # type: ignore[arg-type]
 
     monkeypatch.setattr(gpulint.scheduling, "place", counted)
     cases = ROOT / "fixtures" / "cases"

@@ -228,13 +228,12 @@ items:
     ("gpus", "problem"),
     [
         ("-4", "-4 is negative; write 0 or more"),
-        (f'"{"9" * 4400}"', f"'{'9' * 39}…' is not a Kubernetes quantity"),
-        ("9" * 4400, f"'{'9' * 39}…' is not a Kubernetes quantity"),
-        ("1e26", "1e+26 is not a Kubernetes quantity"),
+        (f'"{"9" * 4400}x"', f"'{'9' * 39}…' is not a Kubernetes quantity"),
+        ("[4]", "[…] is not a Kubernetes quantity"),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "import"])
-def test_a_negative_or_huge_node_capacity_is_one_line_and_exit_2(
+def test_a_negative_or_malformed_node_capacity_is_one_line_and_exit_2(
     tmp_path: Path, gpus: str, problem: str, command: str
 ) -> None:
     path = tmp_path / "nodes.yaml"

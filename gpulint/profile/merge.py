@@ -96,12 +96,17 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         local_queues=_by_key(
             base.local_queues, later.local_queues, lambda q: (q.namespace, q.name)
         ),
+        resource_flavors=_by_key(base.resource_flavors, later.resource_flavors, lambda f: f.name),
         device_classes=_by_key(base.device_classes, later.device_classes, lambda c: c.name),
         # Slices describe the nodes as one input saw them: the latest input that has any wins.
         resource_slices=later.resource_slices or base.resource_slices,
         resource_claims=_by_key(
             base.resource_claims, later.resource_claims, lambda c: (c.kind, c.namespace, c.name)
         ),
+        gpu_operator_driver=_later(base.gpu_operator_driver, later.gpu_operator_driver),
+        gpu_operator_source=_later(base.gpu_operator_source, later.gpu_operator_source)
+        if later.gpu_operator_driver is not None
+        else base.gpu_operator_source,
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
         assumptions=(*base.assumptions, *later.assumptions),
         defined=(*base.defined, *later.defined),
