@@ -141,6 +141,7 @@ LAYERS = (
         "gpulint.replicas",
         "gpulint.scheduling",
         "gpulint.admission",
+        "gpulint.cuda",
         "gpulint.profile",
         "gpulint.dra",
         "gpulint.kueue",
