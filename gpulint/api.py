@@ -71,11 +71,15 @@ if TYPE_CHECKING:
 
 #: The rule that reports what a server-side dry-run refused.
 SERVER_REJECTED = "GPU900"
+#: The rule that needs the `gpulint[schema]` extra; a run without it says so once.
+SCHEMA_RULE = "GPU012"
 #: Kinds whose objects decide verdicts on objects in other files, read before the others.
 KNOWLEDGE_KINDS = frozenset(
     {"PriorityClass", "ResourceQuota", "LimitRange"}
     # DRA objects: claims and classes that pods and claims of other files name.
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
+    # The schemas of custom resources in other files (gpulint.validation.crds).
+    | {"CustomResourceDefinition"}
 )
 _KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
 #: Below this much input a process pool costs more to start than it saves.
@@ -395,6 +399,10 @@ def _lint_paths(
             f"{len(skipped)} cluster-profile rules skipped: no --profile given "
             f"({', '.join(r.code for r in skipped)})"
         )
+    if any(r.code == SCHEMA_RULE for r in selected):
+        from gpulint.validation.kube import unavailable_note
+
+        notes.extend(unavailable_note())
     return LintResult(
         findings=_in_report_order(gathered.findings, late),
         files=gathered.files,
@@ -621,7 +629,13 @@ class FilePlan(NamedTuple):
         """A context for `loaded` and its `workloads`, with the profile and knowledge objects
         (and, for a corpus-wide check, the other `CheckContext` fields in `corpus_wide`)."""
         return CheckContext(
-            loaded, workloads, self.profile, self.namespace, knowledge=self.knowledge, **corpus_wide
+            loaded,
+            workloads,
+            self.profile,
+            self.namespace,
+            knowledge=self.knowledge,
+            kubernetes_version=self.config.kubernetes_version,
+            **corpus_wide,
         )
 
 
