@@ -178,7 +178,7 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
             continue
         validator, schema, definitions = checked
         for problem in field_problems(validator, document.obj, schema, definitions):
-            if problem.pos in reported or _said_by_others(problem):
+            if problem.pos in reported or _said_by_others(problem, document):
                 continue
             severity = None
             message = problem.message
@@ -248,12 +248,15 @@ _QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _CONTAINERS = ("io.k8s.api.core.v1.Container", "io.k8s.api.core.v1.EphemeralContainer")
 
 
-def _said_by_others(problem: FieldProblem) -> bool:
+def _said_by_others(problem: FieldProblem, document: Document) -> bool:
     """GPU000 reports a container's quantities that are not quantities; GPU004 the keys of a
-    container and its resources that hide a GPU request."""
+    container and its resources that hide a GPU request (and a claim entry holding one)."""
     what, parent, key = problem.what, problem.parent, problem.key
     if parent == _QUANTITY:
         return problem.path[-2:-1] in (("limits",), ("requests",)) and "resources" in problem.path
+    if what == "required" and parent == "io.k8s.api.core.v1.ResourceClaim":
+        entry = _node_at(document.obj, problem.path)
+        return isinstance(entry, dict) and any(looks_like_accelerator(str(k)) for k in entry)
     if what != "unknown":
         return False
     if parent in _CONTAINERS:
@@ -268,6 +271,17 @@ def _said_by_others(problem: FieldProblem) -> bool:
     if parent == "io.k8s.api.core.v1.ResourceClaim":
         return looks_like_accelerator(key)
     return False
+
+
+def _node_at(node: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        if isinstance(node, dict) and step in node:
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+            node = node[step]
+        else:
+            return None
+    return node
 
 
 def _close_to(word: str, targets: tuple[str, ...]) -> bool:
