@@ -127,7 +127,7 @@ def _builtin_serving(api_version: str, kind: str, group: str, target: Target) ->
         where = ", ".join(f"`{v}`" for v in served)
         return Serving(
             False,
-            f"{kind} `{api_version}` is not served by {target.name}, which serves {kind} in "
+            f"{kind} `{api_version}` is not served by {target.name}, which has {kind} only in "
             f"{where}: the API server refuses the object",
             f"Change `apiVersion:` to {where.split(', ')[-1]}.",
         )
