@@ -275,9 +275,8 @@ def _said_by_others(problem: FieldProblem, document: Document) -> bool:
 
 def _node_at(node: Any, path: tuple[Any, ...]) -> Any:
     for step in path:
-        if isinstance(node, dict) and step in node:
-            node = node[step]
-        elif isinstance(node, list) and isinstance(step, int) and step < len(node):
+        in_list = isinstance(node, list) and isinstance(step, int) and step < len(node)
+        if in_list or (isinstance(node, dict) and step in node):
             node = node[step]
         else:
             return None
