@@ -56,3 +56,37 @@ def cache_dir(given: str | None, use_cache: bool = True) -> Path | None:
     if not use_cache:
         return None
     return Path(given) if given else default_cache_dir(os.environ)
+
+
+def untrusted(info: os.stat_result) -> str | None:
+    """Why a file or directory with this stat must not be trusted, or None: it belongs to
+    another user (root is trusted, as git's safe.directory does), or it is a directory every
+    user may write to without the sticky bit (anyone could replace what it holds). A group's
+    write permission is the owner's choice (a umask of 002 gives it to the user's own group)."""
+    import stat
+
+    if info.st_uid not in (os.geteuid(), 0):
+        return "belongs to another user"
+    writable = info.st_mode & stat.S_IWOTH
+    if stat.S_ISDIR(info.st_mode) and writable and not info.st_mode & stat.S_ISVTX:
+        return "is writable by other users"
+    return None
+
+
+def untrusted_place(path: str | os.PathLike[str]) -> str | None:
+    """`path: why` when the file or directory `path`, or the directory holding it, must not
+    be trusted (see untrusted); None when both may be, or `path` is not there."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    why = untrusted(info)
+    if why is not None:
+        return f"{os.fspath(path)} {why}"
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        holder = os.stat(parent)
+    except OSError:
+        return None
+    why = untrusted(holder)
+    return None if why is None else f"{os.fspath(path)} is in {parent}, which {why}"

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
+from gpulint.shapes import Count, Role, WorkloadShape
 from gpulint.views import NamedTuple, frozen_record
-from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
 
 if TYPE_CHECKING:
@@ -171,10 +171,14 @@ def _matches_any(path: Path, root: Path | None, patterns: Iterable[str]) -> bool
     return False
 
 
-def find_config(start: Path, memo: dict[Path, Path | None] | None = None) -> Path | None:
+def find_config(
+    start: Path, memo: dict[Path, Path | None] | None = None, skipped: set[str] | None = None
+) -> Path | None:
     """The nearest `.gpulint.yaml` or pyproject.toml with `[tool.gpulint]`, upward from start.
 
-    `memo` keeps the answer for each directory looked at, for several starts in one tree.
+    `memo` keeps the answer for each directory looked at, for several starts in one tree. A
+    config file another user could have written (see cachedir.untrusted_place) is passed
+    over, as git's safe.directory passes over a repository, and why is added to `skipped`.
     """
     memo = {} if memo is None else memo
     walked: list[Path] = []
@@ -184,7 +188,7 @@ def find_config(start: Path, memo: dict[Path, Path | None] | None = None) -> Pat
             found = memo[directory]
             break
         walked.append(directory)
-        found = _config_in(directory)
+        found = _config_in(directory, skipped)
         if found is not None:
             break
     for directory in walked:
@@ -192,13 +196,19 @@ def find_config(start: Path, memo: dict[Path, Path | None] | None = None) -> Pat
     return found
 
 
-def _config_in(directory: Path) -> Path | None:
-    for name in CONFIG_FILES:
-        if (directory / name).is_file():
-            return directory / name
-    pyproject = directory / PYPROJECT
-    if pyproject.is_file() and _has_tool_table(pyproject):
-        return pyproject
+def _config_in(directory: Path, skipped: set[str] | None = None) -> Path | None:
+    candidates = [directory / name for name in CONFIG_FILES]
+    candidates.append(directory / PYPROJECT)
+    for path in candidates:
+        if not path.is_file() or (path.name == PYPROJECT and not _has_tool_table(path)):
+            continue
+        from gpulint.cachedir import untrusted_place
+
+        problem = untrusted_place(path)
+        if problem is None:
+            return path
+        if skipped is not None:
+            skipped.add(f"{problem}: config ignored (pass --config to use it)")
     return None
 
 
@@ -220,23 +230,28 @@ def config_for_paths(paths: Iterable[str], cwd: Path) -> ConfigChoice:
     of their common directory is used, and a note names those that were not.
     """
     memo: dict[Path, Path | None] = {}
+    skipped: set[str] = set()
     starts = set()
     for raw in paths:
         absolute = Path(os.path.abspath(cwd / raw))
         starts.add(absolute if absolute.is_dir() else absolute.parent)
-    found = {find_config(start, memo) for start in starts}
+    found = {find_config(start, memo, skipped) for start in starts}
     if len(found) <= 1:
-        return ConfigChoice(next(iter(found), None) if starts else find_config(cwd, memo))
+        chosen = next(iter(found), None) if starts else find_config(cwd, memo, skipped)
+        return ConfigChoice(chosen, tuple(sorted(skipped)))
     common = Path(os.path.commonpath([str(start) for start in starts]))
-    chosen = find_config(common, memo)
+    chosen = find_config(common, memo, skipped)
     unused = sorted(os.path.relpath(f, cwd) for f in found if f is not None and f != chosen)
     used = os.path.relpath(chosen, cwd) if chosen is not None else "no config file"
     return ConfigChoice(
         chosen,
-        tuple(
-            f"{name} applies to some of the checked paths only, so this run uses {used}: "
-            "check its directory in a run of its own, or pass --config"
-            for name in unused
+        (
+            *sorted(skipped),
+            *(
+                f"{name} applies to some of the checked paths only, so this run uses {used}: "
+                "check its directory in a run of its own, or pass --config"
+                for name in unused
+            ),
         ),
     )
 
@@ -287,8 +302,11 @@ _SCHEMA_FILE = Path(__file__).with_name("schemas") / "config.schema.json"
 def _validated_marker(cache: Path, name: str, raw: bytes) -> Path | None:
     """Where the note that these config bytes validated lives; None without a schema file."""
     from gpulint import __version__
-    from gpulint.cachedir import sha256
+    from gpulint.cachedir import sha256, untrusted_place
 
+    # A marker another user could plant would let a config skip validation.
+    if untrusted_place(cache) or untrusted_place(cache / _VALIDATED):
+        return None
     try:
         schema = _SCHEMA_FILE.read_bytes()
     except OSError:  # the package is not on a file system: validate every time

@@ -98,12 +98,17 @@ def test_each_templates_placement_is_computed_once_per_run(
     # all of them read one verdict per template.
     import gpulint.scheduling
 
-    placed: list[tuple[str, object, tuple[int, int]]] = []
+    placed: list[tuple[str, object, tuple[int, int], object]] = []
     place = gpulint.scheduling.place
 
-    def counted(template: PodTemplate, profile: ClusterProfile) -> Placement:
-        placed.append((template.document.file.path, template.document.ref, template.node.pos))
-        return place(template, profile)
+    def counted(
+        template: PodTemplate, profile: ClusterProfile, tolerations: object = None
+    ) -> Placement:
+        # The verdict on the pod as admitted, and the one if the admission's assumptions held,
+        # are two verdicts: each is computed once.
+        key = (template.document.file.path, template.document.ref, template.node.pos)
+        placed.append((*key, tolerations))
+        return place(template, profile, tolerations)  # type: ignore[arg-type]
 
     monkeypatch.setattr(gpulint.scheduling, "place", counted)
     cases = ROOT / "fixtures" / "cases"

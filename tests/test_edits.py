@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from gpulint.edits import AddKey, AppendItem, Rename, add_items, apply_edits, yaml_scalar
+from gpulint.edits import (
+    AddKey,
+    AppendItem,
+    Rename,
+    add_items,
+    apply_edits,
+    apply_fixes,
+    yaml_scalar,
+)
 from gpulint.yamltree import parse
 
 TOLERATION = (("key", "nvidia.com/gpu"), ("operator", "Exists"), ("effect", "NoSchedule"))
@@ -99,10 +107,19 @@ def test_add_key_where_the_key_shares_its_line_is_not_attempted() -> None:
     assert apply_edits(text, [AddKey((1, 3), "tolerations", (TOLERATION,))]) == (text, 0)
 
 
-def test_overlapping_edits_apply_once() -> None:
+def test_the_same_edit_of_two_findings_is_made_once_and_fixes_both() -> None:
     text = "a: {nvidia.com/gpus: 1}\n"
     edits = [Rename((1, 5), "nvidia.com/gpus", "nvidia.com/gpu")] * 2
-    assert apply_edits(text, edits) == ("a: {nvidia.com/gpu: 1}\n", 1)
+    assert apply_edits(text, edits) == ("a: {nvidia.com/gpu: 1}\n", 2)
+
+
+def test_an_edit_overlapping_another_waits_for_the_next_pass() -> None:
+    text = "a: {nvidia.com/gpus: 1}\n"
+    fixes = [
+        (Rename((1, 5), "nvidia.com/gpus", "nvidia.com/gpu"),),
+        (Rename((1, 5), "nvidia.com/gpus", "nvidia.com/gpux"),),
+    ]
+    assert apply_fixes(text, fixes) == ("a: {nvidia.com/gpu: 1}\n", (0,), {}, (1,))
 
 
 @pytest.mark.parametrize(
@@ -153,10 +170,34 @@ def test_add_items_from_the_tree(text: str, fixed: str) -> None:
     assert apply_edits(text, edits) == (fixed, 1)
 
 
-def test_add_items_to_a_flow_sequence_gives_no_edit() -> None:
-    text = "spec:\n  containers: []\n  tolerations: [{key: a}]\n"
+@pytest.mark.parametrize(
+    ("tolerations", "fixed"),
+    [
+        ("[{key: a}]", "[{key: a}, {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"),
+        (
+            "[{key: a}, ]",
+            "[{key: a}, {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule} ]",
+        ),
+        ("[]", "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"),
+        (
+            "[\n    {key: a},\n  ]",
+            "[\n    {key: a},\n"
+            "    {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule},\n  ]",
+        ),
+        (
+            "[\n    {key: a}\n  ]",
+            "[\n    {key: a},\n"
+            "    {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n  ]",
+        ),
+        (  # a `]` in a quoted value is not the end of the list
+            "['a]', {key: 'b]'}]  # the list ends here ]",
+            "['a]', {key: 'b]'}, {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"
+            "  # the list ends here ]",
+        ),
+    ],
+)
+def test_add_items_to_a_flow_sequence_is_a_flow_edit(tolerations: str, fixed: str) -> None:
+    text = f"spec:\n  containers: []\n  tolerations: {tolerations}\n"
     spec = parse(text).documents[0].value["spec"]
-    assert apply_edits(text, add_items(spec, "tolerations", (TOLERATION,), "containers")) == (
-        text,
-        0,
-    )
+    edits = add_items(spec, "tolerations", (TOLERATION,), "containers")
+    assert apply_edits(text, edits) == (f"spec:\n  containers: []\n  tolerations: {fixed}\n", 1)

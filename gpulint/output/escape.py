@@ -9,7 +9,7 @@ a bounded length (ending in `…`) and escapes what the output it lands in would
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 #: The most characters of a message, a fix or a note that are printed.
 MAX_TEXT = 2000
@@ -75,6 +75,29 @@ def text_block(text: str, limit: int = MAX_TEXT) -> str:
     """Like one_line, but line breaks stay line breaks (a block of YAML to paste)."""
     lines = cut(text, limit).split("\n")
     return no_command("\n".join(_controls(line, _escaped) for line in lines))
+
+
+def diff_text(text: str, names: Iterable[str] = ()) -> str:
+    """A unified diff to print: each line's controls shown escaped but a tab (and the CR of a
+    CRLF line break, which shows nothing), and no `::` where a line starts, so that an echoed
+    manifest line is neither a terminal escape nor a workflow command. The file `names` of its
+    `---`/`+++` headers are shown as one_line shows them (a line break in a name stays in its
+    header). Nothing else is cut: the diff is the fix to review."""
+    for name in names:
+        if not (name.isascii() and name.isprintable()):
+            shown = one_line(name, limit=len(name) * 6 + 1)  # no cut: escaped, at most 6 each
+            for mark in ("---", "+++"):
+                text = text.replace(f"\n{mark} {name}\n", f"\n{mark} {shown}\n")
+                if text.startswith(f"{mark} {name}\n"):
+                    text = f"{mark} {shown}\n" + text[len(mark) + len(name) + 2 :]
+    lines = text.split("\n")
+    return no_command("\n".join(_controls_but_crlf(line) for line in lines))
+
+
+def _controls_but_crlf(line: str) -> str:
+    if line.endswith("\r"):
+        return _controls(line[:-1], _keep_tab) + "\r"
+    return _controls(line, _keep_tab)
 
 
 def xml_text(text: str, limit: int = MAX_TEXT) -> str:

@@ -15,7 +15,9 @@ never fails a run: the file is parsed as it would be without one. Only files tha
 error are stored.
 
 The cache trusts nothing it did not write, since a `--cache-dir` may be shared: a directory
-owned by another user is not used at all (`cache_problem` says why); inside it, files are
+owned by another user, writable by others or in a directory others may write to without the
+sticky bit, or whose `profiles/` or `renders/` is not the user's alone, is not used at all
+(`cache_problem` says why); inside it, files are
 opened relative to the directory without following symlinks, an entry that is not a regular
 file of the user's own is ignored (a FIFO planted as an entry is never read, so it cannot
 block), and the marker files are created only where nothing is. Where the platform cannot
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulint import __version__
-from gpulint.cachedir import default_cache_dir, sha256
+from gpulint.cachedir import default_cache_dir, sha256, untrusted
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.views import NamedTuple
@@ -50,6 +52,7 @@ except ImportError:  # not CPython
 #: Raised when the way entries are written changes; the classes' fields are hashed anyway.
 CACHE_FORMAT = 2
 _ENTRIES = "profiles"
+_RENDERS = "renders"  # gpulint.render.cache's entries
 _SUFFIX = ".pickle"
 
 
@@ -100,12 +103,23 @@ def cache_problem(directory: Path) -> str | None:
         return f"cache directory {directory} is not a directory"
     if info.st_uid != os.geteuid():
         return f"cache directory {directory} belongs to another user"
-    try:
-        entries = os.lstat(directory / _ENTRIES)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(entries.st_mode) or entries.st_uid != os.geteuid():
-        return f"{directory / _ENTRIES} is not a directory of the user's own"
+    if untrusted(info) is not None:
+        return f"cache directory {directory} is writable by other users"
+    parent = os.path.dirname(os.path.abspath(directory))
+    with contextlib.suppress(OSError):
+        if untrusted(os.stat(parent)) is not None:
+            return f"cache directory {directory} is in {parent}, which is writable by other users"
+    # Renders (gpulint.render.cache) are read from under the same directory, with no check of
+    # their own: their directory must be the user's alone.
+    for name in (_ENTRIES, _RENDERS):
+        try:
+            entries = os.lstat(directory / name)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(entries.st_mode) or entries.st_uid != os.geteuid():
+            return f"{directory / name} is not a directory of the user's own"
+        if entries.st_mode & stat.S_IWOTH:
+            return f"{directory / name} is writable by other users"
     return None
 
 

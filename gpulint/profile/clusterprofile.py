@@ -68,7 +68,12 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
     _check_unique(display, spec, "priorityClasses")
     _check_unique(display, spec, "deviceClasses")
     admission = mapping(spec.get("admission"))
-    provider = spec.get("provider")
+    provider = spec.get("platform") or spec.get("provider")
+    if spec.get("platform") and spec.get("provider") and spec["platform"] != spec["provider"]:
+        raise GpulintError(
+            f"{display}: spec.platform ({spec['platform']}) and spec.provider "
+            f"({spec['provider']}) disagree; write only spec.platform"
+        )
     profile = ClusterProfile(
         name=mapping(data.get("metadata")).get("name"),
         kubernetes_version=spec.get("kubernetesVersion"),

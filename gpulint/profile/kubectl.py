@@ -9,7 +9,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gpulint.dra import DRA_KINDS, claim, device_class, dra_nodes, resource_slice
-from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_object
+from gpulint.profile.kueue import (
+    cluster_queue_from_object,
+    local_queue_from_object,
+    resource_flavor_from_object,
+)
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
 from gpulint.profile.nodes import NodeView, node_view, pool_facts_from_nodes, provider_from_nodes
@@ -29,8 +33,7 @@ KINDS = frozenset(
         "PriorityClass",
         "ClusterQueue",
         "LocalQueue",
-        # Accepted so a Kueue setup file can be given as it is; the queues say what GPU310
-        # needs, and a flavor's node labels are the pools' own.
+        # The node labels and tolerations Kueue writes into the pods it admits to a flavor.
         "ResourceFlavor",
     }
     | DRA_KINDS
@@ -70,7 +73,7 @@ def facts_from_objects(
     """What the objects say, for merging with other inputs (see gpulint.profile.merge)."""
     nodes: list[NodeView] = []
     quotas, limit_ranges, priority_classes = [], [], []
-    cluster_queues, local_queues = [], []
+    cluster_queues, local_queues, flavors = [], [], []
     classes, slices, claims = [], [], []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
@@ -94,6 +97,8 @@ def facts_from_objects(
             cluster_queues.append(cluster_queue_from_object(obj, source, path))
         elif kind == "LocalQueue":
             local_queues.append(local_queue_from_object(obj))
+        elif kind == "ResourceFlavor":
+            flavors.append(resource_flavor_from_object(obj))
         elif kind == "DeviceClass":
             classes.append(device_class(obj))
         elif kind == "ResourceSlice":
@@ -109,6 +114,7 @@ def facts_from_objects(
         priority_classes=tuple(priority_classes),
         cluster_queues=tuple(cluster_queues),
         local_queues=tuple(local_queues),
+        resource_flavors=tuple(flavors),
         device_classes=tuple(classes),
         resource_slices=tuple(slices),
         resource_claims=tuple(claims),

@@ -96,6 +96,7 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         local_queues=_by_key(
             base.local_queues, later.local_queues, lambda q: (q.namespace, q.name)
         ),
+        resource_flavors=_by_key(base.resource_flavors, later.resource_flavors, lambda f: f.name),
         device_classes=_by_key(base.device_classes, later.device_classes, lambda c: c.name),
         # Slices describe the nodes as one input saw them: the latest input that has any wins.
         resource_slices=later.resource_slices or base.resource_slices,

@@ -55,15 +55,18 @@ GKE_GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 AKS_SPOT = "kubernetes.azure.com/scalesetpriority"
 
 
-def load_tfparse(path: str) -> Any:
-    """The tfparse module; a one-line error naming the extra when it is not installed."""
+def require_tfparse(path: str) -> None:
+    """A one-line error naming the extra when tfparse is not installed.
+
+    It is looked for, not imported: it runs in a child process (terraform_tree.evaluate)."""
+    from importlib.util import find_spec
+
     try:
-        import tfparse  # optional: only Terraform inputs need it
-    except ImportError:
-        raise GpulintError(
-            f"{path}: reading Terraform needs the optional tfparse library: {EXTRA}"
-        ) from None
-    return tfparse
+        found = find_spec("tfparse")  # optional: only Terraform inputs need it
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise GpulintError(f"{path}: reading Terraform needs the optional tfparse library: {EXTRA}")
 
 
 @dataclass
@@ -115,13 +118,17 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
 
     A relative `path` is read from `root` when given; the files it names are shown relative to
     `root` (else to the working directory) when inside it."""
-    tfparse = load_tfparse(path)
+    from gpulint.profile.terraform_tree import check_module_tree, evaluate, tree_boundary
+
+    require_tfparse(path)  # the extra's message before anything else
     where = path if root is None else os.path.join(root, path)
     directory = where if os.path.isdir(where) else os.path.dirname(where) or "."
-    try:
-        blocks = tfparse.load_from_path(directory)
-    except Exception as exc:  # tfparse raises its own and Go-side errors: one line, exit 2
-        raise GpulintError(f"{path}: Terraform could not be evaluated: {exc}") from None
+
+    def shown(file: str) -> str:
+        return _shown(os.path.relpath(file, directory), directory, root)
+
+    modules = check_module_tree(directory, tree_boundary(directory, root), shown)
+    blocks = evaluate(directory, path, shown, modules)
     assumptions: list[str] = []
     pools: list[PoolFacts] = []
     # An EKS cluster in the module makes its Auto Scaling groups EKS node groups too.
@@ -135,6 +142,11 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
             if found and provider is not None:
                 providers.add(provider)
             assumptions.extend(reader.assumptions)
+    # An Autopilot cluster (google_container_cluster enable_autopilot) has no node pools.
+    if any(
+        c.get("enable_autopilot") is True for c in _blocks(blocks.get("google_container_cluster"))
+    ):
+        providers = (providers - {"gke"}) | {"gke-autopilot"}
     provider = providers.pop() if len(providers) == 1 else None
     profile = ClusterProfile(
         provider=provider,
@@ -148,15 +160,20 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
 def _meta(directory: str, block: Mapping[str, Any], root: str | None) -> tuple[str, str]:
     """(`file:line`, address) of a block."""
     meta = block.get("__tfmeta") or {}
-    filename = os.path.normpath(os.path.join(directory, str(meta.get("filename", ""))))
-    # Relative to the root (the working directory without one) when inside it, as the
-    # manifests' own paths are.
+    shown = _shown(str(meta.get("filename", "")), directory, root)
+    return f"{shown}:{meta.get('line_start', 1)}", _address(block)
+
+
+def _shown(name: str, directory: str, root: str | None) -> str:
+    """A file of the module (`name` relative to its directory) as messages name it: relative
+    to the root (the working directory without one) when inside it, as the manifests' own
+    paths are."""
+    filename = os.path.normpath(os.path.join(directory, name))
     if root is None:
         relative = os.path.relpath(os.path.abspath(filename))
     else:
         relative = os.path.relpath(os.path.join(root, filename), root)
-    shown = filename if relative.startswith("..") else relative
-    return f"{shown}:{meta.get('line_start', 1)}", _address(block)
+    return filename if relative.startswith("..") else relative
 
 
 def _address(block: Mapping[str, Any]) -> str:

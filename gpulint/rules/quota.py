@@ -724,3 +724,29 @@ def governed_workloads(ctx: CheckContext) -> Iterator[Workload]:
     }
     if namespaces:
         yield from (w for w in ctx.workloads if ctx.namespace_of(w.document) in namespaces)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU304
+
+
+def limitrange_refuses_pod(ctx: CheckContext) -> Iterator[Problem]:
+    """A LimitRange that, once LimitRanger has filled in its defaults, refuses a GPU pod over a
+    resource other than GPUs."""
+    sources = limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
+    if not sources:
+        return
+    from gpulint.admission import limit_range_refusals  # only runs with a LimitRange
+
+    for workload, template in ctx.pod_templates():
+        if not gpu_requests(template):
+            continue
+        namespace = ctx.namespace_of(workload.document)
+        in_namespace = [s for s in sources if s.limit_range.namespace == namespace]
+        for refusal in limit_range_refusals(template, in_namespace):
+            yield Problem.at(
+                template.document,
+                refusal.pos,
+                refusal.message,
+                involves=(refusal.involves,),
+            )

@@ -1,0 +1,318 @@
+"""Terraform read as untrusted input: what tfparse may read is checked before it runs, and it
+runs in a child process with bounded memory and time.
+
+tfparse resolves `file("../../x")` and local module sources relative to the module without
+any bound (an attacker's `file("../../../proc/self/environ")` becomes a pool name), reads a
+FIFO among the `.tf` files forever, recurses without end on `module "self" { source = "./" }`
+and takes minutes on `count = 10000`. So, before it is called:
+
+- every file it reads (`.tf`, `.tf.json`, `.tfvars`, the module manifest under `.terraform`)
+  in the root module's directory and in each local module's must be a regular file whose real
+  path is inside the tree (the root given, else the working directory, when the module is
+  inside it; else the module's own directory);
+- every call of a function that reads a file (`file`, `templatefile`, `fileset`, ...) must
+  name its path as a string literal (`"${path.module}/groups.yaml"`) whose file is such a
+  file; a path computed from variables cannot be checked before evaluation and is refused;
+- a local module that calls itself, directly or through others, or module calls that fan out
+  past MAX_MODULE_CALLS, and a `count` literal above MAX_COUNT are refused.
+
+What the text checks cannot bound (a `for_each` over `range(1e6)`, a deep `for` expression)
+the child's limits do: MEMORY_LIMIT of address space and TIME_LIMIT seconds, each an error
+naming the module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.errors import GpulintError
+
+#: The most module instances the local module calls may create (each call of each module).
+MAX_MODULE_CALLS = 500
+#: The largest `count` literal read: tfparse takes seconds per thousand instances.
+MAX_COUNT = 1000
+#: Bounds of the child process that evaluates the module.
+TIME_LIMIT = 30
+MEMORY_LIMIT = 2 << 30
+#: The largest Terraform file read (the API's node pools are a few kilobytes).
+MAX_TF_BYTES = 8 << 20
+
+#: Files tfparse reads in a module's directory.
+_READ_SUFFIXES = (".tf", ".tf.json", ".tfvars", ".tfvars.json")
+#: The functions that read files, by the name Terraform (and tfparse) gives them.
+_FILE_FUNCTIONS = (
+    "file|fileexists|fileset|filebase64|filebase64sha256|filebase64sha512|filemd5|filesha1"
+    "|filesha256|filesha512|templatefile"
+)
+# Between a function's name and its `(`, HCL allows spaces and comments (a line comment
+# holds its line break).
+_GAP = r"(?:\s|/\*.*?\*/|(?:#|//)[^\n]*\n)*"
+_CALL = re.compile(rf"\b({_FILE_FUNCTIONS}){_GAP}\(", re.DOTALL)
+# The one argument form checked: a string literal, with at most `${path.module}/` (or
+# `${path.root}/`) in front; nothing an expression could make.
+_LITERAL_PATH = re.compile(
+    r'\s*"(?:\$\{\s*path\.(module|root)\s*\}/)?([^"$%\\\x00-\x1f]*)"\s*([,)])'
+)
+_SECOND_LITERAL = re.compile(r'\s*"([^"$%\\\x00-\x1f]*)"\s*\)')
+_MODULE = re.compile(r'\bmodule\s+"[^"\n]*"\s*\{')
+_SOURCE = re.compile(r'\bsource\s*=\s*"([^"\n]*)"')
+_COUNT = re.compile(r"\bcount\s*=\s*(\d+)")
+
+
+def tree_boundary(directory: str, root: str | None) -> str:
+    """The real path of the tree Terraform may read: `root` (else the working directory) when
+    the module is inside it, else the module's own directory."""
+    real = os.path.realpath(directory)
+    top = os.path.realpath(root if root is not None else os.curdir)
+    return top if _inside(real, top) else real
+
+
+def check_module_tree(directory: str, boundary: str, shown: Any) -> list[str]:
+    """The directories of the local modules the module in `directory` calls.
+
+    Raises GpulintError (naming the file and line) when the module, or a local module it calls,
+    would make tfparse read outside `boundary`, read something that is not a regular file, or
+    never end. `shown(path)` is a path as messages name it."""
+    walk = _Walk(boundary, shown, os.path.realpath(directory))
+    walk.module(directory, (), 1)
+    return walk.modules[1:]
+
+
+class _Walk:
+    """One check of a module tree: the module calls met so far."""
+
+    def __init__(self, boundary: str, shown: Any, root_module: str) -> None:
+        self.boundary = boundary
+        self.shown = shown
+        self.root_module = root_module
+        self.calls = 0
+        self.scanned: set[str] = set()
+        self.modules: list[str] = []  # each module directory once, the root module's first
+
+    def fail(self, path: str, message: str, line: int | None = None) -> GpulintError:
+        where = self.shown(path) if line is None else f"{self.shown(path)}:{line}"
+        return GpulintError(f"{where}: {message}")
+
+    def module(self, directory: str, chain: tuple[str, ...], instances: int) -> None:
+        real = os.path.realpath(directory)
+        if real not in map(os.path.realpath, self.modules):
+            self.modules.append(directory)
+        self.calls += instances
+        if self.calls > MAX_MODULE_CALLS:
+            raise self.fail(directory, f"modules are called more than {MAX_MODULE_CALLS} times")
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError as exc:
+            raise self.fail(directory, f"cannot read module directory: {exc.strerror}") from None
+        for name in names:
+            path = os.path.join(directory, name)
+            if name.endswith(_READ_SUFFIXES) and not os.path.isdir(path):
+                text = self.read(path)
+                if name.endswith((".tf", ".tf.json")):
+                    self.scan(path, text, directory)
+                    for source, line in _module_sources(text):
+                        self.call(path, line, directory, source, (*chain, real), instances)
+        self.manifest(directory)
+
+    def call(
+        self,
+        path: str,
+        line: int,
+        directory: str,
+        source: str,
+        chain: tuple[str, ...],
+        instances: int,
+    ) -> None:
+        """A module block's local `source` (others are not fetched: tfparse runs offline)."""
+        if not source.startswith(("./", "../")) and source not in (".", ".."):
+            return
+        target = os.path.normpath(os.path.join(directory, source))
+        real = os.path.realpath(target)
+        if not _inside(real, self.boundary):
+            raise self.fail(path, f"module source {source!r} is outside {self.boundary}", line)
+        if real in chain:
+            message = f"module source {source!r} calls a module that calls this one"
+            raise self.fail(path, message, line)
+        if os.path.isdir(target):
+            self.module(target, chain, instances)
+
+    def manifest(self, directory: str) -> None:
+        """The module directories `terraform init` noted, which tfparse reads."""
+        path = os.path.join(directory, ".terraform", "modules", "modules.json")
+        if not os.path.lexists(path):
+            return
+        try:
+            entries = json.loads(self.read(path)).get("Modules") or []
+        except (ValueError, AttributeError):
+            raise self.fail(path, "not a Terraform module manifest") from None
+        for entry in entries if isinstance(entries, list) else ():
+            found = entry.get("Dir") if isinstance(entry, dict) else None
+            if isinstance(found, str) and found not in ("", "."):
+                target = os.path.realpath(os.path.join(directory, found))
+                if not _inside(target, self.boundary):
+                    raise self.fail(path, f"module directory {found!r} is outside the tree")
+
+    def read(self, path: str) -> str:
+        """The text of a file tfparse will read: a regular file inside the tree."""
+        self.regular(path)
+        try:
+            with open(path, "rb") as stream:
+                data = stream.read(MAX_TF_BYTES + 1)
+        except OSError as exc:
+            raise self.fail(path, f"cannot read file: {exc.strerror}") from None
+        if len(data) > MAX_TF_BYTES:
+            raise self.fail(path, f"larger than {MAX_TF_BYTES >> 20} MiB, which gpulint refuses")
+        return data.decode("utf-8", errors="replace")
+
+    def regular(self, path: str) -> None:
+        """Raise unless `path` is (or links to) a regular file inside the tree."""
+        real = os.path.realpath(path)
+        if not _inside(real, self.boundary):
+            raise self.fail(path, f"is a symlink to {real}, outside {self.boundary}")
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            raise self.fail(path, f"cannot read file: {exc.strerror}") from None
+        if not stat.S_ISREG(mode):
+            raise self.fail(path, "not a regular file (a device, FIFO or socket is not read)")
+
+    def scan(self, path: str, text: str, directory: str) -> None:
+        """Check each file-reading call of a file (or template) and each `count` literal."""
+        if path in self.scanned:
+            return
+        self.scanned.add(path)
+        for match in _CALL.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            name = match.group(1)
+            literal = _LITERAL_PATH.match(text, match.end())
+            if literal is None:
+                raise self.fail(
+                    path,
+                    f"`{name}(...)` reads a path gpulint cannot check before evaluating it; "
+                    f'write it as a string such as "${{path.module}}/values.yaml"',
+                    line,
+                )
+            prefix = literal.group(1)
+            bases = {self.root_module if prefix == "root" else directory}
+            if prefix is None:  # Terraform reads it from the root module, tfparse from here
+                bases.add(self.root_module)
+            targets = self.targets(path, line, bases, literal.group(2))
+            if name == "fileset":
+                pattern = _SECOND_LITERAL.match(text, literal.end())
+                if pattern is None or ".." in pattern.group(1).split("/"):
+                    raise self.fail(path, "`fileset` takes a literal pattern inside it", line)
+                continue
+            for target in targets:
+                if name != "fileexists" and os.path.lexists(target):
+                    self.regular(target)
+                    if name == "templatefile":  # a template may call file() itself
+                        self.scan(target, self.read(target), directory)
+        for match in _COUNT.finditer(text):
+            if int(match.group(1)) > MAX_COUNT:
+                line = text.count("\n", 0, match.start()) + 1
+                raise self.fail(path, f"count {match.group(1)} is above {MAX_COUNT}", line)
+
+    def targets(self, path: str, line: int, bases: set[str], written: str) -> set[str]:
+        """The files a literal path may name from each of `bases`: each inside the tree."""
+        found = {os.path.normpath(os.path.join(base, written)) for base in bases}
+        for candidate in found:
+            if not _inside(os.path.realpath(candidate), self.boundary):
+                raise self.fail(path, f"reads {written!r}, outside {self.boundary}", line)
+        return found
+
+
+def _module_sources(text: str) -> Iterator[tuple[str, int]]:
+    """(source, line) of each module block: the first `source =` after its header."""
+    for header in _MODULE.finditer(text):
+        source = _SOURCE.search(text, header.end())
+        if source is not None:
+            yield source.group(1), text.count("\n", 0, source.start()) + 1
+
+
+def _inside(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+# Run by the child: only tfparse is imported, and what it prints is the module's JSON. A
+# syntax error in a called module stops nothing when the root module is read: each module is
+# read on its own first.
+_CHILD = """
+import sys, tfparse
+for directory in (*sys.argv[2:], sys.argv[1]):
+    try:
+        result = tfparse.load_from_path(directory, stop_on_hcl_error=True)
+    except tfparse.ParseError as exc:
+        sys.stderr.write(directory + "\\n" + str(exc))
+        sys.exit(3)
+import json
+sys.stdout.write(json.dumps(result))
+"""
+
+
+def _limits() -> None:  # pragma: no cover - runs in the child between fork and exec
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    seconds = int(TIME_LIMIT) + 1  # whole seconds; the wall-clock timeout is the exact bound
+    resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+
+
+def evaluate(directory: str, path: str, shown: Any, modules: list[str]) -> dict[str, Any]:
+    """The blocks tfparse evaluates in module `directory` (given as `path`), in a child
+    process with bounded memory and time and no environment to leak; a parse error in it or
+    in one of the `modules` it calls is a GpulintError naming the file and line."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", _CHILD, directory, *modules],
+            capture_output=True,
+            timeout=TIME_LIMIT,
+            env={},
+            preexec_fn=_limits if os.name == "posix" else None,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise GpulintError(
+            f"{path}: Terraform took more than {TIME_LIMIT} s to evaluate (a `count` or "
+            "`for_each` too large?)"
+        ) from None
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GpulintError(f"{path}: Terraform could not be evaluated: {exc}") from None
+    errors = done.stderr.decode("utf-8", errors="replace")
+    if done.returncode == 3:
+        failed, _, errors = errors.partition("\n")
+        raise GpulintError(_parse_error(failed, errors, shown))
+    if done.returncode != 0:
+        if "out of memory" in errors or "MemoryError" in errors or done.returncode < 0:
+            raise GpulintError(
+                f"{path}: Terraform needed more than {MEMORY_LIMIT >> 30} GiB or "
+                f"{TIME_LIMIT} s to evaluate (modules that call themselves, or a `for_each` "
+                "too large?)"
+            )
+        last = errors.strip().splitlines()[-1:] or ["no output"]
+        raise GpulintError(f"{path}: Terraform could not be evaluated: {last[0]}")
+    try:
+        result = json.loads(done.stdout)
+    except ValueError:
+        raise GpulintError(f"{path}: Terraform could not be evaluated") from None
+    return result if isinstance(result, dict) else {}
+
+
+_DIAGNOSTIC = re.compile(r"(?:unable to create TerraformConverter: )?([^:\n]+):(\d+),[\d-]+: (.*)")
+
+
+def _parse_error(directory: str, errors: str, shown: Any) -> str:
+    """`file:line: Terraform syntax error: summary` from tfparse's first diagnostic."""
+    found = _DIAGNOSTIC.search(errors)
+    if found is None:
+        return f"{shown(directory)}: Terraform could not be parsed: {errors.strip()[:300]}"
+    name, line, detail = found.groups()
+    summary = detail.split("; ")[0].split(", and ")[0]
+    where = shown(os.path.join(directory, name))
+    return f"{where}:{line}: Terraform could not be parsed: {summary}"
