@@ -61,6 +61,10 @@ RESULTS = BENCH / "results.md"
 #: Modules that `gpulint check` must not import for a run without a config or a profile.
 FORBIDDEN_AT_START = ("jsonschema", "kubernetes")
 PROFILE_NODES = (5, 5000)
+#: The rules that validate objects against the Kubernetes schemas, left out of the (i) row.
+SCHEMA_CODES = "GPU010,GPU011,GPU012"
+#: kubeconform's published throughput (resources per second, 4 cores), for comparison.
+KUBECONFORM_PER_SECOND = 7_500
 #: The (g) rows: the small profile, the large one as `-o yaml` and as `-o json`.
 PROFILE_ROWS = (
     ("profile-small", ".yaml"),
@@ -433,6 +437,12 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
         label = "(b) gpulint check CORPUS" if scale == 1 else f"(e) gpulint check {scale}x CORPUS"
         add(measure(f"check-{scale}x", label, [*check, str(tree)], work, repeat))
 
+    # gpulint's own run without what GPU010-GPU012 cost (the (b) row validates every object
+    # when the `gpulint[schema]` extra is installed).
+    label = "(i) gpulint check CORPUS without schema validation (--ignore GPU010,GPU011,GPU012)"
+    unvalidated = [*check, "--ignore", SCHEMA_CODES, str(corpus)]
+    add(measure("check-no-schema", label, unvalidated, work, repeat))
+
     cpus = len(os.sched_getaffinity(0))
     parallel = [*gpulint, "check", "--format", "json", "-o", os.devnull, str(corpus)]
     label = f"(b) gpulint check CORPUS, --jobs {cpus} (the default: available CPUs)"
@@ -739,6 +749,7 @@ def judge(
     helm = _ratio(row.get("check-helm"), row.get("import-floor"))
     pre_commit = _ratio(row.get("check-config-profile"), row.get("import-floor"))
     as_yaml, as_json = (_ratio(row.get(k), small) for k in ("profile-large", "profile-large-json"))
+    schema = _ratio(one, row.get("check-no-schema"))
     budget: list[tuple[str, float | None, str, float, str]] = [
         # (target, measured, comparison, limit, unit)
         (f"{documents:,} documents: gpulint / compose floor", corpus, "<=", 1.5, "x"),
@@ -750,6 +761,7 @@ def judge(
         (f"{largest}x corpus peak RSS / 1x", _ratio(big, one, "rss_mb"), "<=", 1.2, "x"),
         (f"{many:,}-node YAML dump / {few:,}-node profile", as_yaml, "<=", 1.2, "x"),
         (f"{many:,}-node JSON dump / {few:,}-node profile", as_json, "<=", 1.2, "x"),
+        ("schema validation: gpulint / gpulint without it", schema, "<=", 2, "x"),
     ]
     return [_target(*line) for line in budget]
 
@@ -777,6 +789,19 @@ def recorded_checkov(results: Path) -> Row | None:
     label, _, seconds, rss = match.groups()
     return Row(
         "checkov", f"{label}, recorded in {results.name}", (Run(float(seconds), float(rss), 1),)
+    )
+
+
+def schema_note(rows: Sequence[Row], documents: int) -> str | None:
+    """gpulint's throughput with schema validation in one process, beside kubeconform's
+    published figure; None without the (b) row."""
+    seconds = by_key(rows).get("check-1x")
+    if seconds is None or not seconds.seconds:
+        return None
+    rate = documents / seconds.seconds
+    return (
+        f"with schema validation, one process checks {rate:,.0f} resources/s "
+        f"(kubeconform publishes about {KUBECONFORM_PER_SECOND:,}/s on 4 cores)"
     )
 
 
@@ -1068,6 +1093,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if growth is not None:
         notes.append(f"peak RSS grows by {growth:.1f} MB per 1,000 documents checked")
+    throughput = schema_note(rows, documents)
+    if throughput is not None:
+        notes.append(throughput)
     profile_cpu = profile_cpu_note(rows, (few, many))
     if profile_cpu is not None:
         notes.append(profile_cpu)

@@ -142,6 +142,7 @@ LAYERS = (
         "gpulint.scheduling",
         "gpulint.admission",
         "gpulint.cuda",
+        "gpulint.validation",
         "gpulint.profile",
         "gpulint.dra",
         "gpulint.kueue",

@@ -27,6 +27,8 @@ KNOWLEDGE_KINDS = frozenset(
     {"PriorityClass", "ResourceQuota", "LimitRange"}
     # DRA objects: claims and classes that pods and claims of other files name.
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
+    # The schemas of custom resources in other files (gpulint.validation.crds).
+    | {"CustomResourceDefinition"}
 )
 _KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
 
@@ -53,7 +55,13 @@ class FilePlan(NamedTuple):
         """A context for `loaded` and its `workloads`, with the profile and knowledge objects
         (and, for a corpus-wide check, the other `CheckContext` fields in `corpus_wide`)."""
         return CheckContext(
-            loaded, workloads, self.profile, self.namespace, knowledge=self.knowledge, **corpus_wide
+            loaded,
+            workloads,
+            self.profile,
+            self.namespace,
+            knowledge=self.knowledge,
+            kubernetes_version=self.config.kubernetes_version,
+            **corpus_wide,
         )
 
 

@@ -11,6 +11,9 @@ from gpulint.engine.report import displayed, in_report_order, located
 from gpulint.findings import LintResult
 from gpulint.loader import STDIN, discover
 
+#: The rule that needs the `gpulint[schema]` extra; a run without it says so once.
+SCHEMA_RULE = "GPU012"
+
 
 def run(record: Run) -> LintResult:
     """The findings of `record`, in report order, and what was looked at."""
@@ -44,6 +47,10 @@ def run(record: Run) -> LintResult:
             f"{len(skipped)} cluster-profile rules skipped: no --profile given "
             f"({', '.join(r.code for r in skipped)})"
         )
+    if any(r.code == SCHEMA_RULE for r in record.rules):
+        from gpulint.validation.kube import unavailable_note
+
+        notes.extend(unavailable_note())
     return LintResult(
         findings=in_report_order(gathered.findings, late),
         files=gathered.files,

@@ -112,6 +112,8 @@ class CheckContext:
     profile: ClusterProfile | None = None
     namespace: str | None = None  # --namespace: for objects that do not name one
     rejections: tuple[ServerRejection, ...] = ()  # --server-dry-run: what the server refused
+    # The config's `kubernetesVersion` (gpulint.validation.target reads it before the profile's).
+    kubernetes_version: str | None = None
     # The PriorityClasses, ResourceQuotas and LimitRanges among every input, not only this file.
     knowledge: tuple[Document, ...] = ()
     # Every input's HPAs (for a corpus-wide check); None: those among this context's documents.
