@@ -285,9 +285,13 @@ def test_a_symlink_out_of_the_tree_is_not_followed(tree: Path) -> None:
     (tree / "pod.yaml").symlink_to(outside)
     with pytest.raises(NotWritten, match="a symbolic link to a file outside the checked tree"):
         locate("pod.yaml", ".")
-    run("pod.yaml", "--fix")
+    result = run("pod.yaml", "--fix")
     assert content(outside) == POD
     assert (tree / "pod.yaml").is_symlink()
+    assert result.stderr == (
+        "gpulint: pod.yaml: not fixed: it is a symbolic link to a file outside the checked tree\n"
+    )
+    assert "GPU102 [error]" in result.stdout  # no [*]
 
 
 def test_a_symlink_inside_the_tree_fixes_its_target_and_stays_a_link(tree: Path) -> None:
