@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from gpulint.atomic import NotWritten, locate
+from gpulint.atomic import NotWritten, locate, replace
 from gpulint.cli import main
 from gpulint.errors import GpulintError
 from gpulint.fixing import FixResult, fix
@@ -423,3 +423,9 @@ def test_five_thousand_documents_are_fixed_in_seconds(tree: Path) -> None:
     fixed = "---\n".join(FIXED.replace("name: p}", f"name: p{i}}}") for i in range(5000))
     assert content(tree / "pod.yaml") == fixed
     assert elapsed < 30
+
+
+def test_a_fifo_in_the_files_place_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pod.yaml")
+    with pytest.raises(NotWritten, match="it is not a regular file"):
+        replace(str(tmp_path / "pod.yaml"), b"", b"fixed", str(tmp_path))
