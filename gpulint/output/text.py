@@ -131,8 +131,11 @@ class SourceLines:
         if self._stdin is not None and path == self._stdin[0]:
             data = self._stdin[1]
         else:
+            from gpulint.filetypes import link_out_of_tree
+
             try:
-                if not stat.S_ISREG(os.stat(path).st_mode):
+                # What the loader refused to read is not shown either.
+                if not stat.S_ISREG(os.stat(path).st_mode) or link_out_of_tree(path):
                     return []
                 with open(path, "rb") as stream:
                     data = stream.read()
