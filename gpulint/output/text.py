@@ -53,7 +53,8 @@ def format_finding(finding: Finding, color: bool = False, source_line: str | Non
     if finding.source:
         lines.append(f"  = from: {one_line(finding.source, MAX_NAME)}")
     if finding.rendered is not None:
-        lines.append(f"  = rendered: {finding.rendered}")
+        rendered = str(finding.rendered)  # names a chart directory: a path to escape
+        lines.append(f"  = rendered: {one_line(rendered, len(rendered))}")
     if finding.fix:
         # A multi-line fix (a tolerations block to paste) stays a block under its heading.
         fix = text_block(finding.fix).replace("\n", "\n    ")
