@@ -13,15 +13,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gpulint import __version__
+from gpulint import __version__, cli_options
 from gpulint.errors import GpulintError
 
 if TYPE_CHECKING:
     from gpulint.config import Config
     from gpulint.findings import LintResult
     from gpulint.live.client import ConnectionOptions
-    from gpulint.model import Severity
-    from gpulint.render.options import RenderOptions
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
@@ -33,14 +31,7 @@ SEVERITY_CHOICES = ("error", "warning", "info", "never")
 _PATH = click.Path()
 _FILE = click.Path(dir_okay=False)
 _DIRECTORY = click.Path(file_okay=False)
-OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit")
-
-
-def _selectors(values: Sequence[str]) -> tuple[str, ...] | None:
-    """`--select GPU1,GPU002 --select GPU6` -> ("GPU1", "GPU002", "GPU6"); None if not given."""
-    if not values:
-        return None
-    return tuple(s.strip().upper() for v in values for s in v.split(",") if s.strip())
+OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit", "gitlab")
 
 
 def _fail(message: str) -> None:
@@ -113,16 +104,6 @@ def _write_file(output: str, pieces: Iterable[str], what: str) -> None:
         if isinstance(exc, OSError):
             _fail(f"{output}: cannot write {what}: {exc.strerror}")
         raise
-
-
-def _read_stdin() -> bytes:
-    """Standard input, up to the size gpulint reads of any file."""
-    from gpulint.loader import MAX_FILE_BYTES
-
-    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise GpulintError(f"standard input is larger than {MAX_FILE_BYTES >> 20} MiB")
-    return data
 
 
 def _use_color(choice: str, stream_is_tty: bool) -> bool:
@@ -227,71 +208,6 @@ _render_options = _option_group(
 )
 
 
-def _stdin_input(name: str | None, data: bytes) -> tuple[str, bytes]:
-    """Standard input as a run checks it, reported under `--stdin-filename` NAME if given.
-
-    Rendered output (Helm's `# Source:` comments, or NAME a directory) keeps the stream's own
-    positions rather than passing them off as NAME's lines (gpulint.render.locate.StdinOrigin),
-    unless NAME is a file holding exactly these bytes.
-    """
-    if name is None:
-        return "<stdin>", data
-    if os.path.isdir(name) or (b"# Source:" in data and not _holds(name, data)):
-        from gpulint.render.locate import StdinOrigin
-        from gpulint.render.rendered import RenderedInput
-
-        return RenderedInput(name, data, StdinOrigin(name))
-    return name, data
-
-
-def _holds(path: str, data: bytes) -> bool:
-    try:
-        return Path(path).read_bytes() == data
-    except OSError:
-        return False
-
-
-def _with_variables(config: Config, variables: Sequence[str]) -> Config:
-    """`config` with each `--var NAME=VALUE` added to its `variables:` (the command line wins)."""
-    assigned = dict(config.variables)
-    for item in variables:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise GpulintError(f"--var {item}: expected NAME=VALUE")
-        assigned[name] = value
-    return replace(config, variables=assigned)
-
-
-def _render_settings(
-    config: Config,
-    values_files: Sequence[str],
-    set_values: Sequence[str],
-    release: str | None,
-    namespace: str | None,
-    cache_dir: str | None,
-    use_cache: bool,
-) -> RenderOptions | None:
-    """How this run renders charts and overlays: the config's charts, the command line's;
-    None when nothing differs from the defaults (the options are then made only if a chart or
-    an overlay turns up among the inputs)."""
-    given_any = config.charts or values_files or set_values or release or namespace
-    if not given_any and cache_dir is None and use_cache:
-        return None
-    from gpulint.render.options import ChartSettings, RenderOptions, ValuesSet
-
-    given = ValuesSet(None, tuple(values_files), tuple(set_values))
-    charts = config.charts
-    if values_files or set_values or release or namespace:
-        # The command line renders every chart its own way, whatever the config says.
-        charts = {}
-    return RenderOptions(
-        charts=charts,
-        default=ChartSettings(release, namespace, (given,)),
-        cache_dir=cache_dir,
-        use_cache=use_cache,
-    )
-
-
 _COMPLETION_HELP = """\b
 Shell completion: add to ~/.bashrc (or ~/.zshrc with zsh_source; fish: see docs)
   eval "$(_GPULINT_COMPLETE=bash_source gpulint)"
@@ -339,7 +255,7 @@ def version() -> None:
     "workflow-command annotations (and a table in $GITHUB_STEP_SUMMARY). With "
     "GITHUB_ACTIONS=true and no --format, text plus annotations.",
 )
-@click.option("-o", "--output", type=_FILE, help="Write the report here.")
+@click.option("-o", "--output", "--output-file", type=_FILE, help="Write the report here.")
 @_ci_options
 @click.option(
     "--statistics",
@@ -456,7 +372,7 @@ def check(
     Helm charts and kustomize overlays among them are rendered (helm, kubectl or kustomize
     must be on PATH), and their findings point at the values file, template or patch to edit.
     """
-    from gpulint.api import available_cpus, lint, read_profile, with_overrides
+    from gpulint.api import LintOptions, available_cpus, lint, with_overrides, with_profile
     from gpulint.output import FORMATTERS, STATISTICS
     from gpulint.output.options import repository_options
 
@@ -473,91 +389,80 @@ def check(
         from gpulint.cachedir import cache_dir as cache_location
 
         cache = cache_location(cache_dir, use_cache=not no_cache)
-        config = with_overrides(
-            _config(config_path, isolated, paths, stdin_filename, cache),
-            select=_selectors(select),
-            extend_select=_selectors(extend_select),
-            ignore=_selectors(ignore),
-            report_unused_ignores=report_unused_ignores,
-        ).with_overrides(respect_gitignore=respect_gitignore)
+        config = cli_options.run_config(
+            config_path, isolated, paths, stdin_filename, cache, warn=_noticed
+        )
+        config = config.with_overrides(respect_gitignore=respect_gitignore)
         if fail_on is not None:
             # not with_overrides: it drops None, and None is what `never` means
-            config = replace(config, fail_on=_threshold(fail_on))
+            config = replace(config, fail_on=cli_options.threshold(fail_on))
+        # Merged over the config by lint(), which checks every selector.
+        selection: dict[str, Any] = {
+            "select": cli_options.selectors(select),
+            "extend_select": cli_options.selectors(extend_select),
+            "ignore": cli_options.selectors(ignore),
+            "report_unused_ignores": report_unused_ignores,
+        }
         if show_settings or show_files:
-            _show(config, paths, stdin_filename, show_settings, _given_on_command_line())
+            settings = with_overrides(config, **selection)
+            _show(settings, paths, stdin_filename, show_settings, _given_on_command_line())
             return
         stdin = None
         if "-" in paths:
-            stdin = _stdin_input(stdin_filename, _read_stdin())
+            stdin = cli_options.stdin_input(stdin_filename, cli_options.read_stdin())
         live_only = {
             "--server-dry-run": server_dry_run,
             "--context": kube_context,
             "--kubeconfig": kubeconfig,
             "--request-timeout": request_timeout,
         }
-        _check_live_flags(live, profile_paths, live_only)
-        config = _with_variables(config, variables)
-        render = _render_settings(
-            config, values_files, set_values, release, namespace, cache_dir, not no_cache
-        )
-        if (apply_fixes or show_diff) and live:
+        cli_options.check_live_flags(live, profile_paths, live_only)
+        fixing = apply_fixes or show_diff
+        if fixing and live:
             raise GpulintError("--fix and --diff check against a --profile, not --live")
-        clusters = _clusters(profile_paths)
-        if clusters:  # the files are read per cluster
-            profile_paths = ()
-        if apply_fixes or show_diff:
-            profile = read_profile(
-                profile_paths, pool_label, cache_dir, use_cache=not no_cache, warn=_warn
-            )
+        config = cli_options.with_variables(config, variables)
+        clusters = cli_options.named_clusters(profile_paths)
+        options = LintOptions(
+            config=config,
+            **selection,
+            # Named clusters' files are read per cluster.
+            profile_paths=() if clusters else profile_paths,
+            clusters=clusters,
+            pool_label=pool_label,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            warn=_warn,
+            live=cli_options.connection(kube_context, kubeconfig, request_timeout)
+            if live
+            else None,
+            server_dry_run=server_dry_run,
+            stdin=stdin,
+            root=os.getcwd(),
+            namespace=namespace,
+            jobs=jobs or available_cpus(),
+            keep_checked=output_format == "junit",
+            spool_findings=True,
+            render=cli_options.render_settings(
+                config, values_files, set_values, release, namespace, cache_dir, not no_cache
+            ),
+            allow_empty=allow_empty,
+        )
+        if fixing:
+            # Each pass of --fix checks the same run over the texts fixed so far: the profile
+            # is read once, and every render shares one time budget.
+            from gpulint.render.options import shared_run
 
-            def run(overlay: Mapping[str, bytes]) -> LintResult:
-                return lint(
-                    list(paths) or ["."],
-                    root=os.getcwd(),
-                    config=config,
-                    profile=profile,
-                    clusters=clusters,
-                    stdin=stdin,
-                    namespace=namespace,
-                    keep_checked=output_format == "junit",
-                    overlay=overlay,
-                    render=render,
-                    allow_empty=allow_empty,
-                )
+            options = replace(with_profile(options), render=shared_run(options.render))
+        targets = list(paths) or ["."]
 
-            result = _fix(run, stdin, unsafe_fixes, show_diff, exit_zero)
-        elif live:
-            result = lint(
-                list(paths) or ["."],
-                root=os.getcwd(),
-                config=config,
-                live=_connection(kube_context, kubeconfig, request_timeout),
-                pool_label=pool_label,
-                server_dry_run=server_dry_run,
-                stdin=stdin,
-                namespace=namespace,
-                render=render,
-                allow_empty=allow_empty,
-            )
-        else:
-            result = lint(
-                list(paths) or ["."],
-                root=os.getcwd(),
-                config=config,
-                profile_paths=profile_paths,
-                clusters=clusters,
-                pool_label=pool_label,
-                cache_dir=cache_dir,
-                use_cache=not no_cache,
-                warn=_warn,
-                stdin=stdin,
-                namespace=namespace,
-                jobs=jobs or available_cpus(),
-                keep_checked=output_format == "junit",
-                spool_findings=True,
-                render=render,
-                allow_empty=allow_empty,
-            )
+        def run(overlay: Mapping[str, bytes] | None = None) -> LintResult:
+            return lint(targets, options, overlay=overlay)
+
+        result = _fix(run, stdin, unsafe_fixes, show_diff, exit_zero) if fixing else run()
+        if not fixing:  # `[*]` only where --fix would make the edit
+            from gpulint.fixing import check_marks
+
+            result = check_marks(result, stdin)
     except GpulintError as exc:
         _fail(str(exc))
         return
@@ -646,31 +551,24 @@ def _fix(
 ) -> LintResult:
     """Fix, then print the diff (and exit) or write the files; the check of the fixed text."""
     from gpulint.fixing import fix
-    from gpulint.output.escape import diff_text, one_line
+    from gpulint.output.escape import diff_text
 
     outcome = fix(run, unsafe=unsafe, stdin=stdin)
-    for path in outcome.not_in_place:
-        click.echo(f"gpulint: {one_line(path)}: not fixed: generated, or does not parse", err=True)
     if show_diff:
+        for line in outcome.notes():
+            click.echo(line, err=True)
         diff = outcome.diff()
         _emit(diff_text(diff, outcome.changed), None, "diff")
         count = _plural_findings(outcome.fixed)
         click.echo(f"gpulint: would fix {count} in {len(outcome.changed)} file(s)", err=True)
         sys.exit(EXIT_FINDINGS if diff and not exit_zero else EXIT_CLEAN)
-    if stdin is not None and stdin[0] in outcome.changed:
-        click.echo(
-            f"gpulint: {one_line(stdin[0])}: standard input is not fixed in place; "
-            "--diff shows its fixes",
-            err=True,
-        )
-    try:
-        written = outcome.write()
-    except OSError as exc:
-        raise GpulintError(f"{exc.filename}: cannot write the fix: {exc.strerror}") from None
-    if written:
+    outcome = outcome.write()
+    for line in outcome.notes():
+        click.echo(line, err=True)
+    if outcome.written:
         count = _plural_findings(outcome.fixed)
-        click.echo(f"gpulint: fixed {count} in {len(written)} file(s)", err=True)
-    return outcome.result
+        click.echo(f"gpulint: fixed {count} in {len(outcome.written)} file(s)", err=True)
+    return outcome.final_result()
 
 
 def _plural_findings(count: int) -> str:
@@ -685,75 +583,14 @@ def _append(path: str, text: str, what: str) -> None:
         _fail(f"{path}: cannot write {what}: {exc.strerror}")
 
 
+def _noticed(note: str) -> None:
+    click.echo(f"gpulint: warning: {note}", err=True)
+
+
 def _warn(message: str) -> None:
     from gpulint.output.escape import one_line
 
     click.echo(f"gpulint: warning: {one_line(message)}", err=True)
-
-
-def _clusters(profile_arguments: Sequence[str]) -> dict[str, tuple[str, ...]] | None:
-    """The named clusters of `--profile NAME=FILE` arguments; None when none names one."""
-    if not any("=" in argument for argument in profile_arguments):
-        return None  # the usual run does not import gpulint.clusters
-    from gpulint.clusters import group_profiles
-
-    return group_profiles(profile_arguments) or None
-
-
-def _check_live_flags(
-    live: bool, profile_paths: Sequence[str], live_only: Mapping[str, object]
-) -> None:
-    if live and profile_paths:
-        raise GpulintError("--live reads the profile from the cluster: drop --profile")
-    given = next((name for name, value in live_only.items() if value), None)
-    if not live and given is not None:
-        raise GpulintError(f"{given} needs --live")
-
-
-def _connection(
-    kube_context: str | None, kubeconfig: str | None, request_timeout: float | None
-) -> ConnectionOptions:
-    try:
-        from gpulint.live.client import DEFAULT_TIMEOUT, ConnectionOptions
-    except ImportError:
-        raise GpulintError(
-            "live mode needs the Kubernetes client: pip install 'gpulint[live]'"
-        ) from None
-    timeout = DEFAULT_TIMEOUT if request_timeout is None else request_timeout
-    return ConnectionOptions(kubeconfig, kube_context, timeout)
-
-
-def _threshold(fail_on: str) -> Severity | None:
-    from gpulint.model import Severity
-
-    return None if fail_on == "never" else Severity.parse(fail_on)
-
-
-def _config(
-    config_path: str | None,
-    isolated: bool,
-    paths: Sequence[str] = (),
-    stdin_filename: str | None = None,
-    cache: Path | None = None,
-) -> Config:
-    from gpulint.config import Config, config_for_paths, load_config
-    from gpulint.rules import rule_codes
-
-    if isolated:
-        return Config(root=Path.cwd())
-    if config_path is not None:
-        path = Path(config_path)
-        if not path.is_file():
-            raise GpulintError(f"{config_path}: config file not found")
-    else:
-        named = [(stdin_filename or ".") if p == "-" else p for p in paths or ["."]]
-        choice = config_for_paths(named, Path.cwd())
-        for note in choice.notes:
-            _warn(note)
-        if choice.path is None:
-            return Config(root=Path.cwd())
-        path = choice.path
-    return load_config(path, rule_codes(), cache)
 
 
 @main.command()
@@ -849,7 +686,7 @@ def profile_show(profile_paths: tuple[str, ...], pool_label: str | None) -> None
     from gpulint.profile.show import show_profile
 
     try:
-        clusters = _clusters(profile_paths)
+        clusters = cli_options.named_clusters(profile_paths)
         if clusters:
             from gpulint.clusters import show_clusters
 
@@ -899,7 +736,9 @@ def profile_snapshot(
     try:
         from gpulint.live.session import open_live
 
-        cluster = open_live(_connection(kube_context, kubeconfig, request_timeout), pool_label)
+        cluster = open_live(
+            cli_options.connection(kube_context, kubeconfig, request_timeout), pool_label
+        )
     except ImportError:
         _fail("live mode needs the Kubernetes client: pip install 'gpulint[live]'")
         return
@@ -928,8 +767,8 @@ def _live_connection(
         "--kubeconfig": kubeconfig,
         "--request-timeout": request_timeout,
     }
-    _check_live_flags(live, profile_paths, flags)
-    return _connection(kube_context, kubeconfig, request_timeout) if live else None
+    cli_options.check_live_flags(live, profile_paths, flags)
+    return cli_options.connection(kube_context, kubeconfig, request_timeout) if live else None
 
 
 @main.command()
@@ -967,9 +806,29 @@ def _live_connection(
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "html"]),
     default="text",
     show_default=True,
+    help="html: one self-contained page, with the GPU time section.",
+)
+@click.option(
+    "--timeline",
+    is_flag=True,
+    help="Add where GPU pods' time went: phases per pod, workload and pool, GPU time before "
+    "the first container start, GPU-hours per Job.",
+)
+@click.option(
+    "--prices",
+    type=_PATH,
+    help="CSV of hourly node prices (SkyPilot's or OpenCost's columns): cost per run of Jobs "
+    "(implies --timeline).",
+)
+@click.option(
+    "--compare",
+    nargs=2,
+    metavar="JOB_A JOB_B",
+    help="A CPU and a GPU variant of a Job: speedup, break-even speedup and which costs less "
+    "per run (implies --timeline).",
 )
 @click.option("-o", "--output", type=_FILE, help="Write the report here.")
 @_live_options
@@ -982,6 +841,9 @@ def diagnose(
     slow_threshold: str | None,
     now: str | None,
     output_format: str,
+    timeline: bool,
+    prices: str | None,
+    compare: tuple[str, str] | None,
     output: str | None,
     kube_context: str | None,
     kubeconfig: str | None,
@@ -999,57 +861,22 @@ def diagnose(
     Arguments that are not files are name filters (a substring, or a glob with * ? [) on
     the pod, job or owner name; with --live, every argument is one.
     """
-    from datetime import datetime, timezone
+    from gpulint.diagnose.command import DiagnoseRequest, diagnose_report
 
-    from gpulint.diagnose import diagnose as run_diagnosis
-    from gpulint.diagnose import parse_time, read_dumps
-    from gpulint.diagnose.extra import WorkloadSource
-    from gpulint.diagnose.inputs import DUMP_COMMAND, is_dump_argument, parse_duration
-    from gpulint.output.diagnose import diagnosis_json, diagnosis_text
-
+    request = DiagnoseRequest(
+        dumps, profile_paths, pool_label, namespaces, slow_threshold, now, output_format,
+        timeline, prices, compare,
+    )  # fmt: skip
     try:
         connection = _live_connection(
             live, profile_paths, kube_context, kubeconfig, request_timeout
         )
-        files = () if live else tuple(d for d in dumps if is_dump_argument(d))
-        names = tuple(d for d in dumps if d not in files)
-        if not live and not files:
-            raise GpulintError(f"give dump files ({DUMP_COMMAND}) or --live")
-        threshold = parse_duration(slow_threshold) if slow_threshold else None
-        moment = parse_time(now) if now else None
-        unread: tuple[str, ...] = ()  # what RBAC kept live mode from reading
-        workloads = WorkloadSource.DUMP  # where Kueue's Workloads were looked for
-        typed = None  # objects read from the API are typed by the diagnosis
-        if connection is not None:
-            from gpulint.diagnose.live import read_live
-
-            live_objects = read_live(connection, pool_label, namespaces)
-            documents, cluster_profile = live_objects.documents, live_objects.profile
-            unread = live_objects.notes
-            workloads = live_objects.workloads
-            moment = moment or datetime.now(timezone.utc)
-        else:
-            documents, cluster_profile, typed = read_dumps(files, profile_paths, pool_label)
-        result = run_diagnosis(
-            documents,
-            cluster_profile,
-            moment,
-            namespaces=namespaces,
-            names=names,
-            pool_label=pool_label,
-            workloads=workloads,
-            typed=typed,
-        )
-        result = replace(result, notes=(*unread, *result.notes))
+        report, status = diagnose_report(request, connection)
     except GpulintError as exc:
         _fail(str(exc))
         return
-    if output_format == "json":
-        text = diagnosis_json(result, threshold)
-    else:
-        text = diagnosis_text(result, threshold)
-    _emit(text, output, "report")
-    sys.exit(EXIT_FINDINGS if result.pods else EXIT_CLEAN)
+    _emit(report, output, "report")
+    sys.exit(status)
 
 
 @main.command()

@@ -9,6 +9,7 @@ everywhere, as in a run against one cluster); one found in some clusters only na
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -61,16 +62,21 @@ def config_clusters(data: Mapping[str, Sequence[str]], root: Path) -> dict[str, 
 
 def merge_results(results: Mapping[str, LintResult]) -> LintResult:
     """One result of per-cluster `results`: findings identical in all but their clusters are
-    reported once, naming the clusters they hold in, or none when they hold in all."""
+    reported once, naming the clusters they hold in (each once), or none when they hold in all.
+
+    A finding a cluster's run reports n times (two values sets of a chart rendered to the same
+    template line) is reported n times, as that run reports it, not once per cluster.
+    """
     names = tuple(results)
-    holds_in: dict[Finding, list[str]] = {}
+    holds_in: dict[Finding, Counter[str]] = {}
     for name, result in results.items():
         for finding in result.findings:
-            holds_in.setdefault(replace(finding, clusters=()), []).append(name)
+            holds_in.setdefault(replace(finding, clusters=()), Counter())[name] += 1
     findings = sorted(
         (
             finding if len(where) == len(names) else replace(finding, clusters=tuple(where))
             for finding, where in holds_in.items()
+            for _ in range(max(where.values()))
         ),
         key=lambda f: (*f.sort_key, f.clusters),
     )

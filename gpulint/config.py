@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
+from gpulint.shapes import Count, Role, WorkloadShape
 from gpulint.views import NamedTuple, frozen_record
-from gpulint.workloads import Count, Role, WorkloadShape
 from gpulint.yamltree import Pos, YMap, parse
 
 if TYPE_CHECKING:
@@ -74,6 +74,9 @@ class Config:
     variables: Mapping[str, str] = field(default_factory=dict)
     # Named clusters: profile inputs (resolved paths) by name (gpulint.clusters).
     clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # `kubernetesVersion:`: the release objects are validated against (gpulint.validation),
+    # before a cluster profile's version.
+    kubernetes_version: str | None = None
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with the given fields replaced (command-line options win over the file)."""
@@ -505,6 +508,7 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
         charts=dict(_chart_settings(item, root) for item in data.get("charts") or ()),
         variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},
         clusters=_clusters(data.get("clusters") or {}, root),
+        kubernetes_version=data.get("kubernetesVersion"),
     )
 
 

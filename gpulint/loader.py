@@ -31,8 +31,10 @@ from gpulint.model import (
     Workload,
 )
 from gpulint.render.rendered import RenderedInput
+from gpulint.requestscan import Unchecked
+from gpulint.shapes import WorkloadShape
 from gpulint.views import NamedTuple
-from gpulint.workloads import Unchecked, WorkloadShape, read_workload
+from gpulint.workloads import read_workload
 from gpulint.yamltree import (
     DuplicateKey,
     ParsedDocument,

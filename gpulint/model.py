@@ -260,6 +260,17 @@ class PodTemplate:
         return pod_requests(self.containers, self.spec)
 
     @cached_property
+    def app_requests(self) -> dict[str, Decimal]:
+        """The sum, per resource, of what the app containers and sidecars request (limits
+        standing in for missing requests): what the pod holds once it runs. Init containers
+        and the pod's overhead are left out; `effective_requests` counts them as the
+        scheduler does, so the two differ when an init container asks for more."""
+        total: dict[str, Decimal] = {}
+        for container in self.app_containers:
+            add_amounts(total, container.resources.effective_requests())
+        return total
+
+    @cached_property
     def node_selector(self) -> Mapping[str, str]:
         """spec.nodeSelector as strings (positions via `self.spec['nodeSelector']`)."""
         selector = self.spec.get("nodeSelector")
@@ -389,26 +400,27 @@ def pod_requests(containers: tuple[Container, ...], spec: YMap) -> dict[str, Dec
     for container in containers:
         requests = container.resources.effective_requests()
         if container.role is ContainerRole.APP:
-            _add(result, requests)
+            add_amounts(result, requests)
         elif container.role is ContainerRole.SIDECAR:
-            _add(result, requests)
-            _add(sidecars, requests)
+            add_amounts(result, requests)
+            add_amounts(sidecars, requests)
             _max(init_max, sidecars)
         elif container.role is ContainerRole.INIT:
             use = dict(sidecars)
-            _add(use, requests)
+            add_amounts(use, requests)
             _max(init_max, use)
     _max(result, init_max)
     overhead = spec.get("overhead")
     if isinstance(overhead, YMap):
-        _add(
+        add_amounts(
             result,
             {k: a for k, v in overhead.items() if (a := parse_quantity(v)) is not None},
         )
     return result
 
 
-def _add(target: dict[str, Decimal], extra: Mapping[str, Decimal]) -> None:
+def add_amounts(target: dict[str, Decimal], extra: Mapping[str, Decimal]) -> None:
+    """Add each amount of `extra` to `target`, per resource."""
     for name, amount in extra.items():
         target[name] = target.get(name, Decimal(0)) + amount
 

@@ -46,6 +46,22 @@ def parse_quantity(value: object) -> Decimal | None:
     return amount
 
 
+def parse_stored_quantity(value: object) -> Decimal | None:
+    """The amount the API server stores for `value`, or None when it refuses it.
+
+    apimachinery's ParseQuantity does not refuse a quantity above MAX_QUANTITY: it caps a
+    decimal or binary SI one at 2^63-1 ("the max is just a simple cap", `quantity.go`) and keeps
+    an exponent one whole. Cluster objects hold such amounts on purpose: GKE's Dynamic Workload
+    Scheduler guide has users apply a ClusterQueue with `nominalQuota: 1000000000Ti`, a quota
+    meant to never bind. Read cluster objects with this; a pod's resources go through
+    `parse_quantity`.
+    """
+    amount = _amount(value)
+    if amount is None:
+        return None
+    return max(min(amount, MAX_QUANTITY), -MAX_QUANTITY)
+
+
 def _amount(value: object) -> Decimal | None:
     if isinstance(value, bool) or value is None:
         return None

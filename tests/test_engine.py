@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from gpulint import api
 from gpulint.api import lint
 from gpulint.config import Config
+from gpulint.engine import pool
+from gpulint.engine.record import Run
 from gpulint.findings import Finding
 from gpulint.loader import discover
 from gpulint.model import Severity
@@ -91,7 +92,7 @@ def test_a_suppression_comment_covers_a_corpus_wide_finding_in_an_earlier_file(
 def test_worker_processes_give_the_single_process_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
 ) -> None:
-    monkeypatch.setattr(api, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(pool, "PARALLEL_MIN_BYTES", 0)
     corpus = Path(__file__).resolve().parent.parent / "fixtures" / "cases"
     config = Config()
     single = lint([str(corpus)], config=config, jobs=1)
@@ -100,15 +101,25 @@ def test_worker_processes_give_the_single_process_result(
     assert parallel == single
 
 
+def test_the_run_names_files_relative_to_its_root_and_stdin_as_given() -> None:
+    run = Run(
+        paths=(), config=Config(), rules=(), root="/repo", shown={"/repo/./a.yaml": "./a.yaml"}
+    )
+    assert run.display("/repo/k8s/a.yaml") == "k8s/a.yaml"
+    assert run.display("/elsewhere/b.yaml") == "/elsewhere/b.yaml"
+    assert run.display("/repo/./a.yaml") == "./a.yaml"  # stdin's name, exactly as given
+    assert Run(paths=(), config=Config(), rules=()).display("k8s/../a.yaml") == "k8s/../a.yaml"
+
+
 def test_few_or_small_files_are_checked_without_worker_processes(tmp_path: Path) -> None:
     _write(tmp_path)
-    assert not api._worth_processes(discover([str(tmp_path)]), 2)  # 3 files
+    assert not pool.worth_processes(discover([str(tmp_path)]), 2)  # 3 files
     for i in range(40):
         (tmp_path / f"more-{i:02}.yaml").write_text(HPA)
     # 43 small files: less than PARALLEL_MIN_BYTES
-    assert not api._worth_processes(discover([str(tmp_path)]), 2)
-    (tmp_path / "big.yaml").write_bytes(b"#" * api.PARALLEL_MIN_BYTES)
-    assert api._worth_processes(discover([str(tmp_path)]), 2)
+    assert not pool.worth_processes(discover([str(tmp_path)]), 2)
+    (tmp_path / "big.yaml").write_bytes(b"#" * pool.PARALLEL_MIN_BYTES)
+    assert pool.worth_processes(discover([str(tmp_path)]), 2)
 
 
 @pytest.mark.slow

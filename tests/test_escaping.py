@@ -73,7 +73,7 @@ def test_show_files_escapes_each_name(workdir: Path) -> None:
 def test_the_not_fixed_line_escapes_the_name(workdir: Path) -> None:
     (workdir / HOSTILE).write_text(POD + "---\nkind: [\n")  # does not parse
     result = CliRunner().invoke(main, ["check", "--isolated", "--fix", "."])
-    assert f"gpulint: {SHOWN}: not fixed: generated, or does not parse\n" in result.stderr
+    assert f"gpulint: {SHOWN}: not fixed: it does not parse (16:1: " in result.stderr
     assert not COMMAND.search(result.stderr)
 
 
@@ -81,8 +81,8 @@ def test_the_stdin_note_escapes_stdin_filename(workdir: Path) -> None:
     args = ["check", "--isolated", "--fix", "--stdin-filename", HOSTILE, "-"]
     result = CliRunner().invoke(main, args, input=POD)
     assert (
-        f"gpulint: {SHOWN}: standard input is not fixed in place; --diff shows its fixes\n"
-        in result.stderr
+        f"gpulint: {SHOWN}: not fixed: standard input is not fixed in place; --diff shows its"
+        " fixes\n" in result.stderr
     )
     assert not COMMAND.search(result.stderr)
 

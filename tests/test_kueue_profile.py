@@ -77,6 +77,25 @@ def test_a_quota_that_is_not_a_quantity_is_one_error_naming_its_path() -> None:
         profile_from_objects([bad])
 
 
+def test_a_quota_above_what_an_int64_holds_loads_as_the_api_stores_it() -> None:
+    # GKE's Dynamic Workload Scheduler guide (cloud.google.com/kubernetes-engine/docs/how-to/
+    # provisioningrequest) has users apply `nominalQuota: 1000000000Ti`: the API server caps it
+    # at 2^63-1 and stores it, so loading it is no error.
+    dws = {**CLUSTER_QUEUE, "spec": {"resourceGroups": [{
+        "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+        "flavors": [{"name": "default-flavor", "resources": [
+            {"name": "cpu", "nominalQuota": 1000000000},
+            {"name": "memory", "nominalQuota": "1000000000Ti"},
+            {"name": "nvidia.com/gpu", "nominalQuota": 1000000000},
+        ]}]}]}}  # fmt: skip
+    (queue,) = profile_from_objects([dws]).cluster_queues
+    assert queue.flavors[0].nominal == {
+        "cpu": Decimal(1000000000),
+        "memory": Decimal(2**63 - 1),
+        "nvidia.com/gpu": Decimal(1000000000),
+    }
+
+
 def test_profile_queues_dump_and_load_back_equal(tmp_path: Path) -> None:
     profile = load_profiles([str(PROFILES / "kueue-queues.yaml")])
     assert [q.name for q in profile.cluster_queues] == ["team-a", "team-b", "research"]

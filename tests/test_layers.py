@@ -99,27 +99,105 @@ def test_relative_imports_name_the_modules_they_import() -> None:
 
 
 #: The layers of CONTRIBUTING.md, bottom up: a module (or package, with its submodules) of one
-#: imports none of a higher one. Modules not named here are not placed.
+#: imports none of a higher one. Every module of gpulint/ is placed (the package itself, which
+#: holds only the version, matches by its own name alone).
 LAYERS = (
+    # Foundations: no knowledge of Kubernetes.
+    (
+        "gpulint",
+        "gpulint.views",
+        "gpulint.errors",
+        "gpulint.cachedir",
+        "gpulint.data",
+        "gpulint.atomic",
+    ),
+    # Parsing and values.
     (
         "gpulint.yamltree",
         "gpulint.quantity",
         "gpulint.fields",
         "gpulint.accelerators",
         "gpulint.images",
+        "gpulint.files",
+        "gpulint.schema",
+        "gpulint.edits",
+        "gpulint.gitignore",
     ),
-    ("gpulint.model", "gpulint.constraints", "gpulint.workloads", "gpulint.loader"),
-    ("gpulint.gpus", "gpulint.replicas", "gpulint.scheduling", "gpulint.profile"),
+    # Typed views, and the inputs they are read from.
+    (
+        "gpulint.model",
+        "gpulint.constraints",
+        "gpulint.shapes",
+        "gpulint.operators",
+        "gpulint.requestscan",
+        "gpulint.workloads",
+        "gpulint.loader",
+        "gpulint.render",
+        "gpulint.findings",
+    ),
+    # Domain logic shared by rules, diagnose and the front ends; the cluster and the config.
+    (
+        "gpulint.gpus",
+        "gpulint.replicas",
+        "gpulint.scheduling",
+        "gpulint.admission",
+        "gpulint.cuda",
+        "gpulint.validation",
+        "gpulint.profile",
+        "gpulint.dra",
+        "gpulint.kueue",
+        "gpulint.pods",
+        "gpulint.live",
+        "gpulint.clusters",
+        "gpulint.config",
+    ),
+    # Rules.
     ("gpulint.rules", "gpulint._registry"),
-    ("gpulint.catalogue", "gpulint.api", "gpulint.diagnose", "gpulint.output", "gpulint.cli"),
+    # The engine.
+    ("gpulint.engine", "gpulint.suppressions", "gpulint.spool"),
+    # Front ends.
+    (
+        "gpulint.catalogue",
+        "gpulint.api",
+        "gpulint.diagnose",
+        "gpulint.output",
+        "gpulint.fixing",
+        "gpulint.smoke",
+        "gpulint.cli_options",
+        "gpulint.cli",
+        "gpulint.__main__",
+    ),
 )
+ROOT = "gpulint"
+#: Upward imports known and not yet undone, each with its reason: the test fails on any other,
+#: and on one of these once it is gone (remove it here then).
+KNOWN_UPWARD = {
+    # Rendered charts are cached next to the profile cache, whose place profile.cache knows;
+    # imported only when a chart is rendered with the cache on.
+    "gpulint.render.options": ["gpulint.profile.cache"],
+}
 
 
 def _layer(module: str) -> int | None:
     for number, names in enumerate(LAYERS):
-        if any(module == n or module.startswith(f"{n}.") for n in names):
+        if any(_is_under(module, n) for n in names):
             return number
     return None
+
+
+def _is_under(module: str, name: str) -> bool:
+    """Whether `module` is `name` or, unless `name` is the package itself, one of its
+    submodules."""
+    return module == name or (name != ROOT and module.startswith(f"{name}."))
+
+
+def test_every_module_is_placed_in_a_layer() -> None:
+    assert sorted(m for m in GRAPH if _layer(m) is None) == []
+
+
+def test_the_package_itself_places_only_itself() -> None:
+    assert _layer("gpulint") == 0
+    assert _layer("gpulint.newmodule") is None
 
 
 def _upward(graph: dict[str, set[str]]) -> dict[str, list[str]]:
@@ -141,7 +219,14 @@ def test_the_layer_check_finds_an_upward_import() -> None:
 
 
 def test_modules_import_only_downward() -> None:
-    assert _upward(GRAPH) == {}
+    assert _upward(GRAPH) == KNOWN_UPWARD
+
+
+def test_the_engine_never_imports_the_library_entry_point() -> None:
+    # api resolves options into the engine's run record; the engine knows nothing of them.
+    engine = {m: GRAPH[m] for m in GRAPH if _is_under(m, "gpulint.engine")}
+    assert {m: sorted(i & {"gpulint.api"}) for m, i in engine.items() if "gpulint.api" in i} == {}
+    assert len(engine) >= 8
 
 
 def test_no_rule_module_imports_another() -> None:

@@ -18,7 +18,7 @@ from gpulint.config import load_config
 from gpulint.errors import GpulintError
 from gpulint.loader import discover, display_path, load, load_bytes, load_text
 from gpulint.model import IssueKind
-from gpulint.workloads import WorkloadShape
+from gpulint.shapes import WorkloadShape
 
 POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec: {{}}\n"
 

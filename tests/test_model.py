@@ -98,6 +98,19 @@ def test_overhead_is_added() -> None:
     assert template.effective_requests["cpu"] == Decimal("1.25")
 
 
+def test_app_requests_sum_app_containers_and_sidecars_without_init_or_overhead() -> None:
+    template = pod(
+        "  overhead: {cpu: 250m}\n  initContainers:\n"
+        + container("warmup", 4)
+        + container("sidecar", 1, cpu="1", restartPolicy="Always")
+        + "  containers:\n"
+        + container("app", 2, cpu="2")
+    )
+    assert template.app_requests == {GPU: Decimal(3), "cpu": Decimal(3)}
+    # The scheduler's sum counts the init container by the largest, and the overhead.
+    assert template.effective_requests == {GPU: Decimal(4), "cpu": Decimal("3.25")}
+
+
 def test_pod_requests_of_no_containers_is_empty() -> None:
     template = pod("  containers: []\n")
     assert pod_requests(template.containers, template.spec) == {}

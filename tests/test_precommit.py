@@ -194,7 +194,7 @@ def documented_configs() -> list[str]:
 
 def test_documented_configs_are_valid_and_name_existing_hooks(tmp_path: Path) -> None:
     configs = documented_configs()
-    assert len(configs) == 3
+    assert len(configs) == 4
     hooks = set(re.findall(r"^- id: (\S+)", (ROOT / ".pre-commit-hooks.yaml").read_text(), re.M))
     for i, text in enumerate(configs):
         config = tmp_path / f"config{i}.yaml"
@@ -383,3 +383,70 @@ def test_charts_hook_renders_the_chart_of_a_changed_template_and_reports_at_its_
     clean = make_repo(tmp_path / "fixed", fixed)
     passed = try_repo(hook_repo, clean, pre_commit_home, "gpulint-charts", changed, helm4_dir)
     assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+TERRAFORM_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector:
+        eks.amazonaws.com/nodegroup: h100-training
+      containers:
+      - name: train
+        image: trainer:1.0
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
+def test_documented_terraform_setup_runs_pinned_to_a_commit_with_the_extra_library(
+    tmp_path: Path, hook_repo: Path, pre_commit_home: Path
+) -> None:
+    """docs/pre-commit.md's Terraform config, as pasted, with `rev` frozen to a commit SHA."""
+    (config,) = [c for c in documented_configs() if re.search(r"^ +additional_dep", c, re.M)]
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    config = config.replace("https://github.com/gpulint/gpulint", str(hook_repo))
+    config = re.sub(r"rev: main\b", f"rev: {sha}", config)
+    files = {"k8s/train.yaml": TERRAFORM_JOB, ".pre-commit-config.yaml": config}
+    eks = ROOT / "fixtures" / "infra" / "terraform" / "eks"
+    for source in eks.rglob("*"):
+        if source.is_file():
+            files[f"infra/eks/{source.relative_to(eks)}"] = source.read_text()
+    repo = make_repo(tmp_path / "platform", files)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home), "NO_COLOR": "1"}
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_INDEX_FILE", None)
+    result = subprocess.run(
+        [*PRE_COMMIT, "run", "--all-files", "--color", "never"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    output = result.stdout + result.stderr
+    if result.returncode != 0 and any(marker in output for marker in NETWORK_TROUBLE):
+        pytest.skip(f"pre-commit could not reach the package index: {output[-400:]}")
+    assert result.returncode == 1, output
+    assert (
+        "k8s/train.yaml:10:9: GPU103 [error] nodeSelector eks.amazonaws.com/nodegroup="
+        "h100-training names a pool this cluster does not have"
+    ) in output
+    assert "needs the optional tfparse library" not in output
+
+
+def test_this_repository_pins_the_ruff_its_test_extra_installs() -> None:
+    """One ruff: the pre-commit hook of this repository and `pip install -e '.[test]'`."""
+    hook_rev = re.search(
+        r"ruff-pre-commit\n\s+rev: v(\S+)", (ROOT / ".pre-commit-config.yaml").read_text()
+    )
+    extra = re.search(r'"ruff==([^"]+)"', (ROOT / "pyproject.toml").read_text())
+    assert hook_rev is not None and extra is not None
+    assert hook_rev.group(1) == extra.group(1)

@@ -130,7 +130,7 @@ def test_profile_import_merges_and_prints_to_stdout(tmp_path: Path) -> None:
     assert code == 0
     assert out.startswith(
         "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: eks-prod\n"
-        'spec:\n  kubernetesVersion: "1.31"\n  provider: eks\n  pools:\n  - name: m5\n'
+        'spec:\n  kubernetesVersion: "1.31"\n  platform: eks\n  pools:\n  - name: m5\n'
     )
     target = tmp_path / "merged.yaml"
     target.write_text(out, encoding="utf-8")
@@ -151,7 +151,7 @@ def test_profile_show_table() -> None:
     )
     lines = out.splitlines()
     assert lines[:4] == [
-        f"Cluster gke-ml: Kubernetes 1.30; provider gke, declared in {GKE}",
+        f"Cluster gke-ml: Kubernetes 1.30; platform gke, declared in {GKE}",
         f"Built from: {GKE}",
         "",
         header,
@@ -181,8 +181,13 @@ def test_profile_show_table() -> None:
     assert lines[6].split()[:5] == ["a100-pool", "a2-highgpu-8g", "8", "nvidia.com/gpu", "0/0/2"]
     assert lines[7:] == [
         "",
-        "ExtendedResourceToleration: on (inferred: GKE runs this admission plugin; "
-        "set spec.admission.extendedResourceToleration to override)",
+        "ExtendedResourceToleration: on (GKE 'Run GPUs in GKE Standard node pools' (cloud.google"
+        ".com/kubernetes-engine/docs/how-to/gpus): GKE runs ExtendedResourceToleration for its "
+        "nvidia.com/gpu taint; set spec.admission.extendedResourceToleration to override)",
+        "compute-class toleration: on (GKE 'About custom compute classes' (cloud.google.com/"
+        "kubernetes-engine/docs/concepts/about-custom-compute-classes): pods that select a class "
+        "by nodeSelector get its toleration)",
+        "Autopilot GPU rules: off (GKE Standard has no Autopilot constraints)",
         "ResourceQuota default/gpu-quota: used/hard requests.nvidia.com/gpu 2/8",
         "PriorityClass training-high: 10000 (PreemptLowerPriority)",
     ]
@@ -200,7 +205,7 @@ def test_profile_show_of_a_dump_reports_not_ready_plugins_and_hidden_labels() ->
         "(20 deprecated or bookkeeping labels not shown; `gpulint profile import` lists every "
         "label)" in out
     )
-    assert f"provider eks, inferred from the eksctl ClusterConfig {EKSCTL}" in out
+    assert f"platform eks, inferred from the eksctl ClusterConfig {EKSCTL}" in out
 
 
 def test_profile_show_has_a_gpus_in_use_column_when_the_profile_knows_them() -> None:

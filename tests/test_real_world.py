@@ -39,7 +39,8 @@ from click.testing import CliRunner
 
 from gpulint.cli import main
 from gpulint.loader import load_path
-from gpulint.workloads import unchecked, workload_of
+from gpulint.requestscan import unchecked
+from gpulint.workloads import workload_of
 from tests.expectations import Expected, parse_expectations, unmatched
 
 # helm4_dir and tool_env: the official helm binary, on a PATH of its own.

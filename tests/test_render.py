@@ -72,7 +72,7 @@ def test_a_chart_renders_and_a_second_render_reads_the_cache(
     assert "# Source: nim-llm/templates/deployment.yaml" in text
     assert "  name: demo\n" in text
     assert render_chart(request, cache) == text
-    assert calls.read_text().splitlines() == [f"template demo {NIM} --namespace ml"]
+    assert calls.read_text().splitlines() == [f"template --namespace=ml -- demo {NIM}"]
     render_chart(HelmRender(NIM, "other", "ml"), cache)
     assert len(calls.read_text().splitlines()) == 2
 

@@ -138,6 +138,7 @@ kind: Deployment
 metadata: {{name: app}}
 spec:
   replicas: {SECRET}
+  selector: {{matchLabels: {{app: app}}}}
   template:
     spec:
       containers:
@@ -172,7 +173,7 @@ def test_the_text_report_shows_no_line_of_a_secret(tmp_path: Path) -> None:
     result = run("check", "--isolated", "--select", "ALL", str(path))
     assert result.exit_code == 1, result.output
     shown = [line for line in result.output.splitlines() if re.match(r"\d+ \| ", line)]
-    assert [line.split(" | ")[0] for line in shown] == ["19", "30", "30", "30", "31"]
+    assert [line.split(" | ")[0] for line in shown] == ["19", "31", "31", "31", "32"]
     secret_document = LEAKY.split("---")[0]
     assert not any(line.split(" | ", 1)[1] in secret_document for line in shown)
 
@@ -228,13 +229,12 @@ items:
     ("gpus", "problem"),
     [
         ("-4", "-4 is negative; write 0 or more"),
-        (f'"{"9" * 4400}"', f"'{'9' * 39}…' is not a Kubernetes quantity"),
-        ("9" * 4400, f"'{'9' * 39}…' is not a Kubernetes quantity"),
-        ("1e26", "1e+26 is not a Kubernetes quantity"),
+        (f'"{"9" * 4400}x"', f"'{'9' * 39}…' is not a Kubernetes quantity"),
+        ("[4]", "[…] is not a Kubernetes quantity"),
     ],
 )
 @pytest.mark.parametrize("command", ["validate", "import"])
-def test_a_negative_or_huge_node_capacity_is_one_line_and_exit_2(
+def test_a_negative_or_malformed_node_capacity_is_one_line_and_exit_2(
     tmp_path: Path, gpus: str, problem: str, command: str
 ) -> None:
     path = tmp_path / "nodes.yaml"

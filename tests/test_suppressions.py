@@ -28,6 +28,7 @@ spec:
         resources:
           requests:
             nvidia.com/gpu: 1{line_comment}
+  selector: {{matchLabels: {{app: c}}}}
 """
 
 
@@ -88,7 +89,7 @@ def test_suppression_forms(
 
 def test_a_comment_in_one_object_does_not_cover_another(tmp_path: Path) -> None:
     text = manifest(kind_comment="  # gpulint: ignore") + "---\n" + manifest()
-    assert reported(check(tmp_path, text)) == [("GPU601", 29, 9), ("GPU002", 31, 13)]
+    assert reported(check(tmp_path, text)) == [("GPU601", 30, 9), ("GPU002", 32, 13)]
 
 
 def test_unused_suppressions_are_silent_without_the_flag(tmp_path: Path) -> None:

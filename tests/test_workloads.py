@@ -631,7 +631,7 @@ def test_the_summary_never_says_all_passed_while_an_accelerator_request_went_unc
 
 
 def test_accelerator_requests_are_found_at_any_depth_but_not_in_status() -> None:
-    from gpulint.workloads import accelerator_requests
+    from gpulint.requestscan import accelerator_requests
 
     (document,) = load_text(
         "x.yaml",
@@ -658,7 +658,7 @@ status:
 def test_an_operator_gpu_field_is_a_request_only_with_an_accelerator_and_a_positive_quantity() -> (
     None
 ):
-    from gpulint.workloads import accelerator_requests
+    from gpulint.requestscan import accelerator_requests
 
     (document,) = load_text(
         "x.yaml",
@@ -678,7 +678,7 @@ spec:
 
 
 def test_a_read_workload_reports_only_the_requests_its_pod_templates_do_not_read() -> None:
-    from gpulint.workloads import unchecked
+    from gpulint.requestscan import unchecked
 
     (document,) = load_text(
         "x.yaml",

@@ -8,7 +8,8 @@ nodes `cloud.google.com/gke-accelerator` with the Compute Engine accelerator typ
 
 A family is listed only when its spellings are known well enough to call anything else wrong:
 the NVML names in published node label dumps and catalogues (NVIDIA Dynamo's power catalogue
-of reviewed GFD labels, the National Research Platform's node labels, GFD's own tests) and the
+of reviewed GFD labels, the National Research Platform's node labels, GFD's own tests, the
+node selectors of NVIDIA DeepOps' GPU examples) and the
 accelerator types of the Compute Engine and Vertex AI APIs. A model not listed here is never an
 error.
 """
@@ -47,8 +48,13 @@ GFD_FAMILIES: tuple[ProductFamily, ...] = (
             "Tesla-V100-PCIE-32GB",
             "Tesla-V100-SXM3-32GB",
             "Tesla-V100-FHHL-16GB",
+            # DGX Station: NVIDIA/deepops `workloads/examples/k8s/gpu-usage/README.md` selects
+            # `Tesla-V100-DGXS-32GB` ("a V100 running in a DGX"); nvidia-smi on DGX Stations
+            # names the 16 GB board `Tesla V100-DGXS-16GB`.
+            "Tesla-V100-DGXS-32GB",
+            "Tesla-V100-DGXS-16GB",
         ),
-        r"Tesla-V100-(?:SXM2|SXM3|PCIE|FHHL)-[0-9]+GB",
+        r"Tesla-V100-(?:SXM2|SXM3|PCIE|FHHL|DGXS)-[0-9]+GB",
     ),
     ProductFamily("V100S", ("Tesla-V100S-PCIE-32GB",)),
     ProductFamily("T4", ("Tesla-T4",)),

@@ -29,10 +29,8 @@ from gpulint.diagnose.causes import (
     SCHEDULER_REASONS,
     Cause,
 )
-from gpulint.diagnose.events import Event, events_of, newest, times_in, timestamp
+from gpulint.diagnose.events import Event, newest, timestamp
 from gpulint.diagnose.extra import (
-    QUEUE_LABEL,
-    SUSPEND_PATHS,
     DraClaims,
     DraIndex,
     ScheduledPod,
@@ -41,6 +39,7 @@ from gpulint.diagnose.extra import (
     queued_jobs,
     scheduled_at,
 )
+from gpulint.diagnose.gather import Gathered, gather
 from gpulint.diagnose.messages import (
     NodeCount,
     NodeHistogram,
@@ -63,7 +62,6 @@ from gpulint.scheduling import (
     untolerated_taints,
 )
 from gpulint.workloads import pod_template
-from gpulint.workloads import workload_of as read_workload_of
 
 DEFAULT_SCHEDULER = "default-scheduler"
 # An extended resource name inside an admission message: `requests.nvidia.com/gpu=2`.
@@ -149,7 +147,7 @@ class _Verdict:
 
 
 def diagnose(
-    documents: Sequence[Document],
+    documents: Sequence[Document] | Gathered,
     profile: ClusterProfile | None = None,
     now: datetime | None = None,
     *,
@@ -167,21 +165,25 @@ def diagnose(
     record, so a dump reads as of its capture. `namespaces` and `names` (substrings or globs
     of the pod, job or owner name) keep only what they match; `workloads` says where Kueue's
     Workloads were looked for (a dump, or a cluster that served, refused or lacks them).
-    `typed` are the documents that run pods as the loader typed them (`read_dumps`); None
-    types them here (objects read from the API).
+    `typed` are the documents that run pods as the loader typed them; None types them here
+    (objects read from the API). `documents` may also be what `read_dumps` or live mode
+    gathered of them (gpulint.diagnose.gather), read in one pass.
     """
-    workload_of = _typed_workloads(typed)
-    events = events_of(documents)
+    if isinstance(documents, Gathered):
+        gathered = documents
+    else:
+        gathered = gather(documents, _typed_workloads(typed))
     if now is None:
-        now = max(times_in(documents, events), default=datetime.now(timezone.utc))
-    dra = DraIndex.of(documents, profile)
+        now = gathered.newest or datetime.now(timezone.utc)
+    dra = DraIndex.of(gathered.dra, profile)
     stuck = [
-        _diagnose_pod(document, template, events, profile, now, claims, dra)
-        for document, template, claims in _pending_gpu_pods(documents, dra)
+        _diagnose_pod(document, template, gathered, profile, now, claims, dra)
+        for document, template, claims in _pending_gpu_pods(gathered.pods, dra)
     ]
-    stuck.extend(_refused_creations(documents, events, now, workload_of))
-    stuck.extend(_queued(documents, profile, now, dra, workloads, workload_of))
-    scheduled = _scheduled(documents, dra, pool_label)
+    stuck.extend(_refused_creations(gathered, now))
+    stuck.extend(_queued(gathered, profile, now, dra, workloads))
+    stuck.extend(_crashed(gathered, pool_label))
+    scheduled = _scheduled(gathered, dra, pool_label)
 
     def wanted(namespace: str, *candidates: str | None) -> bool:
         if namespaces and namespace not in namespaces:
@@ -194,14 +196,17 @@ def diagnose(
         tuple(p for p in stuck if wanted(p.namespace, p.name, (p.owner or "/").split("/", 1)[1])),
         now,
         tuple(s for s in scheduled if wanted(s.namespace, s.name)),
-        tuple(_notes(documents, dra, profile, workloads)),
+        tuple((*gathered.notes, *_notes(gathered, dra, profile, workloads))),
     )
 
 
-def _typed_workloads(typed: Sequence[Workload] | None) -> Callable[[Document], Workload | None]:
-    """The typed workload view of a document: the loader's when it typed them, else read here."""
+def _typed_workloads(
+    typed: Sequence[Workload] | None,
+) -> Callable[[Document], Workload | None] | None:
+    """The typed workload view of a document: the loader's when it typed them, else None
+    (read where needed)."""
     if typed is None:
-        return read_workload_of
+        return None
     known = {id(w.document): w for w in typed}
     return lambda document: known.get(id(document))
 
@@ -238,15 +243,13 @@ def _pending_gpu_pods(
             yield document, template, claims
 
 
-def _scheduled(
-    documents: Sequence[Document], dra: DraIndex, pool_label: str | None
-) -> list[ScheduledPod]:
+def _scheduled(gathered: Gathered, dra: DraIndex, pool_label: str | None) -> list[ScheduledPod]:
     """Every GPU pod that was scheduled, with its pool (from the dump's Nodes) and time."""
-    nodes = [node_view(d.obj) for d in documents if d.ref.kind == "Node" and d.ref.name]
+    nodes = [node_view(n) for n in gathered.nodes]
     pools = pool_names(nodes, pool_label) if nodes else {}
     found = []
-    for document in documents:
-        if document.ref.kind != "Pod" or not document.ref.name:
+    for document in gathered.pods:
+        if not document.ref.name:
             continue
         obj = document.obj
         at = scheduled_at(obj)
@@ -269,12 +272,12 @@ def _scheduled(
 
 
 def _notes(
-    documents: Sequence[Document],
+    gathered: Gathered,
     dra: DraIndex,
     profile: ClusterProfile | None,
     workloads: WorkloadSource,
 ) -> Iterator[str]:
-    kinds = {d.ref.kind for d in documents}
+    kinds = set(gathered.kinds)
     if profile is not None and profile.pools:
         kinds.add("Node")  # read into the profile (live mode, or --profile)
     if "Event" not in kinds:
@@ -287,19 +290,13 @@ def _notes(
             "no Nodes: a taint that 1.35+ does not print cannot be named, a device plugin that "
             "stopped serving is not seen, and time to schedule has no pools"
         )
-    queued = any(
-        d.ref.kind in SUSPEND_PATHS
-        and QUEUE_LABEL in mapping(mapping(d.obj.get("metadata")).get("labels"))
-        for d in documents
-    )
+    queued = bool(gathered.queued)
     # A denied list is noted by live mode, and a cluster without Kueue is said in the job's
     # evidence: the note is for a dump without them, or a cluster that holds none.
     unexplained = workloads in (WorkloadSource.DUMP, WorkloadSource.LIVE)
     if queued and "Workload" not in kinds and unexplained:
         yield "no Workloads: why Kueue holds a suspended job is not known"
-    claimed = any(
-        d.ref.kind == "Pod" and mapping(d.obj.get("spec")).get("resourceClaims") for d in documents
-    )
+    claimed = gathered.claimed
     if claimed and not dra.claims:
         yield (
             "no ResourceClaims or ResourceClaimTemplates: pods with DRA claims are GPU pods "
@@ -316,7 +313,7 @@ def _notes(
 def _diagnose_pod(
     document: Document,
     template: PodTemplate,
-    events: Sequence[Event],
+    gathered: Gathered,
     profile: ClusterProfile | None,
     now: datetime,
     claims: DraClaims,
@@ -328,7 +325,7 @@ def _diagnose_pod(
     gpus = gpu_requests(template)
     classes = claims.device_classes
     resource = sorted(gpus)[0] if gpus else (classes[0] if classes else "the DRA devices")
-    mine = [e for e in events if e.about("Pod", namespace, name, text(metadata.get("uid")))]
+    mine = gathered.events_about("Pod", namespace, name, text(metadata.get("uid")))
     verdict = _claim_verdict(claims, mine, dra) or _pod_verdict(template, gpus, mine, profile)
     if verdict.slug == "resource-claim-unallocatable":
         verdict = _unallocatable(verdict, claims, dra)
@@ -736,15 +733,14 @@ def _unallocatable(verdict: _Verdict, claims: DraClaims, dra: DraIndex) -> _Verd
 
 
 def _queued(
-    documents: Sequence[Document],
+    gathered: Gathered,
     profile: ClusterProfile | None,
     now: datetime,
     dra: DraIndex,
     workloads: WorkloadSource,
-    workload_of: Callable[[Document], Workload | None],
 ) -> list[StuckPod]:
     def is_gpu(document: Document) -> bool:
-        workload = workload_of(document)
+        workload = gathered.workload(document)
         if workload is None:
             return False
         return any(
@@ -756,7 +752,7 @@ def _queued(
         )
 
     stuck = []
-    for job in queued_jobs(documents, profile, is_gpu, workloads):
+    for job in queued_jobs(gathered.kueue_workloads, gathered.queued, profile, is_gpu, workloads):
         cluster_queue = job.cluster_queue or (
             f"$(kubectl get localqueue {job.queue} -n {job.namespace} "
             "-o jsonpath='{.spec.clusterQueue}')"
@@ -788,21 +784,10 @@ def _queued(
 # Controllers whose pod creations are refused (FailedCreate)
 
 
-def _refused_creations(
-    documents: Sequence[Document],
-    events: Sequence[Event],
-    now: datetime,
-    workload_of: Callable[[Document], Workload | None],
-) -> list[StuckPod]:
-    controllers = {
-        (d.ref.kind, d.ref.namespace or "default", d.ref.name): d
-        for d in documents
-        if d.ref.kind != "Pod" and d.ref.kind != "Event"
-    }
+def _refused_creations(gathered: Gathered, now: datetime) -> list[StuckPod]:
     owners: dict[tuple[str, str, str], list[Event]] = {}
-    for event in events:
-        if event.reason in ("FailedCreate", "SuccessfulCreate") and event.kind != "Pod":
-            owners.setdefault((event.kind, event.namespace, event.name), []).append(event)
+    for event in gathered.create_events:
+        owners.setdefault((event.kind, event.namespace, event.name), []).append(event)
     stuck = []
     for key, seen in owners.items():
         last_success = newest(e for e in seen if e.reason == "SuccessfulCreate")
@@ -815,9 +800,7 @@ def _refused_creations(
         latest = newest(failures)
         if latest is None:
             continue
-        controller = controllers.get(key)
-        workload = workload_of(controller) if controller is not None else None
-        if not _creates_gpu_pods(workload, latest.message):
+        if not _creates_gpu_pods(gathered.controllers.get(key), latest.message):
             continue
         started = min((e.first_seen for e in failures if e.first_seen), default=None)
         stuck.append(_refused(key, latest, started, now))
@@ -856,15 +839,35 @@ def _refused(
     return _stuck(namespace, pod_name, f"{kind}/{name}", verdict, _seconds(now, started), facts)
 
 
-def _creates_gpu_pods(controller: Workload | None, message: str) -> bool:
-    """From the controller's pod template when the dump has it, else from the message."""
+def _creates_gpu_pods(controller: bool | None, message: str) -> bool:
+    """From the controller's pod template when the dump has it (whether it requests GPUs),
+    else from the message."""
     if controller is not None:
-        return any(gpu_requests(t) for t in controller.templates)
+        return controller
     return any(looks_like_accelerator(r) for r in _resources_in(message))
 
 
 def _resources_in(message: str) -> list[str]:
     return [m.group(1) for m in _RESOURCE_IN_TEXT.finditer(message)]
+
+
+def _crashed(gathered: Gathered, pool_label: str | None) -> Iterator[StuckPod]:
+    """GPU pods that were scheduled and failed at their first CUDA call (diagnose.crashed)."""
+    from gpulint.diagnose.crashed import CAUSE, crashed_gpu_pods
+
+    for pod in crashed_gpu_pods(gathered.pods, gathered.events_about, gathered.nodes, pool_label):
+        evidence = tuple(
+            Evidence(source, message, reason) for source, message, reason in pod.evidence
+        )
+        verdict = _Verdict(CAUSE, pod.explanation, evidence, pod.facts)
+        yield _stuck(
+            pod.namespace,
+            pod.name,
+            pod.owner,
+            verdict,
+            None,
+            _Facts(namespace=pod.namespace, pod=pod.name),
+        )
 
 
 # ---------------------------------------------------------------------------------------------

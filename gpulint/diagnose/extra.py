@@ -203,24 +203,25 @@ KUEUE_WORKLOADS = "workloads.kueue.x-k8s.io"
 
 
 def queued_jobs(
-    documents: Sequence[Document],
+    workloads: Sequence[Document],
+    queued: Sequence[Document],
     profile: ClusterProfile | None,
     is_gpu: object,
     source: WorkloadSource = WorkloadSource.DUMP,
 ) -> Iterator[QueuedJob]:
     """GPU jobs Kueue has not admitted: from Workloads, else from suspended queued jobs.
 
-    `is_gpu(document)` says whether an object's pods request accelerators; `source` where the
-    Workloads were looked for, which decides what is said of a job none explains.
+    `workloads` are the objects of kind Workload, `queued` the jobs of SUSPEND_PATHS kinds with
+    a queue label; `is_gpu(document)` says whether an object's pods request accelerators;
+    `source` where the Workloads were looked for, which decides what is said of a job none
+    explains.
     """
     owned: set[tuple[str, str, str]] = set()
     local_queues = {
         (q.namespace, q.name): q.cluster_queue for q in (profile.local_queues if profile else ())
     }
-    for document in documents:
-        if document.ref.kind != "Workload" or not document.ref.api_version.startswith(
-            "kueue.x-k8s.io/"
-        ):
+    for document in workloads:
+        if not document.ref.api_version.startswith("kueue.x-k8s.io/"):
             continue
         obj = document.obj
         metadata = mapping(obj.get("metadata"))
@@ -241,7 +242,8 @@ def queued_jobs(
         )
         created = timestamp(metadata.get("creationTimestamp"))
         yield _job(namespace, kind, name, queue, created, message, reason, since, cluster_queue)
-    for document in documents:
+    any_workload = any(d.ref.kind == "Workload" for d in workloads)
+    for document in queued:
         path = SUSPEND_PATHS.get(document.ref.kind)
         obj = document.obj
         labels = mapping(mapping(obj.get("metadata")).get("labels"))
@@ -251,7 +253,6 @@ def queued_jobs(
             continue
         if (namespace, document.ref.kind, document.ref.name) in owned or not is_gpu(document):
             continue
-        any_workload = any(d.ref.kind == "Workload" for d in documents)
         message = (
             f"suspended in LocalQueue {queue}; "
             f"{_no_workload(document.ref.kind, source, any_workload)}"

@@ -26,7 +26,7 @@ def _text(result: LintResult, options: OutputOptions) -> Iterable[str]:
 def _concise(result: LintResult, options: OutputOptions) -> Iterable[str]:
     from gpulint.output.text import format_text
 
-    return format_text(result, options.color, options.quiet)
+    return format_text(result, options.color, options.quiet, concise=True)
 
 
 def _json(result: LintResult, _options: OutputOptions) -> Iterable[str]:
@@ -54,6 +54,12 @@ def _junit(result: LintResult, _options: OutputOptions) -> Iterable[str]:
     return (format_junit(result),)
 
 
+def _gitlab(result: LintResult, options: OutputOptions) -> Iterable[str]:
+    from gpulint.output.gitlab import format_gitlab
+
+    return format_gitlab(result, options)
+
+
 def _statistics_text(result: LintResult, _options: OutputOptions) -> Iterable[str]:
     from gpulint.output.statistics import statistics_text
 
@@ -73,6 +79,7 @@ FORMATTERS: dict[str, Formatter] = {
     "sarif": _sarif,
     "github": _github,
     "junit": _junit,
+    "gitlab": _gitlab,
 }
 
 #: `--statistics`: one count per code instead of the findings, in the formats that have one.

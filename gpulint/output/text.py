@@ -35,9 +35,11 @@ def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
 
-def format_finding(finding: Finding, color: bool = False, source_line: str | None = None) -> str:
+def format_finding(
+    finding: Finding, color: bool = False, source_line: str | None = None, concise: bool = False
+) -> str:
     """The location, code and message; the `source_line` with a caret under the column (when
-    given); where the object came from; the fix."""
+    given); where the object came from; the fix. `concise`: the first line alone."""
     # Paths, messages and fixes quote manifests and file names: escaped, one line each.
     path = one_line(finding.path, limit=len(finding.path))
     # A file named `:` would start the line with `::` once the position follows it.
@@ -48,6 +50,8 @@ def format_finding(finding: Finding, color: bool = False, source_line: str | Non
     # A finding of some named clusters only says which: `[error] [prod] ...`.
     where = f" [{', '.join(finding.clusters)}]" if finding.clusters else ""
     lines = [f"{location} {code}{fixable} [{finding.severity.label}]{where} {message}"]
+    if concise:
+        return lines[0]
     if source_line is not None:
         lines.extend(snippet(finding.line, finding.column, source_line, color))
     if finding.source:
@@ -215,14 +219,15 @@ def format_text(
     color: bool = False,
     quiet: bool = False,
     sources: SourceLines | None = None,
+    concise: bool = False,
 ) -> Iterator[str]:
     """Every finding (with its source line when `sources` can read it), any notes, then the
-    summary; `quiet` keeps only the findings."""
+    summary; `quiet` keeps only the findings; `concise` gives each finding one line."""
     # Full output separates the findings' blocks by a blank line, as ruff does.
     separator = ""
     for finding in result.findings:
         line = sources.line(finding.path, finding.line) if sources is not None else None
-        yield separator + format_finding(finding, color, line) + "\n"
+        yield separator + format_finding(finding, color, line, concise) + "\n"
         separator = "\n" if sources is not None else ""
     if quiet:
         return

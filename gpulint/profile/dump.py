@@ -35,7 +35,7 @@ def dump_profile(profile: ClusterProfile) -> str:
     if profile.kubernetes_version:
         spec.append(f"kubernetesVersion: {json.dumps(profile.kubernetes_version)}")
     if profile.provider:
-        spec.append(f"provider: {_scalar(profile.provider)}")
+        spec.append(f"platform: {_scalar(profile.provider)}")
     if profile.extended_resource_toleration is not None:
         value = str(profile.extended_resource_toleration).lower()
         spec += ["admission:", f"  extendedResourceToleration: {value}"]

@@ -4,7 +4,7 @@ Used for pools that have no node to read allocatable from (a scale-to-zero node 
 only from an eksctl config, or a ClusterProfile pool that names `instanceType` only). The
 numbers are the machine's capacity, as cluster-autoscaler assumes for a zero-node template
 (allocatable = capacity); `pods` is the kubelet default, not a provider's per-instance limit.
-Counts follow the reference (section 10); cpu is vCPUs, memory is GiB.
+Counts follow docs/profile.md ("The instance catalogue"); cpu is vCPUs, memory is GiB.
 """
 
 from __future__ import annotations

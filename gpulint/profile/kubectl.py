@@ -9,7 +9,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gpulint.dra import DRA_KINDS, claim, device_class, dra_nodes, resource_slice
-from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_object
+from gpulint.profile.admission_policies import POLICY_KINDS, required_resources
+from gpulint.profile.kueue import (
+    cluster_queue_from_object,
+    local_queue_from_object,
+    resource_flavor_from_object,
+)
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
 from gpulint.profile.nodes import NodeView, node_view, pool_facts_from_nodes, provider_from_nodes
@@ -29,11 +34,14 @@ KINDS = frozenset(
         "PriorityClass",
         "ClusterQueue",
         "LocalQueue",
-        # Accepted so a Kueue setup file can be given as it is; the queues say what GPU310
-        # needs, and a flavor's node labels are the pools' own.
+        # The node labels and tolerations Kueue writes into the pods it admits to a flavor.
         "ResourceFlavor",
+        # The GPU Operator's: which driver it installs (gpulint.profile.gpu_operator).
+        "ClusterPolicy",
+        "NVIDIADriver",
     }
     | DRA_KINDS
+    | POLICY_KINDS
 )
 _LIST_KINDS = frozenset({"List", *(f"{kind}List" for kind in KINDS)})
 _LIMIT_KEYS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
@@ -70,8 +78,9 @@ def facts_from_objects(
     """What the objects say, for merging with other inputs (see gpulint.profile.merge)."""
     nodes: list[NodeView] = []
     quotas, limit_ranges, priority_classes = [], [], []
-    cluster_queues, local_queues = [], []
+    cluster_queues, local_queues, flavors, policies = [], [], [], []
     classes, slices, claims = [], [], []
+    operator_drivers = []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
         if kind == "Node":
@@ -94,12 +103,23 @@ def facts_from_objects(
             cluster_queues.append(cluster_queue_from_object(obj, source, path))
         elif kind == "LocalQueue":
             local_queues.append(local_queue_from_object(obj))
+        elif kind == "ResourceFlavor":
+            flavors.append(resource_flavor_from_object(obj))
+        elif kind in POLICY_KINDS:
+            policy = required_resources(obj)
+            if policy is not None:
+                policies.append(policy)
         elif kind == "DeviceClass":
             classes.append(device_class(obj))
         elif kind == "ResourceSlice":
             slices.append(resource_slice(obj))
         elif kind in ("ResourceClaim", "ResourceClaimTemplate"):
             claims.append(claim(obj))
+        elif kind in ("ClusterPolicy", "NVIDIADriver"):
+            from gpulint.profile.gpu_operator import operator_driver
+
+            driver = operator_driver(obj, source)
+            operator_drivers += [driver] if driver else []
     inferred = provider_from_nodes(nodes)
     profile = ClusterProfile(
         provider=inferred[0] if inferred else None,
@@ -109,9 +129,12 @@ def facts_from_objects(
         priority_classes=tuple(priority_classes),
         cluster_queues=tuple(cluster_queues),
         local_queues=tuple(local_queues),
+        resource_flavors=tuple(flavors),
+        resource_policies=tuple(policies),
         device_classes=tuple(classes),
         resource_slices=tuple(slices),
         resource_claims=tuple(claims),
+        gpu_operator_drivers=tuple(operator_drivers),
         sources=(source,),
     )
     # A dump of nodes lists all of them: a node group it lacks has no node now.

@@ -10,7 +10,13 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from gpulint.profile.model import ClusterQueue, FlavorQuota, LocalQueue
+from gpulint.profile.model import (
+    ClusterQueue,
+    FlavorQuota,
+    FlavorToleration,
+    LocalQueue,
+    ResourceFlavor,
+)
 from gpulint.profile.values import mapping, quantities, sequence, text
 
 #: The label that puts a workload in a Kueue LocalQueue.
@@ -55,4 +61,22 @@ def local_queue_from_object(obj: Mapping[str, Any]) -> LocalQueue:
         text(metadata.get("namespace")) or "default",
         text(metadata.get("name")),
         text(mapping(obj.get("spec")).get("clusterQueue")),
+    )
+
+
+def resource_flavor_from_object(obj: Mapping[str, Any]) -> ResourceFlavor:
+    """A ResourceFlavor object: the node labels and tolerations Kueue gives admitted pods."""
+    spec = mapping(obj.get("spec"))
+    return ResourceFlavor(
+        text(mapping(obj.get("metadata")).get("name")),
+        {str(k): text(v) for k, v in mapping(spec.get("nodeLabels")).items()},
+        tuple(
+            FlavorToleration(
+                text(t.get("key")),
+                text(t.get("operator")) or "Equal",
+                text(t.get("value")),
+                text(t.get("effect")),
+            )
+            for t in map(mapping, sequence(spec.get("tolerations")))
+        ),
     )

@@ -14,6 +14,8 @@ from gpulint.views import NamedTuple, frozen_record
 
 if TYPE_CHECKING:
     from gpulint.dra import Claim, DeviceClass, ResourceSlice
+    from gpulint.profile.admission_policies import RequiredResources
+    from gpulint.profile.platforms import AdmissionFact
 
 #: Labels that name a node's pool, most specific first.
 POOL_LABELS: tuple[str, ...] = (
@@ -34,11 +36,23 @@ OBJECT_FIELDS = {
     "PriorityClass": "priority_classes",
     "ClusterQueue": "cluster_queues",
     "LocalQueue": "local_queues",
+    "ResourceFlavor": "resource_flavors",
+    # Policy-engine objects that require requests or limits (admission_policies.py).
+    "K8sRequiredResources": "resource_policies",
+    "K8sContainerLimits": "resource_policies",
+    "ClusterPolicy": "resource_policies",
+    "Policy": "resource_policies",
     "DeviceClass": "device_classes",
     "ResourceSlice": "resource_slices",
 }
-#: Providers whose API servers run the ExtendedResourceToleration admission plugin.
-PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION = frozenset({"eks", "gke"})
+#: Providers whose API servers run the ExtendedResourceToleration admission plugin
+#: (platforms.py holds every admission fact with its source).
+PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION = frozenset({"eks", "gke", "gke-autopilot", "oke"})
+
+
+#: What GKE Autopilot creates nodes for when a pod asks (cloud.google.com/kubernetes-engine/
+#: docs/how-to/autopilot-gpus, .../how-to/tpus-autopilot): no pool has to list them.
+AUTOPILOT_ON_DEMAND = frozenset({"nvidia.com/gpu", "google.com/tpu"})
 
 
 class Taint(NamedTuple):
@@ -179,6 +193,9 @@ class Pool:
     # Nodes that publish accelerators through DRA ResourceSlices (a DRA driver rather than a
     # device plugin serves them, so an empty allocatable is no broken plugin).
     dra_nodes: int = 0
+    # The NVIDIA driver of the pool's nodes (`570.124.06`), declared where no node label says
+    # it (gpulint.cuda reads GPU Feature Discovery's labels first).
+    driver_version: str | None = None
 
     @property
     def can_grow(self) -> bool:
@@ -282,6 +299,24 @@ class LocalQueue(NamedTuple):
     cluster_queue: str
 
 
+class FlavorToleration(NamedTuple):
+    """One toleration a Kueue ResourceFlavor writes into the pods it admits."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+
+class ResourceFlavor(NamedTuple):
+    """A Kueue ResourceFlavor: Kueue writes its nodeLabels into the nodeSelector and its
+    tolerations into the tolerations of every pod it admits to the flavor."""
+
+    name: str
+    node_labels: Mapping[str, str] = {}
+    tolerations: tuple[FlavorToleration, ...] = ()
+
+
 class Condition(NamedTuple):
     """An assumption that holds depending on whether some input defines an object.
 
@@ -295,13 +330,27 @@ class Condition(NamedTuple):
     text: str
 
 
+class OperatorDriver(NamedTuple):
+    """A driver the NVIDIA GPU Operator installs: on every NVIDIA pool, or on the nodes its
+    nodeSelector picks (an NVIDIADriver object)."""
+
+    version: str  # `570.124.06`
+    origin: str  # how it is known, for messages
+    node_selector: Mapping[str, str] = {}
+
+    def applies_to(self, labels: Mapping[str, str]) -> bool:
+        """Whether nodes with `labels` get this driver."""
+        return all(labels.get(key) == value for key, value in self.node_selector.items())
+
+
 @frozen_record
 class ClusterProfile:
     """Everything gpulint knows about one cluster."""
 
     name: str | None = None
     kubernetes_version: str | None = None
-    provider: str | None = None  # eks, gke, aks, kubeadm ... as declared or inferred
+    # The platform (platforms.PLATFORMS: eks, gke, gke-autopilot, oke ...), declared or inferred.
+    provider: str | None = None
     extended_resource_toleration: bool | None = None  # None: infer from the provider
     default_namespace: str | None = None
     # The scheduler extenders the cluster runs (`hami`); None: not stated, so resources that
@@ -313,10 +362,15 @@ class ClusterProfile:
     priority_classes: tuple[PriorityClass, ...] = ()
     cluster_queues: tuple[ClusterQueue, ...] = ()
     local_queues: tuple[LocalQueue, ...] = ()
+    resource_flavors: tuple[ResourceFlavor, ...] = ()
+    resource_policies: "tuple[RequiredResources, ...]" = ()
     # Dynamic Resource Allocation objects, from a dump that lists them or the API.
     device_classes: "tuple[DeviceClass, ...]" = ()
     resource_slices: "tuple[ResourceSlice, ...]" = ()
     resource_claims: "tuple[Claim, ...]" = ()  # ResourceClaims and ResourceClaimTemplates
+    # The drivers the cluster's GPU Operator installs on NVIDIA pools that state none of their
+    # own (a ClusterPolicy's, NVIDIADriver objects', or declared in a ClusterProfile).
+    gpu_operator_drivers: tuple[OperatorDriver, ...] = ()
     # Provenance, not cluster facts: two profiles of the same cluster read from different
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"
@@ -330,13 +384,24 @@ class ClusterProfile:
 
     @property
     def extended_resource_toleration_enabled(self) -> bool:
-        """Whether the API server adds tolerations for requested extended resources."""
-        if self.extended_resource_toleration is not None:
-            return self.extended_resource_toleration
-        return self.provider in PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION
+        """Whether the API server is known to add tolerations for requested extended resources."""
+        return self.admission_fact("ExtendedResourceToleration").state is True
+
+    def admission_fact(self, name: str) -> "AdmissionFact":
+        """What the cluster's API server does about `name` (platforms.FACTS): on, off or
+        unknown, with its source."""
+        from gpulint.profile.platforms import EXTENDED_RESOURCE_TOLERATION, platform_fact
+
+        declared = (
+            self.extended_resource_toleration if name == EXTENDED_RESOURCE_TOLERATION else None
+        )
+        return platform_fact(self.provider, name, declared)
 
     def advertised_resources(self) -> frozenset[str]:
-        """Every resource name some pool's nodes advertise."""
+        """Every resource name some pool's nodes advertise, or that the platform creates nodes
+        for on demand (GKE Autopilot: GPUs and TPUs)."""
+        if self.provider == "gke-autopilot":
+            return self.pool_index.advertised | AUTOPILOT_ON_DEMAND
         return self.pool_index.advertised
 
     @cached_property

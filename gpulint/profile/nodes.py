@@ -42,13 +42,20 @@ _STATE_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.i
 _STATE_TAINT_KEYS = frozenset(
     {"ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler"}
 )
-# Label prefixes that reveal the provider.
+# Label prefixes that reveal the platform (docs/platforms.md says where each is written).
 _PROVIDER_LABEL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("eks.amazonaws.com/", "eks"),
     ("alpha.eksctl.io/", "eks"),
+    ("karpenter.k8s.aws/", "eks"),
     ("cloud.google.com/gke-", "gke"),
     ("kubernetes.azure.com/", "aks"),
+    # OKE's cloud controller labels its nodes oci.oraclecloud.com/fault-domain (and more).
+    ("oci.oraclecloud.com/", "oke"),
+    # The Machine Config Operator labels every OpenShift node node.openshift.io/os_id.
+    ("node.openshift.io/", "openshift"),
 )
+# spec.providerID prefixes that name the platform on their own: OKE's are instance OCIDs.
+_PROVIDER_ID_PREFIXES: tuple[tuple[str, str], ...] = (("ocid1.instance.", "oke"),)
 _KUBEADM_LABEL = "node-role.kubernetes.io/control-plane"
 
 
@@ -63,6 +70,7 @@ class NodeView:
     allocatable: Mapping[str, Decimal]
     ready: bool
     schedulable: bool
+    provider_id: str = ""  # spec.providerID
 
     @property
     def device_plugin_not_ready(self) -> bool:
@@ -114,6 +122,7 @@ def node_view(
         ),
         ready=ready,
         schedulable=spec.get("unschedulable") is not True,
+        provider_id=text(spec.get("providerID")),
     )
 
 
@@ -289,6 +298,9 @@ def _minimum(allocatables: Iterable[Mapping[str, Decimal]]) -> dict[str, Decimal
 def provider_from_nodes(nodes: Iterable[NodeView]) -> tuple[str, str] | None:
     """(provider, evidence) from well-known node labels, or None when the labels say nothing."""
     views = list(nodes)
+    for prefix, provider in _PROVIDER_ID_PREFIXES:
+        if any(n.provider_id.startswith(prefix) for n in views):
+            return provider, f"node spec.providerID {prefix}*"
     for prefix, provider in _PROVIDER_LABEL_PREFIXES:
         if any(k.startswith(prefix) for n in views for k in n.labels):
             return provider, f"node labels {prefix}*"

@@ -27,7 +27,7 @@ from gpulint.profile.model import (
     ResourceQuota,
     ScopeRequirement,
 )
-from gpulint.quantity import parse_quantity
+from gpulint.quantity import parse_stored_quantity
 from gpulint.yamltree import Pos, YMap, YSeq
 
 #: The namespace Kubernetes puts a namespaced object in when nothing else says.
@@ -60,7 +60,7 @@ def quantities(value: Any) -> dict[str, Decimal]:
     """A `{resource: quantity}` mapping with every valid quantity parsed; invalid ones dropped."""
     parsed: dict[str, Decimal] = {}
     for key, raw in _mapping(value).items():
-        amount = parse_quantity(raw)
+        amount = parse_stored_quantity(raw)
         if isinstance(key, str) and amount is not None:
             parsed[key] = amount
     return parsed

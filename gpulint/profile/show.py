@@ -7,11 +7,11 @@ from decimal import Decimal
 
 from gpulint.profile.model import (
     NODE_LABELS,
-    PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION,
     ClusterProfile,
     Pool,
 )
 from gpulint.profile.nodes import is_accelerator_resource
+from gpulint.profile.platforms import EXTENDED_RESOURCE_TOLERATION, FACTS
 from gpulint.quantity import format_quantity
 
 _HEADERS = (
@@ -67,7 +67,7 @@ def show_profile(profile: ClusterProfile) -> str:
     else:
         lines.append("No node pools.")
     lines += [f"Assumed: {assumption}" for assumption in profile.assumptions]
-    lines += ["", admission_line(profile)]
+    lines += ["", *admission_lines(profile)]
     if profile.scheduler_extenders is not None:
         extenders = ", ".join(sorted(profile.scheduler_extenders)) or "none"
         lines.append(f"Scheduler extenders: {extenders} (spec.schedulerExtenders)")
@@ -90,6 +90,22 @@ def show_profile(profile: ClusterProfile) -> str:
         lines.append(f"ClusterQueue {queue.name}: nominal {quotas or '-'}{cohort}")
     for local in profile.local_queues:
         lines.append(f"LocalQueue {local.namespace}/{local.name} -> {local.cluster_queue}")
+    for flavor in profile.resource_flavors:
+        tolerations = ", ".join(
+            f"{t.key}{'=' + t.value if t.value else ''}:{t.effect or '*'}"
+            for t in flavor.tolerations
+        )
+        labels = ", ".join(f"{k}={v}" for k, v in flavor.node_labels.items())
+        lines.append(
+            f"ResourceFlavor {flavor.name}: nodeLabels {labels or '-'}; tolerations "
+            f"{tolerations or '-'} (Kueue writes both into the pods it admits to it)"
+        )
+    for policy in profile.resource_policies:
+        wanted = [f"{r} request" for r in policy.requests] + [f"{r} limit" for r in policy.limits]
+        where = ", ".join(policy.namespaces) or "every namespace"
+        lines.append(
+            f"Policy {policy.label}: refuses containers without a {', '.join(wanted)} ({where})"
+        )
     lines += dra_lines(profile)
     return "\n".join(lines) + "\n"
 
@@ -141,6 +157,9 @@ def dra_lines(profile: ClusterProfile) -> list[str]:
     return lines
 
 
+_ERT_KEY = "extendedResourceToleration"
+
+
 def _quantities_text(amounts: Mapping[str, Decimal]) -> str:
     return ", ".join(f"{name} {format_quantity(a)}" for name, a in amounts.items()) or "-"
 
@@ -151,31 +170,34 @@ def _cluster_line(profile: ClusterProfile) -> str:
         facts.append(f"Kubernetes {profile.kubernetes_version}")
     if profile.provider:
         how = f", {profile.provider_source}" if profile.provider_source else ""
-        facts.append(f"provider {profile.provider}{how}")
+        facts.append(f"platform {profile.provider}{how}")
     else:
-        facts.append("provider unknown")
+        facts.append("platform unknown (nothing recognised it; declare spec.platform)")
     if profile.default_namespace:
         facts.append(f"default namespace {profile.default_namespace}")
     return f"Cluster {profile.name or '(unnamed)'}: {'; '.join(facts)}"
 
 
 def admission_line(profile: ClusterProfile) -> str:
-    """Whether ExtendedResourceToleration is on, and whether that was declared or inferred."""
-    state = "on" if profile.extended_resource_toleration_enabled else "off"
-    if profile.extended_resource_toleration is not None:
-        why = "declared in the profile (spec.admission.extendedResourceToleration)"
-    elif profile.provider in PROVIDERS_WITH_EXTENDED_RESOURCE_TOLERATION:
-        why = f"inferred: {profile.provider.upper()} runs this admission plugin"
-    elif profile.provider:
-        why = f"inferred: provider {profile.provider} is not known to run it"
-    else:
-        why = "inferred: provider unknown, and upstream Kubernetes leaves it off"
+    """Whether ExtendedResourceToleration is on, off or unknown, and where that comes from."""
+    return _fact_line(profile, EXTENDED_RESOURCE_TOLERATION)
+
+
+def admission_lines(profile: ClusterProfile) -> list[str]:
+    """Every admission fact of the platform, on, off or unknown, each with its source."""
+    return [_fact_line(profile, name) for name in FACTS]
+
+
+def _fact_line(profile: ClusterProfile, name: str) -> str:
+    fact = profile.admission_fact(name)
+    if name == EXTENDED_RESOURCE_TOLERATION and profile.extended_resource_toleration is not None:
+        return f"{name}: {fact.shown} (declared in the profile (spec.admission.{_ERT_KEY}))"
     hint = (
-        ""
-        if profile.extended_resource_toleration is not None
-        else "; set spec.admission.extendedResourceToleration to override"
+        f"; set spec.admission.{_ERT_KEY} to override"
+        if name == EXTENDED_RESOURCE_TOLERATION
+        else ""
     )
-    return f"ExtendedResourceToleration: {state} ({why}{hint})"
+    return f"{name}: {fact.shown} ({fact.source}{hint})"
 
 
 def gpus_per_node(pool: Pool) -> str:

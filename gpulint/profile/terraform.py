@@ -142,6 +142,11 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
             if found and provider is not None:
                 providers.add(provider)
             assumptions.extend(reader.assumptions)
+    # An Autopilot cluster (google_container_cluster enable_autopilot) has no node pools.
+    if any(
+        c.get("enable_autopilot") is True for c in _blocks(blocks.get("google_container_cluster"))
+    ):
+        providers = (providers - {"gke"}) | {"gke-autopilot"}
     provider = providers.pop() if len(providers) == 1 else None
     profile = ClusterProfile(
         provider=provider,

@@ -12,7 +12,7 @@ from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.fields import shown
-from gpulint.quantity import parse_quantity
+from gpulint.quantity import parse_stored_quantity
 from gpulint.yamltree import YMap, YSeq
 
 
@@ -44,7 +44,7 @@ def quantities(
     or is negative (no Kubernetes object holds a negative amount)."""
     parsed: dict[str, Decimal] = {}
     for key, raw in mapping(node).items():
-        amount = parse_quantity(raw)
+        amount = parse_stored_quantity(raw)
         if amount is None or amount < 0:
             # The value and key are cut: a profile may hold a value of any length.
             written = repr(shown(raw)) if isinstance(raw, str) else shown(raw)

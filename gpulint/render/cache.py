@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -22,29 +23,38 @@ _ENTRIES = "renders"
 
 
 def render_key(parts: Sequence[str], files: Iterable[Path]) -> str:
-    """A hash of `parts` (tool, flags) and of the names and bytes of `files`."""
+    """A hash of `parts` (tool, flags) and of the names and bytes of `files`.
+
+    Only regular files are read (the files were checked by gpulint.render.confine; a file
+    replaced by a FIFO or a device since is hashed by its kind, never read).
+    """
     digest = hashlib.sha256()
     for part in (__version__, *parts):
-        digest.update(part.encode())
+        digest.update(os.fsencode(part))
         digest.update(b"\0")
     for path in files:
-        digest.update(str(path).encode())
+        # fsencode: a file name that is not UTF-8 is hashed as the bytes it is.
+        digest.update(os.fsencode(path))
         digest.update(b"\0")
-        try:
-            digest.update(path.read_bytes())
-        except OSError as exc:  # a file that cannot be read still changes the key
-            digest.update(f"<{exc.errno}>".encode())
+        digest.update(_file_bytes(path))
         digest.update(b"\0")
     return digest.hexdigest()
 
 
-def tree_files(directory: Path) -> list[Path]:
-    """Every file under `directory` except version-control directories, in a stable order."""
-    found = []
-    for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if d not in (".git", ".hg", ".svn"))
-        found.extend(Path(root) / name for name in sorted(files))
-    return found
+def _file_bytes(path: Path) -> bytes:
+    try:
+        # O_NONBLOCK: opening a FIFO does not wait for a writer.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:  # a file that cannot be read still changes the key
+        return f"<{exc.errno}>".encode()
+    with os.fdopen(descriptor, "rb") as stream:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            return f"<mode {mode:o}>".encode()
+        try:
+            return stream.read()
+        except OSError as exc:
+            return f"<{exc.errno}>".encode()
 
 
 def read_render(cache_dir: Path | None, key: str) -> str | None:

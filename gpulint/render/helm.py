@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -10,12 +12,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpulint.render.cache import read_render, render_key, tree_files, write_render
-from gpulint.render.tools import RenderError, find_tool, run_tool, tool_identity
+from gpulint.render.cache import read_render, render_key, write_render
+from gpulint.render.confine import checked_files, is_inside, read_text, regular_file
+from gpulint.render.tools import RenderError, RenderRun, find_tool, run_tool, tool_identity
 from gpulint.yamltree import YMap, YSeq, parse
 
 HELM_INSTALL = "install Helm 3 or 4 (https://helm.sh/docs/intro/install/)"
 CHART_FILE = "Chart.yaml"
+#: helm's own rule for a release name (chartutil.ValidateReleaseName): a DNS-1123 subdomain of
+#: at most 53 characters.
+RELEASE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+RELEASE_LIMIT = 53
+#: A namespace name: a DNS-1123 label.
+NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+NAMESPACE_LIMIT = 63
+#: The release `helm template` names when given none: used for a chart whose `name:` is not a
+#: valid release name.
+DEFAULT_RELEASE = "release-name"
 
 
 @dataclass(frozen=True)
@@ -29,15 +42,60 @@ class HelmRender:
     set_values: tuple[str, ...] = ()
 
     def arguments(self, chart: Path, values: tuple[Path, ...] | None = None) -> list[str]:
-        """helm's arguments after `template`, for the chart at `chart` (maybe a copy)."""
-        args = [self.release, str(chart)]
+        """helm's arguments after `template`, for the chart at `chart` (a copy, an absolute
+        path: helm takes a relative one that does not exist for a repository's chart).
+
+        Every option is one `--flag=value` word and the release and chart come after `--`, so
+        no text of the chart or the config becomes a flag. Values files are absolute: helm
+        reads `-` as stdin and `http://...` as a URL.
+        """
+        args = []
         if self.namespace:
-            args += ["--namespace", self.namespace]
+            args.append(f"--namespace={self.namespace}")
         for path in self.values if values is None else values:
-            args += ["--values", str(path)]
+            args.append(f"--values={os.path.abspath(path)}")
         for assignment in self.set_values:
-            args += ["--set", assignment]
-        return args
+            args.append(f"--set={assignment}")
+        return [*args, "--", self.release, str(chart)]
+
+
+def is_valid_release(name: object) -> bool:
+    """Whether `name` is a release name helm accepts."""
+    return (
+        isinstance(name, str)
+        and len(name) <= RELEASE_LIMIT
+        and RELEASE_NAME.fullmatch(name) is not None
+    )
+
+
+def checked_release(release: object, chart: Path, label: str) -> str:
+    """The release to render `chart` as: `release` (from the config or the command line),
+    else the chart's `name:`, else helm's default. RenderError for an invalid `release`."""
+    if release is None or release == "":
+        name = chart_name(chart)
+        return name if is_valid_release(name) else DEFAULT_RELEASE
+    if not is_valid_release(release):
+        raise RenderError(
+            f"{label}: release `{release}` is not a release name (lower-case letters, digits, "
+            f"`-` and `.`, at most {RELEASE_LIMIT} characters)"
+        )
+    return str(release)
+
+
+def checked_namespace(namespace: object, label: str) -> str | None:
+    """`namespace` when it is a namespace name (or None); RenderError otherwise."""
+    if namespace is None or namespace == "":
+        return None
+    if (
+        not isinstance(namespace, str)
+        or len(namespace) > NAMESPACE_LIMIT
+        or NAMESPACE_NAME.fullmatch(namespace) is None
+    ):
+        raise RenderError(
+            f"{label}: namespace `{namespace}` is not a namespace name (lower-case letters, "
+            f"digits and `-`, at most {NAMESPACE_LIMIT} characters)"
+        )
+    return namespace
 
 
 def is_chart(directory: Path) -> bool:
@@ -47,9 +105,8 @@ def is_chart(directory: Path) -> bool:
 
 def chart_metadata(chart: Path) -> YMap:
     """Chart.yaml as a mapping (empty when it does not parse: helm then says why)."""
-    try:
-        text = (chart / CHART_FILE).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    text = read_text(chart / CHART_FILE)
+    if text is None:
         return YMap()
     documents = parse(text).documents
     value = documents[0].value if documents else None
@@ -63,24 +120,39 @@ def chart_name(chart: Path) -> str:
 
 
 def render_chart(
-    request: HelmRender, cache_dir: Path | None, values: tuple[Path, ...] | None = None
+    request: HelmRender,
+    cache_dir: Path | None,
+    values: tuple[Path, ...] | None = None,
+    run: RenderRun | None = None,
 ) -> str:
     """The rendered stream of `request` (with `values` instead of its values files, if given).
 
-    Raises RenderError with helm's message when helm fails, and GpulintError when helm is not
+    Raises RenderError with helm's message when helm fails or when the chart holds what
+    gpulint does not read (gpulint.render.confine), and GpulintError when helm is not
     installed or a dependency must come from the network.
     """
-    helm = find_tool("helm", HELM_INSTALL)
+    run = run or RenderRun.start()
+    label = str(request.chart)
+    files = checked_files(request.chart, label, "chart", skip_vcs=False)
+    checked_release(request.release, request.chart, label)
+    checked_namespace(request.namespace, label)
     values = request.values if values is None else values
+    for path in values:
+        regular_file(path, label, "values file")
+    local = _local_dependencies(request.chart, run)
+    for _, target in local:
+        files.extend(checked_files(target, label, "chart", skip_vcs=False))
+    helm = find_tool("helm", HELM_INSTALL, run.tool_tree(request.chart))
     key = render_key(
         ["helm", tool_identity(helm), *request.arguments(Path("."), values)],
-        [*tree_files(request.chart), *values],
+        [*files, *values],
     )
     cached = read_render(cache_dir, key)
     if cached is not None:
         return cached
-    with _ready_chart(request.chart, helm) as chart:
-        text = run_tool([helm, "template", *request.arguments(chart, values)], _what(request))
+    with _ready_chart(request.chart, local, helm, run) as chart:
+        command = [helm, "template", *request.arguments(Path(os.path.abspath(chart)), values)]
+        text = run_tool(command, _what(request), run)
     write_render(cache_dir, key, text)
     return text
 
@@ -89,16 +161,10 @@ def _what(request: HelmRender) -> str:
     return f"{request.chart}: helm template failed"
 
 
-@contextmanager
-def _ready_chart(chart: Path, helm: str) -> Iterator[Path]:
-    """The chart to render: itself, or a copy with its missing `file://` dependencies built.
-
-    The copy keeps the user's tree untouched (no charts/*.tgz or Chart.lock left behind).
-    """
+def _local_dependencies(chart: Path, run: RenderRun) -> list[tuple[str, Path]]:
+    """(repository, directory) of each missing `file://` dependency, checked to be a chart
+    inside the checked tree; RenderError for a missing dependency from a repository."""
     missing = _missing_dependencies(chart)
-    if not missing:
-        yield chart
-        return
     remote = [(name, repo) for name, repo in missing if not repo.startswith("file://")]
     if remote:
         name, repo = remote[0]
@@ -107,17 +173,52 @@ def _ready_chart(chart: Path, helm: str) -> Iterator[Path]:
             f"{chart}/charts/; run `helm dependency build {chart}` where the network is "
             "reachable, then check again"
         )
-    with tempfile.TemporaryDirectory(prefix="gpulint-chart-") as tmp:
+    local = []
+    tree = run.tree(chart)
+    for name, repo in missing:
+        # Relative to the original chart, not to the copy.
+        target = Path(os.path.normpath(chart / repo.removeprefix("file://")))
+        if not is_inside(target, tree) or not is_chart(target):
+            raise RenderError(
+                f"{chart}: dependency `{name}` ({repo}) is not a chart inside {tree}; "
+                "gpulint builds only local dependencies of the checked tree"
+            )
+        local.append((repo, target))
+    return local
+
+
+@contextmanager
+def _ready_chart(
+    chart: Path, local: list[tuple[str, Path]], helm: str, run: RenderRun
+) -> Iterator[Path]:
+    """The chart to render: itself, or a copy with its missing `file://` dependencies built.
+
+    The copy keeps the user's tree untouched (no charts/*.tgz or Chart.lock left behind).
+    """
+    if not local:
+        yield chart
+        return
+    with tempfile.TemporaryDirectory(prefix="gpulint-chart-", ignore_cleanup_errors=True) as tmp:
         copy = Path(tmp) / chart.resolve().name
-        shutil.copytree(chart, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         chart_file = copy / CHART_FILE
-        text = chart_file.read_text(encoding="utf-8")
-        for _, repo in missing:
-            # Relative to the original chart, not to the copy.
-            target = (chart / repo.removeprefix("file://")).resolve()
-            text = text.replace(repo, f"file://{target}")
-        chart_file.write_text(text, encoding="utf-8")
-        run_tool([helm, "dependency", "build", str(copy)], f"{chart}: helm dependency build failed")
+        try:
+            shutil.copytree(chart, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            text = chart_file.read_text(encoding="utf-8")
+            for repo, target in local:
+                text = text.replace(repo, f"file://{target.resolve()}")
+            chart_file.write_text(text, encoding="utf-8")
+        except UnicodeDecodeError:
+            raise RenderError(f"{chart}: {CHART_FILE} is not UTF-8 text") from None
+        except OSError as exc:  # shutil.Error too: a file of the chart that cannot be read
+            reason = exc.strerror or "a file of the chart cannot be read"
+            raise RenderError(
+                f"{chart}: cannot copy the chart to build its dependencies: {reason}"
+            ) from None
+        run_tool(
+            [helm, "dependency", "build", "--", str(copy)],
+            f"{chart}: helm dependency build failed",
+            run,
+        )
         yield copy
 
 

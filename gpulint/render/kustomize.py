@@ -18,9 +18,17 @@ from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.findings import Finding, RenderedAt
-from gpulint.render.cache import read_render, render_key, tree_files, write_render
+from gpulint.render.cache import read_render, render_key, write_render
+from gpulint.render.confine import checked_files, is_inside, read_text, regular_file
 from gpulint.render.tokens import Token, tokens
-from gpulint.render.tools import find_tool, run_tool, tool_identity
+from gpulint.render.tools import (
+    RenderError,
+    RenderRun,
+    ToolInTree,
+    find_tool,
+    run_tool,
+    tool_identity,
+)
 from gpulint.views import NamedTuple
 from gpulint.yamltree import YMap, YSeq, parse
 
@@ -48,10 +56,10 @@ def kustomization(directory: Path) -> YMap:
     path = kustomization_file(directory)
     if path is None:
         return YMap()
-    try:
-        documents = parse(path.read_text(encoding="utf-8")).documents
-    except (OSError, UnicodeDecodeError):
+    text = read_text(path)
+    if text is None:
         return YMap()
+    documents = parse(text).documents
     value = documents[0].value if documents else None
     return value if isinstance(value, YMap) else YMap()
 
@@ -61,7 +69,7 @@ def referenced_directories(directory: Path) -> list[Path]:
     found = []
     for entry in _entries(kustomization(directory), _RESOURCE_FIELDS):
         target = _joined(directory, entry)
-        if "://" not in entry and target.is_dir():
+        if not is_remote(entry) and target.is_dir():
             found.append(target)
     return found
 
@@ -104,7 +112,7 @@ def _collect(directory: Path, files: OverlayFiles, seen: set[Path]) -> None:
             files.patches.append(_joined(directory, item["path"]))
     for entry in _entries(data, _RESOURCE_FIELDS):
         target = _joined(directory, entry)
-        if "://" in entry:
+        if is_remote(entry):
             continue
         if target.is_dir():
             _collect(target, files, seen)
@@ -117,27 +125,172 @@ def _joined(directory: Path, entry: str) -> Path:
     return Path(os.path.normpath(directory / entry))
 
 
-def build_overlay(directory: Path, cache_dir: Path | None) -> str:
+def build_overlay(directory: Path, cache_dir: Path | None, run: RenderRun | None = None) -> str:
     """The stream `kubectl kustomize DIR` (or `kustomize build DIR`) prints for `directory`.
 
     Raises GpulintError when neither tool is installed, RenderError with the tool's own
-    message when the build fails.
+    message when the build fails, and before any tool runs when the overlay names a remote
+    or missing resource, or a file that is not regular (`check_overlay`).
     """
+    run = run or RenderRun.start()
+    files = check_overlay(directory, str(directory), run)
     try:
-        command = [find_tool("kubectl", KUSTOMIZE_INSTALL), "kustomize"]
-    except GpulintError:
-        command = [find_tool("kustomize", KUSTOMIZE_INSTALL), "build"]
-    files = overlay_files(directory)
-    key = render_key(
-        [command[1], tool_identity(command[0])],
-        [f for d in files.directories for f in tree_files(d)],
-    )
+        command = [find_tool("kubectl", KUSTOMIZE_INSTALL, run.tool_tree(directory)), "kustomize"]
+    except GpulintError as no_kubectl:
+        try:
+            command = [find_tool("kustomize", KUSTOMIZE_INSTALL, run.tool_tree(directory)), "build"]
+        except ToolInTree:
+            raise
+        except GpulintError:
+            if isinstance(no_kubectl, ToolInTree):
+                raise no_kubectl from None
+            raise
+    key = render_key([command[1], tool_identity(command[0])], files)
     cached = read_render(cache_dir, key)
     if cached is not None:
         return cached
-    text = run_tool([*command, str(directory)], f"{directory}: kustomize build failed")
+    text = run_tool(
+        [*command, "--", os.path.abspath(directory)], f"{directory}: kustomize build failed", run
+    )
     write_render(cache_dir, key, text)
     return text
+
+
+#: Fields whose entries are files or directories (bases, components, generator configs).
+_PATH_LISTS = (
+    "resources",
+    "bases",
+    "components",
+    "crds",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "patchesStrategicMerge",
+)
+#: Fields holding a list of mappings with a `path:` to a file.
+_PATH_ITEMS = ("patches", "patchesJson6902", "replacements")
+_GENERATORS = ("configMapGenerator", "secretGenerator")
+# How kustomize recognises a remote resource (api/internal/git/repospec.go and the file
+# loader, which fetches http(s) URLs), and go-getter's `//` subdirectory.
+_REMOTE_PREFIXES = ("git::", "gh:", "git@", "github.com/", "github.com:")
+
+
+def is_remote(entry: str) -> bool:
+    """Whether kustomize would fetch `entry` (a URL, a git repository) rather than read it."""
+    lowered = entry.strip().lower()
+    return (
+        "://" in lowered
+        or lowered.startswith(_REMOTE_PREFIXES)
+        or "_git/" in lowered
+        or "?" in lowered
+        or "//" in lowered
+    )
+
+
+def check_overlay(directory: Path, label: str, run: RenderRun) -> list[Path]:
+    """Every file the key of the overlay in `directory` reads, once the overlay is safe to build.
+
+    Each kustomization of the build (the overlay, its bases and components) is a directory
+    inside the checked tree whose files are regular (gpulint.render.confine); every file or
+    directory a kustomization names is local and exists. A remote resource, base, component,
+    patch or generator file (`https://...`, `git@...`, `github.com/...`, `?ref=`, `//`) is a
+    RenderError naming it, raised before kubectl could fetch it.
+    """
+    files: list[Path] = []
+    tree = run.tree(directory)
+    pending, seen = [directory], set()
+    while pending:
+        current = pending.pop()
+        real = current.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        if not is_inside(current, tree):
+            raise RenderError(
+                f"{label}: `{current}` is outside the checked tree {tree}; gpulint builds "
+                "only kustomizations inside it"
+            )
+        files.extend(checked_files(current, label, "overlay", skip_vcs=True))
+        relative = os.path.relpath(current, directory)
+        # The entry named as `field` entry `x` (of ../base): the label is the overlay.
+        where = f"{label}: `{{}}` entry `{{}}`" + ("" if relative == "." else f" of {relative}")
+        read = _checked_kustomization(current, label, directory)
+        for field, entry in _named_paths(read):
+            target = _local_target(current, field, entry, where.format(field, entry), tree)
+            if target is not None and target.is_dir():
+                pending.append(target)
+    return files
+
+
+def _checked_kustomization(directory: Path, label: str, overlay: Path) -> YMap:
+    """The kustomization of `directory`; RenderError when gpulint cannot read all of it, so
+    an entry it cannot check never reaches kustomize (whose YAML reader accepts more).
+    Files are named relative to the `overlay` built, which `label` names."""
+    path = kustomization_file(directory)
+    if path is None:
+        return YMap()
+    shown = Path(os.path.relpath(path, overlay)).as_posix()
+    text = read_text(path)
+    if text is None:
+        raise RenderError(f"{label}: cannot read {shown} as UTF-8 text")
+    parsed = parse(text)
+    if parsed.error is not None:
+        raise RenderError(
+            f"{label}: {shown}:{parsed.error}; gpulint builds only kustomizations it can read "
+            "whole (quote the value)"
+        )
+    value = parsed.documents[0].value if parsed.documents else None
+    return value if isinstance(value, YMap) else YMap()
+
+
+def _named_paths(data: YMap) -> Iterator[tuple[str, str]]:
+    """(field, entry) of each file or directory the kustomization `data` names."""
+    for field in _PATH_LISTS:
+        for entry in _entries(data, (field,)):
+            # A patch or a generator configuration may be written inline.
+            if "\n" not in entry:
+                yield field, entry
+    for field in _PATH_ITEMS:
+        items = data.get(field)
+        for item in items if isinstance(items, YSeq) else ():
+            if isinstance(item, YMap) and isinstance(item.get("path"), str):
+                yield field, item["path"]
+    openapi = data.get("openapi")
+    if isinstance(openapi, YMap) and isinstance(openapi.get("path"), str):
+        yield "openapi", openapi["path"]
+    for field in _GENERATORS:
+        generators = data.get(field)
+        for generator in generators if isinstance(generators, YSeq) else ():
+            if not isinstance(generator, YMap):
+                continue
+            for entry in _entries(generator, ("files", "envs")):
+                # `files` entries may be `key=path`.
+                yield field, entry.split("=", 1)[-1]
+            if isinstance(generator.get("env"), str):
+                yield field, generator["env"]
+
+
+def _local_target(directory: Path, field: str, entry: str, named: str, tree: Path) -> Path | None:
+    """The file or directory `entry` names (`named` in messages); RenderError when it is
+    remote, missing or not regular; None for a `patchesStrategicMerge` entry written inline."""
+    if is_remote(entry):
+        raise RenderError(
+            f"{named} is remote; gpulint never fetches kustomize resources (vendor them into "
+            "the repository)"
+        )
+    target = _joined(directory, entry)
+    if not os.path.lexists(target):
+        if field == "patchesStrategicMerge":
+            return None  # an inline patch: kustomize parses it
+        raise RenderError(f"{named}: no such file or directory")
+    if not is_inside(target, tree):
+        raise RenderError(
+            f"{named} is outside the checked tree {tree}; gpulint reads only files inside it"
+        )
+    if not target.is_dir():
+        regular_file(target, named.split(":", 1)[0], f"`{field}` entry")
+    return target
 
 
 @dataclass(frozen=True)
@@ -219,9 +372,8 @@ def _semantic_path(root: YMap, path: Sequence[Any]) -> tuple[Any, ...] | None:
 def _matches(
     path: Path, kind: Any, name: str, steps: tuple[Any, ...], token: Token
 ) -> Iterator[tuple[str, int, int]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    text = read_text(path)
+    if text is None:
         return
     _, written = tokens(text)
     for document in parse(text).documents:

@@ -28,8 +28,10 @@ from pathlib import Path
 
 from gpulint.errors import GpulintError
 from gpulint.findings import Finding, RenderedAt
+from gpulint.render.confine import is_inside, read_text
 from gpulint.render.helm import HelmRender, render_chart
 from gpulint.render.tokens import TextIndex, Token, tokens
+from gpulint.render.tools import RenderRun, RenderTimeout
 from gpulint.views import NamedTuple
 
 #: Values-file scalars tried per finding at most; more equal candidates mean a common word
@@ -55,6 +57,7 @@ class HelmOrigin:
     chart_path: str  # the chart directory as reported
     cache_dir: Path | None = None
     trace_values: bool = True  # False: the values files of the render are not known
+    run: RenderRun | None = None  # shared with the render: the same tree and time budget
 
     def locate(self, findings: Sequence[Finding], rendered: str) -> list[Finding]:
         """`findings` (at positions of `rendered`) moved to the files the author edits."""
@@ -90,7 +93,9 @@ class HelmOrigin:
         """`trainer/templates/x.yaml` (Helm's `# Source:`) as a path under the chart."""
         if not source or "/" not in source:
             return None
-        return os.path.normpath(os.path.join(self.chart_path, source.split("/", 1)[1]))
+        path = os.path.normpath(os.path.join(self.chart_path, source.split("/", 1)[1]))
+        # The comment is text the chart prints: it may name any file (`x/../../etc/...`).
+        return path if is_inside(path, Path(self.chart_path)) else None
 
     def _from_template(
         self, finding: Finding, index: TextIndex, token: Token | None
@@ -98,9 +103,8 @@ class HelmOrigin:
         path = self._template_path(finding.source)
         if path is None:
             return None
-        try:
-            template = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        template = read_text(path)
+        if template is None:
             return None
         rendered_line = index.line(finding.line)
         body = rendered_line.lstrip(" ")
@@ -157,7 +161,9 @@ class HelmOrigin:
             else:
                 files[number - values.chart_defaults] = copy
             try:
-                again = render_chart(self.request, self.cache_dir, tuple(files))
+                again = render_chart(self.request, self.cache_dir, tuple(files), self.run)
+            except RenderTimeout:  # the run is out of time: no more renders
+                raise
             except GpulintError:  # a schema or a `required` refusing the new text
                 return False
         start = token.offset
@@ -213,10 +219,7 @@ class _ValuesFiles(NamedTuple):
             paths.insert(0, defaults)
         files = []
         for path in paths:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = ""
+            text = read_text(path) or ""
             index, found = tokens(text)
             files.append((display_path(path), index, list(found.values())))
         return cls(files, request.values, has_defaults)

@@ -7,6 +7,7 @@ define than frozen dataclasses.
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from gpulint.views import NamedTuple
 
@@ -36,6 +37,13 @@ class RenderOptions(NamedTuple):
     default: ChartSettings = ChartSettings()
     cache_dir: str | None = None  # --cache-dir; None: the profile cache's default place
     use_cache: bool = True
+    #: The run's root (gpulint.api.LintOptions.root): the checked tree is the repository
+    #: holding it. None: the working directory.
+    root: str | None = None
+    #: The tree and time budget every render shares (gpulint.render.tools.RenderRun); None:
+    #: one starts with the first render of each check. Set it to share one budget between
+    #: the checks of a `--fix` run.
+    run: Any = None
 
     def cache_path(self) -> Path | None:
         """Where renders are kept: next to the profile cache; None with --no-cache."""
@@ -49,3 +57,13 @@ class RenderOptions(NamedTuple):
     def settings_for(self, chart: Path) -> ChartSettings:
         """The settings the config gives `chart`, else the command line's."""
         return self.charts.get(chart.resolve(), self.default)
+
+
+def shared_run(options: RenderOptions | None, root: str | None = None) -> RenderOptions:
+    """`options` (the defaults for None) with one RenderRun for every check made with them:
+    the checks of a `--fix` run share one time budget, started now, and one checked tree
+    (that of `root`, default the working directory)."""
+    from gpulint.render.tools import RenderRun
+
+    options = options or RenderOptions()
+    return options._replace(run=RenderRun.start(root or options.root))

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from gpulint.render.helm import HelmRender, chart_name, render_chart
+from gpulint.render.confine import checked_files, is_inside
+from gpulint.render.helm import HelmRender, checked_namespace, checked_release, render_chart
 from gpulint.render.kustomize import KustomizeOrigin, build_overlay, referenced_directories
 from gpulint.render.locate import HelmOrigin
 from gpulint.render.options import RenderOptions
 from gpulint.render.rendered import RenderedInput
+from gpulint.render.tools import RenderError, RenderRun
 
 HELM, KUSTOMIZE = "helm", "kustomize"
 
@@ -28,9 +30,15 @@ def plan_renders(
     """The rendered inputs of every marked (directory, kind), by directory.
 
     `check(name, data)` is called on each render (it raises for one without objects). Raises
-    GpulintError when a tool is missing or fails.
+    GpulintError when a tool is missing or fails, or an input is refused
+    (gpulint.render.confine); all renders share one RenderRun: one tree, one time budget.
     """
     marks = dict(marks)
+    run = options.run or RenderRun.start(options.root)
+    for directory, kind in marks.items():
+        if kind == KUSTOMIZE:
+            # Before its kustomization is read for its bases.
+            checked_files(Path(directory), directory, "overlay", skip_vcs=True)
     used = {
         p.resolve()
         for directory, kind in marks.items()
@@ -41,11 +49,11 @@ def plan_renders(
     renders: dict[str, list[RenderedInput]] = {}
     for directory, kind in marks.items():
         if kind == HELM:
-            renders[directory] = _chart_inputs(directory, options, cache_dir)
+            renders[directory] = _chart_inputs(directory, options, cache_dir, run)
         elif Path(directory).resolve() in used:
             renders[directory] = []  # checked through the overlays that use it
         else:
-            text = build_overlay(Path(directory), cache_dir)
+            text = build_overlay(Path(directory), cache_dir, run)
             origin = KustomizeOrigin(Path(directory), directory)
             renders[directory] = [RenderedInput(directory, text.encode(), origin)]
         if check is not None:
@@ -55,22 +63,34 @@ def plan_renders(
 
 
 def _chart_inputs(
-    directory: str, options: RenderOptions, cache_dir: Path | None
+    directory: str, options: RenderOptions, cache_dir: Path | None, run: RenderRun
 ) -> list[RenderedInput]:
     chart = Path(directory)
+    # Before Chart.yaml is read for the default release name.
+    checked_files(chart, directory, "chart", skip_vcs=False)
+    from_config = chart.resolve() in options.charts
     settings = options.settings_for(chart)
-    release = settings.release or chart_name(chart)
+    release = checked_release(settings.release, chart, directory)
+    namespace = checked_namespace(settings.namespace, directory)
     items = []
     for values_set in settings.sets:
-        request = HelmRender(
-            chart,
-            release,
-            settings.namespace,
-            tuple(Path(v) for v in values_set.values),
-            values_set.set_values,
-        )
-        text = render_chart(request, cache_dir)
+        values = tuple(Path(v) for v in values_set.values)
+        if from_config:
+            # The config comes with the pull request; the command line is the user's own.
+            _values_inside(chart, values, directory, run)
+        request = HelmRender(chart, release, namespace, values, tuple(values_set.set_values))
+        text = render_chart(request, cache_dir, run=run)
         label = directory if values_set.name is None else f"{directory}[{values_set.name}]"
-        origin = HelmOrigin(request, label, directory, cache_dir)
+        origin = HelmOrigin(request, label, directory, cache_dir, run=run)
         items.append(RenderedInput(label, text.encode(), origin))
     return items
+
+
+def _values_inside(chart: Path, values: tuple[Path, ...], label: str, run: RenderRun) -> None:
+    tree = run.tree(chart)
+    for path in values:
+        if not is_inside(path, tree):
+            raise RenderError(
+                f"{label}: values file `{path}` of the config is outside the checked tree "
+                f"{tree}; gpulint reads only files inside it"
+            )

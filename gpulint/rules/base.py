@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 from gpulint.views import NamedTuple, frozen_view
 
 if TYPE_CHECKING:
+    from decimal import Decimal
+
+    from gpulint.admission import Admission
     from gpulint.edits import Edit
     from gpulint.live.verdict import ServerRejection
     from gpulint.loader import LoadResult
@@ -36,8 +39,8 @@ if TYPE_CHECKING:
     )
     from gpulint.profile.model import ClusterProfile
     from gpulint.replicas import Autoscaler
+    from gpulint.requestscan import Unchecked
     from gpulint.scheduling import Placement
-    from gpulint.workloads import Unchecked
     from gpulint.yamltree import Pos
 
 
@@ -86,6 +89,20 @@ class Problem(NamedTuple):
         )
 
 
+class GpuPlacement(NamedTuple):
+    """A GPU pod template, its workload, where it can run as admitted, and where it could run
+    if the admission's assumptions held (None: nothing assumed)."""
+
+    workload: Workload
+    template: PodTemplate
+    placement: Placement
+    gpus: dict[str, Decimal]
+    admission: Admission
+    assumed: Placement | None = None
+    # The verdicts under each flavor Kueue may admit the workload to (empty: one or none).
+    flavors: tuple[Placement, ...] = ()
+
+
 @frozen_view
 class CheckContext:
     """The checked manifests (typed views) plus the cluster profile, when there is one."""
@@ -95,6 +112,8 @@ class CheckContext:
     profile: ClusterProfile | None = None
     namespace: str | None = None  # --namespace: for objects that do not name one
     rejections: tuple[ServerRejection, ...] = ()  # --server-dry-run: what the server refused
+    # The config's `kubernetesVersion` (gpulint.validation.target reads it before the profile's).
+    kubernetes_version: str | None = None
     # The PriorityClasses, ResourceQuotas and LimitRanges among every input, not only this file.
     knowledge: tuple[Document, ...] = ()
     # Every input's HPAs (for a corpus-wide check); None: those among this context's documents.
@@ -105,7 +124,8 @@ class CheckContext:
     placements: dict[int, Placement] = field(default_factory=dict, repr=False)
 
     def placement(self, template: PodTemplate) -> Placement:
-        """Every pool's verdict on `template` (needs a profile), computed once per run.
+        """Every pool's verdict on `template` as admitted (needs a profile), computed once per
+        run: on the tolerations the pod surely carries after admission (`admission`).
 
         Most placement and capacity rules ask for the same templates' verdicts.
         """
@@ -114,8 +134,93 @@ class CheckContext:
         assert self.profile is not None, "placement needs a cluster profile"
         verdict = self.placements.get(id(template))
         if verdict is None:
-            verdict = self.placements[id(template)] = place(template, self.profile)
+            admitted = self.admission(template)
+            verdict = self.placements[id(template)] = place(
+                template, self.profile, admitted.tolerations
+            )
         return verdict
+
+    def admission(self, template: PodTemplate) -> Admission:
+        """The pod template after the cluster's admission chain (needs a profile), once per
+        template: what it surely carries and what only an assumption adds."""
+        from gpulint.admission import admit
+
+        assert self.profile is not None, "admission needs a cluster profile"
+        found = self._admissions.get(id(template))
+        if found is None:
+            workload = self._workload_of.get(id(template))
+            namespace = self.namespace_of(workload.document) if workload else "default"
+            found = self._admissions[id(template)] = admit(
+                template, self.profile, workload, namespace
+            )
+        return found
+
+    def assumed_placement(self, template: PodTemplate) -> Placement | None:
+        """The verdict if every assumption of the admission held (None: nothing assumed).
+
+        A finding the plain verdict gives but this one does not depends on the assumption: a
+        warning that names it, not an error.
+        """
+        from gpulint.scheduling import place
+
+        admitted = self.admission(template)
+        if admitted.certain:
+            return None
+        assert self.profile is not None
+        return place(template, self.profile, (*admitted.tolerations, *admitted.assumed))
+
+    @cached_property
+    def gpu_placements(self) -> tuple[GpuPlacement, ...]:
+        """Every GPU pod template whose placement the profile can decide, with its verdict.
+
+        Templates that request an accelerator no pool advertises are left to GPU001, and those
+        pinned to node names (matchFields) cannot be judged from pools. Computed once: every
+        placement and capacity rule reads the same tuple.
+        """
+        return tuple(self._judge_gpu_templates())
+
+    def _judge_gpu_templates(self) -> Iterator[GpuPlacement]:
+        from gpulint.gpus import gpu_requests
+
+        profile = self.profile
+        if profile is None or not profile.pools or profile.provider == "gke-autopilot":
+            # Autopilot creates a GPU node for each GPU pod it admits: the nodes a profile
+            # lists now say nothing of where the pod will run (GPU305 judges what it admits).
+            return
+        advertised = profile.advertised_resources()
+        for workload, template in self.pod_templates():
+            gpus = gpu_requests(template)
+            if not gpus or any(name not in advertised for name in gpus):
+                continue
+            placement = self.placement(template)
+            if placement.decidable:
+                yield GpuPlacement(
+                    workload,
+                    template,
+                    placement,
+                    gpus,
+                    self.admission(template),
+                    self.assumed_placement(template),
+                    self._flavor_placements(template),
+                )
+
+    def _flavor_placements(self, template: PodTemplate) -> tuple[Placement, ...]:
+        from gpulint.scheduling import place
+
+        admitted = self.admission(template)
+        assert self.profile is not None
+        return tuple(
+            place(template, self.profile, (*admitted.tolerations, *choice))
+            for choice in admitted.choices
+        )
+
+    @cached_property
+    def _workload_of(self) -> dict[int, Workload]:
+        return {id(t): w for w in self.workloads for t in w.templates}
+
+    @cached_property
+    def _admissions(self) -> dict[int, Admission]:
+        return {}
 
     def placements_of(
         self, workloads: Iterable[Workload]

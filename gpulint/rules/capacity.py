@@ -54,23 +54,15 @@ class GpuDemand(NamedTuple):
 
 def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
     """Every GPU workload with a replica count whose pods some pool can run."""
-    profile = ctx.profile
-    if profile is None or not profile.pools:
-        return
-    advertised = profile.advertised_resources()
-    for workload, template in ctx.pod_templates():
-        gpus = gpu_requests(template)
-        if runs_on_every_node(workload) or not gpus or any(n not in advertised for n in gpus):
-            continue
-        placement = ctx.placement(template)
-        pools = usable(placement.eligible)
-        if not placement.decidable or not pools:
+    for item in ctx.gpu_placements:
+        pools = usable(item.placement.eligible)
+        if runs_on_every_node(item.workload) or not pools:
             continue
         yield GpuDemand(
-            workload,
-            template,
-            planned_pods(workload, template, ctx.autoscalers_of(workload)),
-            gpus,
+            item.workload,
+            item.template,
+            planned_pods(item.workload, item.template, ctx.autoscalers_of(item.workload)),
+            item.gpus,
             frozenset(p.name for p in pools),
         )
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpulint.rules.base import CheckContext, Problem
-from gpulint.workloads import (
+from gpulint.requestscan import (
     ANNOTATION,
     CHECKED_FORMS,
     CLAIM,
     EMBEDDED,
     OPERATOR_FIELD,
     Unchecked,
-    api_group,
 )
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.shapes import api_group
 
 _INDEX = r"\[\d+\]"  # compiled on first use: only a config entry to suggest needs it
 _FORMS = {

@@ -14,13 +14,15 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from gpulint.constraints import PodAffinityTerm, toleration_fields, toleration_yaml
+from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
 from gpulint.edits import add_items
-from gpulint.gpus import accelerator_names, gpu_requests
-from gpulint.model import PodTemplate, Severity, Workload
+from gpulint.gpus import accelerator_names, gpu_limit_pos, gpu_requests, is_gpu_resource
+from gpulint.model import ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
+from gpulint.profile.platforms import AUTOPILOT_GPU_RULES, COMPUTE_CLASS_LABEL
 from gpulint.quantity import format_quantity
 from gpulint.replicas import planned_pods, runs_on_every_node
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, GpuPlacement, Problem
 from gpulint.scheduling import (
     Filter,
     Placement,
@@ -57,32 +59,10 @@ class Blocker(enum.Enum):
     NO_POOL = enum.auto()  # GPU101
 
 
-class GpuPlacement(NamedTuple):
-    """A GPU pod template, its workload and where it can run."""
-
-    workload: Workload
-    template: PodTemplate
-    placement: Placement
-    gpus: dict[str, Decimal]
-
-
-def gpu_placements(ctx: CheckContext) -> Iterator[GpuPlacement]:
-    """Every GPU pod template whose placement the profile can decide.
-
-    Templates that request an accelerator no pool advertises are left to GPU001, and those
-    pinned to node names (matchFields) cannot be judged from pools.
-    """
-    profile = ctx.profile
-    if profile is None or not profile.pools:
-        return
-    advertised = profile.advertised_resources()
-    for workload, template in ctx.pod_templates():
-        gpus = gpu_requests(template)
-        if not gpus or any(name not in advertised for name in gpus):
-            continue
-        placement = ctx.placement(template)
-        if placement.decidable:
-            yield GpuPlacement(workload, template, placement, gpus)
+def gpu_placements(ctx: CheckContext) -> tuple[GpuPlacement, ...]:
+    """Every GPU pod template whose placement the profile can decide (`CheckContext`'s one
+    verdict per template, which the capacity rules read too)."""
+    return ctx.gpu_placements
 
 
 def blocker(item: GpuPlacement, profile: ClusterProfile) -> Blocker | None:
@@ -101,6 +81,24 @@ def blocker(item: GpuPlacement, profile: ClusterProfile) -> Blocker | None:
     return Blocker.NO_POOL
 
 
+def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | None, str] | None:
+    """(None, "") when the pod's verdict holds whatever gpulint does not know of admission;
+    (WARNING, the assumption it rests on and the line that makes it certain) when it holds
+    only for some values of an unknown; None when it holds for none (no finding).
+
+    A verdict is an error only when it holds for every value of the unknowns: when the pod
+    would run if the admission's assumptions held (the platform's plugins, the flavor Kueue
+    picks), the finding is a warning; when it runs whichever flavor Kueue picks, there is none.
+    """
+    if item.flavors and all(
+        blocker(item._replace(placement=p), profile) is None for p in item.flavors
+    ):
+        return None
+    if item.assumed is None or blocker(item._replace(placement=item.assumed), profile):
+        return None, ""
+    return Severity.WARNING, f"; {item.admission.assumption_text}"
+
+
 # ---------------------------------------------------------------------------------------------
 # GPU101
 
@@ -115,11 +113,16 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
             continue
         template = item.template
         closest = _closest(item)
+        sure = certainty(item, profile)
+        if sure is None:
+            continue
+        severity, assumed = sure
         yield Problem.at(
             template.document,
             _obstacle_pos(item, closest),
-            f"no node pool can run this pod ({_gpu_text(item.gpus)}): {_per_pool(item)}",
+            f"no node pool can run this pod ({_gpu_text(item.gpus)}): {_per_pool(item)}{assumed}",
             _no_pool_fix(item, closest),
+            severity=severity,
         )
 
 
@@ -226,14 +229,19 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
         rest = [f for f in item.placement.fits if f not in (best, *others)]
         rest.sort(key=lambda f: _distance(item, f))
         rest_text = f"; other pools: {_per_pool_of(rest)}" if rest else ""
+        sure = certainty(item, profile)
+        if sure is None:
+            continue
+        severity, assumed = sure
         yield Problem.at(
             template.document,
             tolerations_pos(template),
             f"pod ({_gpu_text(item.gpus)}) fits pool {best.pool.described} except for its "
             f"taint{'s' if len(best.untolerated) > 1 else ''} {taints}, which no toleration "
             f"of the pod matches{_admission_note(item, best.untolerated, profile)}{also}"
-            f"{rest_text}",
+            f"{rest_text}{assumed}",
             _tolerations_fix(template, best.untolerated),
+            severity=severity,
             edits=add_items(
                 template.spec,
                 "tolerations",
@@ -252,7 +260,8 @@ def _admission_note(item: GpuPlacement, taints: tuple[Taint, ...], profile: Clus
             f"NoSchedule taints keyed {keys}, the resources the pod requests)"
         )
     covered = [t.key for t in taints if t.key in requested]
-    if covered:
+    known_off = profile.admission_fact("ExtendedResourceToleration").state is False
+    if covered and known_off:
         return (
             f" (this cluster does not run the ExtendedResourceToleration admission plugin, "
             f"so requesting `{covered[0]}` adds no toleration for it)"
@@ -332,15 +341,19 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
                 yield _missing_pool_problem(template, profile, missing)
         elif verdict is Blocker.DEAD_POOL:
             pools = placement.eligible
+            sure = certainty(item, profile)
+            if sure is None:
+                continue
+            severity, assumed = sure
             yield Problem.at(
                 template.document,
                 _placement_pos(template),
                 f"required placement only matches {describe_pools(pools)}, which "
                 f"{'has' if len(pools) == 1 else 'have'} no node and can never get one "
                 f"({first_pools([f'{p.name}: {_cannot_grow(p)}' for p in pools])}): the pod "
-                f"stays Pending",
+                f"stays Pending{assumed}",
                 _cold_fix(placement, pools, dead=True),
-                severity=Severity.ERROR,
+                severity=severity or Severity.ERROR,
             )
         elif verdict is None and has_required_placement(template):
             pools = usable(placement.eligible)
@@ -657,3 +670,57 @@ def _why_not(fit: PoolFit) -> str:
     if fit.eligible:
         return f"0 nodes and {_cannot_grow(fit.pool)}"
     return fit.explanation or ""
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU305
+
+_GKE_NODEPOOL = "cloud.google.com/gke-nodepool"
+
+
+def autopilot_refuses_gpu_pod(ctx: CheckContext) -> Iterator[Problem]:
+    """On GKE Autopilot, a GPU pod Warden refuses: no accelerator selector, a node pool
+    selector, or GPUs in an init container."""
+    profile = ctx.profile
+    if profile is None or profile.admission_fact(AUTOPILOT_GPU_RULES).state is not True:
+        return
+    stage = "after admission: GKE Autopilot's admission webhook (GKE Warden) refuses the pod"
+    for _, template in ctx.pod_templates():
+        gpus = gpu_requests(template)
+        if "nvidia.com/gpu" not in gpus:
+            continue
+        selector = template.spec.get("nodeSelector")
+        chosen = template.node_selector
+        if GKE_ACCELERATOR_LABEL not in chosen and COMPUTE_CLASS_LABEL not in chosen:
+            found = gpu_limit_pos(template, "nvidia.com/gpu")
+            yield Problem.at(
+                template.document,
+                found[1] if found else template.spec.pos,
+                f"{stage}: it requests nvidia.com/gpu without a `{GKE_ACCELERATOR_LABEL}` "
+                f"nodeSelector (nor a `{COMPUTE_CLASS_LABEL}` with a GPU rule), so Autopilot "
+                f"cannot tell which GPU to create a node with (autogke-gpu-limitation)",
+                f"Add to the pod spec:\nnodeSelector:\n  {GKE_ACCELERATOR_LABEL}: nvidia-l4  "
+                f"# the GPU type you need",
+            )
+        if _GKE_NODEPOOL in chosen and isinstance(selector, YMap):
+            yield Problem.at(
+                template.document,
+                selector.pos_of_key(_GKE_NODEPOOL),
+                f"{stage}: Autopilot manages its node pools and allows no `{_GKE_NODEPOOL}` "
+                f"nodeSelector (autogke-node-affinity-selector-limitation)",
+                f"Drop the `{_GKE_NODEPOOL}` selector; select the GPU by "
+                f"`{GKE_ACCELERATOR_LABEL}`.",
+            )
+        for container in template.containers:
+            if container.role is not ContainerRole.INIT:
+                continue
+            asked = [q for n, q in container.resources.limits.items() if is_gpu_resource(n)]
+            asked += [q for n, q in container.resources.requests.items() if is_gpu_resource(n)]
+            if asked:
+                yield Problem.at(
+                    template.document,
+                    asked[0].key_pos,
+                    f"{stage}: the init container {container.name} requests "
+                    f"{asked[0].resource}, and Autopilot runs no init container with GPUs",
+                    "Move the GPU work into an app container, or run it as a separate Job.",
+                )

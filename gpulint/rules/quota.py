@@ -724,3 +724,54 @@ def governed_workloads(ctx: CheckContext) -> Iterator[Workload]:
     }
     if namespaces:
         yield from (w for w in ctx.workloads if ctx.namespace_of(w.document) in namespaces)
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU304
+
+
+def limitrange_refuses_pod(ctx: CheckContext) -> Iterator[Problem]:
+    """A LimitRange that, once LimitRanger has filled in its defaults, refuses a GPU pod over a
+    resource other than GPUs."""
+    sources = limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
+    if not sources:
+        return
+    from gpulint.admission import limit_range_refusals  # only runs with a LimitRange
+
+    for workload, template in ctx.pod_templates():
+        if not gpu_requests(template):
+            continue
+        namespace = ctx.namespace_of(workload.document)
+        in_namespace = [s for s in sources if s.limit_range.namespace == namespace]
+        for refusal in limit_range_refusals(template, in_namespace):
+            yield Problem.at(
+                template.document,
+                refusal.pos,
+                refusal.message,
+                involves=(refusal.involves,),
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU306
+
+
+def policy_refuses_pod(ctx: CheckContext) -> Iterator[Problem]:
+    """An enforced Gatekeeper or Kyverno policy that requires requests or limits a GPU pod's
+    container does not set (after LimitRange defaults)."""
+    from gpulint.admission import policy_refusals
+    from gpulint.profile.admission_policies import required_resources
+
+    policies = list(ctx.profile.resource_policies if ctx.profile else ())
+    policies += [found for d in ctx.documents if (found := required_resources(d.obj)) is not None]
+    if not policies:
+        return
+    limit_ranges = limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
+    for workload, template in ctx.pod_templates():
+        if not gpu_requests(template):
+            continue
+        namespace = ctx.namespace_of(workload.document)
+        applying = [p for p in policies if p.applies_to(namespace)]
+        in_namespace = [s for s in limit_ranges if s.limit_range.namespace == namespace]
+        for refusal in policy_refusals(template, applying, in_namespace):
+            yield Problem.at(template.document, refusal.pos, refusal.message)

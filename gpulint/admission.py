@@ -1,0 +1,357 @@
+"""The pod the scheduler sees: a pod template after the cluster's admission chain.
+
+The scheduler never sees a pod as written. The API server's mutating admission runs first
+(LimitRanger's defaults, then the platform's plugins and webhooks), and a workload admitted
+through a Kueue LocalQueue carries its ResourceFlavor's tolerations. `admit()` works this out
+once per pod template, in that order, and keeps apart what is certain from what holds only if
+something gpulint does not know is so (the platform's plugins, the flavor Kueue picks): a
+verdict that holds only for some values of an unknown is a warning naming the assumption.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from gpulint.accelerators import is_extended_resource
+from gpulint.constraints import Toleration
+from gpulint.model import Container, ContainerRole, Document, PodTemplate, Workload
+from gpulint.profile.model import ClusterProfile, LimitRangeItem, ResourceFlavor
+from gpulint.profile.platforms import (
+    COMPUTE_CLASS_LABEL,
+    COMPUTE_CLASS_TOLERATION,
+    DECLARE_PLATFORM,
+    EXTENDED_RESOURCE_TOLERATION,
+)
+from gpulint.quantity import format_quantity
+from gpulint.scheduling import extended_resource_tolerations, format_amount
+from gpulint.views import NamedTuple
+from gpulint.yamltree import Pos
+
+if TYPE_CHECKING:
+    # Only GPU304 reads LimitRanges; a placement run does not import the policy model.
+    from gpulint.profile.admission_policies import RequiredResources
+    from gpulint.profile.policy import LimitRangeInEffect
+
+
+class Admission(NamedTuple):
+    """A pod template as admitted: the tolerations it surely carries, and those it carries
+    only if an assumption holds."""
+
+    template: PodTemplate
+    tolerations: tuple[Toleration, ...]  # its own, plus what admission surely adds
+    assumed: tuple[Toleration, ...] = ()  # added only if the assumptions hold
+    assumptions: tuple[str, ...] = ()  # each unknown, and the line that makes it certain
+    stages: tuple[str, ...] = ()  # what admission surely did, for messages
+    # The tolerations each ResourceFlavor Kueue may pick would add, when it may pick several.
+    choices: tuple[tuple[Toleration, ...], ...] = ()
+
+    @property
+    def certain(self) -> bool:
+        """Whether nothing gpulint does not know changes the admitted pod."""
+        return not self.assumed
+
+    @property
+    def assumption_text(self) -> str:
+        """The assumptions, joined for a message."""
+        return "; ".join(self.assumptions)
+
+
+def admit(
+    template: PodTemplate,
+    profile: ClusterProfile,
+    workload: Workload | None = None,
+    namespace: str = "default",
+) -> Admission:
+    """The pod template after the platform's admission plugins and Kueue's flavor.
+
+    Platform mutations: ExtendedResourceToleration (a toleration per requested extended
+    resource) and GKE's compute-class toleration (`cloud.google.com/compute-class=<class>:
+    NoSchedule` for a pod that selects the class). Kueue: a workload naming a LocalQueue gets
+    the tolerations of the ResourceFlavor its ClusterQueue admits it to; with several flavors
+    the one Kueue picks is not known.
+    """
+    certain: list[Toleration] = list(template.tolerations)
+    assumed: list[Toleration] = []
+    assumptions: list[str] = []
+    stages: list[str] = []
+
+    ert = extended_resource_tolerations(template)
+    if ert:
+        fact = profile.admission_fact(EXTENDED_RESOURCE_TOLERATION)
+        if fact.state is True:
+            certain += ert
+            stages.append(f"{EXTENDED_RESOURCE_TOLERATION} adds {_keys(ert)}")
+        elif fact.state is None:
+            assumed += ert
+            assumptions.append(
+                f"this assumes the API server does not run {EXTENDED_RESOURCE_TOLERATION}, "
+                f"which would tolerate {_keys(ert)}, and {_why_unknown(profile)}: write "
+                f"`{DECLARE_PLATFORM}` (or spec.admission.extendedResourceToleration) in the "
+                f"profile to make it certain"
+            )
+
+    compute_class = template.node_selector.get(COMPUTE_CLASS_LABEL)
+    if compute_class:
+        toleration = Toleration(
+            COMPUTE_CLASS_LABEL, "Equal", compute_class, "NoSchedule", None, template.spec.pos
+        )
+        fact = profile.admission_fact(COMPUTE_CLASS_TOLERATION)
+        if fact.state is True:
+            certain.append(toleration)
+            stages.append(f"GKE tolerates the taint of compute class {compute_class}")
+        elif fact.state is None:
+            assumed.append(toleration)
+            assumptions.append(
+                f"this assumes the cluster is not GKE, which tolerates the taint of the compute "
+                f"class {compute_class} the pod selects; declare `{DECLARE_PLATFORM}` in the "
+                f"profile to make it certain"
+            )
+
+    flavors = kueue_flavors(profile, workload, namespace) if workload is not None else ()
+    choices: tuple[tuple[Toleration, ...], ...] = ()
+    if len(flavors) == 1:
+        (flavor,) = flavors
+        added = _flavor_tolerations(flavor, template)
+        certain += added
+        if added:
+            stages.append(f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}")
+    elif flavors:
+        choices = tuple(tuple(_flavor_tolerations(f, template)) for f in flavors)
+        added = [t for choice in choices for t in choice]
+        if added:
+            assumed += added
+            names = ", ".join(f.name for f in flavors)
+            assumptions.append(
+                f"this assumes Kueue admits the workload to no flavor whose tolerations would "
+                f"let it in (its ClusterQueue has the flavors {names}, and which one Kueue "
+                f"picks depends on free quota)"
+            )
+    return Admission(
+        template,
+        tuple(certain),
+        tuple(assumed),
+        tuple(assumptions),
+        tuple(stages),
+        choices if flavors and len(flavors) > 1 else (),
+    )
+
+
+def kueue_flavors(
+    profile: ClusterProfile, workload: Workload, namespace: str
+) -> tuple[ResourceFlavor, ...]:
+    """The ResourceFlavors the profile defines among those the workload's ClusterQueue may
+    admit it to (none: no LocalQueue, or no flavor object known)."""
+    if not profile.local_queues or not profile.resource_flavors:
+        return ()
+    from gpulint.kueue import queue_label  # only workloads of a Kueue profile ask
+
+    found = queue_label(workload)
+    if found is None:
+        return ()
+    local = next(
+        (q for q in profile.local_queues if (q.namespace, q.name) == (namespace, found[0])),
+        None,
+    )
+    queue = next(
+        (q for q in profile.cluster_queues if local is not None and q.name == local.cluster_queue),
+        None,
+    )
+    if queue is None:
+        return ()
+    by_name = {f.name: f for f in profile.resource_flavors}
+    names = dict.fromkeys(f.name for f in queue.flavors)
+    # A flavor the profile does not define is one whose tolerations are unknown: no flavor is
+    # then sure, so every known one is only possible.
+    known = tuple(by_name[n] for n in names if n in by_name)
+    if len(known) == 1 and len(names) > 1:
+        return (*known, ResourceFlavor("(undefined)"))
+    return known
+
+
+def _flavor_tolerations(flavor: ResourceFlavor, template: PodTemplate) -> list[Toleration]:
+    return [
+        Toleration(t.key, t.operator, t.value, t.effect, None, template.spec.pos)
+        for t in flavor.tolerations
+    ]
+
+
+def _why_unknown(profile: ClusterProfile) -> str:
+    if profile.provider is None:
+        return "nothing recognised the platform"
+    return f"whether {profile.provider} runs it is unknown"
+
+
+def _keys(tolerations: Iterable[Toleration]) -> str:
+    keys = dict.fromkeys(f"`{t.key}`" for t in tolerations)
+    return ", ".join(keys)
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation after admission: LimitRanger's defaults and limits, for every resource
+
+
+class Refusal(NamedTuple):
+    """Why the API server refuses the admitted pod, and where the manifest causes it."""
+
+    stage: str  # the object that refuses: `LimitRange ml/defaults`
+    message: str
+    pos: Pos
+    involves: Document | None = None  # the manifest object that refuses (None: the profile's)
+
+
+def limit_range_refusals(
+    template: PodTemplate, limit_ranges: Iterable[LimitRangeInEffect]
+) -> Iterator[Refusal]:
+    """What the namespace's LimitRanges refuse in the pod, for every resource but extended
+    ones (GPU303 judges those): LimitRanger first fills in each container's default limit and
+    request (a `max` with no `default` is the default limit; a `default` with no
+    `defaultRequest` the default request, else `min`), then the API refuses a request above
+    its limit, and LimitRanger a value under `min`, over `max`, or a limit over
+    `maxLimitRequestRatio` times the request.
+    """
+    for source in limit_ranges:
+        limit_range = source.limit_range
+        name = f"`{limit_range.namespace}/{limit_range.name}`"
+        for item in limit_range.items:
+            if item.type != "Container":
+                continue
+            default = {**item.max, **item.default}
+            default_request = {**item.min, **default, **item.default_request}
+            resources = dict.fromkeys(
+                [*default, *default_request, *item.max, *item.min, *item.max_limit_request_ratio]
+            )
+            for container in template.containers:
+                if container.role is ContainerRole.EPHEMERAL:
+                    continue
+                for resource in resources:
+                    if is_extended_resource(resource):
+                        continue
+                    found = _container_refusal(container, resource, item, default, default_request)
+                    if found is not None:
+                        message, pos = found
+                        yield Refusal(
+                            f"LimitRange {limit_range.namespace}/{limit_range.name}",
+                            f"after admission: the LimitRange {name} {message}",
+                            pos,
+                            source.document,
+                        )
+
+
+def _container_refusal(
+    container: Container,
+    resource: str,
+    item: LimitRangeItem,
+    default: Mapping[str, Decimal],
+    default_request: Mapping[str, Decimal],
+) -> tuple[str, Pos] | None:
+    written_limit = container.resources.limits.get(resource)
+    written_request = container.resources.requests.get(resource)
+    limit = written_limit.amount if written_limit is not None else default.get(resource)
+    request: Decimal | None
+    if written_request is not None:
+        request = written_request.amount
+    elif written_limit is not None:
+        request = written_limit.amount  # API defaulting copies the limit before admission
+    else:
+        request = default_request.get(resource)
+    where = _quantity_pos(container, resource)
+    what = _RESOURCE_WORDS.get(resource, resource)
+    who = f"{container.field_path} ({container.name})"
+    of = f"of {who}"
+    if written_limit is None and limit is not None and request is not None and request > limit:
+        return (
+            f"sets the {what} limit {of} to {_amount(resource, limit)}, below the request of "
+            f"{_amount(resource, request)}: the API server refuses the pod (`must be less than or "
+            f"equal to {resource} limit of {_amount(resource, limit)}`)",
+            where,
+        )
+    if resource in item.min:
+        least = item.min[resource]
+        if request is None:
+            return (
+                f"requires a {what} request of at least {_amount(resource, least)}, and {who} "
+                f"has none",
+                where,
+            )
+        if request < least:
+            return (
+                f"requires a {what} request of at least {_amount(resource, least)}, and {who} "
+                f"requests {_amount(resource, request)}",
+                where,
+            )
+    if resource in item.max and limit is not None and limit > item.max[resource]:
+        return (
+            f"allows {what} limits of at most {_amount(resource, item.max[resource])}, and "
+            f"{who} sets {_amount(resource, limit)}",
+            where,
+        )
+    ratio = item.max_limit_request_ratio.get(resource)
+    if ratio is not None and limit is not None and request and limit / request > ratio:
+        return (
+            f"allows {what} limits of at most {format_quantity(ratio)} times the request, and "
+            f"{who} has limit {_amount(resource, limit)} for a request of "
+            f"{_amount(resource, request)}",
+            where,
+        )
+    return None
+
+
+_RESOURCE_WORDS = {"cpu": "CPU", "memory": "memory", "ephemeral-storage": "ephemeral-storage"}
+
+
+def _amount(resource: str, amount: Decimal) -> str:
+    if resource == "cpu" and amount < 1:
+        return f"{format_quantity(amount * 1000)}m"
+    return format_amount(resource, amount)
+
+
+def _quantity_pos(container: Container, resource: str) -> Pos:
+    """The request of `resource` (else its limit, else `resources:`, else the container)."""
+    for written in (container.resources.requests, container.resources.limits):
+        if resource in written:
+            return written[resource].key_pos
+    return container.resources.pos if container.resources.node is not None else container.pos
+
+
+def policy_refusals(
+    template: PodTemplate,
+    policies: Iterable[RequiredResources],
+    limit_ranges: Iterable[LimitRangeInEffect] = (),
+) -> Iterator[Refusal]:
+    """What an enforced Gatekeeper or Kyverno "require requests/limits" policy refuses in the
+    pod, after LimitRanger has filled in the namespace's defaults (a validating webhook sees
+    the pod as mutated)."""
+    default_limits: dict[str, Decimal] = {}
+    default_requests: dict[str, Decimal] = {}
+    for source in limit_ranges:
+        for item in source.limit_range.items:
+            if item.type == "Container":
+                default_limits.update({**item.max, **item.default})
+                default_requests.update(
+                    {**item.min, **item.max, **item.default, **item.default_request}
+                )
+    for policy in policies:
+        for container in template.app_containers:
+            written = container.resources
+            missing = [
+                f"a {r} limit"
+                for r in policy.limits
+                if r not in written.limits and r not in default_limits
+            ] + [
+                f"a {r} request"
+                for r in policy.requests
+                if r not in written.requests
+                and r not in written.limits
+                and r not in default_requests
+            ]
+            if missing:
+                yield Refusal(
+                    policy.label,
+                    f"after admission: the {policy.label} policy refuses the pod: "
+                    f"{container.field_path} ({container.name}) sets no "
+                    f"{' and no '.join(m.removeprefix('a ') for m in missing)}, and no "
+                    f"LimitRange of the namespace gives it one",
+                    written.pos if written.node is not None else container.pos,
+                )

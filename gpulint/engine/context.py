@@ -1,0 +1,69 @@
+"""Context files (`context:` in the config): the files a run given only some files judges them
+against. Their knowledge objects join the plan's; of their other objects only what corpus-wide
+rules keep (workloads, HPAs) is read, and no per-file rule runs on them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpulint.config import Config
+from gpulint.engine.files import FileOutcome, check_file
+from gpulint.engine.plan import FilePlan, names_any
+from gpulint.errors import GpulintError
+from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, read_bytes
+
+if TYPE_CHECKING:
+    from gpulint.engine.gather import Gathered
+
+#: A context file is read only if its bytes may hold what corpus-wide rules keep.
+_CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler")
+
+
+def context_inputs(config: Config, given: Inputs) -> list[Input]:
+    """The files under the config's `context` that are not among the given inputs (stdin
+    named as one of them, `--stdin-filename k8s/a.yaml`, stands for it)."""
+    paths = config.context_paths()
+    if not paths:
+        return []
+    seen = {os.path.realpath(input_name(item)) for item in given}
+    try:
+        found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
+    except GpulintError as exc:
+        # A chart under `context` is rendered for any file given: say why it was.
+        raise GpulintError(f"{config.context_where()}: context: {exc}") from None
+    return [i for i in found if not isinstance(i, str) or os.path.realpath(i) not in seen]
+
+
+def renders_of(context: Sequence[Input]) -> dict[str, RenderedInput]:
+    """The chart and overlay renders among the context's inputs, by name."""
+    return {item.name: item for item in context if isinstance(item, RenderedInput)}
+
+
+def read_context(
+    plan: FilePlan, inputs: Inputs, context: Sequence[Input], gathered: Gathered
+) -> frozenset[str]:
+    """Add to `gathered` what corpus-wide rules keep of the context files (no per-file rule
+    runs on them); return the given files' names."""
+    given = frozenset(input_name(item) for item in inputs)
+    context_plan = plan._replace(per_document=(), keep_checked=False, unused_rule=None)
+    # Without a corpus-wide rule at work, context files were wanted for knowledge only.
+    for outcome in _context_outcomes(context_plan, context if plan.corpus_wide else ()):
+        gathered.add_autoscalers(outcome)
+        gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
+        gathered.add_kept(outcome)
+    return given
+
+
+def _context_outcomes(plan: FilePlan, items: Iterable[Input]) -> Iterator[FileOutcome]:
+    """What corpus-wide rules keep of each context file; files that cannot hold it are not
+    parsed."""
+    for item in items:
+        if isinstance(item, str):
+            data = read_bytes(Path(item))
+            if isinstance(data, OSError) or not names_any(data, _CONTEXT_BYTES):
+                continue
+            item = (item, data)
+        yield check_file(plan, item)

@@ -1,0 +1,110 @@
+"""What the per-file pass leaves for the corpus pass and the report, and the corpus pass: the
+corpus-wide rules once over what the files kept, then the suppressions that suppressed
+nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpulint.engine.files import FileOutcome
+from gpulint.engine.plan import FilePlan
+from gpulint.engine.pool import check_files
+from gpulint.engine.report import displayed, findings_of, roles_of, spool, unused_suppressions
+from gpulint.findings import CheckedObject, Finding
+from gpulint.loader import Inputs, LoadResult
+from gpulint.suppressions import SuppressionTracker
+
+if TYPE_CHECKING:
+    from gpulint.engine.record import Run
+    from gpulint.live.verdict import ServerRejection
+    from gpulint.model import Workload
+    from gpulint.replicas import Autoscaler
+    from gpulint.rules import Rule
+    from gpulint.scheduling import Placement
+    from gpulint.spool import FindingSpool
+
+
+class Gathered:
+    """What the per-file phase leaves for the corpus-wide phase and the report."""
+
+    # A plain class: one instance per run, filled in place (a dataclass costs more to define).
+    def __init__(self, findings: list[Finding] | FindingSpool) -> None:
+        self.findings = findings
+        self.late: list[Finding] = []  # anywhere in the report
+        self.checked: list[CheckedObject] = []
+        self.kept: dict[str, list[Workload]] = {}
+        # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
+        self.scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
+        self.tracker = SuppressionTracker()
+        self.files = 0
+        self.objects = 0
+        self.unchecked = 0  # objects that request accelerators gpulint did not check (GPU007)
+        self.placements: dict[int, Placement] = {}  # of kept templates
+
+    def add_autoscalers(self, outcome: FileOutcome) -> None:
+        """Keep the first HPA of each target among the file's."""
+        for scaler in outcome.autoscalers:
+            target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
+            self.scalers.setdefault(target, scaler)
+
+    def add_kept(self, outcome: FileOutcome) -> None:
+        """Keep the workloads the file gave each corpus-wide rule."""
+        for code, workloads in outcome.kept.items():
+            self.kept[code].extend(workloads)
+
+
+def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
+    """Load and check each file in turn, keeping only what outlives it."""
+    gathered = Gathered([] if not run.spool_findings else spool())
+    gathered.kept = {r.code: [] for r in plan.corpus_wide}
+    # A file's suppression markers matter once it is checked only to corpus-wide findings and
+    # to the report of markers that suppressed nothing.
+    keep_markers = bool(plan.corpus_wide) or plan.unused_rule is not None
+    for outcome in check_files(plan, inputs, run.jobs):
+        gathered.files += outcome.files
+        gathered.objects += outcome.objects
+        gathered.unchecked += outcome.unchecked
+        # A render's findings point into the files it was rendered from: anywhere in the report.
+        findings = [f for f in outcome.findings if f.rendered is None]
+        gathered.findings.extend(displayed(findings, run))
+        gathered.late.extend(f for f in outcome.findings if f.rendered is not None)
+        if run.root is None:
+            gathered.checked.extend(outcome.checked)
+        else:
+            gathered.checked.extend(c._replace(path=run.display(c.path)) for c in outcome.checked)
+        gathered.add_autoscalers(outcome)
+        if keep_markers:
+            gathered.tracker.merge(outcome.tracker)
+        gathered.add_kept(outcome)
+        gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
+    return gathered
+
+
+def corpus_findings(
+    plan: FilePlan,
+    gathered: Gathered,
+    rejections: tuple[ServerRejection, ...],
+    selected: Sequence[Rule],
+    given: frozenset[str] | None = None,
+) -> list[Finding]:
+    """The corpus-wide rules' findings over what the files kept, then unused suppressions.
+
+    `given`: the files of a run with `context:`; only findings that involve them are kept.
+    """
+    found: list[Finding] = []
+    everything_kept = {id(w): w for kept in gathered.kept.values() for w in kept}.values()
+    roles = roles_of(everything_kept)
+    for rule in plan.corpus_wide:
+        context = plan.context(
+            LoadResult((), plan.knowledge, ()),
+            tuple(gathered.kept[rule.code]),
+            rejections=rejections,
+            all_autoscalers=tuple(gathered.scalers.values()),
+            placements=gathered.placements,
+        )
+        found.extend(findings_of(rule, context, roles, plan.config, gathered.tracker, given))
+    if plan.unused_rule is not None:
+        unused = unused_suppressions(plan.unused_rule, gathered.tracker, selected, plan.config)
+        found.extend(f for f in unused if given is None or f.path in given)
+    return found

@@ -1,0 +1,134 @@
+"""The plan: which rules run on each file and once over the corpus, and the knowledge objects
+(PriorityClasses, ResourceQuotas, LimitRanges, DRA objects) read from every input first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpulint.config import Config
+from gpulint.engine.files import load_input
+from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
+from gpulint.rules import UNUSED_SUPPRESSION, Rule
+from gpulint.rules.base import CheckContext
+from gpulint.views import NamedTuple
+
+if TYPE_CHECKING:
+    from gpulint.engine.record import Run
+    from gpulint.live.verdict import DryRun, ServerRejection
+    from gpulint.model import Document, Workload
+    from gpulint.profile.model import ClusterProfile
+
+#: The rule that reports what a server-side dry-run refused.
+SERVER_REJECTED = "GPU900"
+#: Kinds whose objects decide verdicts on objects in other files, read before the others.
+KNOWLEDGE_KINDS = frozenset(
+    {"PriorityClass", "ResourceQuota", "LimitRange"}
+    # DRA objects: claims and classes that pods and claims of other files name.
+    | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
+    # The schemas of custom resources in other files (gpulint.validation.crds).
+    | {"CustomResourceDefinition"}
+)
+_KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
+
+
+class FilePlan(NamedTuple):
+    """What checking one file needs; sent to each worker process once per batch of files."""
+
+    config: Config
+    profile: ClusterProfile | None
+    namespace: str | None
+    per_document: tuple[Rule, ...]
+    corpus_wide: tuple[Rule, ...]
+    knowledge: tuple[Document, ...]
+    knowledge_kinds: frozenset[str] = frozenset()
+    keep_checked: bool = True
+    unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
+
+    def context(
+        self,
+        loaded: LoadResult,
+        workloads: tuple[Workload, ...] = (),
+        **corpus_wide: Any,
+    ) -> CheckContext:
+        """A context for `loaded` and its `workloads`, with the profile and knowledge objects
+        (and, for a corpus-wide check, the other `CheckContext` fields in `corpus_wide`)."""
+        return CheckContext(
+            loaded,
+            workloads,
+            self.profile,
+            self.namespace,
+            knowledge=self.knowledge,
+            kubernetes_version=self.config.kubernetes_version,
+            **corpus_wide,
+        )
+
+
+def plan(
+    run: Run, inputs: Inputs, context_inputs: Sequence[Input] = ()
+) -> tuple[FilePlan, list[Rule]]:
+    """The plan each file is checked by, and the selected rules left out for want of a
+    profile."""
+    config, profile = run.config, run.profile
+    skipped = [r for r in run.rules if r.needs_profile and profile is None]
+    active = [r for r in run.rules if r.check is not None and r not in skipped]
+    if run.dry_run is None:  # only a server's dry-run gives GPU900 anything to report
+        active = [r for r in active if r.code != SERVER_REJECTED]
+    knowledge = knowledge_documents(inputs) + knowledge_documents(context_inputs)
+    known_kinds = frozenset(d.ref.kind for d in knowledge)
+    profile_kinds = profile.object_kinds if profile is not None else frozenset()
+    file_plan = FilePlan(
+        config,
+        profile,
+        run.namespace,
+        tuple(r for r in active if not r.corpus_wide),
+        # Whether a corpus-wide rule has work is known before any file is checked: it judges
+        # workloads against knowledge objects or the profile, never against one file's kinds.
+        tuple(r for r in active if r.corpus_wide and r.has_work(known_kinds, profile_kinds)),
+        knowledge,
+        known_kinds,
+        run.keep_checked,
+        _unused_rule(run.rules, config),
+    )
+    return file_plan, skipped
+
+
+def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
+    if not config.report_unused_ignores:
+        return None
+    return next((r for r in selected if r.code == UNUSED_SUPPRESSION), None)
+
+
+def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
+    """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
+
+    Only files whose bytes name one of those kinds are parsed here (and again when checked).
+    """
+    found: list[Document] = []
+    for item in inputs:
+        name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
+        if isinstance(data, OSError) or not names_any(data, _KNOWLEDGE_BYTES):
+            continue
+        loaded = load_bytes(name, data)
+        found.extend(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
+    return tuple(found)
+
+
+def names_any(data: bytes, words: Sequence[bytes]) -> bool:
+    """Whether `data` holds any of `words` (a file that holds none need not be parsed)."""
+    # Substring searches rather than one compiled alternation: compiling it cost every run
+    # more than searching a whole corpus this way.
+    return any(word in data for word in words)
+
+
+def server_rejections(
+    inputs: Inputs, file_plan: FilePlan, dry_run: DryRun | None
+) -> tuple[ServerRejection, ...]:
+    """What the API server refused of the objects, when GPU900 runs."""
+    if dry_run is None or not any(r.code == SERVER_REJECTED for r in file_plan.corpus_wide):
+        return ()
+    # The server judges objects against the namespaces the same manifests create, so it
+    # gets every object at once; live mode checks a handful of files.
+    everything = LoadResult.merged([load_input(item) for item in inputs])
+    return tuple(dry_run(everything.documents, file_plan.context(everything).namespace_of))

@@ -1,0 +1,192 @@
+"""Problems into findings: suppressions and ignores applied, roles named, duplicates dropped,
+files named for display, findings of renders moved to the files they came from, report order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from gpulint.config import Config
+from gpulint.findings import Finding
+from gpulint.loader import display_path
+from gpulint.rules import Rule
+from gpulint.rules.base import CheckContext, Problem
+from gpulint.suppressions import SuppressionTracker
+from gpulint.workloads import role_at
+
+if TYPE_CHECKING:
+    from gpulint.engine.record import Run
+    from gpulint.loader import RenderedInput
+    from gpulint.model import Workload
+    from gpulint.spool import FindingSpool
+    from gpulint.yamltree import Pos
+
+
+def findings_of(
+    rule: Rule,
+    context: CheckContext,
+    roles: dict[int, Workload],
+    config: Config,
+    tracker: SuppressionTracker,
+    given: frozenset[str] | None = None,
+) -> Iterator[Finding]:
+    """What `rule` finds in `context`, less what the config and suppressions drop.
+
+    `given`: the files of a run with `context:`; only findings that involve them are kept.
+    """
+    # Pods built from one field share it (an Argo workflow's nodeSelector, given to each of
+    # its templates): what is wrong with it is told once.
+    seen: set[tuple[int, Pos, str]] = set()
+    for problem in rule.check_function()(context):
+        if _dropped(problem, rule, config, tracker):
+            continue
+        if given is not None and not involves_given(problem, given):
+            continue
+        problem = _name_role(problem, roles)
+        key = (id(problem.file), problem.pos, problem.message)
+        if key not in seen:
+            seen.add(key)
+            yield to_finding(rule, problem, config)
+
+
+def involves_given(problem: Problem, given: frozenset[str]) -> bool:
+    """Whether a corpus-wide finding belongs in a run given only some files: its object is in
+    one of them, or an object it says it combines is (the other workload sharing a quota, the
+    quota itself)."""
+    if problem.file.path in given:
+        return True
+    return any(d is not None and d.file.path in given for d in problem.involves)
+
+
+def roles_of(workloads: Iterable[Workload]) -> dict[int, Workload]:
+    """The workloads with roles (several pod templates), by id() of their document."""
+    return {
+        id(w.document): w for w in workloads if w.unread_roles or any(t.role for t in w.templates)
+    }
+
+
+def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:
+    """Prefix `PyTorchJob/llama-ft Worker: ` when the finding sits inside one role of a CRD.
+
+    Rules speak of "this pod"; in a workload with several pod templates the reader needs to
+    know which one. Messages that already name the workload say so (`names_workload`) and
+    are left as they are.
+    """
+    if problem.names_workload:
+        return problem
+    document = problem.document
+    workload = roles.get(id(document)) if document is not None else None
+    if workload is None:
+        return problem
+    role = role_at(workload, problem.pos)
+    if role is None:
+        return problem
+    ref = workload.document.ref
+    return problem._replace(message=f"{ref.kind}/{ref.name} {role}: {problem.message}")
+
+
+def _dropped(problem: Problem, rule: Rule, config: Config, tracker: SuppressionTracker) -> bool:
+    code = rule.code
+    if config.ignored_in_file(problem.file.path, code):
+        return True
+    if problem.document is not None and config.ignored_object(problem.document.ref, code):
+        return True
+    return tracker.suppresses(problem.file, problem.pos[0], problem.document, code)
+
+
+def to_finding(rule: Rule, problem: Problem, config: Config) -> Finding:
+    """The finding `problem` of `rule` makes: the record's severity (as the config sets it) and
+    fix text unless the problem gives its own, and its edits when the rule may fix."""
+    document = problem.document
+    # Rendered Helm output is fixed in its templates or values, never in place.
+    rendered = document is not None and document.source is not None
+    edits = problem.edits if rule.autofix and not rendered else ()
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        severity=config.severity.get(rule.code, problem.severity or rule.severity),
+        path=problem.file.path,
+        line=problem.pos[0],
+        column=problem.pos[1],
+        message=problem.message,
+        fix=problem.fix if problem.fix is not None else rule.fix,
+        object=document.ref if document is not None else None,
+        source=document.source if document is not None else None,
+        edits=edits,
+        applicability=rule.autofix if edits else None,
+    )
+
+
+def unused_suppressions(
+    rule: Rule, tracker: SuppressionTracker, rules: Sequence[Rule], config: Config
+) -> list[Finding]:
+    """GPU006: each suppression that suppressed nothing of the rules that ran."""
+    enabled = {r.code for r in rules}
+    findings = []
+    for marker, codes in tracker.unused():
+        # A suppression of a rule that did not run cannot be judged.
+        live = [c for c in codes if any(code.startswith(c) for code in enabled)]
+        if marker.codes and not live:
+            continue
+        what = f"no {', '.join(live)} finding" if live else "nothing"
+        if config.ignored_in_file(marker.file.path, rule.code):
+            continue
+        problem = Problem(
+            marker.file,
+            marker.pos,
+            f"unused suppression ({marker.kind}): {what} here to suppress",
+        )
+        findings.append(to_finding(rule, problem, config))
+    return findings
+
+
+def displayed(findings: Iterable[Finding], run: Run) -> Iterator[Finding]:
+    """`findings` with their files (and renders) named as the report names them."""
+    if run.root is None:
+        yield from findings
+        return
+    for finding in findings:
+        path = run.display(finding.path)
+        rendered = finding.rendered
+        if rendered is not None:
+            # The render's own name, not stdin's as given (which only names the file).
+            rendered = rendered._replace(of=display_path(rendered.of, run.root))
+        if path != finding.path or rendered != finding.rendered:
+            finding = replace(finding, path=path, rendered=rendered)
+        yield finding
+
+
+def located(findings: list[Finding], renders: dict[str, RenderedInput]) -> list[Finding]:
+    """`findings` with those still at a position of a render moved to the files it came from."""
+    out = [f for f in findings if f.rendered is not None or f.path not in renders]
+    by_render: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.rendered is None and finding.path in renders:
+            by_render.setdefault(finding.path, []).append(finding)
+    for name, found in by_render.items():
+        item = renders[name]
+        out.extend(item.origin.locate(found, item.data.decode("utf-8")))
+    return out
+
+
+def sort_key(finding: Finding) -> tuple[str, int, int, str]:
+    """Report order: by path, line, column, then code."""
+    return finding.sort_key
+
+
+def spool() -> FindingSpool:
+    """An empty spool that keeps findings on disk (only runs that spool import it)."""
+    from gpulint.spool import FindingSpool
+
+    return FindingSpool()
+
+
+def in_report_order(
+    per_file: list[Finding] | FindingSpool, late: list[Finding]
+) -> tuple[Finding, ...] | FindingSpool:
+    """Every finding in report order: per-file findings came in it, `late` ones in any."""
+    if isinstance(per_file, list):
+        return tuple(sorted([*per_file, *late], key=sort_key))
+    per_file.add_late(late)
+    return per_file

@@ -1,0 +1,61 @@
+"""A run in its phases: discover, plan, the per-file pass, context files, the corpus pass,
+the report."""
+
+from __future__ import annotations
+
+from gpulint.engine.context import context_inputs, read_context, renders_of
+from gpulint.engine.gather import check_every_file, corpus_findings
+from gpulint.engine.plan import plan, server_rejections
+from gpulint.engine.record import Run
+from gpulint.engine.report import displayed, in_report_order, located
+from gpulint.findings import LintResult
+from gpulint.loader import STDIN, discover
+
+#: The rule that needs the `gpulint[schema]` extra; a run without it says so once.
+SCHEMA_RULE = "GPU012"
+
+
+def run(record: Run) -> LintResult:
+    """The findings of `record`, in report order, and what was looked at."""
+    config = record.config
+    # Checked in report order (findings are reported by path), so each file's findings can be
+    # written out as soon as the file is checked.
+    inputs = discover(
+        [p for p in record.paths if p != STDIN],
+        config.is_excluded,
+        record.stdin if STDIN in record.paths else None,
+        record.overlay,
+        record.render,
+        record.allow_empty,
+        ignored=config.gitignore_filter(),
+        base=record.root,
+    )
+    context = context_inputs(config, inputs)
+    file_plan, skipped = plan(record, inputs, context)
+    rejections = server_rejections(inputs, file_plan, record.dry_run)
+    gathered = check_every_file(file_plan, inputs, record)
+    given = read_context(file_plan, inputs, context, gathered) if context else None
+    late = gathered.late + corpus_findings(file_plan, gathered, rejections, record.rules, given)
+    # A chart of the context stands where the given ones do: at its templates and values.
+    renders = {**inputs.renders, **renders_of(context)}
+    if renders:
+        late = located(late, renders)
+    late = list(displayed(late, record))
+    notes = []
+    if skipped:
+        notes.append(
+            f"{len(skipped)} cluster-profile rules skipped: no --profile given "
+            f"({', '.join(r.code for r in skipped)})"
+        )
+    if any(r.code == SCHEMA_RULE for r in record.rules):
+        from gpulint.validation.kube import unavailable_note
+
+        notes.extend(unavailable_note())
+    return LintResult(
+        findings=in_report_order(gathered.findings, late),
+        files=gathered.files,
+        objects=gathered.objects,
+        notes=tuple(notes),
+        checked=tuple(gathered.checked),
+        unchecked=gathered.unchecked,
+    )

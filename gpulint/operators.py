@@ -1,0 +1,427 @@
+"""The pods operators build from fields that are no pod spec: an Argo template with its
+workflow's defaults, a KServe component with GKE's accelerator selector, NIM services, KAITO
+presets and templates, KubeAI resource profiles, NVIDIA Dynamo services and components.
+
+Each builder takes (the object, the role's mapping) and returns the pod spec the operator runs,
+every value positioned at the field that decided it (a shape's `Role.derive`), or an
+`UnreadPart` saying why it cannot.
+"""
+
+from collections.abc import Iterator
+from typing import Any
+
+from gpulint.fields import mapping_at, shown
+from gpulint.model import (
+    UnreadPart,
+)
+from gpulint.yamltree import Pos, YMap, YSeq
+
+# Pod fields an Argo workflow's spec gives every template that sets none of its own, as
+# (workflow field, pod field): workflow/controller/workflowpod.go (addSchedulingConstraints,
+# and resourceClaims beside it).
+_ARGO_DEFAULTS = (
+    ("nodeSelector", "nodeSelector"),
+    ("affinity", "affinity"),
+    ("tolerations", "tolerations"),
+    ("schedulerName", "schedulerName"),
+    ("podPriorityClassName", "priorityClassName"),
+    ("resourceClaims", "resourceClaims"),
+)
+
+
+def argo_pod(spec_path: str, obj: YMap, template: YMap) -> YMap:
+    """The pod an Argo template runs: the template as written, with the workflow's own
+    `nodeSelector`, `affinity`, `tolerations`, `schedulerName`, `podPriorityClassName` and
+    `resourceClaims` where the template sets none (an empty one is none)."""
+    workflow = mapping_at(obj, *spec_path.split("."))
+    defaults = [
+        (key, field)
+        for key, field in _ARGO_DEFAULTS
+        if workflow.get(key) and not template.get(field)
+    ]
+    if not defaults:
+        return template
+    pod = YMap(template.pos)
+    pod.update(template)
+    pod.spans.update(template.spans)
+    for key, field in defaults:
+        pod[field] = workflow[key]
+        pod.spans[field] = workflow.spans[key]
+    return pod
+
+
+# KServe components are pod specs with extra fields: a predictor's model-format field
+# (`model`, `pytorch`, ...) is one more container, the one the serving runtime's container is
+# merged with (https://github.com/kserve/kserve pkg/apis/serving/v1beta1/predictor.go).
+KSERVE_FORMATS = (
+    "model",
+    "sklearn",
+    "xgboost",
+    "tensorflow",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+)
+
+
+_GKE_ACCELERATOR = "serving.kserve.io/gke-accelerator"
+
+
+def kserve_component(obj: YMap, component: YMap) -> YMap:
+    """A KServe component's pod spec: as written, plus the node selector KServe's pod webhook
+    adds (pkg/webhook/admission/pod/accelerator_injector.go) when the InferenceService is
+    annotated `serving.kserve.io/gke-accelerator` and a container limits `nvidia.com/gpu`."""
+    for notes in (mapping_at(obj, "metadata", "annotations"), component.get("annotations")):
+        if isinstance(notes, YMap) and notes.get(_GKE_ACCELERATOR):
+            break
+    else:
+        return component
+    if not any(
+        "nvidia.com/gpu" in mapping_at(container, "resources", "limits")
+        for container in _component_containers(component)
+    ):
+        return component
+    pos = notes.pos_of_value(_GKE_ACCELERATOR)
+    written = component.get("nodeSelector")
+    selector = YMap(written.pos if isinstance(written, YMap) else pos)
+    if isinstance(written, YMap):
+        selector.update(written)
+        selector.spans.update(written.spans)
+    selector["cloud.google.com/gke-accelerator"] = str(notes[_GKE_ACCELERATOR])
+    selector.spans["cloud.google.com/gke-accelerator"] = (*pos, *pos)
+    pod = YMap(component.pos)
+    pod.update(component)
+    pod.spans.update(component.spans)
+    pod["nodeSelector"] = selector
+    pod.spans.setdefault("nodeSelector", (*pos, *pos))
+    return pod
+
+
+def _component_containers(component: YMap) -> Iterator[YMap]:
+    containers = component.get("containers")
+    if isinstance(containers, YSeq):
+        yield from (c for c in containers if isinstance(c, YMap))
+    for name in (*KSERVE_FORMATS, "art", "alibi"):
+        if isinstance(component.get(name), YMap):
+            yield component[name]
+
+
+def nim_pod(obj: YMap, spec: YMap) -> YMap:
+    """A NIMService spec as the pod the NIM Operator runs: its placement fields as written, and
+    one container, `nim`, with the spec's `resources` (not pod-level resources)."""
+    pod = YMap(spec.pos)
+    for key, value in spec.items():
+        if key != "resources":
+            pod[key] = value
+            pod.spans[key] = spec.spans[key]
+    container = YMap(spec.pos)
+    container["name"] = "nim"
+    container.spans["name"] = (*spec.pos, *spec.pos)
+    if "resources" in spec:
+        container["resources"] = spec["resources"]
+        container.spans["resources"] = spec.spans["resources"]
+    containers = YSeq(spec.pos)
+    containers.append(container)
+    containers.item_pos.append(spec.pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = (*spec.pos, *spec.pos)
+    return pod
+
+
+def nim_service_pod(obj: YMap, service: YMap) -> YMap | None:
+    """The pod of one NIMPipeline service: its `spec` as a NIMService's."""
+    spec = service.get("spec")
+    return nim_pod(obj, spec) if isinstance(spec, YMap) else None
+
+
+def _synthetic(value: Any, pos: Pos) -> Any:
+    """A tree of YMap/YSeq holding `value`, every key, item and value positioned at `pos`."""
+    if isinstance(value, dict):
+        node = YMap(pos)
+        for key, item in value.items():
+            node[key] = _synthetic(item, pos)
+            node.spans[key] = (*pos, *pos)
+        return node
+    if isinstance(value, (list, tuple)):
+        items = YSeq(pos)
+        for item in value:
+            items.append(_synthetic(item, pos))
+            items.item_pos.append(pos)
+        return items
+    return value
+
+
+# KAITO (kaito.sh) runs a preset model on every GPU of the instance type it provisions
+# (kaito-project/kaito pkg/sku: GPUCount per SKU; pkg/workspace/inference/preset_inferences.go:
+# requests and limits `nvidia.com/gpu: <GPUCount>`, tolerations below). NVIDIA SKUs only.
+KAITO_GPUS: dict[str, int] = {
+    "Standard_NV36ads_A10_v5": 1,
+    "Standard_NV72ads_A10_v5": 2,
+    "Standard_NC24ads_A100_v4": 1,
+    "Standard_NC48ads_A100_v4": 2,
+    "Standard_NC96ads_A100_v4": 4,
+    "Standard_ND96asr_A100_v4": 8,
+    "Standard_ND96amsr_A100_v4": 8,
+    "Standard_NC40ads_H100_v5": 1,
+    "Standard_NC80adis_H100_v5": 2,
+    "Standard_ND96isr_H100_v5": 8,
+    "Standard_NCC40ads_H100_v5": 1,
+    "Standard_ND96isr_H200_v5": 8,
+    "p4d.24xlarge": 8,
+    "p4de.24xlarge": 8,
+    "p5.48xlarge": 8,
+    "p5e.48xlarge": 8,
+    "p5en.48xlarge": 8,
+    **dict.fromkeys(("g6.xlarge", "g6.2xlarge", "g6.4xlarge", "g6.8xlarge", "g6.16xlarge"), 1),
+    **{"gr6.4xlarge": 1, "gr6.8xlarge": 1, "g6.12xlarge": 4, "g6.24xlarge": 4, "g6.48xlarge": 8},
+    **dict.fromkeys(("g5.xlarge", "g5.2xlarge", "g5.4xlarge", "g5.8xlarge", "g5.16xlarge"), 1),
+    **{"g5.12xlarge": 4, "g5.24xlarge": 4, "g5.48xlarge": 8},
+}
+_KAITO_TOLERATIONS = (
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+)
+
+
+def kaito_pod(obj: YMap, resource: YMap) -> YMap | UnreadPart | None:
+    """The pod KAITO runs for a preset: every GPU of `resource.instanceType`.
+
+    None when the workspace has a custom `inference.template` (read as written); UnreadPart for
+    an instance type not in KAITO_GPUS, a MIG partition, or nodes brought without one.
+    """
+    inference = obj.get("inference")
+    if isinstance(inference, YMap) and "template" in inference:
+        return None
+    instance = resource.get("instanceType")
+    pos = resource.pos_of_value("instanceType") if instance else resource.pos
+    if resource.get("partition") is not None:
+        return UnreadPart("its GPUs are partitioned (`resource.partition`)", pos)
+    gpus = KAITO_GPUS.get(str(instance))
+    if gpus is None:
+        what = f"instance type `{shown(instance)}`" if instance else "no `resource.instanceType`"
+        return UnreadPart(f"how many GPUs its pods take depends on {what}", pos)
+    limits = {"nvidia.com/gpu": gpus}
+    container = {"name": "inference", "resources": {"requests": limits, "limits": limits}}
+    spec = {"containers": [container], "tolerations": list(_KAITO_TOLERATIONS)}
+    return _synthetic(spec, pos)
+
+
+def kaito_template(obj: YMap, inference: YMap) -> YMap | None:
+    """A custom `inference.template`'s pod spec as KAITO runs it: with its GPU tolerations
+    added (pkg/workspace/inference/template_inference.go), everything else as written."""
+    template = inference.get("template")
+    spec = template.get("spec") if isinstance(template, YMap) else None
+    if not isinstance(spec, YMap):
+        return None
+    pod = YMap(spec.pos)
+    pod.update(spec)
+    pod.spans.update(spec.spans)
+    written = spec.get("tolerations")
+    tolerations = YSeq(written.pos if isinstance(written, YSeq) else spec.pos)
+    if isinstance(written, YSeq):
+        tolerations.extend(written)
+        tolerations.item_pos.extend(written.item_pos)
+    added = _synthetic(list(_KAITO_TOLERATIONS), template.pos_of_key("spec"))
+    tolerations.extend(added)
+    tolerations.item_pos.extend(added.item_pos)
+    pod["tolerations"] = tolerations
+    if "tolerations" not in pod.spans:
+        pod.spans["tolerations"] = (*spec.pos, *spec.pos)
+    return pod
+
+
+# KubeAI (kubeai.org) resource profiles as its chart ships them (substratusai/kubeai
+# charts/kubeai/values.yaml `resourceProfiles`); `name:N` multiplies requests and limits by N
+# (internal/modelcontroller/model_controller.go). A cluster's own values may differ.
+_PRESENT = "present"
+KUBEAI_PROFILES: dict[str, tuple[str | None, dict[str, str]]] = {
+    # profile -> (accelerator resource, extra requests of one unit)
+    "cpu": (None, {"cpu": "1", "memory": "2Gi"}),
+    "nvidia-gpu-t4": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-l4": ("nvidia.com/gpu", {"cpu": "6", "memory": "24Gi"}),
+    "nvidia-gpu-l40s": ("nvidia.com/gpu", {"cpu": "6", "memory": "24Gi"}),
+    "nvidia-gpu-h100": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-gh200": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-a100-80gb": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-a100-40gb": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-a16": ("nvidia.com/gpu", {}),
+    "nvidia-gpu-rtx4070-8gb": ("nvidia.com/gpu", {}),
+    "amd-gpu-mi300x": ("amd.com/gpu", {}),
+}
+# Profiles whose GPUs are requested too (the others set only limits, which the API copies).
+_KUBEAI_REQUESTS = frozenset(
+    {"nvidia-gpu-t4", "nvidia-gpu-l4", "nvidia-gpu-l40s", "nvidia-gpu-gh200"}
+)
+_KUBEAI_UNTOLERATED = frozenset({"nvidia-gpu-t4"})
+
+
+def kubeai_pod(obj: YMap, spec: YMap) -> YMap | UnreadPart | None:
+    """The pod KubeAI runs for `spec.resourceProfile` (`nvidia-gpu-l4:2`); UnreadPart when the
+    profile is not one of the chart's."""
+    written = spec.get("resourceProfile")
+    name, _, multiple = str(written or "").partition(":")
+    if name not in KUBEAI_PROFILES or not multiple.isdigit():
+        return UnreadPart(
+            f"resource profile `{shown(written)}` is not one of KubeAI's defaults",
+            spec.pos_of_value("resourceProfile"),
+        )
+    resource, extra = KUBEAI_PROFILES[name]
+    count = int(multiple)
+    limits = {resource: str(count)} if resource else {}
+    requests = {k: _times(v, count) for k, v in extra.items()}
+    if resource and name in _KUBEAI_REQUESTS:
+        requests[resource] = str(count)
+    pod: dict[str, Any] = {
+        "containers": [{"name": "server", "resources": {"requests": requests, "limits": limits}}]
+    }
+    if resource and name not in _KUBEAI_UNTOLERATED:
+        toleration = {"key": resource, "operator": "Equal", "value": _PRESENT}
+        pod["tolerations"] = [{**toleration, "effect": "NoSchedule"}]
+    if isinstance(spec.get("priorityClassName"), str):
+        pod["priorityClassName"] = spec["priorityClassName"]
+    return _synthetic(pod, spec.pos_of_value("resourceProfile"))
+
+
+# NVIDIA Dynamo (nvidia.com) DynamoGraphDeployment v1alpha1: each `spec.services.<name>` runs
+# `replicas` × `multinode.nodeCount` pods of `extraPodSpec` (a pod spec) whose `mainContainer`
+# is the first container. The service's `resources` override the main container's per key
+# (ai-dynamo/dynamo deploy/operator/internal/dynamo/graph.go), written in Dynamo's own shape:
+# `gpu` becomes `gpuType`, `nvidia.com/gpu` by default, and `custom` holds any other
+# resource (internal/controller_common/resource.go GetResourcesConfig).
+_DYNAMO_GPU = "nvidia.com/gpu"
+
+
+def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
+    """The pod one DynamoGraphDeployment v1alpha1 service runs: `extraPodSpec` with its
+    `mainContainer` first, and the service's `resources` in Kubernetes' names."""
+    extra = service.get("extraPodSpec")
+    extra = extra if isinstance(extra, YMap) else YMap(service.pos)
+    pod = YMap(extra.pos)
+    for key, value in extra.items():
+        if key not in ("mainContainer", "containers"):
+            pod[key] = value
+            pod.spans[key] = extra.spans[key]
+    written = extra.get("mainContainer")
+    main = YMap(written.pos if isinstance(written, YMap) else service.pos)
+    if isinstance(written, YMap):
+        main.update(written)
+        main.spans.update(written.spans)
+    main.setdefault("name", "main")
+    main.spans.setdefault("name", (*main.pos, *main.pos))
+    resources = service.get("resources")
+    if isinstance(resources, YMap):
+        main["resources"] = _dynamo_resources(main.get("resources"), resources)
+        main.spans["resources"] = service.spans["resources"]
+    containers = YSeq(main.pos)
+    containers.append(main)
+    containers.item_pos.append(main.pos)
+    others = extra.get("containers")
+    if isinstance(others, YSeq):
+        containers.extend(others)
+        containers.item_pos.extend(others.item_pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = (*main.pos, *main.pos)
+    return pod
+
+
+def _dynamo_resources(container: Any, service: YMap) -> YMap:
+    """A container's `resources` with a Dynamo service's written over them, key by key."""
+    merged = YMap(service.pos)
+    for section in ("requests", "limits"):
+        below = container.get(section) if isinstance(container, YMap) else None
+        items = YMap(below.pos if isinstance(below, YMap) else service.pos)
+        if isinstance(below, YMap):
+            items.update(below)
+            items.spans.update(below.spans)
+        written = service.get(section)
+        if isinstance(written, YMap):
+            for key, value in written.items():
+                if key == "gpu":
+                    # A finding about the resource's name points at `gpuType` when written.
+                    kind = str(written.get("gpuType") or _DYNAMO_GPU)
+                    name_pos = written.pos_of_value("gpuType") if "gpuType" in written else None
+                    items[kind] = value
+                    items.spans[kind] = (
+                        *(name_pos or written.pos_of_key(key)),
+                        *written.pos_of_value(key),
+                    )
+                elif key == "custom" and isinstance(value, YMap):
+                    items.update(value)
+                    items.spans.update(value.spans)
+                elif key != "gpuType":
+                    items[key] = value
+                    items.spans[key] = written.spans[key]
+        if items:
+            merged[section] = items
+            merged.spans[section] = service.spans.get(section, (*service.pos, *service.pos))
+    claims = service.get("claims")
+    if claims is not None:
+        merged["claims"] = claims
+        merged.spans["claims"] = service.spans["claims"]
+    return merged
+
+
+def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
+    """The pod one DynamoGraphDeployment v1beta1 component runs: `podTemplate.spec`, with its
+    `device` (resources on the first container, tolerations, node selector) applied as the
+    operator does (internal/dynamo/device.go applyDeviceSpec)."""
+    spec = mapping_at(component, "podTemplate", "spec")
+    device = component.get("device")
+    if not spec or not isinstance(device, YMap):
+        return spec or None
+    pod = YMap(spec.pos)
+    pod.update(spec)
+    pod.spans.update(spec.spans)
+    tolerations = device.get("tolerations")
+    if isinstance(tolerations, YSeq) and tolerations:
+        joined = YSeq(tolerations.pos)
+        for source in (spec.get("tolerations"), tolerations):
+            if isinstance(source, YSeq):
+                joined.extend(source)
+                joined.item_pos.extend(source.item_pos)
+        pod["tolerations"] = joined
+        pod.spans["tolerations"] = spec.spans.get("tolerations", device.spans["tolerations"])
+    selector = device.get("nodeSelector")
+    if isinstance(selector, YMap) and selector:
+        both = YMap(selector.pos)
+        for source in (selector, spec.get("nodeSelector")):  # the pod's own value wins
+            if isinstance(source, YMap):
+                both.update(source)
+                both.spans.update(source.spans)
+        pod["nodeSelector"] = both
+        pod.spans["nodeSelector"] = spec.spans.get("nodeSelector", device.spans["nodeSelector"])
+    amounts = device.get("resources")
+    containers = spec.get("containers")
+    if isinstance(amounts, YMap) and amounts and isinstance(containers, YSeq) and containers:
+        first = containers[0]
+        if isinstance(first, YMap):
+            main = YMap(first.pos)
+            main.update(first)
+            main.spans.update(first.spans)
+            resources = YMap(device.pos_of_key("resources"))
+            for section in ("requests", "limits"):
+                below = mapping_at(first, "resources", section)
+                items = YMap(below.pos if below else amounts.pos)
+                items.update(below)
+                items.spans.update(below.spans)
+                items.update(amounts)  # the device's amounts win, requests equal to limits
+                items.spans.update(amounts.spans)
+                resources[section] = items
+                resources.spans[section] = (*amounts.pos, *amounts.pos)
+            main["resources"] = resources
+            main.spans["resources"] = device.spans["resources"]
+            copied = YSeq(containers.pos)
+            copied.append(main)
+            copied.extend(containers[1:])
+            copied.item_pos.extend(containers.item_pos)
+            pod["containers"] = copied
+    return pod
+
+
+def _times(quantity: str, count: int) -> str:
+    number = "".join(c for c in quantity if c.isdigit())
+    return f"{int(number) * count}{quantity[len(number) :]}"

@@ -1,0 +1,126 @@
+"""What each platform's API server and built-in webhooks do to a GPU pod, each fact sourced.
+
+A platform is the kind of cluster (`eks`, `gke`, `gke-autopilot`, `aks`, `oke`, `openshift`,
+`kubeadm`, `other`), declared in the profile (`spec.platform`) or recognised from its nodes and
+infrastructure code. A fact is on, off or unknown: a fact gpulint cannot source is *unknown*,
+never *off*, and a verdict that depends on an unknown fact is a warning naming the assumption.
+docs/platforms.md gives every source in full; the table below names each in short.
+"""
+
+from gpulint.views import NamedTuple
+
+#: Every platform a profile may declare.
+PLATFORMS = ("eks", "gke", "gke-autopilot", "aks", "oke", "openshift", "kubeadm", "other")
+
+#: The admission facts gpulint models, in the order `profile show` prints them.
+EXTENDED_RESOURCE_TOLERATION = "ExtendedResourceToleration"
+COMPUTE_CLASS_TOLERATION = "compute-class toleration"
+AUTOPILOT_GPU_RULES = "Autopilot GPU rules"
+FACTS = (EXTENDED_RESOURCE_TOLERATION, COMPUTE_CLASS_TOLERATION, AUTOPILOT_GPU_RULES)
+
+#: The node label of a GKE compute class, and the taint key of its nodes.
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+
+# Sources, in short; docs/platforms.md quotes each.
+_EKS_PV = "EKS platform versions (docs.aws.amazon.com/eks/latest/userguide/platform-versions.html)"
+_GKE_GPU = (
+    "GKE 'Run GPUs in GKE Standard node pools' (cloud.google.com/kubernetes-engine/docs/how-to/"
+    "gpus): GKE runs ExtendedResourceToleration for its nvidia.com/gpu taint"
+)
+_GKE_CCC = (
+    "GKE 'About custom compute classes' (cloud.google.com/kubernetes-engine/docs/concepts/"
+    "about-custom-compute-classes): pods that select a class by nodeSelector get its toleration"
+)
+_AUTOPILOT = (
+    "GKE Warden's autogke-gpu-limitation and autogke-node-affinity-selector-limitation "
+    "(quoted in GoogleCloudPlatform/ai-on-gke#983; cloud.google.com/kubernetes-engine/docs/"
+    "how-to/autopilot-gpus)"
+)
+_OKE = (
+    "OKE 'Supported Admission Controllers' (docs.oracle.com/en-us/iaas/Content/ContEng/"
+    "Reference/contengadmissioncontrollers.htm): on in every listed version"
+)
+_UPSTREAM = (
+    "kube-apiserver's default plugins leave ExtendedResourceToleration off (kubernetes.io/docs/"
+    "reference/access-authn-authz/admission-controllers), and kubeadm adds only NodeRestriction"
+)
+_AKS_UNKNOWN = (
+    "no AKS page lists its admission plugins; Azure/AKS#1449 (the request for it) was closed "
+    "as shipped without saying for which versions"
+)
+_OPENSHIFT_UNKNOWN = "no OpenShift page found that lists ExtendedResourceToleration"
+_GKE_ONLY = "a GKE webhook: no other platform runs it"
+_AUTOPILOT_ONLY = "GKE Warden's Autopilot constraints run only on Autopilot clusters"
+_STANDARD = "GKE Standard has no Autopilot constraints"
+
+
+class AdmissionFact(NamedTuple):
+    """One thing the API server may do to a pod: on (True), off (False) or unknown (None)."""
+
+    name: str
+    state: bool | None
+    source: str  # where the fact comes from, or why it is unknown
+
+    @property
+    def shown(self) -> str:
+        """`on`, `off` or `unknown`."""
+        return {True: "on", False: "off", None: "unknown"}[self.state]
+
+
+_TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
+    "eks": {
+        EXTENDED_RESOURCE_TOLERATION: (True, _EKS_PV),
+        COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+    },
+    "gke": {
+        EXTENDED_RESOURCE_TOLERATION: (True, _GKE_GPU),
+        COMPUTE_CLASS_TOLERATION: (True, _GKE_CCC),
+        AUTOPILOT_GPU_RULES: (False, _STANDARD),
+    },
+    "gke-autopilot": {
+        EXTENDED_RESOURCE_TOLERATION: (True, _GKE_GPU),
+        COMPUTE_CLASS_TOLERATION: (True, _GKE_CCC),
+        AUTOPILOT_GPU_RULES: (True, _AUTOPILOT),
+    },
+    "aks": {
+        EXTENDED_RESOURCE_TOLERATION: (None, _AKS_UNKNOWN),
+        COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+    },
+    "oke": {
+        EXTENDED_RESOURCE_TOLERATION: (True, _OKE),
+        COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+    },
+    "openshift": {
+        EXTENDED_RESOURCE_TOLERATION: (None, _OPENSHIFT_UNKNOWN),
+        COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+    },
+    "kubeadm": {
+        EXTENDED_RESOURCE_TOLERATION: (False, _UPSTREAM),
+        COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+    },
+}
+_UNKNOWN_PLATFORM = "nothing recognised the platform; declare spec.platform in the profile"
+_OTHER_PLATFORM = "platform `other`: gpulint knows nothing of its admission plugins"
+
+#: The profile line that makes a fact certain.
+DECLARE_PLATFORM = "spec.platform: <eks|gke|gke-autopilot|aks|oke|openshift|kubeadm>"
+
+
+def platform_fact(platform: str | None, name: str, declared: bool | None = None) -> AdmissionFact:
+    """The fact `name` on `platform` (None: unknown); `declared` overrides the table."""
+    if declared is not None:
+        return AdmissionFact(name, declared, "declared in the profile (spec.admission)")
+    if platform is None:
+        return AdmissionFact(name, None, _UNKNOWN_PLATFORM)
+    state, source = _TABLE.get(platform, {}).get(name, (None, _OTHER_PLATFORM))
+    return AdmissionFact(name, state, source)
+
+
+def is_gke(platform: str | None) -> bool:
+    """Whether the platform is GKE, Standard or Autopilot."""
+    return platform in ("gke", "gke-autopilot")

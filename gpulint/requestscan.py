@@ -1,0 +1,361 @@
+"""The scan for accelerator requests outside the pod templates gpulint reads: resources,
+DRA claims and GPU-share annotations anywhere in an object (GPU007, and the summary's count of
+unchecked objects), going on from what the typed walk already enumerated.
+"""
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from gpulint.accelerators import looks_like_accelerator
+from gpulint.data.accelerators import ANNOTATIONS as ACCELERATOR_ANNOTATIONS
+from gpulint.fields import shown
+from gpulint.model import (
+    Document,
+    UnreadPart,
+    Workload,
+)
+from gpulint.shapes import api_group
+from gpulint.views import NamedTuple
+from gpulint.yamltree import Pos, YMap, YSeq, parse
+
+#: What one walk over a document has done at its mappings and lists, by id(): TYPED, the
+#: typing read the node as a pod template reads it (the accelerator scan does not enter it); a
+#: tuple, the node was enumerated once already and these are its (key or index, value) entries
+#: to go on with (all of them, or those holding mappings and lists: the scan reads only those).
+Walked = dict[int, tuple[tuple[Any, Any], ...] | bool]
+TYPED = False
+#: The sections of a container's resource requirements that name amounts.
+SECTIONS = ("requests", "limits")
+
+
+def walk_entries(node: YMap | YSeq, walked: Walked) -> tuple[tuple[Any, Any], ...]:
+    """The (key or index, value) entries of `node`, enumerated once per walk: whoever meets
+    the node again (another role, the accelerator scan) goes on from `walked`."""
+    entries = walked.get(id(node))
+    if not isinstance(entries, tuple):  # not met yet (a typed node is never entered)
+        entries = walked[id(node)] = tuple(node.items() if type(node) is YMap else enumerate(node))
+    return entries
+
+
+RESOURCE, CLAIM, ANNOTATION = "resource", "claim", "annotation"
+OPERATOR_FIELD, EMBEDDED = "operator field", "embedded manifest"
+#: The forms of accelerator request the rules check in a pod template they read: resources, and
+#: DRA claims (GPU701-GPU705 follow them to their templates, DeviceClasses and ResourceSlices).
+#: A scheduler's GPU-share annotation in a read pod is still unchecked until a rule reads it.
+CHECKED_FORMS = frozenset({RESOURCE, CLAIM})
+
+
+class AcceleratorRequest(NamedTuple):
+    """Something in an object that asks for an accelerator, and the mapping that holds it."""
+
+    what: str  # `nvidia.com/gpu`, `resource claim gpu`, `annotation gpu-fraction`
+    field: str  # where, as an API field path: `spec.predictor.resources.limits`
+    pos: Pos
+    # id()s of the mappings a pod template must read for the request to be checked: the
+    # `resources` block and the mapping holding it (a pod spec's own `resources` is read too)
+    holders: tuple[int, ...]
+    form: str = RESOURCE  # RESOURCE, CLAIM or ANNOTATION
+
+
+# Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
+_RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
+# Every key under which _scan looks for a request (a list item's key is None).
+_REQUEST_KEYS = _RESOURCE_KEYS | {"annotations", "gpu", "sparkConf", "resource", "resourceClaims"}
+# Pod annotations that request an accelerator share (KAI Scheduler): the registry's.
+_ACCELERATOR_ANNOTATIONS = frozenset(annotation.key for annotation in ACCELERATOR_ANNOTATIONS)
+_NODES = (YMap, YSeq)
+
+
+def accelerator_requests(obj: YMap, walked: Walked | None = None) -> list[AcceleratorRequest]:
+    """Every accelerator request anywhere in an object, whatever its kind, in document order.
+
+    A request is an accelerator-looking resource in any `resources` block (directly, or under
+    `requests`/`limits`), a DRA claim (`resourceClaims`, `resources.claims`), or an annotation
+    that asks a scheduler for a GPU share. `status` is what the cluster reports, not a request.
+    What `walked` marks typed (read by a pod template) is not entered; what it gives the
+    entries of is not enumerated again.
+    """
+    found: list[AcceleratorRequest] = []
+    path: list[Any] = []
+    walked = {} if walked is None else walked
+    for key, value in obj.items():
+        if key != "status" and type(value) in _NODES:
+            path.append(key)
+            _scan(key, value, obj, path, found, walked, walked.get(id(value)))
+            path.pop()
+    return found
+
+
+def _scan(
+    key: Any,
+    node: Any,
+    parent: YMap,
+    path: list[Any],
+    found: list[AcceleratorRequest],
+    walked: Walked,
+    entries: Iterable[tuple[Any, Any]] | None,
+) -> None:
+    """Add the requests at and below `node` (the value of `key` in `parent`) to `found`.
+
+    `entries` are the node's (key or index, value) entries when the walk has enumerated them
+    already (see walk_entries). Every object of every input passes here: field paths are only
+    built for a request.
+    """
+    in_mapping = type(node) is YMap
+    if key not in _REQUEST_KEYS:  # most nodes: one set lookup
+        pass
+    elif in_mapping and key in _RESOURCE_KEYS:
+        entries = _resource_requests(node, entries, parent, path, found, walked)
+    elif in_mapping and key == "annotations":
+        entries = _annotation_requests(node, entries, path, found)
+    elif in_mapping and key == "gpu":
+        _gpu_field_request(node, parent, path, found)
+    elif in_mapping and key == "sparkConf":
+        _spark_conf_requests(node, path, found)
+    elif in_mapping and key == "resource" and type(node.get("manifest")) is str:
+        _embedded_requests(node, path, found)
+    elif key == "resourceClaims" and not in_mapping and node:
+        found.append(
+            AcceleratorRequest(
+                f"resource claim {_claim_name(node[0])}",
+                _field(path),
+                parent.pos_of_key(key),
+                (id(parent), id(node)),  # or the list itself, which a built pod may hold
+                CLAIM,
+            )
+        )
+    if entries is None:
+        entries = node.items() if in_mapping else enumerate(node)
+    for child_key, child in entries:
+        if type(child) not in _NODES:
+            continue
+        ident = id(child)
+        # Most nodes are not in `walked`: a membership test costs less than a lookup.
+        seen = walked[ident] if ident in walked else None  # noqa: SIM401
+        if seen is not TYPED:
+            path.append(child_key)
+            if in_mapping:
+                _scan(child_key, child, node, path, found, walked, seen)
+            else:  # an item is held by the mapping that holds its list
+                _scan(None, child, parent, path, found, walked, seen)
+            path.pop()
+
+
+def _field(path: list[Any]) -> str:
+    """`["spec", "containers", 0, "resources"]` -> `spec.containers[0].resources`."""
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def _annotation_requests(
+    annotations: YMap,
+    entries: Iterable[tuple[Any, Any]] | None,
+    path: list[Any],
+    found: list[AcceleratorRequest],
+) -> list[tuple[Any, Any]]:
+    """Add the scheduler annotations that ask for an accelerator share to `found`; give the
+    mapping and list entries to go on with (none in a valid object: annotations are text)."""
+    branches = []
+    for name, value in annotations.items() if entries is None else entries:
+        if name in _ACCELERATOR_ANNOTATIONS:
+            where = _field(path)
+            pos = annotations.pos_of_key(name)
+            found.append(
+                AcceleratorRequest(f"annotation {name}", where, pos, (id(annotations),), ANNOTATION)
+            )
+        if type(value) in _NODES:
+            branches.append((name, value))
+    return branches
+
+
+def _resource_requests(
+    resources: YMap,
+    entries: Iterable[tuple[Any, Any]] | None,
+    parent: YMap,
+    path: list[Any],
+    found: list[AcceleratorRequest],
+    walked: Walked,
+) -> list[tuple[Any, Any]]:
+    """Add the accelerator requests of a `resources` block to `found`, those written directly
+    before those under `requests` and `limits`; give the mapping and list entries to go on
+    with. Each section is enumerated once: what the scan goes on with in it joins `walked`."""
+    holders = (id(resources), id(parent))
+    branches = []
+    for name, value in resources.items() if entries is None else entries:
+        if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
+            pos = resources.pos_of_key(name)
+            found.append(AcceleratorRequest(name, _field(path), pos, holders))
+        if type(value) in _NODES:
+            branches.append((name, value))
+    for section in SECTIONS:
+        values = resources.get(section)
+        if type(values) is not YMap:
+            continue
+        nested = []
+        for name, value in values.items():
+            if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
+                where = f"{_field(path)}.{section}"
+                found.append(AcceleratorRequest(name, where, values.pos_of_key(name), holders))
+            if type(value) in _NODES:
+                nested.append((name, value))
+        walked[id(values)] = tuple(nested)
+    claims = resources.get("claims")
+    # A claim is named by a DNS label; `name: nvidia.com/gpu` is a resource name written in
+    # the wrong place (GPU004), not a DRA claim.
+    if type(claims) is YSeq and any(_is_claim(item) for _, item in walk_entries(claims, walked)):
+        found.append(
+            AcceleratorRequest(
+                f"resource claim {_claim_name(claims[0])}",
+                f"{_field(path)}.claims",
+                resources.pos_of_key("claims"),
+                holders,
+                CLAIM,
+            )
+        )
+    return branches
+
+
+def _zero(value: Any) -> bool:
+    """Whether a resource amount is written as zero: it asks for nothing."""
+    return (type(value) is int and value == 0) or value == "0"
+
+
+def _gpu_field_request(
+    gpu: YMap, parent: YMap, path: list[Any], found: list[AcceleratorRequest]
+) -> None:
+    """Add the request of an operator's `gpu: {name, quantity}` field to `found`: the Spark
+    operator's `driver.gpu` and `executor.gpu`, which its pod webhook writes into the Spark
+    container's limits when the quantity is positive (internal/webhook/sparkpod_defaulter.go
+    addGPU)."""
+    name = gpu.get("name")
+    quantity = gpu.get("quantity")
+    if not isinstance(name, str) or not looks_like_accelerator(name) or quantity is None:
+        return
+    if isinstance(quantity, int) and quantity <= 0:
+        return
+    holders = (id(gpu), id(parent))
+    found.append(
+        AcceleratorRequest(name, _field(path), gpu.pos_of_key("name"), holders, OPERATOR_FIELD)
+    )
+
+
+def _spark_conf_requests(conf: YMap, path: list[Any], found: list[AcceleratorRequest]) -> None:
+    """Add the requests of a Spark configuration to `found`: on Kubernetes, Spark gives its
+    driver or executor pod the limit `<vendor>/<name>` for each
+    `spark.{driver,executor}.resource.<name>.amount` whose `.vendor` is set (the Spark docs,
+    "Resource Allocation and Configuration Overview", running-on-kubernetes)."""
+    for key in conf:
+        if not isinstance(key, str) or not key.endswith(".amount"):
+            continue
+        prefix = key[: -len("amount")]
+        parts = prefix.split(".")
+        if len(parts) != 5 or parts[0] != "spark" or parts[1] not in ("driver", "executor"):
+            continue
+        vendor = conf.get(prefix + "vendor")
+        if not isinstance(vendor, str) or not vendor or _zero(conf[key]):
+            continue
+        name = f"{vendor}/{parts[3]}"
+        if looks_like_accelerator(name):
+            holders = (id(conf),)
+            found.append(
+                AcceleratorRequest(
+                    name, _field(path), conf.pos_of_key(key), holders, OPERATOR_FIELD
+                )
+            )
+
+
+def _embedded_requests(resource: YMap, path: list[Any], found: list[AcceleratorRequest]) -> None:
+    """Add the requests of the object an Argo resource template creates at run time (its
+    `manifest`, YAML text) to `found`, at the `manifest` key. Argo fills in its `{{...}}`
+    parameters first; a manifest that does not parse is left to Argo."""
+    text = re.sub(r"\{\{[^{}]*\}\}", "x", resource["manifest"])
+    where = f"{_field(path)}.manifest"
+    pos = resource.pos_of_key("manifest")
+    for document in parse(text).documents:
+        if type(document.value) is YMap:
+            found.extend(
+                AcceleratorRequest(r.what, f"{where}: {r.field}", pos, (id(resource),), EMBEDDED)
+                for r in accelerator_requests(document.value)
+            )
+
+
+def _is_claim(item: Any) -> bool:
+    return isinstance(item, YMap) and isinstance(item.get("name"), str) and "/" not in item["name"]
+
+
+def _claim_name(item: Any) -> str:
+    return shown(item.get("name")) if isinstance(item, YMap) else "?"
+
+
+class Unchecked(NamedTuple):
+    """An object with accelerator requests, or pods, that no pod template gpulint reads."""
+
+    document: Document
+    requests: tuple[AcceleratorRequest, ...]  # the unread requests, in document order
+    unread: tuple[UnreadPart, ...] = ()  # the workload's parts gpulint could not read
+
+    @property
+    def requests_accelerators(self) -> bool:
+        """Whether what is not checked asks for accelerators (as far as gpulint can tell)."""
+        return bool(self.requests) or any(part.accelerators for part in self.unread)
+
+
+# Kinds that run no pods and hold no resource requests: not walked (a
+# CustomResourceDefinition's schema is the largest object of many charts).
+_NO_REQUESTS = {
+    "": frozenset({"ConfigMap", "Secret", "Service", "ServiceAccount", "Namespace", "Endpoints"}),
+    "apiextensions.k8s.io": frozenset({"CustomResourceDefinition"}),
+    "rbac.authorization.k8s.io": frozenset(
+        {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+    ),
+    "networking.k8s.io": frozenset({"Ingress", "NetworkPolicy", "IngressClass"}),
+    "autoscaling": frozenset({"HorizontalPodAutoscaler"}),
+    "policy": frozenset({"PodDisruptionBudget"}),
+    # KAI Scheduler's queue: `spec.resources.gpu` is its GPU quota, no pod's request.
+    "scheduling.run.ai": frozenset({"Queue"}),
+}
+
+
+# Pod spec fields the placement rules read whose API schema holds no resources, claims or
+# annotations: in a pod template gpulint reads, they are not walked for requests.
+_PLACEMENT_FIELDS = ("affinity", "tolerations")
+
+
+def unchecked(
+    document: Document, workload: Workload | None, walked: Walked | None = None
+) -> Unchecked | None:
+    """What of the object no pod template of `workload` reads, or None when it is all read.
+
+    `walked` is what the typing walk did (read_workload): the scan goes on from there instead
+    of enumerating those mappings and lists again.
+    """
+    ref = document.ref
+    if workload is None and ref.kind in _NO_REQUESTS.get(api_group(ref.api_version), ()):
+        return None
+    walked = {} if walked is None else walked
+    read: set[int] = set()
+    for template in workload.templates if workload is not None else ():
+        read.add(id(template.spec))
+        read.add(id(template.role_node))  # a pod spec an operator completes (KServe)
+        # Claims a built pod takes from elsewhere in the object (an Argo workflow's own).
+        read.add(id(template.spec.get("resourceClaims")))
+        read.add(id(template.annotations))
+        # A typed container's requests are its `resources`, which the pod template reads: the
+        # scan skips its mapping (the bulk of a workload: env, probes, mounts).
+        for container in template.containers:
+            read.add(id(container.resources.node))
+            walked[id(container.node)] = TYPED
+        for field in _PLACEMENT_FIELDS:
+            walked[id(template.spec.get(field))] = TYPED
+    requests = tuple(
+        r
+        for r in accelerator_requests(document.obj, walked)
+        if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders)
+    )
+    unread = workload.unread if workload is not None else ()
+    if not requests and not unread:
+        return None
+    return Unchecked(document, requests, unread)

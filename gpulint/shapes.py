@@ -1,0 +1,584 @@
+"""The table of workload shapes: where each kind keeps its pod template(s) and replica counts.
+
+Kinds are data (`WorkloadShape`), so a custom resource is added by adding a shape (users do so
+with `workloads:` in the config). A shape lists its roles: each role is a dotted path from the
+object root to the mapping that declares it, where `*` steps over every value of a mapping (the
+key names the role, as in `spec.pytorchReplicaSpecs.*`) and `name[]` over every item of a list
+(a field of the item names the role, as `groupName` in `spec.workerGroupSpecs[]`). From the
+role's mapping, `template` leads to the pod template and `counts` are the fields whose product
+is the number of pods the role runs. A role whose pod an operator builds from other fields
+names the builder (`derive`, gpulint.operators). The typed walk (gpulint.workloads) reads
+documents by these shapes.
+"""
+
+import fnmatch
+import functools
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from gpulint.model import (
+    ContainerRole,
+    Document,
+    UnreadPart,
+)
+from gpulint.operators import (
+    KSERVE_FORMATS,
+    argo_pod,
+    dynamo_component_pod,
+    dynamo_service_pod,
+    kaito_pod,
+    kaito_template,
+    kserve_component,
+    kubeai_pod,
+    nim_pod,
+    nim_service_pod,
+)
+from gpulint.views import NamedTuple
+from gpulint.yamltree import YMap
+
+
+class Count(NamedTuple):
+    """A field that multiplies a role's pod count."""
+
+    path: str  # dotted, from the role's mapping; a leading `/` starts at the object root
+    default: int = 1
+    less: int = 0  # subtracted from the value (LeaderWorkerSet `size` counts the leader) ...
+    less_if: str | None = None  # ... only when this field of the role's mapping is present
+    # Fields whose larger value is the peak (an autoscaler's `maxReplicas` beside the
+    # `minReplicas` a service starts with), from the same mapping as `path`.
+    peaks: tuple[str, ...] = ()
+    per: str | None = None  # the value is divided by this field's (data / dataLocal)
+    text: bool = False  # written as a string of digits (Knative's scale annotations)
+
+
+class ContainerField(NamedTuple):
+    """Where a pod spec keeps containers of one kind."""
+
+    path: str  # from the pod spec; "" is the spec itself (a TrainJob trainer)
+    role: ContainerRole
+    single: bool = False  # one container mapping rather than a list (Argo `container:`)
+    resources: str = "resources"
+    name: str = "main"  # the name of a single container that writes none
+    own_fields: tuple[str, ...] = ()  # fields its API has beside a Kubernetes container's
+
+
+POD_CONTAINERS: tuple[ContainerField, ...] = (
+    ContainerField("containers", ContainerRole.APP),
+    ContainerField("initContainers", ContainerRole.INIT),
+    ContainerField("ephemeralContainers", ContainerRole.EPHEMERAL),
+)
+# An Argo Workflow template is both the pod's spec and its container's home.
+ARGO_CONTAINERS: tuple[ContainerField, ...] = (
+    ContainerField("container", ContainerRole.APP, single=True),
+    # A script template is a container whose program is its `source`.
+    ContainerField("script", ContainerRole.APP, single=True, own_fields=("source",)),
+    ContainerField("containerSet.containers", ContainerRole.APP),
+    ContainerField("initContainers", ContainerRole.INIT),
+    ContainerField("sidecars", ContainerRole.APP),
+)
+
+
+class Role(NamedTuple):
+    """One group of identical pods of a workload: its template and how many pods it runs."""
+
+    path: str  # from the object root to the role's mapping ("" is the object itself)
+    template: str = "template"  # from the role's mapping to the mapping holding `spec`
+    spec: str = "spec"  # from the template to the pod spec ("" : the template is the spec)
+    counts: tuple[Count, ...] | None = (Count("replicas"),)  # None: one pod per node; (): one
+    name: str | None = None  # a fixed role name (`head`, or `{} worker` around the found
+    # one); else the `*` key, or for `[]` the item's `name` (`groupName` for Ray)
+    gang_min: str | None = None  # field of the role's mapping: fewest pods a gang needs
+    gang_min_if: str | None = None  # object path that must be true for `gang_min` to count
+    containers: tuple[ContainerField, ...] = POD_CONTAINERS
+    # The pod spec an operator generates from higher-level fields of the role's mapping (a
+    # resource profile, an instance type), every value positioned at the field that decided
+    # it; None: the pod spec is written in the manifest.
+    # (object, role's mapping) -> the pod spec; None: no pod; UnreadPart: one gpulint cannot build
+    derive: Callable[[YMap, YMap], YMap | UnreadPart | None] | None = None
+    runs: bool = True  # False: a template other objects use (a serving runtime); no pods
+    optional: bool = False  # a declared role that an object may leave out
+    generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
+    # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
+    operator_resources: bool = False
+
+
+class WorkloadShape(NamedTuple):
+    """Where a kind keeps its pod templates and how many pods it runs."""
+
+    kind: str
+    api_versions: tuple[str, ...]  # globs over apiVersion: `apps/*`, `v1`
+    roles: tuple[Role, ...]
+    gang: bool = False  # all pods must run at once before any does useful work
+    gang_min: str | None = None  # object path: fewest pods of all roles together
+    declared: bool = False  # from the config's `workloads:`: a path that finds nothing is told
+
+
+def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
+    return WorkloadShape(
+        kind,
+        tuple(f"{g}/*" for g in groups or ("kubeflow.org",)),
+        (Role(f"spec.{specs}.*"),),
+        gang=True,
+        gang_min="spec.runPolicy.schedulingPolicy.minAvailable",
+    )
+
+
+def _ray(kind: str, cluster: str, *extra: Role) -> WorkloadShape:
+    """A KubeRay kind whose cluster spec sits at `cluster` (`spec` for a RayCluster)."""
+    return WorkloadShape(
+        kind,
+        ("ray.io/*",),
+        (
+            Role(f"{cluster}.headGroupSpec", counts=(), name="head"),
+            Role(
+                f"{cluster}.workerGroupSpecs[]",
+                counts=(Count("replicas", default=0), Count("numOfHosts")),
+                gang_min="minReplicas",
+                gang_min_if=f"{cluster}.enableInTreeAutoscaling",
+            ),
+            *extra,
+        ),
+        gang=True,
+    )
+
+
+def _argo_workflow(kind: str, spec: str) -> WorkloadShape:
+    return WorkloadShape(
+        kind,
+        ("argoproj.io/*",),
+        (
+            Role(
+                f"{spec}.templates[]",
+                template="",
+                spec="",
+                counts=(),
+                containers=ARGO_CONTAINERS,
+                derive=functools.partial(argo_pod, spec),
+            ),
+        ),
+    )
+
+
+_KSERVE_CONTAINER = "kserve-container"
+KSERVE_PREDICTOR_CONTAINERS: tuple[ContainerField, ...] = (
+    *POD_CONTAINERS,
+    *(ContainerField(f, ContainerRole.APP, True, name=_KSERVE_CONTAINER) for f in KSERVE_FORMATS),
+)
+KSERVE_EXPLAINER_CONTAINERS: tuple[ContainerField, ...] = (
+    *POD_CONTAINERS,
+    *(ContainerField(f, ContainerRole.APP, True, name=_KSERVE_CONTAINER) for f in ("art", "alibi")),
+)
+# A component runs minReplicas pods (1 by default) and up to maxReplicas under autoscaling.
+_KSERVE_REPLICAS = (Count("minReplicas", peaks=("maxReplicas",)),)
+
+
+def _kserve_component(name: str, containers: tuple[ContainerField, ...]) -> Role:
+    return Role(
+        f"spec.{name}",
+        template="",
+        spec="",
+        counts=_KSERVE_REPLICAS,
+        name=name,
+        containers=containers,
+        operator_resources=True,
+        derive=kserve_component,
+    )
+
+
+def _kserve_workers(path: str, runs: bool = True) -> Role:
+    """A multi-node predictor's workers: `pipelineParallelSize` nodes, the head among them."""
+    return Role(
+        f"{path}.workerSpec",
+        template="",
+        spec="",
+        counts=(Count("pipelineParallelSize", less=1),),
+        name="worker",
+        runs=runs,
+        operator_resources=True,
+    )
+
+
+def _serving_runtime(kind: str) -> WorkloadShape:
+    # A template the InferenceServices that select it run; it runs no pod of its own.
+    return WorkloadShape(
+        kind,
+        ("serving.kserve.io/*",),
+        (
+            Role("spec", template="", spec="", runs=False, operator_resources=True),
+            _kserve_workers("spec", runs=False),
+        ),
+    )
+
+
+def _llm_role(path: str, name: str) -> tuple[Role, Role]:
+    """An LLMInferenceService workload (`spec` or `spec.prefill`): `template` runs `replicas`
+    pods; with a `worker` spec each replica is a LeaderWorkerSet group of `size` pods, size
+    being `parallelism.data` / `dataLocal`, or `parallelism.pipeline`."""
+    replicas = Count("replicas", peaks=("scaling.minReplicas", "scaling.maxReplicas"))
+    size = Count(
+        "parallelism.data", per="parallelism.dataLocal", peaks=("parallelism.pipeline",), less=1
+    )
+    return (
+        Role(path, "template", "", (replicas,), name, operator_resources=True),
+        Role(path, "worker", "", (replicas, size), f"{name} worker", operator_resources=True),
+    )
+
+
+# Knative scale annotations on the revision template (knative/serving
+# pkg/apis/autoscaling/register.go): a revision starts with initial-scale pods (1 by default),
+# keeps min-scale and grows to max-scale.
+_KNATIVE_SCALE = "template.metadata.annotations"
+_KNATIVE_REPLICAS = (
+    Count(
+        f'{_KNATIVE_SCALE}["autoscaling.knative.dev/initial-scale"]',
+        peaks=tuple(
+            f'{_KNATIVE_SCALE}["autoscaling.knative.dev/{key}"]'
+            for key in ("initialScale", "min-scale", "minScale", "max-scale", "maxScale")
+        ),
+        text=True,
+    ),
+)
+
+
+def _training_runtime(kind: str) -> WorkloadShape:
+    # Kubeflow Trainer runtimes hold the JobSet template TrainJobs run; none of their own.
+    return WorkloadShape(
+        kind,
+        ("trainer.kubeflow.org/*",),
+        (
+            Role(
+                "spec.template.spec.replicatedJobs[]",
+                template="template.spec.template",
+                runs=False,
+            ),
+        ),
+    )
+
+
+# NIMService (apps.nvidia.com): the spec is both the pod's placement and its container.
+_NIM_REPLICAS = (Count("replicas", peaks=("scale.hpa.minReplicas", "scale.hpa.maxReplicas")),)
+
+
+_DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
+
+
+_DISAGG_SLICES = Count("/spec.slices")
+_KATIB_TRIAL = "spec.trialTemplate.trialSpec"
+_KATIB_TRIALS = Count("/spec.parallelTrialCount", default=3)
+_SPEC_REPLICAS = (Count("replicas"),)
+_PARALLELISM = (Count("parallelism"),)
+
+BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
+    WorkloadShape("Pod", ("v1",), (Role("", template="", counts=()),)),
+    WorkloadShape("Deployment", ("apps/*", "extensions/*"), (Role("spec"),)),
+    WorkloadShape("ReplicaSet", ("apps/*", "extensions/*"), (Role("spec"),)),
+    WorkloadShape("StatefulSet", ("apps/*",), (Role("spec"),)),
+    WorkloadShape("DaemonSet", ("apps/*", "extensions/*"), (Role("spec", counts=None),)),
+    WorkloadShape("ReplicationController", ("v1",), (Role("spec"),)),
+    WorkloadShape("Job", ("batch/*",), (Role("spec", counts=_PARALLELISM),)),
+    WorkloadShape("CronJob", ("batch/*",), (Role("spec.jobTemplate.spec", counts=_PARALLELISM),)),
+    # Kubeflow training operator (v1) and mpi-operator (v2beta1): one template per role key.
+    _kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
+    _kubeflow("TFJob", "tfReplicaSpecs"),
+    _kubeflow("MPIJob", "mpiReplicaSpecs"),
+    _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
+    _kubeflow("PaddleJob", "paddleReplicaSpecs"),
+    _kubeflow("JAXJob", "jaxReplicaSpecs"),
+    # Kubeflow Trainer v2: the runtime holds the pod template; the TrainJob sets the nodes and
+    # the resources of each.
+    WorkloadShape(
+        "TrainJob",
+        ("trainer.kubeflow.org/*",),
+        (
+            Role(
+                "spec.trainer",
+                template="",
+                spec="",
+                counts=(Count("numNodes"),),
+                name="node",
+                # Trainer merges `resourcesPerNode` into the runtime's container named `node`
+                # (pkg/constants Node).
+                containers=(
+                    ContainerField("", ContainerRole.APP, True, "resourcesPerNode", name="node"),
+                ),
+            ),
+        ),
+        gang=True,
+    ),
+    _ray("RayCluster", "spec"),
+    _ray(
+        "RayJob",
+        "spec.rayClusterSpec",
+        Role("spec", template="submitterPodTemplate", counts=(), name="submitter"),
+    ),
+    _ray("RayService", "spec.rayClusterConfig"),
+    WorkloadShape(
+        "JobSet",
+        ("jobset.x-k8s.io/*",),
+        (
+            Role(
+                "spec.replicatedJobs[]",
+                template="template.spec.template",
+                counts=(Count("replicas"), Count("template.spec.parallelism")),
+            ),
+        ),
+        gang=True,
+    ),
+    WorkloadShape(
+        "LeaderWorkerSet",
+        ("leaderworkerset.x-k8s.io/*",),
+        (
+            Role(
+                "spec.leaderWorkerTemplate",
+                template="leaderTemplate",
+                counts=(Count("/spec.replicas"),),
+                name="leader",
+            ),
+            Role(
+                "spec.leaderWorkerTemplate",
+                template="workerTemplate",
+                counts=(Count("/spec.replicas"), Count("size", less=1, less_if="leaderTemplate")),
+                name="worker",
+            ),
+        ),
+        gang=True,
+    ),
+    # LWS DisaggregatedSet: each `spec.roles[]` (prefill, decode) is a LeaderWorkerSet spec,
+    # the whole set fanned out `spec.slices` times.
+    WorkloadShape(
+        "DisaggregatedSet",
+        ("disaggregatedset.x-k8s.io/*",),
+        (
+            Role(
+                "spec.roles[].spec",
+                template="leaderWorkerTemplate.leaderTemplate",
+                counts=(_DISAGG_SLICES, Count("replicas")),
+                name="{} leader",
+            ),
+            Role(
+                "spec.roles[].spec",
+                template="leaderWorkerTemplate.workerTemplate",
+                counts=(
+                    _DISAGG_SLICES,
+                    Count("replicas"),
+                    Count(
+                        "leaderWorkerTemplate.size",
+                        less=1,
+                        less_if="leaderWorkerTemplate.leaderTemplate",
+                    ),
+                ),
+                name="{} worker",
+            ),
+        ),
+        gang=True,
+    ),
+    WorkloadShape("Rollout", ("argoproj.io/*",), (Role("spec"),)),
+    _argo_workflow("Workflow", "spec"),
+    _argo_workflow("WorkflowTemplate", "spec"),
+    _argo_workflow("ClusterWorkflowTemplate", "spec"),
+    _argo_workflow("CronWorkflow", "spec.workflowSpec"),
+    # Serving and platform kinds: each component is a pod spec with extra fields.
+    WorkloadShape(
+        "InferenceService",
+        ("serving.kserve.io/*",),
+        (
+            _kserve_component("predictor", KSERVE_PREDICTOR_CONTAINERS),
+            _kserve_workers("spec.predictor"),
+            _kserve_component("transformer", POD_CONTAINERS),
+            _kserve_component("explainer", KSERVE_EXPLAINER_CONTAINERS),
+        ),
+    ),
+    _serving_runtime("ServingRuntime"),
+    _serving_runtime("ClusterServingRuntime"),
+    WorkloadShape(
+        "LLMInferenceService",
+        ("serving.kserve.io/*",),
+        (*_llm_role("spec", "main"), *_llm_role("spec.prefill", "prefill")),
+    ),
+    WorkloadShape(
+        "Service",
+        ("serving.knative.dev/*",),
+        (Role("spec", counts=_KNATIVE_REPLICAS, operator_resources=True),),
+    ),
+    WorkloadShape(
+        "Configuration",
+        ("serving.knative.dev/*",),
+        (Role("spec", counts=_KNATIVE_REPLICAS, operator_resources=True),),
+    ),
+    _training_runtime("TrainingRuntime"),
+    _training_runtime("ClusterTrainingRuntime"),
+    WorkloadShape("Notebook", ("kubeflow.org/*",), (Role("spec", counts=()),)),
+    WorkloadShape(
+        "NIMService",
+        ("apps.nvidia.com/*",),
+        (Role("spec", derive=nim_pod, counts=_NIM_REPLICAS),),
+    ),
+    WorkloadShape(
+        "NIMPipeline",
+        ("apps.nvidia.com/*",),
+        (
+            Role(
+                "spec.services[]",
+                counts=(
+                    Count(
+                        "spec.replicas",
+                        peaks=("spec.scale.hpa.minReplicas", "spec.scale.hpa.maxReplicas"),
+                    ),
+                ),
+                derive=nim_service_pod,
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "Workspace",
+        ("kaito.sh/*",),
+        (
+            Role(
+                "resource",
+                derive=kaito_pod,
+                generated=True,
+                counts=(Count("count"),),
+                name="preset",
+                operator_resources=True,
+            ),
+            Role(
+                "inference",
+                derive=kaito_template,
+                counts=(Count("/resource.count"),),
+                name="inference",
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "Model",
+        ("kubeai.org/*",),
+        (
+            Role(
+                "spec",
+                derive=kubeai_pod,
+                generated=True,
+                operator_resources=True,
+                counts=(Count("replicas", peaks=("minReplicas", "maxReplicas")),),
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "DynamoGraphDeployment",
+        ("nvidia.com/v1alpha1",),
+        (
+            Role(
+                "spec.services.*",
+                template="",
+                spec="",
+                derive=dynamo_service_pod,
+                counts=_DYNAMO_COUNTS,
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "DynamoGraphDeployment",
+        ("nvidia.com/*",),
+        (
+            Role(
+                "spec.components[]",
+                template="podTemplate",
+                derive=dynamo_component_pod,
+                counts=_DYNAMO_COUNTS,
+            ),
+        ),
+    ),
+    # Katib: each trial runs `trialTemplate.trialSpec` (a Job or a Kubeflow training job),
+    # `parallelTrialCount` trials at once (3 by default: pkg/apis/controller/experiments/
+    # v1beta1/constants.go DefaultTrialParallelCount).
+    WorkloadShape(
+        "Experiment",
+        ("kubeflow.org/*",),
+        (
+            Role(
+                f"{_KATIB_TRIAL}.spec",
+                counts=(_KATIB_TRIALS, Count("parallelism")),
+                name="trial",
+            ),
+            *(
+                Role(f"{_KATIB_TRIAL}.spec.{specs}.*", counts=(_KATIB_TRIALS, Count("replicas")))
+                for specs in ("pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs")
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "SeldonDeployment",
+        ("machinelearning.seldon.io/*",),
+        (Role("spec.predictors[].componentSpecs[]", template=""),),
+    ),
+    WorkloadShape(
+        "Workload",
+        ("kueue.x-k8s.io/*",),
+        (Role("spec.podSets[]", counts=(Count("count"),)),),
+    ),
+    WorkloadShape(
+        "Job",
+        ("batch.volcano.sh/*",),
+        (Role("spec.tasks[]", gang_min="minAvailable"),),
+        gang=True,
+        gang_min="spec.minAvailable",
+    ),
+)
+
+
+def shape_index(shapes: Iterable[WorkloadShape]) -> dict[str, tuple[WorkloadShape, ...]]:
+    """Shapes by kind, in the order given (the first whose apiVersion matches wins)."""
+    index: dict[str, list[WorkloadShape]] = {}
+    for shape in shapes:
+        index.setdefault(shape.kind, []).append(shape)
+    return {kind: tuple(found) for kind, found in index.items()}
+
+
+_BUILTIN_INDEX = shape_index(BUILTIN_SHAPES)
+
+
+# A step: `["a.b/c"]` (a key with dots, such as an annotation), a plain key, or `[]`.
+# Compiled on first use: a path of plain keys (most built-in roles) is split without it.
+_STEP = r'\["([^"]*)"\]|([^.\[\]]+)|(\[\])'
+
+
+@functools.lru_cache(maxsize=1024)
+def path_steps(path: str) -> tuple[str, ...]:
+    """`spec.workerGroupSpecs[].template` -> (`spec`, `workerGroupSpecs`, `[]`, `template`);
+    `metadata.annotations["a.b/c"]` -> (`metadata`, `annotations`, `a.b/c`)."""
+    if "[" not in path and "]" not in path:
+        return tuple(step for step in path.split(".") if step)
+    steps: list[str] = []
+    for quoted, plain, listed in re.findall(_STEP, path):
+        steps.append(quoted or plain or listed)
+    return tuple(steps)
+
+
+def api_group(api_version: str) -> str:
+    """`apps/v1` -> `apps`; `v1` -> `` (the core group)."""
+    return api_version.rpartition("/")[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _version_matches(api_version: str, patterns: tuple[str, ...]) -> bool:
+    return any(_glob_matches(api_version, p) for p in patterns)
+
+
+def _glob_matches(text: str, pattern: str) -> bool:
+    """fnmatch.fnmatchcase, without compiling a pattern that is a literal (`v1`) or a literal
+    and a final `*` (`apps/*`, as the built-in shapes write theirs)."""
+    literal = pattern.removesuffix("*")
+    if "*" in literal or "?" in literal or "[" in literal:
+        return fnmatch.fnmatchcase(text, pattern)
+    return text.startswith(literal) if literal != pattern else text == pattern
+
+
+def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> WorkloadShape | None:
+    """The shape of the document's kind, if it is a workload kind gpulint knows.
+
+    `extra` shapes (from the config) are tried before the built-in ones.
+    """
+    kind, api_version = document.ref.kind, document.ref.api_version
+    for shape in (*(s for s in extra if s.kind == kind), *_BUILTIN_INDEX.get(kind, ())):
+        if _version_matches(api_version, shape.api_versions):
+            return shape
+    return None

@@ -1,0 +1,167 @@
+"""CustomResourceDefinitions among the inputs: the versions they serve, and their schemas as
+JSON Schema.
+
+A CRD's `openAPIV3Schema` is a structural schema: the API server prunes (and, under strict field
+validation, refuses) fields it does not specify unless `x-kubernetes-preserve-unknown-fields`
+says otherwise, and drops nulls before validating. The conversion below says the same in
+JSON Schema; CEL rules (`x-kubernetes-validations`) and formats are not checked.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from gpulint.views import NamedTuple
+from gpulint.yamltree import YMap, YSeq
+
+if TYPE_CHECKING:
+    from gpulint.model import Document
+
+_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean"})
+_NUMBERS = ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
+_MORE_NUMBERS = ("minProperties", "maxProperties", "multipleOf")
+
+
+class CrdVersion(NamedTuple):
+    """One version of a kind that a CustomResourceDefinition defines."""
+
+    crd: str  # the CRD's metadata.name
+    served: bool
+    deprecated: bool
+    warning: str  # its deprecationWarning, or empty
+    schema: Any  # its openAPIV3Schema (a YMap), or None
+    key: tuple[str, int, int, str]  # the CRD's file, position and version: a validator's key
+
+
+class CrdKinds(NamedTuple):
+    """What the CRDs in scope define: each (apiVersion, kind) and the groups they cover."""
+
+    versions: dict[tuple[str, str], CrdVersion]
+    kinds: dict[tuple[str, str], tuple[str, ...]]  # (group, kind) -> every version defined
+
+
+def crd_kinds(documents: Iterable[Document]) -> CrdKinds:
+    """The kinds the CustomResourceDefinitions among `documents` define (the first CRD of a
+    group and kind wins)."""
+    versions: dict[tuple[str, str], CrdVersion] = {}
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for document in documents:
+        if document.ref.kind != "CustomResourceDefinition":
+            continue
+        spec = document.obj.get("spec")
+        if not isinstance(spec, YMap):
+            continue
+        group, names = spec.get("group"), spec.get("names")
+        kind = names.get("kind") if isinstance(names, YMap) else None
+        listed = spec.get("versions")
+        if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(listed, YSeq):
+            continue
+        if (group, kind) in kinds:
+            continue
+        kinds[(group, kind)] = []
+        line, column = document.kind_pos
+        for entry in listed:
+            name = entry.get("name") if isinstance(entry, YMap) else None
+            if not isinstance(name, str):
+                continue
+            kinds[(group, kind)].append(name)
+            schema = entry.get("schema")
+            openapi = schema.get("openAPIV3Schema") if isinstance(schema, YMap) else None
+            warning = entry.get("deprecationWarning")
+            versions[(f"{group}/{name}", kind)] = CrdVersion(
+                document.ref.name,
+                entry.get("served") is not False,
+                entry.get("deprecated") is True,
+                warning if isinstance(warning, str) else "",
+                openapi if isinstance(openapi, YMap) else None,
+                (document.file.path, line, column, name),
+            )
+    return CrdKinds(versions, {key: tuple(found) for key, found in kinds.items()})
+
+
+@functools.lru_cache(maxsize=4)
+def knowledge_crds(documents: tuple[Document, ...]) -> CrdKinds:
+    """`crd_kinds` of the knowledge objects: the same tuple for every file of a run, so their
+    index is built once."""
+    return crd_kinds(documents)
+
+
+def json_schema(openapi: Any) -> dict[str, Any]:
+    """A CRD version's `openAPIV3Schema` as a JSON Schema (draft 2020-12) of its objects."""
+    schema = _convert(openapi, branch=False)
+    properties = schema.setdefault("properties", {})
+    # Every object has these whether or not the CRD's schema names them.
+    for implicit in ("apiVersion", "kind", "metadata"):
+        properties.setdefault(implicit, {})
+    if openapi.get("x-kubernetes-preserve-unknown-fields") is not True:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def _convert(node: Any, branch: bool) -> dict[str, Any]:
+    """One schema node. `branch`: inside allOf/anyOf/oneOf/not, where a structural schema only
+    adds constraints (types and the fields an object may have are stated outside)."""
+    if not isinstance(node, dict):
+        return {}
+    out: dict[str, Any] = {}
+    kind = node.get("type")
+    if node.get("x-kubernetes-int-or-string") is True:
+        out["type"] = ["integer", "string", "null"]
+    elif not branch and isinstance(kind, str) and kind in _TYPES:
+        out["type"] = [kind, "null"]  # nulls are dropped before validation
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        out["properties"] = {str(k): _convert(v, branch) for k, v in properties.items()}
+    if node.get("x-kubernetes-embedded-resource") is True:
+        embedded = out.setdefault("properties", {})
+        for implicit in ("apiVersion", "kind", "metadata"):
+            embedded.setdefault(implicit, {})
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        out["additionalProperties"] = _convert(extra, branch)
+    elif (
+        not branch
+        and "properties" in out
+        and extra is not True
+        and node.get("x-kubernetes-preserve-unknown-fields") is not True
+    ):
+        out["additionalProperties"] = False
+    items = node.get("items")
+    if isinstance(items, dict):
+        out["items"] = _convert(items, branch)
+    required = node.get("required")
+    if isinstance(required, list) and all(isinstance(r, str) for r in required):
+        out["required"] = list(required)
+    enum = node.get("enum")
+    if isinstance(enum, list) and enum:
+        out["enum"] = [*_plain_values(enum), None]
+    for keyword in (*_NUMBERS, *_MORE_NUMBERS):
+        value = node.get(keyword)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[keyword] = value
+    # OpenAPI 3.0 writes an exclusive bound as a flag beside the bound.
+    for flag, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if node.get(flag) is True and bound in out:
+            out[flag] = out.pop(bound)
+    pattern = node.get("pattern")
+    if isinstance(pattern, str):
+        out["pattern"] = pattern
+    for combinator in ("allOf", "anyOf", "oneOf"):
+        choices = node.get(combinator)
+        if isinstance(choices, list) and choices:
+            out[combinator] = [_convert(choice, branch=True) for choice in choices]
+    if isinstance(node.get("not"), dict):
+        out["not"] = _convert(node["not"], branch=True)
+    return out
+
+
+def _plain_values(values: Iterable[Any]) -> Iterator[Any]:
+    for value in values:
+        if isinstance(value, YMap):
+            yield {str(k): next(_plain_values((v,))) for k, v in value.items()}
+        elif isinstance(value, YSeq):
+            yield list(_plain_values(value))
+        else:
+            yield value
