@@ -110,6 +110,7 @@ LAYERS = (
         "gpulint.cachedir",
         "gpulint.data",
         "gpulint.atomic",
+        "gpulint.filetypes",
     ),
     # Parsing and values.
     (

@@ -105,10 +105,9 @@ def facts_from_objects(
             local_queues.append(local_queue_from_object(obj))
         elif kind == "ResourceFlavor":
             flavors.append(resource_flavor_from_object(obj))
-        elif kind in POLICY_KINDS:
-            policy = required_resources(obj)
-            if policy is not None:
-                policies.append(policy)
+        elif kind in POLICY_KINDS and (policy := required_resources(obj)) is not None:
+            # Kyverno's ClusterPolicy; the GPU Operator's (nvidia.com) is read below.
+            policies.append(policy)
         elif kind == "DeviceClass":
             classes.append(device_class(obj))
         elif kind == "ResourceSlice":
