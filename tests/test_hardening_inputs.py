@@ -146,6 +146,19 @@ def test_a_profile_the_config_names_as_a_fifo_is_refused(repo: Path) -> None:
     assert done.stderr.endswith(f"cluster.yaml: cannot read profile: {NOT_REGULAR}\n")
 
 
+@pytest.mark.parametrize("written", ["/proc/self/environ", "../../home/ci/.kube/config"])
+def test_a_cluster_profile_out_of_the_project_is_a_config_error_at_its_line(
+    repo: Path, written: str
+) -> None:
+    (repo / ".gpulint.yaml").write_text(f'clusters:\n  prod: ["cluster.yaml", "{written}"]\n')
+    done = gpulint(repo, "check", "pod.yaml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"gpulint: error: {repo / '.gpulint.yaml'}:2:26: clusters: `{written}` is outside the "
+        f"project root {repo}\n"
+    )
+
+
 # --- context: ----------------------------------------------------------------------------
 
 
