@@ -228,3 +228,14 @@ def test_variables_that_multiply_a_file_past_the_limit_are_a_finding(
             "larger than 1 MiB once `variables` are substituted, which gpulint refuses",
         )
     ]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_gitignore_that_is_not_a_regular_file_is_not_read(repo: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(repo / ".gitignore")  # blocks whoever opens it
+    else:
+        (repo / ".gitignore").symlink_to("/dev/zero")  # never ends
+    done = gpulint(repo, "check", "--isolated", "--format", "json", ".")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["summary"]["files"] == 1
