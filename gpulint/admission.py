@@ -92,20 +92,22 @@ def admit(
                 f"profile to make it certain"
             )
 
-    compute_class = template.node_selector.get(COMPUTE_CLASS_LABEL)
-    if compute_class:
-        toleration = Toleration(
-            COMPUTE_CLASS_LABEL, "Equal", compute_class, "NoSchedule", None, template.spec.pos
-        )
+    classes = compute_classes(template)
+    if classes:
+        tolerations = [
+            Toleration(COMPUTE_CLASS_LABEL, "Equal", c, "NoSchedule", None, template.spec.pos)
+            for c in classes
+        ]
+        named = ", ".join(classes)
         fact = profile.admission_fact(COMPUTE_CLASS_TOLERATION)
         if fact.state is True:
-            certain.append(toleration)
-            stages.append(f"GKE tolerates the taint of compute class {compute_class}")
+            certain += tolerations
+            stages.append(f"GKE tolerates the taint of compute class {named}")
         elif fact.state is None:
-            assumed.append(toleration)
+            assumed += tolerations
             assumptions.append(
                 f"this assumes the cluster is not GKE, which tolerates the taint of the compute "
-                f"class {compute_class} the pod selects; declare `{DECLARE_PLATFORM}` in the "
+                f"class {named} the pod selects; declare `{DECLARE_PLATFORM}` in the "
                 f"profile to make it certain"
             )
 
@@ -136,6 +138,23 @@ def admit(
         tuple(stages),
         choices if flavors and len(flavors) > 1 else (),
     )
+
+
+def compute_classes(template: PodTemplate) -> tuple[str, ...]:
+    """The GKE compute classes a pod selects: by nodeSelector, or by a required node affinity
+    `In` expression (GKE mutates both, kubernetes-engine-samples
+    autoscaling/custom-compute-classes/vap/restrict-ccc-toleration.yaml)."""
+    found = dict.fromkeys(
+        [template.node_selector[COMPUTE_CLASS_LABEL]]
+        if COMPUTE_CLASS_LABEL in template.node_selector
+        else []
+    )
+    if "affinity" in template.spec:
+        for term in template.required_node_affinity or ():
+            for requirement in term.match_expressions:
+                if requirement.key == COMPUTE_CLASS_LABEL and requirement.operator == "In":
+                    found.update(dict.fromkeys(requirement.values))
+    return tuple(found)
 
 
 def kueue_flavors(
