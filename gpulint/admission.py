@@ -10,7 +10,7 @@ verdict that holds only for some values of an unknown is a warning naming the as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,14 @@ class Admission(NamedTuple):
     stages: tuple[str, ...] = ()  # what admission surely did, for messages
     # The tolerations each ResourceFlavor Kueue may pick would add, when it may pick several.
     choices: tuple[tuple[Toleration, ...], ...] = ()
+    # The tolerations each assumption would add, in the order of `assumptions`.
+    assumed_by: tuple[tuple[Toleration, ...], ...] = ()
+
+    def assumptions_for(self, enough: Callable[[tuple[Toleration, ...]], bool]) -> str:
+        """The assumptions a verdict rests on: those whose tolerations alone are `enough` to
+        change it, else all of them, joined for a message."""
+        alone = [a for a, t in zip(self.assumptions, self.assumed_by, strict=True) if enough(t)]
+        return "; ".join(alone or self.assumptions)
 
     @property
     def certain(self) -> bool:
@@ -75,6 +83,7 @@ def admit(
     certain: list[Toleration] = list(template.tolerations)
     assumed: list[Toleration] = []
     assumptions: list[str] = []
+    assumed_by: list[tuple[Toleration, ...]] = []
     stages: list[str] = []
 
     ert = extended_resource_tolerations(template)
@@ -85,6 +94,7 @@ def admit(
             stages.append(f"{EXTENDED_RESOURCE_TOLERATION} adds {_keys(ert)}")
         elif fact.state is None:
             assumed += ert
+            assumed_by.append(tuple(ert))
             assumptions.append(
                 f"this assumes the API server does not run {EXTENDED_RESOURCE_TOLERATION}, "
                 f"which would tolerate {_keys(ert)}, and {_why_unknown(profile)}: write "
@@ -105,6 +115,7 @@ def admit(
             stages.append(f"GKE tolerates the taint of compute class {named}")
         elif fact.state is None:
             assumed += tolerations
+            assumed_by.append(tuple(tolerations))
             assumptions.append(
                 f"this assumes the cluster is not GKE, which tolerates the taint of the compute "
                 f"class {named} the pod selects; declare `{DECLARE_PLATFORM}` in the "
@@ -124,6 +135,7 @@ def admit(
         added = [t for choice in choices for t in choice]
         if added:
             assumed += added
+            assumed_by.append(tuple(added))
             names = ", ".join(f.name for f in flavors)
             assumptions.append(
                 f"this assumes Kueue admits the workload to no flavor whose tolerations would "
@@ -137,6 +149,7 @@ def admit(
         tuple(assumptions),
         tuple(stages),
         choices if flavors and len(flavors) > 1 else (),
+        tuple(assumed_by),
     )
 
 
@@ -352,7 +365,11 @@ def policy_refusals(
                     {**item.min, **item.max, **item.default, **item.default_request}
                 )
     for policy in policies:
-        for container in template.app_containers:
+        for container in template.containers:
+            if container.role is ContainerRole.EPHEMERAL or (
+                container.role is not ContainerRole.APP and not policy.init_containers
+            ):
+                continue
             written = container.resources
             missing = [
                 f"a {r} limit"
