@@ -44,10 +44,13 @@ class Admission(NamedTuple):
     assumed: tuple[Toleration, ...] = ()  # added only if the assumptions hold
     assumptions: tuple[str, ...] = ()  # each unknown, and the line that makes it certain
     stages: tuple[str, ...] = ()  # what admission surely did, for messages
-    # The tolerations each ResourceFlavor Kueue may pick would add, when it may pick several.
-    choices: tuple[tuple[Toleration, ...], ...] = ()
+    # What each ResourceFlavor Kueue may pick would add (tolerations, nodeSelector entries),
+    # when it may pick several.
+    choices: tuple[tuple[tuple[Toleration, ...], Mapping[str, str]], ...] = ()
     # The tolerations each assumption would add, in the order of `assumptions`.
     assumed_by: tuple[tuple[Toleration, ...], ...] = ()
+    # The nodeSelector entries admission surely adds: the one Kueue flavor's nodeLabels.
+    node_selector: Mapping[str, str] = {}
 
     def assumptions_for(self, enough: Callable[[tuple[Toleration, ...]], bool]) -> str:
         """The assumptions a verdict rests on: those whose tolerations alone are `enough` to
@@ -77,8 +80,8 @@ def admit(
     Platform mutations: ExtendedResourceToleration (a toleration per requested extended
     resource) and GKE's compute-class toleration (`cloud.google.com/compute-class=<class>:
     NoSchedule` for a pod that selects the class). Kueue: a workload naming a LocalQueue gets
-    the tolerations of the ResourceFlavor its ClusterQueue admits it to; with several flavors
-    the one Kueue picks is not known.
+    the tolerations and nodeLabels of the ResourceFlavor its ClusterQueue admits it to; with
+    several flavors the one Kueue picks is not known.
     """
     certain: list[Toleration] = list(template.tolerations)
     assumed: list[Toleration] = []
@@ -123,25 +126,27 @@ def admit(
             )
 
     flavors = kueue_flavors(profile, workload, namespace) if workload is not None else ()
-    choices: tuple[tuple[Toleration, ...], ...] = ()
+    choices: tuple[tuple[tuple[Toleration, ...], Mapping[str, str]], ...] = ()
+    node_selector: Mapping[str, str] = {}
     if len(flavors) == 1:
         (flavor,) = flavors
         added = _flavor_tolerations(flavor, template)
         certain += added
+        node_selector = flavor.node_labels
         if added:
             stages.append(f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}")
     elif flavors:
-        choices = tuple(tuple(_flavor_tolerations(f, template)) for f in flavors)
-        added = [t for choice in choices for t in choice]
-        if added:
-            assumed += added
-            assumed_by.append(tuple(added))
-            names = ", ".join(f.name for f in flavors)
-            assumptions.append(
-                f"this assumes Kueue admits the workload to no flavor whose tolerations would "
-                f"let it in (its ClusterQueue has the flavors {names}, and which one Kueue "
-                f"picks depends on free quota)"
-            )
+        choices = tuple((tuple(_flavor_tolerations(f, template)), f.node_labels) for f in flavors)
+        added = [t for choice, _ in choices for t in choice]
+        assumed += added
+        assumed_by.append(tuple(added))
+        names = ", ".join(f.name for f in flavors)
+        # Last of the assumptions: the placement rules name it by that place.
+        assumptions.append(
+            f"this assumes Kueue admits the workload to a flavor whose tolerations and node "
+            f"labels keep it out (its ClusterQueue has the flavors {names}, and which one "
+            f"Kueue picks depends on free quota)"
+        )
     return Admission(
         template,
         tuple(certain),
@@ -150,6 +155,7 @@ def admit(
         tuple(stages),
         choices if flavors and len(flavors) > 1 else (),
         tuple(assumed_by),
+        node_selector,
     )
 
 

@@ -95,12 +95,16 @@ def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | N
         blocker(item._replace(placement=p), profile) is None for p in item.flavors
     ):
         return None
+    if any(blocker(item._replace(placement=p), profile) is None for p in item.flavors):
+        return Severity.WARNING, f"; {item.admission.assumptions[-1]}"
     if item.assumed is None or blocker(item._replace(placement=item.assumed), profile):
         return None, ""
     admitted, template = item.admission, item.template
 
     def enough(tolerations: tuple[Toleration, ...]) -> bool:
-        alone = place(template, profile, (*admitted.tolerations, *tolerations))
+        alone = place(
+            template, profile, (*admitted.tolerations, *tolerations), admitted.node_selector
+        )
         return blocker(item._replace(placement=alone), profile) is None
 
     return Severity.WARNING, f"; {admitted.assumptions_for(enough)}"
