@@ -80,6 +80,9 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
     return ClusterProfile(
         name=_later(base.name, later.name),
         kubernetes_version=_later(base.kubernetes_version, later.kubernetes_version),
+        minimum_kubernetes_version=_later(
+            base.minimum_kubernetes_version, later.minimum_kubernetes_version
+        ),
         provider=provider,
         provider_source=provider_source,
         extended_resource_toleration=_later(
@@ -102,6 +105,9 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         resource_slices=later.resource_slices or base.resource_slices,
         resource_claims=_by_key(
             base.resource_claims, later.resource_claims, lambda c: (c.kind, c.namespace, c.name)
+        ),
+        custom_resource_definitions=_by_key(
+            base.custom_resource_definitions, later.custom_resource_definitions, lambda c: c.name
         ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
         assumptions=(*base.assumptions, *later.assumptions),
