@@ -384,3 +384,30 @@ def test_an_eksctl_config_states_the_control_plane_release(tmp_path: Path) -> No
     profile = (str(tmp_path / "cluster.yaml"),)
     result = found(tmp_path, {"hpa.yaml": HPA_V2BETA2}, profile_paths=profile)
     assert [(code, where) for code, _, where, _ in result] == [("GPU011", "1:13")]
+
+
+def crd_item(text: str) -> str:
+    """`text`, one object, as an item of a List."""
+    lines = text.splitlines()
+    return "".join(f"{'- ' if i == 0 else '  '}{line}\n" for i, line in enumerate(lines))
+
+
+def test_the_crds_of_a_cluster_dump_validate_the_custom_resources(tmp_path: Path) -> None:
+    dump = "apiVersion: v1\nkind: List\nitems:\n" + node("gpu-1", "v1.35.1") + crd_item(CRD)
+    (tmp_path / "dump.yaml").write_text(dump, encoding="utf-8")
+    profile = (str(tmp_path / "dump.yaml"),)
+    result = found(tmp_path, {"run.yaml": RUN}, profile_paths=profile)
+    assert [(code, where, message) for code, _, where, message in result] == [
+        (
+            "GPU011",
+            "1:13",
+            "example.com/v1 TrainingRun is deprecated; use v2 (CustomResourceDefinition "
+            "`trainingruns.example.com`)",
+        ),
+        ("GPU012", "5:9", "`spec.gpus`: 0 is less than the minimum of 1"),
+    ]
+    # A CRD among the inputs is what will be applied: it replaces the cluster's.
+    upgraded = CRD.replace("- name: v1", "- name: v2").replace("deprecated: true", "")
+    result = found(tmp_path, {"crd.yaml": upgraded, "run.yaml": RUN}, profile_paths=profile)
+    assert [(code, where) for code, _, where, _ in result] == [("GPU010", "1:13")]
+    assert "(it serves `example.com/v2`)" in result[0][3]

@@ -12,7 +12,15 @@ from gpulint.accelerators import is_extended_resource, looks_like_accelerator
 from gpulint.model import Document, Severity
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.validation.apiversions import lifecycle, shown
-from gpulint.validation.crds import CrdKinds, CrdVersion, crd_kinds, json_schema, knowledge_crds
+from gpulint.validation.crds import (
+    CrdKinds,
+    CrdVersion,
+    cluster_crds,
+    crd_kinds,
+    json_schema,
+    knowledge_crds,
+    with_cluster_crds,
+)
 from gpulint.validation.problems import FieldProblem, closest, field_problems
 from gpulint.validation.target import Target, target_of
 from gpulint.views import NamedTuple
@@ -295,12 +303,16 @@ def _build_crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[
 
 
 def _crds(ctx: CheckContext) -> CrdKinds:
-    """The CRDs of this file and of every input and context file (knowledge objects)."""
+    """The CRDs of this file and of every input and context file (knowledge objects), and the
+    cluster profile's for the kinds none of those define."""
     known = knowledge_crds(ctx.knowledge)
-    if not any(d.ref.kind == "CustomResourceDefinition" for d in ctx.documents):
+    if any(d.ref.kind == "CustomResourceDefinition" for d in ctx.documents):
+        own = crd_kinds(ctx.documents)
+        known = CrdKinds({**known.versions, **own.versions}, {**known.kinds, **own.kinds})
+    profile = ctx.profile
+    if profile is None or not profile.custom_resource_definitions:
         return known
-    own = crd_kinds(ctx.documents)
-    return CrdKinds({**known.versions, **own.versions}, {**known.kinds, **own.kinds})
+    return with_cluster_crds(known, cluster_crds(profile.custom_resource_definitions))
 
 
 # GPU004 (misplaced-resources-key) reports these unknown keys with GPU-specific words.
