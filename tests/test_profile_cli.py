@@ -130,7 +130,10 @@ def test_profile_import_merges_and_prints_to_stdout(tmp_path: Path) -> None:
     assert code == 0
     assert out.startswith(
         "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: eks-prod\n"
-        'spec:\n  kubernetesVersion: "1.31"\n  platform: eks\n  pools:\n  - name: m5\n'
+        'spec:\n  kubernetesVersion: "1.31"\n'
+        # The dump's nodes: the oldest release the API server can run.
+        '  minimumKubernetesVersion: "v1.31.2-eks-7f9249a"\n'
+        "  platform: eks\n  pools:\n  - name: m5\n"
     )
     target = tmp_path / "merged.yaml"
     target.write_text(out, encoding="utf-8")
