@@ -10,9 +10,10 @@ and takes minutes on `count = 10000`. So, before it is called:
   in the root module's directory and in each local module's must be a regular file whose real
   path is inside the tree (the root given, else the working directory, when the module is
   inside it; else the module's own directory);
-- every call of a function that reads a file (`file`, `templatefile`, `fileset`, ...) must
-  name its path as a string literal (`"${path.module}/groups.yaml"`) whose file is such a
-  file; a path computed from variables cannot be checked before evaluation and is refused;
+- every call of a function that reads a file (`file`, `templatefile`, `fileset`, ...) that
+  names its path as a string literal (`"${path.module}/groups.yaml"`) must name such a file;
+  a path computed from variables cannot be checked before evaluation: it is refused unless
+  the kernel bounds the child's reads to the tree (gpulint.profile.sandbox);
 - a local module that calls itself, directly or through others, or module calls that fan out
   past MAX_MODULE_CALLS, and a `count` literal above MAX_COUNT are refused.
 
