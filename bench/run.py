@@ -12,6 +12,9 @@ the median peak RSS (`ru_maxrss` of the child, from wait4). Rows:
       or on PATH)
   (g) `gpulint check CORPUS --profile` with a 5,000-node kubectl dump (as YAML and as JSON)
       against a 5-node one, each read from the profile cache (judged) and with --no-cache
+  (i) `gpulint diagnose` on a synthetic cluster's JSON dump (make_cluster.py: 5,000 nodes,
+      50,000 pods, 500,000 events) against `json.load` of the same file, and on a quarter and
+      a half of it (time linear in the dump's size); judged in a section of their own
 Each target of the performance budget is then judged PASS or FAIL.
 
 The run also fails when `gpulint check` on one file, without a config or profile, imports
@@ -21,6 +24,8 @@ Usage: python bench/run.py [--repeat N] [--files N --docs-per-file M] [--checkov
                            [--scales 1,4,16] [--profile-nodes 5,5000] [--no-checkov]
                            [--work DIR] [--results FILE] [--note TEXT]
        python bench/run.py --startup [--repeat N] [--update-results]  # the (c) rows only
+       python bench/run.py --diagnose [--repeat N] [--cluster 5000,50000,500000]
+                           [--update-results]  # the (i) rows only
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
+import make_cluster  # noqa: E402
 import make_corpus  # noqa: E402  (a sibling script, not an installed module)
 
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -314,6 +320,8 @@ def forbidden_imports(small: Path, cwd: Path) -> tuple[int, list[str]]:
 class Plan:
     """What to measure and where."""
 
+    # (the diagnose rows' cluster is the last field: nodes, pods, events)
+
     corpus: Path
     work: Path
     repeat: int
@@ -321,6 +329,7 @@ class Plan:
     checkov: str | None
     profile_nodes: tuple[int, int] = PROFILE_NODES  # the small and the large profile
     recorded_checkov: Row | None = None  # the Checkov row of an earlier report, reused
+    cluster: tuple[int, int, int] = make_cluster.NODES, make_cluster.PODS, make_cluster.EVENTS
 
 
 def compile_package() -> None:
@@ -448,6 +457,9 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
     for row in measure_context_rows(plan):
         add(row)
 
+    for row in measure_diagnose(plan.work, plan.repeat, plan.cluster):
+        add(row)
+
     if plan.recorded_checkov is not None:
         rows.append(plan.recorded_checkov)
     elif plan.checkov is None:
@@ -541,6 +553,163 @@ def measure_context_rows(plan: Plan) -> list[Row]:
             found.append(run_once(command, repository))
     labelled = zip(runs, commands, strict=True)
     return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+
+
+# --- diagnose on a large cluster's dump ------------------------------------------------------
+
+#: The (i) rows: a share of the cluster's counts each.
+CLUSTER_SHARES = (("quarter", 0.25), ("half", 0.5), ("whole", 1.0))
+DIAGNOSE_SECTION = "## Diagnose on a large cluster"
+
+
+def ensure_cluster(work: Path, cluster: tuple[int, int, int], share: float) -> Path:
+    """A JSON dump of `share` of the cluster, generated (in a child process) when missing."""
+    counts = [max(1, round(n * share)) for n in cluster]
+    path = work / f"cluster-{'-'.join(str(n) for n in counts)}.json"
+    if not path.exists():
+        in_child(make_cluster.write_dump, path, *counts)
+    return path
+
+
+def json_load(path: Path) -> None:
+    """The floor of a JSON dump: the C JSON parser's objects, kept until the end."""
+    with path.open(encoding="utf-8") as handle:
+        json.load(handle)
+
+
+def measure_diagnose(work: Path, repeat: int, cluster: tuple[int, int, int]) -> list[Row]:
+    """The (i) rows: `json.load` of the whole dump, then diagnose on a quarter, a half and the
+    whole of it; run in turn, round after round, as the (c) rows."""
+    work.mkdir(parents=True, exist_ok=True)
+    dumps = {name: ensure_cluster(work, cluster, share) for name, share in CLUSTER_SHARES}
+    whole = dumps["whole"]
+    size = whole.stat().st_size / 1e6
+    nodes, pods, events = cluster
+    what = f"{nodes:,} nodes, {pods:,} pods, {events:,} events"
+    diagnose = [*gpulint_command(), "diagnose", "--format", "json", "-o", os.devnull]
+    commands = [
+        (
+            "diagnose-floor",
+            f"(i) json.load of a {size:,.0f} MB dump ({what})",
+            [sys.executable, __file__, "--json-load", str(whole)],
+        ),
+        *(
+            (
+                f"diagnose-{name}",
+                f"(i) gpulint diagnose, the {name} of that dump",
+                [*diagnose, str(path)],
+            )
+            for name, path in dumps.items()
+        ),
+    ]
+    runs: list[list[Run]] = [[] for _ in commands]
+    for _ in range(repeat):
+        for found, (_, _, command) in zip(runs, commands, strict=True):
+            found.append(run_once(command, work))
+    labelled = zip(runs, commands, strict=True)
+    return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+
+
+def judge_diagnose(rows: Sequence[Row]) -> list[Target]:
+    """The diagnose targets: within 3x the time and 1.5x the memory of `json.load`, and time
+    per object of the whole dump and of its half no more than 1.25x that of its quarter
+    (linear). Times are CPU times (user + system): on a shared machine the wall time of a
+    process that reads 758 MB measures the other load as much as the process."""
+    row = by_key(rows)
+    whole, half, quarter = (row.get(f"diagnose-{k}") for k in ("whole", "half", "quarter"))
+    floor = row.get("diagnose-floor")
+    per_whole, per_half = _cpu_ratio(whole, quarter), _cpu_ratio(half, quarter)
+    budget: list[tuple[str, float | None, str, float, str]] = [
+        ("diagnose the whole dump / json.load, CPU time", _cpu_ratio(whole, floor), "<=", 3, "x"),
+        (
+            "diagnose the whole dump / json.load, peak RSS",
+            _ratio(whole, floor, "rss_mb"),
+            "<=",
+            1.5,
+            "x",
+        ),
+        (
+            "diagnose CPU time per object: whole / quarter",
+            per_whole / 4 if per_whole else None,
+            "<=",
+            1.25,
+            "x",
+        ),
+        (
+            "diagnose CPU time per object: half / quarter",
+            per_half / 2 if per_half else None,
+            "<=",
+            1.25,
+            "x",
+        ),
+    ]
+    return [_target(*line) for line in budget]
+
+
+def _cpu_ratio(top: Row | None, bottom: Row | None) -> float | None:
+    if top is None or bottom is None:
+        return None
+    a, b = _median_cpu(top), _median_cpu(bottom)
+    return a / b if a is not None and b else None
+
+
+def diagnose_section(rows: Sequence[Row], targets: Sequence[Target], note: str) -> list[str]:
+    """The report's section of the (i) rows and their targets."""
+    cpu = "; ".join(f"{row.label[4:]} {_median_cpu(row) or 0:.2f} s" for row in rows)
+    return [
+        DIAGNOSE_SECTION,
+        "",
+        note,
+        "",
+        f"Median CPU time (user + system), which the targets judge: {cpu}.",
+        "",
+        "| target | limit | measured | verdict |",
+        "|---|---|---:|---|",
+        *[f"| {t.name} | {t.limit} | {t.measured} | {t.verdict} |" for t in targets],
+        "",
+        *table(rows),
+        "",
+    ]
+
+
+def with_diagnose_section(report_text: str, section: Sequence[str]) -> str:
+    """`report_text` with its diagnose section replaced by `section` (or `section` added)."""
+    lines = report_text.rstrip("\n").split("\n")
+    if DIAGNOSE_SECTION in lines:
+        start = lines.index(DIAGNOSE_SECTION)
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
+        )
+        lines[start:end] = list(section)
+    else:
+        lines += ["", *section]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def diagnose_only(
+    work: Path, repeat: int, cluster: tuple[int, int, int], results: Path | None = None
+) -> int:
+    """`--diagnose`: the (i) rows and their targets, printed (and put in place of the diagnose
+    section of the report `results`); 1 when a target fails."""
+    print(f"{'measurement':<58} {'median s':>9} {'RSS MB':>8}  range s")
+    load_before = load_average()
+    rows = measure_diagnose(work, repeat, cluster)
+    for row in rows:
+        print(format_row(row))
+    targets = judge_diagnose(rows)
+    for target in targets:
+        print(f"{target.verdict:<13} {target.name}: {target.measured} (limit {target.limit})")
+    if results is not None:
+        note = (
+            f"Measured on {datetime.date.today().isoformat()} (`run.py --diagnose "
+            f"--update-results`, {repeat} runs per row, medians): 1-minute load average "
+            f"{load_before} before and {load_average()} after, on {os.cpu_count()} CPUs."
+        )
+        text = results.read_text(encoding="utf-8")
+        section = diagnose_section(rows, targets, note)
+        results.write_text(with_diagnose_section(text, section), encoding="utf-8")
+        print(f"updated {results}")
+    return 1 if any(t.passed is False for t in targets) else 0
 
 
 def format_row(row: Row) -> str:
@@ -855,11 +1024,32 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --startup: put the (c) rows and their targets in place of those in --results",
     )
+    parser.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="measure only the (i) rows and judge their targets (with --update-results: put "
+        "them in place of the diagnose section of --results)",
+    )
+    parser.add_argument(
+        "--cluster",
+        help="nodes, pods and events of the (i) rows' cluster (default: the large profile's "
+        "nodes, ten pods and a hundred events per node: 5000,50000,500000)",
+    )
     parser.add_argument("--compose", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--json-load", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.compose:
         compose_corpus(args.compose[0], Path(args.compose[1]))
         return 0
+    if args.json_load:
+        json_load(args.json_load)
+        return 0
+    few, many = (int(n) for n in args.profile_nodes.split(","))
+    cluster = args.cluster or f"{many},{many * 10},{many * 100}"
+    nodes, pods, events = (int(n) for n in cluster.split(","))
+    if args.diagnose:
+        results = args.results if args.update_results else None
+        return diagnose_only(args.work.resolve(), args.repeat, (nodes, pods, events), results)
     if args.startup:
         results = args.results if args.update_results else None
         return startup_only(args.work.resolve(), args.repeat, results)
@@ -881,8 +1071,9 @@ def main(argv: list[str] | None = None) -> int:
     checkov = None if args.no_checkov or recorded else find_checkov(args.checkov)
     print(corpus_line)
     load_before = load_average()
-    few, many = (int(n) for n in args.profile_nodes.split(","))
-    plan = Plan(corpus, work, args.repeat, scales, checkov, (few, many), recorded)
+    plan = Plan(
+        corpus, work, args.repeat, scales, checkov, (few, many), recorded, (nodes, pods, events)
+    )
     print(f"{'measurement':<58} {'median s':>9} {'RSS MB':>8}  range s")
     rows = measure_all(plan)
 
@@ -920,9 +1111,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {note}")
     if forbidden:
         print(f"FAIL: `gpulint check` on one file imports {', '.join(forbidden)}")
-    args.results.write_text(report(rows, targets, corpus_line, notes), encoding="utf-8")
+    diagnose_targets = judge_diagnose(rows)
+    for t in diagnose_targets:
+        print(f"{t.verdict:<13} {t.name}: {t.measured} (limit {t.limit})")
+    diagnose_rows = [r for r in rows if r.key.startswith("diagnose-")]
+    section = diagnose_section(
+        diagnose_rows, diagnose_targets, f"{args.repeat} runs per row, medians."
+    )
+    others = [r for r in rows if not r.key.startswith("diagnose-")]
+    text = with_diagnose_section(report(others, targets, corpus_line, notes), section)
+    args.results.write_text(text, encoding="utf-8")
     print(f"wrote {args.results}")
-    return 1 if forbidden or any(t.passed is False for t in targets) else 0
+    failed = any(t.passed is False for t in (*targets, *diagnose_targets))
+    return 1 if forbidden or failed else 0
 
 
 if __name__ == "__main__":

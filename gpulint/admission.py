@@ -31,6 +31,7 @@ from gpulint.yamltree import Pos
 
 if TYPE_CHECKING:
     # Only GPU304 reads LimitRanges; a placement run does not import the policy model.
+    from gpulint.profile.admission_policies import RequiredResources
     from gpulint.profile.policy import LimitRangeInEffect
 
 
@@ -43,6 +44,8 @@ class Admission(NamedTuple):
     assumed: tuple[Toleration, ...] = ()  # added only if the assumptions hold
     assumptions: tuple[str, ...] = ()  # each unknown, and the line that makes it certain
     stages: tuple[str, ...] = ()  # what admission surely did, for messages
+    # The tolerations each ResourceFlavor Kueue may pick would add, when it may pick several.
+    choices: tuple[tuple[Toleration, ...], ...] = ()
 
     @property
     def certain(self) -> bool:
@@ -107,6 +110,7 @@ def admit(
             )
 
     flavors = kueue_flavors(profile, workload, namespace) if workload is not None else ()
+    choices: tuple[tuple[Toleration, ...], ...] = ()
     if len(flavors) == 1:
         (flavor,) = flavors
         added = _flavor_tolerations(flavor, template)
@@ -114,7 +118,8 @@ def admit(
         if added:
             stages.append(f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}")
     elif flavors:
-        added = [t for flavor in flavors for t in _flavor_tolerations(flavor, template)]
+        choices = tuple(tuple(_flavor_tolerations(f, template)) for f in flavors)
+        added = [t for choice in choices for t in choice]
         if added:
             assumed += added
             names = ", ".join(f.name for f in flavors)
@@ -123,7 +128,14 @@ def admit(
                 f"let it in (its ClusterQueue has the flavors {names}, and which one Kueue "
                 f"picks depends on free quota)"
             )
-    return Admission(template, tuple(certain), tuple(assumed), tuple(assumptions), tuple(stages))
+    return Admission(
+        template,
+        tuple(certain),
+        tuple(assumed),
+        tuple(assumptions),
+        tuple(stages),
+        choices if flavors and len(flavors) > 1 else (),
+    )
 
 
 def kueue_flavors(
@@ -301,3 +313,45 @@ def _quantity_pos(container: Container, resource: str) -> Pos:
         if resource in written:
             return written[resource].key_pos
     return container.resources.pos if container.resources.node is not None else container.pos
+
+
+def policy_refusals(
+    template: PodTemplate,
+    policies: Iterable[RequiredResources],
+    limit_ranges: Iterable[LimitRangeInEffect] = (),
+) -> Iterator[Refusal]:
+    """What an enforced Gatekeeper or Kyverno "require requests/limits" policy refuses in the
+    pod, after LimitRanger has filled in the namespace's defaults (a validating webhook sees
+    the pod as mutated)."""
+    default_limits: dict[str, Decimal] = {}
+    default_requests: dict[str, Decimal] = {}
+    for source in limit_ranges:
+        for item in source.limit_range.items:
+            if item.type == "Container":
+                default_limits.update({**item.max, **item.default})
+                default_requests.update(
+                    {**item.min, **item.max, **item.default, **item.default_request}
+                )
+    for policy in policies:
+        for container in template.app_containers:
+            written = container.resources
+            missing = [
+                f"a {r} limit"
+                for r in policy.limits
+                if r not in written.limits and r not in default_limits
+            ] + [
+                f"a {r} request"
+                for r in policy.requests
+                if r not in written.requests
+                and r not in written.limits
+                and r not in default_requests
+            ]
+            if missing:
+                yield Refusal(
+                    policy.label,
+                    f"after admission: the {policy.label} policy refuses the pod: "
+                    f"{container.field_path} ({container.name}) sets no "
+                    f"{' and no '.join(m.removeprefix('a ') for m in missing)}, and no "
+                    f"LimitRange of the namespace gives it one",
+                    written.pos if written.node is not None else container.pos,
+                )

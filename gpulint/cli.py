@@ -568,7 +568,7 @@ def _fix(
     if outcome.written:
         count = _plural_findings(outcome.fixed)
         click.echo(f"gpulint: fixed {count} in {len(outcome.written)} file(s)", err=True)
-    return outcome.result
+    return outcome.final_result()
 
 
 def _plural_findings(count: int) -> str:
@@ -806,9 +806,29 @@ def _live_connection(
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "html"]),
     default="text",
     show_default=True,
+    help="html: one self-contained page, with the GPU time section.",
+)
+@click.option(
+    "--timeline",
+    is_flag=True,
+    help="Add where GPU pods' time went: phases per pod, workload and pool, GPU time before "
+    "the first container start, GPU-hours per Job.",
+)
+@click.option(
+    "--prices",
+    type=_PATH,
+    help="CSV of hourly node prices (SkyPilot's or OpenCost's columns): cost per run of Jobs "
+    "(implies --timeline).",
+)
+@click.option(
+    "--compare",
+    nargs=2,
+    metavar="JOB_A JOB_B",
+    help="A CPU and a GPU variant of a Job: speedup, break-even speedup and which costs less "
+    "per run (implies --timeline).",
 )
 @click.option("-o", "--output", type=_FILE, help="Write the report here.")
 @_live_options
@@ -821,6 +841,9 @@ def diagnose(
     slow_threshold: str | None,
     now: str | None,
     output_format: str,
+    timeline: bool,
+    prices: str | None,
+    compare: tuple[str, str] | None,
     output: str | None,
     kube_context: str | None,
     kubeconfig: str | None,
@@ -838,57 +861,22 @@ def diagnose(
     Arguments that are not files are name filters (a substring, or a glob with * ? [) on
     the pod, job or owner name; with --live, every argument is one.
     """
-    from datetime import datetime, timezone
+    from gpulint.diagnose.command import DiagnoseRequest, diagnose_report
 
-    from gpulint.diagnose import diagnose as run_diagnosis
-    from gpulint.diagnose import parse_time, read_dumps
-    from gpulint.diagnose.extra import WorkloadSource
-    from gpulint.diagnose.inputs import DUMP_COMMAND, is_dump_argument, parse_duration
-    from gpulint.output.diagnose import diagnosis_json, diagnosis_text
-
+    request = DiagnoseRequest(
+        dumps, profile_paths, pool_label, namespaces, slow_threshold, now, output_format,
+        timeline, prices, compare,
+    )  # fmt: skip
     try:
         connection = _live_connection(
             live, profile_paths, kube_context, kubeconfig, request_timeout
         )
-        files = () if live else tuple(d for d in dumps if is_dump_argument(d))
-        names = tuple(d for d in dumps if d not in files)
-        if not live and not files:
-            raise GpulintError(f"give dump files ({DUMP_COMMAND}) or --live")
-        threshold = parse_duration(slow_threshold) if slow_threshold else None
-        moment = parse_time(now) if now else None
-        unread: tuple[str, ...] = ()  # what RBAC kept live mode from reading
-        workloads = WorkloadSource.DUMP  # where Kueue's Workloads were looked for
-        typed = None  # objects read from the API are typed by the diagnosis
-        if connection is not None:
-            from gpulint.diagnose.live import read_live
-
-            live_objects = read_live(connection, pool_label, namespaces)
-            documents, cluster_profile = live_objects.documents, live_objects.profile
-            unread = live_objects.notes
-            workloads = live_objects.workloads
-            moment = moment or datetime.now(timezone.utc)
-        else:
-            documents, cluster_profile, typed = read_dumps(files, profile_paths, pool_label)
-        result = run_diagnosis(
-            documents,
-            cluster_profile,
-            moment,
-            namespaces=namespaces,
-            names=names,
-            pool_label=pool_label,
-            workloads=workloads,
-            typed=typed,
-        )
-        result = replace(result, notes=(*unread, *result.notes))
+        report, status = diagnose_report(request, connection)
     except GpulintError as exc:
         _fail(str(exc))
         return
-    if output_format == "json":
-        text = diagnosis_json(result, threshold)
-    else:
-        text = diagnosis_text(result, threshold)
-    _emit(text, output, "report")
-    sys.exit(EXIT_FINDINGS if result.pods else EXIT_CLEAN)
+    _emit(report, output, "report")
+    sys.exit(status)
 
 
 @main.command()

@@ -104,15 +104,29 @@ class Config:
         import glob
 
         found: list[str] = []
+        base = os.curdir if self.root is None else str(self.root)
+        top = os.path.realpath(base)
         for index, pattern in enumerate(self.context):
+
+            def refuse(problem: str, index: int = index) -> GpulintError:
+                where = _located(self.path, ["context", index]) if self.path else "the config"
+                return GpulintError(f"{where}: context: {problem}")
+
+            # The config may come from a pull request: it names files of its own tree only.
+            if os.path.isabs(pattern) or os.path.normpath(pattern).split(os.sep)[0] == "..":
+                raise refuse(f"`{pattern}` is outside the project root {top}")
             full = pattern if self.root is None else os.path.join(self.root, pattern)
             if glob.has_magic(pattern):
-                found.extend(sorted(glob.glob(full, recursive=True)))
+                matches = _glob_in(base, pattern)
             elif os.path.lexists(full):
-                found.append(full)
+                matches = [full]
             else:
-                where = _located(self.path, ["context", index]) if self.path else "the config"
-                raise GpulintError(f"{where}: context: `{pattern}` does not exist")
+                raise refuse(f"`{pattern}` does not exist")
+            for match in matches:
+                real = os.path.realpath(match)
+                if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+                    raise refuse(f"`{pattern}` names {match}, a link to {real} outside {top}")
+            found.extend(matches)
         return found
 
     def context_where(self) -> str:
@@ -169,6 +183,19 @@ def _matches_any(path: Path, root: Path | None, patterns: Iterable[str]) -> bool
             if fnmatch.fnmatchcase(candidate, pattern) or fnmatch.fnmatchcase(candidate, bare):
                 return True
     return False
+
+
+def _glob_in(base: str, pattern: str) -> list[str]:
+    """The paths under `base` that `pattern` matches (`**` spans directories), as glob.glob
+    finds them (hidden names only where the pattern writes a dot), but never through a
+    symlinked directory: two links to `..` would make glob's walk exponential."""
+    hidden = any(part.startswith(".") for part in pattern.split("/"))
+    found = []
+    for match in Path(base).glob(pattern):
+        parts = match.relative_to(base).parts
+        if hidden or not any(part.startswith(".") for part in parts):
+            found.append(str(match) if base != os.curdir else os.path.join(*parts))
+    return sorted(found)
 
 
 def find_config(

@@ -401,8 +401,10 @@ def apply_fixes(text: str, fixes: Sequence[Sequence[Edit]], *, is_json: bool = F
     """Apply each fix (the edits of one finding, all or none) that the text can take.
 
     Edits are resolved against the same text; a fix that overlaps one already taken waits for
-    the next pass. The result is parsed again and compared with the tree the fixes mean, each
-    document on its own; a fix that breaks its document is refused with why.
+    the next pass. Each document's fixes are then checked on that document's text alone, and
+    the fixed text as a whole: parsed again and compared with the tree the fixes mean. A fix
+    that breaks its document is refused with why; one that is fine alone but not with the
+    others of its document waits for the next pass.
     """
     lines = Lines(text, is_json)
     refused: dict[int, str] = {}
@@ -420,36 +422,41 @@ def apply_fixes(text: str, fixes: Sequence[Sequence[Edit]], *, is_json: bool = F
                 resolved[index] = made
     chosen, waiting = _without_overlaps(resolved)
     if not chosen:
-        return Applied(text, (), refused, tuple(waiting))
-    checker = _Checker(text, is_json)
-    for _ in range(_SINGLE_TRIES):
-        new = _splice(text, [r.splice for i in chosen for r in resolved[i]])
-        broken = checker.broken(new, {i: resolved[i] for i in chosen})
-        if not broken:
-            return Applied(new, tuple(sorted(chosen)), refused, tuple(sorted(waiting)))
-        if len(broken) > 1:
-            # Several fixes of one document: those that break it alone are refused; the others
-            # wait for the next pass, without the ones that broke it.
-            for tries, (index, why) in enumerate(broken.items()):
-                alone = {index: resolved[index]}
-                if tries < _SINGLE_TRIES:
-                    new = _splice(text, [r.splice for r in resolved[index]])
-                    why = checker.broken(new, alone).get(index, "")
-                if why:
-                    refused[index] = why
-                else:
-                    waiting.append(index)
+        return Applied(text, (), refused, tuple(sorted(waiting)))
+    checker = _Checker(text, is_json, lines)
+    checker.targets(resolved)
+    by_document: dict[int, dict[int, list[Resolved]]] = {}
+    accepted: dict[int, list[Resolved]] = {}
+    for index in chosen:
+        if not resolved[index]:  # the same edits as another fix: made with it
+            accepted[index] = []
+            continue
+        where = checker.document_of(resolved[index])
+        if isinstance(where, str):
+            refused[index] = where
         else:
-            refused.update(broken)
-        chosen = [i for i in chosen if i not in broken]
-        if not chosen:
-            break
-    return Applied(text, (), refused, tuple(sorted(i for i in waiting if i not in refused)))
+            by_document.setdefault(where, {})[index] = resolved[index]
+    for number, made_here in by_document.items():
+        good, bad, later = checker.check_document(number, made_here)
+        accepted.update((i, made_here[i]) for i in good)
+        refused.update(bad)
+        waiting.extend(later)
+    if accepted:
+        new, starts = _splice_fixes(text, accepted)
+        broken = checker.broken(new, accepted, starts)
+        if not broken:
+            return Applied(new, tuple(sorted(accepted)), refused, tuple(sorted(waiting)))
+        # Each document was fine alone: what breaks now is refused, the rest tried again later.
+        refused.update(broken)
+        waiting.extend(i for i in accepted if i not in broken)
+    return Applied(text, (), refused, tuple(sorted(waiting)))
 
 
 def _without_overlaps(resolved: dict[int, list[Resolved]]) -> tuple[list[int], list[int]]:
     """The fixes whose splices overlap none taken before them, and those that wait."""
-    taken: list[Splice] = []
+    import bisect
+
+    taken: list[tuple[int, int]] = []  # (start, end) of the splices taken, in order
     chosen: list[int] = []
     waiting: list[int] = []
     seen: set[Splice] = set()
@@ -459,30 +466,44 @@ def _without_overlaps(resolved: dict[int, list[Resolved]]) -> tuple[list[int], l
             chosen.append(index)
             resolved[index] = []
             continue
-        if any(_overlap(s, t) for s in splices for t in taken):
+        if any(_overlaps(s, taken) for s in splices):
             waiting.append(index)
             continue
-        taken.extend(splices)
+        for splice in splices:
+            bisect.insort(taken, (splice.start, splice.end))
         seen.update(splices)
         chosen.append(index)
     return chosen, waiting
 
 
-def _overlap(a: Splice, b: Splice) -> bool:
-    if a.start == a.end == b.start == b.end:
-        return True  # two insertions at one place: the second waits for the next pass
-    return a.start < b.end and b.start < a.end
+def _overlaps(splice: Splice, taken: list[tuple[int, int]]) -> bool:
+    """Whether `splice` overlaps a splice of `taken` (sorted, none overlapping another)."""
+    import bisect
+
+    at = bisect.bisect_left(taken, (splice.start, splice.end))
+    for start, end in taken[max(at - 1, 0) : at + 1]:
+        if splice.start == splice.end == start == end:
+            return True  # two insertions at one place: the second waits for the next pass
+        if splice.start < end and start < splice.end:
+            return True
+    return False
 
 
-def _splice(text: str, splices: Iterable[Splice]) -> str:
+def _splice_fixes(text: str, fixes: dict[int, list[Resolved]]) -> tuple[str, dict[int, int]]:
+    """`text` with the splices of `fixes` made; and where each fix's first splice starts in
+    the new text (to tell which fix broke a place of it)."""
+    splices = sorted((r.splice, index) for index, made in fixes.items() for r in made)
     pieces = []
-    at = 0
-    for splice in sorted(splices, key=lambda s: (s.start, s.end)):
+    starts: dict[int, int] = {}
+    at = shift = 0
+    for splice, index in splices:
         pieces.append(text[at : splice.start])
         pieces.append(splice.text)
+        starts.setdefault(index, splice.start + shift)
+        shift += len(splice.text) - (splice.end - splice.start)
         at = splice.end
     pieces.append(text[at:])
-    return "".join(pieces)
+    return "".join(pieces), starts
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, int]:
@@ -495,18 +516,105 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, int]:
 class _Checker:
     """The tree of a text before its fixes, and the check of a fixed text against it."""
 
-    def __init__(self, text: str, json_text: bool) -> None:
+    def __init__(self, text: str, json_text: bool, lines: Lines) -> None:
+        self.text = text
         self.before = parse(text).documents
         self.json = json_text and _is_json(text)
         self._targets: dict[tuple[str, Pos], list[tuple[int, tuple[Any, ...]]]] | None = None
         self._shared: set[Pos] = set()
+        # Where each document's text starts: the first at 0 (its comments are its own).
+        starts = [0] + [lines.offset(d.pos) or 0 for d in self.before[1:]]
+        self.bounds = list(zip(starts, [*starts[1:], len(text)], strict=True))
 
-    def broken(self, new: str, fixes: dict[int, list[Resolved]]) -> dict[int, str]:
-        """The fixes that break `new`, with why; empty when `new` is what they mean."""
+    def document_of(self, made: list[Resolved]) -> int | str:
+        """The document a fix changes, or why it is not one place of one document."""
+        documents = set()
+        for resolved in made:
+            where = self._target(resolved.intent)
+            if isinstance(where, str):
+                return where
+            documents.add(where[0])
+        if len(documents) != 1:
+            return "its edits change several documents"
+        return documents.pop()
+
+    def check_document(
+        self, number: int, fixes: dict[int, list[Resolved]]
+    ) -> tuple[list[int], dict[int, str], list[int]]:
+        """The fixes of document `number` checked on its text alone: those that are good, those
+        that break it (with why), and those that wait (fine alone, not with the others)."""
+        start, end = self.bounds[number]
+        local: dict[int, list[Resolved]] = {}
+        bad: dict[int, str] = {}
+        for index, made in fixes.items():
+            if all(start <= r.splice.start and r.splice.end <= end for r in made):
+                local[index] = [
+                    r._replace(
+                        splice=r.splice._replace(
+                            start=r.splice.start - start, end=r.splice.end - start
+                        )
+                    )
+                    for r in made
+                ]
+            else:
+                bad[index] = "its edits reach past its document"
+        text = self.text[start:end]
+        later: list[int] = []
+        for _ in range(_SINGLE_TRIES):
+            if not local:
+                break
+            new, starts = _splice_fixes(text, local)
+            broken = self._broken_document(number, new, local, starts)
+            if not broken:
+                return list(local), bad, later
+            if len(broken) > 1:  # told apart one fix at a time
+                for index in broken:
+                    alone = {index: local[index]}
+                    new, starts = _splice_fixes(text, alone)
+                    why_alone = self._broken_document(number, new, alone, starts).get(index)
+                    if why_alone:
+                        bad[index] = why_alone
+                    else:
+                        later.append(index)
+            else:
+                bad.update(broken)
+            local = {i: made for i, made in local.items() if i not in broken}
+        later.extend(local)
+        return [], bad, later
+
+    def _broken_document(
+        self, number: int, new: str, fixes: dict[int, list[Resolved]], starts: dict[int, int]
+    ) -> dict[int, str]:
+        """The fixes that break `new`, the text of document `number` with them, and why."""
         after = parse(new)
         if after.error is not None:
             why = f"the fixed text would not parse ({after.error.problem})"
-            return dict.fromkeys(fixes, why)
+            at = Lines(new).offset((after.error.line, after.error.column))
+            return dict.fromkeys(_written_before(starts, at), why)
+        if len(after.documents) != 1:
+            return dict.fromkeys(fixes, "the fix would change where documents start")
+        intents = []
+        for index, made in fixes.items():
+            for resolved in made:
+                where = self._target(resolved.intent)
+                assert not isinstance(where, str)  # document_of has looked
+                intents.append((index, resolved.intent, where[1]))
+        why = _check_document(self.before[number], after.documents[0], intents)
+        return {} if why is None else dict.fromkeys(fixes, why)
+
+    def broken(
+        self, new: str, fixes: dict[int, list[Resolved]], starts: dict[int, int]
+    ) -> dict[int, str]:
+        """The fixes that break `new`, with why; empty when `new` is what they mean.
+
+        `starts` says where each fix's text starts in `new`: a place that breaks is blamed on
+        the fixes written there.
+        """
+        after = parse(new)
+        if after.error is not None:
+            why = f"the fixed text would not parse ({after.error.problem})"
+            at = Lines(new).offset((after.error.line, after.error.column))
+            return dict.fromkeys(_written_before(starts, at), why)
         if self.json and not _is_json(new):
             return dict.fromkeys(fixes, "the fixed text would not be JSON")
         if len(after.documents) != len(self.before):
@@ -520,11 +628,20 @@ class _Checker:
                     broken[index] = where
                 else:
                     by_document.setdefault(where[0], []).append((index, resolved.intent, where[1]))
-        for number, (before, fixed) in enumerate(zip(self.before, after.documents, strict=True)):
+        if broken:  # edits that do not point at one place of the tree: nothing to compare
+            return broken
+        documents = list(zip(self.before, after.documents, strict=True))
+        for number, (before, fixed) in enumerate(documents):
             intents = by_document.get(number)
             if not intents:
                 if not _same(before.value, fixed.value):
-                    return dict.fromkeys(fixes, "the fix would change another document")
+                    lines = Lines(new)
+                    start = lines.offset(fixed.pos) or 0 if number else 0
+                    end = len(new)
+                    if number + 1 < len(documents):
+                        end = lines.offset(documents[number + 1][1].pos) or end
+                    inside = [i for i, at in starts.items() if start <= at < end] or list(fixes)
+                    return dict.fromkeys(inside, "the fix would change another document")
                 continue
             why = _check_document(before, fixed, intents)
             if why is not None:
@@ -532,10 +649,16 @@ class _Checker:
                     broken.setdefault(index, why)
         return broken
 
+    def targets(self, fixes: dict[int, list[Resolved]]) -> None:
+        """Find, in one walk of the tree, where the intents of `fixes` point."""
+        wanted = {r.intent.pos for made in fixes.values() for r in made}
+        self._targets = _index(self.before, wanted, self._shared)
+
     def _target(self, intent: Intent) -> tuple[int, tuple[Any, ...]] | str:
         """(document, path) of what the intent changes, or why it is not one place."""
         if self._targets is None:
-            self._targets = _index(self.before, self._shared)
+            self.targets({0: [Resolved(Splice(0, 0, ""), intent)]})
+        assert self._targets is not None
         kinds = {"rename": ("key", "value"), "append": ("seq", "item"), "add": ("key",)}
         for kind in kinds[intent.kind]:
             found = self._targets.get((kind, intent.pos))
@@ -547,6 +670,14 @@ class _Checker:
         return "the tree has nothing where the fix goes"
 
 
+def _written_before(starts: dict[int, int], offset: int | None) -> list[int]:
+    """The fix whose text starts last at or before `offset` (all of them when unknown)."""
+    if offset is None:
+        return list(starts)
+    before = [(at, index) for index, at in starts.items() if at <= offset]
+    return [max(before)[1]] if before else list(starts)
+
+
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
@@ -556,41 +687,49 @@ def _is_json(text: str) -> bool:
 
 
 def _index(
-    documents: Sequence[ParsedDocument], shared: set[Pos]
+    documents: Sequence[ParsedDocument], wanted: set[Pos], shared: set[Pos]
 ) -> dict[tuple[str, Pos], list[tuple[int, tuple[Any, ...]]]]:
-    """Every key, value, sequence and item position of the documents -> (document, path).
+    """The key, value, sequence and item positions of the documents that are `wanted` ->
+    (document, path).
 
     A node that aliases repeat is reached by several paths: its positions go to `shared`.
     """
     found: dict[tuple[str, Pos], list[tuple[int, tuple[Any, ...]]]] = {}
+
+    def note(kinds: tuple[str, ...], pos: Pos, where: tuple[int, tuple[Any, ...]], again: bool):
+        for kind in kinds:
+            found.setdefault((kind, pos), []).append(where)
+        if again:
+            shared.add(pos)
+
     for number, document in enumerate(documents):
         seen: set[int] = set()
+        if not isinstance(document.value, (YMap, YSeq)):
+            continue
         stack: list[tuple[Any, tuple[Any, ...], bool]] = [(document.value, (), False)]
         while stack:
             node, path, repeated = stack.pop()
-            if not isinstance(node, (YMap, YSeq)):
-                continue
             repeated = repeated or id(node) in seen
             seen.add(id(node))
             if isinstance(node, YMap):
-                entries = [
-                    (("key", span[:2]), ("value", span[2:]), key)
-                    for key, span in node.spans.items()
-                ]
-            else:
-                found.setdefault(("seq", node.pos), []).append((number, path))
-                if repeated:
-                    shared.add(node.pos)
-                entries = [
-                    (("item", pos), ("value", pos), i) for i, pos in enumerate(node.item_pos)
-                ]
-            for first, second, step in entries:
-                for kind, pos in (first, second):
-                    found.setdefault((kind, tuple(pos)), []).append((number, (*path, step)))
-                    if repeated:
-                        shared.add(tuple(pos))
-                child = node.get(step) if isinstance(node, YMap) else node[step]
-                stack.append((child, (*path, step), repeated))
+                for key, span in node.spans.items():
+                    key_pos, value_pos = span[:2], span[2:]
+                    if key_pos in wanted:
+                        note(("key",), key_pos, (number, (*path, key)), repeated)
+                    if value_pos in wanted:
+                        note(("value",), value_pos, (number, (*path, key)), repeated)
+                    child = node.get(key)
+                    if isinstance(child, (YMap, YSeq)):
+                        stack.append((child, (*path, key), repeated))
+                continue
+            if node.pos in wanted:
+                note(("seq",), node.pos, (number, path), repeated)
+            for index, pos in enumerate(node.item_pos):
+                if pos in wanted:
+                    note(("item", "value"), pos, (number, (*path, index)), repeated)
+                child = node[index]
+                if isinstance(child, (YMap, YSeq)):
+                    stack.append((child, (*path, index), repeated))
     return found
 
 

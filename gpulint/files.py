@@ -6,7 +6,6 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from gpulint.errors import GpulintError
@@ -19,8 +18,16 @@ _CHUNK = 1 << 20
 def read_input(path: str, what: str, root: str | None = None) -> bytes:
     """The bytes of `path` (relative to `root` when given); a missing or unreadable file is a
     GpulintError naming `path` as given and `what` it is."""
-    with _reading(path, what):
-        return (Path(path) if root is None else Path(root, path)).read_bytes()
+    with _reading(path, what), open(_input(path, root), "rb", closefd=True) as stream:
+        return stream.read()
+
+
+def _input(path: str, root: str | None) -> int:
+    """A descriptor of `path` (relative to `root`) to read: never a device, a FIFO of the
+    tree or a socket (gpulint.filetypes)."""
+    from gpulint.filetypes import open_input
+
+    return open_input(path if root is None else os.path.join(root, path))
 
 
 @contextmanager
@@ -41,10 +48,7 @@ def hash_input(
     bytes when the file is at most a megabyte or not a regular file (a pipe cannot be read
     again); a larger file is read a megabyte at a time and never held whole. Fails as
     read_input does."""
-    with (
-        _reading(path, what),
-        open(path if root is None else os.path.join(root, path), "rb") as stream,
-    ):
+    with _reading(path, what), open(_input(path, root), "rb") as stream:
         info = os.fstat(stream.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size <= _CHUNK:
             data = stream.read()

@@ -106,11 +106,10 @@ class FixResult:
         return [note.line() for note in self.not_fixed]
 
     def write(self) -> FixResult:
-        """Replace every fixed file; the result after it.
+        """Replace every fixed file; what was written, and what not and why (`not_fixed`).
 
         A file that cannot be replaced (it changed since it was read, it is gone, read-only,
-        a link out of the tree, the disk is full) is left as it was and named in
-        `not_fixed`; the findings then reported are those of the files as they are.
+        a link out of the tree, the disk is full) is left as it is.
         """
         from gpulint.atomic import NotWritten
         from gpulint.atomic import replace as replace_file
@@ -129,18 +128,21 @@ class FixResult:
                 notes.append(NotFixed(path, exc.why))
             else:
                 written.append(path)
-        result = self.result
-        unwritten = [p for p in self.changed if p not in written and p != self.stdin]
-        if unwritten and self.check is not None:
-            overlay = {p: self.sources[p].encode(self.changed[p][1]) for p in written}
-            result, _ = settle(self.check(overlay), _reader(self.stdin, self.root), self.unsafe)
         return replace(
             self,
             written=tuple(written),
             not_fixed=tuple(notes),
-            result=result,
             fixed=sum(self.fixed_in.get(p, 0) for p in written),
         )
+
+    def final_result(self) -> LintResult:
+        """The findings of the files as they are after `write`: those of the fixed text, or,
+        when a file could not be written, of a new check (GpulintError when it is gone)."""
+        unwritten = [p for p in self.changed if p not in self.written and p != self.stdin]
+        if not unwritten or self.check is None:
+            return self.result
+        overlay = {p: self.sources[p].encode(self.changed[p][1]) for p in self.written}
+        return settle(self.check(overlay), _reader(self.stdin, self.root), self.unsafe)[0]
 
 
 def applies(finding: Finding, unsafe: bool) -> bool:
@@ -308,11 +310,6 @@ def read_source(data: bytes, path: str) -> Source | str:
         text.lstrip()[:1] in ("{", "[") and _strict_json(text)
     )
     return Source(data, text, bom, is_json)
-
-
-def fixable(text: str) -> bool:
-    """False for text that a tool generated, or that does not parse (see read_source)."""
-    return isinstance(read_source(text.encode("utf-8"), ""), Source)
 
 
 def _strict_json(text: str) -> bool:

@@ -455,7 +455,12 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _pipe_bytes(path: str) -> bytes | None:
-    """The bytes of `path` if it is a pipe or a device, read once; None for anything else."""
+    """The bytes of `path` if it is a pipe the shell named (`<(...)`), read once; None for
+    anything else (a device or a FIFO of the tree is refused when it is read)."""
+    from gpulint.filetypes import is_pipe_name
+
+    if not is_pipe_name(path):
+        return None
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -529,10 +534,13 @@ MAX_FILE_BYTES = 128 << 20
 
 
 def read_bytes(path: Path) -> bytes | OSError:
-    """The file's bytes, or why they cannot be read (one larger than MAX_FILE_BYTES cannot)."""
+    """The file's bytes, or why they cannot be read (one larger than MAX_FILE_BYTES cannot,
+    nor a device, a FIFO or a socket: see gpulint.filetypes)."""
+    from gpulint.filetypes import open_input
+
     try:
-        with path.open("rb") as stream:
-            # A regular file says its size; a pipe or device is read up to the limit.
+        with os.fdopen(open_input(str(path)), "rb") as stream:
+            # A regular file says its size; a pipe is read up to the limit.
             too_large = os.fstat(stream.fileno()).st_size > MAX_FILE_BYTES
             data = b"" if too_large else stream.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
@@ -588,7 +596,12 @@ def load_text(
     """
     text = normalize_line_breaks(text)
     if variables and "$" in text:
-        text = substitute(text, variables)
+        try:
+            text = substitute(text, variables, MAX_FILE_BYTES)
+        except ValueError as exc:
+            source_file = SourceFile(name)
+            issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), str(exc))
+            return LoadResult((source_file,), (), (issue,))
     result = parse(text, line_breaks_normalized=True, watch="$")
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []
@@ -688,12 +701,26 @@ _FREE_TEXT = frozenset({"image", "manifest", "serveConfigV2"})
 _NOT_READ_BY_THE_API = _RUNTIME_TEXT | _FREE_TEXT
 
 
-def substitute(text: str, variables: Mapping[str, str]) -> str:
-    """`text` with `$NAME` and `${NAME}` replaced for the names in `variables`."""
+def substitute(text: str, variables: Mapping[str, str], limit: int | None = None) -> str:
+    """`text` with `$NAME` and `${NAME}` replaced for the names in `variables`.
+
+    ValueError when the result would be longer than `limit` characters: a value of a
+    kilobyte in a million placeholders is a gigabyte the size limit of the file never saw."""
+    size = len(text)
 
     def value(match: re.Match[str]) -> str:
+        nonlocal size
         name = match.group(1) or match.group(2)
-        return variables.get(name, match.group(0))
+        found = variables.get(name)
+        if found is None:
+            return match.group(0)
+        size += len(found) - len(match.group(0))
+        if limit is not None and size > limit:
+            raise ValueError(
+                f"larger than {limit >> 20} MiB once `variables` are substituted, which "
+                "gpulint refuses"
+            )
+        return found
 
     return re.sub(_PLACEHOLDER, value, text)
 

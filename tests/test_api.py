@@ -5,12 +5,13 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from gpulint.api import LintOptions, lint
+from gpulint.api import LintOptions, lint, with_profile
 from gpulint.cli import main
 from gpulint.config import Config
 from gpulint.errors import GpulintError
@@ -50,8 +51,8 @@ def test_selection_is_applied_as_the_command_line_applies_it() -> None:
 
 
 def test_a_selector_of_no_rule_is_refused() -> None:
-    with pytest.raises(GpulintError, match=r"`GPU8` selects no rule"):
-        lint([str(TRAINING)], select=("GPU8",))
+    with pytest.raises(GpulintError, match=r"`GPU99` selects no rule"):
+        lint([str(TRAINING)], select=("GPU99",))
 
 
 def test_profile_paths_are_read_as_check_reads_them() -> None:
@@ -59,6 +60,19 @@ def test_profile_paths_are_read_as_check_reads_them() -> None:
     found = _found(path, profile_paths=(profile,))
     assert found == _cli("--profile", profile, path)
     assert any(code.startswith("GPU1") for code, *_ in found)
+
+
+def test_with_profile_reads_once_what_lint_reads_each_run() -> None:
+    # --fix runs lint() once per pass: the profile is read before, not on every pass.
+    options = LintOptions(profile_paths=(str(PROFILE),))
+    read = with_profile(options)
+    assert read.profile_paths == () and isinstance(read.profile, ClusterProfile)
+    found = lint([str(PLACEMENT)], read)
+    assert found == lint([str(PLACEMENT)], options)
+    assert any(f.code.startswith("GPU1") for f in found.findings)
+    assert with_profile(LintOptions()) == LintOptions()
+    with pytest.raises(GpulintError, match="a profile or profile paths, not both"):
+        with_profile(replace(read, profile_paths=(str(PROFILE),)))
 
 
 def test_an_options_object_and_keyword_changes_combine() -> None:

@@ -132,6 +132,15 @@ def test_an_edit_overlapping_another_waits_for_the_next_pass() -> None:
         ("", '""'),
         ("a: b", '"a: b"'),
         ('say "hi"', '"say \\"hi\\""'),
+        ("0x10", '"0x10"'),  # YAML 1.1 reads 16
+        ("1e3", '"1e3"'),
+        ("0o17", '"0o17"'),
+        ("null", '"null"'),
+        ("~", '"~"'),
+        ("Yes", '"Yes"'),
+        ("n", '"n"'),
+        ("12:30", '"12:30"'),  # YAML 1.1 reads a sexagesimal 750
+        (".5", '".5"'),
     ],
 )
 def test_scalars_read_back_as_the_same_string(value: str, written: str) -> None:
@@ -201,3 +210,60 @@ def test_add_items_to_a_flow_sequence_is_a_flow_edit(tolerations: str, fixed: st
     spec = parse(text).documents[0].value["spec"]
     edits = add_items(spec, "tolerations", (TOLERATION,), "containers")
     assert apply_edits(text, edits) == (f"spec:\n  containers: []\n  tolerations: {fixed}\n", 1)
+
+
+@pytest.mark.parametrize("brk", ["\r", "\x85", "\u2028", "\u2029", "\r\n"])
+def test_lines_end_where_the_parser_ends_them(brk: str) -> None:
+    text = f"# a{brk}# b\nspec:\n  containers:\n  - name: c\n"
+    spec = parse(text).documents[0].value["spec"]
+    assert spec.pos_of_key("containers") == (4, 3)
+    fixed, _ = apply_edits(text, add_items(spec, "tolerations", (TOLERATION,), "containers"))
+    assert fixed.startswith(f"# a{brk}# b\nspec:\n  tolerations:\n  - key: nvidia.com/gpu\n")
+
+
+def test_a_rename_onto_a_key_that_exists_is_refused_with_why() -> None:
+    text = "limits:\n  nvidia.com/gpu: 1\n  nvidia.com/gpus: 1\n"
+    fix = (Rename((3, 3), "nvidia.com/gpus", "nvidia.com/gpu"),)
+    assert apply_fixes(text, [fix]) == (
+        text,
+        (),
+        {0: "`nvidia.com/gpu` would be written twice in one mapping"},
+        (),
+    )
+
+
+def test_of_two_fixes_the_one_that_breaks_the_text_is_refused_the_other_made() -> None:
+    text = "a:\n  x: 1\nb: [\n  1  # one\n]\n"
+    b = parse(text).documents[0].value
+    good = (Rename((2, 3), "x", "y"),)
+    bad = add_items(b, "b", ((("k", "v"),),), "a")  # lands in the comment
+    made = apply_fixes(text, [good, bad])
+    assert made.refused == {1: made.refused[1]}
+    assert made.refused[1].startswith("the fixed text would not parse")
+    assert made.applied == (0,)  # the parse error is where the other fix wrote
+    assert made.text == "a:\n  y: 1\nb: [\n  1  # one\n]\n"
+
+
+def test_json_gets_a_json_key_before_the_first_key() -> None:
+    text = '{\n  "spec": {\n    "containers": [{"name": "c"}]\n  }\n}\n'
+    spec = parse(text).documents[0].value["spec"]
+    made = apply_fixes(
+        text, [add_items(spec, "tolerations", (TOLERATION,), "containers")], is_json=True
+    )
+    assert made.text == (
+        '{\n  "spec": {\n    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", '
+        '"effect": "NoSchedule"}],\n    "containers": [{"name": "c"}]\n  }\n}\n'
+    )
+
+
+def test_of_many_fixes_one_that_breaks_the_text_does_not_hold_back_the_others() -> None:
+    document = "spec:\n  tolerations: [\n    {key: a}  # one\n  ]\n  containers: [{name: c}]\n"
+    text = "---\n".join([document] * 40)
+    fixes = []
+    for parsed in parse(text).documents:
+        fixes.append(add_items(parsed.value["spec"], "tolerations", (TOLERATION,), "containers"))
+    fixes.append((Rename((5, 23), "c", "d"),))  # the first document's container name
+    made = apply_fixes(text, fixes)
+    assert made.applied == (40,)
+    assert set(made.refused) == set(range(40))
+    assert made.text == text.replace("{name: c}", "{name: d}", 1)

@@ -9,6 +9,7 @@ import pytest
 from gpulint.api import lint
 from gpulint.config import Config
 from gpulint.engine import pool
+from gpulint.engine.record import Run
 from gpulint.findings import Finding
 from gpulint.loader import discover
 from gpulint.model import Severity
@@ -98,6 +99,16 @@ def test_worker_processes_give_the_single_process_result(
     parallel = lint([str(corpus)], config=config, jobs=jobs)
     assert len(single.findings) > 100
     assert parallel == single
+
+
+def test_the_run_names_files_relative_to_its_root_and_stdin_as_given() -> None:
+    run = Run(
+        paths=(), config=Config(), rules=(), root="/repo", shown={"/repo/./a.yaml": "./a.yaml"}
+    )
+    assert run.display("/repo/k8s/a.yaml") == "k8s/a.yaml"
+    assert run.display("/elsewhere/b.yaml") == "/elsewhere/b.yaml"
+    assert run.display("/repo/./a.yaml") == "./a.yaml"  # stdin's name, exactly as given
+    assert Run(paths=(), config=Config(), rules=()).display("k8s/../a.yaml") == "k8s/../a.yaml"
 
 
 def test_few_or_small_files_are_checked_without_worker_processes(tmp_path: Path) -> None:

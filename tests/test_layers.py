@@ -110,6 +110,7 @@ LAYERS = (
         "gpulint.cachedir",
         "gpulint.data",
         "gpulint.atomic",
+        "gpulint.filetypes",
     ),
     # Parsing and values.
     (
@@ -141,6 +142,7 @@ LAYERS = (
         "gpulint.replicas",
         "gpulint.scheduling",
         "gpulint.admission",
+        "gpulint.cuda",
         "gpulint.validation",
         "gpulint.profile",
         "gpulint.dra",

@@ -580,9 +580,16 @@ def test_a_file_in_an_untraversable_directory_is_not_missing(tmp_path: Path) -> 
     ]
 
 
-@pytest.mark.parametrize("source", ["/dev/zero", "sparse"])
+@pytest.mark.parametrize(
+    ("source", "refusal"),
+    [
+        # A device is refused before it is opened, whatever it would give.
+        ("/dev/zero", "not a regular file (a device, FIFO or socket is not read)"),
+        ("sparse", "larger than 128 MiB, which gpulint refuses"),
+    ],
+)
 def test_an_endless_device_or_a_huge_file_is_refused_with_a_finding(
-    tmp_path: Path, source: str
+    tmp_path: Path, source: str, refusal: str
 ) -> None:
     path = source
     if source == "sparse":
@@ -593,7 +600,7 @@ def test_an_endless_device_or_a_huge_file_is_refused_with_a_finding(
     result = run("check", "--isolated", "--format", "json", path)
     assert findings(result) == [("GPU000", path, 1, 1)]
     message = json.loads(result.stdout)["findings"][0]["message"]
-    assert message == "cannot read file: larger than 128 MiB, which gpulint refuses"
+    assert message == f"cannot read file: {refusal}"
 
 
 def test_a_setting_written_twice_in_the_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -655,16 +662,22 @@ def test_ctrl_c_in_any_command_is_one_line_and_exit_130(tmp_path: Path, command:
     import signal
     import time
 
-    fifo = tmp_path / "dump.yaml"
-    os.mkfifo(fifo)  # nobody writes: the command waits on it until it is interrupted
+    # A pipe passed as the shell passes `<(...)`; nobody writes to it: the command waits on
+    # it until it is interrupted.
+    read_end, write_end = os.pipe()
     process = subprocess.Popen(
-        [sys.executable, "-m", "gpulint", *command, str(fifo)],
+        [sys.executable, "-m", "gpulint", *command, f"/dev/fd/{read_end}"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=_default_interrupt,
+        pass_fds=(read_end,),
     )
-    time.sleep(1.5)
-    process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=60) == 130
+    os.close(read_end)
+    try:
+        time.sleep(1.5)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+    finally:
+        os.close(write_end)
     assert process.stderr is not None and process.stderr.read() == "gpulint: interrupted\n"

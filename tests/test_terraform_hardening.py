@@ -3,6 +3,7 @@ a pool, nothing blocks or runs without bound, and a file tfparse cannot parse is
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -74,6 +75,36 @@ def test_file_inside_the_tree_is_read(tree: Path) -> None:
         POOL.format(name=name) + POOL.replace('"gpu"', '"b"').format(name='file("../shared.txt")')
     )
     assert sorted(pool_names(tree)) == ["a100", "h100"]
+
+
+def tf_json(tree: Path, name: str) -> None:
+    """A root module of one `.tf.json` node group named by the expression `name` (and an empty
+    `main.tf`, which makes the directory a Terraform input)."""
+    block = {"resource": {"aws_eks_node_group": {"gpu": {"node_group_name": name}}}}
+    (tree / "infra" / "main.tf").write_text("")
+    (tree / "infra" / "pools.tf.json").write_text(json.dumps(block))
+
+
+def test_file_in_a_tf_json_expression_is_checked_as_terraform_decodes_it(tree: Path) -> None:
+    tf_json(tree, '${file("../../secret.txt")}')
+    # The same with `\u0066ile`, which is `file` once the JSON string is decoded.
+    text = (tree / "infra" / "pools.tf.json").read_text().replace("file", "\\u0066ile")
+    (tree / "infra" / "pools.tf.json").write_text(text)
+    assert load_error(tree) == f"infra/pools.tf.json: reads '../../secret.txt', outside {tree}"
+
+
+def test_file_inside_the_tree_in_a_tf_json_expression_is_read(tree: Path) -> None:
+    (tree / "infra" / "name.txt").write_text("a100")
+    tf_json(tree, '${file("${path.module}/name.txt")}')
+    assert pool_names(tree) == ["a100"]
+
+
+def test_a_tf_json_module_that_calls_itself_is_refused(tree: Path) -> None:
+    (tree / "infra" / "main.tf").write_text("")
+    (tree / "infra" / "main.tf.json").write_text('{"module": {"self": {"source": "./"}}}')
+    assert load_error(tree) == (
+        "infra/main.tf.json: module source './' calls a module that calls this one"
+    )
 
 
 def test_a_tf_file_that_links_out_of_the_tree_is_refused(tree: Path) -> None:

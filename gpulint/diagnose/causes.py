@@ -149,6 +149,15 @@ CAUSES: tuple[Cause, ...] = (
         "e.g. Kueue once the queue has quota; check that controller.",
     ),
     Cause(
+        "cuda-driver-mismatch",
+        "the pod started and failed at its first CUDA call: its image's CUDA and the node's "
+        "driver or GPU do not go together",
+        "GPU801",
+        "kubectl logs {pod} -n {namespace} -c {container} --previous; kubectl get node {node} "
+        "-L nvidia.com/cuda.driver-version.full -L nvidia.com/gpu.product",
+        "{cuda_fix}",
+    ),
+    Cause(
         "no-events",
         "no scheduler has reported on the pod",
         None,

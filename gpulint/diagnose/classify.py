@@ -182,6 +182,7 @@ def diagnose(
     ]
     stuck.extend(_refused_creations(gathered, now))
     stuck.extend(_queued(gathered, profile, now, dra, workloads))
+    stuck.extend(_crashed(gathered, pool_label))
     scheduled = _scheduled(gathered, dra, pool_label)
 
     def wanted(namespace: str, *candidates: str | None) -> bool:
@@ -848,6 +849,25 @@ def _creates_gpu_pods(controller: bool | None, message: str) -> bool:
 
 def _resources_in(message: str) -> list[str]:
     return [m.group(1) for m in _RESOURCE_IN_TEXT.finditer(message)]
+
+
+def _crashed(gathered: Gathered, pool_label: str | None) -> Iterator[StuckPod]:
+    """GPU pods that were scheduled and failed at their first CUDA call (diagnose.crashed)."""
+    from gpulint.diagnose.crashed import CAUSE, crashed_gpu_pods
+
+    for pod in crashed_gpu_pods(gathered.pods, gathered.events_about, gathered.nodes, pool_label):
+        evidence = tuple(
+            Evidence(source, message, reason) for source, message, reason in pod.evidence
+        )
+        verdict = _Verdict(CAUSE, pod.explanation, evidence, pod.facts)
+        yield _stuck(
+            pod.namespace,
+            pod.name,
+            pod.owner,
+            verdict,
+            None,
+            _Facts(namespace=pod.namespace, pod=pod.name),
+        )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,20 +34,30 @@ class Unread(Exception):
 def is_object(value: Any) -> bool:
     """An API object, as the loader tells one: a mapping with apiVersion and kind, not a
     tool's local configuration."""
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         return False
     api_version, kind = value.get("apiVersion"), value.get("kind")
     if not api_version or not kind:
         return False
+    if type(api_version) is str and type(kind) is str:
+        known = _TOOL_CONFIG.get((api_version, kind))
+        if known is None:
+            known = _TOOL_CONFIG[api_version, kind] = is_tool_config(api_version, kind)
+        return not known
     return not is_tool_config(str(api_version), str(kind))
+
+
+#: is_tool_config of each (apiVersion, kind) met: a dump repeats a few pairs.
+_TOOL_CONFIG: dict[tuple[str, str], bool] = {}
 
 
 def expand_lists(value: Any) -> Iterator[Mapping[str, Any]]:
     """The objects `value` stands for: a `kind: List` (or `FooList`) for its object items."""
     if not is_object(value):
         return
-    items = value.get("items")
-    if str(value.get("kind")).endswith("List") and isinstance(items, list):
+    kind = value.get("kind")
+    items = value.get("items") if kind == "List" or str(kind).endswith("List") else None
+    if isinstance(items, list):
         for item in items:
             yield from expand_lists(item)
         return

@@ -11,7 +11,7 @@ one lookup rather than a scan of every Event.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +19,7 @@ from gpulint.diagnose.events import _EPOCH, Event, event_from_object, timestamp
 from gpulint.diagnose.extra import QUEUE_LABEL, SUSPEND_PATHS
 from gpulint.gpus import gpu_requests
 from gpulint.model import Document, ObjectRef, SourceFile, Workload
-from gpulint.pods import positioned
+from gpulint.pods import pod_owner, positioned
 from gpulint.profile.values import mapping
 from gpulint.workloads import shape_for
 from gpulint.workloads import workload_of as read_workload_of
@@ -49,27 +49,27 @@ def may_request_accelerator(value: Any) -> bool:
     stack = [value]
     while stack:
         node = stack.pop()
-        if isinstance(node, Mapping):
+        if isinstance(node, dict):  # a plain dict or the loader's YMap
             for key, item in node.items():
-                if key in _RESOURCE_KEYS and isinstance(item, Mapping):
+                if key in _RESOURCE_KEYS and isinstance(item, dict):
                     if any(
-                        not isinstance(name, str)
+                        type(name) is not str
                         or (name not in _CORE_RESOURCES and not name.startswith("hugepages-"))
                         for name in item
                     ):
                         return True
                 elif key == "resourceClaims" and item:
                     return True
-                elif isinstance(item, Mapping | list):
+                elif isinstance(item, dict | list):
                     stack.append(item)
         elif isinstance(node, list):
-            stack.extend(item for item in node if isinstance(item, Mapping | list))
+            stack.extend(item for item in node if isinstance(item, dict | list))
     return False
 
 
 def object_ref(obj: Mapping[str, Any]) -> ObjectRef:
     """The reference of an object, named as the loader names it (name, else generateName)."""
-    metadata = mapping(obj.get("metadata"))
+    metadata = _mapping(obj.get("metadata"))
     name = _scalar(metadata.get("name")) or _scalar(metadata.get("generateName"))
     return ObjectRef(
         _scalar(obj.get("apiVersion")),
@@ -80,6 +80,8 @@ def object_ref(obj: Mapping[str, Any]) -> ObjectRef:
 
 
 def _scalar(value: Any) -> str:
+    if type(value) is str:
+        return value
     return "" if value is None or isinstance(value, Mapping | list) else str(value)
 
 
@@ -97,6 +99,8 @@ class Gathered:
         self.create_events: list[Event] = []  # FailedCreate/SuccessfulCreate of controllers
         #: Whether each controller (a kind with pod templates) creates GPU pods.
         self.controllers: dict[Key, bool] = {}
+        #: Each Job's startTime and completionTime, by (namespace, name): a run's duration.
+        self.jobs: dict[tuple[str, str], Mapping[str, Any]] = {}
         self.kinds: set[str] = set()
         self.claimed = False  # some pod has resourceClaims
         self.newest: datetime | None = None  # the newest time the objects record
@@ -123,8 +127,12 @@ class Gatherer:
         self,
         source: str = "<dump>",
         workload_of: Callable[[Document], Workload | None] | None = None,
+        keep_jobs: Collection[str] = (),
     ) -> None:
+        """`keep_jobs` names Jobs (`name` or `namespace/name`) whose pods are kept whether or
+        not they ask for accelerators (the CPU variant of a comparison)."""
         self.gathered = Gathered()
+        self._keep_jobs = frozenset(keep_jobs)
         if workload_of is not None:
             self.gathered.workload_of = workload_of
         self._file = SourceFile(source)
@@ -134,15 +142,18 @@ class Gatherer:
 
     def add(self, obj: Mapping[str, Any], document: Document | None = None) -> None:
         """One object (a plain JSON value, or the tree of `document` when given)."""
+        gathered = self.gathered
+        metadata = _mapping(obj.get("metadata"))
+        self._saw(metadata.get("creationTimestamp"))
+        if obj.get("kind") == "Event":
+            # Most objects of a dump: no reference built, and most are dropped unread.
+            gathered.kinds.add("Event")
+            self._event(obj, metadata)
+            return
         ref = document.ref if document is not None else object_ref(obj)
         kind = ref.kind
-        gathered = self.gathered
         gathered.kinds.add(kind)
-        metadata = mapping(obj.get("metadata"))
-        self._saw(metadata.get("creationTimestamp"))
-        if kind == "Event":
-            self._event(obj)
-        elif kind == "Pod":
+        if kind == "Pod":
             self._pod(obj, ref, document)
         elif kind == "Node":
             if ref.name:
@@ -197,11 +208,10 @@ class Gatherer:
         if self.gathered.newest is None or moment > self.gathered.newest:
             self.gathered.newest = moment
 
-    def _event(self, obj: Mapping[str, Any]) -> None:
-        involved = mapping(obj.get("involvedObject") or obj.get("regarding"))
+    def _event(self, obj: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
+        involved = _mapping(obj.get("involvedObject") or obj.get("regarding"))
         gathered = self.gathered
         if involved.get("kind") == "Pod":
-            metadata = mapping(obj.get("metadata"))
             namespace = involved.get("namespace") or metadata.get("namespace") or ""
             pod = (str(namespace), str(involved.get("name") or ""))
             if pod in self._seen_pods and pod not in self._kept_pods:
@@ -218,7 +228,7 @@ class Gatherer:
     def _saw_last_seen(self, obj: Mapping[str, Any]) -> None:
         """Note when an event that is not kept was seen last, as event_from_object reads it
         (its metadata.creationTimestamp, the last resort, `add` has noted)."""
-        series = mapping(obj.get("series"))
+        series = _mapping(obj.get("series"))
         for value in (
             series.get("lastObservedTime"),
             obj.get("lastTimestamp"),
@@ -237,10 +247,16 @@ class Gatherer:
             gathered.claimed = True
         key = (ref.namespace or "default", ref.name)
         self._seen_pods.add(key)
-        if not may_request_accelerator(spec):
+        if not may_request_accelerator(spec) and not self._of_kept_job(obj):
             return
         self._kept_pods.add(key)
         gathered.pods.append(document or self._document(obj, ref))
+
+    def _of_kept_job(self, obj: Mapping[str, Any]) -> bool:
+        if not self._keep_jobs:
+            return False
+        namespace, kind, name = pod_owner(obj)
+        return kind == "Job" and bool({name, f"{namespace}/{name}"} & self._keep_jobs)
 
     def _controller(
         self,
@@ -256,6 +272,10 @@ class Gatherer:
             return
         queued = kind in SUSPEND_PATHS and QUEUE_LABEL in mapping(metadata.get("labels"))
         key = (kind, ref.namespace or "default", ref.name)
+        if kind == "Job":
+            status = _mapping(obj.get("status"))
+            times = {k: status.get(k) for k in ("startTime", "completionTime")}
+            gathered.jobs[key[1], key[2]] = {"status": times}
         probe = document or Document(self._file, {}, ref)  # shape_for reads the ref alone
         if shape_for(probe) is None:
             gathered.controllers.pop(key, None)  # as a controller without a typed view
@@ -275,6 +295,16 @@ class Gatherer:
             gathered.controllers[key] = any(gpu_requests(t) for t in workload.templates)
         if queued:
             gathered.queued.append(document)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else an empty one (a plain dict without the ABC check)."""
+    if type(value) is dict:
+        return value
+    return value if isinstance(value, Mapping) else _EMPTY
+
+
+_EMPTY: Mapping[str, Any] = {}
 
 
 def _last_seen(event: Event) -> datetime:

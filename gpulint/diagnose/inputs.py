@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from gpulint.diagnose.dumpread import Unread, read_objects
@@ -67,18 +69,21 @@ def read_dumps(
     paths: Sequence[str],
     profile_paths: Sequence[str] = (),
     pool_label: str | None = None,
+    keep_jobs: Sequence[str] = (),
 ) -> Dumps:
     """What a diagnosis reads of every dump file's objects, and the profile their Nodes/quotas
     (and `profile_paths`) describe (None when there are none). Raises GpulintError, one line,
     for a bad input.
 
     Each file is read once, without positions (gpulint.diagnose.dumpread); a file that reader
-    does not take is read by the loader, which reports a broken one at its line.
+    does not take is read by the loader, which reports a broken one at its line. The pods of
+    the Jobs `keep_jobs` names are kept even when they ask for no accelerator.
     """
     by_loader: set[str] = set()
     while True:
         try:
-            gathered, facts = _gather(paths, by_loader, pool_label)
+            with no_cycle_collection():
+                gathered, facts = _gather(paths, by_loader, pool_label, keep_jobs)
             break
         except Unread as unread:
             by_loader.add(str(unread.args[0]))  # read again, this file by the loader
@@ -93,10 +98,10 @@ def read_dumps(
 
 
 def _gather(
-    paths: Sequence[str], by_loader: set[str], pool_label: str | None
+    paths: Sequence[str], by_loader: set[str], pool_label: str | None, keep_jobs: Sequence[str]
 ) -> tuple[Gathered, list[ProfileFacts]]:
     """One pass over every file; Unread(path) when the fast reader gives up on `path`."""
-    gatherer = Gatherer()
+    gatherer = Gatherer(keep_jobs=keep_jobs)
     facts: list[ProfileFacts] = []
     for path in paths:
         cluster_objects: list[Mapping[str, Any]] = []
@@ -116,6 +121,20 @@ def _gather(
         if cluster_objects:
             facts.append(facts_from_objects(cluster_objects, pool_label, path))
     return gatherer.done(), facts
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """The cycle collector off while a dump's objects are built: they hold no cycles, and
+    its passes over millions of new containers make reading a large dump grow faster than
+    the dump (a third of json.load's time on a 758 MB dump)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _taking(

@@ -5,15 +5,22 @@ ReplicaSets, Jobs and Kueue's Workloads. A Kueue or DRA API group the cluster do
 means no objects of its kinds, as a dump without them: the diagnosis then says what it could
 not judge. A list RBAC denies for an add-on or DRA is a note; one of the DIAGNOSE_READS stops
 the run.
+
+Events, ReplicaSets and Jobs are listed in large pages, each page handed to the gatherer
+(gpulint.diagnose.gather) as it comes, which keeps only what a diagnosis reads: a cluster of a
+million events is diagnosed in the memory of what it keeps. A list longer than MAX_LISTED stops
+there, and the diagnosis says it read only that many.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gpulint.diagnose.extra import WorkloadSource
+from gpulint.diagnose.gather import Gathered, Gatherer
+from gpulint.errors import GpulintError
 from gpulint.live.client import AccessDenied, ConnectionOptions, KubeClient, connect, path_segment
 from gpulint.live.cluster import (
     KUEUE,
@@ -24,8 +31,6 @@ from gpulint.live.cluster import (
     read_cluster,
     read_dra,
 )
-from gpulint.model import Document
-from gpulint.pods import api_document
 from gpulint.profile.model import ClusterProfile
 
 EVENTS = ListCall("", "events", "/api/v1/events")
@@ -34,6 +39,11 @@ JOBS = ListCall("batch", "jobs", "/apis/batch/v1/jobs")
 #: What diagnose reads beyond the profile; the gpulint-diagnose role of docs/rbac.yaml.
 DIAGNOSE_READS: tuple[ListCall, ...] = (EVENTS, REPLICA_SETS, JOBS)
 POD_PATH = "/api/v1/pods"
+#: Objects per page of the lists diagnose pages through itself: few round trips on a large
+#: cluster (the API server's default page is 500).
+PAGE = 5000
+#: Objects of one list read at most; past it the diagnosis goes on with what was read.
+MAX_LISTED = 5_000_000
 WORKLOADS = "workloads"
 WORKLOADS_UNREAD = "Kueue Workloads not read (why Kueue holds a suspended job is not known)"
 #: The DRA objects, and what the diagnosis cannot tell without each.
@@ -68,7 +78,7 @@ DIAGNOSE_DRA = DraReads(
 class LiveObjects:
     """What diagnose read from the cluster."""
 
-    documents: tuple[Document, ...]
+    documents: Gathered  # what a diagnosis reads of the objects
     profile: ClusterProfile | None  # None: RBAC (a namespaced Role) denies the nodes
     notes: tuple[str, ...]  # what RBAC kept from being read
     workloads: WorkloadSource = WorkloadSource.LIVE  # whether Kueue's Workloads were listed
@@ -78,54 +88,126 @@ def read_live(
     options: ConnectionOptions,
     pool_label: str | None = None,
     namespaces: Sequence[str] = (),
+    max_listed: int = MAX_LISTED,
+    keep_jobs: Sequence[str] = (),
 ) -> LiveObjects:
     """Pods, Events, ReplicaSets, Jobs and Kueue Workloads of the cluster, and its profile
     (as live check, with the DRA objects).
 
     With `namespaces`, only their namespaced objects are listed (a namespaced Role suffices);
     the profile is read too when RBAC allows it, else the diagnosis goes without one, and the
-    cluster-scoped DRA objects are listed on their own.
+    cluster-scoped DRA objects are listed on their own. A list of Events, ReplicaSets or Jobs
+    longer than `max_listed` objects is read that far, and a note says so. The pods of the
+    Jobs `keep_jobs` names are kept even when they ask for no accelerator.
     """
+    from gpulint.diagnose.inputs import no_cycle_collection
+
     client = connect(options)
     try:
-        return _read(client, pool_label, namespaces)
+        with no_cycle_collection():
+            return _read(client, pool_label, namespaces, max_listed, keep_jobs)
     finally:
         client.close()
 
 
-def _read(client: KubeClient, pool_label: str | None, namespaces: Sequence[str]) -> LiveObjects:
+def _read(
+    client: KubeClient,
+    pool_label: str | None,
+    namespaces: Sequence[str],
+    max_listed: int,
+    keep_jobs: Sequence[str],
+) -> LiveObjects:
     try:
         cluster = read_cluster(client, DIAGNOSE_DRA)
     except AccessDenied:
         if not namespaces:
             raise
         cluster = None  # a namespaced Role: no nodes, quotas or queues
-    objects: list[dict[str, Any]] = []
+    gatherer = Gatherer(f"<live cluster {client.source}>", keep_jobs=keep_jobs)
     notes: list[str] = []
     profile = None
     if cluster is not None:
         source = f"live cluster ({client.source})"
         profile = profile_from_cluster(cluster, pool_label, source, client.namespace)
         notes += cluster.notes
-    if cluster is not None:
-        objects += cluster.nodes  # as in a dump: time to schedule names the pods' pools
+        for node in cluster.nodes:
+            gatherer.add(node)  # as in a dump: time to schedule names the pods' pools
     if cluster is not None and not namespaces:
-        objects += cluster.pods
+        for pod in cluster.pods:
+            gatherer.add(pod)
     else:
         for namespace in namespaces:
-            objects += client.list_all(_in(POD_PATH, namespace), "pods") or []
+            for pod in client.list_all(_in(POD_PATH, namespace), "pods") or ():
+                gatherer.add(pod)
     for call in DIAGNOSE_READS:
         for path in _scoped(call.path, namespaces):
-            objects += client.list_all(path, call.what, call.query) or []
+            for obj in pages(client, path, call.what, call.query, max_listed, notes):
+                gatherer.add(obj)
     if cluster is None:
         # Not in a profile: read as a dump's objects, within the namespaces where they are.
         dra_objects, dra_notes = read_dra(client, DIAGNOSE_DRA, namespaces=namespaces)
-        objects += dra_objects
+        for obj in dra_objects:
+            gatherer.add(obj)
         notes += dra_notes
     workloads, note, source = _workloads(client, cluster.versions if cluster else None, namespaces)
-    objects += workloads
+    for obj in workloads:
+        gatherer.add(obj)
     notes += [note] if note else []
-    return LiveObjects(tuple(api_document(o) for o in objects), profile, tuple(notes), source)
+    return LiveObjects(gatherer.done(), profile, tuple(notes), source)
+
+
+def pages(
+    client: KubeClient,
+    path: str,
+    what: str,
+    query: Sequence[tuple[str, str]] = (),
+    max_listed: int = MAX_LISTED,
+    notes: list[str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Every item of a list call, PAGE at a time, with the `kind` and `apiVersion` the API
+    leaves out of list items; at most `max_listed` of them (then a note joins `notes`)."""
+    token = ""
+    tokens: set[str] = set()
+    listed = 0
+    while True:
+        page_query = [*query, ("limit", str(PAGE))]
+        if token:
+            page_query.append(("continue", token))
+        response = client.request("GET", path, page_query)
+        if response.status != 200:
+            raise client.refused(response, "list", what)
+        body = response.body
+        items = body.get("items")
+        if "items" not in body or not isinstance(items, list | None):
+            raise GpulintError(
+                f"{client.server} answered the list of {what} with something that is not a "
+                f"Kubernetes list; check the server address of {client.source}"
+            )
+        kind = str(body.get("kind") or "")
+        item_kind = kind[: -len("List")] if kind.endswith("List") else kind
+        api_version = body.get("apiVersion")
+        for item in items or ():
+            if listed >= max_listed:
+                if notes is not None:
+                    notes.append(
+                        f"the list of {what} goes on past {max_listed:,} objects: the diagnosis "
+                        f"reads the first {max_listed:,} (what the others say is not known)"
+                    )
+                return
+            if isinstance(item, dict):
+                listed += 1
+                yield {"apiVersion": api_version, "kind": item_kind, **item}
+        metadata = body.get("metadata")
+        token = str((metadata if isinstance(metadata, Mapping) else {}).get("continue") or "")
+        if not token:
+            return
+        if token in tokens:
+            raise GpulintError(
+                f"{client.server} answered the list of {what} with a continue token it had "
+                f"given before: the list would never end; check the server address of "
+                f"{client.source}"
+            )
+        tokens.add(token)
 
 
 def _workloads(

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.diagnose.classify import Diagnosis, Evidence, StuckPod
 from gpulint.diagnose.extra import ScheduledPod
 from gpulint.output.escape import MAX_NAME, one_line, text_block
+from gpulint.output.gputime import duration
+
+if TYPE_CHECKING:
+    from gpulint.diagnose.gputime import GpuTime
 
 JSON_VERSION = 1
 _INDENT = " " * 11  # continuation lines line up under the labels' values
@@ -20,8 +24,10 @@ def _slow(diagnosis: Diagnosis, threshold: int) -> list[ScheduledPod]:
     )
 
 
-def diagnosis_json(diagnosis: Diagnosis, slow_threshold: int | None = None) -> str:
-    """The diagnosis as one JSON document."""
+def diagnosis_json(
+    diagnosis: Diagnosis, slow_threshold: int | None = None, gpu_time: GpuTime | None = None
+) -> str:
+    """The diagnosis as one JSON document (with `gpuTime` when `gpu_time` is given)."""
     document: dict[str, Any] = {
         "version": JSON_VERSION,
         "pods": [_pod(p) for p in diagnosis.pods],
@@ -46,6 +52,10 @@ def diagnosis_json(diagnosis: Diagnosis, slow_threshold: int | None = None) -> s
                 for s in _slow(diagnosis, slow_threshold)
             ],
         }
+    if gpu_time is not None:
+        from gpulint.output.gputime import gpu_time_json
+
+        document["gpuTime"] = gpu_time_json(gpu_time)
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -151,20 +161,6 @@ def _summary(diagnosis: Diagnosis) -> str:
     if p50 is not None and p95 is not None:
         pending = f"; pending p50 {duration(p50)}, p95 {duration(p95)}"
     return f"{count} stuck GPU pod{'' if count == 1 else 's'}: {causes}{pending}"
-
-
-def duration(seconds: int) -> str:
-    """`45s`, `12m30s`, `3h5m`, `2d4h`: the two largest units."""
-    units = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
-    parts = []
-    rest = seconds
-    for name, size in units:
-        if rest >= size or (name == "s" and not parts):
-            parts.append(f"{rest // size}{name}")
-            rest %= size
-        if len(parts) == 2:
-            break
-    return "".join(p for p in parts if not p.startswith("0") or len(parts) == 1)
 
 
 def _time(value: datetime | None) -> str | None:

@@ -16,6 +16,7 @@ from gpulint.profile.model import (
     ClusterProfile,
     GpuUser,
     LabelRequirement,
+    OperatorDriver,
     Pool,
     Taint,
     unstated_node_labels,
@@ -47,6 +48,7 @@ _POOL_KEYS: Mapping[str, str] = {
     "devicePluginNotReady": "device_plugin_not_ready",
     "limitGroup": "limit_group",
     "draNodes": "dra_nodes",
+    "driverVersion": "driver_version",
 }
 
 
@@ -107,12 +109,38 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
         resource_slices=tuple(_resource_slice(r) for r in sequence(spec.get("resourceSlices"))),
         resource_claims=tuple(_claims(spec)),
         sources=(display,),
+        **_gpu_operator(display, spec),
     )
     pools = tuple(
         _pool(display, pool, ["spec", "pools", i])
         for i, pool in enumerate(sequence(spec.get("pools")))
     )
     return ProfileFacts(profile, pools)
+
+
+def _gpu_operator(display: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """`spec.gpuOperator`: the driver the GPU Operator installs, stated or its release's default."""
+    if "gpuOperator" not in spec:
+        return {}
+    operator = mapping(spec["gpuOperator"])
+    if "driverVersion" in operator:
+        driver = text(operator["driverVersion"])
+        origin = f"GPU Operator driver.version in {display}"
+        return {"gpu_operator_drivers": (OperatorDriver(driver, origin),)}
+    from gpulint.data.cuda import GPU_OPERATOR_RELEASES
+
+    version = text(operator.get("version", ""))
+    wanted = version if version.startswith("v") else f"v{version}"
+    release = next((r for r in GPU_OPERATOR_RELEASES if r.version == wanted), None)
+    if release is None:
+        known = ", ".join(r.version for r in GPU_OPERATOR_RELEASES)
+        raise GpulintError(
+            f"{location(display, operator, 'version')}: spec.gpuOperator.version: gpulint does "
+            f"not know the default driver of GPU Operator `{version}` (it knows {known}); write "
+            "spec.gpuOperator.driverVersion, the driver.version your installation sets"
+        )
+    origin = f"GPU Operator {release.version} default driver ({release.source})"
+    return {"gpu_operator_drivers": (OperatorDriver(release.driver, origin),)}
 
 
 def _check_unique(display: str, spec: Mapping[str, Any], key: str) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gpulint.dra import DRA_KINDS, claim, device_class, dra_nodes, resource_slice
+from gpulint.profile.admission_policies import POLICY_KINDS, required_resources
 from gpulint.profile.kueue import (
     cluster_queue_from_object,
     local_queue_from_object,
@@ -37,8 +38,12 @@ KINDS = frozenset(
         "ResourceFlavor",
         # The schemas of the custom resources of the inputs (gpulint.validation.crds).
         "CustomResourceDefinition",
+        # The GPU Operator's: which driver it installs (gpulint.profile.gpu_operator).
+        "ClusterPolicy",
+        "NVIDIADriver",
     }
     | DRA_KINDS
+    | POLICY_KINDS
 )
 _LIST_KINDS = frozenset({"List", *(f"{kind}List" for kind in KINDS)})
 _LIMIT_KEYS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
@@ -75,10 +80,11 @@ def facts_from_objects(
     """What the objects say, for merging with other inputs (see gpulint.profile.merge)."""
     nodes: list[NodeView] = []
     quotas, limit_ranges, priority_classes = [], [], []
-    cluster_queues, local_queues, flavors = [], [], []
+    cluster_queues, local_queues, flavors, policies = [], [], [], []
     classes, slices, claims = [], [], []
     kubelets: list[str] = []
     crds: list[CustomResourceDefinition] = []
+    operator_drivers = []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
         if kind == "Node":
@@ -112,12 +118,20 @@ def facts_from_objects(
             local_queues.append(local_queue_from_object(obj))
         elif kind == "ResourceFlavor":
             flavors.append(resource_flavor_from_object(obj))
+        elif kind in POLICY_KINDS and (policy := required_resources(obj)) is not None:
+            # Kyverno's ClusterPolicy; the GPU Operator's (nvidia.com) is read below.
+            policies.append(policy)
         elif kind == "DeviceClass":
             classes.append(device_class(obj))
         elif kind == "ResourceSlice":
             slices.append(resource_slice(obj))
         elif kind in ("ResourceClaim", "ResourceClaimTemplate"):
             claims.append(claim(obj))
+        elif kind in ("ClusterPolicy", "NVIDIADriver"):
+            from gpulint.profile.gpu_operator import operator_driver
+
+            driver = operator_driver(obj, source)
+            operator_drivers += [driver] if driver else []
     inferred = provider_from_nodes(nodes)
     profile = ClusterProfile(
         provider=inferred[0] if inferred else None,
@@ -128,11 +142,13 @@ def facts_from_objects(
         cluster_queues=tuple(cluster_queues),
         local_queues=tuple(local_queues),
         resource_flavors=tuple(flavors),
+        resource_policies=tuple(policies),
         device_classes=tuple(classes),
         resource_slices=tuple(slices),
         resource_claims=tuple(claims),
         minimum_kubernetes_version=newest_release(kubelets),
         custom_resource_definitions=tuple(crds),
+        gpu_operator_drivers=tuple(operator_drivers),
         sources=(source,),
     )
     # A dump of nodes lists all of them: a node group it lacks has no node now.

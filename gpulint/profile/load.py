@@ -8,6 +8,7 @@ from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, hash_input, read_input
+from gpulint.profile.admission_policies import POLICY_KINDS
 from gpulint.profile.cache import ProfileCache, entry_hash, entry_key, read_entry, write_entry
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
@@ -176,10 +177,15 @@ def _objects_facts(path: str, objects: list[Any], pool_label: str | None) -> Pro
         or profile.cluster_queues
         or profile.local_queues
         or any(_kind_of(o) == "ResourceFlavor" for o in objects)
+        # Gatekeeper constraints and Kyverno policies alone (`kubectl get constraints -o yaml`),
+        # even those that refuse nothing: the input is what the user meant to give.
+        or any(isinstance(k := _kind_of(o), str) and k in POLICY_KINDS for o in objects)
         # `kubectl get deviceclasses,resourceslices -o yaml` alone: the cluster's DRA objects.
         or profile.device_classes
         or profile.resource_slices
         or profile.resource_claims
+        # `kubectl get clusterpolicies,nvidiadrivers -o yaml`: the GPU Operator's drivers.
+        or any(_kind_of(o) in ("ClusterPolicy", "NVIDIADriver") for o in objects)
     ):
         raise GpulintError(
             f"{_where(path, objects[0])}: no Node, ResourceQuota, LimitRange, PriorityClass, "

@@ -100,6 +100,9 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
             base.local_queues, later.local_queues, lambda q: (q.namespace, q.name)
         ),
         resource_flavors=_by_key(base.resource_flavors, later.resource_flavors, lambda f: f.name),
+        resource_policies=_by_key(
+            base.resource_policies, later.resource_policies, lambda p: (p.kind, p.name)
+        ),
         device_classes=_by_key(base.device_classes, later.device_classes, lambda c: c.name),
         # Slices describe the nodes as one input saw them: the latest input that has any wins.
         resource_slices=later.resource_slices or base.resource_slices,
@@ -108,6 +111,11 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         ),
         custom_resource_definitions=_by_key(
             base.custom_resource_definitions, later.custom_resource_definitions, lambda c: c.name
+        ),
+        gpu_operator_drivers=_by_key(
+            base.gpu_operator_drivers,
+            later.gpu_operator_drivers,
+            lambda d: frozenset(d.node_selector.items()),
         ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
         assumptions=(*base.assumptions, *later.assumptions),

@@ -14,6 +14,7 @@ from gpulint.views import NamedTuple, frozen_record
 
 if TYPE_CHECKING:
     from gpulint.dra import Claim, DeviceClass, ResourceSlice
+    from gpulint.profile.admission_policies import RequiredResources
     from gpulint.profile.platforms import AdmissionFact
 
 #: Labels that name a node's pool, most specific first.
@@ -36,6 +37,11 @@ OBJECT_FIELDS = {
     "ClusterQueue": "cluster_queues",
     "LocalQueue": "local_queues",
     "ResourceFlavor": "resource_flavors",
+    # Policy-engine objects that require requests or limits (admission_policies.py).
+    "K8sRequiredResources": "resource_policies",
+    "K8sContainerLimits": "resource_policies",
+    "ClusterPolicy": "resource_policies",
+    "Policy": "resource_policies",
     "DeviceClass": "device_classes",
     "ResourceSlice": "resource_slices",
 }
@@ -187,6 +193,9 @@ class Pool:
     # Nodes that publish accelerators through DRA ResourceSlices (a DRA driver rather than a
     # device plugin serves them, so an empty allocatable is no broken plugin).
     dra_nodes: int = 0
+    # The NVIDIA driver of the pool's nodes (`570.124.06`), declared where no node label says
+    # it (gpulint.cuda reads GPU Feature Discovery's labels first).
+    driver_version: str | None = None
 
     @property
     def can_grow(self) -> bool:
@@ -329,6 +338,19 @@ class Condition(NamedTuple):
     text: str
 
 
+class OperatorDriver(NamedTuple):
+    """A driver the NVIDIA GPU Operator installs: on every NVIDIA pool, or on the nodes its
+    nodeSelector picks (an NVIDIADriver object)."""
+
+    version: str  # `570.124.06`
+    origin: str  # how it is known, for messages
+    node_selector: Mapping[str, str] = {}
+
+    def applies_to(self, labels: Mapping[str, str]) -> bool:
+        """Whether nodes with `labels` get this driver."""
+        return all(labels.get(key) == value for key, value in self.node_selector.items())
+
+
 @frozen_record
 class ClusterProfile:
     """Everything gpulint knows about one cluster."""
@@ -352,10 +374,14 @@ class ClusterProfile:
     cluster_queues: tuple[ClusterQueue, ...] = ()
     local_queues: tuple[LocalQueue, ...] = ()
     resource_flavors: tuple[ResourceFlavor, ...] = ()
+    resource_policies: "tuple[RequiredResources, ...]" = ()
     # Dynamic Resource Allocation objects, from a dump that lists them or the API.
     device_classes: "tuple[DeviceClass, ...]" = ()
     resource_slices: "tuple[ResourceSlice, ...]" = ()
     resource_claims: "tuple[Claim, ...]" = ()  # ResourceClaims and ResourceClaimTemplates
+    # The drivers the cluster's GPU Operator installs on NVIDIA pools that state none of their
+    # own (a ClusterPolicy's, NVIDIADriver objects', or declared in a ClusterProfile).
+    gpu_operator_drivers: tuple[OperatorDriver, ...] = ()
     # The CustomResourceDefinitions a dump lists, for validating the custom resources of the
     # inputs (gpulint.validation.crds). Not written by `profile export`, hence not compared.
     custom_resource_definitions: "tuple[CustomResourceDefinition, ...]" = field(

@@ -90,6 +90,22 @@ def show_profile(profile: ClusterProfile) -> str:
         lines.append(f"ClusterQueue {queue.name}: nominal {quotas or '-'}{cohort}")
     for local in profile.local_queues:
         lines.append(f"LocalQueue {local.namespace}/{local.name} -> {local.cluster_queue}")
+    for flavor in profile.resource_flavors:
+        tolerations = ", ".join(
+            f"{t.key}{'=' + t.value if t.value else ''}:{t.effect or '*'}"
+            for t in flavor.tolerations
+        )
+        labels = ", ".join(f"{k}={v}" for k, v in flavor.node_labels.items())
+        lines.append(
+            f"ResourceFlavor {flavor.name}: nodeLabels {labels or '-'}; tolerations "
+            f"{tolerations or '-'} (Kueue writes both into the pods it admits to it)"
+        )
+    for policy in profile.resource_policies:
+        wanted = [f"{r} request" for r in policy.requests] + [f"{r} limit" for r in policy.limits]
+        where = ", ".join(policy.namespaces) or "every namespace"
+        lines.append(
+            f"Policy {policy.label}: refuses containers without a {', '.join(wanted)} ({where})"
+        )
     lines += dra_lines(profile)
     return "\n".join(lines) + "\n"
 

@@ -115,16 +115,24 @@ class _Walk:
             path = os.path.join(directory, name)
             if name.endswith(_READ_SUFFIXES) and not os.path.isdir(path):
                 text = self.read(path)
-                if name.endswith((".tf", ".tf.json")):
+                if name.endswith(".tf.json"):
+                    # Expressions are JSON strings: scanned as Terraform reads them, escapes
+                    # decoded (`\\u0066ile(` is a call of file).
+                    strings, sources = _json_strings(text)
+                    self.scan(path, strings, directory, lines=False)
+                elif name.endswith(".tf"):
                     self.scan(path, text, directory)
-                    for source, line in _module_sources(text):
-                        self.call(path, line, directory, source, (*chain, real), instances)
+                    sources = list(_module_sources(text))
+                else:
+                    continue
+                for source, line in sources:
+                    self.call(path, line, directory, source, (*chain, real), instances)
         self.manifest(directory)
 
     def call(
         self,
         path: str,
-        line: int,
+        line: int | None,
         directory: str,
         source: str,
         chain: tuple[str, ...],
@@ -183,13 +191,14 @@ class _Walk:
         if not stat.S_ISREG(mode):
             raise self.fail(path, "not a regular file (a device, FIFO or socket is not read)")
 
-    def scan(self, path: str, text: str, directory: str) -> None:
-        """Check each file-reading call of a file (or template) and each `count` literal."""
+    def scan(self, path: str, text: str, directory: str, lines: bool = True) -> None:
+        """Check each file-reading call of a file (or template) and each `count` literal;
+        messages give the line of each when `lines`."""
         if path in self.scanned:
             return
         self.scanned.add(path)
         for match in _CALL.finditer(text):
-            line = text.count("\n", 0, match.start()) + 1
+            line = text.count("\n", 0, match.start()) + 1 if lines else None
             name = match.group(1)
             literal = _LITERAL_PATH.match(text, match.end())
             if literal is None:
@@ -216,16 +225,52 @@ class _Walk:
                         self.scan(target, self.read(target), directory)
         for match in _COUNT.finditer(text):
             if int(match.group(1)) > MAX_COUNT:
-                line = text.count("\n", 0, match.start()) + 1
+                line = text.count("\n", 0, match.start()) + 1 if lines else None
                 raise self.fail(path, f"count {match.group(1)} is above {MAX_COUNT}", line)
 
-    def targets(self, path: str, line: int, bases: set[str], written: str) -> set[str]:
+    def targets(self, path: str, line: int | None, bases: set[str], written: str) -> set[str]:
         """The files a literal path may name from each of `bases`: each inside the tree."""
         found = {os.path.normpath(os.path.join(base, written)) for base in bases}
         for candidate in found:
             if not _inside(os.path.realpath(candidate), self.boundary):
                 raise self.fail(path, f"reads {written!r}, outside {self.boundary}", line)
         return found
+
+
+def _json_strings(text: str) -> tuple[str, list[tuple[str, int | None]]]:
+    """Every key and string value of a `.tf.json` document, decoded, one per line, and the
+    `source` of each of its module blocks; the raw text and none when it is not JSON (tfparse
+    then reports why)."""
+    found: list[str] = []
+
+    def keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found.extend(key for key, _ in pairs)
+        return dict(pairs)
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    try:
+        document = json.loads(text, object_pairs_hook=keys)
+    except (ValueError, RecursionError):
+        return text, []
+    walk(document)
+    modules = document.get("module") if isinstance(document, dict) else None
+    blocks = [modules] if isinstance(modules, dict) else modules
+    sources: list[tuple[str, int | None]] = []
+    for block in blocks if isinstance(blocks, list) else ():
+        for body in block.values() if isinstance(block, dict) else ():
+            for item in body if isinstance(body, list) else [body]:
+                if isinstance(item, dict) and isinstance(item.get("source"), str):
+                    sources.append((item["source"], None))
+    return "\n".join(found), sources
 
 
 def _module_sources(text: str) -> Iterator[tuple[str, int]]:

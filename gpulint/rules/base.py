@@ -99,6 +99,8 @@ class GpuPlacement(NamedTuple):
     gpus: dict[str, Decimal]
     admission: Admission
     assumed: Placement | None = None
+    # The verdicts under each flavor Kueue may admit the workload to (empty: one or none).
+    flavors: tuple[Placement, ...] = ()
 
 
 @frozen_view
@@ -199,7 +201,18 @@ class CheckContext:
                     gpus,
                     self.admission(template),
                     self.assumed_placement(template),
+                    self._flavor_placements(template),
                 )
+
+    def _flavor_placements(self, template: PodTemplate) -> tuple[Placement, ...]:
+        from gpulint.scheduling import place
+
+        admitted = self.admission(template)
+        assert self.profile is not None
+        return tuple(
+            place(template, self.profile, (*admitted.tolerations, *choice))
+            for choice in admitted.choices
+        )
 
     @cached_property
     def _workload_of(self) -> dict[int, Workload]:

@@ -81,14 +81,19 @@ def blocker(item: GpuPlacement, profile: ClusterProfile) -> Blocker | None:
     return Blocker.NO_POOL
 
 
-def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | None, str]:
+def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | None, str] | None:
     """(None, "") when the pod's verdict holds whatever gpulint does not know of admission;
-    else (WARNING, the assumption it rests on and the line that makes it certain).
+    (WARNING, the assumption it rests on and the line that makes it certain) when it holds
+    only for some values of an unknown; None when it holds for none (no finding).
 
     A verdict is an error only when it holds for every value of the unknowns: when the pod
     would run if the admission's assumptions held (the platform's plugins, the flavor Kueue
-    picks), the finding is a warning.
+    picks), the finding is a warning; when it runs whichever flavor Kueue picks, there is none.
     """
+    if item.flavors and all(
+        blocker(item._replace(placement=p), profile) is None for p in item.flavors
+    ):
+        return None
     if item.assumed is None or blocker(item._replace(placement=item.assumed), profile):
         return None, ""
     return Severity.WARNING, f"; {item.admission.assumption_text}"
@@ -108,7 +113,10 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
             continue
         template = item.template
         closest = _closest(item)
-        severity, assumed = certainty(item, profile)
+        sure = certainty(item, profile)
+        if sure is None:
+            continue
+        severity, assumed = sure
         yield Problem.at(
             template.document,
             _obstacle_pos(item, closest),
@@ -221,7 +229,10 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
         rest = [f for f in item.placement.fits if f not in (best, *others)]
         rest.sort(key=lambda f: _distance(item, f))
         rest_text = f"; other pools: {_per_pool_of(rest)}" if rest else ""
-        severity, assumed = certainty(item, profile)
+        sure = certainty(item, profile)
+        if sure is None:
+            continue
+        severity, assumed = sure
         yield Problem.at(
             template.document,
             tolerations_pos(template),
@@ -330,7 +341,10 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
                 yield _missing_pool_problem(template, profile, missing)
         elif verdict is Blocker.DEAD_POOL:
             pools = placement.eligible
-            severity, assumed = certainty(item, profile)
+            sure = certainty(item, profile)
+            if sure is None:
+                continue
+            severity, assumed = sure
             yield Problem.at(
                 template.document,
                 _placement_pos(template),

@@ -750,3 +750,28 @@ def limitrange_refuses_pod(ctx: CheckContext) -> Iterator[Problem]:
                 refusal.message,
                 involves=(refusal.involves,),
             )
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU306
+
+
+def policy_refuses_pod(ctx: CheckContext) -> Iterator[Problem]:
+    """An enforced Gatekeeper or Kyverno policy that requires requests or limits a GPU pod's
+    container does not set (after LimitRange defaults)."""
+    from gpulint.admission import policy_refusals
+    from gpulint.profile.admission_policies import required_resources
+
+    policies = list(ctx.profile.resource_policies if ctx.profile else ())
+    policies += [found for d in ctx.documents if (found := required_resources(d.obj)) is not None]
+    if not policies:
+        return
+    limit_ranges = limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
+    for workload, template in ctx.pod_templates():
+        if not gpu_requests(template):
+            continue
+        namespace = ctx.namespace_of(workload.document)
+        applying = [p for p in policies if p.applies_to(namespace)]
+        in_namespace = [s for s in limit_ranges if s.limit_range.namespace == namespace]
+        for refusal in policy_refusals(template, applying, in_namespace):
+            yield Problem.at(template.document, refusal.pos, refusal.message)

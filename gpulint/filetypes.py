@@ -1,0 +1,52 @@
+"""Which inputs gpulint opens: regular files, and the pipes a shell names for `<(...)`.
+
+A FIFO blocks the reader until someone writes to it, a device such as /dev/zero never ends,
+and opening some devices does something (a terminal, a tape rewinds). A path may come from a
+pull request (a symlink in the tree, a `context:` entry, a profile the config names), so a
+path that is neither a regular file nor a directory is refused before it is opened, with one
+exception: a pipe named as the shell names one for process substitution (`/dev/fd/63`,
+`/proc/self/fd/63`) or `/dev/stdin`, which only the command line can give.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+#: What a refused path is said to be.
+NOT_REGULAR = "not a regular file (a device, FIFO or socket is not read)"
+_PIPE_NAMES = ("/dev/fd/", "/proc/self/fd/")
+
+
+def is_pipe_name(path: str) -> bool:
+    """Whether `path` is written as the shell writes a pipe it passes (`<(...)`, stdin)."""
+    return path.startswith(_PIPE_NAMES) or path == "/dev/stdin"
+
+
+def refused(path: str, mode: int) -> bool:
+    """Whether a path of this mode (following symlinks) must not be opened for reading."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return False
+    return not ((stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) and is_pipe_name(path))
+
+
+def open_input(path: str) -> int:
+    """A descriptor of `path` open for reading; OSError (with NOT_REGULAR) for a path that
+    refused() names. Checked before opening and again on what was opened, which is opened
+    non-blocking (a FIFO put there meanwhile returns at once) and made blocking again for a
+    pipe that is read."""
+    if refused(path, os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, NOT_REGULAR, path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if refused(path, mode):
+            raise OSError(errno.EINVAL, NOT_REGULAR, path)
+        if not stat.S_ISREG(mode):
+            os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor

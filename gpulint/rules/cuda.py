@@ -1,0 +1,184 @@
+"""GPU801-GPU803: a GPU pod that is scheduled and still never does work, because its image's
+CUDA needs a newer driver than its pools have, or has no GPU code for their GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from gpulint.model import Severity
+from gpulint.rules.base import CheckContext, Problem
+
+if TYPE_CHECKING:
+    from gpulint.cuda import CudaNeed
+    from gpulint.model import Container, PodTemplate
+    from gpulint.profile.model import Pool
+
+#: Pools named in one message; the rest are counted.
+_NAMED = 3
+
+
+def _gpu_containers(template: PodTemplate) -> Iterator[tuple[Container, CudaNeed]]:
+    """The containers that ask for NVIDIA GPUs and whose CUDA is known."""
+    from gpulint.cuda import container_cuda, uses_nvidia_gpus
+
+    for container in template.containers:
+        if uses_nvidia_gpus(container):
+            need = container_cuda(container)
+            if need is not None:
+                yield container, need
+
+
+def _names(pools: Sequence[Pool]) -> str:
+    shown = ", ".join(p.described for p in pools[:_NAMED])
+    more = len(pools) - _NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
+    """GPU801: the image's CUDA needs a newer driver than the pools it can run on have.
+
+    An error when every pool the pod can run on has a known driver that cannot run it; a
+    warning when it runs there only through minor-version or forward compatibility, or when
+    some of its pools can run it and others cannot (the scheduler does not look at drivers).
+    """
+    from gpulint.cuda import highest_cuda, judge_driver, pool_driver, pool_gpu
+
+    assert ctx.profile is not None
+    for _, template in ctx.pod_templates():
+        containers = list(_gpu_containers(template))
+        if not containers:
+            continue
+        eligible = ctx.placement(template).eligible
+        drivers = {id(pool): pool_driver(pool, ctx.profile) for pool in eligible}
+        if not any(drivers.values()):
+            continue
+        for _container, need in containers:
+            failing, risky, fine = [], [], []
+            for pool in eligible:
+                driver = drivers[id(pool)]
+                if driver is None:
+                    continue
+                verdict = judge_driver(need, driver, pool_gpu(pool))
+                if verdict is None:
+                    fine.append(pool)
+                elif verdict.certain:
+                    failing.append((pool, driver, verdict))
+                else:
+                    risky.append((pool, driver, verdict))
+            if not failing and not risky:
+                continue
+            judged = failing or risky
+            pool, driver, verdict = judged[0]
+            certain = bool(failing) and len(failing) == len(eligible)
+            others = [p for p, _, _ in judged[1:]]
+            also = f" (also {_names(others)})" if others else ""
+            where = (
+                f"every pool it can run on has an older driver: {pool.described}{also} has "
+                if certain
+                else f"pool {pool.described}{also} has "
+            )
+            message = (
+                f"image `{need.image}` needs CUDA {need.cuda} (from {need.origin}), which needs "
+                f"NVIDIA driver {verdict.floor.driver} or later; {where}{driver.text} "
+                f"({driver.origin}): {verdict.reason}"
+            )
+            if not certain and fine:
+                message += (
+                    f"; it can also land on {_names(fine)}, whose driver runs it, and the "
+                    "scheduler does not look at drivers"
+                )
+            if need.disable_require is not None:
+                message += (
+                    "; NVIDIA_DISABLE_REQUIRE is set, which only hides the runtime's own check"
+                )
+            runs = highest_cuda(driver.version) if driver.ceiling is None else None
+            image_fix = (
+                f"an image built for CUDA {runs} or earlier (the newest {driver.text} runs)"
+                if runs
+                else "an image built for an older CUDA"
+            )
+            fix = (
+                f"Run the pod on nodes with driver {verdict.floor.driver} or later (upgrade the "
+                f"pool's driver: node image, GKE driver channel, GPU Operator driver.version, or "
+                f"select a pool that has it), or use {image_fix}."
+            )
+            yield Problem.at(
+                template.document,
+                need.pos,
+                message,
+                fix,
+                severity=Severity.ERROR if certain else Severity.WARNING,
+            )
+
+
+def image_lacks_gpu_architecture(ctx: CheckContext) -> Iterator[Problem]:
+    """GPU802: the image has no GPU code for the GPU of the pools the pod can run on."""
+    from gpulint.cuda import judge_architecture, pool_gpu
+
+    assert ctx.profile is not None
+    for _, template in ctx.pod_templates():
+        containers = list(_gpu_containers(template))
+        if not containers:
+            continue
+        eligible = ctx.placement(template).eligible
+        gpus = {id(pool): pool_gpu(pool) for pool in eligible}
+        if not any(gpus.values()):
+            continue
+        for _container, need in containers:
+            failing, fine = [], []
+            for pool in eligible:
+                gpu = gpus[id(pool)]
+                if gpu is None:
+                    continue
+                verdict = judge_architecture(need, gpu)
+                if verdict is None:
+                    fine.append(pool)
+                else:
+                    failing.append((pool, verdict))
+            if not failing:
+                continue
+            pool, verdict = failing[0]
+            others = [p for p, _ in failing[1:]]
+            also = f" (also {_names(others)})" if others else ""
+            every = len(failing) == len(eligible)
+            certain = every and all(v.certain for _, v in failing)
+            lead = "every pool it can run on" if every else "pool"
+            message = (
+                f"image `{need.image}` (CUDA {need.cuda}, from {need.origin}) has no GPU code for "
+                f"the GPU of {lead}, {pool.described}{also}: {verdict.reason}; its first kernel "
+                "launch fails with 'no kernel image is available for execution on the device'"
+            )
+            if fine:
+                message += f"; it can also land on {_names(fine)}, which it runs on"
+            fix = (
+                f"Use {verdict.needs}, or select pools whose GPU the image is built for "
+                "(a nodeSelector on nvidia.com/gpu.product or the node group)."
+            )
+            yield Problem.at(
+                template.document,
+                need.pos,
+                message,
+                fix,
+                severity=Severity.ERROR if certain else Severity.WARNING,
+            )
+
+
+def nvidia_disable_require(ctx: CheckContext) -> Iterator[Problem]:
+    """GPU803: NVIDIA_DISABLE_REQUIRE in a GPU container's env turns off the runtime's check."""
+    from gpulint.cuda import container_env, uses_nvidia_gpus
+
+    for _, template in ctx.pod_templates():
+        for container in template.containers:
+            if not uses_nvidia_gpus(container):
+                continue
+            value = container_env(container).get("NVIDIA_DISABLE_REQUIRE")
+            if value is None or value[0].strip().lower() not in ("1", "true", "yes", "on"):
+                continue
+            yield Problem.at(
+                template.document,
+                value[1],
+                f"container {container.name} sets NVIDIA_DISABLE_REQUIRE={value[0]}: the NVIDIA "
+                "runtime no longer refuses to start it on a driver older than its image's CUDA "
+                "needs; the container then starts and fails at its first CUDA call instead",
+            )

@@ -1,0 +1,182 @@
+"""Inputs a pull request controls that are not regular files, `context:` globs that leave the
+project, and variables that multiply a file past the size limit: each is refused, never read
+without end, never blocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpulint.cli import main
+
+NOT_REGULAR = "not a regular file (a device, FIFO or socket is not read)"
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ml}
+spec:
+  containers:
+    - name: c
+      image: c:1.0
+      resources:
+        limits: {cpu: "1", memory: 1Gi, nvidia.com/gpu: 1}
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pod.yaml").write_text(POD)
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def gpulint(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """gpulint in a child process: were a FIFO opened, the test fails on the timeout."""
+    return subprocess.run(
+        [sys.executable, "-m", "gpulint", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def findings(stdout: str) -> list[tuple[str, str, int, str]]:
+    return [(f["code"], f["path"], f["line"], f["message"]) for f in json.loads(stdout)["findings"]]
+
+
+# --- manifests ---------------------------------------------------------------------------
+
+
+def test_a_fifo_given_by_name_is_a_finding_not_a_wait(repo: Path) -> None:
+    os.mkfifo(repo / "pipe.yaml")  # nobody writes to it
+    done = gpulint(repo, "check", "--isolated", "--format", "json", "pipe.yaml")
+    assert findings(done.stdout) == [("GPU000", "pipe.yaml", 1, f"cannot read file: {NOT_REGULAR}")]
+
+
+def test_a_symlink_to_a_device_given_by_name_is_a_finding(repo: Path) -> None:
+    # What pre-commit passes for a symlink a pull request adds.
+    (repo / "zero.yaml").symlink_to("/dev/zero")
+    done = gpulint(repo, "check", "--isolated", "--format", "json", "zero.yaml")
+    assert findings(done.stdout) == [("GPU000", "zero.yaml", 1, f"cannot read file: {NOT_REGULAR}")]
+
+
+def test_a_pipe_named_as_the_shell_names_one_is_still_read(repo: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, POD.replace('cpu: "1", ', "").encode())
+    os.close(write_end)
+    pipe = f"/dev/fd/{read_end}"
+    done = subprocess.run(
+        [sys.executable, "-m", "gpulint", "check", "--isolated", "--format=json", pipe],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        pass_fds=(read_end,),
+    )
+    os.close(read_end)
+    assert json.loads(done.stdout)["summary"]["objects"] == 1
+
+
+# --- profiles ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_profile_that_is_not_a_regular_file_is_one_line_and_exit_2(repo: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(repo / "cluster.yaml")
+    else:
+        (repo / "cluster.yaml").symlink_to("/dev/zero")
+    done = gpulint(repo, "check", "--isolated", "--profile", "cluster.yaml", "pod.yaml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"gpulint: error: cluster.yaml: cannot read profile: {NOT_REGULAR}\n"
+
+
+def test_a_profile_the_config_names_as_a_fifo_is_refused(repo: Path) -> None:
+    os.mkfifo(repo / "cluster.yaml")
+    (repo / ".gpulint.yaml").write_text("clusters:\n  prod: [cluster.yaml]\n")
+    done = gpulint(repo, "check", "pod.yaml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("gpulint: error: ")
+    assert done.stderr.endswith(f"cluster.yaml: cannot read profile: {NOT_REGULAR}\n")
+
+
+# --- context: ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["/**/*.yaml", "../../**/*.yaml", "k8s/../../x.yaml"])
+def test_a_context_glob_out_of_the_project_is_a_config_error_at_its_line(
+    repo: Path, pattern: str
+) -> None:
+    (repo / ".gpulint.yaml").write_text(f'fail-on: error\ncontext:\n  - "{pattern}"\n')
+    done = gpulint(repo, "check", "pod.yaml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"gpulint: error: {repo / '.gpulint.yaml'}:3:5: context: `{pattern}` is outside the "
+        f"project root {repo}\n"
+    )
+
+
+def test_a_context_glob_through_a_symlink_out_of_the_project_is_refused(repo: Path) -> None:
+    outside = repo.parent / "outside"
+    outside.mkdir()
+    (outside / "quota.yaml").write_text("kind: ResourceQuota\n")
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "more.yaml").symlink_to(outside / "quota.yaml")
+    (repo / ".gpulint.yaml").write_text('context: ["k8s/*.yaml"]\n')
+    done = gpulint(repo, "check", "pod.yaml")
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"gpulint: error: {repo / '.gpulint.yaml'}:1:11: context: `k8s/*.yaml` names "
+        f"{repo / 'k8s' / 'more.yaml'}, a link to {outside / 'quota.yaml'} outside {repo}\n"
+    )
+
+
+def test_a_context_glob_does_not_follow_symlinked_directories(repo: Path) -> None:
+    # Two links to `..`: a walk following them would visit 2**40 paths.
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "quota.yaml").write_text(POD)
+    (repo / "k8s" / "up").symlink_to("..")
+    (repo / "k8s" / "up2").symlink_to("..")
+    (repo / ".gpulint.yaml").write_text('context: ["**/*.yaml"]\n')
+    done = gpulint(repo, "check", "--format", "json", "pod.yaml")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert findings(done.stdout) == []
+
+
+def test_a_context_entry_that_is_a_fifo_is_not_read(repo: Path) -> None:
+    os.mkfifo(repo / "pipe.yaml")
+    (repo / ".gpulint.yaml").write_text('context: ["pipe.yaml", "*.yaml"]\n')
+    done = gpulint(repo, "check", "--format", "json", "pod.yaml")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert findings(done.stdout) == []
+
+
+# --- size limits after substitution ------------------------------------------------------
+
+
+def test_variables_that_multiply_a_file_past_the_limit_are_a_finding(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("gpulint.loader.MAX_FILE_BYTES", 1 << 20)  # 128 MiB in the product
+    (repo / ".gpulint.yaml").write_text(f"variables:\n  X: {'x' * 1000}\n")
+    (repo / "pod.yaml").write_text(POD + "# " + "$X " * 2000 + "\n")  # 2 MB once substituted
+    result = CliRunner().invoke(main, ["check", "--format", "json", "pod.yaml"])
+    assert findings(result.stdout) == [
+        (
+            "GPU000",
+            "pod.yaml",
+            1,
+            "larger than 1 MiB once `variables` are substituted, which gpulint refuses",
+        )
+    ]

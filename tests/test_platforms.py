@@ -1,0 +1,177 @@
+"""The platform of a cluster: declared or recognised, its admission facts with their sources,
+and the verdicts that depend on them (warnings while unknown, errors once known)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpulint.cli import main
+from gpulint.profile import load_profiles
+from gpulint.profile.show import show_profile
+
+NODES = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-1
+    labels: {{{labels}}}
+  spec:
+    providerID: {provider_id}
+    taints: [{{key: nvidia.com/gpu, value: present, effect: NoSchedule}}]
+  status:
+    capacity: {{cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "1"}}
+    allocatable: {{cpu: "15", memory: 60Gi, pods: "110", nvidia.com/gpu: "1"}}
+    conditions: [{{type: Ready, status: "True"}}]
+"""
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: server, namespace: ml}
+spec:
+  containers:
+  - name: server
+    image: vllm/vllm-openai:v0.8.5
+    resources:
+      limits: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
+"""
+
+
+def _nodes(tmp_path: Path, labels: str = "", provider_id: str = '""') -> Path:
+    path = tmp_path / "nodes.yaml"
+    path.write_text(NODES.format(labels=labels, provider_id=provider_id))
+    return path
+
+
+def _check(tmp_path: Path, *profiles: Path) -> list[tuple[str, str]]:
+    (tmp_path / "pod.yaml").write_text(POD)
+    args = ["check", "--isolated", "--format", "json", str(tmp_path / "pod.yaml")]
+    for profile in profiles:
+        args += ["--profile", str(profile)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code in (0, 1), result.output
+    return [(f["code"], f["severity"]) for f in json.loads(result.stdout)["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("labels", "provider_id", "platform", "evidence"),
+    [
+        ("", "ocid1.instance.oc1.iad.anuwcl", "oke", "node spec.providerID ocid1.instance.*"),
+        ("oci.oraclecloud.com/fault-domain: FAULT-DOMAIN-1", '""', "oke", "oci.oraclecloud.com/*"),
+        ("node.openshift.io/os_id: rhcos", '""', "openshift", "node.openshift.io/*"),
+        ("karpenter.k8s.aws/instance-gpu-name: l4", '""', "eks", "karpenter.k8s.aws/*"),
+    ],
+)
+def test_the_platform_is_recognised_from_nodes(
+    tmp_path: Path, labels: str, provider_id: str, platform: str, evidence: str
+) -> None:
+    profile = load_profiles([str(_nodes(tmp_path, labels, provider_id))])
+    assert profile.provider == platform
+    assert profile.provider_source is not None and evidence in profile.provider_source
+
+
+def test_oke_tolerates_the_gpu_taint_for_gpu_pods_and_says_why(tmp_path: Path) -> None:
+    # OKE runs ExtendedResourceToleration: no GPU102 on a pod that writes no toleration.
+    nodes = _nodes(tmp_path, provider_id="ocid1.instance.oc1.iad.anuwcl")
+    assert _check(tmp_path, nodes) == []
+    shown = show_profile(load_profiles([str(nodes)]))
+    assert "platform oke, inferred from node spec.providerID ocid1.instance.* in" in shown
+    assert (
+        "ExtendedResourceToleration: on (OKE 'Supported Admission Controllers' (docs.oracle.com/"
+        "en-us/iaas/Content/ContEng/Reference/contengadmissioncontrollers.htm): on in every "
+        "listed version; set spec.admission.extendedResourceToleration to override)"
+    ) in shown.splitlines()
+    assert "Autopilot GPU rules: off (GKE Warden's Autopilot constraints run only on Autopilot " \
+        "clusters)" in shown.splitlines()  # fmt: skip
+
+
+def test_an_unknown_platform_makes_the_gpu_taint_a_warning_and_a_declared_one_an_error(
+    tmp_path: Path,
+) -> None:
+    # Nothing in these nodes names the platform: whether requesting nvidia.com/gpu tolerates the
+    # taint is unknown, so GPU102 is a warning; declared kubeadm (no plugin), an error.
+    nodes = _nodes(tmp_path)
+    assert _check(tmp_path, nodes) == [("GPU102", "warning")]
+    declared = tmp_path / "declared.yaml"
+    declared.write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nspec: {platform: kubeadm}\n"
+    )
+    assert _check(tmp_path, nodes, declared) == [("GPU102", "error")]
+
+
+def test_platform_and_provider_that_disagree_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "profile.yaml"
+    path.write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\n"
+        "spec: {platform: oke, provider: eks}\n"
+    )
+    result = CliRunner().invoke(main, ["profile", "show", "--profile", str(path)])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"gpulint: error: {path}: spec.platform (oke) and spec.provider (eks) disagree; write "
+        "only spec.platform"
+    ]
+
+
+def test_a_terraform_autopilot_cluster_is_gke_autopilot(tmp_path: Path) -> None:
+    pytest.importorskip("tfparse")
+    (tmp_path / "main.tf").write_text(
+        'resource "google_container_cluster" "ml" {\n  name = "ml"\n'
+        '  location = "us-central1"\n  enable_autopilot = true\n}\n'
+    )
+    profile = load_profiles([str(tmp_path)])
+    assert profile.provider == "gke-autopilot"
+    assert profile.admission_fact("Autopilot GPU rules").state is True
+
+
+CONSTRAINT = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: constraints.gatekeeper.sh/v1beta1
+  kind: K8sContainerLimits
+  metadata: {name: container-must-have-limits}
+  spec:
+    enforcementAction: %s
+    parameters: {cpu: "16", memory: 64Gi}
+"""
+
+
+def test_an_enforced_gatekeeper_constraint_of_the_profile_refuses_a_gpu_only_pod(
+    tmp_path: Path,
+) -> None:
+    enforced = tmp_path / "enforced.yaml"
+    enforced.write_text(CONSTRAINT % "deny")
+    (policy,) = load_profiles([str(enforced)]).resource_policies
+    assert (policy.label, policy.limits) == (
+        "Gatekeeper K8sContainerLimits/container-must-have-limits",
+        ("cpu", "memory"),
+    )
+    (tmp_path / "pod.yaml").write_text(POD.replace('cpu: "4", memory: 16Gi, ', ""))
+    args = [
+        "check",
+        "--isolated",
+        "--select",
+        "GPU3",
+        "--format",
+        "json",
+        str(tmp_path / "pod.yaml"),
+    ]
+    result = CliRunner().invoke(main, [*args, "--profile", str(enforced)])
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert (finding["code"], finding["line"], finding["column"]) == ("GPU306", 8, 5)
+    assert finding["message"] == (
+        "after admission: the Gatekeeper K8sContainerLimits/container-must-have-limits policy "
+        "refuses the pod: containers[0] (server) sets no cpu limit and no memory limit, and no "
+        "LimitRange of the namespace gives it one"
+    )
+    dry_run = tmp_path / "dryrun.yaml"
+    dry_run.write_text(CONSTRAINT % "dryrun")
+    result = CliRunner().invoke(main, [*args, "--profile", str(dry_run)])
+    assert json.loads(result.stdout)["findings"] == []
