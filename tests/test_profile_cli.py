@@ -187,9 +187,9 @@ def test_profile_show_table() -> None:
         "ExtendedResourceToleration: on (GKE 'Run GPUs in GKE Standard node pools' (cloud.google"
         ".com/kubernetes-engine/docs/how-to/gpus): GKE runs ExtendedResourceToleration for its "
         "nvidia.com/gpu taint; set spec.admission.extendedResourceToleration to override)",
-        "compute-class toleration: on (GKE 'About custom compute classes' (cloud.google.com/"
-        "kubernetes-engine/docs/concepts/about-custom-compute-classes): pods that select a class "
-        "by nodeSelector get its toleration)",
+        "compute-class toleration: on (GKE mutates a pod that selects a compute class by "
+        "nodeSelector or node affinity with the toleration of its taint (kubernetes-engine-"
+        "samples autoscaling/custom-compute-classes/vap))",
         "Autopilot GPU rules: off (GKE Standard has no Autopilot constraints)",
         "ResourceQuota default/gpu-quota: used/hard requests.nvidia.com/gpu 2/8",
         "PriorityClass training-high: 10000 (PreemptLowerPriority)",

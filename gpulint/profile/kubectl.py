@@ -36,11 +36,11 @@ KINDS = frozenset(
         "LocalQueue",
         # The node labels and tolerations Kueue writes into the pods it admits to a flavor.
         "ResourceFlavor",
-        # The schemas of the custom resources of the inputs (gpulint.validation.crds).
-        "CustomResourceDefinition",
         # The GPU Operator's: which driver it installs (gpulint.profile.gpu_operator).
         "ClusterPolicy",
         "NVIDIADriver",
+        # The schemas of the custom resources of the inputs (gpulint.validation.crds).
+        "CustomResourceDefinition",
     }
     | DRA_KINDS
     | POLICY_KINDS
@@ -82,9 +82,9 @@ def facts_from_objects(
     quotas, limit_ranges, priority_classes = [], [], []
     cluster_queues, local_queues, flavors, policies = [], [], [], []
     classes, slices, claims = [], [], []
+    operator_drivers = []
     kubelets: list[str] = []
     crds: list[CustomResourceDefinition] = []
-    operator_drivers = []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
         if kind == "Node":
@@ -146,9 +146,9 @@ def facts_from_objects(
         device_classes=tuple(classes),
         resource_slices=tuple(slices),
         resource_claims=tuple(claims),
+        gpu_operator_drivers=tuple(operator_drivers),
         minimum_kubernetes_version=newest_release(kubelets),
         custom_resource_definitions=tuple(crds),
-        gpu_operator_drivers=tuple(operator_drivers),
         sources=(source,),
     )
     # A dump of nodes lists all of them: a node group it lacks has no node now.

@@ -109,13 +109,13 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         resource_claims=_by_key(
             base.resource_claims, later.resource_claims, lambda c: (c.kind, c.namespace, c.name)
         ),
-        custom_resource_definitions=_by_key(
-            base.custom_resource_definitions, later.custom_resource_definitions, lambda c: c.name
-        ),
         gpu_operator_drivers=_by_key(
             base.gpu_operator_drivers,
             later.gpu_operator_drivers,
             lambda d: frozenset(d.node_selector.items()),
+        ),
+        custom_resource_definitions=_by_key(
+            base.custom_resource_definitions, later.custom_resource_definitions, lambda c: c.name
         ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
         assumptions=(*base.assumptions, *later.assumptions),

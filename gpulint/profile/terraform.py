@@ -131,8 +131,9 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
     def shown(file: str) -> str:
         return _shown(os.path.relpath(file, directory), directory, root)
 
-    modules = check_module_tree(directory, tree_boundary(directory, root), shown)
-    blocks = evaluate(directory, path, shown, modules)
+    boundary = tree_boundary(directory, root)
+    modules = check_module_tree(directory, boundary, shown)
+    blocks = evaluate(directory, path, shown, modules, boundary)
     assumptions: list[str] = []
     pools: list[PoolFacts] = []
     # An EKS cluster in the module makes its Auto Scaling groups EKS node groups too.
