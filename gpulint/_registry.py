@@ -102,6 +102,16 @@ RULES = (
         check='gpulint.rules.manifest:unsubstituted_env_template',
     ),
     Rule(
+        code='GPU009',
+        name='pod-count-unknown',
+        severity=Severity.INFO,
+        fix='Declare the kind in the config (`workloads:` with `podTemplates:` or `podSpecs:` and `replicas:`), see docs/workloads.md.',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.coverage:pod_count_unknown',
+    ),
+    Rule(
         code='GPU010',
         name='api-version-not-served',
         severity=Severity.ERROR,

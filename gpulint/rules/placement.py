@@ -616,7 +616,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             continue
         placement = ctx.placement(template)
         pools = usable(placement.eligible)
-        if not placement.decidable or not pools:
+        if not placement.decidable or not pools or workload.unknown_count:
             continue
         demand = planned_pods(workload, template, ctx.autoscalers_of(workload))
         nodes = sum(node_ceiling(p) for p in pools)

@@ -128,6 +128,8 @@ def _demands(ctx: CheckContext) -> list[tuple[str, PodDemand, str]]:
     default = global_default_class(classes)
     found = []
     for workload, template in ctx.pod_templates():
+        if workload.unknown_count:
+            continue  # how many pods it charges is not known (gpulint.placeholders)
         demand = pod_demand(workload, template, ctx.autoscalers_of(workload))
         if demand is None or demand.pods == 0:
             continue
