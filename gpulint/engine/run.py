@@ -23,7 +23,7 @@ def run(record: Run) -> LintResult:
     # written out as soon as the file is checked.
     inputs = discover(
         [p for p in record.paths if p != STDIN],
-        config.is_excluded,
+        config.excluded_in(record.cluster),
         record.stdin if STDIN in record.paths else None,
         record.overlay,
         record.render,
@@ -31,7 +31,7 @@ def run(record: Run) -> LintResult:
         ignored=config.gitignore_filter(),
         base=record.root,
     )
-    context = context_inputs(config, inputs)
+    context = context_inputs(config, inputs, record.cluster, record.render)
     file_plan, skipped = plan(record, inputs, context)
     rejections = server_rejections(inputs, file_plan, record.dry_run)
     gathered = check_every_file(file_plan, inputs, record)

@@ -74,6 +74,9 @@ def _chart_inputs(
     namespace = checked_namespace(settings.namespace, directory)
     items = []
     for values_set in settings.sets:
+        bound = options.cluster is not None and values_set.clusters
+        if bound and options.cluster not in values_set.clusters:
+            continue  # applied to other clusters only
         values = tuple(Path(v) for v in values_set.values)
         if from_config:
             # The config comes with the pull request; the command line is the user's own.
