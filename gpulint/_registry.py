@@ -102,6 +102,16 @@ RULES = (
         check='gpulint.rules.manifest:unsubstituted_env_template',
     ),
     Rule(
+        code='GPU009',
+        name='chart-not-rendered',
+        severity=Severity.WARNING,
+        fix='Install helm (kubectl for overlays) where gpulint runs, or fix what the tool reports; then run again.',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.manifest:chart_not_rendered',
+    ),
+    Rule(
         code='GPU010',
         name='api-version-not-served',
         severity=Severity.ERROR,

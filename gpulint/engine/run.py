@@ -11,6 +11,7 @@ from gpulint.engine.report import displayed, in_report_order, located
 from gpulint.engine.variants import overlays_of_bases
 from gpulint.findings import LintResult
 from gpulint.loader import STDIN, discover
+from gpulint.render.rendered import RenderFailure
 
 #: The rule that needs the `gpulint[schema]` extra; a run without it says so once.
 SCHEMA_RULE = "GPU012"
@@ -54,6 +55,11 @@ def run(record: Run) -> LintResult:
             f"{len(skipped)} cluster-profile rules skipped: no --profile given "
             f"({', '.join(r.code for r in skipped)})"
         )
+    notes.extend(
+        f"context: {record.display(item.name)}: {item.origin.message}; its objects are not counted"
+        for item in renders_of(context).values()
+        if isinstance(item.origin, RenderFailure)
+    )
     if any(r.code == SCHEMA_RULE for r in record.rules):
         from gpulint.validation.kube import unavailable_note
 
