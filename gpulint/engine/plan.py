@@ -45,6 +45,8 @@ class FilePlan(NamedTuple):
     knowledge_kinds: frozenset[str] = frozenset()
     keep_checked: bool = True
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
+    # GPU006 when selected: malformed suppressions, and names of no rule, are always reported.
+    suppression_rule: Rule | None = None
 
     def context(
         self,
@@ -90,6 +92,7 @@ def plan(
         known_kinds,
         run.keep_checked,
         _unused_rule(run.rules, config),
+        next((r for r in run.rules if r.code == UNUSED_SUPPRESSION), None),
     )
     return file_plan, skipped
 
