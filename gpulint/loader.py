@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gpulint.data.tool_configs import is_tool_config
 from gpulint.errors import GpulintError
 from gpulint.fields import shown, type_name, with_article, wrong_type
+from gpulint.ignores import SUPPRESSION, parse_comment
 from gpulint.model import (
     Document,
     IssueKind,
@@ -57,12 +58,6 @@ STDIN = "-"
 # Patterns compiled on first use (re caches them): only a text holding `Source:` or
 # `gpulint:` is searched with them.
 _HELM_SOURCE = r"(?m)^#[ \t]*Source:[ \t]*(\S[^\n]*?)[ \t]*$"
-_SUPPRESSION = r"(?m)(?:^|[ \t])#[ \t]*gpulint:[ \t]*([^\n]*)"
-_SELECTOR_SPLIT = r"[\s,]+"
-_IGNORE = r"ignore(?![-\w])"
-_NEXT_DIRECTIVE = r"\s+#\s*[\w.-]+:"
-# What may follow a suppression on its line: a reason, or another comment.
-_REASON_LEAD = (":", "--", "\u2014", "#")
 
 
 class LoadResult(NamedTuple):
@@ -894,61 +889,12 @@ def _suppressions(text: str) -> dict[int, Suppression]:
     if "gpulint:" not in text:
         return {}
     found: dict[int, Suppression] = {}
-    for line, match in _lines_of(text, re.finditer(_SUPPRESSION, text)):
+    for line, match in _lines_of(text, re.finditer(SUPPRESSION, text)):
         start = match.start() + (0 if text[match.start()] == "#" else 1)
         column = start - (text.rfind("\n", 0, start) + 1) + 1
         selectors, reason, problem = parse_comment(match.group(1).rstrip())
         found[line] = Suppression(line, column, selectors, reason, problem)
     return found
-
-
-def parse_ignore_list(text: str) -> tuple[tuple[str, ...], str]:
-    """`GPU601, gpu-limit-request-mismatch: why` -> the selectors as written, and the reason.
-
-    The reason is everything after the first colon (it may hold commas); selectors are
-    separated by commas or spaces.
-    """
-    names, _, reason = text.partition(":")
-    return tuple(s for s in re.split(_SELECTOR_SPLIT, names) if s), reason.strip()
-
-
-def parse_comment(rest: str) -> tuple[tuple[str, ...], str, str | None]:
-    """What follows `# gpulint:` on a line -> (selectors, reason, problem or None).
-
-    `ignore` alone suppresses every rule; `ignore[LIST]` those of the list (see
-    `parse_ignore_list`). A reason may also follow, after `:` or `--`. Anything else is a
-    problem: a suppression that does not say what it means suppresses nothing.
-    """
-    # Another tool's comment may follow on the line (`# expect: ...`, a linter's directive).
-    rest = re.split(_NEXT_DIRECTIVE, rest, maxsplit=1)[0].rstrip()
-    keyword = re.match(_IGNORE, rest)
-    if keyword is None:
-        found = shown(rest.split()[0] if rest.split() else rest)
-        return (), "", f'expected "ignore" after "gpulint:", found "{found}"'
-    after = rest[keyword.end() :]
-    selectors: tuple[str, ...] = ()
-    reason = ""
-    if after.startswith("["):
-        close = after.find("]")
-        if close < 0:
-            return (), "", f'"{shown(rest)}": the "[" is never closed'
-        selectors, reason = parse_ignore_list(after[1:close])
-        if not selectors:
-            return (), "", f'"{shown(rest)}" names no rule: write "ignore" to suppress every rule'
-        after = after[close + 1 :]
-    tail = after.strip()
-    if tail and not tail.startswith(_REASON_LEAD):
-        return (
-            (),
-            "",
-            (
-                f'"{shown(rest)}": put the codes or names in brackets, '
-                f'"ignore[{shown(tail.split()[0])}]", and a reason after a colon'
-            ),
-        )
-    if tail.startswith((":", "--", "\u2014")) and not reason:
-        reason = tail.lstrip(":-\u2014 ").strip()
-    return selectors, reason, None
 
 
 def _helm_sources(text: str) -> tuple[list[int], list[str]]:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 
 from gpulint.config import matches_selector
 from gpulint.fields import shown
-from gpulint.loader import parse_ignore_list
+from gpulint.ignores import parse_ignore_list
 from gpulint.model import Document, DocumentLike, SourceFile, Workload
 from gpulint.rules import registry
 from gpulint.views import NamedTuple
