@@ -66,7 +66,9 @@ def read_context(
     """Add to `gathered` what corpus-wide rules keep of the context files (no per-file rule
     runs on them); return the given files' names."""
     given = frozenset(input_name(item) for item in inputs)
-    context_plan = plan._replace(per_document=(), keep_checked=False, unused_rule=None)
+    context_plan = plan._replace(
+        per_document=(), keep_checked=False, unused_rule=None, suppression_rule=None
+    )
     # Without a corpus-wide rule at work, context files were wanted for knowledge only.
     for outcome in _context_outcomes(context_plan, context if plan.corpus_wide else ()):
         gathered.add_autoscalers(outcome)

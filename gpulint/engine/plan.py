@@ -51,6 +51,8 @@ class FilePlan(NamedTuple):
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
     # The namespace each chart render is installed in (gpulint.engine.variants).
     file_namespaces: Mapping[str, str] = MappingProxyType({})
+    # GPU006 when selected: malformed suppressions, and names of no rule, are always reported.
+    suppression_rule: Rule | None = None
 
     def context(
         self,
@@ -99,6 +101,7 @@ def plan(
         _unused_rule(run.rules, config),
         # After the knowledge scan: the inputs' charts are rendered by then.
         installed_namespaces([*inputs.renders.values(), *context_inputs]),
+        next((r for r in run.rules if r.code == UNUSED_SUPPRESSION), None),
     )
     return file_plan, skipped
 
