@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpulint.cachedir import sha256
 from gpulint.config import Config
 from gpulint.engine.files import load_input
 from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
@@ -45,6 +46,9 @@ class FilePlan(NamedTuple):
     knowledge_kinds: frozenset[str] = frozenset()
     keep_checked: bool = True
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
+    # A SHA-256 of the names and bytes of the files the knowledge objects were read from:
+    # what the results cache (gpulint.engine.cache) knows them by.
+    knowledge_digest: str = ""
 
     def context(
         self,
@@ -75,7 +79,8 @@ def plan(
     active = [r for r in run.rules if r.check is not None and r not in skipped]
     if run.dry_run is None:  # only a server's dry-run gives GPU900 anything to report
         active = [r for r in active if r.code != SERVER_REJECTED]
-    knowledge = knowledge_documents(inputs) + knowledge_documents(context_inputs)
+    digest = sha256()
+    knowledge = knowledge_documents(inputs, digest) + knowledge_documents(context_inputs, digest)
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     profile_kinds = profile.object_kinds if profile is not None else frozenset()
     file_plan = FilePlan(
@@ -90,6 +95,7 @@ def plan(
         known_kinds,
         run.keep_checked,
         _unused_rule(run.rules, config),
+        digest.hexdigest(),
     )
     return file_plan, skipped
 
@@ -100,16 +106,22 @@ def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
     return next((r for r in selected if r.code == UNUSED_SUPPRESSION), None)
 
 
-def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
+def knowledge_documents(inputs: Iterable[Input], digest: Any = None) -> tuple[Document, ...]:
     """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
 
-    Only files whose bytes name one of those kinds are parsed here (and again when checked).
+    Only files whose bytes name one of those kinds are parsed here (and again when checked);
+    `digest` (a hash object) is fed the name and bytes of each.
     """
     found: list[Document] = []
     for item in inputs:
         name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
         if isinstance(data, OSError) or not names_any(data, _KNOWLEDGE_BYTES):
             continue
+        if digest is not None:
+            digest.update(
+                b"%d:%s\0%d:" % (len(name), name.encode("utf-8", "surrogateescape"), len(data))
+            )
+            digest.update(data)
         loaded = load_bytes(name, data)
         found.extend(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
     return tuple(found)
