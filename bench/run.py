@@ -524,11 +524,12 @@ def measure_context_rows(plan: Plan) -> list[Row]:
     """
     work, repeat = plan.work, plan.repeat
     few = plan.profile_nodes[0]
-    repository = work / "context"
-    repository.mkdir(parents=True, exist_ok=True)
-    (repository / "alone.yaml").write_text("select: [GPU]\n", encoding="utf-8")
-    (repository / "context.yaml").write_text(
-        f"select: [GPU]\ncontext: [{json.dumps(str(plan.corpus))}]\n", encoding="utf-8"
+    # `context:` stays inside the config's directory: the configs sit beside the corpus.
+    repository = plan.corpus.parent
+    alone, context = "gpulint-bench-alone.yaml", "gpulint-bench-context.yaml"
+    (repository / alone).write_text("select: [GPU]\n", encoding="utf-8")
+    (repository / context).write_text(
+        f"select: [GPU]\ncontext: [{json.dumps(plan.corpus.name)}]\n", encoding="utf-8"
     )
     one = corpus_files(plan.corpus)[0]
     cache = work / "profile-cache"
@@ -538,12 +539,12 @@ def measure_context_rows(plan: Plan) -> list[Row]:
         (
             "context-alone",
             f"(h) gpulint check one file of CORPUS, cached {few:,}-node profile",
-            [*base, "--config", "alone.yaml"],
+            [*base, "--config", alone],
         ),
         (
             "context-corpus",
             "(h) ... the same file with `context:` CORPUS",
-            [*base, "--config", "context.yaml"],
+            [*base, "--config", context],
         ),
     ]
     run_once(commands[0][2], repository)  # fills the cache

@@ -10,7 +10,7 @@ verdict that holds only for some values of an unknown is a warning naming the as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -44,8 +44,19 @@ class Admission(NamedTuple):
     assumed: tuple[Toleration, ...] = ()  # added only if the assumptions hold
     assumptions: tuple[str, ...] = ()  # each unknown, and the line that makes it certain
     stages: tuple[str, ...] = ()  # what admission surely did, for messages
-    # The tolerations each ResourceFlavor Kueue may pick would add, when it may pick several.
-    choices: tuple[tuple[Toleration, ...], ...] = ()
+    # What each ResourceFlavor Kueue may pick would add (tolerations, nodeSelector entries),
+    # when it may pick several.
+    choices: tuple[tuple[tuple[Toleration, ...], Mapping[str, str]], ...] = ()
+    # The tolerations each assumption would add, in the order of `assumptions`.
+    assumed_by: tuple[tuple[Toleration, ...], ...] = ()
+    # The nodeSelector entries admission surely adds: the one Kueue flavor's nodeLabels.
+    node_selector: Mapping[str, str] = {}
+
+    def assumptions_for(self, enough: Callable[[tuple[Toleration, ...]], bool]) -> str:
+        """The assumptions a verdict rests on: those whose tolerations alone are `enough` to
+        change it, else all of them, joined for a message."""
+        alone = [a for a, t in zip(self.assumptions, self.assumed_by, strict=True) if enough(t)]
+        return "; ".join(alone or self.assumptions)
 
     @property
     def certain(self) -> bool:
@@ -69,12 +80,13 @@ def admit(
     Platform mutations: ExtendedResourceToleration (a toleration per requested extended
     resource) and GKE's compute-class toleration (`cloud.google.com/compute-class=<class>:
     NoSchedule` for a pod that selects the class). Kueue: a workload naming a LocalQueue gets
-    the tolerations of the ResourceFlavor its ClusterQueue admits it to; with several flavors
-    the one Kueue picks is not known.
+    the tolerations and nodeLabels of the ResourceFlavor its ClusterQueue admits it to; with
+    several flavors the one Kueue picks is not known.
     """
     certain: list[Toleration] = list(template.tolerations)
     assumed: list[Toleration] = []
     assumptions: list[str] = []
+    assumed_by: list[tuple[Toleration, ...]] = []
     stages: list[str] = []
 
     ert = extended_resource_tolerations(template)
@@ -85,6 +97,7 @@ def admit(
             stages.append(f"{EXTENDED_RESOURCE_TOLERATION} adds {_keys(ert)}")
         elif fact.state is None:
             assumed += ert
+            assumed_by.append(tuple(ert))
             assumptions.append(
                 f"this assumes the API server does not run {EXTENDED_RESOURCE_TOLERATION}, "
                 f"which would tolerate {_keys(ert)}, and {_why_unknown(profile)}: write "
@@ -92,42 +105,48 @@ def admit(
                 f"profile to make it certain"
             )
 
-    compute_class = template.node_selector.get(COMPUTE_CLASS_LABEL)
-    if compute_class:
-        toleration = Toleration(
-            COMPUTE_CLASS_LABEL, "Equal", compute_class, "NoSchedule", None, template.spec.pos
-        )
+    classes = compute_classes(template)
+    if classes:
+        tolerations = [
+            Toleration(COMPUTE_CLASS_LABEL, "Equal", c, "NoSchedule", None, template.spec.pos)
+            for c in classes
+        ]
+        named = ", ".join(classes)
         fact = profile.admission_fact(COMPUTE_CLASS_TOLERATION)
         if fact.state is True:
-            certain.append(toleration)
-            stages.append(f"GKE tolerates the taint of compute class {compute_class}")
+            certain += tolerations
+            stages.append(f"GKE tolerates the taint of compute class {named}")
         elif fact.state is None:
-            assumed.append(toleration)
+            assumed += tolerations
+            assumed_by.append(tuple(tolerations))
             assumptions.append(
                 f"this assumes the cluster is not GKE, which tolerates the taint of the compute "
-                f"class {compute_class} the pod selects; declare `{DECLARE_PLATFORM}` in the "
+                f"class {named} the pod selects; declare `{DECLARE_PLATFORM}` in the "
                 f"profile to make it certain"
             )
 
     flavors = kueue_flavors(profile, workload, namespace) if workload is not None else ()
-    choices: tuple[tuple[Toleration, ...], ...] = ()
+    choices: tuple[tuple[tuple[Toleration, ...], Mapping[str, str]], ...] = ()
+    node_selector: Mapping[str, str] = {}
     if len(flavors) == 1:
         (flavor,) = flavors
         added = _flavor_tolerations(flavor, template)
         certain += added
+        node_selector = flavor.node_labels
         if added:
             stages.append(f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}")
     elif flavors:
-        choices = tuple(tuple(_flavor_tolerations(f, template)) for f in flavors)
-        added = [t for choice in choices for t in choice]
-        if added:
-            assumed += added
-            names = ", ".join(f.name for f in flavors)
-            assumptions.append(
-                f"this assumes Kueue admits the workload to no flavor whose tolerations would "
-                f"let it in (its ClusterQueue has the flavors {names}, and which one Kueue "
-                f"picks depends on free quota)"
-            )
+        choices = tuple((tuple(_flavor_tolerations(f, template)), f.node_labels) for f in flavors)
+        added = [t for choice, _ in choices for t in choice]
+        assumed += added
+        assumed_by.append(tuple(added))
+        names = ", ".join(f.name for f in flavors)
+        # Last of the assumptions: the placement rules name it by that place.
+        assumptions.append(
+            f"this assumes Kueue admits the workload to a flavor whose tolerations and node "
+            f"labels keep it out (its ClusterQueue has the flavors {names}, and which one "
+            f"Kueue picks depends on free quota)"
+        )
     return Admission(
         template,
         tuple(certain),
@@ -135,7 +154,26 @@ def admit(
         tuple(assumptions),
         tuple(stages),
         choices if flavors and len(flavors) > 1 else (),
+        tuple(assumed_by),
+        node_selector,
     )
+
+
+def compute_classes(template: PodTemplate) -> tuple[str, ...]:
+    """The GKE compute classes a pod selects: by nodeSelector, or by a required node affinity
+    `In` expression (GKE mutates both, kubernetes-engine-samples
+    autoscaling/custom-compute-classes/vap/restrict-ccc-toleration.yaml)."""
+    found = dict.fromkeys(
+        [template.node_selector[COMPUTE_CLASS_LABEL]]
+        if COMPUTE_CLASS_LABEL in template.node_selector
+        else []
+    )
+    if "affinity" in template.spec:
+        for term in template.required_node_affinity or ():
+            for requirement in term.match_expressions:
+                if requirement.key == COMPUTE_CLASS_LABEL and requirement.operator == "In":
+                    found.update(dict.fromkeys(requirement.values))
+    return tuple(found)
 
 
 def kueue_flavors(
@@ -333,7 +371,11 @@ def policy_refusals(
                     {**item.min, **item.max, **item.default, **item.default_request}
                 )
     for policy in policies:
-        for container in template.app_containers:
+        for container in template.containers:
+            if container.role is ContainerRole.EPHEMERAL or (
+                container.role is not ContainerRole.APP and not policy.init_containers
+            ):
+                continue
             written = container.resources
             missing = [
                 f"a {r} limit"

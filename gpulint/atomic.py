@@ -114,7 +114,9 @@ def _open_directory(place: Place) -> int:
 def _open_regular(place: Place, directory: int) -> int:
     """A descriptor of the file itself, never of what a link put there since points at."""
     try:
-        descriptor = os.open(place.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=directory)
+        # O_NONBLOCK: a FIFO put in the file's place answers at once instead of waiting.
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+        descriptor = os.open(place.name, flags, dir_fd=directory)
     except FileNotFoundError:
         raise NotWritten("it no longer exists") from None
     except OSError as exc:

@@ -507,14 +507,24 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
         file_keys=frozenset(str(key) for key in data),
         charts=dict(_chart_settings(item, root) for item in data.get("charts") or ()),
         variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},
-        clusters=_clusters(data.get("clusters") or {}, root),
+        clusters=_clusters(data.get("clusters") or {}, root, path),
         kubernetes_version=data.get("kubernetesVersion"),
     )
 
 
-def _clusters(data: Mapping[str, Any], root: Path) -> dict[str, tuple[str, ...]]:
+def _clusters(data: Mapping[str, Any], root: Path, config: str) -> dict[str, tuple[str, ...]]:
     if not data:  # a run without clusters does not import their module
         return {}
+    # The config may come from a pull request: it names profiles of its own tree only.
+    for name, paths in data.items():
+        for index, written in enumerate(paths or ()):
+            climbs = os.path.normpath(str(written)).split(os.sep)[0] == os.pardir
+            if os.path.isabs(str(written)) or climbs:
+                where = _located(config, ["clusters", name, index])
+                top = os.path.realpath(root)
+                raise GpulintError(
+                    f"{where}: clusters: `{written}` is outside the project root {top}"
+                )
     from gpulint.clusters import config_clusters
 
     return config_clusters(data, root)

@@ -58,10 +58,10 @@ class Splice(NamedTuple):
 class Intent(NamedTuple):
     """What a splice means to the tree, for the check after the edit.
 
-    `kind` is "key" (the key written at `pos` becomes `value`), "value" (the scalar at `pos`
-    becomes `value`), "append" (the sequence starting at `pos`, or whose first item is at
-    `pos`, gains the items `value`) or "add" (the mapping whose first key is at `pos` gains
-    the key `value[0]` holding the items `value[1]`).
+    `kind` is "rename" (the key or scalar value written at `pos` becomes `value`), "append"
+    (the sequence starting at `pos`, or whose first item is at `pos`, gains the items
+    `value`) or "add" (the mapping whose first key is at `pos` gains the key `value[0]`
+    holding the items `value[1]`).
     """
 
     kind: str

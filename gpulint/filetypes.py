@@ -6,6 +6,10 @@ pull request (a symlink in the tree, a `context:` entry, a profile the config na
 path that is neither a regular file nor a directory is refused before it is opened, with one
 exception: a pipe named as the shell names one for process substitution (`/dev/fd/63`,
 `/proc/self/fd/63`) or `/dev/stdin`, which only the command line can give.
+
+Nor is a symlink followed out of its tree (the git work tree holding it, else the working
+directory): a pull request's `pod.yaml -> /proc/self/environ` would otherwise print the CI
+environment as the source line of a syntax error.
 """
 
 from __future__ import annotations
@@ -31,11 +35,40 @@ def refused(path: str, mode: int) -> bool:
     return not ((stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) and is_pipe_name(path))
 
 
+def link_out_of_tree(path: str) -> str | None:
+    """The real path `path` leads to when it is a symlink to a place outside its tree (the git
+    work tree holding the link, else the working directory); None for anything else."""
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
+    except (OSError, ValueError):
+        return None
+    real = os.path.realpath(path)
+    holder = os.path.dirname(os.path.abspath(path))
+    top = os.path.realpath(_work_tree(holder) or os.getcwd())
+    inside = real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+    return None if inside else real
+
+
+def _work_tree(directory: str) -> str | None:
+    """The nearest directory at or above `directory` holding `.git`, if any."""
+    while True:
+        if os.path.lexists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
 def open_input(path: str) -> int:
     """A descriptor of `path` open for reading; OSError (with NOT_REGULAR) for a path that
-    refused() names. Checked before opening and again on what was opened, which is opened
-    non-blocking (a FIFO put there meanwhile returns at once) and made blocking again for a
-    pipe that is read."""
+    refused() names, or for a symlink out of its tree (link_out_of_tree). Checked before
+    opening and again on what was opened, which is opened non-blocking (a FIFO put there
+    meanwhile returns at once) and made blocking again for a pipe that is read."""
+    target = None if is_pipe_name(path) else link_out_of_tree(path)
+    if target is not None:
+        raise OSError(errno.EXDEV, f"a symlink to {target}, outside the checked tree", path)
     if refused(path, os.stat(path).st_mode):
         raise OSError(errno.EINVAL, NOT_REGULAR, path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)

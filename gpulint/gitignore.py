@@ -176,11 +176,18 @@ class GitIgnore:
         return rules
 
 
+#: The most of a `.gitignore` read: a symlink to /dev/zero must not fill the memory.
+_MAX_IGNORE_BYTES = 16 << 20
+
+
 def _read_ignore(path: str, base: str) -> IgnoreFile | None:
+    from gpulint.filetypes import open_input
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as stream:
-            text = stream.read()
-    except OSError:  # no such file, or not readable: nothing is ignored by it
+        # Never a FIFO (which blocks) or a device, nor a symlink out of the tree.
+        with open(open_input(path), encoding="utf-8", errors="replace") as stream:
+            text = stream.read(_MAX_IGNORE_BYTES)
+    except OSError:  # no such file, not readable, or refused: nothing is ignored by it
         return None
     patterns = parse_patterns(text)
     return IgnoreFile(base.rstrip("/") or "/", patterns) if patterns else None

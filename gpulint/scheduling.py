@@ -226,10 +226,13 @@ class _SelectorEntry(SelectorRequirement):
     """A nodeSelector entry read as the requirement `key In [value]`."""
 
 
-def _selector_requirements(template: PodTemplate) -> tuple[SelectorRequirement, ...]:
-    """The pod's nodeSelector as `key In [value]` requirements, each at its key."""
+def _selector_requirements(
+    template: PodTemplate, added: Mapping[str, str] = {}
+) -> tuple[SelectorRequirement, ...]:
+    """The pod's nodeSelector as `key In [value]` requirements, each at its key, then the
+    entries admission `added` (a Kueue flavor's nodeLabels), at the pod's `spec:`."""
     selector = template.spec.get("nodeSelector")
-    return tuple(
+    written = tuple(
         _SelectorEntry(
             key,
             "In",
@@ -238,17 +241,27 @@ def _selector_requirements(template: PodTemplate) -> tuple[SelectorRequirement, 
         )
         for key, wanted in template.node_selector.items()
     )
+    extra = tuple(
+        _SelectorEntry(key, "In", (wanted,), template.node.pos_of_key("spec"))
+        for key, wanted in added.items()
+        if key not in template.node_selector
+    )
+    return (*written, *extra)
 
 
 def selector_mismatch(
-    template: PodTemplate, labels: Mapping[str, str], varying: Sequence[LabelRequirement] = ()
+    template: PodTemplate,
+    labels: Mapping[str, str],
+    varying: Sequence[LabelRequirement] = (),
+    added: Mapping[str, str] = {},
 ) -> SelectorMismatch | None:
     """Why a pool's nodes fail nodeSelector or required affinity (both must match).
 
     `labels` are on every node of the pool; `varying` are its requirements on labels whose
-    value differs by node (`pool.label_requirements`).
+    value differs by node (`pool.label_requirements`); `added`: nodeSelector entries admission
+    adds (a Kueue flavor's nodeLabels).
     """
-    given = _selector_requirements(template)
+    given = _selector_requirements(template, added)
     for requirement in given:
         if not _satisfiable(labels, varying, [requirement]):
             key, wanted = requirement.key, requirement.values[0]
@@ -581,6 +594,7 @@ def place(
     template: PodTemplate,
     profile: ClusterProfile,
     tolerations: tuple[Toleration, ...] | None = None,
+    added: Mapping[str, str] = {},
 ) -> Placement:
     """The verdict of every pool of the profile for the pod template.
 
@@ -589,7 +603,8 @@ def place(
     and the pod's admitted tolerations are worked out once, so the cost follows the number of
     distinct node group shapes rather than the number of pools. `tolerations`: the pod's
     tolerations after admission (`admission.admit`); None: its own and, when the cluster is
-    known to run it, ExtendedResourceToleration's.
+    known to run it, ExtendedResourceToleration's. `added`: the nodeSelector entries admission
+    adds (a Kueue flavor's nodeLabels).
     """
     index = profile.pool_index
     if tolerations is None:
@@ -597,7 +612,7 @@ def place(
     untolerated = [untolerated_taints(tolerations, taints) for taints in index.taint_sets]
     requests = template.effective_requests
     shortfalls = [resource_shortfalls(requests, pool) for pool in index.allocatable_pools]
-    columns = [index.column(key) for key in selector_keys(template)]
+    columns = [index.column(key) for key in selector_keys(template, added)]
     selected = zip(*columns, strict=True) if columns else [()] * len(index.pools)
     mismatches: dict[tuple[object, ...], SelectorMismatch | None] = {}
     fits = []
@@ -606,7 +621,7 @@ def place(
             mismatch = mismatches[values]
         else:
             mismatch = mismatches[values] = selector_mismatch(
-                template, pool.labels, pool.label_requirements
+                template, pool.labels, pool.label_requirements, added
             )
         fits.append(
             PoolFit(
@@ -619,9 +634,10 @@ def place(
     return Placement(template, tuple(fits))
 
 
-def selector_keys(template: PodTemplate) -> tuple[str, ...]:
-    """Every node label the pod's nodeSelector and required node affinity read."""
-    keys = dict.fromkeys(template.node_selector)
+def selector_keys(template: PodTemplate, added: Mapping[str, str] = {}) -> tuple[str, ...]:
+    """Every node label the pod's nodeSelector (with what admission `added`) and required node
+    affinity read."""
+    keys = dict.fromkeys([*template.node_selector, *added])
     for term in template.required_node_affinity or ():
         keys.update(dict.fromkeys(r.key for r in term.match_expressions))
     return tuple(keys)

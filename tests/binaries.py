@@ -156,3 +156,32 @@ def tool_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., P
         return bin_dir
 
     return use
+
+
+def debian_package_binary(name: str, package: str) -> str | None:
+    """`name` from PATH, else installed from Debian's `package` where this is a root Debian
+    machine (as CI's is: it reaches Debian's package archive), else None.
+
+    The install is made once per machine: apt keeps the package for later runs.
+    """
+    found = shutil.which(name)
+    if found or os.geteuid() != 0 or shutil.which("apt-get") is None:
+        return found
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", package],
+    ):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            return None
+    return shutil.which(name)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Headless Chromium (Debian's `chromium`), for tests that render a page."""
+    found = debian_package_binary("chromium", "chromium")
+    if found is None:
+        pytest.skip("Debian's chromium package is not installed and cannot be installed here")
+    return found

@@ -34,6 +34,10 @@ KUEUE_DISCOVERY = ("GET", f"/apis/{KUEUE}", {})
 DRA = "resource.k8s.io"
 #: The discovery request for the DRA API group: 404 where the cluster does not serve it.
 DRA_DISCOVERY = ("GET", f"/apis/{DRA}", {})
+#: The release the served cluster runs: it serves resource.k8s.io/v1 (DRA) and its betas.
+SERVER_VERSION = "v1.35.0"
+#: The API server's own version, read last (the release objects are validated against).
+VERSION = ("GET", "/version", {})
 #: The DRA lists live mode makes, in order, with the kind of their items.
 DRA_LISTS = {
     "deviceclasses": ("DeviceClass", False),
@@ -149,14 +153,18 @@ def serve(
     k: kmock.KubernetesScaffold,
     kueue: str | None = None,
     dra: str | None = None,
+    version: str = SERVER_VERSION,
     **items: list[dict[str, Any]] | None,
 ) -> None:
     """Register the list endpoints live mode reads; `None` answers 404 (not installed).
+
+    `/version` says `version` (kmock's own is a release older than the APIs served here).
 
     Kueue is installed at version `kueue` when given: its API group is in discovery and
     `clusterqueues`/`localqueues` (empty unless given) are served at that version. Likewise
     `resource.k8s.io` at version `dra`, with the DRA_LISTS.
     """
+    k["get /version"] << {"major": "1", "minor": version.split(".")[1], "gitVersion": version}
     if dra is not None:
         for resource, (kind, namespaced) in DRA_LISTS.items():
             info = kmock.ResourceInfo(kind=kind, namespaced=namespaced)

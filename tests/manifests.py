@@ -43,3 +43,22 @@ metadata: {name: gpu-quota, namespace: ml}
 spec:
   hard: {requests.nvidia.com/gpu: "4"}
 """
+
+# A Job selecting a node group that fixtures/infra/terraform/eks does not create (GPU103 at 10:9).
+TERRAFORM_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector:
+        eks.amazonaws.com/nodegroup: h100-training
+      containers:
+      - name: train
+        image: trainer:1.0
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""

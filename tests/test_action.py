@@ -17,6 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from gpulint.cli import main
+from tests.manifests import TERRAFORM_JOB
 from tests.repos import NETWORK_TROUBLE, ROOT, git, snapshot_checkout, write_files
 from tests.sarif_schema import validated_sarif
 
@@ -185,23 +186,6 @@ jobs:
         env:
           OUTCOME: ${{ steps.gpulint.outcome }}
         run: echo "$OUTCOME" > "$OUT/outcome"
-"""
-TERRAFORM_JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      nodeSelector:
-        eks.amazonaws.com/nodegroup: h100-training
-      containers:
-      - name: train
-        image: trainer:1.0
-        resources:
-          limits: {nvidia.com/gpu: 1}
 """
 
 

@@ -9,7 +9,6 @@ pulling. Each figure below is computed by hand from those times and the three-ro
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,8 @@ from tests.kube_server import item_list
 from tests.live_cluster import dump_items
 from tests.test_diagnose import DUMPS
 from tests.test_diagnose import run as run_diagnose
+
+pytest_plugins = ["tests.binaries"]
 
 GPU_TIME = str(DUMPS / "gpu-time.yaml")
 SKYPILOT = str(DUMPS / "prices-skypilot.csv")
@@ -331,16 +332,14 @@ def test_the_html_report_is_one_self_contained_escaped_file(tmp_path: Path) -> N
     assert '<b data-figure="gpu-seconds-before-start">3271.0</b>' in page
 
 
-CHROMIUM = shutil.which("chromium")
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium package is not installed")
-def test_the_html_report_renders_in_headless_chromium_with_the_json_figures(tmp_path: Path) -> None:
+def test_the_html_report_renders_in_headless_chromium_with_the_json_figures(
+    tmp_path: Path, chromium: str
+) -> None:
     page = html_report(tmp_path)
     figures = report("--prices", SKYPILOT, "--compare", "resnet-cpu", "resnet-gpu")
     base = [
-        CHROMIUM,
+        chromium,
         "--headless",
         "--no-sandbox",
         "--disable-gpu",

@@ -10,7 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from gpulint.cli import main
+from gpulint.findings import Finding, RenderedAt
+from gpulint.model import Severity
 from gpulint.output.escape import diff_text
+from gpulint.output.github import annotation
+from gpulint.output.text import format_finding
 
 # A pod whose fixable resource name (GPU001) is three lines below a block scalar line that
 # begins, after its indentation, with `::`: the diff echoes it as context.
@@ -87,3 +91,22 @@ def test_an_error_line_escapes_the_path_it_names(workdir: Path) -> None:
     result = CliRunner().invoke(main, ["check", "--isolated", "--profile", HOSTILE, "."])
     assert result.exit_code == 2
     assert result.stderr == f"gpulint: error: {SHOWN}: profile file not found\n"
+
+
+def test_the_render_a_finding_sits_in_is_named_escaped() -> None:
+    rendered = RenderedAt(of=HOSTILE, line=3, column=5)
+    finding = Finding(
+        code="GPU002",
+        name="gpu-limit-request-mismatch",
+        severity=Severity.ERROR,
+        path="chart/templates/pod.yaml",
+        line=1,
+        column=1,
+        message="m",
+        fix=None,
+        rendered=rendered,
+    )
+    assert f"  = rendered: {SHOWN}:3:5" in format_finding(finding).splitlines()
+    command = annotation(finding)
+    assert "\x1b" not in command and "\n" not in command
+    assert "rendered: a\\x1b[2J\\n::error::x.yaml:3:5" in command.replace("%0A", "\n")

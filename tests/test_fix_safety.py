@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from gpulint.atomic import NotWritten, locate
+from gpulint.atomic import NotWritten, locate, replace
 from gpulint.cli import main
 from gpulint.errors import GpulintError
 from gpulint.fixing import FixResult, fix
@@ -285,9 +285,14 @@ def test_a_symlink_out_of_the_tree_is_not_followed(tree: Path) -> None:
     (tree / "pod.yaml").symlink_to(outside)
     with pytest.raises(NotWritten, match="a symbolic link to a file outside the checked tree"):
         locate("pod.yaml", ".")
-    run("pod.yaml", "--fix")
+    result = run("pod.yaml", "--fix")
     assert content(outside) == POD
     assert (tree / "pod.yaml").is_symlink()
+    # Not even read: a link out of the checked tree is a finding at the link, never fixed.
+    assert result.stdout.startswith(
+        f"pod.yaml:1:1: GPU000 [error] cannot read file: a symlink to {outside}, outside the "
+        "checked tree\n"
+    )
 
 
 def test_a_symlink_inside_the_tree_fixes_its_target_and_stays_a_link(tree: Path) -> None:
@@ -419,3 +424,9 @@ def test_five_thousand_documents_are_fixed_in_seconds(tree: Path) -> None:
     fixed = "---\n".join(FIXED.replace("name: p}", f"name: p{i}}}") for i in range(5000))
     assert content(tree / "pod.yaml") == fixed
     assert elapsed < 30
+
+
+def test_a_fifo_in_the_files_place_is_refused_without_waiting(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pod.yaml")
+    with pytest.raises(NotWritten, match="it is not a regular file"):
+        replace(str(tmp_path / "pod.yaml"), b"", b"fixed", str(tmp_path))

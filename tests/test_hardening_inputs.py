@@ -67,7 +67,37 @@ def test_a_symlink_to_a_device_given_by_name_is_a_finding(repo: Path) -> None:
     # What pre-commit passes for a symlink a pull request adds.
     (repo / "zero.yaml").symlink_to("/dev/zero")
     done = gpulint(repo, "check", "--isolated", "--format", "json", "zero.yaml")
-    assert findings(done.stdout) == [("GPU000", "zero.yaml", 1, f"cannot read file: {NOT_REGULAR}")]
+    refusal = "cannot read file: a symlink to /dev/zero, outside the checked tree"
+    assert findings(done.stdout) == [("GPU000", "zero.yaml", 1, refusal)]
+
+
+def test_a_symlink_to_a_fifo_in_the_tree_is_a_finding(repo: Path) -> None:
+    os.mkfifo(repo / "pipe")
+    (repo / "pipe.yaml").symlink_to("pipe")
+    done = gpulint(repo, "check", "--isolated", "--format", "json", "pipe.yaml")
+    assert findings(done.stdout) == [("GPU000", "pipe.yaml", 1, f"cannot read file: {NOT_REGULAR}")]
+
+
+@pytest.mark.parametrize("walked", [False, True], ids=["given", "walked"])
+def test_a_symlink_out_of_the_tree_is_never_read_into_the_report(repo: Path, walked: bool) -> None:
+    secret = repo.parent / "credentials"
+    secret.write_text("[default]\naws_secret_access_key = CI-SECRET-1234\n")
+    (repo / ".git").mkdir()  # the work tree the link is in
+    (repo / "creds.yaml").symlink_to(secret)
+    done = gpulint(repo, "check", "--isolated", "." if walked else "creds.yaml")
+    assert "CI-SECRET-1234" not in done.stdout + done.stderr
+    assert (
+        f"creds.yaml:1:1: GPU000 [error] cannot read file: a symlink to {secret}, outside the "
+        "checked tree"
+    ) in done.stdout
+
+
+def test_a_symlink_inside_the_work_tree_is_read(repo: Path) -> None:
+    (repo / ".git").mkdir()
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "pod.yaml").symlink_to("../pod.yaml")
+    done = gpulint(repo, "check", "--isolated", "--format", "json", "k8s/pod.yaml")
+    assert (done.returncode, findings(done.stdout)) == (0, [])
 
 
 def test_a_pipe_named_as_the_shell_names_one_is_still_read(repo: Path) -> None:
@@ -91,15 +121,20 @@ def test_a_pipe_named_as_the_shell_names_one_is_still_read(repo: Path) -> None:
 # --- profiles ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["fifo", "device"])
-def test_a_profile_that_is_not_a_regular_file_is_one_line_and_exit_2(repo: Path, kind: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "refusal"),
+    [("fifo", NOT_REGULAR), ("device", "a symlink to /dev/zero, outside the checked tree")],
+)
+def test_a_profile_that_is_not_a_regular_file_is_one_line_and_exit_2(
+    repo: Path, kind: str, refusal: str
+) -> None:
     if kind == "fifo":
         os.mkfifo(repo / "cluster.yaml")
     else:
         (repo / "cluster.yaml").symlink_to("/dev/zero")
     done = gpulint(repo, "check", "--isolated", "--profile", "cluster.yaml", "pod.yaml")
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"gpulint: error: cluster.yaml: cannot read profile: {NOT_REGULAR}\n"
+    assert done.stderr == f"gpulint: error: cluster.yaml: cannot read profile: {refusal}\n"
 
 
 def test_a_profile_the_config_names_as_a_fifo_is_refused(repo: Path) -> None:
@@ -109,6 +144,19 @@ def test_a_profile_the_config_names_as_a_fifo_is_refused(repo: Path) -> None:
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("gpulint: error: ")
     assert done.stderr.endswith(f"cluster.yaml: cannot read profile: {NOT_REGULAR}\n")
+
+
+@pytest.mark.parametrize("written", ["/proc/self/environ", "../../home/ci/.kube/config"])
+def test_a_cluster_profile_out_of_the_project_is_a_config_error_at_its_line(
+    repo: Path, written: str
+) -> None:
+    (repo / ".gpulint.yaml").write_text(f'clusters:\n  prod: ["cluster.yaml", "{written}"]\n')
+    done = gpulint(repo, "check", "pod.yaml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"gpulint: error: {repo / '.gpulint.yaml'}:2:26: clusters: `{written}` is outside the "
+        f"project root {repo}\n"
+    )
 
 
 # --- context: ----------------------------------------------------------------------------
@@ -180,3 +228,14 @@ def test_variables_that_multiply_a_file_past_the_limit_are_a_finding(
             "larger than 1 MiB once `variables` are substituted, which gpulint refuses",
         )
     ]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_gitignore_that_is_not_a_regular_file_is_not_read(repo: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(repo / ".gitignore")  # blocks whoever opens it
+    else:
+        (repo / ".gitignore").symlink_to("/dev/zero")  # never ends
+    done = gpulint(repo, "check", "--isolated", "--format", "json", ".")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["summary"]["files"] == 1

@@ -32,6 +32,7 @@ from tests.live_cluster import (
     MANIFEST,
     NODES,
     PODS,
+    VERSION,
     by_resource,
     check_live,
     cpu_node,
@@ -71,6 +72,7 @@ def test_live_reads_each_resource_once_with_pagination_params(k, kubeconfig, man
         ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"}),
         KUEUE_DISCOVERY,
         DRA_DISCOVERY,
+        VERSION,
     ]
     assert {r.headers["Authorization"] for r in k} == {f"Bearer {TOKEN}"}
 
@@ -92,7 +94,7 @@ def test_missing_karpenter_crd_is_not_an_error(k, kubeconfig, manifests) -> None
     serve(k, nodepools=None)
     result = check_live(kubeconfig, manifests)
     assert result.exit_code == 1, result.output
-    assert requests(k)[-3] == ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"})
+    assert requests(k)[-4] == ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": "500"})
     # The run went on with the other resources: quota, taints and priority classes all count.
     assert [f[:2] for f in findings(result)] == [("GPU301", 7), ("GPU102", 13), ("GPU401", 14)]
     assert report(result)["notes"] == []
@@ -264,11 +266,12 @@ def test_kueue_queues_are_read_at_the_served_version(k, kubeconfig, queued, vers
     assert findings(result) == [("GPU310", 7, 32, GPU310_MESSAGE)]
     assert report(result)["notes"] == []
     # Discovery names the version; both queue kinds are then listed at it, cluster-wide.
-    assert requests(k)[-4:] == [
+    assert requests(k)[-5:] == [
         KUEUE_DISCOVERY,
         ("GET", f"/apis/{KUEUE}/{version}/clusterqueues", {"limit": "500"}),
         ("GET", f"/apis/{KUEUE}/{version}/localqueues", {"limit": "500"}),
         DRA_DISCOVERY,
+        VERSION,
     ]
 
 
@@ -300,7 +303,7 @@ def test_missing_kueue_crds_are_not_an_error(k, kubeconfig, queued) -> None:
     result = check_live(kubeconfig, queued)
     assert result.exit_code == 0, result.output
     assert report(result)["notes"] == []
-    assert requests(k)[-2:] == [KUEUE_DISCOVERY, DRA_DISCOVERY]
+    assert requests(k)[-3:] == [KUEUE_DISCOVERY, DRA_DISCOVERY, VERSION]
     assert not [path for _, path, _ in requests(k) if path.endswith("queues")]
 
 
@@ -434,7 +437,7 @@ def test_dra_objects_are_read_at_the_served_version(k, kubeconfig, version) -> N
     assert findings(result)[0][3] == GPU704_MESSAGE
     assert report(result)["notes"] == []
     # Discovery names the version; each DRA resource is then listed at it, cluster-wide.
-    assert requests(k)[-5:] == dra_lists(version)
+    assert requests(k)[-6:] == [*dra_lists(version), VERSION]
 
 
 def test_live_dra_findings_equal_those_of_the_kubectl_dump(k, kubeconfig) -> None:
@@ -494,7 +497,7 @@ def test_a_cluster_without_the_dra_api_reads_no_dra_and_says_nothing(k, kubeconf
     assert [f[:3] for f in findings(result)] == [("GPU001", 18, 34)]
     # Without ResourceSlices, GPU nodes advertising no GPU look like a device plugin down.
     assert report(result)["notes"] == [PLUGIN_NOTE]
-    assert requests(k)[-1] == DRA_DISCOVERY
+    assert requests(k)[-2:] == [DRA_DISCOVERY, VERSION]
     assert not [path for _, path, _ in requests(k) if path.startswith(f"/apis/{DRA}/")]
     # The inputs define templates in `ml`: the missing one is still known (GPU702); what the
     # cluster's classes and slices would say is not.
@@ -701,7 +704,7 @@ def test_context_picks_a_cluster_other_than_the_current_one(k, tmp_path, manifes
     result = run("check", "--isolated", "--live", "--context", "kmock", str(manifests),
                  env={"KUBECONFIG": str(tmp_path / "kc")})  # fmt: skip
     assert result.exit_code == 1, result.output
-    assert len(requests(k)) == 8
+    assert len(requests(k)) == 9
 
 
 def test_unknown_context(kubeconfig: Path, manifests: Path) -> None:
@@ -746,7 +749,7 @@ def test_five_thousand_nodes_take_a_few_dozen_requests(k, kubeconfig, manifests)
     paths = [path for _, path, _ in requests(k)]
     assert paths.count("/api/v1/nodes") == 10
     assert paths.count("/api/v1/pods") == 10
-    assert len(paths) == 26
+    assert len(paths) == 27
 
 
 # --- import isolation -----------------------------------------------------------------------
@@ -783,3 +786,35 @@ def test_live_mode_without_server_dry_run_only_reads(k, kubeconfig, manifests) -
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert requests(k) and {method for method, _, _ in requests(k)} == {"GET"}
+
+
+# --- the server's release --------------------------------------------------------------------
+
+HPA_V2BETA2 = """\
+apiVersion: autoscaling/v2beta2
+kind: HorizontalPodAutoscaler
+metadata: {name: trainer, namespace: ml}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: trainer}
+  maxReplicas: 4
+"""
+
+
+def test_objects_are_validated_against_the_release_the_server_runs(k, kubeconfig, tmp_path):
+    # autoscaling/v2beta2 is deprecated in 1.23 and removed in 1.26.
+    hpa = manifest_dir(tmp_path / "m", "hpa.yaml", HPA_V2BETA2)
+    serve(k, version="v1.25.16-eks-3025e55")
+    result = check_live(kubeconfig, hpa, "--select", "GPU010,GPU011")
+    assert [f[:3] for f in findings(result)] == [("GPU011", 1, 13)]
+    assert requests(k)[-1] == VERSION
+    assert 'kubernetesVersion: "v1.25.16-eks-3025e55"\n' in snapshot_of(k, kubeconfig)
+
+
+def test_a_refused_version_is_no_error_and_leaves_the_default_release(k, kubeconfig, tmp_path):
+    hpa = manifest_dir(tmp_path / "m", "hpa.yaml", HPA_V2BETA2)
+    k["get /version"] << 403 << status(403, "Forbidden", "forbidden: /version")
+    serve(k)  # its /version answer comes after the refusal, which kmock gives first
+    result = check_live(kubeconfig, hpa, "--select", "GPU010,GPU011")
+    # Without the server's word the target is the newest release: v2beta2 is gone there.
+    assert [f[:3] for f in findings(result)] == [("GPU010", 1, 13)]
+    assert "kubernetesVersion" not in snapshot_of(k, kubeconfig)

@@ -281,8 +281,9 @@ def test_dry_run_is_skipped_when_gpu900_is_not_selected(k, kubeconfig, manifests
     serve(k)
     result = dry_run(kubeconfig, manifests, "--ignore", "GPU900")
     report(result)
-    # Only the reads of the profile (and Kueue's discovery): no dry-run discovery, no dry-run.
-    assert [m for m, _, _ in requests(k)] == ["GET"] * 8
+    # Only the reads of the profile (and Kueue's discovery, and the server's version): no
+    # dry-run discovery, no dry-run.
+    assert [m for m, _, _ in requests(k)] == ["GET"] * 9
     assert "/apis/apps/v1" not in [p for _, p, _ in requests(k)]
 
 
@@ -304,6 +305,11 @@ def role_rules(name: str) -> list[dict[str, Any]]:
 def allowed(rules: list[dict[str, Any]], method: str, path: str) -> bool:
     """Whether one of `rules` grants the request, as the RBAC authorizer decides."""
     parts = path.strip("/").split("/")
+    if parts[0] not in ("api", "apis"):  # /version, /healthz ...: no API resource
+        return any(
+            method == "GET" and any(_url_matches(u, path) for u in r.get("nonResourceURLs", ()))
+            for r in rules
+        )
     core = parts[0] == "api"
     group = "" if core else parts[1]
     rest = parts[2:] if core else parts[3:]
@@ -333,7 +339,7 @@ def test_read_only_live_mode_stays_inside_the_gpulint_live_role(k, kubeconfig, m
     report(run("check", "--live", "--format", "json", "--kubeconfig", str(kubeconfig),
                str(manifests)))  # fmt: skip
     sent = requests(k)
-    assert len(sent) == 14
+    assert len(sent) == 15
     rules = role_rules("gpulint-live")
     assert [(m, p) for m, p, _ in sent if not allowed(rules, m, p)] == []
     # And the role is minimal: every rule it grants was used; resources are only listed.
@@ -341,7 +347,7 @@ def test_read_only_live_mode_stays_inside_the_gpulint_live_role(k, kubeconfig, m
     used = {p.rsplit("/", 1)[1] for _, p, _ in sent if p.count("/") > 2}
     assert used == {r for rule in resource_rules for r in rule["resources"]}
     assert {v for rule in resource_rules for v in rule["verbs"]} == {"list"}
-    urls = {p for _, p, _ in sent if p.count("/") == 2}
+    urls = {p for _, p, _ in sent if p.count("/") == 2 or not p.startswith("/api")}
     assert urls == {u for rule in rules for u in rule.get("nonResourceURLs", ())}
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.manifests import TERRAFORM_JOB
 from tests.repos import NETWORK_TROUBLE, ROOT, make_repo, snapshot_checkout
 
 pytest_plugins = ["tests.binaries"]
@@ -383,25 +384,6 @@ def test_charts_hook_renders_the_chart_of_a_changed_template_and_reports_at_its_
     clean = make_repo(tmp_path / "fixed", fixed)
     passed = try_repo(hook_repo, clean, pre_commit_home, "gpulint-charts", changed, helm4_dir)
     assert passed.returncode == 0, passed.stdout + passed.stderr
-
-
-TERRAFORM_JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      nodeSelector:
-        eks.amazonaws.com/nodegroup: h100-training
-      containers:
-      - name: train
-        image: trainer:1.0
-        resources:
-          limits: {nvidia.com/gpu: 1}
-"""
 
 
 def test_documented_terraform_setup_runs_pinned_to_a_commit_with_the_extra_library(

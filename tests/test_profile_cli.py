@@ -130,7 +130,10 @@ def test_profile_import_merges_and_prints_to_stdout(tmp_path: Path) -> None:
     assert code == 0
     assert out.startswith(
         "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: eks-prod\n"
-        'spec:\n  kubernetesVersion: "1.31"\n  platform: eks\n  pools:\n  - name: m5\n'
+        'spec:\n  kubernetesVersion: "1.31"\n'
+        # The dump's nodes: the oldest release the API server can run.
+        '  minimumKubernetesVersion: "v1.31.2-eks-7f9249a"\n'
+        "  platform: eks\n  pools:\n  - name: m5\n"
     )
     target = tmp_path / "merged.yaml"
     target.write_text(out, encoding="utf-8")
@@ -184,9 +187,9 @@ def test_profile_show_table() -> None:
         "ExtendedResourceToleration: on (GKE 'Run GPUs in GKE Standard node pools' (cloud.google"
         ".com/kubernetes-engine/docs/how-to/gpus): GKE runs ExtendedResourceToleration for its "
         "nvidia.com/gpu taint; set spec.admission.extendedResourceToleration to override)",
-        "compute-class toleration: on (GKE 'About custom compute classes' (cloud.google.com/"
-        "kubernetes-engine/docs/concepts/about-custom-compute-classes): pods that select a class "
-        "by nodeSelector get its toleration)",
+        "compute-class toleration: on (GKE mutates a pod that selects a compute class by "
+        "nodeSelector or node affinity with the toleration of its taint (kubernetes-engine-"
+        "samples autoscaling/custom-compute-classes/vap))",
         "Autopilot GPU rules: off (GKE Standard has no Autopilot constraints)",
         "ResourceQuota default/gpu-quota: used/hard requests.nvidia.com/gpu 2/8",
         "PriorityClass training-high: 10000 (PreemptLowerPriority)",

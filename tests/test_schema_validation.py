@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from gpulint.api import lint
 from gpulint.config import Config
 from gpulint.validation import kube
@@ -187,3 +189,225 @@ def test_without_the_extra_the_run_says_so_once_and_still_knows_removed_versions
     ]
     note = "GPU012 skipped: objects not validated against the Kubernetes schemas"
     assert sum(note in line for line in report["notes"]) == 1
+
+
+def node(name: str, kubelet: str, **labels: str) -> str:
+    """A GPU node of a `kubectl get nodes -o yaml` dump, with its kubelet's version."""
+    return f"""\
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: {name}
+    labels: {json.dumps({"node.kubernetes.io/instance-type": "g6.xlarge", **labels})}
+  status:
+    allocatable: {{cpu: "4", memory: 16Gi, nvidia.com/gpu: "1"}}
+    capacity: {{cpu: "4", memory: 16Gi, nvidia.com/gpu: "1"}}
+    conditions: [{{type: Ready, status: "True"}}]
+    nodeInfo: {{kubeletVersion: {kubelet}}}
+"""
+
+
+NODES = (
+    "apiVersion: v1\nkind: List\nitems:\n"
+    + node("gpu-1", "v1.31.4-eks-0a21954")
+    + node("gpu-2", "v1.30.8-eks-0a21954")
+    # A virtual kubelet reports a version of its own, not bound to the API server's.
+    + node("aci", "v1.35.0-vk-azure-aci-1.6.2", type="virtual-kubelet")
+)
+
+# Pod-level `spec.resources` is in the schemas from 1.32; DeviceClass `resource.k8s.io/v1` is
+# served from 1.34; `apps/v1beta1` Deployments were removed in 1.16.
+NEWER_FIELDS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  resources:
+    limits: {cpu: "4"}
+  hostNetwork: "yes"
+  containers:
+  - name: trainer
+    image: trainer:1.0
+    resources:
+      limits: {nvidia.com/gpu: 1}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+"""
+
+
+def test_the_newest_kubelet_is_a_lower_bound_and_what_a_newer_release_accepts_a_warning(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "nodes.yaml").write_text(NODES, encoding="utf-8")
+    result = found(
+        tmp_path,
+        {"pod.yaml": NEWER_FIELDS, "old.yaml": OLD_DEPLOYMENT},
+        profile_paths=(str(tmp_path / "nodes.yaml"),),
+    )
+    bound = "the oldest release the API server can run"
+    source = "the cluster profile's minimumKubernetesVersion"
+    assert result == [
+        # Removed long before the oldest release the nodes allow: refused by any of them.
+        (
+            "GPU010",
+            "old.yaml",
+            "1:13",
+            "Deployment `apps/v1beta1` is not served by Kubernetes 1.31 (removed in 1.16): the "
+            "API server refuses the object; use `apps/v1`",
+        ),
+        (
+            "GPU012",
+            "pod.yaml",
+            "5:3",
+            "unknown field `spec.resources` (did you mean `resourceClaims`?): the API server "
+            "refuses the object under strict field validation (`kubectl apply`'s default), and "
+            f"drops the field otherwise (Kubernetes 1.31: {bound}, by {source}; 1.37 accepts "
+            "it)",
+        ),
+        # A wrong type in every release is an error.
+        (
+            "GPU012",
+            "pod.yaml",
+            "7:16",
+            "`spec.hostNetwork` is a string (`yes`), but the API needs a boolean (true or false)",
+        ),
+        (
+            "GPU010",
+            "pod.yaml",
+            "14:13",
+            f"DeviceClass `resource.k8s.io/v1` is not served by Kubernetes 1.31, {bound} "
+            f"({source}); 1.37 serves it: the API server refuses the object unless it runs a "
+            "release that serves it",
+        ),
+    ]
+    profile = (str(tmp_path / "nodes.yaml"),)
+    severities = {
+        (f.code, f.line): f.severity.name
+        for f in lint([str(tmp_path / "pod.yaml")], profile_paths=profile).findings
+        if f.code in CODES
+    }
+    assert severities == {
+        ("GPU012", 5): "WARNING",
+        ("GPU012", 7): "ERROR",
+        ("GPU010", 14): "WARNING",
+    }
+
+
+def test_a_stated_version_wins_over_the_nodes_bound(tmp_path: Path) -> None:
+    (tmp_path / "nodes.yaml").write_text(NODES, encoding="utf-8")
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: ml}\n"
+        'spec:\n  kubernetesVersion: "1.35"\n  pools: []\n',
+        encoding="utf-8",
+    )
+    profiles = (str(tmp_path / "nodes.yaml"), str(tmp_path / "cluster.yaml"))
+    result = found(tmp_path, {"pod.yaml": NEWER_FIELDS}, profile_paths=profiles)
+    assert [(code, where) for code, _, where, _ in result] == [("GPU012", "7:16")]
+
+
+def test_the_nodes_bound_is_kept_by_profile_export_and_shown(tmp_path: Path) -> None:
+    from gpulint.profile import load_profiles
+    from gpulint.profile.dump import dump_profile
+    from gpulint.profile.show import show_profile
+
+    (tmp_path / "nodes.yaml").write_text(NODES, encoding="utf-8")
+    profile = load_profiles([str(tmp_path / "nodes.yaml")])
+    assert profile.minimum_kubernetes_version == "v1.31.4-eks-0a21954"
+    assert profile.kubernetes_version is None
+    exported = dump_profile(profile)
+    assert 'minimumKubernetesVersion: "v1.31.4-eks-0a21954"' in exported
+    (tmp_path / "exported.yaml").write_text(exported, encoding="utf-8")
+    assert load_profiles([str(tmp_path / "exported.yaml")]) == profile
+    assert "Kubernetes v1.31.4-eks-0a21954 or newer" in show_profile(profile)
+
+
+def test_infrastructure_code_states_the_control_plane_release(tmp_path: Path) -> None:
+    pytest.importorskip("tfparse")
+    from gpulint.profile import load_profiles
+
+    eks, gke, two = tmp_path / "eks", tmp_path / "gke", tmp_path / "two"
+    for directory in (eks, gke, two):
+        directory.mkdir()
+    # A node group's version is its kubelets', not the control plane's.
+    (eks / "main.tf").write_text(
+        'resource "aws_eks_cluster" "ml" {\n  name    = "ml"\n  version = "1.25"\n}\n'
+        'module "gpu" {\n'
+        '  source             = "terraform-aws-modules/eks/aws//modules/eks-managed-node-group"\n'
+        '  name               = "gpu"\n  kubernetes_version = "1.24"\n'
+        '  instance_types     = ["g6.xlarge"]\n}\n',
+        encoding="utf-8",
+    )
+    # GKE upgrades a control plane past its min_master_version: the oldest it runs.
+    (gke / "main.tf").write_text(
+        'resource "google_container_cluster" "ml" {\n  name               = "ml"\n'
+        '  min_master_version = "1.31.5-gke.1014001"\n}\n',
+        encoding="utf-8",
+    )
+    # Two clusters of different releases in one module: neither is the target.
+    (two / "main.tf").write_text(
+        'resource "aws_eks_cluster" "a" {\n  name    = "a"\n  version = "1.25"\n}\n'
+        'resource "aws_eks_cluster" "b" {\n  name    = "b"\n  version = "1.33"\n}\n',
+        encoding="utf-8",
+    )
+    versions = {
+        name: (p.kubernetes_version, p.minimum_kubernetes_version)
+        for name in ("eks", "gke", "two")
+        for p in [load_profiles([str(tmp_path / name)])]
+    }
+    assert versions == {
+        "eks": ("1.25", None),
+        "gke": (None, "1.31.5-gke.1014001"),
+        "two": (None, None),
+    }
+    result = found(tmp_path, {"hpa.yaml": HPA_V2BETA2}, profile_paths=(str(eks),))
+    assert [(code, where) for code, _, where, _ in result] == [("GPU011", "1:13")]
+    result = found(tmp_path, {"pod.yaml": NEWER_FIELDS}, profile_paths=(str(gke),))
+    assert [(code, where, "accepts it" in message) for code, _, where, message in result] == [
+        ("GPU012", "5:3", True),
+        ("GPU012", "7:16", False),
+        ("GPU010", "14:13", False),
+    ]
+
+
+def test_an_eksctl_config_states_the_control_plane_release(tmp_path: Path) -> None:
+    (tmp_path / "cluster.yaml").write_text(
+        "apiVersion: eksctl.io/v1alpha5\nkind: ClusterConfig\n"
+        'metadata: {name: ml, region: us-east-1, version: "1.25"}\n'
+        "managedNodeGroups:\n- {name: gpu, instanceType: g6.xlarge, minSize: 0, maxSize: 2}\n",
+        encoding="utf-8",
+    )
+    profile = (str(tmp_path / "cluster.yaml"),)
+    result = found(tmp_path, {"hpa.yaml": HPA_V2BETA2}, profile_paths=profile)
+    assert [(code, where) for code, _, where, _ in result] == [("GPU011", "1:13")]
+
+
+def crd_item(text: str) -> str:
+    """`text`, one object, as an item of a List."""
+    lines = text.splitlines()
+    return "".join(f"{'- ' if i == 0 else '  '}{line}\n" for i, line in enumerate(lines))
+
+
+def test_the_crds_of_a_cluster_dump_validate_the_custom_resources(tmp_path: Path) -> None:
+    dump = "apiVersion: v1\nkind: List\nitems:\n" + node("gpu-1", "v1.35.1") + crd_item(CRD)
+    (tmp_path / "dump.yaml").write_text(dump, encoding="utf-8")
+    profile = (str(tmp_path / "dump.yaml"),)
+    result = found(tmp_path, {"run.yaml": RUN}, profile_paths=profile)
+    assert [(code, where, message) for code, _, where, message in result] == [
+        (
+            "GPU011",
+            "1:13",
+            "example.com/v1 TrainingRun is deprecated; use v2 (CustomResourceDefinition "
+            "`trainingruns.example.com`)",
+        ),
+        ("GPU012", "5:9", "`spec.gpus`: 0 is less than the minimum of 1"),
+    ]
+    # A CRD among the inputs is what will be applied: it replaces the cluster's.
+    upgraded = CRD.replace("- name: v1", "- name: v2").replace("deprecated: true", "")
+    result = found(tmp_path, {"crd.yaml": upgraded, "run.yaml": RUN}, profile_paths=profile)
+    assert [(code, where) for code, _, where, _ in result] == [("GPU010", "1:13")]
+    assert "(it serves `example.com/v2`)" in result[0][3]

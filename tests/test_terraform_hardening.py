@@ -217,3 +217,18 @@ def test_malformed_hcl_in_a_called_module_is_an_error_naming_it(tree: Path) -> N
     assert load_error(tree) == (
         "infra/gpu/main.tf:1: Terraform could not be parsed: Unclosed configuration block"
     )
+
+
+def test_where_linux_bounds_it_the_child_reads_nothing_outside_the_tree(tree: Path) -> None:
+    # The text checks stand aside: a call they missed fails in the child instead of reading.
+    from gpulint.profile.sandbox import read_only_to
+    from gpulint.profile.terraform_tree import evaluate
+
+    if read_only_to([str(tree)]) is None:
+        pytest.skip("no Landlock here: the text checks alone stand")
+    (tree / "infra" / "main.tf").write_text(POOL.format(name='file("../../secret.txt")'))
+    inside = evaluate(str(tree / "infra"), "infra", str, [], str(tree))
+    assert [b.get("node_group_name") for b in inside["aws_eks_node_group"]] == [None]
+    # The same module, bounded by a directory holding the secret, reads it: the bound works.
+    outside = evaluate(str(tree / "infra"), "infra", str, [], str(tree.parent))
+    assert [b.get("node_group_name") for b in outside["aws_eks_node_group"]] == [SECRET]

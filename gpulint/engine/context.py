@@ -31,12 +31,18 @@ def context_inputs(config: Config, given: Inputs) -> list[Input]:
     if not paths:
         return []
     seen = {os.path.realpath(input_name(item)) for item in given}
+    # A chart or overlay the given files already render is not rendered again as context.
+    rendered = {os.path.realpath(name) for name in given.renders}
     try:
         found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
     except GpulintError as exc:
         # A chart under `context` is rendered for any file given: say why it was.
         raise GpulintError(f"{config.context_where()}: context: {exc}") from None
-    return [i for i in found if not isinstance(i, str) or os.path.realpath(i) not in seen]
+    return [
+        item
+        for item in found
+        if os.path.realpath(input_name(item)) not in (seen if isinstance(item, str) else rendered)
+    ]
 
 
 def renders_of(context: Sequence[Input]) -> dict[str, RenderedInput]:

@@ -4,13 +4,14 @@ nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpulint.engine.files import FileOutcome
 from gpulint.engine.plan import FilePlan
 from gpulint.engine.pool import check_files
 from gpulint.engine.report import displayed, findings_of, roles_of, spool, unused_suppressions
+from gpulint.engine.variants import one_per_object
 from gpulint.findings import CheckedObject, Finding
 from gpulint.loader import Inputs, LoadResult
 from gpulint.suppressions import SuppressionTracker
@@ -90,18 +91,23 @@ def corpus_findings(
     rejections: tuple[ServerRejection, ...],
     selected: Sequence[Rule],
     given: frozenset[str] | None = None,
+    bases: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Finding]:
     """The corpus-wide rules' findings over what the files kept, then unused suppressions.
 
     `given`: the files of a run with `context:`; only findings that involve them are kept.
+    Each object is counted once (`gpulint.engine.variants`): `bases` names the renders
+    built on each kustomize base of the run.
     """
     found: list[Finding] = []
     everything_kept = {id(w): w for kept in gathered.kept.values() for w in kept}.values()
     roles = roles_of(everything_kept)
     for rule in plan.corpus_wide:
+        namespace_of = plan.context(LoadResult((), (), ())).namespace_of
+        kept = one_per_object(gathered.kept[rule.code], namespace_of, gathered.scalers, bases or {})
         context = plan.context(
             LoadResult((), plan.knowledge, ()),
-            tuple(gathered.kept[rule.code]),
+            kept,
             rejections=rejections,
             all_autoscalers=tuple(gathered.scalers.values()),
             placements=gathered.placements,

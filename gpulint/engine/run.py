@@ -8,6 +8,7 @@ from gpulint.engine.gather import check_every_file, corpus_findings
 from gpulint.engine.plan import plan, server_rejections
 from gpulint.engine.record import Run
 from gpulint.engine.report import displayed, in_report_order, located
+from gpulint.engine.variants import overlays_of_bases
 from gpulint.findings import LintResult
 from gpulint.loader import STDIN, discover
 
@@ -35,9 +36,15 @@ def run(record: Run) -> LintResult:
     rejections = server_rejections(inputs, file_plan, record.dry_run)
     gathered = check_every_file(file_plan, inputs, record)
     given = read_context(file_plan, inputs, context, gathered, record) if context else None
-    late = gathered.late + corpus_findings(file_plan, gathered, rejections, record.rules, given)
     # A chart of the context stands where the given ones do: at its templates and values.
     renders = {**inputs.renders, **renders_of(context)}
+    bases = overlays_of_bases(renders.values()) if len(renders) > 1 else {}
+    if given is not None:
+        # A change to a base is a change to the overlays built on it.
+        given = given.union(*(bases[name] for name in given if name in bases))
+    late = gathered.late + corpus_findings(
+        file_plan, gathered, rejections, record.rules, given, bases
+    )
     if renders:
         late = located(late, renders)
     late = list(displayed(late, record))

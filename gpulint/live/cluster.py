@@ -24,6 +24,7 @@ from gpulint.profile.kubectl import facts_from_objects
 from gpulint.profile.merge import merge
 from gpulint.profile.model import ClusterProfile, GpuUser, Pool
 from gpulint.profile.nodes import node_view, pool_names
+from gpulint.validation.apiversions import release
 
 # Pods that hold node resources: bound ones that have not finished. Pending pods already bound
 # to a node count too; unbound ones hold nothing yet and are skipped client-side.
@@ -148,6 +149,7 @@ class ClusterObjects:
     dra: tuple[dict[str, Any], ...] = ()  # DeviceClasses, ResourceSlices, claims, templates
     # API group -> the version read, for the groups discovery was asked about and serves
     versions: Mapping[str, str] = field(default_factory=dict)
+    server_version: str | None = None  # the API server's own (`GET /version`), when it says
 
 
 def read_cluster(client: KubeClient, dra: DraReads = CHECK_DRA) -> ClusterObjects:
@@ -166,6 +168,21 @@ def read_cluster(client: KubeClient, dra: DraReads = CHECK_DRA) -> ClusterObject
         dra=dra_objects,
         versions=versions,
     )
+
+
+def server_version(client: KubeClient) -> str | None:
+    """The API server's release (`v1.31.4-eks-0a21954`, its gitVersion, else major.minor);
+    None when `/version` is refused or says none."""
+    response = client.request("GET", "/version")
+    if response.status != 200:
+        return None
+    body = response.body
+    git = body.get("gitVersion")
+    if isinstance(git, str) and release(git) is not None:
+        return git
+    major, minor = body.get("major"), body.get("minor")
+    said = f"{major}.{minor}" if isinstance(major, str) and isinstance(minor, str) else ""
+    return said if release(said) is not None else None
 
 
 def read_add_on(
@@ -257,6 +274,7 @@ def profile_from_cluster(
         profile,
         pools=pools,
         default_namespace=profile.default_namespace or default_namespace,
+        kubernetes_version=objects.server_version or profile.kubernetes_version,
     )
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpulint.live.client import ConnectionOptions, KubeClient, connect
-from gpulint.live.cluster import device_plugin_notes, profile_from_cluster, read_cluster
+from gpulint.live.cluster import (
+    device_plugin_notes,
+    profile_from_cluster,
+    read_cluster,
+    server_version,
+)
 from gpulint.live.dryrun import dry_runner
 from gpulint.live.verdict import DryRun
 from gpulint.profile.model import ClusterProfile
@@ -35,7 +40,8 @@ def open_live(options: ConnectionOptions, pool_label: str | None = None) -> Live
     """Connect and build the ClusterProfile; raises GpulintError when the API cannot be read."""
     client = connect(options)
     try:
-        objects = read_cluster(client)
+        # The server's release is the one objects are validated against (gpulint.validation).
+        objects = replace(read_cluster(client), server_version=server_version(client))
         profile = profile_from_cluster(
             objects, pool_label, f"live cluster ({client.source})", client.namespace
         )

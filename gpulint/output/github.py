@@ -43,7 +43,8 @@ def annotation(finding: Finding, options: OutputOptions = DEFAULT_OPTIONS) -> st
     if finding.source:
         message += f"\nfrom: {one_line(finding.source, MAX_NAME)}"
     if finding.rendered is not None:
-        message += f"\nrendered: {finding.rendered}"
+        rendered = str(finding.rendered)
+        message += f"\nrendered: {one_line(rendered, len(rendered))}"
     if finding.fix:
         message += f"\nfix: {text_block(finding.fix)}"
     listed = ",".join(f"{key}={escape_property(value)}" for key, value in properties.items())

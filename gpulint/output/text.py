@@ -57,7 +57,8 @@ def format_finding(
     if finding.source:
         lines.append(f"  = from: {one_line(finding.source, MAX_NAME)}")
     if finding.rendered is not None:
-        lines.append(f"  = rendered: {finding.rendered}")
+        rendered = str(finding.rendered)  # names a chart directory: a path to escape
+        lines.append(f"  = rendered: {one_line(rendered, len(rendered))}")
     if finding.fix:
         # A multi-line fix (a tolerations block to paste) stays a block under its heading.
         fix = text_block(finding.fix).replace("\n", "\n    ")
@@ -135,8 +136,11 @@ class SourceLines:
         if self._stdin is not None and path == self._stdin[0]:
             data = self._stdin[1]
         else:
+            from gpulint.filetypes import link_out_of_tree
+
             try:
-                if not stat.S_ISREG(os.stat(path).st_mode):
+                # What the loader refused to read is not shown either.
+                if not stat.S_ISREG(os.stat(path).st_mode) or link_out_of_tree(path):
                     return []
                 with open(path, "rb") as stream:
                     data = stream.read()

@@ -5,10 +5,12 @@ those of the policy libraries most clusters install as they are:
 
 - Gatekeeper (open-policy-agent/gatekeeper-library): a `K8sRequiredResources` constraint
   (`spec.parameters.limits` and `.requests`, lists of `cpu` and `memory`), and a
-  `K8sContainerLimits` constraint, which needs a cpu and a memory limit in every container.
+  `K8sContainerLimits` constraint, which needs a cpu and a memory limit in every container;
+  both judge init containers too.
   `spec.enforcementAction` defaults to `deny`; `dryrun` and `warn` refuse nothing.
 - Kyverno (kyverno/policies `best-practices/require-pod-requests-limits`): a `ClusterPolicy` or
-  `Policy` whose rule validates `spec.containers[].resources.requests|limits.<name>: "?*"`.
+  `Policy` whose rule validates `spec.containers[].resources.requests|limits.<name>: "?*"`
+  (and init containers when it names `=(initContainers)`, as the library's policy does).
   It refuses only with `validationFailureAction: Enforce` (or the rule's
   `validate.failureAction: Enforce`); `Audit`, the library's default, refuses nothing.
 
@@ -39,6 +41,7 @@ class RequiredResources(NamedTuple):
     excluded: tuple[str, ...] = ()
     requests: tuple[str, ...] = ()
     limits: tuple[str, ...] = ()
+    init_containers: bool = True  # init containers must set them too
 
     @property
     def label(self) -> str:
@@ -80,11 +83,14 @@ def required_resources(obj: Mapping[str, Any]) -> RequiredResources | None:
         enforced = text(spec.get("validationFailureAction")).lower() == "enforce"
         requests: dict[str, None] = {}
         limits: dict[str, None] = {}
+        init = False
         for rule in map(mapping, sequence(spec.get("rules"))):
             validate = mapping(rule.get("validate"))
             if not (enforced or text(validate.get("failureAction")).lower() == "enforce"):
                 continue
             pod_spec = mapping(mapping(validate.get("pattern")).get("spec"))
+            # `=(initContainers)`: the library's conditional anchor, init containers when any.
+            init = init or "=(initContainers)" in pod_spec or "initContainers" in pod_spec
             for container in map(mapping, sequence(pod_spec.get("containers"))):
                 resources = mapping(container.get("resources"))
                 requests.update(dict.fromkeys(_wildcards(resources.get("requests"))))
@@ -92,7 +98,9 @@ def required_resources(obj: Mapping[str, Any]) -> RequiredResources | None:
         if not requests and not limits:
             return None
         namespaces = (text(metadata.get("namespace")) or "default",) if kind == "Policy" else ()
-        return RequiredResources("Kyverno", kind, name, namespaces, (), (*requests,), (*limits,))
+        return RequiredResources(
+            "Kyverno", kind, name, namespaces, (), (*requests,), (*limits,), init
+        )
     return None
 
 

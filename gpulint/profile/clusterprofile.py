@@ -79,6 +79,7 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
     profile = ClusterProfile(
         name=mapping(data.get("metadata")).get("name"),
         kubernetes_version=spec.get("kubernetesVersion"),
+        minimum_kubernetes_version=spec.get("minimumKubernetesVersion"),
         provider=provider,
         provider_source=f"declared in {display}" if provider else None,
         extended_resource_toleration=admission.get("extendedResourceToleration"),

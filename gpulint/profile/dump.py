@@ -34,6 +34,9 @@ def dump_profile(profile: ClusterProfile) -> str:
     spec: list[str] = []
     if profile.kubernetes_version:
         spec.append(f"kubernetesVersion: {json.dumps(profile.kubernetes_version)}")
+    if profile.minimum_kubernetes_version:
+        minimum = json.dumps(profile.minimum_kubernetes_version)
+        spec.append(f"minimumKubernetesVersion: {minimum}")
     if profile.provider:
         spec.append(f"platform: {_scalar(profile.provider)}")
     if profile.extended_resource_toleration is not None:

@@ -16,7 +16,7 @@ from gpulint.profile.kueue import (
     resource_flavor_from_object,
 )
 from gpulint.profile.merge import ProfileFacts, merge
-from gpulint.profile.model import ClusterProfile
+from gpulint.profile.model import ClusterProfile, CustomResourceDefinition
 from gpulint.profile.nodes import NodeView, node_view, pool_facts_from_nodes, provider_from_nodes
 from gpulint.profile.policy import (
     limit_range_from_object,
@@ -39,6 +39,8 @@ KINDS = frozenset(
         # The GPU Operator's: which driver it installs (gpulint.profile.gpu_operator).
         "ClusterPolicy",
         "NVIDIADriver",
+        # The schemas of the custom resources of the inputs (gpulint.validation.crds).
+        "CustomResourceDefinition",
     }
     | DRA_KINDS
     | POLICY_KINDS
@@ -81,10 +83,21 @@ def facts_from_objects(
     cluster_queues, local_queues, flavors, policies = [], [], [], []
     classes, slices, claims = [], [], []
     operator_drivers = []
+    kubelets: list[str] = []
+    crds: list[CustomResourceDefinition] = []
     for obj, path in _flatten(objects):
         kind = _kind(obj)
         if kind == "Node":
             nodes.append(node_view(obj, source, path))
+            info = mapping(mapping(obj.get("status")).get("nodeInfo"))
+            # A virtual kubelet reports its own version, not one the skew policy bounds.
+            virtual = mapping(mapping(obj.get("metadata")).get("labels")).get("type")
+            if isinstance(info.get("kubeletVersion"), str) and virtual != "virtual-kubelet":
+                kubelets.append(info["kubeletVersion"])
+        elif kind == "CustomResourceDefinition":
+            crd = _crd(obj)
+            if crd is not None:
+                crds.append(crd)
         elif kind == "ResourceQuota":
             check_quantities(source, mapping(obj.get("spec")).get("hard"), [*path, "spec", "hard"])
             check_quantities(
@@ -134,6 +147,8 @@ def facts_from_objects(
         resource_slices=tuple(slices),
         resource_claims=tuple(claims),
         gpu_operator_drivers=tuple(operator_drivers),
+        minimum_kubernetes_version=newest_release(kubelets),
+        custom_resource_definitions=tuple(crds),
         sources=(source,),
     )
     # A dump of nodes lists all of them: a node group it lacks has no node now.
@@ -141,6 +156,25 @@ def facts_from_objects(
     return ProfileFacts(
         profile, pool_facts_from_nodes(nodes, pool_label, served), nodes_complete=bool(nodes)
     )
+
+
+def newest_release(versions: Iterable[str]) -> str | None:
+    """The newest of kubelet versions (`v1.31.4-eks-0a21954`) by minor release; None when none
+    reads as one."""
+    from gpulint.validation.apiversions import release
+
+    read = [(found, text) for text in versions if (found := release(text)) is not None]
+    return max(read)[1] if read else None
+
+
+def _crd(obj: Mapping[str, Any]) -> CustomResourceDefinition | None:
+    """A CRD's name and spec; None for one without them (the dump is not refused for it)."""
+    import json
+
+    name, spec = mapping(obj.get("metadata")).get("name"), obj.get("spec")
+    if not isinstance(name, str) or not isinstance(spec, Mapping):
+        return None
+    return CustomResourceDefinition(name, json.dumps(spec, sort_keys=True, default=str))
 
 
 def _flatten(

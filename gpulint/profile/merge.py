@@ -80,6 +80,9 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
     return ClusterProfile(
         name=_later(base.name, later.name),
         kubernetes_version=_later(base.kubernetes_version, later.kubernetes_version),
+        minimum_kubernetes_version=_later(
+            base.minimum_kubernetes_version, later.minimum_kubernetes_version
+        ),
         provider=provider,
         provider_source=provider_source,
         extended_resource_toleration=_later(
@@ -110,6 +113,9 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
             base.gpu_operator_drivers,
             later.gpu_operator_drivers,
             lambda d: frozenset(d.node_selector.items()),
+        ),
+        custom_resource_definitions=_by_key(
+            base.custom_resource_definitions, later.custom_resource_definitions, lambda c: c.name
         ),
         sources=tuple(dict.fromkeys((*base.sources, *later.sources))),
         assumptions=(*base.assumptions, *later.assumptions),

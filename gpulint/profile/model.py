@@ -317,6 +317,14 @@ class ResourceFlavor(NamedTuple):
     tolerations: tuple[FlavorToleration, ...] = ()
 
 
+class CustomResourceDefinition(NamedTuple):
+    """A CustomResourceDefinition of a cluster: its name and its `spec` as JSON text (hashable,
+    and read only when an input has one of its kinds)."""
+
+    name: str
+    spec: str
+
+
 class Condition(NamedTuple):
     """An assumption that holds depending on whether some input defines an object.
 
@@ -348,7 +356,10 @@ class ClusterProfile:
     """Everything gpulint knows about one cluster."""
 
     name: str | None = None
-    kubernetes_version: str | None = None
+    kubernetes_version: str | None = None  # the API server's release, where an input states it
+    # The oldest release the API server can run, where only that is known: the newest kubelet
+    # among the nodes (no kubelet is newer than its API server) or GKE's min_master_version.
+    minimum_kubernetes_version: str | None = None
     # The platform (platforms.PLATFORMS: eks, gke, gke-autopilot, oke ...), declared or inferred.
     provider: str | None = None
     extended_resource_toleration: bool | None = None  # None: infer from the provider
@@ -371,6 +382,11 @@ class ClusterProfile:
     # The drivers the cluster's GPU Operator installs on NVIDIA pools that state none of their
     # own (a ClusterPolicy's, NVIDIADriver objects', or declared in a ClusterProfile).
     gpu_operator_drivers: tuple[OperatorDriver, ...] = ()
+    # The CustomResourceDefinitions a dump lists, for validating the custom resources of the
+    # inputs (gpulint.validation.crds). Not written by `profile export`, hence not compared.
+    custom_resource_definitions: "tuple[CustomResourceDefinition, ...]" = field(
+        default=(), compare=False
+    )
     # Provenance, not cluster facts: two profiles of the same cluster read from different
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"

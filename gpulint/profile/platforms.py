@@ -28,8 +28,8 @@ _GKE_GPU = (
     "gpus): GKE runs ExtendedResourceToleration for its nvidia.com/gpu taint"
 )
 _GKE_CCC = (
-    "GKE 'About custom compute classes' (cloud.google.com/kubernetes-engine/docs/concepts/"
-    "about-custom-compute-classes): pods that select a class by nodeSelector get its toleration"
+    "GKE mutates a pod that selects a compute class by nodeSelector or node affinity with the "
+    "toleration of its taint (kubernetes-engine-samples autoscaling/custom-compute-classes/vap)"
 )
 _AUTOPILOT = (
     "GKE Warden's autogke-gpu-limitation and autogke-node-affinity-selector-limitation "

@@ -168,6 +168,8 @@ def _cluster_line(profile: ClusterProfile) -> str:
     facts = []
     if profile.kubernetes_version:
         facts.append(f"Kubernetes {profile.kubernetes_version}")
+    elif profile.minimum_kubernetes_version:
+        facts.append(f"Kubernetes {profile.minimum_kubernetes_version} or newer")
     if profile.provider:
         how = f", {profile.provider_source}" if profile.provider_source else ""
         facts.append(f"platform {profile.provider}{how}")

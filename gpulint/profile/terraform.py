@@ -13,7 +13,11 @@ imported only when a Terraform input is given. Resources read:
   (`dynamic "tag"` too) or a `tags` list;
 - `google_container_node_pool` (autoscaling per zone or in total, `guest_accelerator`, GKE's
   automatic GPU taint and labels);
-- `azurerm_kubernetes_cluster_node_pool` (`node_taints`, `node_labels`, spot priority).
+- `azurerm_kubernetes_cluster_node_pool` (`node_taints`, `node_labels`, spot priority);
+- the control plane's release, which objects are validated against: `aws_eks_cluster`
+  `version`, the eks module's `kubernetes_version` (`cluster_version` before v21),
+  `azurerm_kubernetes_cluster` `kubernetes_version`, and `google_container_cluster`
+  `min_master_version` (the oldest release the control plane runs: GKE upgrades it).
 
 A value the files cannot decide (a data source, a remote module's output, a variable without
 a default) is not guessed silently: the pool takes a stated fallback and the profile lists it
@@ -127,8 +131,9 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
     def shown(file: str) -> str:
         return _shown(os.path.relpath(file, directory), directory, root)
 
-    modules = check_module_tree(directory, tree_boundary(directory, root), shown)
-    blocks = evaluate(directory, path, shown, modules)
+    boundary = tree_boundary(directory, root)
+    modules = check_module_tree(directory, boundary, shown)
+    blocks = evaluate(directory, path, shown, modules, boundary)
     assumptions: list[str] = []
     pools: list[PoolFacts] = []
     # An EKS cluster in the module makes its Auto Scaling groups EKS node groups too.
@@ -148,7 +153,10 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
     ):
         providers = (providers - {"gke"}) | {"gke-autopilot"}
     provider = providers.pop() if len(providers) == 1 else None
+    version, minimum = _cluster_versions(blocks)
     profile = ClusterProfile(
+        kubernetes_version=version,
+        minimum_kubernetes_version=minimum,
         provider=provider,
         provider_source=f"inferred from the Terraform resources in {path}" if provider else None,
         sources=(path,),
@@ -535,6 +543,37 @@ def _aks_node_pool(aks: _Block) -> Iterator[PoolFacts]:
         "instance_type": vm_size,
     }
     yield _pool(name, defined_at, values)
+
+
+#: The control plane's release: (block kind, argument, whether it is only the oldest the API
+#: server runs). GKE upgrades a control plane past its min_master_version on its own.
+_CLUSTER_VERSIONS = (
+    ("aws_eks_cluster", "version", False),
+    ("module", "kubernetes_version", False),  # terraform-aws-modules/eks 21
+    ("module", "cluster_version", False),  # terraform-aws-modules/eks up to 20
+    ("azurerm_kubernetes_cluster", "kubernetes_version", False),
+    ("google_container_cluster", "min_master_version", True),
+)
+
+
+def _cluster_versions(blocks: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The release the clusters of the module state (exact, and a minimum), each None unless
+    every cluster that states one states the same; values the files cannot decide are none."""
+    found: dict[bool, set[str]] = {False: set(), True: set()}
+    for kind, key, minimum in _CLUSTER_VERSIONS:
+        for block in _blocks(blocks.get(kind)):
+            source = _text(block.get("source"))
+            # A node-group submodule's version is its nodes' (kubelets'), not the cluster's.
+            if kind == "module" and (_EKS_MODULE not in source or "//modules/" in source):
+                continue
+            value = block.get(key)
+            if isinstance(value, str) and value and not _unresolved(value):
+                found[minimum].add(value)
+    exact, least = found[False], found[True]
+    return (
+        exact.pop() if len(exact) == 1 else None,
+        least.pop() if len(least) == 1 else None,
+    )
 
 
 #: Each block kind read, in the order its pools are listed: the provider its pools imply, and

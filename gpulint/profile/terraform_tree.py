@@ -309,17 +309,29 @@ def _limits() -> None:  # pragma: no cover - runs in the child between fork and 
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
 
 
-def evaluate(directory: str, path: str, shown: Any, modules: list[str]) -> dict[str, Any]:
+def evaluate(
+    directory: str, path: str, shown: Any, modules: list[str], boundary: str
+) -> dict[str, Any]:
     """The blocks tfparse evaluates in module `directory` (given as `path`), in a child
-    process with bounded memory and time and no environment to leak; a parse error in it or
-    in one of the `modules` it calls is a GpulintError naming the file and line."""
+    process with bounded memory and time, no environment to leak and, where Linux can bound
+    it, no read outside `boundary` (gpulint.profile.sandbox); a parse error in it or in one of
+    the `modules` it calls is a GpulintError naming the file and line."""
+    from gpulint.profile.sandbox import read_only_to
+
+    restrict = read_only_to([boundary]) if os.name == "posix" else None
+
+    def prepare() -> None:  # pragma: no cover - runs in the child between fork and exec
+        _limits()
+        if restrict is not None:
+            restrict()
+
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-c", _CHILD, directory, *modules],
             capture_output=True,
             timeout=TIME_LIMIT,
             env={},
-            preexec_fn=_limits if os.name == "posix" else None,
+            preexec_fn=prepare if os.name == "posix" else None,
             check=False,
         )
     except subprocess.TimeoutExpired:

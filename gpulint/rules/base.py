@@ -136,7 +136,7 @@ class CheckContext:
         if verdict is None:
             admitted = self.admission(template)
             verdict = self.placements[id(template)] = place(
-                template, self.profile, admitted.tolerations
+                template, self.profile, admitted.tolerations, admitted.node_selector
             )
         return verdict
 
@@ -167,7 +167,12 @@ class CheckContext:
         if admitted.certain:
             return None
         assert self.profile is not None
-        return place(template, self.profile, (*admitted.tolerations, *admitted.assumed))
+        return place(
+            template,
+            self.profile,
+            (*admitted.tolerations, *admitted.assumed),
+            admitted.node_selector,
+        )
 
     @cached_property
     def gpu_placements(self) -> tuple[GpuPlacement, ...]:
@@ -210,8 +215,8 @@ class CheckContext:
         admitted = self.admission(template)
         assert self.profile is not None
         return tuple(
-            place(template, self.profile, (*admitted.tolerations, *choice))
-            for choice in admitted.choices
+            place(template, self.profile, (*admitted.tolerations, *choice), labels)
+            for choice, labels in admitted.choices
         )
 
     @cached_property

@@ -13,7 +13,7 @@ import enum
 from collections.abc import Iterator
 from decimal import Decimal
 
-from gpulint.constraints import PodAffinityTerm, toleration_fields, toleration_yaml
+from gpulint.constraints import PodAffinityTerm, Toleration, toleration_fields, toleration_yaml
 from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
 from gpulint.edits import add_items
 from gpulint.gpus import accelerator_names, gpu_limit_pos, gpu_requests, is_gpu_resource
@@ -38,6 +38,7 @@ from gpulint.scheduling import (
     label_selector_matches,
     label_text,
     node_ceiling,
+    place,
     pool_gpus,
     pools_named,
     satisfied_requirements,
@@ -94,9 +95,19 @@ def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | N
         blocker(item._replace(placement=p), profile) is None for p in item.flavors
     ):
         return None
+    if any(blocker(item._replace(placement=p), profile) is None for p in item.flavors):
+        return Severity.WARNING, f"; {item.admission.assumptions[-1]}"
     if item.assumed is None or blocker(item._replace(placement=item.assumed), profile):
         return None, ""
-    return Severity.WARNING, f"; {item.admission.assumption_text}"
+    admitted, template = item.admission, item.template
+
+    def enough(tolerations: tuple[Toleration, ...]) -> bool:
+        alone = place(
+            template, profile, (*admitted.tolerations, *tolerations), admitted.node_selector
+        )
+        return blocker(item._replace(placement=alone), profile) is None
+
+    return Severity.WARNING, f"; {admitted.assumptions_for(enough)}"
 
 
 # ---------------------------------------------------------------------------------------------

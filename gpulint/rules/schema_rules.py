@@ -12,7 +12,15 @@ from gpulint.accelerators import is_extended_resource, looks_like_accelerator
 from gpulint.model import Document, Severity
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.validation.apiversions import lifecycle, shown
-from gpulint.validation.crds import CrdKinds, CrdVersion, crd_kinds, json_schema, knowledge_crds
+from gpulint.validation.crds import (
+    CrdKinds,
+    CrdVersion,
+    cluster_crds,
+    crd_kinds,
+    json_schema,
+    knowledge_crds,
+    with_cluster_crds,
+)
 from gpulint.validation.problems import FieldProblem, closest, field_problems
 from gpulint.validation.target import Target, target_of
 from gpulint.views import NamedTuple
@@ -25,6 +33,9 @@ class Serving(NamedTuple):
     message: str
     fix: str
     crd: CrdVersion | None = None
+    # A warning when the target is only the oldest release the API server can run and a newer
+    # one serves the version.
+    severity: Severity | None = None
 
 
 def api_version_not_served(ctx: CheckContext) -> Iterator[Problem]:
@@ -34,7 +45,14 @@ def api_version_not_served(ctx: CheckContext) -> Iterator[Problem]:
         serving = _serving(document, target, crds)
         if serving is not None and not serving.served:
             pos = document.obj.pos_of_value("apiVersion")
-            yield Problem.at(document, pos, serving.message, serving.fix, names_workload=True)
+            yield Problem.at(
+                document,
+                pos,
+                serving.message,
+                serving.fix,
+                severity=serving.severity,
+                names_workload=True,
+            )
 
 
 def deprecated_api_version(ctx: CheckContext) -> Iterator[Problem]:
@@ -122,6 +140,18 @@ def _builtin_serving(api_version: str, kind: str, group: str, target: Target) ->
         return None  # a custom resource whose CRD is not among the inputs: not guessed at
     if schemas.definition(api_version, kind) is not None:
         return None
+    if target.upper is not None:
+        newer = _release_schemas(Target(target.upper, target.source))
+        if newer is not None and newer.definition(api_version, kind) is not None:
+            return Serving(
+                False,
+                f"{kind} `{api_version}` is not served by {target.name}, the oldest release "
+                f"the API server can run ({target.source}); {shown(newer.release)} serves it: "
+                "the API server refuses the object unless it runs a release that serves it",
+                f"State the cluster's version (`kubernetesVersion:`), or write the object in "
+                f"a version {target.name} serves.",
+                severity=Severity.WARNING,
+            )
     served = schemas.served_versions(group, kind)
     if served:
         where = ", ".join(f"`{v}`" for v in served)
@@ -169,6 +199,9 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
     schemas = kube.release_schemas(version) if version is not None else None
     newer = schemas is not None and target.release > schemas.release
     reported = {issue.pos for issue in ctx.issues}  # GPU000 says what is malformed
+    # For a lower bound, what the newest release the server may run finds is an error only
+    # when that release finds it too.
+    upper = _upper_schemas(target, schemas)
     for document in ctx.documents:
         serving = _serving(document, target, crds)
         if serving is not None and not serving.served:
@@ -177,11 +210,19 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
         if checked is None:
             continue
         validator, schema, definitions = checked
+        agreed = _upper_problems(document, serving, upper)
         for problem in field_problems(validator, document.obj, schema, definitions):
             if problem.pos in reported or _said_by_others(problem, document):
                 continue
             severity = None
             message = problem.message
+            if agreed is not None and (problem.pos, problem.what) not in agreed:
+                assert upper is not None
+                severity = Severity.WARNING
+                message += (
+                    f" ({target.name}: the oldest release the API server can run, by "
+                    f"{target.source}; {shown(upper.release)} accepts it)"
+                )
             if newer and problem.what == "unknown" and serving is None:
                 assert schemas is not None
                 severity = Severity.WARNING
@@ -190,6 +231,34 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
                     f"installed; {target.name} may define it)"
                 )
             yield Problem.at(document, problem.pos, message, problem.fix, severity=severity)
+
+
+def _upper_schemas(target: Target, schemas: Any) -> Any:
+    """The schemas of the newest release a lower-bound target allows, when they differ from
+    `schemas`; else None."""
+    if target.upper is None or schemas is None:
+        return None
+    from gpulint.validation import kube
+
+    version = kube.schema_release(target.upper)
+    if version is None or version == schemas.release:
+        return None
+    return kube.release_schemas(version)
+
+
+def _upper_problems(
+    document: Document, serving: Serving | None, upper: Any
+) -> set[tuple[Any, str]] | None:
+    """(position, what) of each problem the newer release `upper` finds in a built-in object;
+    None when there is no such release or it does not serve the object (what the target finds
+    stands)."""
+    if upper is None or (serving is not None and serving.crd is not None):
+        return None
+    checked = _validator(document, None, upper)
+    if checked is None:
+        return None
+    validator, schema, definitions = checked
+    return {(p.pos, p.what) for p in field_problems(validator, document.obj, schema, definitions)}
 
 
 def _validator(document: Document, serving: Serving | None, schemas: Any) -> Any:
@@ -234,12 +303,16 @@ def _build_crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[
 
 
 def _crds(ctx: CheckContext) -> CrdKinds:
-    """The CRDs of this file and of every input and context file (knowledge objects)."""
+    """The CRDs of this file and of every input and context file (knowledge objects), and the
+    cluster profile's for the kinds none of those define."""
     known = knowledge_crds(ctx.knowledge)
-    if not any(d.ref.kind == "CustomResourceDefinition" for d in ctx.documents):
+    if any(d.ref.kind == "CustomResourceDefinition" for d in ctx.documents):
+        own = crd_kinds(ctx.documents)
+        known = CrdKinds({**known.versions, **own.versions}, {**known.kinds, **own.kinds})
+    profile = ctx.profile
+    if profile is None or not profile.custom_resource_definitions:
         return known
-    own = crd_kinds(ctx.documents)
-    return CrdKinds({**known.versions, **own.versions}, {**known.kinds, **own.kinds})
+    return with_cluster_crds(known, cluster_crds(profile.custom_resource_definitions))
 
 
 # GPU004 (misplaced-resources-key) reports these unknown keys with GPU-specific words.

@@ -18,6 +18,7 @@ from gpulint.yamltree import YMap, YSeq
 
 if TYPE_CHECKING:
     from gpulint.model import Document
+    from gpulint.profile.model import CustomResourceDefinition
 
 _TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean"})
 _NUMBERS = ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
@@ -50,35 +51,80 @@ def crd_kinds(documents: Iterable[Document]) -> CrdKinds:
     for document in documents:
         if document.ref.kind != "CustomResourceDefinition":
             continue
-        spec = document.obj.get("spec")
-        if not isinstance(spec, YMap):
-            continue
-        group, names = spec.get("group"), spec.get("names")
-        kind = names.get("kind") if isinstance(names, YMap) else None
-        listed = spec.get("versions")
-        if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(listed, YSeq):
-            continue
-        if (group, kind) in kinds:
-            continue
-        kinds[(group, kind)] = []
         line, column = document.kind_pos
-        for entry in listed:
-            name = entry.get("name") if isinstance(entry, YMap) else None
-            if not isinstance(name, str):
-                continue
-            kinds[(group, kind)].append(name)
-            schema = entry.get("schema")
-            openapi = schema.get("openAPIV3Schema") if isinstance(schema, YMap) else None
-            warning = entry.get("deprecationWarning")
-            versions[(f"{group}/{name}", kind)] = CrdVersion(
-                document.ref.name,
-                entry.get("served") is not False,
-                entry.get("deprecated") is True,
-                warning if isinstance(warning, str) else "",
-                openapi if isinstance(openapi, YMap) else None,
-                (document.file.path, line, column, name),
-            )
+        spec = document.obj.get("spec")
+        where = (document.file.path, line, column)
+        _add_crd(versions, kinds, document.ref.name, spec, where)
     return CrdKinds(versions, {key: tuple(found) for key, found in kinds.items()})
+
+
+@functools.lru_cache(maxsize=4)
+def cluster_crds(crds: tuple[CustomResourceDefinition, ...]) -> CrdKinds:
+    """The kinds the CRDs of a cluster profile (a dump's) define; built once per run."""
+    import json
+
+    versions: dict[tuple[str, str], CrdVersion] = {}
+    kinds: dict[tuple[str, str], list[str]] = {}
+    for crd in crds:
+        try:
+            spec = json.loads(crd.spec)
+        except ValueError:
+            continue
+        _add_crd(versions, kinds, crd.name, spec, (f"<profile>/{crd.name}", 0, 0))
+    return CrdKinds(versions, {key: tuple(found) for key, found in kinds.items()})
+
+
+def with_cluster_crds(inputs: CrdKinds, cluster: CrdKinds) -> CrdKinds:
+    """The CRDs of the inputs, and the cluster's for the kinds no input defines (an input's CRD
+    is what will be applied)."""
+    if not cluster.kinds:
+        return inputs
+    kinds = {**{k: v for k, v in cluster.kinds.items() if k not in inputs.kinds}, **inputs.kinds}
+    versions = {
+        **{
+            key: version
+            for key, version in cluster.versions.items()
+            if (key[0].rpartition("/")[0], key[1]) not in inputs.kinds
+        },
+        **inputs.versions,
+    }
+    return CrdKinds(versions, kinds)
+
+
+def _add_crd(
+    versions: dict[tuple[str, str], CrdVersion],
+    kinds: dict[tuple[str, str], list[str]],
+    name: str,
+    spec: Any,
+    where: tuple[str, int, int],
+) -> None:
+    """Record the versions of one CRD's `spec` (a parsed mapping, from a file or a dump)."""
+    if not isinstance(spec, dict):
+        return
+    group, names = spec.get("group"), spec.get("names")
+    kind = names.get("kind") if isinstance(names, dict) else None
+    listed = spec.get("versions")
+    if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(listed, list):
+        return
+    if (group, kind) in kinds:
+        return
+    kinds[(group, kind)] = []
+    for entry in listed:
+        version = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(version, str):
+            continue
+        kinds[(group, kind)].append(version)
+        schema = entry.get("schema")
+        openapi = schema.get("openAPIV3Schema") if isinstance(schema, dict) else None
+        warning = entry.get("deprecationWarning")
+        versions[(f"{group}/{version}", kind)] = CrdVersion(
+            name,
+            entry.get("served") is not False,
+            entry.get("deprecated") is True,
+            warning if isinstance(warning, str) else "",
+            openapi if isinstance(openapi, dict) else None,
+            (*where, version),
+        )
 
 
 @functools.lru_cache(maxsize=4)

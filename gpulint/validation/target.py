@@ -19,6 +19,9 @@ class Target(NamedTuple):
 
     release: Release
     source: str  # "the config's kubernetesVersion", "the cluster profile", "the default"
+    # When `release` is only the oldest the API server can run (the newest kubelet of the
+    # nodes): the newest it may run. What only some release between them refuses is a warning.
+    upper: Release | None = None
 
     @property
     def name(self) -> str:
@@ -27,8 +30,9 @@ class Target(NamedTuple):
 
 
 def target_of(ctx: CheckContext) -> Target:
-    """The config's `kubernetesVersion`, else the cluster profile's version, else the newest
-    release gpulint knows (or the newest with installed schemas, when that is newer)."""
+    """The config's `kubernetesVersion`, else the cluster profile's version (stated, or the
+    live server's), else the oldest release the profile's nodes allow (a lower bound), else the
+    newest release gpulint knows (or the newest with installed schemas, when that is newer)."""
     stated = ctx.kubernetes_version
     if stated and (found := release(stated)) is not None:
         return Target(found, "the config's kubernetesVersion")
@@ -37,8 +41,21 @@ def target_of(ctx: CheckContext) -> Target:
         found = release(str(profile.kubernetes_version))
         if found is not None:
             return Target(found, "the cluster profile")
+    newest = _newest()
+    if profile is not None and profile.minimum_kubernetes_version:
+        found = release(str(profile.minimum_kubernetes_version))
+        if found is not None and found < newest:
+            # A kubelet is never newer than its API server, which may be up to three minor
+            # releases ahead (the skew policy): the oldest is the target, and verdicts that
+            # a newer release would change are warnings.
+            return Target(found, "the cluster profile's minimumKubernetesVersion", newest)
+        if found is not None:
+            return Target(found, "the cluster profile's minimumKubernetesVersion")
+    return Target(newest, "the default")
+
+
+def _newest() -> Release:
     from gpulint.validation.kube import releases
 
     installed = releases()
-    newest = max(NEWEST, installed[-1]) if installed else NEWEST
-    return Target(newest, "the default")
+    return max(NEWEST, installed[-1]) if installed else NEWEST

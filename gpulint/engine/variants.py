@@ -1,0 +1,99 @@
+"""Variants of the same objects: what corpus-wide rules count once.
+
+An object of a cluster is its (namespace, kind, name): applying two manifests of it leaves one
+object. A kustomize base and the overlays built on it, the values sets of one chart, and two
+files writing the same object are alternatives, not additions. So the corpus-wide rules (quota
+sums, pool capacity, DRA claims) count each object once: an overlay over the base it builds
+on, else the alternative asking for the most GPUs, the one whose verdict must hold wherever
+any of them is applied. Per-file rules still judge every variant on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpulint.errors import GpulintError
+
+if TYPE_CHECKING:
+    from gpulint.loader import RenderedInput
+    from gpulint.model import DocumentLike, Workload
+    from gpulint.replicas import Autoscaler
+
+
+def overlays_of_bases(renders: Iterable[RenderedInput]) -> dict[str, frozenset[str]]:
+    """For each kustomize render that another render of the run builds on (a base), the
+    names of the renders built on it."""
+    from gpulint.render.kustomize import KustomizeOrigin, overlay_files
+
+    overlays = [
+        (item.name, Path(item.origin.directory).resolve())
+        for item in renders
+        if isinstance(item.origin, KustomizeOrigin)
+    ]
+    if len(overlays) < 2:
+        return {}
+    built_on: dict[str, set[str]] = {}
+    for name, directory in overlays:
+        try:
+            used = {d.resolve() for d in overlay_files(directory).directories}
+        except (GpulintError, OSError):
+            continue  # already built once: reading it again failing leaves it unrelated
+        for other, other_directory in overlays:
+            if other != name and other_directory in used:
+                built_on.setdefault(other, set()).add(name)
+    return {base: frozenset(names) for base, names in built_on.items()}
+
+
+def one_per_object(
+    workloads: Iterable[Workload],
+    namespace_of: Callable[[DocumentLike], str],
+    scalers: Mapping[tuple[str | None, str, str], Autoscaler],
+    bases: Mapping[str, frozenset[str]],
+) -> tuple[Workload, ...]:
+    """`workloads` with each object once: of the variants of one (namespace, kind, name), an
+    overlay's over the base it builds on (`bases`), else the one asking for the most GPUs
+    (the first of equals). Unnamed objects (`generateName`) are each their own."""
+    groups: dict[object, list[Workload]] = {}
+    for workload in workloads:
+        ref = workload.document.ref
+        key: object = (
+            (namespace_of(workload.document), ref.kind, ref.name) if ref.name else id(workload)
+        )
+        group = groups.setdefault(key, [])
+        if all(w is not workload for w in group):
+            group.append(workload)
+    if all(len(group) == 1 for group in groups.values()):
+        return tuple(group[0] for group in groups.values())
+    return tuple(_applied(group, scalers, bases) for group in groups.values())
+
+
+def _applied(
+    group: list[Workload],
+    scalers: Mapping[tuple[str | None, str, str], Autoscaler],
+    bases: Mapping[str, frozenset[str]],
+) -> Workload:
+    if len(group) == 1:
+        return group[0]
+    files = {w.document.file.path for w in group}
+    # A base whose overlay is among the variants is not applied on its own.
+    applied = [w for w in group if not bases.get(w.document.file.path, frozenset()) & files]
+    return max(applied or group, key=lambda w: _gpus_at_peak(w, scalers))
+
+
+def _gpus_at_peak(
+    workload: Workload, scalers: Mapping[tuple[str | None, str, str], Autoscaler]
+) -> Decimal:
+    """The GPUs a workload's pods ask for at their peak count (surge included)."""
+    from gpulint.gpus import gpu_requests
+    from gpulint.replicas import autoscaler_for, pod_demand
+
+    scaler = autoscaler_for(workload, scalers.values())
+    total = Decimal(0)
+    for template in workload.templates:
+        gpus = sum(gpu_requests(template).values(), Decimal(0))
+        demand = pod_demand(workload, template, [scaler] if scaler is not None else [])
+        total += gpus * (1 if demand is None else demand.pods)
+    return total
