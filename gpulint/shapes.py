@@ -111,6 +111,9 @@ class WorkloadShape(NamedTuple):
     gang: bool = False  # all pods must run at once before any does useful work
     gang_min: str | None = None  # object path: fewest pods of all roles together
     declared: bool = False  # from the config's `workloads:`: a path that finds nothing is told
+    # The operator meets `gang_min` with the first pods in role order (Volcano), not with the
+    # cheapest.
+    gang_min_in_order: bool = False
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -571,6 +574,10 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         (Role("spec.tasks[]", gang_min="minAvailable"),),
         gang=True,
         gang_min="spec.minAvailable",
+        # volcano-sh/volcano pkg/controllers/job/job_controller_actions.go calcPGMinResources:
+        # the PodGroup's minimum is the first minAvailable pods of the tasks sorted by their
+        # priority class (task order among equals).
+        gang_min_in_order=True,
     ),
 )
 
