@@ -142,6 +142,16 @@ RULES = (
         check='gpulint.rules.schema_rules:schema_violation',
     ),
     Rule(
+        code='GPU030',
+        name='chart-not-rendered',
+        severity=Severity.WARNING,
+        fix='Install helm (kubectl for overlays) where gpulint runs, or fix what the tool reports; then run again.',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.manifest:chart_not_rendered',
+    ),
+    Rule(
         code='GPU101',
         name='no-eligible-gpu-node-pool',
         severity=Severity.ERROR,

@@ -59,7 +59,7 @@ class ObjectRef(NamedTuple):
 
 
 class IssueKind(enum.Enum):
-    """Problems the loader finds while reading a file (reported by GPU000, GPU005, GPU008)."""
+    """Problems the loader finds while reading a file (GPU000, GPU005, GPU008, GPU030)."""
 
     SYNTAX = "syntax"
     NOT_A_MAPPING = "not-a-mapping"
@@ -70,6 +70,7 @@ class IssueKind(enum.Enum):
     MALFORMED = "malformed"  # a field of the wrong type, which the API server refuses
     UNRENDERED_TEMPLATE = "unrendered-template"
     ENV_TEMPLATE = "env-template"  # envsubst placeholders where the API needs a value
+    NOT_RENDERED = "not-rendered"  # a chart or overlay its tool could not render
 
 
 class LoadIssue(NamedTuple):

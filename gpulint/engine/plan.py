@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from gpulint.config import Config
 from gpulint.engine.files import load_input
+from gpulint.engine.variants import installed_namespaces
 from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
 from gpulint.rules import UNUSED_SUPPRESSION, Rule
 from gpulint.rules.base import CheckContext
@@ -47,6 +49,8 @@ class FilePlan(NamedTuple):
     knowledge_kinds: frozenset[str] = frozenset()
     keep_checked: bool = True
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
+    # The namespace each chart render is installed in (gpulint.engine.variants).
+    file_namespaces: Mapping[str, str] = MappingProxyType({})
 
     def context(
         self,
@@ -63,6 +67,7 @@ class FilePlan(NamedTuple):
             self.namespace,
             knowledge=self.knowledge,
             kubernetes_version=self.config.kubernetes_version,
+            file_namespaces=self.file_namespaces,
             **corpus_wide,
         )
 
@@ -92,6 +97,8 @@ def plan(
         known_kinds,
         run.keep_checked,
         _unused_rule(run.rules, config),
+        # After the knowledge scan: the inputs' charts are rendered by then.
+        installed_namespaces([*inputs.renders.values(), *context_inputs]),
     )
     return file_plan, skipped
 

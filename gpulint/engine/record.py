@@ -43,6 +43,9 @@ class Run:
     jobs: int = 1
     keep_checked: bool = True
     spool_findings: bool = False
+    # The named cluster this run checks (gpulint.clusters): what the config applies to other
+    # clusters only is not read. None: one cluster, or none named.
+    cluster: str | None = None
 
     def display(self, path: str) -> str:
         """How the report names the file read as `path`: the one place paths become names."""
