@@ -287,6 +287,15 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
     _kubeflow("PaddleJob", "paddleReplicaSpecs"),
     _kubeflow("JAXJob", "jaxReplicaSpecs"),
+    # PaddleFlow's paddle-operator (batch.paddlepaddle.org, api/v1/paddlejob_types.go): the
+    # `ps`, `worker` and `heter` roles, each `replicas` pods of its `template`.
+    WorkloadShape(
+        "PaddleJob",
+        ("batch.paddlepaddle.org/*",),
+        tuple(Role(f"spec.{role}", name=role) for role in ("ps", "worker", "heter")),
+        gang=True,
+        gang_min="spec.schedulingPolicy.minAvailable",
+    ),
     # Kubeflow Trainer v2: the runtime holds the pod template; the TrainJob sets the nodes and
     # the resources of each.
     WorkloadShape(
