@@ -315,11 +315,17 @@ def load_config(path: Path, known_codes: Iterable[str], cache: Path | None = Non
     the same gpulint) is not validated again: the schema validator is most of what reading a
     config costs, and a pre-commit hook reads the same config at every commit.
     """
+    from gpulint.filetypes import open_input
+
     display = path.as_posix()
     try:
-        raw = path.read_bytes()
+        # Never a FIFO (which blocks), a device, or a symlink out of the tree.
+        with open(open_input(str(path)), "rb") as stream:
+            raw = stream.read()
         text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise GpulintError(f"{display}: cannot read config: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
         raise GpulintError(f"{display}: cannot read config: {exc}") from exc
     if path.name == PYPROJECT:
         data, locate = _read_pyproject(display, text)

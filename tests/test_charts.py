@@ -245,7 +245,7 @@ def test_missing_helm_is_a_warning_at_the_chart_and_the_rest_is_checked(
     lines = result.stdout.splitlines()
     assert lines[0].startswith("cases/resources/GPU001-unknown-names.yaml:")
     assert (
-        "charts/nim-llm/Chart.yaml:1:1: GPU009 [warning] not rendered, so not checked: `helm` "
+        "charts/nim-llm/Chart.yaml:1:1: GPU030 [warning] not rendered, so not checked: `helm` "
         "is not on PATH: install Helm 3 or 4 (https://helm.sh/docs/intro/install/)"
     ) in lines
 
@@ -260,7 +260,7 @@ def test_missing_kubectl_and_kustomize_is_a_warning_at_the_kustomization(
     assert result.exit_code == 0, result.output
     [finding] = json.loads(result.stdout)["findings"]
     assert (finding["code"], finding["path"], finding["line"], finding["severity"]) == (
-        "GPU009",
+        "GPU030",
         "kustomize/overlays/g5/kustomization.yaml",
         1,
         "warning",
@@ -290,7 +290,7 @@ def test_a_failing_helm_is_a_warning_quoting_its_own_message(
     result = run("check", "--isolated", "--format", "json", "broken")
     assert result.exit_code == 0, result.output
     [finding] = json.loads(result.stdout)["findings"]
-    assert (finding["code"], finding["path"], finding["line"]) == ("GPU009", "broken/Chart.yaml", 1)
+    assert (finding["code"], finding["path"], finding["line"]) == ("GPU030", "broken/Chart.yaml", 1)
     assert finding["message"].startswith(
         "not rendered, so not checked: helm template failed: Error: "
     )

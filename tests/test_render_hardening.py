@@ -129,12 +129,12 @@ def one_line_error(result: Result) -> str:
 
 
 def not_rendered(result: Result) -> str:
-    """Why the chart `app` was not rendered: the one finding (GPU009, a warning at its
+    """Why the chart `app` was not rendered: the one finding (GPU030, a warning at its
     Chart.yaml) of a JSON run that checked the rest."""
     assert result.exit_code == 0, result.output
     findings = json.loads(result.stdout)["findings"]
     assert [(f["code"], f["severity"], f["line"], f["column"]) for f in findings] == [
-        ("GPU009", "warning", 1, 1)
+        ("GPU030", "warning", 1, 1)
     ]
     assert findings[0]["path"].endswith("app/Chart.yaml")
     return findings[0]["message"].removeprefix("not rendered, so not checked: ")

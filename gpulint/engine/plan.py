@@ -27,6 +27,8 @@ SERVER_REJECTED = "GPU900"
 #: Kinds whose objects decide verdicts on objects in other files, read before the others.
 KNOWLEDGE_KINDS = frozenset(
     {"PriorityClass", "ResourceQuota", "LimitRange"}
+    # kiosk's AccountQuota: a ResourceQuota spec over an account's namespaces.
+    | {"AccountQuota"}
     # DRA objects: claims and classes that pods and claims of other files name.
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
     # The schemas of custom resources in other files (gpulint.validation.crds).

@@ -19,7 +19,7 @@ class RenderedInput(NamedTuple):
 
 class RenderFailure(NamedTuple):
     """The origin of a chart or overlay its tool could not render: nothing to trace, and the
-    reason reported at its Chart.yaml or kustomization.yaml (GPU009)."""
+    reason reported at its Chart.yaml or kustomization.yaml (GPU030)."""
 
     message: str
 

@@ -29,7 +29,7 @@ def invalid_manifest(ctx: CheckContext) -> Iterator[Problem]:
             IssueKind.ENV_TEMPLATE,
             IssueKind.NOT_RENDERED,
         ):
-            continue  # notes of their own rules (GPU005, GPU008, GPU009)
+            continue  # notes of their own rules (GPU005, GPU008, GPU030)
         yield Problem(issue.file, issue.pos, issue.message, _FIXES[issue.kind], issue.document)
     yield from _invalid_quantities(ctx)
 
