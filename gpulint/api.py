@@ -282,9 +282,22 @@ def _record(paths: Sequence[str], options: LintOptions, config: Config) -> Run:
         jobs=options.jobs,
         keep_checked=options.keep_checked,
         spool_findings=options.spool_findings,
+        results_cache=_results_cache(options),
+        warn=options.warn,
     )
     root = options.root
     return record if root is None else _from_root(record, root)
+
+
+def _results_cache(options: LintOptions) -> str | None:
+    """The cache directory per-file results are kept in (taken from `root`); None without
+    `use_cache`, or with a dry-run, whose verdicts come from a server rather than the files."""
+    if not options.use_cache or options.dry_run is not None:
+        return None
+    from gpulint.cachedir import cache_dir
+
+    place = cache_dir(_under(options.root, options.cache_dir))
+    return None if place is None else os.fspath(place)
 
 
 def _from_root(record: Run, root: str) -> Run:

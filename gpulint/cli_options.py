@@ -210,3 +210,17 @@ def run_config(
             return Config(root=Path.cwd())
         path = choice.path
     return load_config(path, rule_codes(), cache)
+
+
+def with_skipped_kinds(config: Config, kinds: Sequence[str]) -> Config:
+    """`config` dropping every finding about objects of `kinds` (`--skip-kind`), as an
+    `ignore-objects` entry each; a kind matches in any case (`deployment`), with * globs."""
+    if not kinds:
+        return config
+    from gpulint.config import ObjectPattern
+
+    patterns = tuple(
+        ObjectPattern(kind="".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in k))
+        for k in kinds
+    )
+    return replace(config, ignore_objects=(*config.ignore_objects, *patterns))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gpulint.data.tool_configs import is_tool_config
 from gpulint.errors import GpulintError
 from gpulint.fields import shown, type_name, with_article, wrong_type
+from gpulint.ignores import SUPPRESSION, parse_comment
 from gpulint.model import (
     Document,
     IssueKind,
@@ -56,8 +57,6 @@ STDIN = "-"
 # Patterns compiled on first use (re caches them): only a text holding `Source:` or
 # `gpulint:` is searched with them.
 _HELM_SOURCE = r"(?m)^#[ \t]*Source:[ \t]*(\S[^\n]*?)[ \t]*$"
-_SUPPRESSION = r"(?m)(?:^|[ \t])#[ \t]*gpulint:[ \t]*ignore(?![-\w])(?:\[([^\]\n]*)\])?"
-_CODE_SPLIT = r"[\s,]+"
 
 
 class LoadResult(NamedTuple):
@@ -876,11 +875,11 @@ def _suppressions(text: str) -> dict[int, Suppression]:
     if "gpulint:" not in text:
         return {}
     found: dict[int, Suppression] = {}
-    for line, match in _lines_of(text, re.finditer(_SUPPRESSION, text)):
-        codes = frozenset(c.upper() for c in re.split(_CODE_SPLIT, match.group(1) or "") if c)
+    for line, match in _lines_of(text, re.finditer(SUPPRESSION, text)):
         start = match.start() + (0 if text[match.start()] == "#" else 1)
         column = start - (text.rfind("\n", 0, start) + 1) + 1
-        found[line] = Suppression(line, column, codes)
+        selectors, reason, problem = parse_comment(match.group(1).rstrip())
+        found[line] = Suppression(line, column, selectors, reason, problem)
     return found
 
 

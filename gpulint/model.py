@@ -84,11 +84,17 @@ class LoadIssue(NamedTuple):
 
 
 class Suppression(NamedTuple):
-    """An inline `# gpulint: ignore[CODE,...]` comment; no codes means every code."""
+    """An inline `# gpulint: ignore[CODE-or-name,...: reason]` comment.
+
+    No selectors means every code; a `problem` (what is wrong with how it is written) means
+    it suppresses nothing and is reported instead.
+    """
 
     line: int
     column: int
-    codes: frozenset[str]
+    selectors: tuple[str, ...]  # codes, code prefixes or rule names, as written
+    reason: str = ""
+    problem: str | None = None
 
 
 @frozen_view

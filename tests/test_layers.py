@@ -121,6 +121,7 @@ LAYERS = (
         "gpulint.images",
         "gpulint.files",
         "gpulint.schema",
+        "gpulint.ignores",
         "gpulint.edits",
         "gpulint.gitignore",
     ),

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpulint.engine.report import findings_of, roles_of, sort_key
+from gpulint.engine.report import findings_of, invalid_suppressions, roles_of, sort_key
 from gpulint.findings import CheckedObject, Finding
 from gpulint.loader import Input, LoadResult, RenderedInput, load_bytes, load_path
 from gpulint.model import IssueKind, LoadIssue, SourceFile
@@ -59,6 +59,9 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         ),
         key=sort_key,
     )
+    if plan.suppression_rule is not None:
+        findings.extend(invalid_suppressions(plan.suppression_rule, tracker, plan.config))
+        findings.sort(key=sort_key)
     if isinstance(item, RenderedInput):
         located = item.origin.locate(findings, item.data.decode("utf-8"))
         findings = sorted(located, key=sort_key)

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from gpulint.cachedir import sha256
 from gpulint.config import Config
 from gpulint.engine.files import load_input
 from gpulint.engine.variants import installed_namespaces
@@ -51,6 +52,11 @@ class FilePlan(NamedTuple):
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
     # The namespace each chart render is installed in (gpulint.engine.variants).
     file_namespaces: Mapping[str, str] = MappingProxyType({})
+    # GPU006 when selected: malformed suppressions, and names of no rule, are always reported.
+    suppression_rule: Rule | None = None
+    # A SHA-256 of the names and bytes of the files the knowledge objects were read from:
+    # what the results cache (gpulint.engine.cache) knows them by.
+    knowledge_digest: str = ""
 
     def context(
         self,
@@ -82,7 +88,8 @@ def plan(
     active = [r for r in run.rules if r.check is not None and r not in skipped]
     if run.dry_run is None:  # only a server's dry-run gives GPU900 anything to report
         active = [r for r in active if r.code != SERVER_REJECTED]
-    knowledge = knowledge_documents(inputs) + knowledge_documents(context_inputs)
+    digest = sha256()
+    knowledge = knowledge_documents(inputs, digest) + knowledge_documents(context_inputs, digest)
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     profile_kinds = profile.object_kinds if profile is not None else frozenset()
     file_plan = FilePlan(
@@ -99,6 +106,8 @@ def plan(
         _unused_rule(run.rules, config),
         # After the knowledge scan: the inputs' charts are rendered by then.
         installed_namespaces([*inputs.renders.values(), *context_inputs]),
+        next((r for r in run.rules if r.code == UNUSED_SUPPRESSION), None),
+        digest.hexdigest(),
     )
     return file_plan, skipped
 
@@ -109,16 +118,22 @@ def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
     return next((r for r in selected if r.code == UNUSED_SUPPRESSION), None)
 
 
-def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
+def knowledge_documents(inputs: Iterable[Input], digest: Any = None) -> tuple[Document, ...]:
     """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
 
-    Only files whose bytes name one of those kinds are parsed here (and again when checked).
+    Only files whose bytes name one of those kinds are parsed here (and again when checked);
+    `digest` (a hash object) is fed the name and bytes of each.
     """
     found: list[Document] = []
     for item in inputs:
         name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
         if isinstance(data, OSError) or not names_any(data, _KNOWLEDGE_BYTES):
             continue
+        if digest is not None:
+            digest.update(
+                b"%d:%s\0%d:" % (len(name), name.encode("utf-8", "surrogateescape"), len(data))
+            )
+            digest.update(data)
         loaded = load_bytes(name, data)
         found.extend(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
     return tuple(found)

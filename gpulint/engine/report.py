@@ -155,6 +155,24 @@ def unused_suppressions(
     return findings
 
 
+INVALID_FIX = (
+    "Name rules by code or name, with an optional reason after a colon: "
+    '`# gpulint: ignore[GPU601: why]`, `gpulint.io/ignore: "gpu-limit-request-mismatch: why"` '
+    "or `ignore.gpulint.io/GPU601: why`; `gpulint rules` lists them."
+)
+
+
+def invalid_suppressions(
+    rule: Rule, tracker: SuppressionTracker, config: Config
+) -> Iterator[Finding]:
+    """GPU006: each suppression written wrongly or naming no rule (it suppresses nothing)."""
+    for marker, message in tracker.invalid():
+        if config.ignored_in_file(marker.file.path, rule.code):
+            continue
+        problem = Problem(marker.file, marker.pos, message, fix=INVALID_FIX)
+        yield to_finding(rule, problem, config)
+
+
 def displayed(findings: Iterable[Finding], run: Run) -> Iterator[Finding]:
     """`findings` with their files (and renders) named as the report names them."""
     if run.root is None:

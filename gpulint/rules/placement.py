@@ -42,12 +42,15 @@ from gpulint.scheduling import (
     pool_gpus,
     pools_named,
     satisfied_requirements,
+    selector_mismatch,
     usable,
 )
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
 _HOSTNAME = "kubernetes.io/hostname"
+# How alike a pool's name must be spelt to the one written to be a "did you mean" (difflib).
+_SPELLING_CUTOFF = 0.5
 
 
 class Blocker(enum.Enum):
@@ -284,7 +287,13 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
                 ],
                 ", ",
             )
-        rest = [f for f in item.placement.fits if f not in (best, *others)]
+        # Only pools the pod could have used: those its own placement chose and that have room
+        # for it. A pool it excluded (another pool's selector) is no alternative to list.
+        rest = [
+            f
+            for f in item.placement.fits
+            if f.matches_placement and f.has_room and f not in (best, *others)
+        ]
         rest.sort(key=lambda f: _distance(item, f))
         rest_text = f"; other pools: {_per_pool_of(rest)}" if rest else ""
         sure = certainty(item, profile)
@@ -397,7 +406,7 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
         if verdict is Blocker.MISSING_POOL:
             missing = missing_pool(template, profile)
             if missing is not None:
-                yield _missing_pool_problem(template, profile, missing)
+                yield _missing_pool_problem(item, profile, missing)
         elif verdict is Blocker.DEAD_POOL:
             pools = placement.eligible
             sure = certainty(item, profile)
@@ -465,18 +474,17 @@ def placement_keeps_pod_cold(placement: Placement) -> bool:
 
 
 def _missing_pool_problem(
-    template: PodTemplate, profile: ClusterProfile, missing: MissingPool
+    item: GpuPlacement, profile: ClusterProfile, missing: MissingPool
 ) -> Problem:
+    template = item.template
     existing = sorted({p.labels[missing.label] for p in profile.pools if missing.label in p.labels})
     known = (
         f"pools by {missing.label}: {', '.join(existing)}"
         if existing
         else f"no pool has the label {missing.label}"
     )
-    import difflib  # only for a near miss: most runs never get here
-
-    close = difflib.get_close_matches(missing.values[0], existing, n=1, cutoff=0.5)
-    hint = f"; did you mean `{close[0]}`?" if close else ""
+    suggested = suggested_pool(item, missing)
+    hint = f"; did you mean `{suggested}`?" if suggested else ""
     fix = (
         f"Use a pool the cluster has ({known}), or create the pool first."
         if existing
@@ -490,6 +498,44 @@ def _missing_pool_problem(
         fix,
         severity=Severity.ERROR,
     )
+
+
+def suggested_pool(item: GpuPlacement, missing: MissingPool) -> str | None:
+    """The pool name `missing` most likely meant, among pools the pod would fit.
+
+    A pool qualifies when, named instead, it would take the pod: its nodes have room for the
+    pod's GPUs (model and count) and the rest of its requests, the pod tolerates its taints,
+    the pod's other selector entries and affinity match it, and it can have a node.
+    Candidates spelt like the name written are ranked by fit (fewest GPUs left idle on a
+    node), then by spelling; when the best two tie, none is suggested: a guess between
+    equals would mislead.
+    """
+    import difflib  # only for a near miss: most runs never get here
+
+    wanted = missing.values[0]
+    best: dict[str, tuple[Decimal, float]] = {}
+    for fit in item.placement.fits:
+        value = fit.pool.labels.get(missing.label)
+        if value is None or not (fit.tolerated and fit.has_room and fit.pool.can_grow):
+            continue
+        # The pod's placement with this pool named where the missing one was.
+        labels = {**fit.pool.labels, missing.label: wanted}
+        if selector_mismatch(item.template, labels, fit.pool.label_requirements) is not None:
+            continue
+        spelling = difflib.SequenceMatcher(None, wanted, value).ratio()
+        if spelling < _SPELLING_CUTOFF:
+            continue
+        idle = sum(
+            (allocatable(fit.pool, name) - count for name, count in item.gpus.items()),
+            Decimal(0),
+        )
+        key = (idle, -spelling)
+        if value not in best or key < best[value]:
+            best[value] = key
+    ranked = sorted(best.items(), key=lambda entry: entry[1])
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
 
 
 def _cannot_grow(pool: Pool) -> str:
