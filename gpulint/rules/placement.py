@@ -449,13 +449,17 @@ def _missing_pools_beside_gpu001(ctx: CheckContext, profile: ClusterProfile) -> 
     if not profile.pools or profile.provider == "gke-autopilot":
         return
     advertised = profile.advertised_resources()
-    for _, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates():
         gpus = gpu_requests(template)
         if not gpus or all(name in advertised for name in gpus):
             continue  # judged with its placement (gpu_placements)
         missing = missing_pool(template, profile)
         if missing is not None:
-            yield _missing_pool_problem(template, profile, missing)
+            # No pool fits a resource none advertises, so no pool is suggested for it.
+            item = GpuPlacement(
+                workload, template, ctx.placement(template), gpus, ctx.admission(template)
+            )
+            yield _missing_pool_problem(item, profile, missing)
 
 
 def placement_keeps_pod_cold(placement: Placement) -> bool:
