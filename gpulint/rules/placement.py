@@ -399,6 +399,7 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None:
         return
+    yield from _missing_pools_beside_gpu001(ctx, profile)
     for item in gpu_placements(ctx):
         template, placement = item.template, item.placement
         verdict = blocker(item, profile)
@@ -439,6 +440,26 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
                 _cold_fix(placement, pools, dead=False),
                 severity=Severity.WARNING,
             )
+
+
+def _missing_pools_beside_gpu001(ctx: CheckContext, profile: ClusterProfile) -> Iterator[Problem]:
+    """A pod left to GPU001 (it requests an accelerator no pool advertises) that also names a
+    pool the cluster lacks: a second defect, not a consequence of the first. Renaming the
+    resource leaves the pod Pending all the same, so both are told at once."""
+    if not profile.pools or profile.provider == "gke-autopilot":
+        return
+    advertised = profile.advertised_resources()
+    for workload, template in ctx.pod_templates():
+        gpus = gpu_requests(template)
+        if not gpus or all(name in advertised for name in gpus):
+            continue  # judged with its placement (gpu_placements)
+        missing = missing_pool(template, profile)
+        if missing is not None:
+            # No pool fits a resource none advertises, so no pool is suggested for it.
+            item = GpuPlacement(
+                workload, template, ctx.placement(template), gpus, ctx.admission(template)
+            )
+            yield _missing_pool_problem(item, profile, missing)
 
 
 def placement_keeps_pod_cold(placement: Placement) -> bool:
