@@ -313,6 +313,7 @@ def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:
     )
     result = run(str(dump), "-o", str(tmp_path / "report.txt"))
     assert result.exit_code == 0, result.output
+    assert result.stderr == f"gpulint: wrote the text report to {tmp_path / 'report.txt'}\n"
     assert (tmp_path / "report.txt").read_text(encoding="utf-8") == (
         "No Pending GPU pods.\n\n"
         "not judged: no Events: causes come from the pods' PodScheduled conditions only, and "
