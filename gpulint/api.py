@@ -231,11 +231,16 @@ def _lint_clusters(
         raise GpulintError("--live reads one cluster: drop the named --profile clusters")
     # Findings are merged in memory, so no run spools them.
     options = replace(options, spool_findings=False)
+    from gpulint.render.options import RenderOptions
+
     results = {}
     for name, files in clusters.items():
         try:
             profile = _read_profile(options, files)
-            results[name] = run(_record(paths, replace(options, profile=profile), config))
+            # What the config applies to other clusters only is not read in this one's run.
+            render = (options.render or RenderOptions())._replace(cluster=name)
+            bound = replace(options, profile=profile, render=render)
+            results[name] = run(replace(_record(paths, bound, config), cluster=name))
         except GpulintError as exc:
             raise GpulintError(f"cluster {name}: {exc}") from exc
     return merge_results(results)
@@ -277,9 +282,22 @@ def _record(paths: Sequence[str], options: LintOptions, config: Config) -> Run:
         jobs=options.jobs,
         keep_checked=options.keep_checked,
         spool_findings=options.spool_findings,
+        results_cache=_results_cache(options),
+        warn=options.warn,
     )
     root = options.root
     return record if root is None else _from_root(record, root)
+
+
+def _results_cache(options: LintOptions) -> str | None:
+    """The cache directory per-file results are kept in (taken from `root`); None without
+    `use_cache`, or with a dry-run, whose verdicts come from a server rather than the files."""
+    if not options.use_cache or options.dry_run is not None:
+        return None
+    from gpulint.cachedir import cache_dir
+
+    place = cache_dir(_under(options.root, options.cache_dir))
+    return None if place is None else os.fspath(place)
 
 
 def _from_root(record: Run, root: str) -> Run:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,85 @@ def untrusted_place(path: str | os.PathLike[str]) -> str | None:
         return None
     why = untrusted(holder)
     return None if why is None else f"{os.fspath(path)} is in {parent}, which {why}"
+
+
+# Entries are opened relative to the cache directory, never through a symlink at the last step.
+SAFE_OPEN = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# https://bford.info/cachedir/: backup tools skip a directory holding this file.
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by gpulint.\n"
+)
+
+
+@contextlib.contextmanager
+def open_own_directory(path: Path | str, parent: int | None = None) -> Iterator[int]:
+    """A descriptor of the directory `path` (relative to `parent`, never through a symlink
+    there), if it is the user's own; raises OSError otherwise."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NONBLOCK
+    descriptor = os.open(path, flags | (_NOFOLLOW if parent is not None else 0), dir_fd=parent)
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            raise PermissionError(f"{path}: not a directory of the user's own")
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+def read_own_file(name: str, directory: int) -> bytes | None:
+    """The bytes of `name` in `directory` if it is a regular file of the user's own.
+
+    Opened non-blocking: a FIFO planted under the name returns at once, and is refused.
+    """
+    import stat
+
+    try:
+        descriptor = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=directory)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as stream:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            return None
+        return stream.read()
+
+
+def create_new(directory: int, name: str, data: bytes) -> None:
+    """Create `name` in `directory` with `data`; nothing when anything (a symlink too) is there."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+    try:
+        descriptor = os.open(name, flags, 0o600, dir_fd=directory)
+    except FileExistsError:
+        return
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(data)
+
+
+def write_atomically(directory: Path, entries: str, name: str, data: bytes) -> None:
+    """Write `data` as `name` in the `entries` folder of the cache `directory`: to a temporary
+    file first, then renamed, so no reader sees half an entry."""
+    import secrets
+
+    if not directory.is_dir():
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open_own_directory(directory) as root:
+        try:
+            os.mkdir(entries, 0o700, dir_fd=root)
+        except FileExistsError:
+            pass
+        else:
+            create_new(root, "CACHEDIR.TAG", CACHEDIR_TAG.encode())
+            create_new(root, ".gitignore", b"*\n")
+        with open_own_directory(entries, root) as folder:
+            temporary = f".{secrets.token_hex(8)}.tmp"
+            try:
+                create_new(folder, temporary, data)
+                os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=folder)
+                raise

@@ -239,3 +239,16 @@ def test_a_gitignore_that_is_not_a_regular_file_is_not_read(repo: Path, kind: st
     done = gpulint(repo, "check", "--isolated", "--format", "json", ".")
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["summary"]["files"] == 1
+
+
+def test_a_config_that_links_out_of_the_tree_is_not_read(repo: Path) -> None:
+    secret = repo.parent / "settings.yaml"
+    secret.write_text("token: CI-SECRET-1234\n")
+    (repo / ".git").mkdir()
+    (repo / ".gpulint.yaml").symlink_to(secret)
+    done = gpulint(repo, "check", "pod.yaml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"gpulint: error: {repo / '.gpulint.yaml'}: cannot read config: a symlink to {secret}, "
+        "outside the checked tree\n"
+    )

@@ -128,6 +128,7 @@ LAYERS = (
     # Typed views, and the inputs they are read from.
     (
         "gpulint.model",
+        "gpulint.placeholders",
         "gpulint.constraints",
         "gpulint.shapes",
         "gpulint.operators",

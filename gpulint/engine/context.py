@@ -16,15 +16,24 @@ from gpulint.errors import GpulintError
 from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, read_bytes
 
 if TYPE_CHECKING:
+    from gpulint.engine.cache import ResultCache
     from gpulint.engine.gather import Gathered
+    from gpulint.engine.record import Run
+    from gpulint.render.options import RenderOptions
 
 #: A context file is read only if its bytes may hold what corpus-wide rules keep.
 _CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler")
 
 
-def context_inputs(config: Config, given: Inputs) -> list[Input]:
+def context_inputs(
+    config: Config,
+    given: Inputs,
+    cluster: str | None = None,
+    render: RenderOptions | None = None,
+) -> list[Input]:
     """The files under the config's `context` that are not among the given inputs (stdin
-    named as one of them, `--stdin-filename k8s/a.yaml`, stands for it)."""
+    named as one of them, `--stdin-filename k8s/a.yaml`, stands for it), less what the config
+    applies to clusters other than `cluster`; its charts rendered as `render` says."""
     paths = config.context_paths()
     if not paths:
         return []
@@ -32,7 +41,12 @@ def context_inputs(config: Config, given: Inputs) -> list[Input]:
     # A chart or overlay the given files already render is not rendered again as context.
     rendered = {os.path.realpath(name) for name in given.renders}
     try:
-        found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
+        found = discover(
+            paths,
+            config.excluded_in(cluster),
+            render=render,
+            ignored=config.gitignore_filter(),
+        )
     except GpulintError as exc:
         # A chart under `context` is rendered for any file given: say why it was.
         raise GpulintError(f"{config.context_where()}: context: {exc}") from None
@@ -49,29 +63,50 @@ def renders_of(context: Sequence[Input]) -> dict[str, RenderedInput]:
 
 
 def read_context(
-    plan: FilePlan, inputs: Inputs, context: Sequence[Input], gathered: Gathered
+    plan: FilePlan,
+    inputs: Inputs,
+    context: Sequence[Input],
+    gathered: Gathered,
+    run: Run | None = None,
 ) -> frozenset[str]:
     """Add to `gathered` what corpus-wide rules keep of the context files (no per-file rule
-    runs on them); return the given files' names."""
+    runs on them); return the given files' names. With `run`'s results cache, a context file
+    whose bytes did not change is read from it (a pre-commit hook's context rarely changes)."""
     given = frozenset(input_name(item) for item in inputs)
     context_plan = plan._replace(
         per_document=(), keep_checked=False, unused_rule=None, suppression_rule=None
     )
+    cache = None
+    if run is not None and plan.corpus_wide:
+        from gpulint.engine.cache import result_cache
+
+        cache = result_cache(run, context_plan, len(context))
     # Without a corpus-wide rule at work, context files were wanted for knowledge only.
-    for outcome in _context_outcomes(context_plan, context if plan.corpus_wide else ()):
+    items = context if plan.corpus_wide else ()
+    for outcome in _context_outcomes(context_plan, items, cache):
         gathered.add_autoscalers(outcome)
         gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
         gathered.add_kept(outcome)
     return given
 
 
-def _context_outcomes(plan: FilePlan, items: Iterable[Input]) -> Iterator[FileOutcome]:
+def _context_outcomes(
+    plan: FilePlan, items: Iterable[Input], cache: ResultCache | None = None
+) -> Iterator[FileOutcome]:
     """What corpus-wide rules keep of each context file; files that cannot hold it are not
-    parsed."""
+    parsed, and those `cache` holds are read from it."""
     for item in items:
         if isinstance(item, str):
             data = read_bytes(Path(item))
             if isinstance(data, OSError) or not names_any(data, _CONTEXT_BYTES):
                 continue
             item = (item, data)
-        yield check_file(plan, item)
+        if cache is None or isinstance(item, RenderedInput):
+            yield check_file(plan, item)
+            continue
+        key = cache.key(item[0], item[1])
+        outcome = cache.read(key)
+        if outcome is None:
+            outcome = check_file(plan, item)
+            cache.write(key, outcome)
+        yield outcome

@@ -62,7 +62,10 @@ def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
     # A file's suppression markers matter once it is checked only to corpus-wide findings and
     # to the report of markers that suppressed nothing.
     keep_markers = bool(plan.corpus_wide) or plan.unused_rule is not None
-    for outcome in check_files(plan, inputs, run.jobs):
+    from gpulint.engine.cache import result_cache
+
+    cache = result_cache(run, plan, inputs.files)
+    for outcome in check_files(plan, inputs, run.jobs, cache):
         gathered.files += outcome.files
         gathered.objects += outcome.objects
         gathered.unchecked += outcome.unchecked

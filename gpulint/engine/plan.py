@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from gpulint.cachedir import sha256
 from gpulint.config import Config
 from gpulint.engine.files import load_input
+from gpulint.engine.variants import installed_namespaces
 from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
 from gpulint.rules import UNUSED_SUPPRESSION, Rule
 from gpulint.rules.base import CheckContext
@@ -25,6 +28,8 @@ SERVER_REJECTED = "GPU900"
 #: Kinds whose objects decide verdicts on objects in other files, read before the others.
 KNOWLEDGE_KINDS = frozenset(
     {"PriorityClass", "ResourceQuota", "LimitRange"}
+    # kiosk's AccountQuota: a ResourceQuota spec over an account's namespaces.
+    | {"AccountQuota"}
     # DRA objects: claims and classes that pods and claims of other files name.
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
     # The schemas of custom resources in other files (gpulint.validation.crds).
@@ -45,8 +50,13 @@ class FilePlan(NamedTuple):
     knowledge_kinds: frozenset[str] = frozenset()
     keep_checked: bool = True
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
+    # The namespace each chart render is installed in (gpulint.engine.variants).
+    file_namespaces: Mapping[str, str] = MappingProxyType({})
     # GPU006 when selected: malformed suppressions, and names of no rule, are always reported.
     suppression_rule: Rule | None = None
+    # A SHA-256 of the names and bytes of the files the knowledge objects were read from:
+    # what the results cache (gpulint.engine.cache) knows them by.
+    knowledge_digest: str = ""
 
     def context(
         self,
@@ -63,6 +73,7 @@ class FilePlan(NamedTuple):
             self.namespace,
             knowledge=self.knowledge,
             kubernetes_version=self.config.kubernetes_version,
+            file_namespaces=self.file_namespaces,
             **corpus_wide,
         )
 
@@ -77,7 +88,8 @@ def plan(
     active = [r for r in run.rules if r.check is not None and r not in skipped]
     if run.dry_run is None:  # only a server's dry-run gives GPU900 anything to report
         active = [r for r in active if r.code != SERVER_REJECTED]
-    knowledge = knowledge_documents(inputs) + knowledge_documents(context_inputs)
+    digest = sha256()
+    knowledge = knowledge_documents(inputs, digest) + knowledge_documents(context_inputs, digest)
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     profile_kinds = profile.object_kinds if profile is not None else frozenset()
     file_plan = FilePlan(
@@ -92,7 +104,10 @@ def plan(
         known_kinds,
         run.keep_checked,
         _unused_rule(run.rules, config),
+        # After the knowledge scan: the inputs' charts are rendered by then.
+        installed_namespaces([*inputs.renders.values(), *context_inputs]),
         next((r for r in run.rules if r.code == UNUSED_SUPPRESSION), None),
+        digest.hexdigest(),
     )
     return file_plan, skipped
 
@@ -103,16 +118,22 @@ def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
     return next((r for r in selected if r.code == UNUSED_SUPPRESSION), None)
 
 
-def knowledge_documents(inputs: Iterable[Input]) -> tuple[Document, ...]:
+def knowledge_documents(inputs: Iterable[Input], digest: Any = None) -> tuple[Document, ...]:
     """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
 
-    Only files whose bytes name one of those kinds are parsed here (and again when checked).
+    Only files whose bytes name one of those kinds are parsed here (and again when checked);
+    `digest` (a hash object) is fed the name and bytes of each.
     """
     found: list[Document] = []
     for item in inputs:
         name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
         if isinstance(data, OSError) or not names_any(data, _KNOWLEDGE_BYTES):
             continue
+        if digest is not None:
+            digest.update(
+                b"%d:%s\0%d:" % (len(name), name.encode("utf-8", "surrogateescape"), len(data))
+            )
+            digest.update(data)
         loaded = load_bytes(name, data)
         found.extend(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
     return tuple(found)

@@ -15,7 +15,42 @@ from gpulint.errors import GpulintError
 from gpulint.loader import Input, Inputs, collection_paused
 
 if TYPE_CHECKING:
+    from gpulint.engine.cache import ResultCache
     from gpulint.engine.plan import FilePlan
+
+
+class Listed(list[Input]):
+    """Some inputs, with the count and size `worth_processes` judges them by."""
+
+    def __init__(self, items: list[Input], size: int) -> None:
+        super().__init__(items)
+        self.files = len(items)
+        self.size = size
+
+
+def _through_cache(
+    plan: FilePlan, inputs: Inputs | Listed, jobs: int, cache: ResultCache
+) -> Iterator[FileOutcome]:
+    """check_files() with the stored outcomes read rather than computed: the files without
+    one are checked (in processes when they are enough) and stored, in input order."""
+    looked = []  # (input, key, whether an entry is there): no outcome is held ahead
+    missing: list[Input] = []
+    size = 0
+    for item, key, data in cache.keyed(inputs):
+        stored = key is not None and cache.has(key)
+        looked.append((item, key, stored))
+        if not stored:
+            missing.append(item)
+            size += len(data) if data is not None else 0
+    checked = check_files(plan, Listed(missing, size), jobs)
+    for item, key, stored in looked:
+        outcome = cache.read(key) if stored and key is not None else None
+        if outcome is None:
+            outcome = next(checked) if not stored else check_file(plan, item)
+            if key is not None:
+                cache.write(key, outcome)
+        yield outcome
+
 
 #: Below this much input a process pool costs more to start than it saves.
 PARALLEL_MIN_BYTES = 4 << 20
@@ -30,8 +65,14 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def check_files(plan: FilePlan, inputs: Inputs, jobs: int) -> Iterator[FileOutcome]:
-    """Every input's outcome, in input order; in `jobs` processes when that pays."""
+def check_files(
+    plan: FilePlan, inputs: Inputs | Listed, jobs: int, cache: ResultCache | None = None
+) -> Iterator[FileOutcome]:
+    """Every input's outcome, in input order; in `jobs` processes when that pays. With a
+    `cache`, a file whose entry is there is read from it, and the others are stored."""
+    if cache is not None:
+        yield from _through_cache(plan, inputs, jobs, cache)
+        return
     if jobs <= 1 or not worth_processes(inputs, jobs):
         yield from (check_file(plan, item) for item in inputs)
         return
@@ -93,7 +134,7 @@ def _interrupts_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-def worth_processes(inputs: Inputs, jobs: int) -> bool:
+def worth_processes(inputs: Inputs | Listed, jobs: int) -> bool:
     """Enough input that worker processes save more than they cost to start and feed."""
     return inputs.files >= max(PARALLEL_MIN_FILES, 2 * jobs) and inputs.size >= PARALLEL_MIN_BYTES
 

@@ -6,7 +6,7 @@ the profile read, paths taken from the root); the engine reads nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,12 @@ class Run:
     jobs: int = 1
     keep_checked: bool = True
     spool_findings: bool = False
+    # The named cluster this run checks (gpulint.clusters): what the config applies to other
+    # clusters only is not read. None: one cluster, or none named.
+    cluster: str | None = None
+    # Where per-file results are kept between runs (gpulint.engine.cache); None: not kept.
+    results_cache: str | None = None
+    warn: Callable[[str], None] | None = None  # told why the cache cannot be used
 
     def display(self, path: str) -> str:
         """How the report names the file read as `path`: the one place paths become names."""

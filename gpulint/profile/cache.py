@@ -30,14 +30,23 @@ import binascii
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from gpulint import __version__
-from gpulint.cachedir import default_cache_dir, sha256, untrusted
+from gpulint.cachedir import (
+    SAFE_OPEN,
+    create_new,
+    default_cache_dir,
+    open_own_directory,
+    read_own_file,
+    sha256,
+    untrusted,
+    write_atomically,
+)
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.views import NamedTuple
@@ -53,17 +62,13 @@ except ImportError:  # not CPython
 CACHE_FORMAT = 2
 _ENTRIES = "profiles"
 _RENDERS = "renders"  # gpulint.render.cache's entries
+_RESULTS = "results"  # gpulint.engine.cache's entries
 _SUFFIX = ".pickle"
 
 
 #: The modules whose classes an entry may hold: all that unpickling may build, besides
 #: Decimal. gpulint.dra is imported only for an entry that holds DRA objects.
 MODEL_MODULES = ("gpulint.dra", "gpulint.profile.merge", "gpulint.profile.model")
-# https://bford.info/cachedir/: backup tools skip a directory holding this file.
-_CACHEDIR_TAG = (
-    "Signature: 8a477f597d28d172789f06886806bc55\n"
-    "# This file is a cache directory tag created by gpulint.\n"
-)
 
 
 class ProfileCache(NamedTuple):
@@ -109,9 +114,10 @@ def cache_problem(directory: Path) -> str | None:
     with contextlib.suppress(OSError):
         if untrusted(os.stat(parent)) is not None:
             return f"cache directory {directory} is in {parent}, which is writable by other users"
-    # Renders (gpulint.render.cache) are read from under the same directory, with no check of
-    # their own: their directory must be the user's alone.
-    for name in (_ENTRIES, _RENDERS):
+    # Renders (gpulint.render.cache) and per-file results (gpulint.engine.cache) are read from
+    # under the same directory, with no check of their own: their directories must be the
+    # user's alone.
+    for name in (_ENTRIES, _RENDERS, _RESULTS):
         try:
             entries = os.lstat(directory / name)
         except OSError:
@@ -202,75 +208,15 @@ def _is_facts(item: object) -> bool:
 
 
 def _write_atomically(directory: Path, name: str, data: bytes) -> None:
-    """Write `data` to a temporary file and rename it, so no reader sees half an entry."""
-    import secrets
-
-    if not directory.is_dir():
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with _directory(directory) as root:
-        try:
-            os.mkdir(_ENTRIES, 0o700, dir_fd=root)
-        except FileExistsError:
-            pass
-        else:
-            _create_new(root, "CACHEDIR.TAG", _CACHEDIR_TAG.encode())
-            _create_new(root, ".gitignore", b"*\n")
-        with _directory(_ENTRIES, root) as entries:
-            temporary = f".{secrets.token_hex(8)}.tmp"
-            try:
-                _create_new(entries, temporary, data)
-                os.replace(temporary, name, src_dir_fd=entries, dst_dir_fd=entries)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary, dir_fd=entries)
-                raise
+    """Write `data` as the entry `name`, so no reader sees half of it."""
+    write_atomically(directory, _ENTRIES, name, data)
 
 
 # Opening relative to a directory, without following a symlink at the last step.
-_SAFE_OPEN = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-@contextlib.contextmanager
-def _directory(path: Path | str, parent: int | None = None) -> Iterator[int]:
-    """A descriptor of the directory `path` (relative to `parent`, never through a symlink
-    there), if it is the user's own; raises OSError otherwise."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NONBLOCK
-    descriptor = os.open(path, flags | (_NOFOLLOW if parent is not None else 0), dir_fd=parent)
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-            raise PermissionError(f"{path}: not a directory of the user's own")
-        yield descriptor
-    finally:
-        os.close(descriptor)
-
-
-def _read_own_file(name: str, directory: int) -> bytes | None:
-    """The bytes of `name` in `directory` if it is a regular file of the user's own.
-
-    Opened non-blocking: a FIFO planted under the name returns at once, and is refused.
-    """
-    try:
-        descriptor = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=directory)
-    except OSError:
-        return None
-    with os.fdopen(descriptor, "rb") as stream:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-            return None
-        return stream.read()
-
-
-def _create_new(directory: int, name: str, data: bytes) -> None:
-    """Create `name` in `directory` with `data`; nothing when anything (a symlink too) is there."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
-    try:
-        descriptor = os.open(name, flags, 0o600, dir_fd=directory)
-    except FileExistsError:
-        return
-    with os.fdopen(descriptor, "wb") as stream:
-        stream.write(data)
+_SAFE_OPEN = SAFE_OPEN
+_directory = open_own_directory
+_read_own_file = read_own_file
+_create_new = create_new
 
 
 def _without_path(facts: ProfileFacts, path: str) -> ProfileFacts | None:

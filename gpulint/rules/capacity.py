@@ -56,7 +56,8 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
     """Every GPU workload with a replica count whose pods some pool can run."""
     for item in ctx.gpu_placements:
         pools = usable(item.placement.eligible)
-        if runs_on_every_node(item.workload) or not pools:
+        # A count an envsubst placeholder holds is not judged (gpulint.placeholders).
+        if runs_on_every_node(item.workload) or not pools or item.workload.unknown_count:
             continue
         yield GpuDemand(
             item.workload,

@@ -122,6 +122,7 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None:
         return
+    yield from _roles_never_placed(ctx, profile)
     for item in gpu_placements(ctx):
         if blocker(item, profile) is not Blocker.NO_POOL:
             continue
@@ -138,6 +139,52 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
             _no_pool_fix(item, closest),
             severity=severity,
         )
+
+
+def _roles_never_placed(ctx: CheckContext, profile: ClusterProfile) -> Iterator[Problem]:
+    """A role of a GPU workload that requests no GPU (a Ray head, an MPI launcher, a Spark
+    driver) whose required placement matches no pool, or only pools that can never have a
+    node: it stays Pending, and the workload cannot run without it."""
+    gpu_workloads = {id(item.workload): item.workload for item in gpu_placements(ctx)}
+    for workload in gpu_workloads.values():
+        for template in workload.templates:
+            if gpu_requests(template) or not has_required_placement(template):
+                continue
+            if template.replicas is not None and template.replicas.value == 0:
+                continue
+            placement = ctx.placement(template)
+            if not placement.decidable:
+                continue
+            matched = tuple(f.pool for f in placement.fits if f.matches_placement)
+            if usable(matched):
+                continue
+            if matched:
+                pos = _placement_pos(template)
+                why = (
+                    f"its required placement only matches {describe_pools(matched)}, which can "
+                    f"never have a node ({first_pools([_cannot_grow(p) for p in matched])})"
+                )
+            else:
+                first = min(
+                    (f.mismatch for f in placement.fits if f.mismatch is not None),
+                    key=lambda m: m.pos,
+                )
+                pos = first.pos
+                pools = first_pools(
+                    [f"{f.pool.name}: {f.mismatch.detail}" for f in placement.fits if f.mismatch]
+                )
+                why = f"no node pool matches its required placement ({pools})"
+            ref = workload.document.ref
+            certain = ctx.admission(template).certain
+            yield Problem.at(
+                template.document,
+                pos,
+                f"this pod requests no GPU, but {why}: it stays Pending, and {ref.kind}/{ref.name} "
+                "cannot run without it, so its GPU pods hold their GPUs for nothing or never start",
+                "Select a label the pools that run this role's pods carry (or remove the "
+                "selector): every role of the workload must be placed for any of it to work.",
+                severity=Severity.ERROR if certain else Severity.WARNING,
+            )
 
 
 def _closest(item: GpuPlacement) -> PoolFit:
@@ -673,7 +720,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             continue
         placement = ctx.placement(template)
         pools = usable(placement.eligible)
-        if not placement.decidable or not pools:
+        if not placement.decidable or not pools or workload.unknown_count:
             continue
         demand = planned_pods(workload, template, ctx.autoscalers_of(workload))
         nodes = sum(node_ceiling(p) for p in pools)

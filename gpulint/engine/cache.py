@@ -1,0 +1,298 @@
+"""Per-file results kept between runs: a file whose bytes, and everything its check depends
+on, did not change is not parsed or checked again.
+
+An entry is one file's `FileOutcome` (its findings, suppression markers, and what the
+corpus-wide rules keep of it), pickled under a SHA-256 of:
+
+- the file's name and bytes (findings name the file, so the same bytes elsewhere are another
+  entry);
+- gpulint's version and a fingerprint of its installed sources (size and modification time
+  of each module and data file: an upgraded or edited gpulint never reads an older entry);
+- the plan the file is checked by: the per-file and corpus-wide rules that run, the config
+  (select, ignores, severities, variables, workload shapes, Kubernetes version: every field),
+  the profile, the assumed namespace, and the knowledge objects (quotas, LimitRanges,
+  PriorityClasses, DRA objects, CRDs) of the other files, each digested field by field.
+
+The profile and the knowledge objects are not stored in an entry: references to them are
+written as their index and put back on reading, so the corpus pass sees the run's own objects.
+
+Entries live under `results/` of the profile cache's directory and share its trust rules
+(`gpulint.profile.cache.cache_problem`): a directory of another user's, or one others may
+write to, is not used; entries are opened without following symlinks and must be regular
+files of the user's own. Unpickling builds only gpulint's own classes (and Decimal and
+`pathlib` paths); anything else is read as no entry, and the file is checked as without a
+cache. Renders (charts, overlays) are not cached here: their findings are traced to the
+files they came from, which the render cache (`gpulint.render.cache`) keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import enum
+import io
+import os
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
+
+from gpulint import __version__
+from gpulint.cachedir import sha256
+from gpulint.loader import Input, RenderedInput, read_bytes
+
+if TYPE_CHECKING:
+    from gpulint.engine.files import FileOutcome
+    from gpulint.engine.plan import FilePlan
+    from gpulint.engine.record import Run
+
+try:
+    # The C pickler and unpickler: a warm run does not import the pickle module's Python code.
+    from _pickle import Pickler, Unpickler, UnpicklingError
+except ImportError:  # not CPython
+    from pickle import Pickler, Unpickler, UnpicklingError
+
+#: Raised when the way entries are written changes.
+RESULTS_FORMAT = 1
+RESULTS = "results"
+#: Below this many files a run checks them faster than it hashes its plan and looks them up:
+#: a pre-commit hook given a file or two is not slowed down (its `context:` files are many).
+MIN_FILES = 8
+_SUFFIX = ".pickle"
+#: Classes an entry may hold besides gpulint's own.
+_ALLOWED = {
+    ("decimal", "Decimal"): Decimal,
+    ("pathlib", "PosixPath"): Path,
+    ("pathlib", "WindowsPath"): Path,
+    ("pathlib", "PurePosixPath"): PurePath,
+}
+
+
+class ResultCache:
+    """Where per-file results are kept, and the digest of the plan they were checked by."""
+
+    def __init__(self, directory: Path, plan: FilePlan) -> None:
+        self.directory = directory
+        self.plan = plan
+        digest = sha256()
+        digest.update(repr((__version__, RESULTS_FORMAT, _sources_fingerprint())).encode())
+        digest.update(plan_digest(plan))
+        self._prefix = digest.digest()
+        # The run's own objects that entries refer to by index, not by value.
+        shared: list[object] = []
+        if plan.profile is not None:
+            shared.append(plan.profile)
+            shared.extend(plan.profile.pools)
+        for document in plan.knowledge:
+            shared.extend((document, document.file))
+        self._shared = shared
+        self._index = {id(item): number for number, item in enumerate(shared)}
+
+    def key(self, name: str, data: bytes) -> str:
+        """The entry of the file `name` holding `data`."""
+        digest = sha256(len(data))
+        digest.update(self._prefix)
+        digest.update(name.encode("utf-8", "surrogateescape"))
+        digest.update(b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def keyed(self, items: Iterable[Input]) -> Iterator[tuple[Input, str | None, bytes | None]]:
+        """Each input with its entry's key (None: not kept, as a render or an unreadable
+        file) and its bytes."""
+        for item in items:
+            if isinstance(item, RenderedInput):
+                yield item, None, None
+                continue
+            if isinstance(item, str):
+                name, data = item, read_bytes(Path(item))
+                if isinstance(data, OSError):
+                    yield item, None, None
+                    continue
+            else:
+                name, data = item
+            yield item, self.key(name, data), data
+
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under `key` (read() says whether it is usable)."""
+        return os.path.lexists(self.directory / RESULTS / f"{key}{_SUFFIX}")
+
+    def read(self, key: str) -> FileOutcome | None:
+        """The outcome stored under `key`; None when absent or unusable."""
+        from gpulint.cachedir import open_own_directory, read_own_file
+        from gpulint.engine.files import FileOutcome
+
+        try:
+            with (
+                open_own_directory(self.directory) as root,
+                open_own_directory(RESULTS, root) as entries,
+            ):
+                data = read_own_file(f"{key}{_SUFFIX}", entries)
+            if data is None:
+                return None
+            stored = _ResultUnpickler(data, self._shared).load()
+        # Anything may be in a file on disk; whatever it is, the file is checked instead.
+        except Exception:
+            return None
+        return stored if isinstance(stored, FileOutcome) else None
+
+    def write(self, key: str, outcome: FileOutcome) -> None:
+        """Store `outcome` under `key`; nothing when it or the cache cannot be written."""
+        from gpulint.cachedir import write_atomically
+
+        stream = io.BytesIO()
+        pickler = Pickler(stream, protocol=5)
+        index = self._index
+        # References to the profile, its pools and the knowledge objects are written by index.
+        pickler.persistent_id = lambda obj: index.get(id(obj))  # type: ignore[method-assign]
+        with contextlib.suppress(Exception):
+            pickler.dump(outcome)
+            write_atomically(self.directory, RESULTS, f"{key}{_SUFFIX}", stream.getvalue())
+
+
+class _ResultUnpickler(Unpickler):
+    """Builds only gpulint's classes (and a few of the standard library's values)."""
+
+    def __init__(self, data: bytes, shared: list[object]) -> None:
+        super().__init__(io.BytesIO(data))
+        self._shared = shared
+
+    def persistent_load(self, pid: Any) -> Any:
+        if type(pid) is not int or not 0 <= pid < len(self._shared):
+            raise UnpicklingError("unknown reference")
+        return self._shared[pid]
+
+    def find_class(self, module: str, name: str) -> Any:
+        allowed = _ALLOWED.get((module, name))
+        if allowed is not None:
+            return allowed
+        if module == "gpulint" or module.startswith("gpulint."):
+            import importlib
+            import sys
+
+            loaded = sys.modules.get(module) or importlib.import_module(module)
+            found = getattr(loaded, name, None)
+            if isinstance(found, type) and found.__module__ == module:
+                return found
+        raise UnpicklingError(f"{module}.{name} is not a gpulint class")
+
+
+def plan_digest(plan: FilePlan) -> bytes:
+    """What a file's outcome depends on besides its bytes, as bytes to hash."""
+    rules = (
+        tuple(r.code for r in plan.per_document),
+        tuple(r.code for r in plan.corpus_wide),
+        plan.unused_rule.code if plan.unused_rule is not None else None,
+        plan.suppression_rule.code if plan.suppression_rule is not None else None,
+    )
+    parts = [
+        rules,
+        plan.config,
+        plan.profile,
+        plan.namespace,
+        tuple(sorted(plan.file_namespaces.items())),
+        plan.knowledge_digest,
+        plan.knowledge_kinds,
+        plan.keep_checked,
+    ]
+    out: list[str] = []
+    _canonical(parts, out, set())
+    return "\x1f".join(out).encode("utf-8", "surrogateescape")
+
+
+def _canonical(value: Any, out: list[str], active: set[int]) -> None:
+    """`value` written field by field in an order that does not depend on the process (set
+    order and object addresses do): equal values give equal text."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes, Decimal)):
+        out.append(f"{type(value).__name__}:{value!r}")
+        return
+    if isinstance(value, enum.Enum):
+        out.append(f"enum:{type(value).__qualname__}.{value.name}")
+        return
+    if isinstance(value, PurePath):
+        out.append(f"path:{value}")
+        return
+    if callable(value) and not isinstance(value, type) and not hasattr(value, "__dict__"):
+        out.append(f"callable:{getattr(value, '__qualname__', type(value).__qualname__)}")
+        return
+    if id(value) in active:  # a cycle: the same object again
+        out.append("cycle")
+        return
+    active.add(id(value))
+    try:
+        out.append(f"<{type(value).__module__}.{type(value).__qualname__}")
+        if isinstance(value, dict):
+            items = []
+            for key, item in value.items():
+                written: list[str] = []
+                _canonical(key, written, active)
+                _canonical(item, written, active)
+                items.append("\x1e".join(written))
+            out.extend(sorted(items))
+            for slot in getattr(type(value), "__slots__", ()):
+                out.append(f"@{slot}")
+                _canonical(getattr(value, slot, None), out, active)
+        elif isinstance(value, (set, frozenset)):
+            members = []
+            for item in value:
+                written = []
+                _canonical(item, written, active)
+                members.append("\x1e".join(written))
+            out.extend(sorted(members))
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                _canonical(item, out, active)
+            for slot in getattr(type(value), "__slots__", ()):
+                out.append(f"@{slot}")
+                _canonical(getattr(value, slot, None), out, active)
+        elif dataclasses.is_dataclass(value):
+            for spec in dataclasses.fields(value):
+                out.append(f".{spec.name}")
+                _canonical(getattr(value, spec.name), out, active)
+        elif hasattr(value, "__match_args__") and hasattr(value, "__dict__"):
+            # A gpulint.views.frozen_view: its fields, not the cached properties computed so far.
+            for name in type(value).__match_args__:
+                out.append(f".{name}")
+                _canonical(getattr(value, name, None), out, active)
+        elif hasattr(value, "__dict__"):
+            for name, item in sorted(vars(value).items()):
+                out.append(f".{name}")
+                _canonical(item, out, active)
+        else:
+            # Nothing to tell one such value from another: an entry is never reused for it.
+            out.append(f"unique:{id(value)}:{os.getpid()}")
+        out.append(">")
+    finally:
+        active.discard(id(value))
+
+
+def _sources_fingerprint() -> tuple[tuple[str, int, int], ...]:
+    """Size and modification time of every file of the installed gpulint package."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = []
+    for folder, directories, files in os.walk(package):
+        directories[:] = sorted(d for d in directories if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json", ".yaml", ".txt")):
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    info = os.stat(path)
+                    found.append((os.path.relpath(path, package), info.st_size, info.st_mtime_ns))
+    return tuple(found)
+
+
+def result_cache(record: Run, plan: FilePlan, files: int) -> ResultCache | None:
+    """The cache of `record` for the `files` files checked by `plan`, when the run keeps one
+    and they are enough for it to pay; None otherwise, or when the cache directory cannot be
+    trusted (`record.warn` is told why)."""
+    if record.results_cache is None or files < MIN_FILES:
+        return None
+    from gpulint.profile.cache import cache_problem
+
+    directory = Path(record.results_cache)
+    problem = cache_problem(directory)
+    if problem is not None:
+        if record.warn is not None:
+            record.warn(f"{problem}; running without a cache")
+        return None
+    return ResultCache(directory, plan)

@@ -1,0 +1,123 @@
+"""The per-file results cache (gpulint.engine.cache): a warm run reports exactly what a run
+without a cache reports, re-checks a file whose bytes changed, and trusts only a directory of
+the user's own."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpulint.api import lint
+from gpulint.config import Config
+from gpulint.findings import Finding
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "fixtures" / "cases"
+PROFILES = ROOT / "fixtures" / "profiles"
+
+
+def _all(findings: object) -> list[tuple[object, ...]]:
+    return [
+        (f.path, f.line, f.column, f.code, f.severity, f.message, f.fix, f.object, f.edits)
+        for f in findings  # type: ignore[attr-defined]
+        if isinstance(f, Finding)
+    ]
+
+
+def _entries(cache: Path) -> list[str]:
+    folder = cache / "results"
+    return sorted(os.listdir(folder)) if folder.is_dir() else []
+
+
+@pytest.mark.parametrize(
+    "profile", [None, "eks.yaml", "placement-in-use.yaml", "kueue-queues.yaml", "dra-nodes.yaml"]
+)
+def test_warm_runs_report_what_a_run_without_cache_reports(
+    tmp_path: Path, profile: str | None
+) -> None:
+    profiles = (str(PROFILES / profile),) if profile else ()
+    options = {"select": ("ALL",), "profile_paths": profiles, "root": str(ROOT)}
+    plain = lint(["fixtures/cases"], **options)
+    cache = tmp_path / "cache"
+    cold = lint(["fixtures/cases"], use_cache=True, cache_dir=str(cache), **options)
+    stored = _entries(cache)
+    assert len(stored) >= 100  # one per fixture file (charts are rendered, not kept)
+    warm = lint(["fixtures/cases"], use_cache=True, cache_dir=str(cache), **options)
+    assert _entries(cache) == stored  # nothing new: every file was read from its entry
+    assert _all(plain.findings) == _all(cold.findings) == _all(warm.findings)
+    assert (plain.files, plain.objects) == (warm.files, warm.objects)
+
+
+def test_a_changed_file_is_checked_again(tmp_path: Path) -> None:
+    tree = tmp_path / "k8s"
+    shutil.copytree(CASES / "resources", tree)
+    cache = tmp_path / "cache"
+    first = lint([str(tree)], use_cache=True, cache_dir=str(cache), select=("ALL",))
+    target = sorted(tree.glob("*.yaml"))[0]
+    target.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+        "  - name: c\n    image: i\n    resources:\n      requests:\n"
+        "        nvidia.com/gpu: 1\n",
+        encoding="utf-8",
+    )
+    changed = lint([str(tree)], use_cache=True, cache_dir=str(cache), select=("ALL",))
+    plain = lint([str(tree)], select=("ALL",))
+    assert _all(changed.findings) == _all(plain.findings)
+    assert _all(changed.findings) != _all(first.findings)
+    assert [(f.line, f.column, f.code) for f in changed.findings if f.path == str(target)] == [
+        (9, 5, "GPU601"),
+        (11, 9, "GPU002"),
+    ]
+
+
+def test_context_files_are_read_from_the_cache(tmp_path: Path) -> None:
+    config = Config(root=ROOT, context=("fixtures/cases",), select=("ALL",))
+    given = ["fixtures/cases/capacity/" + sorted(os.listdir(CASES / "capacity"))[0]]
+    options = {
+        "config": config,
+        "profile_paths": (str(PROFILES / "eks.yaml"),),
+        "root": str(ROOT),
+    }
+    plain = lint(given, **options)
+    cache = tmp_path / "cache"
+    lint(given, use_cache=True, cache_dir=str(cache), **options)
+    assert len(_entries(cache)) >= 20
+    warm = lint(given, use_cache=True, cache_dir=str(cache), **options)
+    assert _all(plain.findings) == _all(warm.findings)
+
+
+def test_a_cache_others_may_write_to_is_not_used(tmp_path: Path) -> None:
+    cache = tmp_path / "shared"
+    cache.mkdir()
+    cache.chmod(0o777)
+    told: list[str] = []
+    lint(["fixtures/cases"], use_cache=True, cache_dir=str(cache), root=str(ROOT), warn=told.append)
+    assert _entries(cache) == []
+    assert told == [f"cache directory {cache} is writable by other users; running without a cache"]
+
+
+def test_an_entry_that_is_not_a_gpulint_outcome_is_not_read(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    options = {"select": ("ALL",), "root": str(ROOT), "use_cache": True, "cache_dir": str(cache)}
+    expected = _all(lint(["fixtures/cases/resources"], **options).findings)
+    import pickle
+
+    marker = tmp_path / "ran"
+    planted = pickle.dumps(_Planted(str(marker)))
+    for name in _entries(cache):
+        (cache / "results" / name).write_bytes(planted)
+    assert _all(lint(["fixtures/cases/resources"], **options).findings) == expected
+    assert not marker.exists()
+
+
+class _Planted:
+    """An entry that would call a function of the standard library when unpickled."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.mkdir, (self.path,))
