@@ -61,7 +61,7 @@ RESULTS = BENCH / "results.md"
 #: Modules that `gpulint check` must not import for a run without a config or a profile.
 FORBIDDEN_AT_START = ("jsonschema", "kubernetes")
 PROFILE_NODES = (5, 5000)
-#: The rules that validate objects against the Kubernetes schemas, left out of the (i) row.
+#: The rules that validate objects against the Kubernetes schemas, left out of the (j) row.
 SCHEMA_CODES = "GPU010,GPU011,GPU012"
 #: kubeconform's published throughput (resources per second, 4 cores), for comparison.
 KUBECONFORM_PER_SECOND = 7_500
@@ -439,7 +439,7 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
 
     # gpulint's own run without what GPU010-GPU012 cost (the (b) row validates every object
     # when the `gpulint[schema]` extra is installed).
-    label = "(i) gpulint check CORPUS without schema validation (--ignore GPU010,GPU011,GPU012)"
+    label = "(j) gpulint check CORPUS without schema validation (--ignore GPU010,GPU011,GPU012)"
     unvalidated = [*check, "--ignore", SCHEMA_CODES, str(corpus)]
     add(measure("check-no-schema", label, unvalidated, work, repeat))
 

@@ -231,11 +231,16 @@ def _lint_clusters(
         raise GpulintError("--live reads one cluster: drop the named --profile clusters")
     # Findings are merged in memory, so no run spools them.
     options = replace(options, spool_findings=False)
+    from gpulint.render.options import RenderOptions
+
     results = {}
     for name, files in clusters.items():
         try:
             profile = _read_profile(options, files)
-            results[name] = run(_record(paths, replace(options, profile=profile), config))
+            # What the config applies to other clusters only is not read in this one's run.
+            render = (options.render or RenderOptions())._replace(cluster=name)
+            bound = replace(options, profile=profile, render=render)
+            results[name] = run(replace(_record(paths, bound, config), cluster=name))
         except GpulintError as exc:
             raise GpulintError(f"cluster {name}: {exc}") from exc
     return merge_results(results)

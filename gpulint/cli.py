@@ -324,6 +324,19 @@ def version() -> None:
     help="Print the diff --fix would make and change nothing (exit 1 when there is one, "
     "unless --exit-zero).",
 )
+@click.option(
+    "--add-ignore",
+    is_flag=True,
+    help="Add a `# gpulint: ignore[CODE]` comment on the line of each finding (to adopt "
+    "gpulint where findings exist); with --diff, print them and change nothing.",
+)
+@click.option(
+    "--skip-kind",
+    "skip_kinds",
+    multiple=True,
+    metavar="KIND",
+    help="Report nothing about objects of this kind (any case, * globs); repeatable.",
+)
 @_render_options
 @_live_options
 def check(
@@ -353,6 +366,8 @@ def check(
     apply_fixes: bool,
     unsafe_fixes: bool,
     show_diff: bool,
+    add_ignore: bool,
+    skip_kinds: tuple[str, ...],
     kube_context: str | None,
     kubeconfig: str | None,
     request_timeout: float | None,
@@ -417,9 +432,13 @@ def check(
             "--request-timeout": request_timeout,
         }
         cli_options.check_live_flags(live, profile_paths, live_only)
-        fixing = apply_fixes or show_diff
+        if add_ignore and apply_fixes:
+            raise GpulintError("--add-ignore and --fix: choose one (fix first, then add ignores)")
+        fixing = apply_fixes or show_diff or add_ignore
         if fixing and live:
-            raise GpulintError("--fix and --diff check against a --profile, not --live")
+            what = "--add-ignore checks" if add_ignore else "--fix and --diff check"
+            raise GpulintError(f"{what} against a --profile, not --live")
+        config = cli_options.with_skipped_kinds(config, skip_kinds)
         config = cli_options.with_variables(config, variables)
         clusters = cli_options.named_clusters(profile_paths)
         options = LintOptions(
@@ -458,7 +477,9 @@ def check(
         def run(overlay: Mapping[str, bytes] | None = None) -> LintResult:
             return lint(targets, options, overlay=overlay)
 
-        result = _fix(run, stdin, unsafe_fixes, show_diff, exit_zero) if fixing else run()
+        result = (
+            _fix(run, stdin, unsafe_fixes, show_diff, exit_zero, add_ignore) if fixing else run()
+        )
         if not fixing:  # `[*]` only where --fix would make the edit
             from gpulint.fixing import check_marks
 
@@ -548,26 +569,33 @@ def _fix(
     unsafe: bool,
     show_diff: bool,
     exit_zero: bool = False,
+    add_ignore: bool = False,
 ) -> LintResult:
-    """Fix, then print the diff (and exit) or write the files; the check of the fixed text."""
-    from gpulint.fixing import fix
+    """Fix (or, with `add_ignore`, suppress), then print the diff (and exit) or write the
+    files; the check of the fixed text."""
+    from gpulint.fixing import add_ignores, fix
     from gpulint.output.escape import diff_text
 
-    outcome = fix(run, unsafe=unsafe, stdin=stdin)
+    if add_ignore:
+        outcome = add_ignores(run, stdin=stdin)
+        did, would = "added ignore comments for", "would add ignore comments for"
+    else:
+        outcome = fix(run, unsafe=unsafe, stdin=stdin)
+        did, would = "fixed", "would fix"
     if show_diff:
         for line in outcome.notes():
             click.echo(line, err=True)
         diff = outcome.diff()
         _emit(diff_text(diff, outcome.changed), None, "diff")
         count = _plural_findings(outcome.fixed)
-        click.echo(f"gpulint: would fix {count} in {len(outcome.changed)} file(s)", err=True)
+        click.echo(f"gpulint: {would} {count} in {len(outcome.changed)} file(s)", err=True)
         sys.exit(EXIT_FINDINGS if diff and not exit_zero else EXIT_CLEAN)
     outcome = outcome.write()
     for line in outcome.notes():
         click.echo(line, err=True)
     if outcome.written:
         count = _plural_findings(outcome.fixed)
-        click.echo(f"gpulint: fixed {count} in {len(outcome.written)} file(s)", err=True)
+        click.echo(f"gpulint: {did} {count} in {len(outcome.written)} file(s)", err=True)
     return outcome.final_result()
 
 

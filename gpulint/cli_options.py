@@ -57,9 +57,17 @@ def stdin_input(name: str | None, data: bytes) -> tuple[str, bytes]:
 
 
 def _holds(path: str, data: bytes) -> bool:
-    """Whether the file `path` holds exactly `data`."""
+    """Whether the regular file `path` holds exactly `data` (a FIFO or device named by
+    `--stdin-filename` is not opened: it would block or never end)."""
+    import stat
+
     try:
-        return Path(path).read_bytes() == data
+        if not stat.S_ISREG(os.stat(path).st_mode) or os.path.getsize(path) != len(data):
+            return False
+        from gpulint.filetypes import open_input
+
+        with open(open_input(path), "rb") as file:
+            return file.read(len(data) + 1) == data
     except OSError:
         return False
 
@@ -175,3 +183,17 @@ def run_config(
             return Config(root=Path.cwd())
         path = choice.path
     return load_config(path, rule_codes(), cache)
+
+
+def with_skipped_kinds(config: Config, kinds: Sequence[str]) -> Config:
+    """`config` dropping every finding about objects of `kinds` (`--skip-kind`), as an
+    `ignore-objects` entry each; a kind matches in any case (`deployment`), with * globs."""
+    if not kinds:
+        return config
+    from gpulint.config import ObjectPattern
+
+    patterns = tuple(
+        ObjectPattern(kind="".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in k))
+        for k in kinds
+    )
+    return replace(config, ignore_objects=(*config.ignore_objects, *patterns))

@@ -80,7 +80,9 @@ def merge_results(results: Mapping[str, LintResult]) -> LintResult:
         ),
         key=lambda f: (*f.sort_key, f.clusters),
     )
-    first = results[names[0]]
+    # What a run looked at: a file the config applies to some clusters only is read in their
+    # runs, so the run that read the most tells.
+    first = max(results.values(), key=lambda result: (result.files, result.objects))
     notes = dict.fromkeys(
         note if _same_note(note, results) else f"[{name}] {note}"
         for name, result in results.items()

@@ -74,6 +74,9 @@ class Config:
     variables: Mapping[str, str] = field(default_factory=dict)
     # Named clusters: profile inputs (resolved paths) by name (gpulint.clusters).
     clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # `applied-to:`: paths and globs (an overlay, a folder, a file) by the named clusters they
+    # are applied to; what no entry names is applied to every cluster.
+    applied_to: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # `kubernetesVersion:`: the release objects are validated against (gpulint.validation),
     # before a cluster profile's version.
     kubernetes_version: str | None = None
@@ -142,6 +145,19 @@ class Config:
     def is_excluded(self, path: Path) -> bool:
         """True when `path` matches an `exclude` glob (relative to the config's directory)."""
         return bool(self.exclude) and _matches_any(path, self.root, self.exclude)
+
+    def applied_elsewhere(self, path: Path, cluster: str) -> bool:
+        """True when `applied-to` binds `path` to named clusters other than `cluster`."""
+        return any(
+            cluster not in clusters and _matches_any(path, self.root, (pattern,))
+            for pattern, clusters in self.applied_to.items()
+        )
+
+    def excluded_in(self, cluster: str | None) -> Callable[[Path], bool]:
+        """What a run against `cluster` skips: `exclude`, and what is applied elsewhere."""
+        if cluster is None or not self.applied_to:
+            return self.is_excluded
+        return lambda path: self.is_excluded(path) or self.applied_elsewhere(path, cluster)
 
     def ignored_in_file(self, path: str, code: str) -> bool:
         """True when `per-file-ignores` drops `code` in the file reported as `path`."""
@@ -299,11 +315,17 @@ def load_config(path: Path, known_codes: Iterable[str], cache: Path | None = Non
     the same gpulint) is not validated again: the schema validator is most of what reading a
     config costs, and a pre-commit hook reads the same config at every commit.
     """
+    from gpulint.filetypes import open_input
+
     display = path.as_posix()
     try:
-        raw = path.read_bytes()
+        # Never a FIFO (which blocks), a device, or a symlink out of the tree.
+        with open(open_input(str(path)), "rb") as stream:
+            raw = stream.read()
         text = raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise GpulintError(f"{display}: cannot read config: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
         raise GpulintError(f"{display}: cannot read config: {exc}") from exc
     if path.name == PYPROJECT:
         data, locate = _read_pyproject(display, text)
@@ -318,6 +340,7 @@ def load_config(path: Path, known_codes: Iterable[str], cache: Path | None = Non
         if marker is not None:
             _remember(marker)
     _check_selectors(display, data, locate, set(known_codes))
+    _check_cluster_names(display, data, locate)
     return _to_config(data, str(path), path.resolve().parent)
 
 
@@ -454,6 +477,30 @@ def _toml_position(text: str, path: list[Any]) -> Pos:
     return start + 1, 1
 
 
+def _check_cluster_names(display: str, data: Any, locate: Any) -> None:
+    """A values set or `applied-to` path bound to a cluster `clusters:` does not name would be
+    checked against no cluster: a typo, refused at its line."""
+    named = data.get("clusters")
+    if not named:
+        return  # the clusters come from the command line (`--profile NAME=FILE`)
+    bindings = [
+        (cluster, ["applied-to", pattern, i])
+        for pattern, clusters in (data.get("applied-to") or {}).items()
+        for i, cluster in enumerate(clusters or ())
+    ]
+    for n, chart in enumerate(data.get("charts") or ()):
+        for name, spec in (chart.get("values-sets") or {}).items():
+            for i, cluster in enumerate((spec or {}).get("clusters") or ()):
+                bindings.append((cluster, ["charts", n, "values-sets", name, "clusters", i]))
+    for cluster, path in bindings:
+        if cluster not in named:
+            line, column = locate(path)
+            known = ", ".join(str(c) for c in named)
+            raise GpulintError(
+                f"{display}:{line}:{column}: cluster `{cluster}` is not among `clusters:` ({known})"
+            )
+
+
 def _check_selectors(display: str, data: Any, locate: Any, known: set[str]) -> None:
     def check(selector: Any, path: list[Any]) -> None:
         if selector != "ALL" and not any(code.startswith(str(selector)) for code in known):
@@ -508,6 +555,9 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
         charts=dict(_chart_settings(item, root) for item in data.get("charts") or ()),
         variables={str(k): str(v) for k, v in (data.get("variables") or {}).items()},
         clusters=_clusters(data.get("clusters") or {}, root, path),
+        applied_to={
+            str(k): tuple(str(c) for c in v) for k, v in (data.get("applied-to") or {}).items()
+        },
         kubernetes_version=data.get("kubernetesVersion"),
     )
 
@@ -540,6 +590,7 @@ def _chart_settings(item: Mapping[str, Any], root: Path) -> tuple[Path, ChartSet
             str(name),
             tuple(str(root / v) for v in spec.get("values") or ()),
             tuple(str(s) for s in spec.get("set") or ()),
+            tuple(str(c) for c in spec.get("clusters") or ()),
         )
         for name, spec in (item.get("values-sets") or {}).items()
     )

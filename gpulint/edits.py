@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gpulint.ignores import added_to_line
 from gpulint.views import NamedTuple
 from gpulint.yamltree import (
     ParsedDocument,
@@ -197,7 +198,28 @@ class AddKey(NamedTuple):
         return Resolved(Splice(at, at, f"{indent}{self.key}:{lines.newline}{body}"), intent)
 
 
-Edit = Rename | AppendItem | AddKey
+class AddIgnore(NamedTuple):
+    """Make `line` suppress `codes`: a `# gpulint: ignore[...]` comment at its end, or the codes
+    added to the one it holds (`gpulint check --add-ignore`)."""
+
+    line: int
+    codes: tuple[str, ...]
+
+    def resolve(self, lines: Lines) -> Resolved | Refusal:
+        """The splice that writes the comment, or why it cannot be written."""
+        if lines.json:
+            return Refusal("JSON has no comments")
+        if not 1 <= self.line <= len(lines.starts):
+            return Refusal("the text changed where the fix goes")
+        added = added_to_line(lines.line(self.line), self.codes)
+        if isinstance(added, str):
+            return Refusal(added)
+        at = lines.line_start(self.line) + added[0]
+        # A comment changes no value: the check after the edit expects the same tree.
+        return Resolved(Splice(at, at, added[1]), Intent("comment", (self.line, 1), at))
+
+
+Edit = Rename | AppendItem | AddKey | AddIgnore
 
 
 class Lines:
@@ -659,6 +681,9 @@ class _Checker:
         if self._targets is None:
             self.targets({0: [Resolved(Splice(0, 0, ""), intent)]})
         assert self._targets is not None
+        if intent.kind == "comment":  # of the document whose text holds the line
+            number = max(i for i, (start, _) in enumerate(self.bounds) if start <= intent.value)
+            return number, ("comment",)
         kinds = {"rename": ("key", "value"), "append": ("seq", "item"), "add": ("key",)}
         for kind in kinds[intent.kind]:
             found = self._targets.get((kind, intent.pos))
@@ -744,6 +769,8 @@ def _check_document(
         return f"`{key}` would be written twice in one mapping"
     expected = _plain(before.value)
     for _, intent, (kind, *path) in intents:
+        if intent.kind == "comment":
+            continue
         if intent.kind == "append":
             sequence = _walk(expected, path[:-1] if kind == "item" else path)
             sequence.extend(dict(item) for item in intent.value)

@@ -225,6 +225,56 @@ def fix(
     )
 
 
+def add_ignores(
+    check: Callable[[Mapping[str, bytes]], LintResult],
+    *,
+    stdin: tuple[str, bytes] | None = None,
+    root: str = ".",
+) -> FixResult:
+    """`gpulint check --add-ignore`: a `# gpulint: ignore[CODE]` comment on the line of each
+    finding, so that a repository adopting gpulint starts clean and only new findings fail.
+
+    The comments are made as fixes are (`fix`): each line's codes in one edit, verified to
+    leave every file's tree as it was, written atomically. What cannot take a comment (a JSON
+    file, a rendered chart, a line holding a malformed suppression) stays reported, with why.
+    """
+    return fix(lambda overlay: ignore_edits(check(overlay)), stdin=stdin, root=root)
+
+
+def ignore_edits(result: LintResult) -> LintResult:
+    """`result` with each finding's edits replaced by the comment that suppresses it on its
+    line (all the codes found on that line), and no other edit."""
+    from gpulint.edits import AddIgnore
+    from gpulint.rules import UNUSED_SUPPRESSION
+
+    findings = tuple(result.findings)
+    close = getattr(result.findings, "close", None)
+    if close is not None:  # a spooled run: read back once, released here
+        close()
+
+    def takes_comment(finding: Finding) -> bool:
+        # A suppression is not suppressed: GPU006 is fixed in the suppression itself. A render's
+        # findings point into templates and values, which do not take YAML comments as a rule.
+        return (
+            finding.code != UNUSED_SUPPRESSION
+            and finding.rendered is None
+            and finding.source is None
+        )
+
+    codes: dict[tuple[str, int], set[str]] = {}
+    for finding in findings:
+        if takes_comment(finding):
+            codes.setdefault((finding.path, finding.line), set()).add(finding.code)
+    edits = {where: (AddIgnore(where[1], tuple(sorted(found))),) for where, found in codes.items()}
+    marked = tuple(
+        replace(finding, edits=edits[(finding.path, finding.line)], applicability="safe")
+        if takes_comment(finding)
+        else replace(finding, edits=(), applicability=None)
+        for finding in findings
+    )
+    return replace(result, findings=marked)
+
+
 def settle(
     result: LintResult, read: Read, unsafe: bool = True
 ) -> tuple[LintResult, list[NotFixed]]:

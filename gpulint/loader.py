@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gpulint.data.tool_configs import is_tool_config
 from gpulint.errors import GpulintError
 from gpulint.fields import shown, type_name, with_article, wrong_type
+from gpulint.ignores import SUPPRESSION, parse_comment
 from gpulint.model import (
     Document,
     IssueKind,
@@ -30,6 +31,7 @@ from gpulint.model import (
     Suppression,
     Workload,
 )
+from gpulint.placeholders import Unknown, not_judged, unknown_fields
 from gpulint.render.rendered import RenderedInput
 from gpulint.requestscan import Unchecked
 from gpulint.shapes import WorkloadShape
@@ -39,13 +41,11 @@ from gpulint.yamltree import (
     DuplicateKey,
     ParsedDocument,
     Pos,
-    Watched,
     YMap,
     YSeq,
     byte_position,
     normalize_line_breaks,
     parse,
-    watched_below,
 )
 
 if TYPE_CHECKING:
@@ -57,8 +57,6 @@ STDIN = "-"
 # Patterns compiled on first use (re caches them): only a text holding `Source:` or
 # `gpulint:` is searched with them.
 _HELM_SOURCE = r"(?m)^#[ \t]*Source:[ \t]*(\S[^\n]*?)[ \t]*$"
-_SUPPRESSION = r"(?m)(?:^|[ \t])#[ \t]*gpulint:[ \t]*ignore(?![-\w])(?:\[([^\]\n]*)\])?"
-_CODE_SPLIT = r"[\s,]+"
 
 
 class LoadResult(NamedTuple):
@@ -70,6 +68,8 @@ class LoadResult(NamedTuple):
     workloads: tuple[Workload, ...] = ()  # the typed views of the documents that run pods
     # The objects with accelerator requests (or pods) that no pod template read holds (GPU007).
     unchecked: tuple[Unchecked, ...] = ()
+    # The fields holding envsubst placeholders, and what a rule cannot judge because of them.
+    unknown: tuple[Unknown, ...] = ()
 
     @classmethod
     def merged(cls, results: Sequence[LoadResult]) -> LoadResult:
@@ -80,6 +80,7 @@ class LoadResult(NamedTuple):
             tuple(i for r in results for i in r.issues),
             tuple(w for r in results for w in r.workloads),
             tuple(u for r in results for u in r.unchecked),
+            tuple(u for r in results for u in r.unknown),
         )
 
 
@@ -586,7 +587,8 @@ def load_text(
 
     `$NAME` and `${NAME}` are replaced by `variables[NAME]` first, as envsubst would (names not
     in `variables` stay). A file still holding placeholders where the API needs a value (a
-    quantity, a count, a name) is one ENV_TEMPLATE issue and no documents.
+    quantity, a count, a name) is one ENV_TEMPLATE issue listing them; the file is checked,
+    less what they decide (`unknown`, gpulint.placeholders).
 
     Each object is walked once: that walk types its workload (the built-in kinds, and the
     kinds `shapes` declare, which the config's `workloads:` gives), finds the fields on the
@@ -624,7 +626,7 @@ def load_text(
     workloads: list[Workload] = []
     unchecked: list[Unchecked] = []
     stray: list[ParsedDocument] = []
-    dollars: list[Watched] = []  # keys and string values holding `$` where the API reads them
+    unknown: list[Unknown] = []  # fields holding placeholders where the API reads them
     previous_line = 0  # a `# Source:` comment belongs to the document right after it
     for parsed in result.documents:
         value = parsed.value
@@ -651,7 +653,9 @@ def load_text(
             document = Document(source_file, obj, _ref(obj), source)
             documents.append(document)
             if parsed.watched:
-                dollars.extend(watched_below(parsed.watched, obj, _NOT_READ_BY_THE_API))
+                unknown.extend(
+                    unknown_fields(source_file, parsed.watched, obj, _NOT_READ_BY_THE_API)
+                )
             reading = read_workload(document, shapes)
             if reading.workload is not None:
                 workloads.append(reading.workload)
@@ -662,13 +666,11 @@ def load_text(
             LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
             for dup in parsed.duplicates
         )
-    if dollars:
-        placeholders = _placeholders(dollars)
-        if placeholders:
-            issue = LoadIssue(
-                IssueKind.ENV_TEMPLATE, source_file, placeholders[0][1], _env_message(placeholders)
-            )
-            return LoadResult((source_file,), (), (issue,))
+    if unknown:
+        first = min(unknown, key=_at_pos)
+        issues.append(
+            LoadIssue(IssueKind.ENV_TEMPLATE, source_file, first.pos, not_judged(unknown))
+        )
     if documents or result.error is not None:
         issues.extend(
             LoadIssue(
@@ -681,13 +683,21 @@ def load_text(
             for parsed in stray
         )
     return LoadResult(
-        (source_file,), tuple(documents), tuple(issues), tuple(workloads), tuple(unchecked)
+        (source_file,),
+        tuple(documents),
+        tuple(issues),
+        tuple(workloads),
+        tuple(unchecked),
+        tuple(unknown),
     )
+
+
+def _at_pos(unknown: Unknown) -> Pos:
+    return unknown.pos
 
 
 # Compiled on first use: only runs with `variables` substitute.
 _PLACEHOLDER = r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
-_WHOLE_PLACEHOLDER = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
 # Text a shell, the program or a tool expands at run time: a `$VAR` there is meant to stay.
 _RUNTIME_TEXT = frozenset(
     {"command", "args", "env", "annotations", "data", "stringData", "script", "value"}
@@ -723,31 +733,6 @@ def substitute(text: str, variables: Mapping[str, str], limit: int | None = None
         return found
 
     return re.sub(_PLACEHOLDER, value, text)
-
-
-def _placeholders(dollars: Iterable[Watched]) -> list[tuple[str, Pos]]:
-    """(placeholder, position) of each `$NAME`/`${NAME}` in these keys and values, in order."""
-    found = [p for watched in dollars for p in _placeholder_at(watched.text, watched.pos)]
-    return sorted(found, key=lambda item: item[1])
-
-
-def _placeholder_at(text: str, pos: Pos) -> list[tuple[str, Pos]]:
-    # `${NAME}` anywhere (no Kubernetes name or quantity holds braces); a bare `$NAME` only as
-    # the whole value, since `$` also starts ordinary text.
-    braced = re.search(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", text)
-    if braced:
-        return [(braced.group(0), pos)]
-    return [(text, pos)] if re.match(_WHOLE_PLACEHOLDER, text) else []
-
-
-def _env_message(placeholders: list[tuple[str, Pos]]) -> str:
-    names = list(dict.fromkeys(p for p, _ in placeholders))
-    shown = ", ".join(f"`{n}`" for n in names[:3])
-    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-    return (
-        f"this file is an envsubst template ({shown}{more} where the API needs a value); "
-        "substitute them first (--var NAME=VALUE, or envsubst < FILE | gpulint check -)"
-    )
 
 
 def _duplicate_message(dup: DuplicateKey) -> str:
@@ -890,11 +875,11 @@ def _suppressions(text: str) -> dict[int, Suppression]:
     if "gpulint:" not in text:
         return {}
     found: dict[int, Suppression] = {}
-    for line, match in _lines_of(text, re.finditer(_SUPPRESSION, text)):
-        codes = frozenset(c.upper() for c in re.split(_CODE_SPLIT, match.group(1) or "") if c)
+    for line, match in _lines_of(text, re.finditer(SUPPRESSION, text)):
         start = match.start() + (0 if text[match.start()] == "#" else 1)
         column = start - (text.rfind("\n", 0, start) + 1) + 1
-        found[line] = Suppression(line, column, codes)
+        selectors, reason, problem = parse_comment(match.group(1).rstrip())
+        found[line] = Suppression(line, column, selectors, reason, problem)
     return found
 
 

@@ -59,7 +59,7 @@ class ObjectRef(NamedTuple):
 
 
 class IssueKind(enum.Enum):
-    """Problems the loader finds while reading a file (reported by GPU000, GPU005, GPU008)."""
+    """Problems the loader finds while reading a file (GPU000, GPU005, GPU008, GPU030)."""
 
     SYNTAX = "syntax"
     NOT_A_MAPPING = "not-a-mapping"
@@ -70,6 +70,7 @@ class IssueKind(enum.Enum):
     MALFORMED = "malformed"  # a field of the wrong type, which the API server refuses
     UNRENDERED_TEMPLATE = "unrendered-template"
     ENV_TEMPLATE = "env-template"  # envsubst placeholders where the API needs a value
+    NOT_RENDERED = "not-rendered"  # a chart or overlay its tool could not render
 
 
 class LoadIssue(NamedTuple):
@@ -83,11 +84,17 @@ class LoadIssue(NamedTuple):
 
 
 class Suppression(NamedTuple):
-    """An inline `# gpulint: ignore[CODE,...]` comment; no codes means every code."""
+    """An inline `# gpulint: ignore[CODE-or-name,...: reason]` comment.
+
+    No selectors means every code; a `problem` (what is wrong with how it is written) means
+    it suppresses nothing and is reported instead.
+    """
 
     line: int
     column: int
-    codes: frozenset[str]
+    selectors: tuple[str, ...]  # codes, code prefixes or rule names, as written
+    reason: str = ""
+    problem: str | None = None
 
 
 @frozen_view
@@ -320,6 +327,9 @@ class ReplicaCount(NamedTuple):
     # The counts multiplied into `value` (JobSet replicas × Job parallelism); empty when the
     # count is one field.
     factors: tuple[ReplicaCount, ...] = ()
+    # The placeholder (`$REPLICAS`) the field holds instead of a number: the count is unknown
+    # and `value` is only the kind's default.
+    unknown: str | None = None
 
     def describe(self) -> str:
         """`replicas: 3`, `replicas 1 by default`, `replicas: 2 × parallelism: 4`."""
@@ -361,6 +371,12 @@ class Workload:
     # Named roles whose pod template is written but not readable (a field of the wrong type on
     # the way to its pod spec): a finding in one still names its role.
     unread_roles: tuple[RolePart, ...] = ()
+    # Why how many pods it runs is not known (a count field holding `$REPLICAS`, a kind whose
+    # pod spec was found only by its shape), worded to complete "not judged: ..."; None when
+    # known. Checks that count pods (capacity, quota, Kueue) leave such a workload out.
+    unknown_count: str | None = None
+    # Its kind is not modelled: its pod templates were found by their shape (GPU009).
+    by_shape: bool = False
 
     @property
     def kind(self) -> str:

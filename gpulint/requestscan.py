@@ -79,7 +79,7 @@ def accelerator_requests(obj: YMap, walked: Walked | None = None) -> list[Accele
     found: list[AcceleratorRequest] = []
     path: list[Any] = []
     walked = {} if walked is None else walked
-    for key, value in obj.items():
+    for key, value in walk_entries(obj, walked):
         if key != "status" and type(value) in _NODES:
             path.append(key)
             _scan(key, value, obj, path, found, walked, walked.get(id(value)))
@@ -319,6 +319,12 @@ _NO_REQUESTS = {
 }
 
 
+def holds_no_requests(document: Document) -> bool:
+    """Whether the document is of a kind that runs no pods and holds no resource requests."""
+    ref = document.ref
+    return ref.kind in _NO_REQUESTS.get(api_group(ref.api_version), ())
+
+
 # Pod spec fields the placement rules read whose API schema holds no resources, claims or
 # annotations: in a pod template gpulint reads, they are not walked for requests.
 _PLACEMENT_FIELDS = ("affinity", "tolerations")
@@ -332,8 +338,7 @@ def unchecked(
     `walked` is what the typing walk did (read_workload): the scan goes on from there instead
     of enumerating those mappings and lists again.
     """
-    ref = document.ref
-    if workload is None and ref.kind in _NO_REQUESTS.get(api_group(ref.api_version), ()):
+    if workload is None and holds_no_requests(document):
         return None
     walked = {} if walked is None else walked
     read: set[int] = set()

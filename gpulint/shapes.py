@@ -380,7 +380,8 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     # Serving and platform kinds: each component is a pod spec with extra fields.
     WorkloadShape(
         "InferenceService",
-        ("serving.kserve.io/*",),
+        # KFServing's v1beta1 (serving.kubeflow.org) is the layout KServe kept.
+        ("serving.kserve.io/*", "serving.kubeflow.org/v1beta1"),
         (
             _kserve_component("predictor", KSERVE_PREDICTOR_CONTAINERS),
             _kserve_workers("spec.predictor"),
@@ -504,6 +505,55 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 for specs in ("pytorchReplicaSpecs", "tfReplicaSpecs", "mpiReplicaSpecs")
             ),
         ),
+    ),
+    # Seldon Core 2 (mlops.seldon.io, operator/apis/mlops/v1alpha1 server_types.go): a Server
+    # runs `replicas` pods (1 by default, up to `maxReplicas`) of its ServerConfig's pod spec
+    # with its own `podSpec` merged in (containers by name); a ServerConfig runs none itself.
+    WorkloadShape(
+        "Server",
+        ("mlops.seldon.io/*",),
+        (
+            Role(
+                "spec",
+                template="",
+                spec="podSpec",
+                counts=(Count("replicas", peaks=("minReplicas", "maxReplicas")),),
+                operator_resources=True,
+            ),
+        ),
+    ),
+    WorkloadShape(
+        "ServerConfig",
+        ("mlops.seldon.io/*",),
+        (Role("spec", template="", spec="podSpec", runs=False, operator_resources=True),),
+    ),
+    # AIBrix (orchestration.aibrix.ai, api/orchestration/v1alpha1): a StormService runs
+    # `replicas` RoleSets (1 by default), each `roles[].replicas` pods of the role's template;
+    # a RayClusterFleet runs `replicas` RayClusters of `template.spec`.
+    WorkloadShape(
+        "StormService",
+        ("orchestration.aibrix.ai/*",),
+        (Role("spec.template.spec.roles[]", counts=(Count("/spec.replicas"), Count("replicas"))),),
+    ),
+    WorkloadShape(
+        "RayClusterFleet",
+        ("orchestration.aibrix.ai/*",),
+        (
+            Role(
+                "spec.template.spec.headGroupSpec",
+                counts=(Count("/spec.replicas"),),
+                name="head",
+            ),
+            Role(
+                "spec.template.spec.workerGroupSpecs[]",
+                counts=(
+                    Count("/spec.replicas"),
+                    Count("replicas", default=0),
+                    Count("numOfHosts"),
+                ),
+            ),
+        ),
+        gang=True,
     ),
     WorkloadShape(
         "SeldonDeployment",

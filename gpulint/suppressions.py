@@ -2,7 +2,10 @@
 
 A comment suppresses findings on its own line, or on every line of an object when it sits on
 that object's `kind:` line. The annotation, on a workload or on its pod template, suppresses
-findings about that object. Each use is recorded so unused suppressions can be reported.
+findings about that object; so does a per-rule key, `ignore.gpulint.io/GPU601: "reason"`.
+Each names rules by code, code prefix or name, with an optional reason after a colon. Each use
+is recorded so unused suppressions can be reported; one written wrongly, or naming no rule,
+suppresses nothing and is reported (GPU006).
 """
 
 from __future__ import annotations
@@ -11,25 +14,76 @@ import re
 from collections.abc import Iterable, Iterator
 
 from gpulint.config import matches_selector
+from gpulint.fields import shown
+from gpulint.ignores import parse_ignore_list
 from gpulint.model import Document, DocumentLike, SourceFile, Workload
+from gpulint.rules import registry
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
 ANNOTATION = "gpulint.io/ignore"
-_SPLIT = r"[\s,]+"  # compiled on first use: only an object with the annotation needs it
+RULE_KEY_PREFIX = "ignore.gpulint.io/"  # `ignore.gpulint.io/GPU601: "reason"`, as kube-linter
+_CODE_PREFIX = r"GPU\d{0,3}"
 
 
 class Marker(NamedTuple):
-    """One place that suppresses findings; no codes means every code."""
+    """One place that suppresses findings.
+
+    `codes`: the codes and code prefixes it names (rule names resolved); `blanket`: it names
+    none and suppresses every code; `unknown`: what it names that is no rule; `problem`: why it
+    is malformed (it then suppresses nothing).
+    """
 
     file: SourceFile
     pos: Pos
     codes: frozenset[str]
     kind: str  # "comment" or "annotation"
+    blanket: bool = False
+    unknown: tuple[str, ...] = ()
+    problem: str | None = None
+    reason: str = ""
 
     def covers(self, code: str) -> bool:
         """True when this marker suppresses `code`."""
-        return not self.codes or any(matches_selector(code, c) for c in self.codes)
+        if self.problem is not None:
+            return False
+        return self.blanket or any(matches_selector(code, c) for c in self.codes)
+
+
+def resolve(selectors: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """Selectors as written -> (the codes or prefixes they name, those that name no rule).
+
+    A code or prefix is matched whatever its case (`gpu002`); a rule name is one of the
+    catalogue's (`gpu-pod-besteffort-cpu-memory`); `ALL` is every rule.
+    """
+    codes: set[str] = set()
+    unknown: list[str] = []
+    rules = registry()
+    for selector in selectors:
+        upper = selector.upper()
+        if upper == "ALL" or (
+            re.fullmatch(_CODE_PREFIX, upper) and any(r.code.startswith(upper) for r in rules)
+        ):
+            codes.add(upper)
+            continue
+        code = next((r.code for r in rules if r.name == selector.lower()), None)
+        if code is None:
+            unknown.append(selector)
+        else:
+            codes.add(code)
+    return frozenset(codes), tuple(unknown)
+
+
+def _closest_rule(selector: str) -> str | None:
+    """The rule name or code `selector` most likely misspells, if any is close."""
+    import difflib  # only for a suppression that names no rule
+
+    rules = registry()
+    if re.match(r"GPU\d", selector.upper()):
+        found = difflib.get_close_matches(selector.upper(), [r.code for r in rules], 1, 0.8)
+    else:
+        found = difflib.get_close_matches(selector.lower(), [r.name for r in rules], 1, 0.75)
+    return found[0] if found else None
 
 
 class SuppressionTracker:
@@ -61,7 +115,19 @@ class SuppressionTracker:
             return
         self._seen_files.add(file.path)
         for line, suppression in file.suppressions.items():
-            self._add(Marker(file, (line, suppression.column), suppression.codes, "comment"))
+            codes, unknown = resolve(suppression.selectors)
+            self._add(
+                Marker(
+                    file,
+                    (line, suppression.column),
+                    codes,
+                    "comment",
+                    blanket=not suppression.selectors,
+                    unknown=unknown,
+                    problem=suppression.problem,
+                    reason=suppression.reason,
+                )
+            )
 
     def _add(self, marker: Marker, used: Iterable[str] = ()) -> None:
         key = (marker.file.path, marker.pos)
@@ -73,15 +139,29 @@ class SuppressionTracker:
             self._used.setdefault(key, set()).update(used)
 
     def _add_annotation(self, document: Document, annotations: YMap) -> None:
-        value = annotations.get(ANNOTATION)
-        if value is None:
-            return
-        codes = frozenset(c.upper() for c in re.split(_SPLIT, str(value)) if c)
-        marker = Marker(document.file, annotations.pos_of_value(ANNOTATION), codes, "annotation")
-        if (marker.file.path, marker.pos) not in self._markers:
-            key = (document.file.path, document.kind_pos)
-            self._annotations.setdefault(key, []).append(marker)
-            self._add(marker)
+        for key, value in annotations.items():
+            if not isinstance(key, str):
+                continue
+            if key == ANNOTATION:
+                selectors, reason = parse_ignore_list(str(value) if value is not None else "")
+                problem = None if selectors else "names no rule: list the codes or rule names"
+                pos = annotations.pos_of_value(key)
+            elif key.startswith(RULE_KEY_PREFIX):
+                selectors = (key[len(RULE_KEY_PREFIX) :],)
+                reason = str(value).strip() if value is not None else ""
+                problem = None if selectors[0] else "names no rule after the slash"
+                pos = annotations.pos_of_key(key)
+            else:
+                continue
+            codes, unknown = resolve(selectors)
+            marker = Marker(
+                document.file, pos, codes, "annotation", False, unknown, problem, reason
+            )
+            if (marker.file.path, marker.pos) not in self._markers:
+                self._annotations.setdefault((document.file.path, document.kind_pos), []).append(
+                    marker
+                )
+                self._add(marker)
 
     def merge(self, other: SuppressionTracker) -> None:
         """Take over the markers of `other` (one file's), and what they suppressed there."""
@@ -108,10 +188,15 @@ class SuppressionTracker:
         return False
 
     def unused(self) -> Iterator[tuple[Marker, tuple[str, ...]]]:
-        """Markers that suppressed nothing, with the codes they named that matched nothing."""
+        """Markers that suppressed nothing, with the codes they named that matched nothing.
+
+        Malformed markers and names of no rule are left to `invalid`.
+        """
         for key, marker in self._markers.items():
+            if marker.problem is not None:
+                continue
             used = self._used.get(key, set())
-            if not marker.codes:
+            if marker.blanket:
                 if not used:
                     yield marker, ()
                 continue
@@ -120,3 +205,26 @@ class SuppressionTracker:
             )
             if idle:
                 yield marker, idle
+
+    def invalid(self) -> Iterator[tuple[Marker, str]]:
+        """Each marker written wrongly or naming no rule, with what is wrong (GPU006 always)."""
+        for marker in self._markers.values():
+            if marker.problem is not None:
+                yield (
+                    marker,
+                    (
+                        f"malformed suppression ({marker.kind}): {marker.problem}; "
+                        "it suppresses nothing"
+                    ),
+                )
+                continue
+            for selector in marker.unknown:
+                closest = _closest_rule(selector)
+                hint = f' (did you mean "{closest}"?)' if closest else ""
+                yield (
+                    marker,
+                    (
+                        f'unknown suppression ({marker.kind}): "{shown(selector)}" is no rule\'s '
+                        f"code or name{hint}; it suppresses nothing"
+                    ),
+                )

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from gpulint.fields import wrong_type
+from gpulint.fields import shown, wrong_type
 from gpulint.model import (
     Container,
     ContainerRole,
@@ -22,14 +22,23 @@ from gpulint.model import (
     UnreadPart,
     Workload,
 )
+from gpulint.placeholders import placeholder_in
 from gpulint.quantity import parse_quantity
-from gpulint.requestscan import SECTIONS, Unchecked, Walked, unchecked, walk_entries
+from gpulint.requestscan import (
+    SECTIONS,
+    Unchecked,
+    Walked,
+    holds_no_requests,
+    unchecked,
+    walk_entries,
+)
 from gpulint.shapes import (
     POD_CONTAINERS,
     ContainerField,
     Count,
     Role,
     WorkloadShape,
+    api_group,
     path_steps,
     shape_for,
 )
@@ -79,6 +88,8 @@ def _typed(
             )
     first = templates[0].replicas if templates else _count(obj, obj, shape.roles[0])
     gang_min = _field_count(obj, shape.gang_min) if shape.gang_min else None
+    counts = [first, gang_min, *(c for t in templates for c in (t.replicas, t.gang_min))]
+    unknown = next((c for c in counts if c is not None and c.unknown is not None), None)
     workload = Workload(
         document,
         tuple(templates),
@@ -87,8 +98,17 @@ def _typed(
         gang_min,
         tuple(unread),
         tuple(unread_roles),
+        _unknown_count(unknown),
     )
     return workload, tuple(sorted(problems, key=_position))
+
+
+def _unknown_count(count: ReplicaCount | None) -> str | None:
+    """`` `replicas` is `$N` `` for a count an envsubst placeholder holds, else None."""
+    if count is None or count.unknown is None:
+        return None
+    unknown = next((f for f in (*count.factors, count) if f.unknown is not None), count)
+    return f"`{unknown.field}` is `{shown(unknown.unknown)}`"
 
 
 def _written(role: Role, role_node: YMap) -> Any:
@@ -265,7 +285,8 @@ def _count(obj: YMap, role_node: YMap, role: Role) -> ReplicaCount | None:
         value *= factor.value
     # The field to change is the first one written, else the first one.
     lead = next((f for f in factors if f.pos is not None), factors[0])
-    return ReplicaCount(value, lead.field, lead.pos, tuple(factors))
+    unknown = next((f.unknown for f in factors if f.unknown is not None), None)
+    return ReplicaCount(value, lead.field, lead.pos, tuple(factors), unknown)
 
 
 def _factor(base: YMap, count: Count) -> ReplicaCount:
@@ -273,12 +294,17 @@ def _factor(base: YMap, count: Count) -> ReplicaCount:
     path = count.path.lstrip("/")
     factor = _field_count(base, path, count.default, count.text)
     if count.per is not None and factor.pos is not None:
-        divisor = _field_count(base, count.per, 1, count.text).value
-        factor = factor._replace(value=max(1, factor.value // max(divisor, 1)))
+        divisor = _field_count(base, count.per, 1, count.text)
+        factor = factor._replace(
+            value=max(1, factor.value // max(divisor.value, 1)),
+            unknown=factor.unknown or divisor.unknown,
+        )
     for peak in count.peaks:
         other = _field_count(base, peak, 0, count.text)
-        if other.pos is not None and other.value > factor.value:
-            factor = other
+        if other.unknown is not None:
+            factor = factor._replace(unknown=factor.unknown or other.unknown)
+        elif other.pos is not None and other.value > factor.value:
+            factor = other._replace(unknown=factor.unknown)
     return factor
 
 
@@ -295,6 +321,9 @@ def _field_count(base: YMap, path: str, default: int = 1, text: bool = False) ->
         value = _integer(node[leaf], text)
         if value is not None and 0 <= value <= INT32_MAX:
             return ReplicaCount(value, leaf, node.pos_of_key(leaf))
+        placeholder = placeholder_in(node[leaf])
+        if placeholder is not None:  # an envsubst template's `replicas: $N`: not known
+            return ReplicaCount(default, leaf, node.pos_of_key(leaf), unknown=placeholder)
     return ReplicaCount(default, leaf, None)
 
 
@@ -424,6 +453,8 @@ def _malformed_count(where: str, base: YMap, path: str, problems: list[tuple[Pos
         node = node.get(step) if isinstance(node, YMap) else None
     if not isinstance(node, YMap) or node.get(leaf) is None:
         return
+    if placeholder_in(node[leaf]) is not None:
+        return  # unknown until substituted, not malformed (gpulint.placeholders)
     field = f"{where}.{path}" if where else path
     count = _integer(node[leaf])
     if count is None:
@@ -522,6 +553,91 @@ def read_workload(document: Document, extra: Sequence[WorkloadShape] = ()) -> Wo
     shape = shape_for(document, extra)
     walked: Walked = {}
     if shape is None:
-        return WorkloadReading(None, (), unchecked(document, None, walked))
+        found = None if holds_no_requests(document) else _found_by_shape(document, walked)
+        return WorkloadReading(found, (), unchecked(document, found, walked))
     workload, malformed = _typed(document, shape, walked)
     return WorkloadReading(workload, malformed, unchecked(document, workload, walked))
+
+
+# API groups whose objects hold pod specs that are patterns or patches, not pods (Kyverno's
+# `validate.pattern`, `mutate.patchStrategicMerge`): never read as pods.
+_POLICY_GROUPS = frozenset({"kyverno.io", "policies.kyverno.io", "templates.gatekeeper.sh"})
+# Characters of a policy's wildcard pattern (`image: "!*:latest"`), never of an image.
+_PATTERN_CHARS = frozenset("*?!|()")
+
+
+def _found_by_shape(document: Document, walked: Walked) -> Workload | None:
+    """The pod templates of an object of a kind gpulint does not model, found by their shape:
+    every pod spec (a `containers` list of containers with a `name` and an `image`) at any
+    depth, with its PodTemplateSpec (`metadata`, `spec`) when it is one. Each is checked as a
+    pod; how many pods the object runs is not known (`unknown_count`). None when it holds no
+    pod spec: its accelerator requests are then GPU007's. What the search enumerates joins
+    `walked`, for the accelerator scan to go on from."""
+    obj = document.obj
+    if api_group(document.ref.api_version) in _POLICY_GROUPS:
+        return None
+    templates: list[PodTemplate] = []
+    pending: list[tuple[str, Any, Any]] = [
+        (str(k), obj, v)
+        for k, v in walk_entries(obj, walked)
+        if k not in _NOT_PODS and type(v) in _NODES
+    ]
+    pending.reverse()
+    while pending:
+        where, parent, node = pending.pop()
+        if type(node) is YMap and _is_pod_spec(node, walked):
+            template = parent if _is_template(parent, node, obj) else node
+            role = where.rpartition(".")[0] if template is parent else where
+            containers = _containers("", node, POD_CONTAINERS, [], walked)
+            count = ReplicaCount(1, "", None)
+            templates.append(PodTemplate(document, template, node, containers, role, count))
+            continue
+        listed = type(node) is YSeq
+        children = [
+            (f"{where}[{k}]" if listed else f"{where}.{k}", node, v)
+            for k, v in walk_entries(node, walked)
+            if type(v) in _NODES and k not in _NO_POD_SPECS
+        ]
+        pending.extend(reversed(children))
+    if not templates:
+        return None
+    ref = document.ref
+    return Workload(
+        document,
+        tuple(templates),
+        templates[0].replicas,
+        unknown_count=f"how many pods a {ref.kind} ({ref.api_version}) runs",
+        by_shape=True,
+    )
+
+
+# Top-level fields that hold no pod of the object's: what the cluster reports, its metadata.
+_NOT_PODS = frozenset({"apiVersion", "kind", "metadata", "status"})
+_NODES = (YMap, YSeq)
+# Fields that never hold a pod spec, left to the accelerator scan: requirements and claims.
+_NO_POD_SPECS = frozenset({"resources", "resourceClaims", "annotations", "labels"})
+
+
+def _is_pod_spec(node: YMap, walked: Walked) -> bool:
+    """A mapping with a `containers` list whose items all are containers with a `name`, at
+    least one with an image reference (a policy's wildcard pattern is none)."""
+    containers = node.get("containers")
+    if type(containers) is not YSeq or not containers:
+        return False
+    items = [c for _, c in walk_entries(containers, walked)]
+    if not all(type(c) is YMap and isinstance(c.get("name"), str) for c in items):
+        return False
+    images = [c.get("image") for c in items]
+    return any(
+        type(i) is str and i and "{{" not in i and _PATTERN_CHARS.isdisjoint(i) for i in images
+    )
+
+
+def _is_template(parent: Any, spec: YMap, obj: YMap) -> bool:
+    """Whether `spec` is the `spec` of a PodTemplateSpec (`metadata` and `spec`, nothing else)."""
+    return (
+        type(parent) is YMap
+        and parent is not obj
+        and parent.get("spec") is spec
+        and set(parent) <= {"metadata", "spec"}
+    )

@@ -239,3 +239,33 @@ def test_a_gitignore_that_is_not_a_regular_file_is_not_read(repo: Path, kind: st
     done = gpulint(repo, "check", "--isolated", "--format", "json", ".")
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["summary"]["files"] == 1
+
+
+def test_a_config_that_links_out_of_the_tree_is_not_read(repo: Path) -> None:
+    secret = repo.parent / "settings.yaml"
+    secret.write_text("token: CI-SECRET-1234\n")
+    (repo / ".git").mkdir()
+    (repo / ".gpulint.yaml").symlink_to(secret)
+    done = gpulint(repo, "check", "pod.yaml")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"gpulint: error: {repo / '.gpulint.yaml'}: cannot read config: a symlink to {secret}, "
+        "outside the checked tree\n"
+    )
+
+
+def test_a_fifo_named_by_stdin_filename_is_not_opened(repo: Path) -> None:
+    # Rendered text on stdin is compared with the file it names, unless that is no regular file.
+    os.mkfifo(repo / "rendered.yaml")
+    rendered = "# Source: chart/templates/pod.yaml\n" + POD
+    done = subprocess.run(
+        [sys.executable, "-m", "gpulint", "check", "--isolated", "-"]
+        + ["--stdin-filename", "rendered.yaml"],
+        input=rendered,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=repo,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All checks passed" in done.stdout

@@ -121,12 +121,14 @@ LAYERS = (
         "gpulint.images",
         "gpulint.files",
         "gpulint.schema",
+        "gpulint.ignores",
         "gpulint.edits",
         "gpulint.gitignore",
     ),
     # Typed views, and the inputs they are read from.
     (
         "gpulint.model",
+        "gpulint.placeholders",
         "gpulint.constraints",
         "gpulint.shapes",
         "gpulint.operators",

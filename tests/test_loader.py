@@ -176,19 +176,49 @@ def test_braces_in_a_file_that_parses_are_plain_yaml() -> None:
     assert [d.ref.name for d in result.documents] == ["a"]
 
 
-def test_inline_suppressions_are_read_with_their_codes_and_columns() -> None:
+def test_inline_suppressions_are_read_with_their_selectors_reasons_and_columns() -> None:
     text = (
         "kind: Pod  # gpulint: ignore[gpu002, GPU601]\n"
         "a: 1 # gpulint: ignore\n"
         "b: '# gpulint: ignored'\n"
         "c: 2  #gpulint:ignore[GPU003]\n"
+        "d: 3  # gpulint: ignore[unknown-gpu-resource: vendor image, no requests]\n"
+        "e: 4  # gpulint: ignore[GPU601] -- tracked in OPS-12  # expect: GPU006:7\n"
+        "f: 5  # gpulint: ignore: every rule, for now\n"
     )
     suppressions = load_text("s.yaml", text).files[0].suppressions
-    assert {line: (s.column, sorted(s.codes)) for line, s in suppressions.items()} == {
-        1: (12, ["GPU002", "GPU601"]),
-        2: (6, []),
-        4: (7, ["GPU003"]),
+    assert {
+        line: (s.column, s.selectors, s.reason, s.problem) for line, s in suppressions.items()
+    } == {
+        1: (12, ("gpu002", "GPU601"), "", None),
+        2: (6, (), "", None),
+        4: (7, ("GPU003",), "", None),
+        5: (7, ("unknown-gpu-resource",), "vendor image, no requests", None),
+        6: (7, ("GPU601",), "tracked in OPS-12", None),
+        7: (7, (), "every rule, for now", None),
     }
+
+
+@pytest.mark.parametrize(
+    ("comment", "problem"),
+    [
+        ("# gpulint: ignroe[GPU601]", 'expected "ignore" after "gpulint:", found "ignroe[GPU601]"'),
+        ("# gpulint: disable", 'expected "ignore" after "gpulint:", found "disable"'),
+        ("# gpulint: ignore[GPU601", '"ignore[GPU601": the "[" is never closed'),
+        (
+            "# gpulint: ignore[: why]",
+            '"ignore[: why]" names no rule: write "ignore" to suppress every rule',
+        ),
+        (
+            "# gpulint: ignore GPU601 vendor image",
+            '"ignore GPU601 vendor image": put the codes or names in brackets, '
+            '"ignore[GPU601]", and a reason after a colon',
+        ),
+    ],
+)
+def test_a_malformed_suppression_is_read_with_its_problem(comment: str, problem: str) -> None:
+    suppression = load_text("s.yaml", f"a: 1  {comment}\n").files[0].suppressions[1]
+    assert (suppression.column, suppression.selectors, suppression.problem) == (7, (), problem)
 
 
 @pytest.fixture()
@@ -591,6 +621,8 @@ def test_an_env_template_is_walked_once_too(monkeypatch: pytest.MonkeyPatch) -> 
     assert [(issue.kind, issue.pos) for issue in loaded.issues] == [
         (IssueKind.ENV_TEMPLATE, (25, 24))
     ]
-    assert (loaded.documents, found) == ((), [])
+    # The placeholder leaves the rest of the file checked: the same objects, the same scan.
+    assert len(loaded.documents) == 5
+    assert [kind for kind, *_ in found][:2] == ["StatefulSet", "StatefulSet"]
     assert walks, "the walk enumerates mappings and lists"
     assert max(walks.values()) == 1

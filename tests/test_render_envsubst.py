@@ -1,4 +1,5 @@
-"""Env templates: one GPU008 note per file until its placeholders are given values."""
+"""Env templates: a placeholder makes only its field unknown; one GPU008 note per file lists
+what was not judged until the values are given."""
 
 from __future__ import annotations
 
@@ -39,13 +40,18 @@ def test_substitute_replaces_only_the_given_names_in_both_spellings() -> None:
     assert substitute(text, {"GPU": "8"}) == "a: 8\nb: 8\nc: ${OTHER}\nd: $GPUS\n"
 
 
-def test_placeholders_where_the_api_needs_a_value_make_one_issue_and_no_object() -> None:
+def test_placeholders_where_the_api_needs_a_value_make_one_issue_listing_them() -> None:
     loaded = load_text("pod.yaml", TEMPLATE)
-    assert loaded.documents == ()
+    assert [d.ref.name for d in loaded.documents] == ["trainer"]
     (issue,) = loaded.issues
     assert issue.kind is IssueKind.ENV_TEMPLATE
     assert issue.pos == (17, 27)
-    assert "`${GPU_PER_NODE}`, `$MEMORY` where the API needs a value" in issue.message
+    assert (
+        "not judged: `spec.containers[0].resources.limits.nvidia.com/gpu` is `${GPU_PER_NODE}`, "
+        "`spec.containers[0].resources.limits.memory` is `$MEMORY` (the rest is checked)"
+    ) in issue.message
+    # What the scheduler reads of them is left to the values: the whole `resources` block.
+    assert [(u.start, u.end[0]) for u in loaded.unknown] == [((15, 7), 18), ((15, 7), 18)]
 
 
 def test_placeholders_only_in_text_expanded_at_run_time_are_left_alone() -> None:
@@ -134,5 +140,115 @@ def test_placeholders_count_where_the_object_holds_them(
         assert (found, len(loaded.documents)) == ([], 1)
         return
     (issue,) = loaded.issues
-    assert (issue.kind, issue.pos, loaded.documents) == (IssueKind.ENV_TEMPLATE, pos, ())
-    assert f"({placeholders} where the API needs a value)" in issue.message
+    assert (issue.kind, issue.pos, len(loaded.documents)) == (IssueKind.ENV_TEMPLATE, pos, 1)
+    assert f" is {placeholders} (the rest is checked)" in issue.message
+
+
+# A GKE sample's shape: the service account and a Cloud Storage FUSE bucket come from the
+# environment; neither changes what the scheduler decides. Beside them: a GPU request the
+# `resource:` typo drops, a selector for a node group the cluster lacks, and more 8-GPU pods
+# than the p4d pool can ever hold.
+GKE_SAMPLE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer, namespace: ml}
+spec:
+  replicas: 5
+  selector:
+    matchLabels: {app: trainer}
+  template:
+    metadata:
+      labels: {app: trainer}
+    spec:
+      serviceAccountName: $K8S_SA_NAME
+      containers:
+      - name: trainer
+        image: trainer:1.0
+        resources:
+          requests: {cpu: "32", memory: 256Gi}
+          limits: {memory: 256Gi, nvidia.com/gpu: 8}
+      volumes:
+      - name: data
+        csi:
+          driver: gcsfuse.csi.storage.gke.io
+          volumeAttributes:
+            bucketName: $GSBUCKET
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: serve, namespace: ml}
+spec:
+  serviceAccountName: ${K8S_SA_NAME}
+  nodeSelector:
+    eks.amazonaws.com/nodegroup: a100-pool
+  containers:
+  - name: serve
+    image: serve:1.0
+    resources:
+      limits: {nvidia.com/gpu: 1}
+  - name: sidecar
+    image: sidecar:1.0
+    resource:
+      limits: {nvidia.com/gpu: 1}
+"""
+PROFILE = Path(__file__).parent.parent / "fixtures" / "profiles" / "placement-eks.yaml"
+
+
+def _findings(tmp_path: Path, text: str, *args: str) -> list[tuple[str, int, int, str]]:
+    (tmp_path / "sample.yaml").write_text(text)
+    result = CliRunner().invoke(
+        main,
+        ["check", "--isolated", "--format", "json", "--profile", str(PROFILE), *args],
+        catch_exceptions=False,
+    )
+    assert result.exit_code in (0, 1), result.output
+    found = json.loads(result.stdout)["findings"]
+    return [(f["code"], f["line"], f["column"], f["message"]) for f in found]
+
+
+def test_placeholders_the_scheduler_never_reads_leave_every_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    templated = _findings(tmp_path, GKE_SAMPLE, "sample.yaml")
+    substituted = _findings(
+        tmp_path,
+        GKE_SAMPLE.replace("${K8S_SA_NAME}", "sa")
+        .replace("$K8S_SA_NAME", "sa")
+        .replace("$GSBUCKET", "bucket"),
+        "sample.yaml",
+    )
+    assert {code for code, *_ in substituted} >= {"GPU004", "GPU103", "GPU201"}
+    note = [f for f in templated if f[0] == "GPU008"]
+    assert [f for f in templated if f[0] != "GPU008"] == substituted
+    assert note == [
+        (
+            "GPU008",
+            12,
+            27,
+            "this file is an envsubst template; not judged: `serviceAccountName` is "
+            "`$K8S_SA_NAME`, `volumes[0].csi.volumeAttributes.bucketName` is `$GSBUCKET`, "
+            "`spec.serviceAccountName` is `${K8S_SA_NAME}` (the rest is checked); give the "
+            "values (--var NAME=VALUE, or `variables:` in the config) to check them too",
+        )
+    ]
+    # Given their values, the file is checked in full and no note is left.
+    given = _findings(
+        tmp_path, GKE_SAMPLE, "--var", "K8S_SA_NAME=sa", "--var", "GSBUCKET=b", "sample.yaml"
+    )
+    assert given == substituted
+
+
+def test_a_replica_count_placeholder_leaves_out_only_what_counts_pods(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    known = _findings(tmp_path, GKE_SAMPLE, "sample.yaml")
+    unknown = _findings(tmp_path, GKE_SAMPLE.replace("replicas: 5", "replicas: $N"), "sample.yaml")
+    assert ("GPU201", 5, 3) in [f[:3] for f in known]
+    assert [f for f in unknown if f[0] != "GPU008"] == [
+        f for f in known if f[0] not in ("GPU008", "GPU201")
+    ]
+    (note,) = (f for f in unknown if f[0] == "GPU008")
+    assert note[1:3] == (5, 13)
+    assert "not judged: `spec.replicas` is `$N`, `serviceAccountName` is" in note[3]

@@ -128,6 +128,18 @@ def one_line_error(result: Result) -> str:
     return result.stderr.removeprefix("gpulint: error: ").rstrip("\n")
 
 
+def not_rendered(result: Result) -> str:
+    """Why the chart `app` was not rendered: the one finding (GPU030, a warning at its
+    Chart.yaml) of a JSON run that checked the rest."""
+    assert result.exit_code == 0, result.output
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["severity"], f["line"], f["column"]) for f in findings] == [
+        ("GPU030", "warning", 1, 1)
+    ]
+    assert findings[0]["path"].endswith("app/Chart.yaml")
+    return findings[0]["message"].removeprefix("not rendered, so not checked: ")
+
+
 # Code execution: tools come only from absolute PATH entries outside the checked tree.
 
 
@@ -152,7 +164,9 @@ def test_a_relative_path_entry_never_supplies_helm(
     monkeypatch.setenv("PATH", f"{entry}{os.pathsep}{real}")
     assert run("--format", "json", str(repo / "app")).exit_code == 0
     monkeypatch.setenv("PATH", entry)
-    assert one_line_error(run(str(repo / "app"))).startswith("`helm` is not on PATH: ")
+    assert not_rendered(run("--format", "json", str(repo / "app"))).startswith(
+        "`helm` is not on PATH: "
+    )
     assert not (repo / "PWNED").exists()
 
 
@@ -444,8 +458,8 @@ def test_a_fail_message_is_not_shown_only_where_it_is(
             "templates/leak.yaml": '{{ fail (.Files.Get "secret.txt") }}\n',
         },
     )
-    assert one_line_error(run("app")) == (
-        "app: helm template failed: Error: execution error at (app/templates/leak.yaml:1:3): "
+    assert not_rendered(run("--format", "json", "app")) == (
+        "helm template failed: Error: execution error at (app/templates/leak.yaml:1:3): "
         "the template's message is not shown (it may hold file contents)"
     )
 
@@ -453,8 +467,9 @@ def test_a_fail_message_is_not_shown_only_where_it_is(
 def test_a_function_error_quoting_file_contents_is_cut(repo: Path, helm: Path) -> None:
     leak = '{{ include (.Files.Get "secret.txt") . }}\n'
     chart(repo, {"secret.txt": SECRET, "templates/leak.yaml": leak})
-    message = one_line_error(run("app"))
-    assert SECRET not in message
+    result = run("--format", "json", "app")
+    assert SECRET not in result.output
+    message = not_rendered(result)
     assert message.endswith(
         "error calling include: its message is not shown (it may hold file contents)"
     )

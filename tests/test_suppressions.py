@@ -77,6 +77,34 @@ def test_unsuppressed_manifest_has_both_findings(tmp_path: Path) -> None:
         ({"annotations": "{gpulint.io/ignore: GPU601}"}, [("GPU002", 15, 13)]),
         ({"template_annotations": "{gpulint.io/ignore: GPU002 GPU601}"}, []),
         ({"template_annotations": "{gpulint.io/ignore: gpu002}"}, [("GPU601", 13, 9)]),
+        # Rule names, and reasons after a colon.
+        (
+            {"line_comment": "  # gpulint: ignore[gpu-limit-request-mismatch]"},
+            [("GPU601", 13, 9)],
+        ),
+        (
+            {"line_comment": "  # gpulint: ignore[GPU002: limit set by the platform webhook]"},
+            [("GPU601", 13, 9)],
+        ),
+        ({"line_comment": "  # gpulint: ignore[GPU002] -- see OPS-12"}, [("GPU601", 13, 9)]),
+        (
+            {"annotations": "{gpulint.io/ignore: 'GPU601: vendor image, no requests'}"},
+            [("GPU002", 15, 13)],
+        ),
+        (
+            {"annotations": "{gpulint.io/ignore: 'gpu-pod-besteffort-cpu-memory'}"},
+            [("GPU002", 15, 13)],
+        ),
+        (
+            {"annotations": "{gpulint.io/ignore: 'GPU002 gpu-pod-besteffort-cpu-memory: why'}"},
+            [],
+        ),
+        # Per-rule keys, as kube-linter's, by code or by name, the value being the reason.
+        ({"annotations": "{ignore.gpulint.io/GPU601: 'vendor image'}"}, [("GPU002", 15, 13)]),
+        (
+            {"template_annotations": "{ignore.gpulint.io/gpu-limit-request-mismatch: ''}"},
+            [("GPU601", 13, 9)],
+        ),
     ],
 )
 def test_suppression_forms(
@@ -157,3 +185,92 @@ def test_library_entry_point_applies_suppressions(
     (tmp_path / "d.yaml").write_text(manifest(line_comment="  # gpulint: ignore[GPU002]"))
     result = lint(["d.yaml"], config=Config(report_unused_ignores=True))
     assert [(f.code, f.path, f.line) for f in result.findings] == [("GPU601", "d.yaml", 13)]
+
+
+def gpu006(result: Result) -> list[tuple[int, int, str]]:
+    """(line, column, message) of each GPU006 finding."""
+    findings = json.loads(result.stdout)["findings"]
+    return [(f["line"], f["column"], f["message"]) for f in findings if f["code"] == "GPU006"]
+
+
+def test_malformed_and_unknown_suppressions_are_gpu006_without_the_flag(tmp_path: Path) -> None:
+    text = manifest(
+        kind_comment="  # gpulint: ignroe[GPU601]",
+        line_comment="  # gpulint: ignore GPU002",
+        annotations="{gpulint.io/ignore: 'GPU999, gpu-limt-request-mismatch: why'}",
+        template_annotations="{ignore.gpulint.io/besteffort: 'vendor image'}",
+    )
+    result = check(tmp_path, text)
+    # None of them suppresses anything: both findings stay.
+    assert [c for c, _, _ in reported(result) if c != "GPU006"] == ["GPU601", "GPU002"]
+    assert gpu006(result) == [
+        (
+            2,
+            19,
+            'malformed suppression (comment): expected "ignore" after "gpulint:", found '
+            '"ignroe[GPU601]"; it suppresses nothing',
+        ),
+        (
+            5,
+            36,
+            'unknown suppression (annotation): "GPU999" is no rule\'s code or name; '
+            "it suppresses nothing",
+        ),
+        (
+            5,
+            36,
+            'unknown suppression (annotation): "gpu-limt-request-mismatch" is no rule\'s code '
+            'or name (did you mean "gpu-limit-request-mismatch"?); it suppresses nothing',
+        ),
+        (
+            9,
+            21,
+            'unknown suppression (annotation): "besteffort" is no rule\'s code or name; '
+            "it suppresses nothing",
+        ),
+        (
+            15,
+            32,
+            'malformed suppression (comment): "ignore GPU002": put the codes or names in '
+            'brackets, "ignore[GPU002]", and a reason after a colon; it suppresses nothing',
+        ),
+    ]
+    assert result.exit_code == 1
+
+
+def test_a_known_name_beside_an_unknown_one_still_suppresses(tmp_path: Path) -> None:
+    text = manifest(line_comment="  # gpulint: ignore[gpu-limit-request-mismatch, GPU0999]")
+    result = check(tmp_path, text)
+    assert reported(result) == [("GPU601", 13, 9), ("GPU006", 15, 32)]
+    assert gpu006(result) == [
+        (
+            15,
+            32,
+            'unknown suppression (comment): "GPU0999" is no rule\'s code or name; '
+            "it suppresses nothing",
+        )
+    ]
+
+
+def test_an_empty_annotation_is_malformed_not_a_blanket(tmp_path: Path) -> None:
+    result = check(tmp_path, manifest(annotations="{gpulint.io/ignore: ''}"))
+    assert reported(result) == [("GPU006", 5, 36), ("GPU601", 13, 9), ("GPU002", 15, 13)]
+    assert gpu006(result) == [
+        (
+            5,
+            36,
+            "malformed suppression (annotation): names no rule: list the codes or rule names; "
+            "it suppresses nothing",
+        )
+    ]
+
+
+def test_malformed_suppressions_honour_ignore(tmp_path: Path) -> None:
+    result = check(tmp_path, manifest(line_comment="  # gpulint: ignroe"), "--ignore", "GPU006")
+    assert reported(result) == [("GPU601", 13, 9), ("GPU002", 15, 13)]
+
+
+def test_a_used_suppression_by_name_is_not_unused(tmp_path: Path) -> None:
+    text = manifest(annotations="{ignore.gpulint.io/gpu-pod-besteffort-cpu-memory: why}")
+    result = check(tmp_path, text, "--report-unused-ignores")
+    assert reported(result) == [("GPU002", 15, 13)]

@@ -58,13 +58,27 @@ def test_templatefile_whose_template_reads_out_of_the_tree_is_refused(tree: Path
     assert load_error(tree) == f"infra/name.tpl:1: reads '../../secret.txt', outside {tree}"
 
 
-def test_file_of_a_computed_path_is_refused(tree: Path) -> None:
+def test_file_of_a_computed_path_is_refused_where_the_kernel_cannot_bound_it(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("gpulint.profile.sandbox.read_only_to", lambda paths: None)
     variable = 'variable "p" {\n  default = "../../secret.txt"\n}\n'
     (tree / "infra" / "main.tf").write_text(variable + POOL.format(name="file(var.p)"))
     assert load_error(tree) == (
         "infra/main.tf:5: `file(...)` reads a path gpulint cannot check before evaluating it; "
         'write it as a string such as "${path.module}/values.yaml"'
     )
+
+
+def test_file_of_a_computed_path_is_left_to_the_kernel_where_it_bounds_it(tree: Path) -> None:
+    from gpulint.profile.sandbox import read_only_to
+
+    if read_only_to([str(tree)]) is None:
+        pytest.skip("no Landlock here: a computed path is refused")
+    variable = 'variable "p" {\n  default = "../../secret.txt"\n}\n'
+    (tree / "infra" / "main.tf").write_text(variable + POOL.format(name="file(var.p)"))
+    # The read fails in the child: the pool keeps its block's name, never the secret.
+    assert pool_names(tree) == ["gpu"]
 
 
 def test_file_inside_the_tree_is_read(tree: Path) -> None:
@@ -227,8 +241,9 @@ def test_where_linux_bounds_it_the_child_reads_nothing_outside_the_tree(tree: Pa
     if read_only_to([str(tree)]) is None:
         pytest.skip("no Landlock here: the text checks alone stand")
     (tree / "infra" / "main.tf").write_text(POOL.format(name='file("../../secret.txt")'))
-    inside = evaluate(str(tree / "infra"), "infra", str, [], str(tree))
+    inside = evaluate(str(tree / "infra"), "infra", str, [], read_only_to([str(tree)]))
     assert [b.get("node_group_name") for b in inside["aws_eks_node_group"]] == [None]
     # The same module, bounded by a directory holding the secret, reads it: the bound works.
-    outside = evaluate(str(tree / "infra"), "infra", str, [], str(tree.parent))
+    bound = read_only_to([str(tree.parent)])
+    outside = evaluate(str(tree / "infra"), "infra", str, [], bound)
     assert [b.get("node_group_name") for b in outside["aws_eks_node_group"]] == [SECRET]

@@ -84,6 +84,7 @@ _AMD_LABELS = (
     "amd.com/gpu.device-id",
     "amd.com/gpu.cu-count",
 )
+_GPU_MANAGER = "tkestack/gpu-manager pkg/types/types.go, README.md (resource names and units)"
 _ASCEND = "Ascend/ascend-device-plugin pkg/common/constants.go, build/ascendplugin-*.yaml"
 
 #: Every accelerator resource gpulint knows, exact names first within each vendor.
@@ -278,6 +279,27 @@ RESOURCES: tuple[AcceleratorResource, ...] = (
         DEVICE_PLUGIN,
         "Volcano vGPU",
         source=_VOLCANO,
+    ),
+    # Tencent gpu-manager (TKEStack): its device plugin advertises each GPU as 100 vcuda cores
+    # and its memory in 256 MiB blocks (pkg/types/types.go MemoryBlockSize); gpu-admission, a
+    # scheduler extender, picks the GPU
+    AcceleratorResource(
+        "tencent.com/vcuda-core",
+        "NVIDIA",
+        CORES,
+        "1 % of one GPU's compute (100 is a whole GPU)",
+        DEVICE_PLUGIN,
+        "Tencent gpu-manager",
+        source=_GPU_MANAGER,
+    ),
+    AcceleratorResource(
+        "tencent.com/vcuda-memory",
+        "NVIDIA",
+        MEMORY,
+        "256 MiB of GPU memory",
+        DEVICE_PLUGIN,
+        "Tencent gpu-manager",
+        source=_GPU_MANAGER,
     ),
     # Koordinator: koord-manager writes these into node allocatable from each node's Device
     # object; koord-scheduler's DeviceShare plugin assigns the devices

@@ -204,24 +204,28 @@ class _ResultUnpickler(Unpickler):
 
 
 def plan_digest(plan: FilePlan) -> bytes:
-    """What a file's outcome depends on besides its bytes, as bytes to hash."""
-    rules = (
-        tuple(r.code for r in plan.per_document),
-        tuple(r.code for r in plan.corpus_wide),
-        plan.unused_rule.code if plan.unused_rule is not None else None,
-    )
+    """What a file's outcome depends on besides its bytes, as bytes to hash: every field of
+    the plan (rules by their codes, the knowledge objects by the digest of their files' bytes)
+    but where the cache is and whether verdicts are kept."""
+    from gpulint.rules import Rule
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Rule):
+            return value.code
+        if isinstance(value, tuple) and value and all(isinstance(v, Rule) for v in value):
+            return tuple(v.code for v in value)
+        return value
+
     parts = [
-        rules,
-        plan.config,
-        plan.profile,
-        plan.namespace,
-        plan.knowledge_digest,
-        plan.knowledge_kinds,
-        plan.keep_checked,
+        (name, plain(getattr(plan, name))) for name in plan._fields if name not in _NOT_DIGESTED
     ]
     out: list[str] = []
     _canonical(parts, out, set())
     return "\x1f".join(out).encode("utf-8", "surrogateescape")
+
+
+#: Plan fields an outcome does not depend on, or that another field stands for.
+_NOT_DIGESTED = frozenset({"knowledge", "cache_directory", "place_kept"})
 
 
 def _canonical(value: Any, out: list[str], active: set[int]) -> None:

@@ -18,14 +18,21 @@ from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, r
 if TYPE_CHECKING:
     from gpulint.engine.cache import ResultCache
     from gpulint.engine.gather import Gathered
+    from gpulint.render.options import RenderOptions
 
 #: A context file is read only if its bytes may hold what corpus-wide rules keep.
 _CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler")
 
 
-def context_inputs(config: Config, given: Inputs) -> list[Input]:
+def context_inputs(
+    config: Config,
+    given: Inputs,
+    cluster: str | None = None,
+    render: RenderOptions | None = None,
+) -> list[Input]:
     """The files under the config's `context` that are not among the given inputs (stdin
-    named as one of them, `--stdin-filename k8s/a.yaml`, stands for it)."""
+    named as one of them, `--stdin-filename k8s/a.yaml`, stands for it), less what the config
+    applies to clusters other than `cluster`; its charts rendered as `render` says."""
     paths = config.context_paths()
     if not paths:
         return []
@@ -33,7 +40,12 @@ def context_inputs(config: Config, given: Inputs) -> list[Input]:
     # A chart or overlay the given files already render is not rendered again as context.
     rendered = {os.path.realpath(name) for name in given.renders}
     try:
-        found = discover(paths, config.is_excluded, ignored=config.gitignore_filter())
+        found = discover(
+            paths,
+            config.excluded_in(cluster),
+            render=render,
+            ignored=config.gitignore_filter(),
+        )
     except GpulintError as exc:
         # A chart under `context` is rendered for any file given: say why it was.
         raise GpulintError(f"{config.context_where()}: context: {exc}") from None
@@ -75,7 +87,9 @@ def read_context(
     runs on them); return the given files' names. With the plan's results cache, a context file
     whose bytes did not change is read from it (a pre-commit hook's context rarely changes)."""
     given = frozenset(input_name(item) for item in inputs)
-    context_plan = plan._replace(per_document=(), keep_checked=False, unused_rule=None)
+    context_plan = plan._replace(
+        per_document=(), keep_checked=False, unused_rule=None, suppression_rule=None
+    )
     cache = None
     if plan.corpus_wide:
         from gpulint.engine.cache import result_cache

@@ -7,9 +7,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpulint.engine.report import findings_of, roles_of, sort_key
+from gpulint.engine.report import findings_of, invalid_suppressions, roles_of, sort_key
 from gpulint.findings import CheckedObject, Finding
 from gpulint.loader import Input, LoadResult, RenderedInput, load_bytes, load_path
+from gpulint.model import IssueKind, LoadIssue, SourceFile
+from gpulint.render.rendered import RenderFailure
 from gpulint.suppressions import SuppressionTracker
 from gpulint.views import NamedTuple
 
@@ -57,6 +59,9 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
         ),
         key=sort_key,
     )
+    if plan.suppression_rule is not None:
+        findings.extend(invalid_suppressions(plan.suppression_rule, tracker, plan.config))
+        findings.sort(key=sort_key)
     if isinstance(item, RenderedInput):
         located = item.origin.locate(findings, item.data.decode("utf-8"))
         findings = sorted(located, key=sort_key)
@@ -87,7 +92,14 @@ def load_input(
     variables: Mapping[str, str] | None = None,
     shapes: Sequence[WorkloadShape] = (),
 ) -> LoadResult:
-    """One input loaded: a file by its path, stdin or a render from its bytes."""
+    """One input loaded: a file by its path, stdin or a render from its bytes (a render its
+    tool could not make: the reason, as a load issue at its Chart.yaml or kustomization)."""
     if isinstance(item, str):
         return load_path(Path(item), variables, shapes)
+    if isinstance(item, RenderedInput) and isinstance(item.origin, RenderFailure):
+        source = SourceFile(item.name)
+        message = f"not rendered, so not checked: {item.origin.message}"
+        return LoadResult(
+            (source,), (), (LoadIssue(IssueKind.NOT_RENDERED, source, (1, 1), message),)
+        )
     return load_bytes(item[0], item[1], variables, shapes)

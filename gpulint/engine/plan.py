@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from gpulint.cachedir import CACHE_MIN_FILES, sha256
 from gpulint.config import Config
 from gpulint.engine.files import load_input
+from gpulint.engine.variants import installed_namespaces
 from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
 from gpulint.rules import UNUSED_SUPPRESSION, Rule
 from gpulint.rules.base import CheckContext
@@ -27,6 +29,8 @@ SERVER_REJECTED = "GPU900"
 #: Kinds whose objects decide verdicts on objects in other files, read before the others.
 KNOWLEDGE_KINDS = frozenset(
     {"PriorityClass", "ResourceQuota", "LimitRange"}
+    # kiosk's AccountQuota: a ResourceQuota spec over an account's namespaces.
+    | {"AccountQuota"}
     # DRA objects: claims and classes that pods and claims of other files name.
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
     # The schemas of custom resources in other files (gpulint.validation.crds).
@@ -47,6 +51,10 @@ class FilePlan(NamedTuple):
     knowledge_kinds: frozenset[str] = frozenset()
     keep_checked: bool = True
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
+    # The namespace each chart render is installed in (gpulint.engine.variants).
+    file_namespaces: Mapping[str, str] = MappingProxyType({})
+    # GPU006 when selected: malformed suppressions, and names of no rule, are always reported.
+    suppression_rule: Rule | None = None
     # A SHA-256 of the names and bytes of the files the knowledge objects were read from:
     # what the results cache (gpulint.engine.cache) knows them by.
     knowledge_digest: str = ""
@@ -73,6 +81,7 @@ class FilePlan(NamedTuple):
             self.namespace,
             knowledge=self.knowledge,
             kubernetes_version=self.config.kubernetes_version,
+            file_namespaces=self.file_namespaces,
             **corpus_wide,
         )
 
@@ -110,6 +119,9 @@ def plan(
         known_kinds,
         run.keep_checked,
         _unused_rule(run.rules, config),
+        # After the knowledge scan: the inputs' charts are rendered by then.
+        installed_namespaces([*inputs.renders.values(), *context_inputs]),
+        next((r for r in run.rules if r.code == UNUSED_SUPPRESSION), None),
         digest.hexdigest(),
         cache_directory=directory,
     )

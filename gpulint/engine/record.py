@@ -43,6 +43,9 @@ class Run:
     jobs: int = 1
     keep_checked: bool = True
     spool_findings: bool = False
+    # The named cluster this run checks (gpulint.clusters): what the config applies to other
+    # clusters only is not read. None: one cluster, or none named.
+    cluster: str | None = None
     # Where per-file results are kept between runs (gpulint.engine.cache); None: not kept.
     results_cache: str | None = None
     warn: Callable[[str], None] | None = None  # told why the cache cannot be used

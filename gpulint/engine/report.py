@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from gpulint.engine.record import Run
     from gpulint.loader import RenderedInput
     from gpulint.model import Workload
+    from gpulint.placeholders import Unknown
     from gpulint.spool import FindingSpool
     from gpulint.yamltree import Pos
 
@@ -38,8 +39,11 @@ def findings_of(
     # Pods built from one field share it (an Argo workflow's nodeSelector, given to each of
     # its templates): what is wrong with it is told once.
     seen: set[tuple[int, Pos, str]] = set()
+    unknown = () if rule.code == ENV_TEMPLATE_RULE else context.loaded.unknown
     for problem in rule.check_function()(context):
         if _dropped(problem, rule, config, tracker):
+            continue
+        if unknown and _not_judged(problem, unknown):
             continue
         if given is not None and not involves_given(problem, given):
             continue
@@ -48,6 +52,16 @@ def findings_of(
         if key not in seen:
             seen.add(key)
             yield to_finding(rule, problem, config)
+
+
+#: The rule that lists what envsubst placeholders leave unknown; its note points at one.
+ENV_TEMPLATE_RULE = "GPU008"
+
+
+def _not_judged(problem: Problem, unknown: Iterable[Unknown]) -> bool:
+    """Whether `problem` points into what a placeholder decides (gpulint.placeholders): the
+    field holding `$REPLICAS` is not judged, nor the `resources` block holding `${GPUS}`."""
+    return any(u.file is problem.file and u.covers(problem.pos) for u in unknown)
 
 
 def involves_given(problem: Problem, given: frozenset[str]) -> bool:
@@ -141,6 +155,24 @@ def unused_suppressions(
         )
         findings.append(to_finding(rule, problem, config))
     return findings
+
+
+INVALID_FIX = (
+    "Name rules by code or name, with an optional reason after a colon: "
+    '`# gpulint: ignore[GPU601: why]`, `gpulint.io/ignore: "gpu-limit-request-mismatch: why"` '
+    "or `ignore.gpulint.io/GPU601: why`; `gpulint rules` lists them."
+)
+
+
+def invalid_suppressions(
+    rule: Rule, tracker: SuppressionTracker, config: Config
+) -> Iterator[Finding]:
+    """GPU006: each suppression written wrongly or naming no rule (it suppresses nothing)."""
+    for marker, message in tracker.invalid():
+        if config.ignored_in_file(marker.file.path, rule.code):
+            continue
+        problem = Problem(marker.file, marker.pos, message, fix=INVALID_FIX)
+        yield to_finding(rule, problem, config)
 
 
 def displayed(findings: Iterable[Finding], run: Run) -> Iterator[Finding]:

@@ -11,6 +11,7 @@ from gpulint.engine.report import displayed, in_report_order, located
 from gpulint.engine.variants import overlays_of_bases
 from gpulint.findings import LintResult
 from gpulint.loader import STDIN, discover
+from gpulint.render.rendered import RenderFailure
 
 #: The rule that needs the `gpulint[schema]` extra; a run without it says so once.
 SCHEMA_RULE = "GPU012"
@@ -23,7 +24,7 @@ def run(record: Run) -> LintResult:
     # written out as soon as the file is checked.
     inputs = discover(
         [p for p in record.paths if p != STDIN],
-        config.is_excluded,
+        config.excluded_in(record.cluster),
         record.stdin if STDIN in record.paths else None,
         record.overlay,
         record.render,
@@ -31,7 +32,7 @@ def run(record: Run) -> LintResult:
         ignored=config.gitignore_filter(),
         base=record.root,
     )
-    context = context_inputs(config, inputs)
+    context = context_inputs(config, inputs, record.cluster, record.render)
     file_plan, skipped = plan(record, inputs, context)
     rejections = server_rejections(inputs, file_plan, record.dry_run)
     gathered = check_every_file(file_plan, inputs, record)
@@ -54,6 +55,11 @@ def run(record: Run) -> LintResult:
             f"{len(skipped)} cluster-profile rules skipped: no --profile given "
             f"({', '.join(r.code for r in skipped)})"
         )
+    notes.extend(
+        f"context: {record.display(item.name)}: {item.origin.message}; its objects are not counted"
+        for item in renders_of(context).values()
+        if isinstance(item.origin, RenderFailure)
+    )
     if any(r.code == SCHEMA_RULE for r in record.rules):
         from gpulint.validation.kube import unavailable_note
 

@@ -23,6 +23,24 @@ if TYPE_CHECKING:
     from gpulint.replicas import Autoscaler
 
 
+def installed_namespaces(inputs: Iterable[object]) -> dict[str, str]:
+    """The namespace each chart render among `inputs` is installed in, by render name: what
+    `helm install -n` gives the objects that name none (kustomize writes its `namespace:`
+    into the objects it builds)."""
+    from gpulint.loader import RenderedInput
+
+    renders = [item for item in inputs if isinstance(item, RenderedInput)]
+    if not renders:
+        return {}
+    from gpulint.render.locate import HelmOrigin
+
+    return {
+        item.name: item.origin.request.namespace
+        for item in renders
+        if isinstance(item.origin, HelmOrigin) and item.origin.request.namespace
+    }
+
+
 def overlays_of_bases(renders: Iterable[RenderedInput]) -> dict[str, frozenset[str]]:
     """For each kustomize render that another render of the run builds on (a base), the
     names of the renders built on it."""

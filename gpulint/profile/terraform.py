@@ -122,6 +122,7 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
 
     A relative `path` is read from `root` when given; the files it names are shown relative to
     `root` (else to the working directory) when inside it."""
+    from gpulint.profile.sandbox import read_only_to
     from gpulint.profile.terraform_tree import check_module_tree, evaluate, tree_boundary
 
     require_tfparse(path)  # the extra's message before anything else
@@ -132,8 +133,9 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
         return _shown(os.path.relpath(file, directory), directory, root)
 
     boundary = tree_boundary(directory, root)
-    modules = check_module_tree(directory, boundary, shown)
-    blocks = evaluate(directory, path, shown, modules, boundary)
+    restrict = read_only_to([boundary]) if os.name == "posix" else None
+    modules = check_module_tree(directory, boundary, shown, bounded=restrict is not None)
+    blocks = evaluate(directory, path, shown, modules, restrict)
     assumptions: list[str] = []
     pools: list[PoolFacts] = []
     # An EKS cluster in the module makes its Auto Scaling groups EKS node groups too.

@@ -10,9 +10,10 @@ and takes minutes on `count = 10000`. So, before it is called:
   in the root module's directory and in each local module's must be a regular file whose real
   path is inside the tree (the root given, else the working directory, when the module is
   inside it; else the module's own directory);
-- every call of a function that reads a file (`file`, `templatefile`, `fileset`, ...) must
-  name its path as a string literal (`"${path.module}/groups.yaml"`) whose file is such a
-  file; a path computed from variables cannot be checked before evaluation and is refused;
+- every call of a function that reads a file (`file`, `templatefile`, `fileset`, ...) that
+  names its path as a string literal (`"${path.module}/groups.yaml"`) must name such a file;
+  a path computed from variables cannot be checked before evaluation: it is refused unless
+  the kernel bounds the child's reads to the tree (gpulint.profile.sandbox);
 - a local module that calls itself, directly or through others, or module calls that fan out
   past MAX_MODULE_CALLS, and a `count` literal above MAX_COUNT are refused.
 
@@ -29,7 +30,7 @@ import re
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gpulint.errors import GpulintError
@@ -74,13 +75,17 @@ def tree_boundary(directory: str, root: str | None) -> str:
     return top if _inside(real, top) else real
 
 
-def check_module_tree(directory: str, boundary: str, shown: Any) -> list[str]:
+def check_module_tree(
+    directory: str, boundary: str, shown: Any, bounded: bool = False
+) -> list[str]:
     """The directories of the local modules the module in `directory` calls.
 
     Raises GpulintError (naming the file and line) when the module, or a local module it calls,
     would make tfparse read outside `boundary`, read something that is not a regular file, or
-    never end. `shown(path)` is a path as messages name it."""
-    walk = _Walk(boundary, shown, os.path.realpath(directory))
+    never end. `shown(path)` is a path as messages name it. When the kernel `bounded` the
+    child's reads to the tree (gpulint.profile.sandbox), a path computed from variables is
+    left to that bound rather than refused (`file(var.public_key)` is common)."""
+    walk = _Walk(boundary, shown, os.path.realpath(directory), bounded)
     walk.module(directory, (), 1)
     return walk.modules[1:]
 
@@ -88,8 +93,9 @@ def check_module_tree(directory: str, boundary: str, shown: Any) -> list[str]:
 class _Walk:
     """One check of a module tree: the module calls met so far."""
 
-    def __init__(self, boundary: str, shown: Any, root_module: str) -> None:
+    def __init__(self, boundary: str, shown: Any, root_module: str, bounded: bool) -> None:
         self.boundary = boundary
+        self.bounded = bounded
         self.shown = shown
         self.root_module = root_module
         self.calls = 0
@@ -202,6 +208,8 @@ class _Walk:
             name = match.group(1)
             literal = _LITERAL_PATH.match(text, match.end())
             if literal is None:
+                if self.bounded:
+                    continue
                 raise self.fail(
                     path,
                     f"`{name}(...)` reads a path gpulint cannot check before evaluating it; "
@@ -310,15 +318,16 @@ def _limits() -> None:  # pragma: no cover - runs in the child between fork and 
 
 
 def evaluate(
-    directory: str, path: str, shown: Any, modules: list[str], boundary: str
+    directory: str,
+    path: str,
+    shown: Any,
+    modules: list[str],
+    restrict: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """The blocks tfparse evaluates in module `directory` (given as `path`), in a child
-    process with bounded memory and time, no environment to leak and, where Linux can bound
-    it, no read outside `boundary` (gpulint.profile.sandbox); a parse error in it or in one of
-    the `modules` it calls is a GpulintError naming the file and line."""
-    from gpulint.profile.sandbox import read_only_to
-
-    restrict = read_only_to([boundary]) if os.name == "posix" else None
+    process with bounded memory and time, no environment to leak and, with `restrict` (from
+    gpulint.profile.sandbox.read_only_to), no read outside the tree; a parse error in it or in
+    one of the `modules` it calls is a GpulintError naming the file and line."""
 
     def prepare() -> None:  # pragma: no cover - runs in the child between fork and exec
         _limits()

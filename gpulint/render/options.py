@@ -18,6 +18,7 @@ class ValuesSet(NamedTuple):
     name: str | None = None  # None: the values given on the command line, or the defaults
     values: tuple[str, ...] = ()
     set_values: tuple[str, ...] = ()
+    clusters: tuple[str, ...] = ()  # the named clusters it is applied to; (): every cluster
 
 
 class ChartSettings(NamedTuple):
@@ -44,6 +45,9 @@ class RenderOptions(NamedTuple):
     #: one starts with the first render of each check. Set it to share one budget between
     #: the checks of a `--fix` run.
     run: Any = None
+    #: The named cluster a run checks (gpulint.clusters): values sets bound to others are
+    #: not rendered. None: every values set.
+    cluster: str | None = None
 
     def cache_path(self) -> Path | None:
         """Where renders are kept: next to the profile cache; None with --no-cache."""

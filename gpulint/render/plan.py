@@ -8,16 +8,23 @@ only through it, so its objects are not reported twice.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from gpulint.errors import GpulintError
 from gpulint.render.confine import checked_files, is_inside
 from gpulint.render.helm import HelmRender, checked_namespace, checked_release, render_chart
-from gpulint.render.kustomize import KustomizeOrigin, build_overlay, referenced_directories
+from gpulint.render.kustomize import (
+    KustomizeOrigin,
+    build_overlay,
+    kustomization_file,
+    referenced_directories,
+)
 from gpulint.render.locate import HelmOrigin
 from gpulint.render.options import RenderOptions
-from gpulint.render.rendered import RenderedInput
-from gpulint.render.tools import RenderError, RenderRun
+from gpulint.render.rendered import RenderedInput, RenderFailure
+from gpulint.render.tools import RenderError, RenderRun, ToolFailed, ToolMissing
 
 HELM, KUSTOMIZE = "helm", "kustomize"
 
@@ -48,18 +55,41 @@ def plan_renders(
     cache_dir = options.cache_path()
     renders: dict[str, list[RenderedInput]] = {}
     for directory, kind in marks.items():
-        if kind == HELM:
-            renders[directory] = _chart_inputs(directory, options, cache_dir, run)
-        elif Path(directory).resolve() in used:
-            renders[directory] = []  # checked through the overlays that use it
-        else:
-            text = build_overlay(Path(directory), cache_dir, run)
-            origin = KustomizeOrigin(Path(directory), directory)
-            renders[directory] = [RenderedInput(directory, text.encode(), origin)]
+        try:
+            if kind == HELM:
+                renders[directory] = _chart_inputs(directory, options, cache_dir, run)
+            elif Path(directory).resolve() in used:
+                renders[directory] = []  # checked through the overlays that use it
+            else:
+                text = build_overlay(Path(directory), cache_dir, run)
+                origin = KustomizeOrigin(Path(directory), directory)
+                renders[directory] = [RenderedInput(directory, text.encode(), origin)]
+        except (ToolMissing, ToolFailed) as exc:
+            # The rest of the run is still checked; the chart or overlay is one finding.
+            renders[directory] = [_not_rendered(directory, kind, exc)]
+            continue
         if check is not None:
             for item in renders[directory]:
                 check(item.name, item.data)
     return renders
+
+
+def _not_rendered(directory: str, kind: str, exc: GpulintError) -> RenderedInput:
+    """A chart or overlay its tool could not render, as an input holding only the reason,
+    named by its Chart.yaml or kustomization file."""
+    home = kustomization_file(Path(directory)) if kind == KUSTOMIZE else None
+    name = os.path.join(directory, home.name if home is not None else "Chart.yaml")
+    if kind == HELM:
+        name = os.path.join(directory, _chart_file(Path(directory)))
+    message = str(exc)
+    # Reported at the chart's own file: the directory it names goes without saying.
+    for prefix in (directory, os.path.abspath(directory)):
+        message = message.removeprefix(f"{prefix}: ")
+    return RenderedInput(name, b"", RenderFailure(message))
+
+
+def _chart_file(chart: Path) -> str:
+    return next((n for n in ("Chart.yaml", "Chart.yml") if (chart / n).is_file()), "Chart.yaml")
 
 
 def _chart_inputs(
@@ -74,6 +104,9 @@ def _chart_inputs(
     namespace = checked_namespace(settings.namespace, directory)
     items = []
     for values_set in settings.sets:
+        bound = options.cluster is not None and values_set.clusters
+        if bound and options.cluster not in values_set.clusters:
+            continue  # applied to other clusters only
         values = tuple(Path(v) for v in values_set.values)
         if from_config:
             # The config comes with the pull request; the command line is the user's own.

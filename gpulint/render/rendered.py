@@ -15,3 +15,14 @@ class RenderedInput(NamedTuple):
     name: str
     data: bytes
     origin: Any
+
+
+class RenderFailure(NamedTuple):
+    """The origin of a chart or overlay its tool could not render: nothing to trace, and the
+    reason reported at its Chart.yaml or kustomization.yaml (GPU030)."""
+
+    message: str
+
+    def locate(self, findings: Any, rendered: str) -> list[Any]:
+        """The findings where they are: at the chart's or overlay's own file."""
+        return list(findings)

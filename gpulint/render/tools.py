@@ -35,6 +35,14 @@ class ToolInTree(GpulintError):
     """The only tool of a name on PATH is inside the checked tree, which gpulint never runs."""
 
 
+class ToolMissing(GpulintError):
+    """The tool a chart or overlay needs is not on PATH: that render is skipped with a note."""
+
+
+class ToolFailed(RenderError):
+    """The tool ran and refused the chart or overlay: that render is skipped with a note."""
+
+
 class RenderTimeout(RenderError):
     """A render that outlasted its timeout or the run's budget."""
 
@@ -112,7 +120,7 @@ def find_tool(name: str, install: str, tree: Path) -> str:
             f"`{name}` is found only inside the checked tree ({refused}), which gpulint never "
             f"runs: {install}"
         )
-    raise GpulintError(f"`{name}` is not on PATH: {install}")
+    raise ToolMissing(f"`{name}` is not on PATH: {install}")
 
 
 def tool_identity(path: str) -> str:
@@ -198,10 +206,10 @@ def run_tool(command: Sequence[str], what: str, run: RenderRun, cwd: Path | None
             raise RenderTimeout(_over_budget(what, run)) from None
         raise RenderTimeout(f"{what}: took more than {TOOL_TIMEOUT:.0f} s") from None
     except OSError as exc:
-        raise RenderError(f"{what}: cannot run {command[0]}: {exc.strerror}") from None
+        raise ToolFailed(f"{what}: cannot run {command[0]}: {exc.strerror}") from None
     if done.returncode != 0:
         message = tool_message(done.stderr.decode("utf-8", "replace"))
-        raise RenderError(f"{what}: {message or f'exit status {done.returncode}'}")
+        raise ToolFailed(f"{what}: {message or f'exit status {done.returncode}'}")
     try:
         return done.stdout.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -146,6 +146,9 @@ class CheckContext:
     # corpus-wide checks share those of the templates the files kept (alive for the whole run,
     # so their ids stay theirs).
     placements: dict[int, Placement] = field(default_factory=dict, repr=False)
+    # The namespace a chart is installed in (`charts[].namespace`, helm's -n), by the name of
+    # its render: that of its objects that name none.
+    file_namespaces: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def placement(self, template: PodTemplate) -> Placement:
         """Every pool's verdict on `template` as admitted (needs a profile), computed once per
@@ -263,9 +266,11 @@ class CheckContext:
         )
 
     def namespace_of(self, document: DocumentLike) -> str:
-        """metadata.namespace, else --namespace, else the profile's default, else `default`."""
+        """metadata.namespace, else the namespace its chart is installed in, else
+        --namespace, else the profile's default, else `default`."""
         return (
             document.ref.namespace
+            or (self.file_namespaces.get(document.file.path) if self.file_namespaces else None)
             or self.namespace
             or (self.profile.default_namespace if self.profile else None)
             or "default"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gpulint.model import Workload
 from gpulint.requestscan import (
     ANNOTATION,
     CHECKED_FORMS,
@@ -71,6 +72,49 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 _UNREAD_FIX if part.accelerators else _PATH_FIX,
                 names_workload=True,
             )
+
+
+def pod_count_unknown(ctx: CheckContext) -> Iterator[Problem]:
+    """One note per object of a kind gpulint does not model whose GPU pods it found by shape:
+    each pod was checked, but how many the object runs is not known."""
+    from gpulint.gpus import gpu_requests  # only files holding such objects need it
+
+    for workload in ctx.workloads:
+        if not workload.by_shape or not any(gpu_requests(t) for t in workload.templates):
+            continue
+        ref = workload.document.ref
+        paths = [t.role or "" for t in workload.templates]
+        listed = ", ".join(f"`{p}`" for p in paths[:3])
+        what = f"its pod templates ({listed}) were" if len(paths) > 1 else f"{listed} was"
+        yield Problem.at(
+            workload.document,
+            workload.document.kind_pos,
+            f"{ref}: {what} checked as a pod, but gpulint does not know how many pods kind "
+            f"{ref.kind} runs: GPU capacity and quota were not judged",
+            _count_fix(workload),
+            names_workload=True,
+        )
+
+
+def _count_fix(workload: Workload) -> str:
+    """A `workloads:` entry that declares the kind's pods and their count."""
+    ref = workload.document.ref
+    group = api_group(ref.api_version)
+    version = f"{group}/*" if group else ref.api_version
+    templates = [
+        re.sub(_INDEX, "[]", t.role or "") for t in workload.templates if t.node is not t.spec
+    ]
+    specs = [re.sub(_INDEX, "[]", t.role or "") for t in workload.templates if t.node is t.spec]
+    where = ", ".join(
+        f"{key}: [{', '.join(dict.fromkeys(paths))}]"
+        for key, paths in (("podTemplates", templates), ("podSpecs", specs))
+        if paths
+    )
+    return (
+        f"Declare the kind and its replica field in the config: `workloads: [{{kind: "
+        f"{ref.kind}, apiVersion: {version}, {where}, replicas: <path of its count>}}]` "
+        "(docs/workloads.md)."
+    )
 
 
 _UNREAD_FIX = (

@@ -24,8 +24,12 @@ def invalid_manifest(ctx: CheckContext) -> Iterator[Problem]:
     """What the API server refuses before any scheduling: unreadable or malformed files and
     fields, and quantities of ordinary resources (cpu, memory...) that are not quantities."""
     for issue in ctx.issues:
-        if issue.kind in (IssueKind.UNRENDERED_TEMPLATE, IssueKind.ENV_TEMPLATE):
-            continue
+        if issue.kind in (
+            IssueKind.UNRENDERED_TEMPLATE,
+            IssueKind.ENV_TEMPLATE,
+            IssueKind.NOT_RENDERED,
+        ):
+            continue  # notes of their own rules (GPU005, GPU008, GPU030)
         yield Problem(issue.file, issue.pos, issue.message, _FIXES[issue.kind], issue.document)
     yield from _invalid_quantities(ctx)
 
@@ -61,6 +65,13 @@ def unrendered_helm_template(ctx: CheckContext) -> Iterator[Problem]:
     """A file that contains `{{` and does not parse is a Helm template, not a manifest."""
     for issue in ctx.issues:
         if issue.kind is IssueKind.UNRENDERED_TEMPLATE:
+            yield Problem(issue.file, issue.pos, issue.message)
+
+
+def chart_not_rendered(ctx: CheckContext) -> Iterator[Problem]:
+    """A chart or overlay helm or kubectl could not render: one note at its own file."""
+    for issue in ctx.issues:
+        if issue.kind is IssueKind.NOT_RENDERED:
             yield Problem(issue.file, issue.pos, issue.message)
 
 

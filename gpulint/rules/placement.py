@@ -42,12 +42,15 @@ from gpulint.scheduling import (
     pool_gpus,
     pools_named,
     satisfied_requirements,
+    selector_mismatch,
     usable,
 )
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
 
 _HOSTNAME = "kubernetes.io/hostname"
+# How alike a pool's name must be spelt to the one written to be a "did you mean" (difflib).
+_SPELLING_CUTOFF = 0.5
 
 
 class Blocker(enum.Enum):
@@ -119,6 +122,7 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None:
         return
+    yield from _roles_never_placed(ctx, profile)
     for item in gpu_placements(ctx):
         if blocker(item, profile) is not Blocker.NO_POOL:
             continue
@@ -135,6 +139,52 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
             _no_pool_fix(item, closest),
             severity=severity,
         )
+
+
+def _roles_never_placed(ctx: CheckContext, profile: ClusterProfile) -> Iterator[Problem]:
+    """A role of a GPU workload that requests no GPU (a Ray head, an MPI launcher, a Spark
+    driver) whose required placement matches no pool, or only pools that can never have a
+    node: it stays Pending, and the workload cannot run without it."""
+    gpu_workloads = {id(item.workload): item.workload for item in gpu_placements(ctx)}
+    for workload in gpu_workloads.values():
+        for template in workload.templates:
+            if gpu_requests(template) or not has_required_placement(template):
+                continue
+            if template.replicas is not None and template.replicas.value == 0:
+                continue
+            placement = ctx.placement(template)
+            if not placement.decidable:
+                continue
+            matched = tuple(f.pool for f in placement.fits if f.matches_placement)
+            if usable(matched):
+                continue
+            if matched:
+                pos = _placement_pos(template)
+                why = (
+                    f"its required placement only matches {describe_pools(matched)}, which can "
+                    f"never have a node ({first_pools([_cannot_grow(p) for p in matched])})"
+                )
+            else:
+                first = min(
+                    (f.mismatch for f in placement.fits if f.mismatch is not None),
+                    key=lambda m: m.pos,
+                )
+                pos = first.pos
+                pools = first_pools(
+                    [f"{f.pool.name}: {f.mismatch.detail}" for f in placement.fits if f.mismatch]
+                )
+                why = f"no node pool matches its required placement ({pools})"
+            ref = workload.document.ref
+            certain = ctx.admission(template).certain
+            yield Problem.at(
+                template.document,
+                pos,
+                f"this pod requests no GPU, but {why}: it stays Pending, and {ref.kind}/{ref.name} "
+                "cannot run without it, so its GPU pods hold their GPUs for nothing or never start",
+                "Select a label the pools that run this role's pods carry (or remove the "
+                "selector): every role of the workload must be placed for any of it to work.",
+                severity=Severity.ERROR if certain else Severity.WARNING,
+            )
 
 
 def _closest(item: GpuPlacement) -> PoolFit:
@@ -237,7 +287,13 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
                 ],
                 ", ",
             )
-        rest = [f for f in item.placement.fits if f not in (best, *others)]
+        # Only pools the pod could have used: those its own placement chose and that have room
+        # for it. A pool it excluded (another pool's selector) is no alternative to list.
+        rest = [
+            f
+            for f in item.placement.fits
+            if f.matches_placement and f.has_room and f not in (best, *others)
+        ]
         rest.sort(key=lambda f: _distance(item, f))
         rest_text = f"; other pools: {_per_pool_of(rest)}" if rest else ""
         sure = certainty(item, profile)
@@ -349,7 +405,7 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
         if verdict is Blocker.MISSING_POOL:
             missing = missing_pool(template, profile)
             if missing is not None:
-                yield _missing_pool_problem(template, profile, missing)
+                yield _missing_pool_problem(item, profile, missing)
         elif verdict is Blocker.DEAD_POOL:
             pools = placement.eligible
             sure = certainty(item, profile)
@@ -401,18 +457,17 @@ def placement_keeps_pod_cold(placement: Placement) -> bool:
 
 
 def _missing_pool_problem(
-    template: PodTemplate, profile: ClusterProfile, missing: MissingPool
+    item: GpuPlacement, profile: ClusterProfile, missing: MissingPool
 ) -> Problem:
+    template = item.template
     existing = sorted({p.labels[missing.label] for p in profile.pools if missing.label in p.labels})
     known = (
         f"pools by {missing.label}: {', '.join(existing)}"
         if existing
         else f"no pool has the label {missing.label}"
     )
-    import difflib  # only for a near miss: most runs never get here
-
-    close = difflib.get_close_matches(missing.values[0], existing, n=1, cutoff=0.5)
-    hint = f"; did you mean `{close[0]}`?" if close else ""
+    suggested = suggested_pool(item, missing)
+    hint = f"; did you mean `{suggested}`?" if suggested else ""
     fix = (
         f"Use a pool the cluster has ({known}), or create the pool first."
         if existing
@@ -426,6 +481,44 @@ def _missing_pool_problem(
         fix,
         severity=Severity.ERROR,
     )
+
+
+def suggested_pool(item: GpuPlacement, missing: MissingPool) -> str | None:
+    """The pool name `missing` most likely meant, among pools the pod would fit.
+
+    A pool qualifies when, named instead, it would take the pod: its nodes have room for the
+    pod's GPUs (model and count) and the rest of its requests, the pod tolerates its taints,
+    the pod's other selector entries and affinity match it, and it can have a node.
+    Candidates spelt like the name written are ranked by fit (fewest GPUs left idle on a
+    node), then by spelling; when the best two tie, none is suggested: a guess between
+    equals would mislead.
+    """
+    import difflib  # only for a near miss: most runs never get here
+
+    wanted = missing.values[0]
+    best: dict[str, tuple[Decimal, float]] = {}
+    for fit in item.placement.fits:
+        value = fit.pool.labels.get(missing.label)
+        if value is None or not (fit.tolerated and fit.has_room and fit.pool.can_grow):
+            continue
+        # The pod's placement with this pool named where the missing one was.
+        labels = {**fit.pool.labels, missing.label: wanted}
+        if selector_mismatch(item.template, labels, fit.pool.label_requirements) is not None:
+            continue
+        spelling = difflib.SequenceMatcher(None, wanted, value).ratio()
+        if spelling < _SPELLING_CUTOFF:
+            continue
+        idle = sum(
+            (allocatable(fit.pool, name) - count for name, count in item.gpus.items()),
+            Decimal(0),
+        )
+        key = (idle, -spelling)
+        if value not in best or key < best[value]:
+            best[value] = key
+    ranked = sorted(best.items(), key=lambda entry: entry[1])
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
 
 
 def _cannot_grow(pool: Pool) -> str:
@@ -627,7 +720,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             continue
         placement = ctx.placement(template)
         pools = usable(placement.eligible)
-        if not placement.decidable or not pools:
+        if not placement.decidable or not pools or workload.unknown_count:
             continue
         demand = planned_pods(workload, template, ctx.autoscalers_of(workload))
         nodes = sum(node_ceiling(p) for p in pools)

@@ -15,9 +15,16 @@ from itertools import chain
 
 from gpulint.accelerators import is_extended_resource
 from gpulint.edits import Rename
-from gpulint.fields import mapping_at
+from gpulint.fields import mapping_at, shown
 from gpulint.gpus import gpu_limit_pos, gpu_requests, is_gpu_resource
-from gpulint.model import Container, ContainerRole, DocumentLike, PodTemplate, Workload
+from gpulint.model import (
+    Container,
+    ContainerRole,
+    Document,
+    DocumentLike,
+    PodTemplate,
+    Workload,
+)
 from gpulint.profile.model import LimitRangeItem, ResourceQuota
 from gpulint.profile.policy import (
     LimitRangeInEffect,
@@ -27,7 +34,7 @@ from gpulint.profile.policy import (
     priority_classes_in_effect,
     quotas_in_effect,
 )
-from gpulint.quantity import format_quantity
+from gpulint.quantity import format_quantity, parse_quantity
 from gpulint.replicas import PodDemand, describe_gang, gang_parts, pod_demand
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import Pos, YMap, YSeq
@@ -128,6 +135,8 @@ def _demands(ctx: CheckContext) -> list[tuple[str, PodDemand, str]]:
     default = global_default_class(classes)
     found = []
     for workload, template in ctx.pod_templates():
+        if workload.unknown_count:
+            continue  # how many pods it charges is not known (gpulint.placeholders)
         demand = pod_demand(workload, template, ctx.autoscalers_of(workload))
         if demand is None or demand.pods == 0:
             continue
@@ -424,6 +433,7 @@ def is_unenforced_quota_key(key: str) -> bool:
 
 def gpu_quota_key_not_enforced(ctx: CheckContext) -> Iterator[Problem]:
     """A quota on `nvidia.com/gpu` or `limits.nvidia.com/gpu` caps nothing."""
+    yield from _account_quota_keys(ctx.knowledge)
     sources = quotas_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
     if not sources:
         return
@@ -462,6 +472,45 @@ def gpu_quota_key_not_enforced(ctx: CheckContext) -> Iterator[Problem]:
                 found = gpu_limit_pos(template, resource)
                 if namespace == quota.namespace and found is not None:
                     yield Problem.at(template.document, found[1], message, fix)
+
+
+# kiosk's AccountQuota (loft-sh/kiosk pkg/apis/config/v1alpha1/accountquota_types.go): its
+# `spec.quota` is a ResourceQuotaSpec, charged with Kubernetes' own quota evaluators across the
+# account's namespaces, so the same keys go uncharged.
+_ACCOUNT_QUOTA_GROUP = "config.kiosk.sh/"
+
+
+def _account_quota_keys(documents: Iterable[DocumentLike]) -> Iterator[Problem]:
+    """GPU302 on the `spec.quota.hard` keys of a kiosk AccountQuota that nothing charges."""
+    for document in documents:
+        ref = document.ref
+        if ref.kind != "AccountQuota" or not ref.api_version.startswith(_ACCOUNT_QUOTA_GROUP):
+            continue
+        if not isinstance(document, Document):
+            continue
+        hard = mapping_at(document.obj, "spec", "quota", "hard")
+        keys = [str(k) for k in hard]
+        for key in keys:
+            if not is_unenforced_quota_key(key):
+                continue
+            resource = key.removeprefix("limits.")
+            enforced = f"{_REQUESTS_PREFIX}{resource}"
+            effect = (
+                f"it adds nothing to the `{enforced}` cap"
+                if enforced in keys
+                else f"`{resource}` is not capped for the account at all"
+            )
+            amount = parse_quantity(hard[key])
+            shown_amount = format_quantity(amount) if amount is not None else shown(hard[key])
+            message = (
+                f"AccountQuota {ref.name} caps `{key}: {shown_amount}`, a key no quota evaluator "
+                f"charges: {effect}; only `{enforced}` is enforced for extended resources"
+            )
+            pos = hard.pos_of_key(key)
+            edits = () if enforced in keys else (Rename(pos, key, enforced),)
+            yield Problem.at(
+                document, pos, message, f"Rename the key to `{enforced}`.", edits=edits
+            )
 
 
 # ---------------------------------------------------------------------------------------------

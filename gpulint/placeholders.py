@@ -1,0 +1,121 @@
+"""Placeholders an envsubst template leaves where the API needs a value (`replicas: $N`,
+`serviceAccountName: ${SA}`): which fields they make unknown, and what is then not judged.
+
+A placeholder makes only its own field unknown. The rest of the file is checked; a finding
+that points into what the placeholder decides (its entry, or the whole `resources`,
+`nodeSelector`, `affinity` or `tolerations` block holding it) is not judged, and a count field
+holding one makes the workload's pod count unknown (gpulint.workloads).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Iterable
+from typing import Any
+
+from gpulint.fields import shown
+from gpulint.model import SourceFile
+from gpulint.views import NamedTuple
+from gpulint.yamltree import Pos, Watched, WatchedEntries, YMap, YSeq, last_line
+
+# Compiled on first use: only files holding `$` are searched.
+_BRACED = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}"
+_WHOLE = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
+# Blocks a rule judges as a whole: one unknown value in them leaves the block not judged (a
+# request/limit pair, a selector against the pools, tolerations against the taints).
+_JUDGED_WHOLE = frozenset(
+    {"resources", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints"}
+)
+_END = 10**9  # a column past any line's end
+
+
+class Unknown(NamedTuple):
+    """A field holding a placeholder, and the part of its file a rule cannot judge."""
+
+    file: SourceFile
+    placeholder: str  # as written: `$REPLICAS`, `${GSBUCKET}`
+    field: str  # its path in the object: `spec.replicas`
+    pos: Pos
+    start: Pos  # what is not judged: from here...
+    end: Pos  # ...to here
+
+    def covers(self, pos: Pos) -> bool:
+        """Whether a finding at `pos` points into what this placeholder decides."""
+        return self.start <= pos <= self.end
+
+    def describe(self) -> str:
+        """`` `spec.replicas` is `$REPLICAS` ``, as the GPU008 note lists it."""
+        return f"`{_short(self.field)}` is `{shown(self.placeholder)}`"
+
+
+def placeholder_in(text: Any) -> str | None:
+    """The placeholder a key or string value holds: `${NAME}` anywhere (no Kubernetes name or
+    quantity holds braces), a bare `$NAME` only as the whole value (`$` also starts ordinary
+    text); None for anything else."""
+    if type(text) is not str or "$" not in text:
+        return None
+    braced = re.search(_BRACED, text)
+    if braced:
+        return braced.group(0)
+    return text if re.match(_WHOLE, text) else None
+
+
+def unknown_fields(
+    file: SourceFile, watched: WatchedEntries, obj: YMap, skip: Container[Any] = ()
+) -> list[Unknown]:
+    """The fields of `obj` holding a placeholder, below no key in `skip` (text the shell or the
+    program expands at run time), each once, in the order they are written."""
+    found: dict[tuple[str, Pos], Unknown] = {}
+    pending: list[tuple[Any, str, tuple[Pos, Pos] | None]] = [(obj, "", None)]
+    while pending:
+        node, path, unit = pending.pop()
+        for key, item in watched.get(id(node), (None, ()))[1]:
+            if key in skip:
+                continue
+            step = _step(path, node, key)
+            here = unit
+            if here is None and type(node) is YMap and key in _JUDGED_WHOLE:
+                value = node.get(key)
+                last = last_line(value) if isinstance(value, (YMap, YSeq)) else node.pos[0]
+                here = (node.pos_of_key(key), (max(last, node.pos_of_value(key)[0]), _END))
+            if type(item) is not Watched:
+                pending.append((item, step, here))
+                continue
+            placeholder = placeholder_in(item.text)
+            if placeholder is None:
+                continue
+            if here is None:
+                start = item.pos if item.is_key or type(node) is not YMap else node.pos_of_key(key)
+                here = (min(start, item.pos), (item.pos[0], _END))
+            found.setdefault((step, item.pos), Unknown(file, placeholder, step, item.pos, *here))
+    return sorted(found.values(), key=lambda u: u.pos)
+
+
+def _short(field: str) -> str:
+    """A field path as the note names it: from the pod spec on, when it is in one
+    (`containers[0].resources.limits.nvidia.com/gpu`), at most 60 printable characters."""
+    _, found, below = field.rpartition(".spec.")
+    text = below if found else field
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= _FIELD_MAX else "…" + text[-(_FIELD_MAX - 1) :]
+
+
+_FIELD_MAX = 60
+
+
+def _step(path: str, node: Any, key: Any) -> str:
+    if type(node) is YSeq:
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def not_judged(unknown: Iterable[Unknown]) -> str:
+    """The GPU008 note: every field left unknown, and how to give the values."""
+    listed = list(dict.fromkeys(u.describe() for u in unknown))
+    shown_ = ", ".join(listed[:5])
+    more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
+    return (
+        f"this file is an envsubst template; not judged: {shown_}{more} (the rest is checked); "
+        "give the values (--var NAME=VALUE, or `variables:` in the config) to check them too"
+    )
