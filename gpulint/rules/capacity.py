@@ -24,7 +24,7 @@ from gpulint.replicas import (
     planned_pods,
     runs_on_every_node,
 )
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.scheduling import (
     allocatable,
     describe_pools,
@@ -153,6 +153,7 @@ class PoolGroup(NamedTuple):
     members: tuple[GpuDemand, ...]
     total: Decimal  # GPUs all members hold at once
     room: Decimal  # the most the pools can give them
+    files: frozenset[str] = frozenset()  # where the members and their HPAs are written
 
 
 def pool_groups(
@@ -175,6 +176,11 @@ def pool_groups(
                 tuple(sorted(found, key=lambda d: d.total(resource), reverse=True)),
                 sum((d.total(resource) for d in found), Decimal(0)),
                 _room((p for p in profile.pools if p.name in names), resource),
+                frozenset(
+                    path
+                    for d in found
+                    for path in (d.workload.document.file.path, d.planned.document.file.path)
+                ),
             )
             for names, found in by_pools.items()
         )
@@ -224,6 +230,12 @@ class Sharing(NamedTuple):
             largest.extend(itertools.islice(kept, _MAX_LISTED))
         largest.sort(key=lambda d: d.total(resource), reverse=True)
         return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within))
+
+    def involved(self, *own: DocumentLike) -> Involved:
+        """`own` and every workload counted, with the HPAs that set their counts: what a
+        finding about them combines (`Problem.involves`)."""
+        files = [frozenset(d.file.path for d in own), *(g.files for g in self.groups)]
+        return Involved(lambda: itertools.chain(own, self.documents()), files)
 
     def documents(self) -> Iterator[DocumentLike]:
         """Every workload counted, listed or not, and the HPAs that set their counts."""
@@ -336,7 +348,7 @@ def _gang_problems(
             f"move the others to another pool, or {_grow(pools, resource, need + others - have)}.",
             severity=Severity.WARNING,
             names_workload=True,
-            involves=sharing.documents(),
+            involves=sharing.involved(),
         )
 
 
@@ -458,7 +470,7 @@ def _capacity_problem(
         fix,
         names_workload=True,
         severity=Severity.WARNING if assumptions else None,
-        involves=itertools.chain((demand.workload.document,), sharing.documents()),
+        involves=sharing.involved(demand.workload.document),
     )
 
 
@@ -486,7 +498,7 @@ def _queued_problem(
         f"{queue} the quota for all of them.",
         severity=Severity.WARNING,
         names_workload=True,
-        involves=itertools.chain((demand.workload.document,), sharing.documents()),
+        involves=sharing.involved(demand.workload.document),
     )
 
 
