@@ -389,11 +389,7 @@ def judge_driver(need: CudaNeed, driver: PoolDriver, gpu: PoolGpu | None) -> Dri
     floor = driver_floor(need.version)
     if floor is None:
         return None
-    least = parse_version(floor.driver) or (0,)
-    if driver.ceiling is not None:
-        if at_least(driver.ceiling, need.version[:2]):
-            return None
-    elif at_least(driver.version, least):
+    if runs_as_released(need.version, driver):
         return None
     family = family_floor(need.version)
     if family is not None and _meets_family(driver, need, family):
@@ -417,6 +413,17 @@ def judge_driver(need: CudaNeed, driver: PoolDriver, gpu: PoolGpu | None) -> Dri
     return DriverVerdict(
         False, floor, f"{below}; it runs only through forward compatibility: {forward}"
     )
+
+
+def runs_as_released(cuda: Version, driver: PoolDriver) -> bool:
+    """Whether `driver` meets the Table 3 floor of CUDA `cuda` (no compatibility needed); True
+    for a CUDA older than the table."""
+    floor = driver_floor(cuda)
+    if floor is None:
+        return True
+    if driver.ceiling is not None:
+        return at_least(driver.ceiling, cuda[:2])
+    return at_least(driver.version, parse_version(floor.driver) or (0,))
 
 
 def _meets_family(driver: PoolDriver, need: CudaNeed, family: FamilyFloor) -> bool:

@@ -9,6 +9,7 @@ image, kept as data with the source of every row.
 - `GPU_MODELS`: the compute capability of each GPU model family, and whether it is a data
   center GPU (forward compatibility works on those only).
 - `GPU_OPERATOR_DRIVERS`: the driver each GPU Operator release installs by default.
+- `SMOKE_IMAGES`: the CUDA base images `gpulint smoke` chooses from, per pool driver.
 
 A row is listed only when its source states it; an image, tag or release not listed is
 unknown, and gpulint then says nothing about it.
@@ -428,3 +429,26 @@ GFD_RUNTIME_PARTS = (
 )
 GFD_COMPUTE = ("nvidia.com/gpu.compute.major", "nvidia.com/gpu.compute.minor")
 GFD_SOURCE = "NVIDIA/k8s-device-plugin internal/lm/nvml.go @ 1b826acc6"
+
+
+class SmokeImage(NamedTuple):
+    """A CUDA base image a smoke test can run `nvidia-smi` in."""
+
+    cuda: str  # the Table 3 row whose driver it needs as released
+    image: str
+    source: str
+
+
+_BASE_TAG = "tag `{}` of nvcr.io/nvidia/cuda (gitlab.com/nvidia/container-images/cuda)"
+#: Newest first; the first is the default, for pools whose driver is unknown. Only releases
+#: whose tags NVIDIA still publishes under its support policy (EOL tags are deleted six months
+#: after their last driver branch's end of life: gitlab.com/nvidia/container-images/cuda
+#: doc/support-policy.md), one per driver branch a pool may still have.
+SMOKE_IMAGES: tuple[SmokeImage, ...] = tuple(
+    SmokeImage(cuda, f"nvcr.io/nvidia/cuda:{tag}", _BASE_TAG.format(tag))
+    for cuda, tag in (
+        ("12.4.1", "12.4.1-base-ubuntu22.04"),  # R550
+        ("12.2.2", "12.2.2-base-ubuntu22.04"),  # R535
+        ("11.8.0", "11.8.0-base-ubuntu22.04"),  # R520 (no R525 pool runs a newer tag)
+    )
+)
