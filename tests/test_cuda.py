@@ -136,7 +136,8 @@ def test_every_image_row_is_sourced_and_read_from_its_tag(row) -> None:
     re.compile(row.tag)
     if row.family.startswith("NGC "):
         release = row.family.rsplit(" ", 1)[1]
-        image, cuda = f"{row.repositories[0]}:{release}-py3", row.cuda
+        variant = "-trtllm-python-py3" if "TensorRT-LLM" in row.family else "-py3"
+        image, cuda = f"{row.repositories[0]}:{release}{variant}", row.cuda
     else:
         image, cuda = IMAGE_EXAMPLES[row.family]
     found = image_row(image)
@@ -603,3 +604,33 @@ def test_the_operator_kinds_read_among_manifests_are_those_the_profile_reads() -
 
     assert _OPERATOR_KINDS == KINDS
     assert KINDS <= KNOWLEDGE_KINDS  # read in every input, whichever file the pod is in
+
+
+@pytest.mark.parametrize(
+    ("image", "cuda"),
+    [
+        # The TensorRT-LLM variant of a release is built on another CUDA than its -py3 image.
+        ("nvcr.io/nvidia/tritonserver:25.10-trtllm-python-py3", "12.9.1"),
+        ("nvcr.io/nvidia/tritonserver:25.10-py3", "13.0.2"),
+        ("nvcr.io/nvidia/tritonserver:25.08-trtllm-python-py3", "12.9.0"),
+        ("nvcr.io/nvidia/tritonserver:25.08-py3-sdk", "13.0.0"),
+        ("nvcr.io/nvidia/tritonserver:24.07-trtllm-python-py3", "12.4.1"),
+        # Variants without a row of their own are unknown, not their release's -py3 CUDA.
+        ("nvcr.io/nvidia/tritonserver:25.10-vllm-python-py3", None),
+        ("nvcr.io/nvidia/tritonserver:25.03-trtllm-python-py3", None),
+    ],
+)
+def test_triton_variants_get_their_own_cuda(image: str, cuda: str | None) -> None:
+    found = image_row(image)
+    assert (found[0] if found else None) == cuda
+
+
+def test_every_trtllm_row_names_its_tag_and_matrix() -> None:
+    rows = [r for r in IMAGES if "TensorRT-LLM" in r.family]
+    assert len(rows) == 16
+    for row in rows:
+        release = row.family.rsplit(" ", 1)[1]
+        found = image_row(f"nvcr.io/nvidia/tritonserver:{release}-trtllm-python-py3")
+        assert found is not None and found[0] == row.cuda and found[1].row is row
+        assert driver_floor(parse_version(row.cuda)) is not None
+        assert "compatibility.html" in row.source and "trtllm-python-py3" in row.source
