@@ -404,13 +404,19 @@ def check(
         from gpulint.cachedir import cache_dir as cache_location
 
         cache = cache_location(cache_dir, use_cache=not no_cache)
-        config = cli_options.run_config(
+        # Each given path is checked with its nearest config (ruff's rule): two teams' folders
+        # in one run are two runs, their findings merged.
+        groups = cli_options.run_configs(
             config_path, isolated, paths, stdin_filename, cache, warn=_noticed
         )
-        config = config.with_overrides(respect_gitignore=respect_gitignore)
-        if fail_on is not None:
-            # not with_overrides: it drops None, and None is what `never` means
-            config = replace(config, fail_on=cli_options.threshold(fail_on))
+        configs = []
+        for config, _ in groups:
+            config = config.with_overrides(respect_gitignore=respect_gitignore)
+            if fail_on is not None:
+                # not with_overrides: it drops None, and None is what `never` means
+                config = replace(config, fail_on=cli_options.threshold(fail_on))
+            configs.append(config)
+        config = configs[0]
         # Merged over the config by lint(), which checks every selector.
         selection: dict[str, Any] = {
             "select": cli_options.selectors(select),
@@ -438,44 +444,59 @@ def check(
         if fixing and live:
             what = "--add-ignore checks" if add_ignore else "--fix and --diff check"
             raise GpulintError(f"{what} against a --profile, not --live")
-        config = cli_options.with_skipped_kinds(config, skip_kinds)
-        config = cli_options.with_variables(config, variables)
         clusters = cli_options.named_clusters(profile_paths)
-        options = LintOptions(
-            config=config,
-            **selection,
-            # Named clusters' files are read per cluster.
-            profile_paths=() if clusters else profile_paths,
-            clusters=clusters,
-            pool_label=pool_label,
-            cache_dir=cache_dir,
-            use_cache=not no_cache,
-            warn=_warn,
-            live=cli_options.connection(kube_context, kubeconfig, request_timeout)
-            if live
-            else None,
-            server_dry_run=server_dry_run,
-            stdin=stdin,
-            root=os.getcwd(),
-            namespace=namespace,
-            jobs=jobs or available_cpus(),
-            keep_checked=output_format == "junit",
-            spool_findings=True,
-            render=cli_options.render_settings(
-                config, values_files, set_values, release, namespace, cache_dir, not no_cache
-            ),
-            allow_empty=allow_empty,
-        )
-        if fixing:
-            # Each pass of --fix checks the same run over the texts fixed so far: the profile
-            # is read once, and every render shares one time budget.
-            from gpulint.render.options import shared_run
 
-            options = replace(with_profile(options), render=shared_run(options.render))
-        targets = list(paths) or ["."]
+        def options_for(config: Config) -> LintOptions:
+            config = cli_options.with_skipped_kinds(config, skip_kinds)
+            config = cli_options.with_variables(config, variables)
+            options = LintOptions(
+                config=config,
+                **selection,
+                # Named clusters' files are read per cluster.
+                profile_paths=() if clusters else profile_paths,
+                clusters=clusters,
+                pool_label=pool_label,
+                cache_dir=cache_dir,
+                use_cache=not no_cache,
+                warn=_warn,
+                live=cli_options.connection(kube_context, kubeconfig, request_timeout)
+                if live
+                else None,
+                server_dry_run=server_dry_run,
+                stdin=stdin,
+                root=os.getcwd(),
+                namespace=namespace,
+                jobs=jobs or available_cpus(),
+                keep_checked=output_format == "junit",
+                # Several configs' results are merged in memory.
+                spool_findings=len(groups) == 1,
+                render=cli_options.render_settings(
+                    config, values_files, set_values, release, namespace, cache_dir, not no_cache
+                ),
+                allow_empty=allow_empty,
+            )
+            if fixing:
+                # Each pass of --fix checks the same run over the texts fixed so far: the
+                # profile is read once, and every render shares one time budget.
+                from gpulint.render.options import shared_run
+
+                options = replace(with_profile(options), render=shared_run(options.render))
+            return options
+
+        planned = [
+            (list(group_paths) or ["."], options_for(group_config))
+            for group_config, (_, group_paths) in zip(configs, groups, strict=True)
+        ]
+        failing: list[bool] = []  # of the last check, by each config's own fail-on
 
         def run(overlay: Mapping[str, bytes] | None = None) -> LintResult:
-            return lint(targets, options, overlay=overlay)
+            results = [lint(targets, options, overlay=overlay) for targets, options in planned]
+            failing[:] = [r.fails(c.fail_on) for r, c in zip(results, configs, strict=True)]
+            if len(results) == 1:
+                return results[0]
+            from gpulint.findings import merge_runs
+
+            return merge_runs(results)
 
         result = (
             _fix(run, stdin, unsafe_fixes, show_diff, exit_zero, add_ignore) if fixing else run()
@@ -509,7 +530,7 @@ def check(
         from gpulint.output.github import step_summary
 
         _append(summary_file, step_summary(result, options), "the job summary")
-    fails = result.fails(config.fail_on) and not exit_zero
+    fails = (any(failing) if len(failing) > 1 else result.fails(config.fail_on)) and not exit_zero
     sys.exit(EXIT_FINDINGS if fails else EXIT_CLEAN)
 
 

@@ -550,3 +550,92 @@ def test_the_dra_objects_of_an_imported_profile_count_as_those_of_the_dump(tmp_p
     assert "  resourceSlices:\n" in profile.read_text("utf-8")
     split = run(str(rest), "--profile", str(profile), "--now", NOW, "--format", "json")
     assert json.loads(split.stdout) == today()
+
+
+# --- a dump read with an IaC description of the same cluster --------------------------------
+
+TAINTED_DUMP = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-node-1
+    labels: {eks.amazonaws.com/nodegroup: gpu, node.kubernetes.io/instance-type: g5.12xlarge}
+  spec:
+    taints: [{key: TAINT_KEY, value: TAINT_VALUE, effect: NoSchedule}]
+  status:
+    allocatable: {cpu: "47", memory: 180Gi, pods: "110", nvidia.com/gpu: "4"}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: trainer-0, namespace: ml, creationTimestamp: '2024-05-01T11:30:00Z'}
+  spec:
+    containers:
+    - {name: main, image: 'trainer:1.0', resources: {limits: {nvidia.com/gpu: '1'}}}
+  status: {phase: Pending}
+- apiVersion: v1
+  kind: Event
+  metadata: {name: trainer-0.1, namespace: ml}
+  involvedObject: {apiVersion: v1, kind: Pod, name: trainer-0, namespace: ml}
+  reason: FailedScheduling
+  message: "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 \\
+    nodes are available: 1 Preemption is not helpful for scheduling."
+  type: Warning
+  firstTimestamp: '2024-05-01T11:30:00Z'
+  lastTimestamp: '2024-05-01T11:59:00Z'
+"""
+
+#: What Terraform (or eksctl) describes of the same pool: an older taint, and its maxima.
+DESCRIBED_POOL = """\
+apiVersion: gpulint.io/v1alpha1
+kind: ClusterProfile
+metadata: {name: prod}
+spec:
+  provider: eks
+  pools:
+  - name: gpu
+    labels: {eks.amazonaws.com/nodegroup: gpu}
+    taints: [{key: dedicated, value: ml, effect: NoSchedule}]
+    instanceType: g5.12xlarge
+    minNodes: 1
+    maxNodes: 4
+"""
+
+
+def why_line(result: Result) -> str:
+    assert result.exit_code == 1, result.output
+    return next(line for line in result.stdout.splitlines() if line.startswith("  why:"))
+
+
+def test_the_dumps_node_taints_win_over_an_iac_description(tmp_path: Path) -> None:
+    # 1.35+ names no taint: the diagnosis names the one the dump's Node carries, not the one
+    # the description says the pool was created with.
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        TAINTED_DUMP.replace("TAINT_KEY", "workload").replace("TAINT_VALUE", "training")
+    )
+    (tmp_path / "iac.yaml").write_text(DESCRIBED_POOL)
+    result = run(str(dump), "--profile", str(tmp_path / "iac.yaml"), "--now", NOW)
+    assert why_line(result) == (
+        "  why:     the GPU nodes carry workload=training:NoSchedule, which the pod does not "
+        "tolerate: 1 node(s) had untolerated taint(s)"
+    )
+    # What only the description knows still counts: the pool can grow to 4 nodes.
+    _, profile, _ = read_dumps([str(dump)], [str(tmp_path / "iac.yaml")])
+    assert profile is not None
+    [pool] = profile.pools
+    assert (pool.max_nodes, [str(t) for t in pool.taints]) == (4, ["workload=training:NoSchedule"])
+
+
+def test_an_unnamed_taint_the_platform_tolerates_is_told_without_a_name(tmp_path: Path) -> None:
+    # EKS adds the nvidia.com/gpu toleration, so the node's GPU taint is not the one counted;
+    # the 1.35+ message names none: the verdict says a taint, and names none.
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        TAINTED_DUMP.replace("TAINT_KEY", "nvidia.com/gpu").replace("TAINT_VALUE", "present")
+    )
+    assert why_line(run(str(dump), "--now", NOW)) == (
+        "  why:     nodes carry a taint the pod does not tolerate: 1 node(s) had untolerated "
+        "taint(s)"
+    )

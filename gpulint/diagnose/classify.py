@@ -496,8 +496,10 @@ def _from_histogram(
         return _selector_verdict(selector[0], template)
     if taints:
         first = taints[0]
-        named = (Taint(first.groups["key"], first.groups.get("value", ""), "NoSchedule"),)
-        return _taint_verdict(first, named if "key" in first.groups else (), False)
+        # 1.35+ writes no taint: only the count of nodes.
+        key = first.groups.get("key")
+        named = (Taint(key, first.groups.get("value", ""), "NoSchedule"),) if key else ()
+        return _taint_verdict(first, named, False)
     return None
 
 

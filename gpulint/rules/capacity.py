@@ -214,7 +214,11 @@ class Sharing(NamedTuple):
                 continue
             within.append(group)
             skipped, skipped_total = minus.get(group.pools, (0, Decimal(0)))
-            confined += min(group.total - skipped_total, group.room)
+            others = group.total - skipped_total
+            # Capped only on a smaller set of pools: on the judged one's own pools, every
+            # workload's message adds up to the same total, and the overflow is that total
+            # less the room.
+            confined += others if group.pools == pools else min(others, group.room)
             count += len(group.members) - skipped
             kept = (d for d in group.members if id(d) not in skip)
             largest.extend(itertools.islice(kept, _MAX_LISTED))
