@@ -103,3 +103,68 @@ def test_off_by_default(tmp_path: Path) -> None:
     )
     result = run("check", "--no-cache", "--output-format", "concise", str(manifest))
     assert "GPU610" not in result.output
+
+
+# --- GPU202 with the pool's p95 image pull -----------------------------------------------
+
+PROFILE = Path(__file__).parent.parent / "fixtures" / "profiles" / "pulls-gke.yaml"
+JOB = (
+    "apiVersion: batch/v1\n"
+    "kind: Job\n"
+    "metadata: {{name: finetune, namespace: ml}}\n"
+    "spec:\n"
+    "  activeDeadlineSeconds: {deadline}\n"
+    "  template:\n"
+    "    spec:\n"
+    "      restartPolicy: Never\n"
+    "      nodeSelector: {{cloud.google.com/gke-nodepool: {pool}}}\n"
+    "      tolerations: [{{key: nvidia.com/gpu, operator: Exists}}]\n"
+    "      containers:\n"
+    "      - name: train\n"
+    "        image: registry.example.com/ml/finetune:2.1\n"
+    "        resources:\n"
+    "          requests: {{cpu: '4', memory: 16Gi}}\n"
+    "          limits: {{memory: 16Gi, nvidia.com/gpu: {gpus}}}\n"
+)
+
+
+def gpu202(tmp_path: Path, deadline: int, pool: str = "gpu-l4", gpus: int = 1) -> list[str]:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(JOB.format(deadline=deadline, pool=pool, gpus=gpus))
+    result = run(
+        "check", "--no-cache", "--profile", str(PROFILE), "--select", "GPU202",
+        "--output-format", "concise", str(manifest),
+    )  # fmt: skip
+    return [line.split(" GPU202 ", 1)[1] for line in result.output.splitlines() if "GPU202" in line]
+
+
+def test_gpu202_adds_the_pools_p95_pull_to_provisioning_and_says_so(tmp_path: Path) -> None:
+    assert gpu202(tmp_path, 600) == [
+        "[warning] activeDeadlineSeconds: 600 counts the time pods wait Pending, but they can "
+        "only run on pool gpu-l4, with 0 nodes now and about 420 s to provision one plus 350 s "
+        "to pull the images (the pool's p95 pull, imagePullSeconds in the profile), 770 s in "
+        "all: the Job can fail with DeadlineExceeded before a pod starts"
+    ]
+    # Longer than provisioning alone (420 s), shorter than provisioning plus the pull.
+    assert len(gpu202(tmp_path, 500)) == 1
+    assert gpu202(tmp_path, 770) == []
+
+
+def test_gpu202_without_a_known_pull_counts_provisioning_alone(tmp_path: Path) -> None:
+    assert gpu202(tmp_path, 500, "gpu-h100", 8) == [
+        "[warning] activeDeadlineSeconds: 500 counts the time pods wait Pending, but they can "
+        "only run on pool gpu-h100, with 0 nodes now and about 600 s to provision one: the Job "
+        "can fail with DeadlineExceeded before a pod starts"
+    ]
+    assert gpu202(tmp_path, 600, "gpu-h100", 8) == []
+
+
+def test_a_profile_with_a_bad_image_pull_seconds_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(PROFILE.read_text().replace("imagePullSeconds: 350", "imagePullSeconds: -3"))
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(JOB.format(deadline=600, pool="gpu-l4", gpus=1))
+    result = run("check", "--no-cache", "--profile", str(profile), str(manifest))
+    assert result.exit_code == 2
+    assert "imagePullSeconds" in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -143,17 +143,6 @@ def pull_findings(
     return tuple(found)
 
 
-def pool_pull_p95(pods: Sequence[PodTimeline]) -> dict[str, float]:
-    """Each pool's p95 of GPU pods' pulls (waiting included), over the pods whose pulls are
-    known: what provisioning plus pulling takes, for a Job deadline."""
-    by_pool: dict[str, list[float]] = {}
-    for pod in pods:
-        pulled = pull_seconds(pod)
-        if pod.gpus and pod.pool and pulled is not None:
-            by_pool.setdefault(pod.pool, []).append(pulled)
-    return {pool: percentile(values, 0.95) or 0.0 for pool, values in sorted(by_pool.items())}  # type: ignore[arg-type]
-
-
 def _caches(
     helpers: Sequence[Mapping[str, Any]],
     node_labels: Sequence[Mapping[str, Any]],
