@@ -57,9 +57,17 @@ def stdin_input(name: str | None, data: bytes) -> tuple[str, bytes]:
 
 
 def _holds(path: str, data: bytes) -> bool:
-    """Whether the file `path` holds exactly `data`."""
+    """Whether the regular file `path` holds exactly `data` (a FIFO or device named by
+    `--stdin-filename` is not opened: it would block or never end)."""
+    import stat
+
     try:
-        return Path(path).read_bytes() == data
+        if not stat.S_ISREG(os.stat(path).st_mode) or os.path.getsize(path) != len(data):
+            return False
+        from gpulint.filetypes import open_input
+
+        with open(open_input(path), "rb") as file:
+            return file.read(len(data) + 1) == data
     except OSError:
         return False
 

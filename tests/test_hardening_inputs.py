@@ -252,3 +252,20 @@ def test_a_config_that_links_out_of_the_tree_is_not_read(repo: Path) -> None:
         f"gpulint: error: {repo / '.gpulint.yaml'}: cannot read config: a symlink to {secret}, "
         "outside the checked tree\n"
     )
+
+
+def test_a_fifo_named_by_stdin_filename_is_not_opened(repo: Path) -> None:
+    # Rendered text on stdin is compared with the file it names, unless that is no regular file.
+    os.mkfifo(repo / "rendered.yaml")
+    rendered = "# Source: chart/templates/pod.yaml\n" + POD
+    done = subprocess.run(
+        [sys.executable, "-m", "gpulint", "check", "--isolated", "-"]
+        + ["--stdin-filename", "rendered.yaml"],
+        input=rendered,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=repo,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All checks passed" in done.stdout

@@ -46,6 +46,8 @@ class GpuDemand(NamedTuple):
     planned: PlannedPods
     gpus: dict[str, Decimal]  # per pod
     pools: frozenset[str]
+    # The admission assumption its pools rest on ("": none; docs/platforms.md).
+    assumption: str = ""
 
     def total(self, resource: str) -> Decimal:
         """GPUs of `resource` all planned pods hold together."""
@@ -59,12 +61,20 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
         # A count an envsubst placeholder holds is not judged (gpulint.placeholders).
         if runs_on_every_node(item.workload) or not pools or item.workload.unknown_count:
             continue
+        # Uncertain when an assumption of the admission (the platform's plugins, the flavor
+        # Kueue picks) would change the pools the pod can run on.
+        certain_pools = {p.name for p in item.placement.eligible}
+        uncertain = any(
+            {p.name for p in verdict.eligible} != certain_pools
+            for verdict in (*((item.assumed,) if item.assumed else ()), *item.flavors)
+        )
         yield GpuDemand(
             item.workload,
             item.template,
             planned_pods(item.workload, item.template, ctx.autoscalers_of(item.workload)),
             item.gpus,
             frozenset(p.name for p in pools),
+            item.admission.assumption_text if uncertain else "",
         )
 
 
@@ -110,7 +120,16 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             if queue is not None and demand.total(resource) <= have:
                 yield _queued_problem(demand, resource, sharing, have, pools, queue)
                 continue
-            yield _capacity_problem(demand, resource, per_pod, sharing, need, have, pools)
+            # Pods counted where they surely run: where an admission assumption could move
+            # some of them, the verdict is a warning naming it.
+            assumptions = dict.fromkeys(
+                d.assumption
+                for d in (demand, *(m for g in sharing.groups for m in g.members))
+                if d.assumption
+            )
+            yield _capacity_problem(
+                demand, resource, per_pod, sharing, need, have, pools, tuple(assumptions)
+            )
 
 
 def capacity_needs(ctx: CheckContext) -> Iterator[Workload]:
@@ -401,6 +420,7 @@ def _capacity_problem(
     need: Decimal,
     have: Decimal,
     pools: tuple[Pool, ...],
+    assumptions: tuple[str, ...] = (),
 ) -> Problem:
     own = demand.total(resource)
     text = (
@@ -418,6 +438,8 @@ def _capacity_problem(
         f"{format_quantity(have)} {resource}{free} ({room}): "
         f"{format_quantity(need - have)} {resource} worth of pods stay Pending"
     )
+    if assumptions:
+        text += "; counted where the pods surely run: " + "; ".join(assumptions)
     others_need = need - own
     fits = max(0, math.floor((have - others_need) / per_pod)) if have > others_need else 0
     grow = _grow(pools, resource, need - have)
@@ -431,6 +453,7 @@ def _capacity_problem(
         text,
         fix,
         names_workload=True,
+        severity=Severity.WARNING if assumptions else None,
         involves=itertools.chain((demand.workload.document,), sharing.documents()),
     )
 
