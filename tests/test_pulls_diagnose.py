@@ -108,8 +108,8 @@ def test_without_daemonsets_in_the_dump_caches_are_not_known() -> None:
         "  pool gpu-a10g: 1 of 1 started GPU pod; pulls p95 3m40s (27.7s of it waiting behind "
         "other pulls), 96% of created to first start; nvcr.io/nvidia/pytorch:24.05-py3 20.1 GB; "
         "speed-ups: no node labelled cloud.google.com/gke-image-streaming=true (GKE image "
-        "streaming); pre-pull and peer-to-peer image caches not known (no DaemonSets in the "
-        "objects: add daemonsets to the kubectl get)"
+        "streaming); pre-pull and peer-to-peer image caches not known (no DaemonSets among the "
+        "objects read; --live does not list them, a dump can: kubectl get ...,daemonsets)"
     )
 
 

@@ -205,8 +205,8 @@ def speed_ups(finding: PoolPulls) -> tuple[str, ...]:
         )
     else:
         said.append(
-            "pre-pull and peer-to-peer image caches not known (no DaemonSets in the objects: "
-            "add daemonsets to the kubectl get)"
+            "pre-pull and peer-to-peer image caches not known (no DaemonSets among the objects "
+            "read; --live does not list them, a dump can: kubectl get ...,daemonsets)"
         )
     return tuple(said)
 
