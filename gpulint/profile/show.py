@@ -194,6 +194,9 @@ def admission_lines(profile: ClusterProfile) -> list[str]:
 def _fact_line(profile: ClusterProfile, name: str) -> str:
     fact = profile.admission_fact(name)
     if name == EXTENDED_RESOURCE_TOLERATION and profile.extended_resource_toleration is not None:
+        where = profile.extended_resource_toleration_source
+        if where:
+            return f"{name}: {fact.shown} ({where})"
         return f"{name}: {fact.shown} (declared in the profile (spec.admission.{_ERT_KEY}))"
     hint = (
         f"; set spec.admission.{_ERT_KEY} to override"
