@@ -80,6 +80,10 @@ class Config:
     # `kubernetesVersion:`: the release objects are validated against (gpulint.validation),
     # before a cluster profile's version.
     kubernetes_version: str | None = None
+    # `platform:` and `admission:`: the kind of cluster and admission facts, applied to the
+    # run's cluster profile over what it declares or shows (docs/platforms.md).
+    platform: str | None = None
+    admission: Mapping[str, bool] = field(default_factory=dict)
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with the given fields replaced (command-line options win over the file)."""
@@ -575,6 +579,8 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
             str(k): tuple(str(c) for c in v) for k, v in (data.get("applied-to") or {}).items()
         },
         kubernetes_version=data.get("kubernetesVersion"),
+        platform=data.get("platform"),
+        admission={str(k): bool(v) for k, v in (data.get("admission") or {}).items()},
     )
 
 

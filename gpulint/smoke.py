@@ -170,7 +170,10 @@ def smoke_job(pool: Pool, profile: ClusterProfile, options: SmokeOptions) -> dic
         "metadata": metadata,
         "spec": {
             "backoffLimit": 0,
-            "activeDeadlineSeconds": provisioning + options.run_seconds,
+            # GPU202 counts the pool's p95 image pull too, when the profile gives it.
+            "activeDeadlineSeconds": provisioning
+            + (pool.image_pull_seconds or 0)
+            + options.run_seconds,
             "ttlSecondsAfterFinished": TTL_SECONDS,
             "template": {"metadata": {"labels": dict(labels)}, "spec": spec},
         },

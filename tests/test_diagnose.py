@@ -313,6 +313,7 @@ def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:
     )
     result = run(str(dump), "-o", str(tmp_path / "report.txt"))
     assert result.exit_code == 0, result.output
+    assert result.stderr == f"gpulint: wrote the text report to {tmp_path / 'report.txt'}\n"
     assert (tmp_path / "report.txt").read_text(encoding="utf-8") == (
         "No Pending GPU pods.\n\n"
         "not judged: no Events: causes come from the pods' PodScheduled conditions only, and "
@@ -639,3 +640,82 @@ def test_an_unnamed_taint_the_platform_tolerates_is_told_without_a_name(tmp_path
         "  why:     nodes carry a taint the pod does not tolerate: 1 node(s) had untolerated "
         "taint(s)"
     )
+
+
+# --- a pool at its maximum size --------------------------------------------------------------
+
+AT_MAX = str(DUMPS / "pool-at-max.yaml")
+AT_MAX_WHY = (
+    "the nodes that may run the pod have no free nvidia.com/gpu: 2 Insufficient "
+    "nvidia.com/gpu, and the autoscaler will not add a node: pod didn't trigger scale-up: 1 "
+    "max node group size reached, 1 node(s) didn't match Pod's node affinity/selector; pool "
+    "gpu-h100 is at its maximum size: 2/2 nodes, 16/16 nvidia.com/gpu in use, held by "
+    "PyTorchJob/research/pretrain-70b 16 (2 pods)"
+)
+
+
+def test_a_pool_at_max_size_is_named_with_its_use_and_who_holds_it() -> None:
+    documents, profile, _ = read_dumps([AT_MAX])
+    pods = diagnose(documents, profile).pods
+    assert [(p.name, p.cause.slug, p.explanation) for p in pods] == [
+        ("finetune-13b-master-0", "pool-at-max-size", AT_MAX_WHY),
+        ("finetune-13b-worker-0", "pool-at-max-size", AT_MAX_WHY),
+        ("finetune-13b-worker-1", "pool-at-max-size", AT_MAX_WHY),
+    ]
+    assert pods[0].fix == (
+        "Raise the maximum size of gpu-h100 (the node group's, or the NodePool's limits) and "
+        "the cloud account's instance quota, or lower the number of GPU pods running at once."
+    )
+
+
+def test_the_members_of_a_gang_stuck_alike_are_one_block() -> None:
+    result = run(AT_MAX)
+    assert result.exit_code == 1, result.output
+    assert result.stdout.split("\n\n")[1:3] == [
+        "== pool-at-max-size: 3 pods ==",
+        "research/finetune-13b-master-0, finetune-13b-worker-0, finetune-13b-worker-1 "
+        "(PyTorchJob/finetune-13b, 3 pods): pool-at-max-size, pending 1h59m\n"
+        f"  why:     {AT_MAX_WHY}\n"
+        "  seen:    FailedScheduling x24, last 2024-05-01T11:58:00Z: 0/3 nodes are available: 1 "
+        "node(s) didn't match Pod's node affinity/selector, 2 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No "
+        "preemption victims found for incoming pod.\n"
+        "  seen:    NotTriggerScaleUp x72, last 2024-05-01T11:59:00Z: pod didn't trigger "
+        "scale-up: 1 max node group size reached, 1 node(s) didn't match Pod's node "
+        "affinity/selector\n"
+        "  confirm: kubectl get events -n research --field-selector "
+        "involvedObject.name=finetune-13b-master-0,reason=NotTriggerScaleUp; kubectl -n "
+        "kube-system get configmap cluster-autoscaler-status -o yaml\n"
+        "  fix:     Raise the maximum size of gpu-h100 (the node group's, or the NodePool's "
+        "limits) and the cloud account's instance quota, or lower the number of GPU pods "
+        "running at once.\n"
+        "  caught before merge by GPU201 (gpulint check)\n",
+    ]
+    # The JSON report still lists every pod.
+    report = json.loads(run(AT_MAX, "--format", "json").stdout)
+    assert [p["name"] for p in report["pods"]] == [
+        "finetune-13b-master-0",
+        "finetune-13b-worker-0",
+        "finetune-13b-worker-1",
+    ]
+
+
+def test_a_pod_of_a_gang_stuck_otherwise_keeps_its_own_block(tmp_path: Path) -> None:
+    import yaml
+
+    dump = yaml.safe_load(Path(AT_MAX).read_text(encoding="utf-8"))
+    # The autoscaler did scale up for worker-1: it waits for that node, not for a bigger pool.
+    (event,) = [
+        item
+        for item in dump["items"]
+        if item["metadata"]["name"] == "finetune-13b-worker-1.17c0000000000022"
+    ]
+    event.update(reason="TriggeredScaleUp", message="pod triggered scale-up: [{gpu-h100 2->3}]")
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump), encoding="utf-8")
+    heads = [line for line in run(str(path)).stdout.splitlines() if line.startswith("research/")]
+    assert heads == [
+        "research/finetune-13b-master-0, finetune-13b-worker-0 (PyTorchJob/finetune-13b, 2 "
+        "pods): pool-at-max-size, pending 1h59m",
+        "research/finetune-13b-worker-1 (PyTorchJob/finetune-13b): insufficient-gpu, pending 1h59m",
+    ]

@@ -24,7 +24,7 @@ from gpulint.replicas import (
     planned_pods,
     runs_on_every_node,
 )
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.scheduling import (
     allocatable,
     describe_pools,
@@ -153,6 +153,7 @@ class PoolGroup(NamedTuple):
     members: tuple[GpuDemand, ...]
     total: Decimal  # GPUs all members hold at once
     room: Decimal  # the most the pools can give them
+    files: frozenset[str] = frozenset()  # where the members and their HPAs are written
 
 
 def pool_groups(
@@ -175,6 +176,11 @@ def pool_groups(
                 tuple(sorted(found, key=lambda d: d.total(resource), reverse=True)),
                 sum((d.total(resource) for d in found), Decimal(0)),
                 _room((p for p in profile.pools if p.name in names), resource),
+                frozenset(
+                    path
+                    for d in found
+                    for path in (d.workload.document.file.path, d.planned.document.file.path)
+                ),
             )
             for names, found in by_pools.items()
         )
@@ -224,6 +230,12 @@ class Sharing(NamedTuple):
             largest.extend(itertools.islice(kept, _MAX_LISTED))
         largest.sort(key=lambda d: d.total(resource), reverse=True)
         return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within))
+
+    def involved(self, *own: DocumentLike) -> Involved:
+        """`own` and every workload counted, with the HPAs that set their counts: what a
+        finding about them combines (`Problem.involves`)."""
+        files = [frozenset(d.file.path for d in own), *(g.files for g in self.groups)]
+        return Involved(lambda: itertools.chain(own, self.documents()), files)
 
     def documents(self) -> Iterator[DocumentLike]:
         """Every workload counted, listed or not, and the HPAs that set their counts."""
@@ -336,7 +348,7 @@ def _gang_problems(
             f"move the others to another pool, or {_grow(pools, resource, need + others - have)}.",
             severity=Severity.WARNING,
             names_workload=True,
-            involves=sharing.documents(),
+            involves=sharing.involved(),
         )
 
 
@@ -458,7 +470,7 @@ def _capacity_problem(
         fix,
         names_workload=True,
         severity=Severity.WARNING if assumptions else None,
-        involves=itertools.chain((demand.workload.document,), sharing.documents()),
+        involves=sharing.involved(demand.workload.document),
     )
 
 
@@ -486,7 +498,7 @@ def _queued_problem(
         f"{queue} the quota for all of them.",
         severity=Severity.WARNING,
         names_workload=True,
-        involves=itertools.chain((demand.workload.document,), sharing.documents()),
+        involves=sharing.involved(demand.workload.document),
     )
 
 
@@ -511,20 +523,32 @@ def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
         pools = _cold_pools(ctx, template)
         if not pools:
             continue
-        fastest = min(pools, key=lambda p: p.provisioning_seconds or 0)
-        seconds = fastest.provisioning_seconds or 0
+        # The profile's p95 image pull (imagePullSeconds) comes on top of provisioning.
+        fastest = min(pools, key=_start_seconds)
+        seconds = _start_seconds(fastest)
         if deadline.value >= seconds:
             continue
+        pull = fastest.image_pull_seconds
+        took = f"about {fastest.provisioning_seconds} s to provision one"
+        if pull:
+            took += (
+                f" plus {pull} s to pull the images (the pool's p95 pull, imagePullSeconds in "
+                f"the profile), {seconds} s in all"
+            )
         yield Problem.at(
             workload.document,
             deadline.pos,
             f"activeDeadlineSeconds: {deadline.value} counts the time pods wait Pending, but "
-            f"they can only run on {describe_pools(pools)}, with 0 nodes now and about "
-            f"{seconds} s to provision one{_each(pools)}: the Job can fail with "
-            f"DeadlineExceeded before a pod starts",
+            f"they can only run on {describe_pools(pools)}, with 0 nodes now and "
+            f"{took}{_each(pools)}: the Job can fail with DeadlineExceeded before a pod starts",
             f"Raise activeDeadlineSeconds above {seconds} s plus the run time, or keep a warm "
             f"node in {fastest.name} (minNodes: 1).",
         )
+
+
+def _start_seconds(pool: Pool) -> int:
+    """Provisioning plus the p95 image pull, when the profile gives them."""
+    return (pool.provisioning_seconds or 0) + (pool.image_pull_seconds or 0)
 
 
 def _cold_pools(ctx: CheckContext, template: PodTemplate) -> tuple[Pool, ...]:
@@ -541,4 +565,4 @@ def _cold_pools(ctx: CheckContext, template: PodTemplate) -> tuple[Pool, ...]:
 def _each(pools: tuple[Pool, ...]) -> str:
     if len(pools) < 2:
         return ""
-    return " (" + ", ".join(f"{p.name}: {p.provisioning_seconds} s" for p in pools) + ")"
+    return " (" + ", ".join(f"{p.name}: {_start_seconds(p)} s" for p in pools) + ")"
