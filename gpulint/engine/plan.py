@@ -34,6 +34,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
     # The schemas of custom resources in other files (gpulint.validation.crds).
     | {"CustomResourceDefinition"}
+    # Kueue's queues and flavors: what a flavor writes into the pods of workloads in other files.
+    | {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
 )
 _KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
 
