@@ -11,13 +11,21 @@ verdict that holds only for some values of an unknown is a warning naming the as
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from gpulint.accelerators import is_extended_resource
 from gpulint.constraints import Toleration
+from gpulint.errors import GpulintError
 from gpulint.model import Container, ContainerRole, Document, PodTemplate, Workload
-from gpulint.profile.model import ClusterProfile, LimitRangeItem, ResourceFlavor
+from gpulint.profile.model import (
+    ClusterProfile,
+    ClusterQueue,
+    LimitRangeItem,
+    LocalQueue,
+    ResourceFlavor,
+)
 from gpulint.profile.platforms import (
     COMPUTE_CLASS_LABEL,
     COMPUTE_CLASS_TOLERATION,
@@ -206,6 +214,68 @@ def kueue_flavors(
     if len(known) == 1 and len(names) > 1:
         return (*known, ResourceFlavor("(undefined)"))
     return known
+
+
+#: Kueue's kinds that decide what it writes into the pods it admits.
+KUEUE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue", "LocalQueue"})
+_KUEUE_GROUP = "kueue.x-k8s.io/"
+
+
+def with_manifest_queues(
+    profile: ClusterProfile,
+    documents: Iterable[Document],
+    namespace_of: Callable[[Document], str],
+) -> ClusterProfile:
+    """`profile` with the Kueue ResourceFlavors, ClusterQueues and LocalQueues among the
+    manifests (`documents`), for admission only: those objects are applied with the workloads
+    that name them, so a flavor's tolerations and nodeLabels reach the pods. A manifest object
+    replaces the profile's of the same name (it is what will be applied)."""
+    queued = [
+        d
+        for d in documents
+        if d.ref.kind in KUEUE_KINDS and d.ref.api_version.startswith(_KUEUE_GROUP)
+    ]
+    if not queued:
+        return profile
+    # Only a run whose inputs hold Kueue objects reads them.
+    from gpulint.profile.kueue import (
+        cluster_queue_from_object,
+        local_queue_from_object,
+        resource_flavor_from_object,
+    )
+
+    flavors: dict[str, ResourceFlavor] = {}
+    queues: dict[str, ClusterQueue] = {}
+    locals_: dict[tuple[str, str], LocalQueue] = {}
+    for document in queued:
+        ref = document.ref
+        if ref.kind == "ResourceFlavor":
+            flavors[ref.name] = resource_flavor_from_object(document.obj)
+        elif ref.kind == "LocalQueue":
+            local = local_queue_from_object(document.obj)._replace(namespace=namespace_of(document))
+            locals_[(local.namespace, local.name)] = local
+        else:
+            try:
+                queues[ref.name] = cluster_queue_from_object(document.obj, str(ref), [])
+            except GpulintError:
+                continue  # a quota that is no quantity: the schema rules report it
+    if not (flavors or queues or locals_):
+        return profile
+    return replace(
+        profile,
+        resource_flavors=(
+            *(f for f in profile.resource_flavors if f.name not in flavors),
+            *flavors.values(),
+        ),
+        cluster_queues=(
+            *(q for q in profile.cluster_queues if q.name not in queues),
+            *queues.values(),
+        ),
+        local_queues=(
+            *(q for q in profile.local_queues if (q.namespace, q.name) not in locals_),
+            *locals_.values(),
+        ),
+    )
 
 
 def _flavor_tolerations(flavor: ResourceFlavor, template: PodTemplate) -> list[Toleration]:

@@ -231,3 +231,98 @@ def test_a_bad_config_platform_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert len(result.output.splitlines()) == 1
     assert "platform" in result.output and "openstack" in result.output
+
+
+SPOT_PROFILE = """\
+apiVersion: gpulint.io/v1alpha1
+kind: ClusterProfile
+spec:
+  platform: kubeadm
+  pools:
+  - name: spot-gpu
+    labels: {instance-type: spot}
+    taints: [{key: spot-taint, value: "true", effect: NoSchedule}]
+    allocatable: {cpu: "31", memory: 120Gi, pods: 110, nvidia.com/gpu: 4}
+    nodes: 2
+"""
+KUEUE_SETUP = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: spot}
+spec:
+  nodeLabels: {instance-type: spot}
+  tolerations: [{key: spot-taint, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: spot
+      resources:
+      - {name: cpu, nominalQuota: 9}
+      - {name: memory, nominalQuota: 36Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {namespace: ml, name: user-queue}
+spec: {clusterQueue: cluster-queue}
+"""
+QUEUED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime
+        resources:
+          limits: {cpu: "2", memory: 8Gi, nvidia.com/gpu: 1}
+"""
+
+
+@pytest.mark.parametrize("same_file", [True, False])
+def test_kueue_objects_among_the_checked_manifests_give_the_pods_their_flavor(
+    tmp_path: Path, same_file: bool
+) -> None:
+    # The flavor's toleration and nodeLabels reach the Job's pods whether the queue objects
+    # sit in the Job's file or another input of the run.
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(SPOT_PROFILE)
+    inputs = tmp_path / "k8s"
+    inputs.mkdir()
+    if same_file:
+        (inputs / "job.yaml").write_text(f"{KUEUE_SETUP}---\n{QUEUED_JOB}")
+    else:
+        (inputs / "kueue.yaml").write_text(KUEUE_SETUP)
+        (inputs / "job.yaml").write_text(QUEUED_JOB)
+    args = ["check", "--isolated", "--format", "json", "--profile", str(profile), str(inputs)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["findings"] == []
+
+
+def test_without_the_flavor_the_queued_pod_does_not_tolerate_the_spot_taint(
+    tmp_path: Path,
+) -> None:
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(SPOT_PROFILE)
+    (tmp_path / "job.yaml").write_text(QUEUED_JOB)
+    args = ["check", "--isolated", "--format", "json", "--profile", str(profile)]
+    result = CliRunner().invoke(main, [*args, str(tmp_path / "job.yaml")])
+    assert result.exit_code == 1, result.output
+    found = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["severity"], f["line"], f["column"]) for f in found] == [
+        ("GPU102", "error", 9, 5)
+    ]
+    assert "spot-taint=true:NoSchedule" in found[0]["message"]

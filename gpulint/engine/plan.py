@@ -37,6 +37,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"CustomResourceDefinition"}
     # The GPU Operator's objects: the driver of the pools (GPU801, gpulint.cuda).
     | {"ClusterPolicy", "NVIDIADriver"}
+    # Kueue's queues and flavors: what a flavor writes into the pods of workloads in other files.
+    | {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
 )
 _KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
 

@@ -178,9 +178,19 @@ class CheckContext:
             workload = self._workload_of.get(id(template))
             namespace = self.namespace_of(workload.document) if workload else "default"
             found = self._admissions[id(template)] = admit(
-                template, self.profile, workload, namespace
+                template, self._admission_profile, workload, namespace
             )
         return found
+
+    @cached_property
+    def _admission_profile(self) -> ClusterProfile:
+        """The profile with the Kueue queues and flavors of every input: admission reads them
+        (a LocalQueue's flavor tolerates the pods it admits); the queue rules read only the
+        profile's, so a queue defined outside the inputs is not called missing."""
+        from gpulint.admission import with_manifest_queues
+
+        assert self.profile is not None
+        return with_manifest_queues(self.profile, self.knowledge, self.namespace_of)
 
     def assumed_placement(self, template: PodTemplate) -> Placement | None:
         """The verdict if every assumption of the admission held (None: nothing assumed).
