@@ -272,7 +272,7 @@ def _record(paths: Sequence[str], options: LintOptions, config: Config) -> Run:
         paths=tuple(paths),
         config=config,
         rules=selected,
-        profile=options.profile,
+        profile=_with_platform(options.profile, config),
         namespace=options.namespace,
         dry_run=options.dry_run,
         stdin=options.stdin,
@@ -287,6 +287,24 @@ def _record(paths: Sequence[str], options: LintOptions, config: Config) -> Run:
     )
     root = options.root
     return record if root is None else _from_root(record, root)
+
+
+def _with_platform(profile: ClusterProfile | None, config: Config) -> ClusterProfile | None:
+    """`profile` with the config's `platform:` and `admission:` over what it declares or its
+    inputs show, as a ClusterProfile's `spec.platform` and `spec.admission` are applied."""
+    if profile is None or (config.platform is None and not config.admission):
+        return profile
+    where = config.path or "the config"
+    if config.platform is not None:
+        profile = replace(profile, provider=config.platform, provider_source=f"declared in {where}")
+    ert = config.admission.get("extendedResourceToleration")
+    if ert is not None:
+        profile = replace(
+            profile,
+            extended_resource_toleration=ert,
+            extended_resource_toleration_source=f"declared in {where} (admission)",
+        )
+    return profile
 
 
 def _results_cache(options: LintOptions) -> str | None:

@@ -8,7 +8,7 @@ import fnmatch
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +80,10 @@ class Config:
     # `kubernetesVersion:`: the release objects are validated against (gpulint.validation),
     # before a cluster profile's version.
     kubernetes_version: str | None = None
+    # `platform:` and `admission:`: the kind of cluster and admission facts, applied to the
+    # run's cluster profile over what it declares or shows (docs/platforms.md).
+    platform: str | None = None
+    admission: Mapping[str, bool] = field(default_factory=dict)
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with the given fields replaced (command-line options win over the file)."""
@@ -297,6 +301,22 @@ def config_for_paths(paths: Iterable[str], cwd: Path) -> ConfigChoice:
             ),
         ),
     )
+
+
+def configs_for_paths(
+    paths: Sequence[str], cwd: Path
+) -> tuple[list[tuple[Path | None, list[int]]], tuple[str, ...]]:
+    """The checked `paths` grouped by their nearest config, as ruff applies each file's own:
+    (config, indexes into `paths`) in order of first mention; and notes on configs passed
+    over. Relative paths are taken from `cwd`."""
+    memo: dict[Path, Path | None] = {}
+    skipped: set[str] = set()
+    groups: dict[Path | None, list[int]] = {}
+    for index, raw in enumerate(paths):
+        absolute = Path(os.path.abspath(cwd / raw))
+        start = absolute if absolute.is_dir() else absolute.parent
+        groups.setdefault(find_config(start, memo, skipped), []).append(index)
+    return list(groups.items()), tuple(sorted(skipped))
 
 
 def _has_tool_table(pyproject: Path) -> bool:
@@ -559,6 +579,8 @@ def _to_config(data: Mapping[str, Any], path: str, root: Path) -> Config:
             str(k): tuple(str(c) for c in v) for k, v in (data.get("applied-to") or {}).items()
         },
         kubernetes_version=data.get("kubernetesVersion"),
+        platform=data.get("platform"),
+        admission={str(k): bool(v) for k, v in (data.get("admission") or {}).items()},
     )
 
 

@@ -175,3 +175,59 @@ def test_an_enforced_gatekeeper_constraint_of_the_profile_refuses_a_gpu_only_pod
     dry_run.write_text(CONSTRAINT % "dryrun")
     result = CliRunner().invoke(main, [*args, "--profile", str(dry_run)])
     assert json.loads(result.stdout)["findings"] == []
+
+
+def _check_with_config(tmp_path: Path, config: str, *profiles: Path) -> list[dict[str, object]]:
+    (tmp_path / "pod.yaml").write_text(POD)
+    (tmp_path / ".gpulint.yaml").write_text(config)
+    args = ["check", "--config", str(tmp_path / ".gpulint.yaml"), "--format", "json"]
+    for profile in profiles:
+        args += ["--profile", str(profile)]
+    result = CliRunner().invoke(main, [*args, str(tmp_path / "pod.yaml")])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)["findings"]
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        # Declared in the config as in the profile: kubeadm runs no ExtendedResourceToleration.
+        ("platform: kubeadm\n", [("GPU102", "error")]),
+        # OKE runs it: the pod that requests nvidia.com/gpu tolerates the GPU taint.
+        ("platform: oke\n", []),
+        # The per-fact override, whatever the platform.
+        ("admission: {extendedResourceToleration: false}\n", [("GPU102", "error")]),
+        ("admission: {extendedResourceToleration: true}\n", []),
+        # A config without either leaves the fact unknown: a warning.
+        ("fail-on: error\n", [("GPU102", "warning")]),
+    ],
+)
+def test_the_config_declares_the_platform_and_admission_facts(
+    tmp_path: Path, config: str, expected: list[tuple[str, str]]
+) -> None:
+    found = _check_with_config(tmp_path, config, _nodes(tmp_path))
+    assert [(f["code"], f["severity"]) for f in found] == expected
+
+
+def test_the_config_platform_replaces_the_profile_s(tmp_path: Path) -> None:
+    # The profile says OKE (which tolerates the taint); the repository's config says kubeadm.
+    nodes = _nodes(tmp_path, provider_id="ocid1.instance.oc1.iad.anuwcl")
+    found = _check_with_config(tmp_path, "platform: kubeadm\n", nodes)
+    assert [(f["code"], f["severity"], f["line"], f["column"]) for f in found] == [
+        ("GPU102", "error", 4, 1)
+    ]
+    assert found[0]["message"].endswith(
+        "(this cluster does not run the ExtendedResourceToleration admission plugin, so "
+        "requesting `nvidia.com/gpu` adds no toleration for it)"
+    )
+
+
+def test_a_bad_config_platform_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(POD)
+    (tmp_path / ".gpulint.yaml").write_text("platform: openstack\n")
+    result = CliRunner().invoke(
+        main, ["check", "--config", str(tmp_path / ".gpulint.yaml"), str(tmp_path / "pod.yaml")]
+    )
+    assert result.exit_code == 2
+    assert len(result.output.splitlines()) == 1
+    assert "platform" in result.output and "openstack" in result.output

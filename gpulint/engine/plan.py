@@ -35,6 +35,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
     # The schemas of custom resources in other files (gpulint.validation.crds).
     | {"CustomResourceDefinition"}
+    # The GPU Operator's objects: the driver of the pools (GPU801, gpulint.cuda).
+    | {"ClusterPolicy", "NVIDIADriver"}
 )
 _KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
 

@@ -173,6 +173,8 @@ class Pool:
     max_nodes: int = 0
     scale_from_zero: bool = False  # the autoscaler can add a node while the pool has none
     provisioning_seconds: int | None = None  # scale-up until a Ready node advertises GPUs
+    # The p95 of its GPU pods' image pulls, waiting included (`gpulint diagnose --timeline`).
+    image_pull_seconds: int | None = None
     instance_type: str | None = None
     device_plugin_not_ready: int = 0  # nodes whose capacity shows GPUs but allocatable 0
     # Extended resources (GPUs) already requested by running/pending pods on the pool's nodes,
@@ -391,6 +393,8 @@ class ClusterProfile:
     # inputs compare equal.
     sources: tuple[str, ...] = field(default=(), compare=False)  # files, or "live cluster"
     provider_source: str | None = field(default=None, compare=False)  # how `provider` was learnt
+    # Where `extended_resource_toleration` was declared (None: the profile's spec.admission).
+    extended_resource_toleration_source: str | None = field(default=None, compare=False)
     # Values the inputs could not decide (a Terraform data source ...) and what was taken instead.
     assumptions: tuple[str, ...] = field(default=(), compare=False)
     # What the inputs define (`EC2NodeClass/gpu`) and the assumptions that depend on it, which
@@ -411,7 +415,10 @@ class ClusterProfile:
         declared = (
             self.extended_resource_toleration if name == EXTENDED_RESOURCE_TOLERATION else None
         )
-        return platform_fact(self.provider, name, declared)
+        fact = platform_fact(self.provider, name, declared)
+        if declared is not None and self.extended_resource_toleration_source:
+            return fact._replace(source=self.extended_resource_toleration_source)
+        return fact
 
     def advertised_resources(self) -> frozenset[str]:
         """Every resource name some pool's nodes advertise, or that the platform creates nodes

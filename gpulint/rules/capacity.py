@@ -237,7 +237,11 @@ class Sharing(NamedTuple):
                 continue
             within.append(group)
             skipped, skipped_total = minus.get(group.pools, (0, Decimal(0)))
-            confined += min(group.total - skipped_total, group.room)
+            others = group.total - skipped_total
+            # Capped only on a smaller set of pools: on the judged one's own pools, every
+            # workload's message adds up to the same total, and the overflow is that total
+            # less the room.
+            confined += others if group.pools == pools else min(others, group.room)
             count += len(group.members) - skipped
             kept = (d for d in group.members if id(d) not in skip)
             largest.extend(itertools.islice(kept, _MAX_LISTED))
@@ -536,20 +540,32 @@ def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
         pools = _cold_pools(ctx, template)
         if not pools:
             continue
-        fastest = min(pools, key=lambda p: p.provisioning_seconds or 0)
-        seconds = fastest.provisioning_seconds or 0
+        # The profile's p95 image pull (imagePullSeconds) comes on top of provisioning.
+        fastest = min(pools, key=_start_seconds)
+        seconds = _start_seconds(fastest)
         if deadline.value >= seconds:
             continue
+        pull = fastest.image_pull_seconds
+        took = f"about {fastest.provisioning_seconds} s to provision one"
+        if pull:
+            took += (
+                f" plus {pull} s to pull the images (the pool's p95 pull, imagePullSeconds in "
+                f"the profile), {seconds} s in all"
+            )
         yield Problem.at(
             workload.document,
             deadline.pos,
             f"activeDeadlineSeconds: {deadline.value} counts the time pods wait Pending, but "
-            f"they can only run on {describe_pools(pools)}, with 0 nodes now and about "
-            f"{seconds} s to provision one{_each(pools)}: the Job can fail with "
-            f"DeadlineExceeded before a pod starts",
+            f"they can only run on {describe_pools(pools)}, with 0 nodes now and "
+            f"{took}{_each(pools)}: the Job can fail with DeadlineExceeded before a pod starts",
             f"Raise activeDeadlineSeconds above {seconds} s plus the run time, or keep a warm "
             f"node in {fastest.name} (minNodes: 1).",
         )
+
+
+def _start_seconds(pool: Pool) -> int:
+    """Provisioning plus the p95 image pull, when the profile gives them."""
+    return (pool.provisioning_seconds or 0) + (pool.image_pull_seconds or 0)
 
 
 def _cold_pools(ctx: CheckContext, template: PodTemplate) -> tuple[Pool, ...]:
@@ -566,4 +582,4 @@ def _cold_pools(ctx: CheckContext, template: PodTemplate) -> tuple[Pool, ...]:
 def _each(pools: tuple[Pool, ...]) -> str:
     if len(pools) < 2:
         return ""
-    return " (" + ", ".join(f"{p.name}: {p.provisioning_seconds} s" for p in pools) + ")"
+    return " (" + ", ".join(f"{p.name}: {_start_seconds(p)} s" for p in pools) + ")"
