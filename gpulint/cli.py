@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -14,6 +13,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpulint import __version__, cli_options
+from gpulint.cli_io import append as _append
+from gpulint.cli_io import emit as _emit
+from gpulint.cli_io import fail as _fail
+from gpulint.cli_io import noticed as _noticed
+from gpulint.cli_io import use_color as _use_color
+from gpulint.cli_io import warn as _warn
+from gpulint.cli_io import wrote as _wrote
 from gpulint.errors import GpulintError
 
 if TYPE_CHECKING:
@@ -33,86 +39,6 @@ _PATH = click.Path()
 _FILE = click.Path(dir_okay=False)
 _DIRECTORY = click.Path(file_okay=False)
 OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit", "gitlab")
-
-
-def _fail(message: str) -> None:
-    from gpulint.output.escape import one_line
-
-    # The message may quote a file name or a server's answer: one line, escaped, bounded.
-    click.echo(f"gpulint: error: {one_line(message)}", err=True)
-    sys.exit(EXIT_USAGE)
-
-
-def _emit(text: str | Iterable[str], output: str | None, what: str, color: bool = False) -> None:
-    """Print `text` (or its pieces), or write it to the file `output` (exit 2 naming the file
-    if that fails; a file is replaced whole or not at all)."""
-    pieces = (text,) if isinstance(text, str) else text
-    if output is not None:
-        _write_file(output, pieces, what)
-        return
-    try:
-        for piece in pieces:
-            # click strips ANSI codes from non-TTY output unless told otherwise: --color
-            # always must survive a pipe.
-            click.echo(piece, nl=False, color=color)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head -1`): what it did not read is not an error, and the
-        # exit code stays the run's.
-        _silence_stdout()
-    except OSError as exc:
-        _silence_stdout()
-        _fail(f"cannot write the {what} to standard output: {exc.strerror}")
-
-
-def _silence_stdout() -> None:
-    """Point standard output at /dev/null, so the flush at exit has nowhere to fail."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-
-
-def _write_file(output: str, pieces: Iterable[str], what: str) -> None:
-    """Write `pieces` to a new file next to `output`, then rename it over `output`: a full disk
-    leaves the old file (or none), never half a report. A device or pipe is written to."""
-    import stat
-    import tempfile
-
-    try:
-        mode = os.stat(output).st_mode
-    except OSError:
-        mode = None
-    try:
-        if mode is not None and not stat.S_ISREG(mode):
-            with open(output, "w", encoding="utf-8") as stream:
-                stream.writelines(pieces)
-            return
-        directory = os.path.dirname(os.path.abspath(output))
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".gpulint-", suffix=".tmp")
-    except OSError as exc:
-        _fail(f"{output}: cannot write {what}: {exc.strerror}")
-        return
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.writelines(pieces)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, stat.S_IMODE(mode) if mode is not None else 0o666 & ~umask)
-        os.replace(temporary, output)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(exc, OSError):
-            _fail(f"{output}: cannot write {what}: {exc.strerror}")
-        raise
-
-
-def _use_color(choice: str, stream_is_tty: bool) -> bool:
-    if choice == "always":
-        return True
-    if choice == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return stream_is_tty
 
 
 class _Commands(click.Group):
@@ -628,24 +554,6 @@ def _plural_findings(count: int) -> str:
     return f"{count} finding{'' if count == 1 else 's'}"
 
 
-def _append(path: str, text: str, what: str) -> None:
-    try:
-        with open(path, "a", encoding="utf-8") as stream:
-            stream.write(text)
-    except OSError as exc:
-        _fail(f"{path}: cannot write {what}: {exc.strerror}")
-
-
-def _noticed(note: str) -> None:
-    click.echo(f"gpulint: warning: {note}", err=True)
-
-
-def _warn(message: str) -> None:
-    from gpulint.output.escape import one_line
-
-    click.echo(f"gpulint: warning: {one_line(message)}", err=True)
-
-
 @main.command()
 @click.option(
     "--format",
@@ -816,15 +724,6 @@ def _config_clusters(config_path: str | None, command: str) -> dict[str, tuple[s
     return {
         name: tuple(display_path(p, cwd) for p in paths) for name, paths in config.clusters.items()
     }
-
-
-def _wrote(output: str | None, what: str) -> None:
-    """Say on standard error what a command wrote to the file `output` (nothing without one)."""
-    if output is None:
-        return
-    from gpulint.output.escape import one_line
-
-    click.echo(f"gpulint: wrote {what} to {one_line(output)}", err=True)
 
 
 def _profile_written(written: ClusterProfile) -> str:
