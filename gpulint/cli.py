@@ -228,11 +228,14 @@ def version() -> None:
     type=_DIRECTORY,
     envvar="GPULINT_CACHE_DIR",
     show_envvar=True,
-    help="Where --profile files already read are kept, by a hash of their bytes, so a large "
-    "kubectl dump is parsed once (default: $XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint).",
+    help="Where --profile files already read, and the results of files already checked, are "
+    "kept by a hash of their bytes, so a large kubectl dump is parsed once and an unchanged file "
+    "is not checked again (default: $XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint).",
 )
 @click.option(
-    "--no-cache", is_flag=True, help="Parse every --profile file; read or write no cache."
+    "--no-cache",
+    is_flag=True,
+    help="Parse every --profile file and check every file; read or write no cache.",
 )
 @click.option("--live", is_flag=True, help="Read the cluster profile from the Kubernetes API.")
 @click.option(

@@ -122,10 +122,11 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
                 continue
             # Pods counted where they surely run: where an admission assumption could move
             # some of them, the verdict is a warning naming it.
+            # (Each group's are gathered once: a group may hold thousands of workloads.)
             assumptions = dict.fromkeys(
-                d.assumption
-                for d in (demand, *(m for g in sharing.groups for m in g.members))
-                if d.assumption
+                assumption
+                for assumption in (demand.assumption, *_assumptions_of(sharing.groups))
+                if assumption
             )
             yield _capacity_problem(
                 demand, resource, per_pod, sharing, need, have, pools, tuple(assumptions)
@@ -154,6 +155,33 @@ class PoolGroup(NamedTuple):
     total: Decimal  # GPUs all members hold at once
     room: Decimal  # the most the pools can give them
     files: frozenset[str] = frozenset()  # where the members and their HPAs are written
+    # The admission assumptions the members' pools rest on, each once, in the members' order.
+    assumptions: tuple[str, ...] = ()
+
+
+def _assumptions_of(groups: Iterable[PoolGroup]) -> Iterator[str]:
+    """The assumptions of `groups`, group after group."""
+    for group in groups:
+        yield from group.assumptions
+
+
+def _group(
+    names: frozenset[str], found: list[GpuDemand], resource: str, profile: ClusterProfile
+) -> PoolGroup:
+    """The group of the demands `found` on `resource`, all confined to the pools `names`."""
+    members = tuple(sorted(found, key=lambda d: d.total(resource), reverse=True))
+    return PoolGroup(
+        names,
+        members,
+        sum((d.total(resource) for d in found), Decimal(0)),
+        _room((p for p in profile.pools if p.name in names), resource),
+        frozenset(
+            path
+            for d in found
+            for path in (d.workload.document.file.path, d.planned.document.file.path)
+        ),
+        tuple(dict.fromkeys(d.assumption for d in members if d.assumption)),
+    )
 
 
 def pool_groups(
@@ -171,18 +199,7 @@ def pool_groups(
     groups: dict[str, tuple[PoolGroup, ...]] = {}
     for resource, by_pools in members.items():
         groups[resource] = tuple(
-            PoolGroup(
-                names,
-                tuple(sorted(found, key=lambda d: d.total(resource), reverse=True)),
-                sum((d.total(resource) for d in found), Decimal(0)),
-                _room((p for p in profile.pools if p.name in names), resource),
-                frozenset(
-                    path
-                    for d in found
-                    for path in (d.workload.document.file.path, d.planned.document.file.path)
-                ),
-            )
-            for names, found in by_pools.items()
+            _group(names, found, resource, profile) for names, found in by_pools.items()
         )
     return groups
 
