@@ -9,6 +9,7 @@ quota of the cluster (the profile).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -280,6 +281,7 @@ def test_json_report_shape() -> None:
         "timeToSchedule": {"count": 0, "p50": None, "p95": None},
         "timeToScheduleByPool": {},
         "now": NOW,
+        "nowSource": "--now",
     }
 
 
@@ -291,16 +293,36 @@ def test_text_report_groups_by_cause_with_percentiles() -> None:
     lines = result.stdout.splitlines()
     assert lines[0].startswith("13 stuck GPU pods: resource-not-advertised 1")
     assert lines[0].endswith("; pending p50 25m, p95 2h")
-    assert lines[1] == ""
-    assert lines[2] == "== resource-not-advertised: 1 pod =="
+    # The moment the pending times are measured to, and where it came from.
+    assert lines[1] == f"as of {NOW} (--now)"
+    assert lines[2] == ""
+    assert lines[3] == "== resource-not-advertised: 1 pod =="
 
 
-def test_pending_time_defaults_to_the_dumps_newest_timestamp() -> None:
+def test_pending_time_defaults_to_the_current_time_not_the_dumps_newest_timestamp() -> None:
+    from datetime import datetime, timezone
+
     documents, profile, _ = read_dumps([STUCK])
+    before = datetime.now(timezone.utc)
     diagnosis = diagnose(documents, profile)
-    # The newest time in the dump is the NotTriggerScaleUp seen at 11:59:30.
-    assert diagnosis.now == parse_time("2024-05-01T11:59:30Z")
-    assert next(p for p in diagnosis.pods if p.name == "eval-0").pending_seconds == 570
+    # The newest time in the dump (the NotTriggerScaleUp seen at 11:59:30) is the last thing
+    # that happened, not when the dump was read: measured from it, a pod stuck since before
+    # its last event would read "pending 0s".
+    assert before <= diagnosis.now <= datetime.now(timezone.utc)
+    assert diagnosis.now_source == "the current time"
+    eval_0 = next(p for p in diagnosis.pods if p.name == "eval-0")
+    assert eval_0.pending_seconds == int(
+        (diagnosis.now - parse_time("2024-05-01T11:50:00Z")).total_seconds()
+    )
+
+
+def test_the_report_says_as_of_when_it_is(tmp_path: Path) -> None:
+    text = run(STUCK, NODES).stdout.splitlines()
+    assert re.fullmatch(r"as of \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(the current time\)", text[1])
+    summary = json.loads(run(STUCK, NODES, "--format", "json").stdout)["summary"]
+    assert summary["nowSource"] == "the current time"
+    assert summary["now"] > "2024-05-01T11:59:30Z"  # not the dump's newest timestamp
+    assert run(STUCK, NODES, "--now", NOW).stdout.splitlines()[1] == f"as of {NOW} (--now)"
 
 
 def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:
@@ -311,11 +333,11 @@ def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:
         "{nvidia.com/gpu: 1}}}]}\n  status: {phase: Running}\n",
         encoding="utf-8",
     )
-    result = run(str(dump), "-o", str(tmp_path / "report.txt"))
+    result = run(str(dump), "-o", str(tmp_path / "report.txt"), "--now", NOW)
     assert result.exit_code == 0, result.output
     assert result.stderr == f"gpulint: wrote the text report to {tmp_path / 'report.txt'}\n"
     assert (tmp_path / "report.txt").read_text(encoding="utf-8") == (
-        "No Pending GPU pods.\n\n"
+        "No Pending GPU pods.\nas of 2024-05-01T12:00:00Z (--now)\n\n"
         "not judged: no Events: causes come from the pods' PodScheduled conditions only, and "
         "pod creations refused by admission (quota, LimitRange, PriorityClass) are not seen\n"
         "not judged: no Nodes: a taint that 1.35+ does not print cannot be named, a device "
@@ -656,7 +678,7 @@ AT_MAX_WHY = (
 
 def test_a_pool_at_max_size_is_named_with_its_use_and_who_holds_it() -> None:
     documents, profile, _ = read_dumps([AT_MAX])
-    pods = diagnose(documents, profile).pods
+    pods = diagnose(documents, profile, parse_time(NOW)).pods
     assert [(p.name, p.cause.slug, p.explanation) for p in pods] == [
         ("finetune-13b-master-0", "pool-at-max-size", AT_MAX_WHY),
         ("finetune-13b-worker-0", "pool-at-max-size", AT_MAX_WHY),
@@ -669,12 +691,12 @@ def test_a_pool_at_max_size_is_named_with_its_use_and_who_holds_it() -> None:
 
 
 def test_the_members_of_a_gang_stuck_alike_are_one_block() -> None:
-    result = run(AT_MAX)
+    result = run(AT_MAX, "--now", NOW)
     assert result.exit_code == 1, result.output
     assert result.stdout.split("\n\n")[1:3] == [
         "== pool-at-max-size: 3 pods ==",
         "research/finetune-13b-master-0, finetune-13b-worker-0, finetune-13b-worker-1 "
-        "(PyTorchJob/finetune-13b, 3 pods): pool-at-max-size, pending 1h59m\n"
+        "(PyTorchJob/finetune-13b, 3 pods): pool-at-max-size, pending 2h\n"
         f"  why:     {AT_MAX_WHY}\n"
         "  seen:    FailedScheduling x24, last 2024-05-01T11:58:00Z: 0/3 nodes are available: 1 "
         "node(s) didn't match Pod's node affinity/selector, 2 Insufficient nvidia.com/gpu. "
@@ -713,9 +735,13 @@ def test_a_pod_of_a_gang_stuck_otherwise_keeps_its_own_block(tmp_path: Path) -> 
     event.update(reason="TriggeredScaleUp", message="pod triggered scale-up: [{gpu-h100 2->3}]")
     path = tmp_path / "dump.yaml"
     path.write_text(yaml.safe_dump(dump), encoding="utf-8")
-    heads = [line for line in run(str(path)).stdout.splitlines() if line.startswith("research/")]
+    heads = [
+        line
+        for line in run(str(path), "--now", NOW).stdout.splitlines()
+        if line.startswith("research/")
+    ]
     assert heads == [
         "research/finetune-13b-master-0, finetune-13b-worker-0 (PyTorchJob/finetune-13b, 2 "
-        "pods): pool-at-max-size, pending 1h59m",
-        "research/finetune-13b-worker-1 (PyTorchJob/finetune-13b): insufficient-gpu, pending 1h59m",
+        "pods): pool-at-max-size, pending 2h",
+        "research/finetune-13b-worker-1 (PyTorchJob/finetune-13b): insufficient-gpu, pending 2h",
     ]

@@ -108,6 +108,8 @@ class Diagnosis:
     now: datetime
     scheduled: tuple[ScheduledPod, ...] = ()  # GPU pods that were scheduled
     notes: tuple[str, ...] = ()  # what could not be judged, for lack of which objects
+    #: Where `now` came from: "--now", "the dump's collection time" or "the current time".
+    now_source: str = "the current time"
 
     def by_cause(self) -> dict[str, list[StuckPod]]:
         """Pods grouped by cause slug, most pods first (ties in the documented order)."""
@@ -160,15 +162,18 @@ def diagnose(
     pool_label: str | None = None,
     workloads: WorkloadSource = WorkloadSource.DUMP,
     typed: Sequence[Workload] | None = None,
+    now_source: str | None = None,
 ) -> Diagnosis:
     """Classify every Pending, unbound GPU pod, every controller refused GPU pods and every GPU
     job Kueue has not admitted; measure how long the scheduled GPU pods took to schedule.
 
     `documents` hold Pods, Events and optionally the controllers (ReplicaSets, Jobs ...),
-    Nodes, Kueue Workloads and DRA objects; `now` defaults to the newest time the objects
-    record, so a dump reads as of its capture. `namespaces` and `names` (substrings or globs
-    of the pod, job or owner name) keep only what they match; `workloads` says where Kueue's
-    Workloads were looked for (a dump, or a cluster that served, refused or lacks them).
+    Nodes, Kueue Workloads and DRA objects; `now` defaults to the current time, never to the
+    newest time the objects record (a stuck pod with no recent event would read "pending 0s");
+    `now_source` says where a given `now` came from (default "--now"). `namespaces` and
+    `names` (substrings or globs of the pod, job or owner name) keep only what they match;
+    `workloads` says where Kueue's Workloads were looked for (a dump, or a cluster that
+    served, refused or lacks them).
     `typed` are the documents that run pods as the loader typed them; None types them here
     (objects read from the API). `documents` may also be what `read_dumps` or live mode
     gathered of them (gpulint.diagnose.gather), read in one pass.
@@ -178,7 +183,7 @@ def diagnose(
     else:
         gathered = gather(documents, _typed_workloads(typed))
     if now is None:
-        now = gathered.newest or datetime.now(timezone.utc)
+        now, now_source = datetime.now(timezone.utc), "the current time"
     dra = DraIndex.of(gathered.dra, profile)
     usage = PoolUsage(gathered, pool_label)
     stuck = [
@@ -202,6 +207,7 @@ def diagnose(
         now,
         tuple(s for s in scheduled if wanted(s.namespace, s.name)),
         tuple((*gathered.notes, *_notes(gathered, dra, profile, workloads))),
+        now_source or "--now",
     )
 
 

@@ -72,6 +72,7 @@ def diagnose_report(
         gathered, cluster_profile = live_objects.documents, live_objects.profile
         unread = live_objects.notes
         workloads = live_objects.workloads
+        # What a cluster answers is as of now: read time and report time are the same moment.
         moment = moment or datetime.now(timezone.utc)
     else:
         gathered, cluster_profile, _ = read_dumps(
@@ -85,6 +86,10 @@ def diagnose_report(
         names=names,
         pool_label=request.pool_label,
         workloads=workloads,
+        # A kubectl dump records no collection time (a List's metadata has none, and the
+        # newest timestamp in it is the last thing that happened, not when it was read), so
+        # without --now a dump is judged as of the current time.
+        now_source="--now" if request.now else "the current time",
     )
     result = replace(result, notes=(*unread, *result.notes))
     gpu_time = None

@@ -41,6 +41,7 @@ def diagnosis_json(
             "timeToSchedule": diagnosis.time_to_schedule(),
             "timeToScheduleByPool": diagnosis.time_to_schedule_by_pool(),
             "now": _time(diagnosis.now),
+            "nowSource": diagnosis.now_source,
         },
         "notes": list(diagnosis.notes),
     }
@@ -89,6 +90,7 @@ def diagnosis_text(diagnosis: Diagnosis, slow_threshold: int | None = None) -> s
     """The summary by cause and time to schedule, then the pods grouped by cause (most pods
     first), then what could not be judged."""
     head = [_summary(diagnosis) if diagnosis.pods else "No Pending GPU pods."]
+    head.append(f"as of {_time(diagnosis.now)} ({diagnosis.now_source})")
     head.extend(_schedule_lines(diagnosis, slow_threshold))
     parts = ["\n".join(head) + "\n"]
     for slug, pods in diagnosis.by_cause().items():
