@@ -449,8 +449,12 @@ def check(
     gc.enable()
     if output is not None or not silent:
         _emit(render(result, options), output, "report", use_color)
+        if not silent:  # --silent prints nothing, this line included
+            _wrote(output, "the statistics" if statistics else f"the {output_format} report")
     if sarif_output is not None:
         _emit(FORMATTERS["sarif"](result, options), sarif_output, "SARIF report")
+        if not silent:
+            _wrote(sarif_output, "the SARIF report")
     if annotate and not silent:
         from gpulint.output.github import annotation
 

@@ -292,7 +292,7 @@ def test_silent_prints_nothing_but_keeps_the_exit_code_and_the_output_file(workd
     result = run("check", "--isolated", "--silent", "k8s")
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", "")
     result = run("check", "--isolated", "-s", "--format", "json", "-o", "r.json", "k8s")
-    assert (result.exit_code, result.stdout) == (1, "")
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", "")
     assert len(json.loads((workdir / "r.json").read_text())["findings"]) == 2
 
 
@@ -432,6 +432,7 @@ def test_annotations_go_to_the_log_when_the_report_goes_to_a_file(workdir: Path)
     result = run("check", "--isolated", "-o", "report.txt", "k8s", env={"GITHUB_ACTIONS": "true"})
     assert result.exit_code == 1
     assert [line[:9] for line in result.stdout.splitlines()] == ["::error f", "::warning"]
+    assert result.stderr == "gpulint: wrote the text report to report.txt\n"
     assert (workdir / "report.txt").read_text().startswith("k8s/pods.yaml:10:28: GPU002 ")
 
 
@@ -441,6 +442,7 @@ def test_sarif_output_is_written_beside_the_printed_report(workdir: Path) -> Non
     result = run("check", "--isolated", "--sarif-output", "out.sarif", "k8s")
     assert result.exit_code == 1
     assert result.stdout.startswith("k8s/pods.yaml:10:28: GPU002 ")
+    assert result.stderr == "gpulint: wrote the SARIF report to out.sarif\n"
     sarif = validated_sarif((workdir / "out.sarif").read_text())
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["GPU002", "GPU601"]
 

@@ -186,6 +186,9 @@ def test_output_file_gets_the_report_and_stdout_stays_empty(workdir: Path) -> No
     result = run("check", "--isolated", "--format", "json", "-o", "report.json", "pod.yaml")
     assert result.exit_code == 1
     assert result.stdout == ""
+    assert result.stderr == "gpulint: wrote the json report to report.json\n"
+    result = run("check", "--isolated", "--statistics", "--output-file", "stats.txt", "pod.yaml")
+    assert result.stderr == "gpulint: wrote the statistics to stats.txt\n"
     report = json.loads((workdir / "report.json").read_text())
     assert report["summary"] == {"files": 1, "objects": 1, "findings": 1, "unchecked": 0}
 
