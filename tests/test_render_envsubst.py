@@ -314,3 +314,47 @@ def test_a_gpu_amount_placeholder_still_makes_a_gpu_pod(
     given = _findings(tmp_path, GPU_AMOUNT, "--var", "GPUS=1", "sample.yaml")
     assert [f[:3] for f in given] == [("GPU103", 6, 5), ("GPU601", 10, 5), ("GPU601", 21, 5)]
     assert given[0] == found[0]
+
+
+COUNTED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: many, namespace: ml}
+spec:
+  replicas: 500
+  selector:
+    matchLabels: {app: many}
+  template:
+    metadata:
+      labels: {app: many}
+    spec:
+      containers:
+      - name: c
+        image: c:1.0
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+          limits: {memory: 1Gi, nvidia.com/gpu: $GPUS}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q, namespace: ml}
+spec:
+  hard: {requests.nvidia.com/gpu: "0"}
+"""
+
+
+def test_a_gpu_amount_placeholder_leaves_the_gpu_arithmetic_not_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    # Capacity and quota multiply the GPUs per pod: with the amount unknown they are listed
+    # as not judged, not computed with a count nobody wrote.
+    templated = _findings(tmp_path, COUNTED, "sample.yaml")
+    assert [f[:3] for f in templated] == [("GPU008", 17, 49)]
+    assert (
+        "not judged: `containers[0].resources.limits.nvidia.com/gpu` is `$GPUS`"
+        in (templated[0][3])
+    )
+    given = _findings(tmp_path, COUNTED, "--var", "GPUS=2", "sample.yaml")
+    assert [f[:3] for f in given] == [("GPU201", 5, 3), ("GPU301", 5, 3)]
+    assert "needs 1000 nvidia.com/gpu (replicas: 500 × 2 per pod)" in given[0][3]

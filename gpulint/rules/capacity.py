@@ -58,8 +58,10 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
     """Every GPU workload with a replica count whose pods some pool can run."""
     for item in ctx.gpu_placements:
         pools = usable(item.placement.eligible)
-        # A count an envsubst placeholder holds is not judged (gpulint.placeholders).
-        if runs_on_every_node(item.workload) or not pools or item.workload.unknown_count:
+        # A count an envsubst placeholder holds, of pods or of GPUs per pod, is not judged
+        # (gpulint.placeholders).
+        unknown = item.workload.unknown_count or item.template.unknown_amounts
+        if runs_on_every_node(item.workload) or not pools or unknown:
             continue
         # Uncertain when an assumption of the admission (the platform's plugins, the flavor
         # Kueue picks) would change the pools the pod can run on.
