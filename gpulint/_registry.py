@@ -399,6 +399,16 @@ RULES = (
         check='gpulint.rules.qos:gpu_pod_besteffort',
     ),
     Rule(
+        code='GPU610',
+        name='always-pull-multi-gb-gpu-image',
+        severity=Severity.WARNING,
+        fix='Pin a release tag or a digest and use imagePullPolicy: IfNotPresent.',
+        enabled=False,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.pulls:always_pull_multi_gb_gpu_image',
+    ),
+    Rule(
         code='GPU701',
         name='container-claim-undeclared',
         severity=Severity.ERROR,

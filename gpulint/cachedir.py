@@ -23,6 +23,11 @@ def default_cache_dir(environ: Mapping[str, str]) -> Path | None:
         return None
 
 
+#: Below this many files a run checks them faster than it hashes its plan and looks them up
+#: in the results cache (gpulint.engine.cache): a pre-commit hook given a file or two is not
+#: slowed down (its `context:` files, which are many, are looked up).
+CACHE_MIN_FILES = 8
+
 #: From this many bytes to hash on, OpenSSL's faster SHA-256 pays for loading it.
 _LARGE = 1 << 20
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -14,12 +13,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gpulint import __version__, cli_options
+from gpulint.cli_io import append as _append
+from gpulint.cli_io import emit as _emit
+from gpulint.cli_io import fail as _fail
+from gpulint.cli_io import noticed as _noticed
+from gpulint.cli_io import use_color as _use_color
+from gpulint.cli_io import warn as _warn
+from gpulint.cli_io import wrote as _wrote
 from gpulint.errors import GpulintError
 
 if TYPE_CHECKING:
     from gpulint.config import Config
     from gpulint.findings import LintResult
     from gpulint.live.client import ConnectionOptions
+    from gpulint.profile.model import ClusterProfile
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
@@ -32,86 +39,6 @@ _PATH = click.Path()
 _FILE = click.Path(dir_okay=False)
 _DIRECTORY = click.Path(file_okay=False)
 OUTPUT_FORMATS = ("text", "concise", "json", "sarif", "github", "junit", "gitlab")
-
-
-def _fail(message: str) -> None:
-    from gpulint.output.escape import one_line
-
-    # The message may quote a file name or a server's answer: one line, escaped, bounded.
-    click.echo(f"gpulint: error: {one_line(message)}", err=True)
-    sys.exit(EXIT_USAGE)
-
-
-def _emit(text: str | Iterable[str], output: str | None, what: str, color: bool = False) -> None:
-    """Print `text` (or its pieces), or write it to the file `output` (exit 2 naming the file
-    if that fails; a file is replaced whole or not at all)."""
-    pieces = (text,) if isinstance(text, str) else text
-    if output is not None:
-        _write_file(output, pieces, what)
-        return
-    try:
-        for piece in pieces:
-            # click strips ANSI codes from non-TTY output unless told otherwise: --color
-            # always must survive a pipe.
-            click.echo(piece, nl=False, color=color)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # The reader went away (`| head -1`): what it did not read is not an error, and the
-        # exit code stays the run's.
-        _silence_stdout()
-    except OSError as exc:
-        _silence_stdout()
-        _fail(f"cannot write the {what} to standard output: {exc.strerror}")
-
-
-def _silence_stdout() -> None:
-    """Point standard output at /dev/null, so the flush at exit has nowhere to fail."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-
-
-def _write_file(output: str, pieces: Iterable[str], what: str) -> None:
-    """Write `pieces` to a new file next to `output`, then rename it over `output`: a full disk
-    leaves the old file (or none), never half a report. A device or pipe is written to."""
-    import stat
-    import tempfile
-
-    try:
-        mode = os.stat(output).st_mode
-    except OSError:
-        mode = None
-    try:
-        if mode is not None and not stat.S_ISREG(mode):
-            with open(output, "w", encoding="utf-8") as stream:
-                stream.writelines(pieces)
-            return
-        directory = os.path.dirname(os.path.abspath(output))
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".gpulint-", suffix=".tmp")
-    except OSError as exc:
-        _fail(f"{output}: cannot write {what}: {exc.strerror}")
-        return
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.writelines(pieces)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, stat.S_IMODE(mode) if mode is not None else 0o666 & ~umask)
-        os.replace(temporary, output)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(exc, OSError):
-            _fail(f"{output}: cannot write {what}: {exc.strerror}")
-        raise
-
-
-def _use_color(choice: str, stream_is_tty: bool) -> bool:
-    if choice == "always":
-        return True
-    if choice == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return stream_is_tty
 
 
 class _Commands(click.Group):
@@ -301,11 +228,14 @@ def version() -> None:
     type=_DIRECTORY,
     envvar="GPULINT_CACHE_DIR",
     show_envvar=True,
-    help="Where --profile files already read are kept, by a hash of their bytes, so a large "
-    "kubectl dump is parsed once (default: $XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint).",
+    help="Where --profile files already read, and the results of files already checked, are "
+    "kept by a hash of their bytes, so a large kubectl dump is parsed once and an unchanged file "
+    "is not checked again (default: $XDG_CACHE_HOME/gpulint, else ~/.cache/gpulint).",
 )
 @click.option(
-    "--no-cache", is_flag=True, help="Parse every --profile file; read or write no cache."
+    "--no-cache",
+    is_flag=True,
+    help="Parse every --profile file and check every file; read or write no cache.",
 )
 @click.option("--live", is_flag=True, help="Read the cluster profile from the Kubernetes API.")
 @click.option(
@@ -404,13 +334,19 @@ def check(
         from gpulint.cachedir import cache_dir as cache_location
 
         cache = cache_location(cache_dir, use_cache=not no_cache)
-        config = cli_options.run_config(
+        # Each given path is checked with its nearest config (ruff's rule): two teams' folders
+        # in one run are two runs, their findings merged.
+        groups = cli_options.run_configs(
             config_path, isolated, paths, stdin_filename, cache, warn=_noticed
         )
-        config = config.with_overrides(respect_gitignore=respect_gitignore)
-        if fail_on is not None:
-            # not with_overrides: it drops None, and None is what `never` means
-            config = replace(config, fail_on=cli_options.threshold(fail_on))
+        configs = []
+        for config, _ in groups:
+            config = config.with_overrides(respect_gitignore=respect_gitignore)
+            if fail_on is not None:
+                # not with_overrides: it drops None, and None is what `never` means
+                config = replace(config, fail_on=cli_options.threshold(fail_on))
+            configs.append(config)
+        config = configs[0]
         # Merged over the config by lint(), which checks every selector.
         selection: dict[str, Any] = {
             "select": cli_options.selectors(select),
@@ -438,44 +374,59 @@ def check(
         if fixing and live:
             what = "--add-ignore checks" if add_ignore else "--fix and --diff check"
             raise GpulintError(f"{what} against a --profile, not --live")
-        config = cli_options.with_skipped_kinds(config, skip_kinds)
-        config = cli_options.with_variables(config, variables)
         clusters = cli_options.named_clusters(profile_paths)
-        options = LintOptions(
-            config=config,
-            **selection,
-            # Named clusters' files are read per cluster.
-            profile_paths=() if clusters else profile_paths,
-            clusters=clusters,
-            pool_label=pool_label,
-            cache_dir=cache_dir,
-            use_cache=not no_cache,
-            warn=_warn,
-            live=cli_options.connection(kube_context, kubeconfig, request_timeout)
-            if live
-            else None,
-            server_dry_run=server_dry_run,
-            stdin=stdin,
-            root=os.getcwd(),
-            namespace=namespace,
-            jobs=jobs or available_cpus(),
-            keep_checked=output_format == "junit",
-            spool_findings=True,
-            render=cli_options.render_settings(
-                config, values_files, set_values, release, namespace, cache_dir, not no_cache
-            ),
-            allow_empty=allow_empty,
-        )
-        if fixing:
-            # Each pass of --fix checks the same run over the texts fixed so far: the profile
-            # is read once, and every render shares one time budget.
-            from gpulint.render.options import shared_run
 
-            options = replace(with_profile(options), render=shared_run(options.render))
-        targets = list(paths) or ["."]
+        def options_for(config: Config) -> LintOptions:
+            config = cli_options.with_skipped_kinds(config, skip_kinds)
+            config = cli_options.with_variables(config, variables)
+            options = LintOptions(
+                config=config,
+                **selection,
+                # Named clusters' files are read per cluster.
+                profile_paths=() if clusters else profile_paths,
+                clusters=clusters,
+                pool_label=pool_label,
+                cache_dir=cache_dir,
+                use_cache=not no_cache,
+                warn=_warn,
+                live=cli_options.connection(kube_context, kubeconfig, request_timeout)
+                if live
+                else None,
+                server_dry_run=server_dry_run,
+                stdin=stdin,
+                root=os.getcwd(),
+                namespace=namespace,
+                jobs=jobs or available_cpus(),
+                keep_checked=output_format == "junit",
+                # Several configs' results are merged in memory.
+                spool_findings=len(groups) == 1,
+                render=cli_options.render_settings(
+                    config, values_files, set_values, release, namespace, cache_dir, not no_cache
+                ),
+                allow_empty=allow_empty,
+            )
+            if fixing:
+                # Each pass of --fix checks the same run over the texts fixed so far: the
+                # profile is read once, and every render shares one time budget.
+                from gpulint.render.options import shared_run
+
+                options = replace(with_profile(options), render=shared_run(options.render))
+            return options
+
+        planned = [
+            (list(group_paths) or ["."], options_for(group_config))
+            for group_config, (_, group_paths) in zip(configs, groups, strict=True)
+        ]
+        failing: list[bool] = []  # of the last check, by each config's own fail-on
 
         def run(overlay: Mapping[str, bytes] | None = None) -> LintResult:
-            return lint(targets, options, overlay=overlay)
+            results = [lint(targets, options, overlay=overlay) for targets, options in planned]
+            failing[:] = [r.fails(c.fail_on) for r, c in zip(results, configs, strict=True)]
+            if len(results) == 1:
+                return results[0]
+            from gpulint.findings import merge_runs
+
+            return merge_runs(results)
 
         result = (
             _fix(run, stdin, unsafe_fixes, show_diff, exit_zero, add_ignore) if fixing else run()
@@ -509,7 +460,7 @@ def check(
         from gpulint.output.github import step_summary
 
         _append(summary_file, step_summary(result, options), "the job summary")
-    fails = result.fails(config.fail_on) and not exit_zero
+    fails = (any(failing) if len(failing) > 1 else result.fails(config.fail_on)) and not exit_zero
     sys.exit(EXIT_FINDINGS if fails else EXIT_CLEAN)
 
 
@@ -603,24 +554,6 @@ def _plural_findings(count: int) -> str:
     return f"{count} finding{'' if count == 1 else 's'}"
 
 
-def _append(path: str, text: str, what: str) -> None:
-    try:
-        with open(path, "a", encoding="utf-8") as stream:
-            stream.write(text)
-    except OSError as exc:
-        _fail(f"{path}: cannot write {what}: {exc.strerror}")
-
-
-def _noticed(note: str) -> None:
-    click.echo(f"gpulint: warning: {note}", err=True)
-
-
-def _warn(message: str) -> None:
-    from gpulint.output.escape import one_line
-
-    click.echo(f"gpulint: warning: {one_line(message)}", err=True)
-
-
 @main.command()
 @click.option(
     "--format",
@@ -690,11 +623,12 @@ def profile_import(files: tuple[str, ...], output: str | None, pool_label: str |
     from gpulint.profile.dump import dump_profile
 
     try:
-        text = dump_profile(load_profiles(files, pool_label))
+        imported = load_profiles(files, pool_label)
     except GpulintError as exc:
         _fail(str(exc))
         return
-    _emit(text, output, "profile")
+    _emit(dump_profile(imported), output, "profile")
+    _wrote(output, _profile_written(imported))
 
 
 @profile.command("show")
@@ -702,25 +636,33 @@ def profile_import(files: tuple[str, ...], output: str | None, pool_label: str |
     "--profile",
     "profile_paths",
     multiple=True,
-    required=True,
     type=_PATH,
-    help=f"Profile input; repeatable. {_PROFILE_INPUTS_HELP}",
+    help=f"Profile input; repeatable (default: the config file's `clusters:`). "
+    f"{_PROFILE_INPUTS_HELP}",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
-def profile_show(profile_paths: tuple[str, ...], pool_label: str | None) -> None:
+@click.option("--config", "config_path", type=_PATH, help="Config file whose `clusters:` to show.")
+def profile_show(
+    profile_paths: tuple[str, ...], pool_label: str | None, config_path: str | None
+) -> None:
     """Print the pools, admission facts, quotas and priorities gpulint believes the cluster has
-    (each named cluster's, with --profile NAME=FILE)."""
+    (each named cluster's, with --profile NAME=FILE or the config file's `clusters:`)."""
     from gpulint.profile import load_profiles
     from gpulint.profile.show import show_profile
 
+    cwd = os.getcwd()
     try:
-        clusters = cli_options.named_clusters(profile_paths)
+        clusters = (
+            cli_options.named_clusters(profile_paths)
+            if profile_paths
+            else _config_clusters(config_path, "profile show")
+        )
         if clusters:
             from gpulint.clusters import show_clusters
 
-            text = show_clusters(clusters, pool_label)
+            text = show_clusters(clusters, pool_label, cwd)
         else:
-            text = show_profile(load_profiles(profile_paths, pool_label))
+            text = show_profile(load_profiles(profile_paths, pool_label), cwd)
     except GpulintError as exc:
         _fail(str(exc))
         return
@@ -731,20 +673,63 @@ def profile_show(profile_paths: tuple[str, ...], pool_label: str | None) -> None
 
 
 @profile.command("validate")
-@click.argument("files", nargs=-1, required=True, type=_PATH)
+@click.argument("files", nargs=-1, type=_PATH)
 @click.option("--pool-label", help="Node label that names a node's pool (kubectl dumps).")
-def profile_validate(files: tuple[str, ...], pool_label: str | None) -> None:
-    """Check that each of FILES is a profile input --profile accepts; exit 2 if one is not.
+@click.option("--config", "config_path", type=_PATH, help="Config file whose `clusters:` to check.")
+def profile_validate(
+    files: tuple[str, ...], pool_label: str | None, config_path: str | None
+) -> None:
+    """Check that each of FILES (default: every input of the config file's `clusters:`) is a
+    profile input --profile accepts; exit 2 if one is not.
 
-    Prints one `file:line:col: problem` line per invalid file (the pre-commit hook's check).
+    Prints one `file:line:col: problem` line per invalid file (the pre-commit hook's check),
+    and on standard error how many were valid.
     """
     from gpulint.output.escape import one_line
     from gpulint.profile.load import profile_problems
 
-    problems = profile_problems(files, pool_label)
+    if files:
+        groups = {"": files}
+    else:
+        try:
+            groups = dict(_config_clusters(config_path, "profile validate"))
+        except GpulintError as exc:
+            _fail(str(exc))
+            return
+    problems = []
+    for name, paths in groups.items():
+        found = profile_problems(paths, pool_label)
+        problems += [f"cluster {name}: {p}" if name else p for p in found]
     for problem in problems:
         click.echo(one_line(problem))
+    total = sum(len(paths) for paths in groups.values())
+    valid = total - len(problems)
+    inputs = f"{valid} of {total} profile input{'' if total == 1 else 's'}"
+    click.echo(f"gpulint: {inputs} valid", err=True)
     sys.exit(EXIT_USAGE if problems else EXIT_CLEAN)
+
+
+def _config_clusters(config_path: str | None, command: str) -> dict[str, tuple[str, ...]]:
+    """The config file's `clusters:`, their inputs named relative to the working directory
+    when inside it (as messages then name them); an error when it has none."""
+    from gpulint.loader import display_path
+
+    config = cli_options.run_config(config_path, False, warn=_noticed)
+    if not config.clusters:
+        where = config.path or "no config file (.gpulint.yaml) found"
+        raise GpulintError(
+            f"{command} needs --profile FILE, or `clusters:` in the config file ({where})"
+        )
+    cwd = os.getcwd()
+    return {
+        name: tuple(display_path(p, cwd) for p in paths) for name, paths in config.clusters.items()
+    }
+
+
+def _profile_written(written: ClusterProfile) -> str:
+    pools = len(written.pools)
+    named = f" {written.name}" if written.name else ""
+    return f"the ClusterProfile{named} ({pools} pool{'' if pools == 1 else 's'})"
 
 
 @profile.command("snapshot")
@@ -780,6 +765,7 @@ def profile_snapshot(
         click.echo(f"gpulint: note: {one_line(note)}", err=True)
     text = dump_profile(cluster.profile)
     _emit(text, output, "profile")
+    _wrote(output, _profile_written(cluster.profile))
 
 
 def _live_connection(
@@ -904,6 +890,7 @@ def diagnose(
         _fail(str(exc))
         return
     _emit(report, output, "report")
+    _wrote(output, f"the {output_format} report")
     sys.exit(status)
 
 
@@ -975,3 +962,5 @@ def smoke(
     for note in result.skipped:
         click.echo(f"gpulint: note: skipped {one_line(note)}", err=True)
     _emit(dump_jobs(result.jobs), output, "smoke Jobs")
+    jobs = len(result.jobs)
+    _wrote(output, f"{jobs} smoke-test Job{'' if jobs == 1 else 's'}")

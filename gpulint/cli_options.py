@@ -155,6 +155,41 @@ def threshold(fail_on: str) -> Severity | None:
     return None if fail_on == "never" else Severity.parse(fail_on)
 
 
+def run_configs(
+    config_path: str | None,
+    isolated: bool,
+    paths: Sequence[str] = (),
+    stdin_filename: str | None = None,
+    cache: Path | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> list[tuple[Config, tuple[str, ...]]]:
+    """The configs a run reads, each with the given paths it applies to: the nearest config of
+    each path (ruff's rule), so one run over two teams' folders applies both; one config with
+    `isolated` or a config file given."""
+    from gpulint.config import Config, configs_for_paths, load_config
+    from gpulint.rules import rule_codes
+
+    if isolated or config_path is not None or len(paths) < 2:
+        return [
+            (run_config(config_path, isolated, paths, stdin_filename, cache, warn), tuple(paths))
+        ]
+    named = [(stdin_filename or ".") if p == "-" else p for p in paths]
+    groups, notes = configs_for_paths(named, Path.cwd())
+    if len(groups) == 1:
+        return [
+            (run_config(config_path, isolated, paths, stdin_filename, cache, warn), tuple(paths))
+        ]
+    for note in notes if warn is not None else ():
+        warn(note)
+    return [
+        (
+            load_config(path, rule_codes(), cache) if path is not None else Config(root=Path.cwd()),
+            tuple(paths[i] for i in indexes),
+        )
+        for path, indexes in groups
+    ]
+
+
 def run_config(
     config_path: str | None,
     isolated: bool,

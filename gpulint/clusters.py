@@ -95,15 +95,18 @@ def _same_note(note: str, results: Mapping[str, LintResult]) -> bool:
     return all(note in result.notes for result in results.values())
 
 
-def show_clusters(clusters: Mapping[str, Sequence[str]], pool_label: str | None = None) -> str:
-    """`gpulint profile show` of named clusters: each one's profile under its name."""
+def show_clusters(
+    clusters: Mapping[str, Sequence[str]], pool_label: str | None = None, root: str | None = None
+) -> str:
+    """`gpulint profile show` of named clusters: each one's profile under its name (its files
+    named relative to `root` when inside it)."""
     from gpulint.profile import load_profiles
     from gpulint.profile.show import show_profile
 
     parts = []
     for name, files in clusters.items():
         try:
-            text = show_profile(load_profiles(files, pool_label))
+            text = show_profile(load_profiles(files, pool_label), root)
         except GpulintError as exc:
             raise GpulintError(f"cluster {name}: {exc}") from exc
         parts.append(f"=== {name} ===\n{text}")

@@ -8,7 +8,7 @@ import fnmatch
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -301,6 +301,22 @@ def config_for_paths(paths: Iterable[str], cwd: Path) -> ConfigChoice:
             ),
         ),
     )
+
+
+def configs_for_paths(
+    paths: Sequence[str], cwd: Path
+) -> tuple[list[tuple[Path | None, list[int]]], tuple[str, ...]]:
+    """The checked `paths` grouped by their nearest config, as ruff applies each file's own:
+    (config, indexes into `paths`) in order of first mention; and notes on configs passed
+    over. Relative paths are taken from `cwd`."""
+    memo: dict[Path, Path | None] = {}
+    skipped: set[str] = set()
+    groups: dict[Path | None, list[int]] = {}
+    for index, raw in enumerate(paths):
+        absolute = Path(os.path.abspath(cwd / raw))
+        start = absolute if absolute.is_dir() else absolute.parent
+        groups.setdefault(find_config(start, memo, skipped), []).append(index)
+    return list(groups.items()), tuple(sorted(skipped))
 
 
 def _has_tool_table(pyproject: Path) -> bool:

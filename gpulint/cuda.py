@@ -13,7 +13,7 @@ gets no verdict.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpulint.data.cuda import (
@@ -35,8 +35,8 @@ from gpulint.data.cuda import (
 from gpulint.views import NamedTuple
 
 if TYPE_CHECKING:
-    from gpulint.model import Container
-    from gpulint.profile.model import ClusterProfile, Pool
+    from gpulint.model import Container, Document
+    from gpulint.profile.model import ClusterProfile, OperatorDriver, Pool
     from gpulint.yamltree import Pos
 
 #: A dotted version as numbers: `570.124.06` -> (570, 124, 6).
@@ -44,6 +44,8 @@ Version = tuple[int, ...]
 
 _VERSION = r"(\d+)(?:\.(\d+))?(?:\.(\d+))?"
 _TRUE = frozenset({"1", "true", "yes", "on", "t", "y"})
+#: The GPU Operator's kinds that say which driver it installs (gpulint.profile.gpu_operator).
+_OPERATOR_KINDS = frozenset({"ClusterPolicy", "NVIDIADriver"})
 #: The resource names whose pods the NVIDIA driver serves.
 _NVIDIA_PREFIX = "nvidia.com/"
 
@@ -275,9 +277,14 @@ class PoolDriver(NamedTuple):
         return self.version[0]
 
 
-def pool_driver(pool: Pool, profile: ClusterProfile | None = None) -> PoolDriver | None:
+def pool_driver(
+    pool: Pool,
+    profile: ClusterProfile | None = None,
+    manifests: Sequence[OperatorDriver] = (),
+) -> PoolDriver | None:
     """The driver of the pool's nodes: declared for the pool, from GPU Feature Discovery's
-    labels, or the one the cluster's GPU Operator installs; None when unknown."""
+    labels, or the one the cluster's GPU Operator installs (`manifests`: its objects among the
+    checked manifests, before those of the profile); None when unknown."""
     declared = pool.driver_version
     if declared:
         version = parse_version(declared)
@@ -301,14 +308,34 @@ def pool_driver(pool: Pool, profile: ClusterProfile | None = None) -> PoolDriver
         if cuda is not None and floor is not None:
             least = parse_version(floor.driver) or (0,)
             return PoolDriver(f"a driver for CUDA {text}", least, cuda[:2], origin)
-    if profile is not None and _nvidia_pool(pool):
-        # An NVIDIADriver's nodeSelector picks its nodes: the most specific that applies wins.
-        operators = [d for d in profile.gpu_operator_drivers if d.applies_to(pool.labels)]
+    if (profile is not None or manifests) and _nvidia_pool(pool):
+        # An NVIDIADriver's nodeSelector picks its nodes: the most specific that applies wins;
+        # at equal specificity the checked manifests (what is being deployed) come first.
+        known = (*manifests, *(profile.gpu_operator_drivers if profile is not None else ()))
+        operators = [d for d in known if d.applies_to(pool.labels)]
         for operator in sorted(operators, key=lambda d: -len(d.node_selector)):
             version = parse_version(operator.version)
             if version is not None:
                 return PoolDriver(operator.version, version, None, operator.origin)
     return None
+
+
+def manifest_operator_drivers(documents: Iterable[Document]) -> tuple[OperatorDriver, ...]:
+    """The drivers the GPU Operator's ClusterPolicy and NVIDIADriver objects among `documents`
+    install (a rendered gpu-operator chart holds its values' `driver.version` so)."""
+    objects = [
+        d.obj
+        for d in documents
+        if d.ref.kind in _OPERATOR_KINDS
+        and str(d.obj.get("apiVersion", "")).startswith("nvidia.com/")
+    ]
+    if not objects:
+        return ()
+    from gpulint.profile.gpu_operator import operator_driver
+
+    # Named, not located: a knowledge object's path is as the run was given it.
+    found = (operator_driver(obj, "the checked manifests") for obj in objects)
+    return tuple(driver for driver in found if driver is not None)
 
 
 def _runtime_label(labels: Mapping[str, str]) -> tuple[str, str] | None:
@@ -389,11 +416,7 @@ def judge_driver(need: CudaNeed, driver: PoolDriver, gpu: PoolGpu | None) -> Dri
     floor = driver_floor(need.version)
     if floor is None:
         return None
-    least = parse_version(floor.driver) or (0,)
-    if driver.ceiling is not None:
-        if at_least(driver.ceiling, need.version[:2]):
-            return None
-    elif at_least(driver.version, least):
+    if runs_as_released(need.version, driver):
         return None
     family = family_floor(need.version)
     if family is not None and _meets_family(driver, need, family):
@@ -417,6 +440,17 @@ def judge_driver(need: CudaNeed, driver: PoolDriver, gpu: PoolGpu | None) -> Dri
     return DriverVerdict(
         False, floor, f"{below}; it runs only through forward compatibility: {forward}"
     )
+
+
+def runs_as_released(cuda: Version, driver: PoolDriver) -> bool:
+    """Whether `driver` meets the Table 3 floor of CUDA `cuda` (no compatibility needed); True
+    for a CUDA older than the table."""
+    floor = driver_floor(cuda)
+    if floor is None:
+        return True
+    if driver.ceiling is not None:
+        return at_least(driver.ceiling, cuda[:2])
+    return at_least(driver.version, parse_version(floor.driver) or (0,))
 
 
 def _meets_family(driver: PoolDriver, need: CudaNeed, family: FamilyFloor) -> bool:

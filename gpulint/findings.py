@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpulint.model import ObjectRef, Severity
@@ -82,3 +83,17 @@ class LintResult:
     def fails(self, threshold: Severity | None) -> bool:
         """True when a finding is at or above `threshold` (None: never fail)."""
         return threshold is not None and any(f.severity >= threshold for f in self.findings)
+
+
+def merge_runs(results: Sequence[LintResult]) -> LintResult:
+    """One result of runs over different files (each path checked with its own config): the
+    findings in report order, what was looked at summed, each note once."""
+    findings = sorted((f for result in results for f in result.findings), key=lambda f: f.sort_key)
+    return LintResult(
+        findings=tuple(findings),
+        files=sum(result.files for result in results),
+        objects=sum(result.objects for result in results),
+        notes=tuple(dict.fromkeys(note for result in results for note in result.notes)),
+        checked=tuple(c for result in results for c in result.checked),
+        unchecked=sum(result.unchecked for result in results),
+    )

@@ -377,6 +377,8 @@ class Workload:
     unknown_count: str | None = None
     # Its kind is not modelled: its pod templates were found by their shape (GPU009).
     by_shape: bool = False
+    # `gang_min` is met with the first pods in role order (Volcano), not the cheapest.
+    gang_min_in_order: bool = False
 
     @property
     def kind(self) -> str:

@@ -122,7 +122,9 @@ def gang_parts(
 
     A role's share is its pod count, or its own gang minimum (Ray worker `minReplicas` under
     autoscaling, Volcano task `minAvailable`). A workload-wide minimum (`minAvailable`) is met
-    with the pods that hold the least `amount`: less can never start the job.
+    with the pods that hold the least `amount`: less can never start the job; Volcano meets it
+    with the first pods in task order (`gang_min_in_order`) when the tasks share one priority
+    class (its sort by class value, which the workload does not hold, decides otherwise).
     """
     parts = []
     for template in workload.templates:
@@ -139,7 +141,10 @@ def gang_parts(
         return tuple(parts)
     left = minimum.value
     chosen = []
-    for part in sorted(parts, key=lambda p: amount(p.template)):
+    in_order = workload.gang_min_in_order and (
+        len({t.priority_class_name for t in workload.templates}) <= 1
+    )
+    for part in parts if in_order else sorted(parts, key=lambda p: amount(p.template)):
         take = min(left, part.pods)
         if take:
             chosen.append(GangPart(part.template, take, minimum))

@@ -111,6 +111,9 @@ class WorkloadShape(NamedTuple):
     gang: bool = False  # all pods must run at once before any does useful work
     gang_min: str | None = None  # object path: fewest pods of all roles together
     declared: bool = False  # from the config's `workloads:`: a path that finds nothing is told
+    # The operator meets `gang_min` with the first pods in role order (Volcano), not with the
+    # cheapest.
+    gang_min_in_order: bool = False
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -284,6 +287,15 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
     _kubeflow("PaddleJob", "paddleReplicaSpecs"),
     _kubeflow("JAXJob", "jaxReplicaSpecs"),
+    # PaddleFlow's paddle-operator (batch.paddlepaddle.org, api/v1/paddlejob_types.go): the
+    # `ps`, `worker` and `heter` roles, each `replicas` pods of its `template`.
+    WorkloadShape(
+        "PaddleJob",
+        ("batch.paddlepaddle.org/*",),
+        tuple(Role(f"spec.{role}", name=role) for role in ("ps", "worker", "heter")),
+        gang=True,
+        gang_min="spec.schedulingPolicy.minAvailable",
+    ),
     # Kubeflow Trainer v2: the runtime holds the pod template; the TrainJob sets the nodes and
     # the resources of each.
     WorkloadShape(
@@ -571,6 +583,10 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         (Role("spec.tasks[]", gang_min="minAvailable"),),
         gang=True,
         gang_min="spec.minAvailable",
+        # volcano-sh/volcano pkg/controllers/job/job_controller_actions.go calcPGMinResources:
+        # the PodGroup's minimum is the first minAvailable pods of the tasks sorted by their
+        # priority class (task order among equals).
+        gang_min_in_order=True,
     ),
 )
 

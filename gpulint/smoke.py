@@ -48,6 +48,8 @@ class DeviceCheck:
 DEVICE_CHECKS: tuple[tuple[str, DeviceCheck], ...] = (
     (
         "nvidia.com/",
+        # The default of gpulint.data.cuda.SMOKE_IMAGES; a pool whose driver is older gets an
+        # older CUDA (nvidia_image).
         DeviceCheck("NVIDIA", "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", ("nvidia-smi",)),
     ),
     ("amd.com/", DeviceCheck("AMD", "docker.io/rocm/rocm-terminal:6.2.1", ("rocm-smi",))),
@@ -135,7 +137,7 @@ def smoke_jobs(
 def smoke_job(pool: Pool, profile: ClusterProfile, options: SmokeOptions) -> dict[str, Any]:
     """The smoke-test Job of one GPU pool."""
     resource = accelerator_of(pool)
-    image, command = _check(resource, pool, options)
+    image, command = _check(resource, pool, profile, options)
     namespace = options.namespace or profile.default_namespace or "default"
     provisioning = pool.provisioning_seconds
     if provisioning is None:
@@ -168,7 +170,10 @@ def smoke_job(pool: Pool, profile: ClusterProfile, options: SmokeOptions) -> dic
         "metadata": metadata,
         "spec": {
             "backoffLimit": 0,
-            "activeDeadlineSeconds": provisioning + options.run_seconds,
+            # GPU202 counts the pool's p95 image pull too, when the profile gives it.
+            "activeDeadlineSeconds": provisioning
+            + (pool.image_pull_seconds or 0)
+            + options.run_seconds,
             "ttlSecondsAfterFinished": TTL_SECONDS,
             "template": {"metadata": {"labels": dict(labels)}, "spec": spec},
         },
@@ -182,9 +187,13 @@ def accelerator_of(pool: Pool) -> str:
     return known[0] if known else sorted(names)[0]
 
 
-def _check(resource: str, pool: Pool, options: SmokeOptions) -> tuple[str, tuple[str, ...]]:
+def _check(
+    resource: str, pool: Pool, profile: ClusterProfile, options: SmokeOptions
+) -> tuple[str, tuple[str, ...]]:
     vendor: DeviceCheck | None = device_check(resource)
     image = options.image or (vendor.image if vendor else None)
+    if not options.image and vendor is not None and vendor.vendor == "NVIDIA":
+        image = nvidia_image(pool, profile)
     command = options.command or (vendor.command if vendor else ())
     if image is None or not command:
         raise GpulintError(
@@ -192,6 +201,23 @@ def _check(resource: str, pool: Pool, options: SmokeOptions) -> tuple[str, tuple
             "pass --image and --command"
         )
     return image, command
+
+
+def nvidia_image(pool: Pool, profile: ClusterProfile) -> str:
+    """The CUDA base image for an NVIDIA pool's smoke test: the default unless the pool's known
+    driver is older than it needs, then the newest of SMOKE_IMAGES that driver runs as released
+    (so that GPU801 has nothing to say of the Job), else the oldest."""
+    from gpulint.cuda import parse_version, pool_driver, runs_as_released
+    from gpulint.data.cuda import SMOKE_IMAGES
+
+    driver = pool_driver(pool, profile)
+    if driver is None:
+        return SMOKE_IMAGES[0].image
+    for candidate in SMOKE_IMAGES:
+        cuda = parse_version(candidate.cuda)
+        if cuda is not None and runs_as_released(cuda, driver):
+            return candidate.image
+    return SMOKE_IMAGES[-1].image
 
 
 def _selector(pool: Pool) -> dict[str, str]:

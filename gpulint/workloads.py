@@ -99,6 +99,7 @@ def _typed(
         tuple(unread),
         tuple(unread_roles),
         _unknown_count(unknown),
+        gang_min_in_order=shape.gang_min_in_order,
     )
     return workload, tuple(sorted(problems, key=_position))
 

@@ -68,6 +68,9 @@ def test_misspelled_gpu_resource_in_a_values_file_is_reported_at_its_line_and_co
     assert located(result) == [
         ("GPU601", "charts/nim-llm/templates/deployment.yaml", 24, 11, (28, 11)),
         ("GPU001", "charts/nim-llm/values-gpu.yaml", 5, 5, (31, 15)),
+        # The second mistake of the same values file, independent of the first: reported with
+        # it, not after it is fixed.
+        ("GPU103", "charts/nim-llm/values-gpu.yaml", 7, 3, (33, 9)),
     ]
 
 
@@ -335,6 +338,7 @@ def test_config_values_sets_are_each_rendered_and_named(
         # From --set: no file holds it; the template at line 1, and the set named.
         ("GPU103", "nim-llm/templates/deployment.yaml", 1, "nim-llm[pinned]"),
         ("GPU001", "nim-llm/values-gpu.yaml", 5, "nim-llm[typo]"),
+        ("GPU103", "nim-llm/values-gpu.yaml", 7, "nim-llm[typo]"),
     ]
     assert report["summary"]["files"] == 3
 
@@ -361,6 +365,7 @@ def test_stdin_filename_naming_the_chart_never_takes_stream_lines_for_its_own(
     assert located(result) == [
         # Which values file wrote it is unknown here: the template, and the stdin position.
         ("GPU001", "charts/nim-llm/templates/deployment.yaml", 1, 1, (31, 15)),
+        ("GPU103", "charts/nim-llm/templates/deployment.yaml", 1, 1, (33, 9)),
         # `resources:` is written in the template.
         ("GPU601", "charts/nim-llm/templates/deployment.yaml", 24, 11, (28, 11)),
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -304,7 +305,8 @@ PROFILES = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
 def test_profile_validate_accepts_every_bundled_profile() -> None:
     files = sorted(str(p) for p in PROFILES.glob("*.yaml"))
     result = run("profile", "validate", *files)
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == f"gpulint: {len(files)} of {len(files)} profile inputs valid\n"
 
 
 def test_profile_validate_prints_one_line_per_bad_file_and_exits_2(tmp_path: Path) -> None:
@@ -321,6 +323,48 @@ def test_profile_validate_prints_one_line_per_bad_file_and_exits_2(tmp_path: Pat
     assert lines[0] == f"{typo}:6:5: unknown field `spec.pools.0.nodez` (see docs/profile.md)"
     assert re.fullmatch(rf"{re.escape(str(broken))}:\d+:\d+: invalid YAML: .+", lines[1])
     assert len(lines) == 2
+    assert result.stderr == "gpulint: 1 of 3 profile inputs valid\n"
+
+
+def test_profile_validate_without_files_checks_the_config_clusters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "profiles").mkdir()
+    shutil.copy(PROFILES / "eks.yaml", tmp_path / "profiles" / "eks.yaml")
+    (tmp_path / "profiles" / "typo.yaml").write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nspec:\n"
+        "  pools:\n  - name: a\n    nodez: 3\n"
+    )
+    (tmp_path / ".gpulint.yaml").write_text(
+        "clusters:\n  prod: [profiles/eks.yaml]\n  staging: [profiles/typo.yaml]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    result = run("profile", "validate")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2,
+        "cluster staging: profiles/typo.yaml:6:5: unknown field `spec.pools.0.nodez` "
+        "(see docs/profile.md)\n",
+        "gpulint: 1 of 2 profile inputs valid\n",
+    )
+    (tmp_path / ".gpulint.yaml").write_text("clusters:\n  prod: [profiles/eks.yaml]\n")
+    result = run("profile", "validate")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0,
+        "",
+        "gpulint: 1 of 1 profile input valid\n",
+    )
+
+
+def test_profile_validate_without_files_or_clusters_says_what_it_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run("profile", "validate")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "gpulint: error: profile validate needs --profile FILE, or `clusters:` in the config "
+        "file (no config file (.gpulint.yaml) found)\n"
+    )
 
 
 # --- what ruff and yamllint users expect --------------------------------------------------

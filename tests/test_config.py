@@ -88,15 +88,20 @@ def test_config_is_found_upward_from_the_checked_paths(repo: Path) -> None:
     assert codes(check("k8s")) == [("k8s/trainer.yaml", "GPU002")]
 
 
-def test_paths_under_different_configs_use_their_common_one_and_say_so(repo: Path) -> None:
+def test_paths_under_different_configs_are_each_checked_with_their_own(repo: Path) -> None:
+    # A pre-commit run touching two teams' folders applies both teams' configs (ruff's rule).
     (repo / "vendor" / ".gpulint.yaml").write_text("ignore: [GPU6]\n")
-    result = check("k8s", "vendor")
-    assert codes(result) == ALL_FINDINGS  # no config file above both
-    assert result.stderr == (
-        "gpulint: warning: vendor/.gpulint.yaml applies to some of the checked paths only, so "
-        "this run uses no config file: check its directory in a run of its own, or pass "
-        "--config\n"
-    )
+    result = check("k8s/trainer.yaml", "vendor/chart.yaml")
+    assert codes(result) == [("k8s/trainer.yaml", "GPU002"), ("vendor/chart.yaml", "GPU003")]
+    assert result.stderr == ""
+    assert json.loads(result.stdout)["summary"]["files"] == 2
+    # Each config's fail-on decides for its own files: k8s has none, so its error fails.
+    (repo / "vendor" / ".gpulint.yaml").write_text("fail-on: never\n")
+    assert check("k8s", "vendor").exit_code == 1
+    (repo / "k8s" / ".gpulint.yaml").write_text("fail-on: never\n")
+    assert check("k8s", "vendor").exit_code == 0
+    (repo / "k8s" / ".gpulint.yaml").unlink()
+    (repo / "vendor" / ".gpulint.yaml").write_text("ignore: [GPU6]\n")
     (repo / ".gpulint.yaml").write_text("select: [GPU002]\n")
     choice = config_for_paths(["k8s/trainer.yaml", "vendor/chart.yaml"], repo)
     assert choice.path == repo / ".gpulint.yaml"

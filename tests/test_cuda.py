@@ -136,7 +136,8 @@ def test_every_image_row_is_sourced_and_read_from_its_tag(row) -> None:
     re.compile(row.tag)
     if row.family.startswith("NGC "):
         release = row.family.rsplit(" ", 1)[1]
-        image, cuda = f"{row.repositories[0]}:{release}-py3", row.cuda
+        variant = "-trtllm-python-py3" if "TensorRT-LLM" in row.family else "-py3"
+        image, cuda = f"{row.repositories[0]}:{release}{variant}", row.cuda
     else:
         image, cuda = IMAGE_EXAMPLES[row.family]
     found = image_row(image)
@@ -525,3 +526,111 @@ def test_a_cluster_policy_that_names_no_driver_says_nothing(tmp_path, driver) ->
     )
     profile = load_profiles([str(path)], pool_label="pool")
     assert [pool_driver(p, profile) for p in profile.pools] == [None, None, None]
+
+
+_TRITON_L4 = """apiVersion: v1
+kind: Pod
+metadata: {name: triton, namespace: ml}
+spec:
+  nodeSelector: {pool: l4-unknown}
+  containers:
+  - name: triton
+    image: nvcr.io/nvidia/tritonserver:25.08-py3
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+_POLICY = """apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  driver: {enabled: true, version: "550.127.05"}
+"""
+_NVIDIADRIVER = """apiVersion: nvidia.com/v1alpha1
+kind: NVIDIADriver
+metadata: {name: l4}
+spec:
+  nodeSelector: {pool: l4-unknown}
+  version: "580.95.05"
+"""
+_KYVERNO = """apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: require-limits}
+spec:
+  driver: {version: "550.127.05"}
+"""
+
+
+def _gpu801(tmp_path: Path, **files: str) -> list[tuple[str, int, int, str, str]]:
+    from gpulint.api import lint
+    from gpulint.config import Config
+
+    paths = []
+    for name, text in files.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text, encoding="utf-8")
+        paths.append(str(path))
+    return [
+        (Path(f.path).name, f.line, f.column, f.severity.label, f.message)
+        for f in lint(paths, config=Config(), profile=DRIVERS).findings
+        if f.code == "GPU801"
+    ]
+
+
+def test_a_cluster_policy_in_another_checked_file_gives_the_unlabelled_pools_driver(
+    tmp_path: Path,
+) -> None:
+    (found,) = _gpu801(tmp_path, a_operator=_POLICY, b_app=_TRITON_L4)
+    assert found[:4] == ("b_app.yaml", 8, 12, "error")
+    assert (
+        "l4-unknown has 550.127.05 (ClusterPolicy cluster-policy driver version in the checked "
+        "manifests): below CUDA 13's family floor 580.65.06" in found[4]
+    )
+
+
+def test_an_nvidiadriver_for_the_pool_outranks_the_cluster_policy(tmp_path: Path) -> None:
+    # Its nodeSelector picks the L4 nodes: 580.95.05 runs CUDA 13.0.0, so nothing is said.
+    assert _gpu801(tmp_path, a=_POLICY + "---\n" + _NVIDIADRIVER, b=_TRITON_L4) == []
+
+
+def test_other_cluster_policies_and_a_disabled_driver_say_nothing(tmp_path: Path) -> None:
+    disabled = _POLICY.replace("enabled: true", "enabled: false")
+    assert _gpu801(tmp_path, a=_KYVERNO, b=_TRITON_L4) == []
+    assert _gpu801(tmp_path, a=disabled, b=_TRITON_L4) == []
+
+
+def test_the_operator_kinds_read_among_manifests_are_those_the_profile_reads() -> None:
+    from gpulint.cuda import _OPERATOR_KINDS
+    from gpulint.engine.plan import KNOWLEDGE_KINDS
+    from gpulint.profile.gpu_operator import KINDS
+
+    assert _OPERATOR_KINDS == KINDS
+    assert KINDS <= KNOWLEDGE_KINDS  # read in every input, whichever file the pod is in
+
+
+@pytest.mark.parametrize(
+    ("image", "cuda"),
+    [
+        # The TensorRT-LLM variant of a release is built on another CUDA than its -py3 image.
+        ("nvcr.io/nvidia/tritonserver:25.10-trtllm-python-py3", "12.9.1"),
+        ("nvcr.io/nvidia/tritonserver:25.10-py3", "13.0.2"),
+        ("nvcr.io/nvidia/tritonserver:25.08-trtllm-python-py3", "12.9.0"),
+        ("nvcr.io/nvidia/tritonserver:25.08-py3-sdk", "13.0.0"),
+        ("nvcr.io/nvidia/tritonserver:24.07-trtllm-python-py3", "12.4.1"),
+        # Variants without a row of their own are unknown, not their release's -py3 CUDA.
+        ("nvcr.io/nvidia/tritonserver:25.10-vllm-python-py3", None),
+        ("nvcr.io/nvidia/tritonserver:25.03-trtllm-python-py3", None),
+    ],
+)
+def test_triton_variants_get_their_own_cuda(image: str, cuda: str | None) -> None:
+    found = image_row(image)
+    assert (found[0] if found else None) == cuda
+
+
+def test_every_trtllm_row_names_its_tag_and_matrix() -> None:
+    rows = [r for r in IMAGES if "TensorRT-LLM" in r.family]
+    assert len(rows) == 16
+    for row in rows:
+        release = row.family.rsplit(" ", 1)[1]
+        found = image_row(f"nvcr.io/nvidia/tritonserver:{release}-trtllm-python-py3")
+        assert found is not None and found[0] == row.cuda and found[1].row is row
+        assert driver_floor(parse_version(row.cuda)) is not None
+        assert "compatibility.html" in row.source and "trtllm-python-py3" in row.source

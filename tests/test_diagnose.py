@@ -313,6 +313,7 @@ def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:
     )
     result = run(str(dump), "-o", str(tmp_path / "report.txt"))
     assert result.exit_code == 0, result.output
+    assert result.stderr == f"gpulint: wrote the text report to {tmp_path / 'report.txt'}\n"
     assert (tmp_path / "report.txt").read_text(encoding="utf-8") == (
         "No Pending GPU pods.\n\n"
         "not judged: no Events: causes come from the pods' PodScheduled conditions only, and "
@@ -550,3 +551,171 @@ def test_the_dra_objects_of_an_imported_profile_count_as_those_of_the_dump(tmp_p
     assert "  resourceSlices:\n" in profile.read_text("utf-8")
     split = run(str(rest), "--profile", str(profile), "--now", NOW, "--format", "json")
     assert json.loads(split.stdout) == today()
+
+
+# --- a dump read with an IaC description of the same cluster --------------------------------
+
+TAINTED_DUMP = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: gpu-node-1
+    labels: {eks.amazonaws.com/nodegroup: gpu, node.kubernetes.io/instance-type: g5.12xlarge}
+  spec:
+    taints: [{key: TAINT_KEY, value: TAINT_VALUE, effect: NoSchedule}]
+  status:
+    allocatable: {cpu: "47", memory: 180Gi, pods: "110", nvidia.com/gpu: "4"}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: trainer-0, namespace: ml, creationTimestamp: '2024-05-01T11:30:00Z'}
+  spec:
+    containers:
+    - {name: main, image: 'trainer:1.0', resources: {limits: {nvidia.com/gpu: '1'}}}
+  status: {phase: Pending}
+- apiVersion: v1
+  kind: Event
+  metadata: {name: trainer-0.1, namespace: ml}
+  involvedObject: {apiVersion: v1, kind: Pod, name: trainer-0, namespace: ml}
+  reason: FailedScheduling
+  message: "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 \\
+    nodes are available: 1 Preemption is not helpful for scheduling."
+  type: Warning
+  firstTimestamp: '2024-05-01T11:30:00Z'
+  lastTimestamp: '2024-05-01T11:59:00Z'
+"""
+
+#: What Terraform (or eksctl) describes of the same pool: an older taint, and its maxima.
+DESCRIBED_POOL = """\
+apiVersion: gpulint.io/v1alpha1
+kind: ClusterProfile
+metadata: {name: prod}
+spec:
+  provider: eks
+  pools:
+  - name: gpu
+    labels: {eks.amazonaws.com/nodegroup: gpu}
+    taints: [{key: dedicated, value: ml, effect: NoSchedule}]
+    instanceType: g5.12xlarge
+    minNodes: 1
+    maxNodes: 4
+"""
+
+
+def why_line(result: Result) -> str:
+    assert result.exit_code == 1, result.output
+    return next(line for line in result.stdout.splitlines() if line.startswith("  why:"))
+
+
+def test_the_dumps_node_taints_win_over_an_iac_description(tmp_path: Path) -> None:
+    # 1.35+ names no taint: the diagnosis names the one the dump's Node carries, not the one
+    # the description says the pool was created with.
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        TAINTED_DUMP.replace("TAINT_KEY", "workload").replace("TAINT_VALUE", "training")
+    )
+    (tmp_path / "iac.yaml").write_text(DESCRIBED_POOL)
+    result = run(str(dump), "--profile", str(tmp_path / "iac.yaml"), "--now", NOW)
+    assert why_line(result) == (
+        "  why:     the GPU nodes carry workload=training:NoSchedule, which the pod does not "
+        "tolerate: 1 node(s) had untolerated taint(s)"
+    )
+    # What only the description knows still counts: the pool can grow to 4 nodes.
+    _, profile, _ = read_dumps([str(dump)], [str(tmp_path / "iac.yaml")])
+    assert profile is not None
+    [pool] = profile.pools
+    assert (pool.max_nodes, [str(t) for t in pool.taints]) == (4, ["workload=training:NoSchedule"])
+
+
+def test_an_unnamed_taint_the_platform_tolerates_is_told_without_a_name(tmp_path: Path) -> None:
+    # EKS adds the nvidia.com/gpu toleration, so the node's GPU taint is not the one counted;
+    # the 1.35+ message names none: the verdict says a taint, and names none.
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        TAINTED_DUMP.replace("TAINT_KEY", "nvidia.com/gpu").replace("TAINT_VALUE", "present")
+    )
+    assert why_line(run(str(dump), "--now", NOW)) == (
+        "  why:     nodes carry a taint the pod does not tolerate: 1 node(s) had untolerated "
+        "taint(s)"
+    )
+
+
+# --- a pool at its maximum size --------------------------------------------------------------
+
+AT_MAX = str(DUMPS / "pool-at-max.yaml")
+AT_MAX_WHY = (
+    "the nodes that may run the pod have no free nvidia.com/gpu: 2 Insufficient "
+    "nvidia.com/gpu, and the autoscaler will not add a node: pod didn't trigger scale-up: 1 "
+    "max node group size reached, 1 node(s) didn't match Pod's node affinity/selector; pool "
+    "gpu-h100 is at its maximum size: 2/2 nodes, 16/16 nvidia.com/gpu in use, held by "
+    "PyTorchJob/research/pretrain-70b 16 (2 pods)"
+)
+
+
+def test_a_pool_at_max_size_is_named_with_its_use_and_who_holds_it() -> None:
+    documents, profile, _ = read_dumps([AT_MAX])
+    pods = diagnose(documents, profile).pods
+    assert [(p.name, p.cause.slug, p.explanation) for p in pods] == [
+        ("finetune-13b-master-0", "pool-at-max-size", AT_MAX_WHY),
+        ("finetune-13b-worker-0", "pool-at-max-size", AT_MAX_WHY),
+        ("finetune-13b-worker-1", "pool-at-max-size", AT_MAX_WHY),
+    ]
+    assert pods[0].fix == (
+        "Raise the maximum size of gpu-h100 (the node group's, or the NodePool's limits) and "
+        "the cloud account's instance quota, or lower the number of GPU pods running at once."
+    )
+
+
+def test_the_members_of_a_gang_stuck_alike_are_one_block() -> None:
+    result = run(AT_MAX)
+    assert result.exit_code == 1, result.output
+    assert result.stdout.split("\n\n")[1:3] == [
+        "== pool-at-max-size: 3 pods ==",
+        "research/finetune-13b-master-0, finetune-13b-worker-0, finetune-13b-worker-1 "
+        "(PyTorchJob/finetune-13b, 3 pods): pool-at-max-size, pending 1h59m\n"
+        f"  why:     {AT_MAX_WHY}\n"
+        "  seen:    FailedScheduling x24, last 2024-05-01T11:58:00Z: 0/3 nodes are available: 1 "
+        "node(s) didn't match Pod's node affinity/selector, 2 Insufficient nvidia.com/gpu. "
+        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No "
+        "preemption victims found for incoming pod.\n"
+        "  seen:    NotTriggerScaleUp x72, last 2024-05-01T11:59:00Z: pod didn't trigger "
+        "scale-up: 1 max node group size reached, 1 node(s) didn't match Pod's node "
+        "affinity/selector\n"
+        "  confirm: kubectl get events -n research --field-selector "
+        "involvedObject.name=finetune-13b-master-0,reason=NotTriggerScaleUp; kubectl -n "
+        "kube-system get configmap cluster-autoscaler-status -o yaml\n"
+        "  fix:     Raise the maximum size of gpu-h100 (the node group's, or the NodePool's "
+        "limits) and the cloud account's instance quota, or lower the number of GPU pods "
+        "running at once.\n"
+        "  caught before merge by GPU201 (gpulint check)\n",
+    ]
+    # The JSON report still lists every pod.
+    report = json.loads(run(AT_MAX, "--format", "json").stdout)
+    assert [p["name"] for p in report["pods"]] == [
+        "finetune-13b-master-0",
+        "finetune-13b-worker-0",
+        "finetune-13b-worker-1",
+    ]
+
+
+def test_a_pod_of_a_gang_stuck_otherwise_keeps_its_own_block(tmp_path: Path) -> None:
+    import yaml
+
+    dump = yaml.safe_load(Path(AT_MAX).read_text(encoding="utf-8"))
+    # The autoscaler did scale up for worker-1: it waits for that node, not for a bigger pool.
+    (event,) = [
+        item
+        for item in dump["items"]
+        if item["metadata"]["name"] == "finetune-13b-worker-1.17c0000000000022"
+    ]
+    event.update(reason="TriggeredScaleUp", message="pod triggered scale-up: [{gpu-h100 2->3}]")
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump), encoding="utf-8")
+    heads = [line for line in run(str(path)).stdout.splitlines() if line.startswith("research/")]
+    assert heads == [
+        "research/finetune-13b-master-0, finetune-13b-worker-0 (PyTorchJob/finetune-13b, 2 "
+        "pods): pool-at-max-size, pending 1h59m",
+        "research/finetune-13b-worker-1 (PyTorchJob/finetune-13b): insufficient-gpu, pending 1h59m",
+    ]

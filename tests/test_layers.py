@@ -166,6 +166,7 @@ LAYERS = (
         "gpulint.output",
         "gpulint.fixing",
         "gpulint.smoke",
+        "gpulint.cli_io",
         "gpulint.cli_options",
         "gpulint.cli",
         "gpulint.__main__",

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -590,6 +591,28 @@ def test_gpus_in_use_come_from_active_pods_on_each_pool(k, kubeconfig) -> None:
     assert dict(pools["gpu-a100"].gpus_in_use) == {"nvidia.com/gpu": 7}
     assert dict(pools["general"].gpus_in_use) == {}
     assert pools["gpu-a100"].nodes == 2
+
+
+def test_each_bound_pod_is_read_once(k, kubeconfig, monkeypatch) -> None:
+    import gpulint.live.cluster as live_cluster
+
+    read: Counter[str] = Counter()
+    convert = live_cluster.pod_extended_requests
+
+    def counted(pod: dict[str, Any]) -> Any:
+        read[pod["metadata"]["name"]] += 1
+        return convert(pod)
+
+    monkeypatch.setattr(live_cluster, "pod_extended_requests", counted)
+    serve(k, pods=[*PODS, gpu_pod("busy-3", "gpu-1", 1)])
+    cluster = open_live(ConnectionOptions(str(kubeconfig)))
+    cluster.close()
+    pools = {p.name: p for p in cluster.profile.pools}
+    assert read["busy-3"] == 1 and set(read.values()) == {1}
+    # Both what is in use and who uses it come from that one read.
+    assert dict(pools["gpu-a100"].gpus_in_use) == {"nvidia.com/gpu": 7}
+    users = {(u.kind, u.name): dict(u.resources) for u in pools["gpu-a100"].gpus_in_use_by}
+    assert sum(sum(r.values()) for r in users.values()) == 7
 
 
 # --- connection failures: one line, exit 2 --------------------------------------------------

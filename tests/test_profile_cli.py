@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpulint.cli import main
+from gpulint.loader import display_path
 from gpulint.profile import load_profiles
 
 PROFILES = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
@@ -118,7 +120,8 @@ def test_check_without_a_profile_does_not_import_the_importers(pod: str) -> None
 def test_profile_import_of_the_dump_round_trips(tmp_path: Path) -> None:
     target = tmp_path / "profile.yaml"
     code, out, err = run("profile", "import", DUMP, "-o", str(target))
-    assert (code, out, err) == (0, "", "")
+    assert (code, out) == (0, "")
+    assert err == f"gpulint: wrote the ClusterProfile (3 pools) to {target}\n"
     reloaded = load_profiles([str(target)])
     assert reloaded == load_profiles([DUMP])
     assert [p.name for p in reloaded.pools] == ["m5", "g5", "gpu-spot"]
@@ -155,7 +158,8 @@ def test_profile_show_table() -> None:
     lines = out.splitlines()
     assert lines[:4] == [
         f"Cluster gke-ml: Kubernetes 1.30; platform gke, declared in {GKE}",
-        f"Built from: {GKE}",
+        # Named as given, relative to the working directory when inside it.
+        f"Built from: {display_path(GKE, os.getcwd())}",
         "",
         header,
     ]
@@ -230,9 +234,40 @@ def test_profile_show_has_a_gpus_in_use_column_when_the_profile_knows_them() -> 
     assert "GPUS IN USE" not in plain
 
 
-def test_profile_show_needs_a_profile() -> None:
-    code, _, err = run("profile", "show")
-    assert code == 2 and "Missing option '--profile'" in err
+def test_profile_show_needs_a_profile_or_the_config_clusters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("profile", "show")
+    assert (code, out) == (2, "")
+    assert err == (
+        "gpulint: error: profile show needs --profile FILE, or `clusters:` in the config file "
+        "(no config file (.gpulint.yaml) found)\n"
+    )
+
+
+def test_profile_show_reads_the_config_clusters_and_names_their_files_relative(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "profiles").mkdir()
+    for name in ("gke.yaml", "eks.yaml"):
+        (tmp_path / "profiles" / name).write_bytes((PROFILES / name).read_bytes())
+    (tmp_path / ".gpulint.yaml").write_text(
+        "clusters:\n  prod: [profiles/gke.yaml]\n  staging: [profiles/eks.yaml]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("profile", "show")
+    assert (code, err) == (0, "")
+    by_flags = run(
+        "profile", "show", "--profile", "prod=profiles/gke.yaml", "--profile",
+        "staging=profiles/eks.yaml",
+    )  # fmt: skip
+    assert out == by_flags[1]
+    lines = out.splitlines()
+    assert lines[0] == "=== prod ==="
+    assert lines[2] == "Built from: profiles/gke.yaml"
+    assert "=== staging ===" in lines
+    assert "Built from: profiles/eks.yaml" in lines
 
 
 def test_profile_show_says_who_holds_the_gpus_in_use() -> None:

@@ -207,3 +207,72 @@ def test_without_tfparse_a_terraform_profile_is_one_line_naming_the_extra(
         f"gpulint: error: {tmp_path}: reading Terraform needs the optional tfparse library: "
         "pip install 'gpulint[terraform]'\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ('resource "aws_eks_cluster" "main" {\n  name = "ml-prod"\n}\n', "ml-prod"),
+        (
+            'module "eks" {\n  source = "terraform-aws-modules/eks/aws"\n  name = "ml-prod"\n}\n',
+            "ml-prod",
+        ),
+        (
+            'module "eks" {\n  source = "terraform-aws-modules/eks/aws"\n'
+            '  version = "~> 20.0"\n  cluster_name = "ml-old"\n}\n',
+            "ml-old",
+        ),
+        ('resource "google_container_cluster" "c" {\n  name = "gke-ml"\n}\n', "gke-ml"),
+        ('resource "azurerm_kubernetes_cluster" "c" {\n  name = "aks-ml"\n}\n', "aks-ml"),
+        # Only node pools: the cluster they join (GKE's may be a full resource path).
+        (
+            'resource "google_container_node_pool" "p" {\n  name = "l4"\n'
+            '  cluster = "projects/p/locations/us-central1/clusters/gke-ml"\n}\n',
+            "gke-ml",
+        ),
+        # Two clusters of different names, or a name the files cannot decide: none.
+        (
+            'resource "aws_eks_cluster" "a" {\n  name = "a"\n}\n'
+            'resource "aws_eks_cluster" "b" {\n  name = "b"\n}\n',
+            None,
+        ),
+        (
+            'variable "name" {}\nresource "aws_eks_cluster" "a" {\n  name = var.name\n}\n',
+            None,
+        ),
+    ],
+)
+def test_the_cluster_is_named_from_its_terraform(
+    tmp_path: Path, text: str, name: str | None
+) -> None:
+    (tmp_path / "main.tf").write_text(text)
+    profile = load_profiles([str(tmp_path)])
+    assert profile.name == name
+    assert show_profile(profile).splitlines()[0].startswith(f"Cluster {name or '(unnamed)'}:")
+
+
+def test_the_fixture_modules_name_their_clusters() -> None:
+    assert [load_profiles([path]).name for path in (EKS, GKE, AKS, ASG)] == [
+        "ml-prod",
+        "ml-prod",
+        None,
+        None,
+    ]
+
+
+def test_a_config_cluster_terraform_error_names_its_path_relative(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "infra").mkdir()
+    (tmp_path / "infra" / "main.tf").write_text('resource "aws_eks_node_group" "g" {}\n')
+    (tmp_path / ".gpulint.yaml").write_text("clusters:\n  staging: [infra]\n")
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "tfparse", None)
+    for args in (["check", "pod.yaml"], ["profile", "show"]):
+        result = CliRunner().invoke(main, args)
+        assert (result.exit_code, result.stderr) == (
+            2,
+            "gpulint: error: cluster staging: infra: reading Terraform needs the optional "
+            "tfparse library: pip install 'gpulint[terraform]'\n",
+        )

@@ -241,11 +241,16 @@ def test_a_negative_or_malformed_node_capacity_is_one_line_and_exit_2(
     path.write_text(NODE_LIST.format(gpus=gpus))
     result = run("profile", command, str(path))
     assert result.exit_code == 2, result.output
-    prefix = "" if command == "validate" else "gpulint: error: "
+    validate = command == "validate"
+    prefix = "" if validate else "gpulint: error: "
     where = f"{path}:10:42: items.0.status.capacity.nvidia.com/gpu: "
-    assert result.output.splitlines() == [prefix + where + problem + (
+    # validate prints the problem on stdout and how many inputs were valid on stderr.
+    shown = result.stdout if validate else result.stderr
+    assert shown.splitlines() == [prefix + where + problem + (
         " (write it like 8, 500m or 16Gi)" if "quantity" in problem else ""
     )]  # fmt: skip
+    if validate:
+        assert result.stderr == "gpulint: 0 of 1 profile input valid\n"
 
 
 # --- text a manifest controls, in every output --------------------------------------------

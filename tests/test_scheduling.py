@@ -721,8 +721,8 @@ def test_gpu201_counts_only_the_gpus_not_already_in_use() -> None:
 def test_gpu201_names_the_three_largest_sharing_workloads_and_counts_the_rest(
     tmp_path: Path,
 ) -> None:
-    # Six 8-GPU Deployments confined to p4d (at most 4 nodes × 8 = 32 GPUs); the others count
-    # at most what the pool holds, so w0 needs 8 + 32.
+    # Six 8-GPU Deployments confined to p4d (at most 4 nodes × 8 = 32 GPUs): the total adds up
+    # the members, 8 + 24 + 16 + 8 + 8 + 8 = 72, in every one's finding.
     deployment = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -756,5 +756,7 @@ spec:
         "Deployment/ml/w0 needs 8 nvidia.com/gpu (replicas: 1 × 8 per pod); with "
         "Deployment/ml/w3 (24: replicas: 3 × 8), Deployment/ml/w1 (16: replicas: 2 × 8), "
         "Deployment/ml/w2 (8: replicas: 1 × 8) and 2 more, which can only run on the same "
-        "pools, that is 40, but pool p4d can have at most 32 nvidia.com/gpu"
+        "pools, that is 72, but pool p4d can have at most 32 nvidia.com/gpu (p4d: 4 nodes × 8): "
+        "40 nvidia.com/gpu worth of pods stay Pending"
     )
+    assert all("that is 72," in f.message for f in findings)

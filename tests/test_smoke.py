@@ -129,6 +129,7 @@ def test_cli_writes_the_jobs_and_check_passes_them(tmp_path) -> None:
     out = tmp_path / "smoke.yaml"
     result = run("--profile", EKS, "--pool", "g5", "-o", str(out), "-n", "smoke")
     assert result.exit_code == 0, result.output
+    assert result.stderr == f"gpulint: wrote 1 smoke-test Job to {out}\n"
     text = out.read_text(encoding="utf-8")
     assert text.count("kind: Job") == 1 and "namespace: smoke" in text
     check = CliRunner().invoke(main, ["check", "--isolated", "--profile", EKS, str(out)])

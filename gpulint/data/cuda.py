@@ -9,6 +9,7 @@ image, kept as data with the source of every row.
 - `GPU_MODELS`: the compute capability of each GPU model family, and whether it is a data
   center GPU (forward compatibility works on those only).
 - `GPU_OPERATOR_DRIVERS`: the driver each GPU Operator release installs by default.
+- `SMOKE_IMAGES`: the CUDA base images `gpulint smoke` chooses from, per pool driver.
 
 A row is listed only when its source states it; an image, tag or release not listed is
 unknown, and gpulint then says nothing about it.
@@ -136,9 +137,11 @@ def _ngc(
     compat: tuple[str, ...] | None,
     min_cc: str | None,
     source: str,
+    tag_form: str = _NGC_TAG,
 ) -> ImageCuda:
-    """One NGC framework container release (`YY.MM`, any `-py3` / `-pyt-python-py3` variant)."""
-    tag = _NGC_TAG.format(release=release.replace(".", r"\."))
+    """One NGC framework container release (`YY.MM`, any `-py3` / `-pyt-python-py3` variant,
+    or the variants `tag_form` allows)."""
+    tag = tag_form.format(release=release.replace(".", r"\."))
     return ImageCuda(
         f"NGC {product} {release}", (_NVCR + repository,), tag, cuda, compat, min_cc, True, source
     )
@@ -149,6 +152,15 @@ def _ngc(
 _NGC_2023 = ("450.51", "470.57", "510.47", "515.65", "525.85", "530.30")
 _NGC_2308 = ("450.51", "470.57", "510.47", "525.85", "535.86")
 _NGC_2025 = ("470.57", "525.85", "535.86", "545.23")
+# Triton's variants are built on other stacks: `-trtllm-python-py3` on TensorRT-LLM's CUDA
+# (25.10-trtllm is CUDA 12.9.1 where 25.10-py3 is 13.0.2), `-vllm-python-py3` on vLLM's. A
+# release row covers its plain `-py3` images only; the TensorRT-LLM variant has rows of its own.
+_TRITON_TAG = r"{release}(?:-py3(?:-sdk|-min|-igpu)?)?"
+_TRTLLM_TAG = r"{release}-trtllm-python-py3"
+_TRITON_MATRIX = (
+    "docs.nvidia.com/deeplearning/triton-inference-server/{}user-guide/docs/introduction/"
+    "compatibility.html, Container Name: trtllm-python-py3, CUDA version column"
+)
 _TRITON_NOTES = "docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-{}.html"
 _SDK_NOTES = "docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-{}.html"
 
@@ -261,25 +273,62 @@ IMAGES: tuple[ImageCuda, ...] = (
         "8.9 9.0 10.0 12.0+PTX (code index id 66974901641)",
     ),
     _ngc("Triton Inference Server", "tritonserver", "22.05", "11.7", None, "6.0",
-         _SDK_NOTES.format("22-05")),
+         _SDK_NOTES.format("22-05"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "22.12", "11.8.0", None, "6.0",
-         _SDK_NOTES.format("22-12")),
+         _SDK_NOTES.format("22-12"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "23.04", "12.1.0", _NGC_2023, "6.0",
-         _SDK_NOTES.format("23-04")),
+         _SDK_NOTES.format("23-04"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "23.05", "12.1.1", _NGC_2023, "6.0",
-         _TRITON_NOTES.format("23-05")),
+         _TRITON_NOTES.format("23-05"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "23.06", "12.1.1", _NGC_2023, "6.0",
-         _SDK_NOTES.format("23-06")),
+         _SDK_NOTES.format("23-06"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "23.07", "12.1.1", _NGC_2023, "6.0",
-         _SDK_NOTES.format("23-07")),
+         _SDK_NOTES.format("23-07"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "23.08", "12.2.1", _NGC_2308, "6.0",
-         _SDK_NOTES.format("23-08")),
+         _SDK_NOTES.format("23-08"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "25.03", "12.8.1", _NGC_2025, "7.5",
-         _TRITON_NOTES.format("25-03")),
+         _TRITON_NOTES.format("25-03"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "25.08", "13.0.0", _NGC_2025, "7.5",
-         _TRITON_NOTES.format("25-08")),
+         _TRITON_NOTES.format("25-08"), _TRITON_TAG),
     _ngc("Triton Inference Server", "tritonserver", "25.10", "13.0.2", _NGC_2025, "7.5",
-         _TRITON_NOTES.format("25-10")),
+         _TRITON_NOTES.format("25-10"), _TRITON_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "25.12", "13.0.2", None,
+         None, _TRITON_MATRIX.format(""), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "25.11", "13.0.2", None,
+         None, _TRITON_MATRIX.format(""), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "25.10", "12.9.1", None,
+         None, _TRITON_MATRIX.format(""), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "25.09", "12.9.1", None,
+         None, _TRITON_MATRIX.format(""), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "25.08", "12.9.0", None,
+         None, _TRITON_MATRIX.format(""), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "25.07", "12.9.0", None,
+         None, _TRITON_MATRIX.format(""), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "25.06", "12.9.0", None,
+         None, _TRITON_MATRIX.format(""), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "25.01", "12.8.0", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2540/"), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "24.12", "12.6.3", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2540/"), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "24.11", "12.6.3", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2530/"), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "24.10", "12.5.1", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2530/"), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "24.09", "12.5.1", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2530/"), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "24.08", "12.5.1", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2530/"), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "24.07", "12.4.1", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2530/"), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "24.06", "12.4.0", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2530/"), _TRTLLM_TAG),
+    _ngc("Triton Inference Server with TensorRT-LLM", "tritonserver", "24.05", "12.3.2", None,
+         None, _TRITON_MATRIX.format("archives/triton-inference-server-2530/"), _TRTLLM_TAG),
+    _ngc("TensorFlow", "tensorflow", "22.10", "11.8.0", ("450.51", "470.57", "510.47", "515.65"),
+         "6.0", "docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-22-10.html"),
+    _ngc("TensorFlow", "tensorflow", "23.01", "12.0.1",
+         ("450.51", "470.57", "510.47", "515.65", "525.85"), "6.0",
+         "docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-23-01.html"),
     _ngc("MXNet", "mxnet", "22.05", "11.7", None, "6.0",
          "docs.nvidia.com/deeplearning/frameworks/mxnet-release-notes/rel_22-05.html"),
     _ngc("MXNet", "mxnet", "24.05", "12.4.1", None, "6.0",
@@ -428,3 +477,26 @@ GFD_RUNTIME_PARTS = (
 )
 GFD_COMPUTE = ("nvidia.com/gpu.compute.major", "nvidia.com/gpu.compute.minor")
 GFD_SOURCE = "NVIDIA/k8s-device-plugin internal/lm/nvml.go @ 1b826acc6"
+
+
+class SmokeImage(NamedTuple):
+    """A CUDA base image a smoke test can run `nvidia-smi` in."""
+
+    cuda: str  # the Table 3 row whose driver it needs as released
+    image: str
+    source: str
+
+
+_BASE_TAG = "tag `{}` of nvcr.io/nvidia/cuda (gitlab.com/nvidia/container-images/cuda)"
+#: Newest first; the first is the default, for pools whose driver is unknown. Only releases
+#: whose tags NVIDIA still publishes under its support policy (EOL tags are deleted six months
+#: after their last driver branch's end of life: gitlab.com/nvidia/container-images/cuda
+#: doc/support-policy.md), one per driver branch a pool may still have.
+SMOKE_IMAGES: tuple[SmokeImage, ...] = tuple(
+    SmokeImage(cuda, f"nvcr.io/nvidia/cuda:{tag}", _BASE_TAG.format(tag))
+    for cuda, tag in (
+        ("12.4.1", "12.4.1-base-ubuntu22.04"),  # R550
+        ("12.2.2", "12.2.2-base-ubuntu22.04"),  # R535
+        ("11.8.0", "11.8.0-base-ubuntu22.04"),  # R520 (no R525 pool runs a newer tag)
+    )
+)

@@ -46,8 +46,8 @@ CAUSES: tuple[Cause, ...] = (
         "kubectl get events -n {namespace} --field-selector "
         "involvedObject.name={pod},reason=NotTriggerScaleUp; "
         "kubectl -n kube-system get configmap cluster-autoscaler-status -o yaml",
-        "Raise the node group's maximum size (or the NodePool's limits) and the cloud account's "
-        "instance quota, or lower the number of GPU pods running at once.",
+        "Raise the maximum size{pools} (the node group's, or the NodePool's limits) and the "
+        "cloud account's instance quota, or lower the number of GPU pods running at once.",
     ),
     Cause(
         "node-selector-mismatch",

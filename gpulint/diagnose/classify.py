@@ -47,6 +47,7 @@ from gpulint.diagnose.messages import (
     parse_refusal,
     parse_scale_up,
 )
+from gpulint.diagnose.usage import PoolUsage
 from gpulint.dra import ACCELERATOR_DRIVERS, DeviceClass, devices_per_node
 from gpulint.gpus import gpu_requests
 from gpulint.model import Document, PodTemplate, Workload
@@ -56,6 +57,9 @@ from gpulint.profile.nodes import node_view, pool_names
 from gpulint.profile.values import mapping, sequence, text
 from gpulint.scheduling import (
     admitted_tolerations,
+    allocatable,
+    first_pools,
+    format_amount,
     has_required_placement,
     pool_fit,
     pool_gpus,
@@ -176,8 +180,9 @@ def diagnose(
     if now is None:
         now = gathered.newest or datetime.now(timezone.utc)
     dra = DraIndex.of(gathered.dra, profile)
+    usage = PoolUsage(gathered, pool_label)
     stuck = [
-        _diagnose_pod(document, template, gathered, profile, now, claims, dra)
+        _diagnose_pod(document, template, gathered, profile, now, claims, dra, usage)
         for document, template, claims in _pending_gpu_pods(gathered.pods, dra)
     ]
     stuck.extend(_refused_creations(gathered, now))
@@ -318,6 +323,7 @@ def _diagnose_pod(
     now: datetime,
     claims: DraClaims,
     dra: DraIndex,
+    usage: PoolUsage | None = None,
 ) -> StuckPod:
     obj = document.obj
     metadata = mapping(obj.get("metadata"))
@@ -329,6 +335,8 @@ def _diagnose_pod(
     verdict = _claim_verdict(claims, mine, dra) or _pod_verdict(template, gpus, mine, profile)
     if verdict.slug == "resource-claim-unallocatable":
         verdict = _unallocatable(verdict, claims, dra)
+    if verdict.slug == "pool-at-max-size" and profile is not None and usage is not None:
+        verdict = _at_max_size(verdict, template, gpus, profile, usage)
     facts = _Facts(
         namespace=namespace,
         pod=name,
@@ -496,8 +504,10 @@ def _from_histogram(
         return _selector_verdict(selector[0], template)
     if taints:
         first = taints[0]
-        named = (Taint(first.groups["key"], first.groups.get("value", ""), "NoSchedule"),)
-        return _taint_verdict(first, named if "key" in first.groups else (), False)
+        # 1.35+ writes no taint: only the count of nodes.
+        key = first.groups.get("key")
+        named = (Taint(key, first.groups.get("value", ""), "NoSchedule"),) if key else ()
+        return _taint_verdict(first, named, False)
     return None
 
 
@@ -579,6 +589,59 @@ def _with_autoscaler(verdict: _Verdict, event: Event) -> _Verdict:
             verdict.facts,
         )
     return _Verdict(verdict.slug, verdict.explanation, evidence, verdict.facts)
+
+
+def _at_max_size(
+    verdict: _Verdict,
+    template: PodTemplate,
+    gpus: Mapping[str, Decimal],
+    profile: ClusterProfile,
+    usage: PoolUsage,
+) -> _Verdict:
+    """The pool the autoscaler will not grow, named: its nodes and GPUs used of its maximum,
+    and the workloads that hold them. The pools are those the pod would run on (placement,
+    taints, a node's room for its GPUs); without any known, the verdict is left as it is."""
+    resource = sorted(gpus)[0]
+    pools = [
+        fit.pool
+        for fit in (pool_fit(template, p, profile) for p in profile.pools)
+        if fit.matches_placement
+        and fit.tolerated
+        and allocatable(fit.pool, resource) >= gpus[resource]
+    ]
+    if not pools:
+        return verdict
+    texts = []
+    for pool in pools:
+        # The autoscaler says the pool is at its maximum: a profile that states a higher one
+        # (the cloud's quota stops it) shows both.
+        ceiling = max(pool.max_nodes, pool.nodes)
+        total = allocatable(pool, resource) * pool.nodes
+        holders = sorted(
+            usage.of(pool.name).items(),
+            key=lambda item: (-item[1][0].get(resource, Decimal(0)), item[0]),
+        )
+        used = sum((held.get(resource, Decimal(0)) for _, (held, _) in holders), Decimal(0))
+        held_by = [
+            f"{kind}/{namespace}/{name} {format_amount(resource, held[resource])} "
+            f"({pods} pod{'' if pods == 1 else 's'})"
+            for (namespace, kind, name), (held, pods) in holders
+            if resource in held
+        ]
+        text_ = (
+            f"pool {pool.name} is at its maximum size: {pool.nodes}/{ceiling} nodes, "
+            f"{format_amount(resource, used)}/{format_amount(resource, total)} {resource} in use"
+        )
+        if held_by:
+            text_ += f", held by {first_pools(held_by, '; ')}"
+        texts.append(text_)
+    names = ", ".join(p.name for p in pools)
+    return _Verdict(
+        verdict.slug,
+        f"{verdict.explanation}; {'; '.join(texts)}",
+        verdict.evidence,
+        {**verdict.facts, "pools": f" of {names}"},
+    )
 
 
 def _gpu_taint_verdict(

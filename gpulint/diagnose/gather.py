@@ -28,6 +28,9 @@ from gpulint.workloads import workload_of as read_workload_of
 DRA_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"})
 #: Reasons of the controller events that say whether pod creations are refused.
 CREATE_REASONS = frozenset({"FailedCreate", "SuccessfulCreate"})
+#: Kinds that may cache or pre-pull images on nodes (few per cluster): read by
+#: gpulint.diagnose.pulls.
+IMAGE_HELPER_KINDS = frozenset({"DaemonSet", "ImageCache"})
 #: Built-in kinds whose pods' requests are all under their template's `requests`/`limits`,
 #: `overhead` and `resourceClaims` keys: a plain object without such a key creates no GPU pod.
 _PLAIN_KINDS = frozenset(
@@ -102,6 +105,7 @@ class Gathered:
         #: Each Job's startTime and completionTime, by (namespace, name): a run's duration.
         self.jobs: dict[tuple[str, str], Mapping[str, Any]] = {}
         self.kinds: set[str] = set()
+        self.image_helpers: list[Mapping[str, Any]] = []  # DaemonSets and ImageCaches
         self.claimed = False  # some pod has resourceClaims
         self.newest: datetime | None = None  # the newest time the objects record
         self.notes: list[str] = []  # what was left unread, and why
@@ -153,6 +157,8 @@ class Gatherer:
         ref = document.ref if document is not None else object_ref(obj)
         kind = ref.kind
         gathered.kinds.add(kind)
+        if kind in IMAGE_HELPER_KINDS:
+            gathered.image_helpers.append(obj)
         if kind == "Pod":
             self._pod(obj, ref, document)
         elif kind == "Node":

@@ -21,6 +21,7 @@ from typing import Any
 from gpulint.diagnose.events import timestamp
 from gpulint.diagnose.gather import Gathered
 from gpulint.diagnose.prices import NodePrice, PriceTable
+from gpulint.diagnose.pulls import PoolPulls, pull_findings
 from gpulint.diagnose.timeline import (
     PodTimeline,
     condition_time,
@@ -134,6 +135,7 @@ class GpuTime:
     comparison: Comparison | None
     prices: PriceTable | None
     notes: tuple[str, ...]
+    pulls: tuple[PoolPulls, ...] = ()  # pools whose start-up is dominated by image pulls
 
     def by_workload(self) -> dict[str, dict[str, dict[str, float | int | None]]]:
         """Phase p50/p95 per workload (`namespace/Kind/name`)."""
@@ -232,7 +234,8 @@ def gpu_time(
     )
     comparison = _compare(runs, compare) if compare else None
     timelines.sort(key=lambda t: (t.namespace, t.name))
-    return GpuTime(tuple(timelines), runs, comparison, prices, tuple(notes))
+    slow = pull_findings(timelines, gathered.nodes, pools, gathered.image_helpers, gathered.kinds)
+    return GpuTime(tuple(timelines), runs, comparison, prices, tuple(notes), slow)
 
 
 def _timeline(

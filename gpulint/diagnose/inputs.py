@@ -92,8 +92,11 @@ def read_dumps(
             f"{', '.join(paths)}: no Pod, Event, Job or Workload objects; give the output of "
             f"`{DUMP_COMMAND}`"
         )
-    for path in profile_paths:
-        facts.extend(read_profile_file(path, pool_label))
+    # The dump's Nodes are what the cluster is now: merged last, so their taints, labels and
+    # capacity win over a description (Terraform, eksctl ...), which fills only what a dump
+    # cannot know (pool maxima, the nodes a pool at zero would get).
+    described = [f for path in profile_paths for f in read_profile_file(path, pool_label)]
+    facts = [*described, *facts]
     return Dumps(gathered, merge(facts) if facts else None, None)
 
 

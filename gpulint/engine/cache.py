@@ -38,13 +38,14 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from gpulint import __version__
-from gpulint.cachedir import sha256
+from gpulint.cachedir import CACHE_MIN_FILES, sha256
 from gpulint.loader import Input, RenderedInput, read_bytes
 
 if TYPE_CHECKING:
     from gpulint.engine.files import FileOutcome
     from gpulint.engine.plan import FilePlan
     from gpulint.engine.record import Run
+    from gpulint.model import Document
 
 try:
     # The C pickler and unpickler: a warm run does not import the pickle module's Python code.
@@ -55,9 +56,6 @@ except ImportError:  # not CPython
 #: Raised when the way entries are written changes.
 RESULTS_FORMAT = 1
 RESULTS = "results"
-#: Below this many files a run checks them faster than it hashes its plan and looks them up:
-#: a pre-commit hook given a file or two is not slowed down (its `context:` files are many).
-MIN_FILES = 8
 _SUFFIX = ".pickle"
 #: Classes an entry may hold besides gpulint's own.
 _ALLOWED = {
@@ -119,8 +117,14 @@ class ResultCache:
 
     def read(self, key: str) -> FileOutcome | None:
         """The outcome stored under `key`; None when absent or unusable."""
-        from gpulint.cachedir import open_own_directory, read_own_file
         from gpulint.engine.files import FileOutcome
+
+        stored = self.load(key)
+        return stored if isinstance(stored, FileOutcome) else None
+
+    def load(self, key: str) -> Any:
+        """What is stored under `key`; None when absent or unusable."""
+        from gpulint.cachedir import open_own_directory, read_own_file
 
         try:
             with (
@@ -130,13 +134,12 @@ class ResultCache:
                 data = read_own_file(f"{key}{_SUFFIX}", entries)
             if data is None:
                 return None
-            stored = _ResultUnpickler(data, self._shared).load()
+            return _ResultUnpickler(data, self._shared).load()
         # Anything may be in a file on disk; whatever it is, the file is checked instead.
         except Exception:
             return None
-        return stored if isinstance(stored, FileOutcome) else None
 
-    def write(self, key: str, outcome: FileOutcome) -> None:
+    def write(self, key: str, outcome: object) -> None:
         """Store `outcome` under `key`; nothing when it or the cache cannot be written."""
         from gpulint.cachedir import write_atomically
 
@@ -148,6 +151,29 @@ class ResultCache:
         with contextlib.suppress(Exception):
             pickler.dump(outcome)
             write_atomically(self.directory, RESULTS, f"{key}{_SUFFIX}", stream.getvalue())
+
+
+class KnowledgeCache(ResultCache):
+    """Where the knowledge objects (quotas, LimitRanges, PriorityClasses, DRA objects, CRDs)
+    read from each file are kept: they depend on the file's name and bytes alone."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        digest = sha256()
+        header = (__version__, RESULTS_FORMAT, "knowledge", _sources_fingerprint())
+        digest.update(repr(header).encode())
+        self._prefix = digest.digest()
+        self._shared = []
+        self._index = {}
+
+    def documents(self, key: str) -> tuple[Document, ...] | None:
+        """The knowledge objects stored under `key`; None when absent or unusable."""
+        from gpulint.model import Document
+
+        stored = self.load(key)
+        if isinstance(stored, tuple) and all(isinstance(d, Document) for d in stored):
+            return stored
+        return None
 
 
 class _ResultUnpickler(Unpickler):
@@ -178,26 +204,28 @@ class _ResultUnpickler(Unpickler):
 
 
 def plan_digest(plan: FilePlan) -> bytes:
-    """What a file's outcome depends on besides its bytes, as bytes to hash."""
-    rules = (
-        tuple(r.code for r in plan.per_document),
-        tuple(r.code for r in plan.corpus_wide),
-        plan.unused_rule.code if plan.unused_rule is not None else None,
-        plan.suppression_rule.code if plan.suppression_rule is not None else None,
-    )
+    """What a file's outcome depends on besides its bytes, as bytes to hash: every field of
+    the plan (rules by their codes, the knowledge objects by the digest of their files' bytes)
+    but where the cache is and whether verdicts are kept."""
+    from gpulint.rules import Rule
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, Rule):
+            return value.code
+        if isinstance(value, tuple) and value and all(isinstance(v, Rule) for v in value):
+            return tuple(v.code for v in value)
+        return value
+
     parts = [
-        rules,
-        plan.config,
-        plan.profile,
-        plan.namespace,
-        tuple(sorted(plan.file_namespaces.items())),
-        plan.knowledge_digest,
-        plan.knowledge_kinds,
-        plan.keep_checked,
+        (name, plain(getattr(plan, name))) for name in plan._fields if name not in _NOT_DIGESTED
     ]
     out: list[str] = []
     _canonical(parts, out, set())
     return "\x1f".join(out).encode("utf-8", "surrogateescape")
+
+
+#: Plan fields an outcome does not depend on, or that another field stands for.
+_NOT_DIGESTED = frozenset({"knowledge", "cache_directory", "place_kept"})
 
 
 def _canonical(value: Any, out: list[str], active: set[int]) -> None:
@@ -281,11 +309,10 @@ def _sources_fingerprint() -> tuple[tuple[str, int, int], ...]:
     return tuple(found)
 
 
-def result_cache(record: Run, plan: FilePlan, files: int) -> ResultCache | None:
-    """The cache of `record` for the `files` files checked by `plan`, when the run keeps one
-    and they are enough for it to pay; None otherwise, or when the cache directory cannot be
-    trusted (`record.warn` is told why)."""
-    if record.results_cache is None or files < MIN_FILES:
+def trusted_directory(record: Run) -> Path | None:
+    """The cache directory of `record` if it keeps one that can be trusted (else
+    `record.warn` is told why)."""
+    if record.results_cache is None:
         return None
     from gpulint.profile.cache import cache_problem
 
@@ -295,4 +322,12 @@ def result_cache(record: Run, plan: FilePlan, files: int) -> ResultCache | None:
         if record.warn is not None:
             record.warn(f"{problem}; running without a cache")
         return None
-    return ResultCache(directory, plan)
+    return directory
+
+
+def result_cache(plan: FilePlan, files: int) -> ResultCache | None:
+    """The results cache for the `files` files checked by `plan`, when its run keeps one and
+    they are enough for it to pay; None otherwise."""
+    if plan.cache_directory is None or files < CACHE_MIN_FILES:
+        return None
+    return ResultCache(plan.cache_directory, plan)

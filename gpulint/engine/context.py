@@ -18,7 +18,6 @@ from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, r
 if TYPE_CHECKING:
     from gpulint.engine.cache import ResultCache
     from gpulint.engine.gather import Gathered
-    from gpulint.engine.record import Run
     from gpulint.render.options import RenderOptions
 
 #: A context file is read only if its bytes may hold what corpus-wide rules keep.
@@ -50,11 +49,27 @@ def context_inputs(
     except GpulintError as exc:
         # A chart under `context` is rendered for any file given: say why it was.
         raise GpulintError(f"{config.context_where()}: context: {exc}") from None
+    # Resolving every context file's path costs a stat per directory above it: only a file
+    # that is one of the given ones (the same inode) can resolve to one of theirs.
+    inodes = {_inode(path) for path in seen} - {None}
     return [
         item
         for item in found
-        if os.path.realpath(input_name(item)) not in (seen if isinstance(item, str) else rendered)
+        if (
+            _inode(item) not in inodes or os.path.realpath(item) not in seen
+            if isinstance(item, str)
+            else os.path.realpath(input_name(item)) not in rendered
+        )
     ]
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    """The device and inode of the file at `path` (None: none there)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
 
 
 def renders_of(context: Sequence[Input]) -> dict[str, RenderedInput]:
@@ -67,26 +82,28 @@ def read_context(
     inputs: Inputs,
     context: Sequence[Input],
     gathered: Gathered,
-    run: Run | None = None,
 ) -> frozenset[str]:
     """Add to `gathered` what corpus-wide rules keep of the context files (no per-file rule
-    runs on them); return the given files' names. With `run`'s results cache, a context file
+    runs on them); return the given files' names. With the plan's results cache, a context file
     whose bytes did not change is read from it (a pre-commit hook's context rarely changes)."""
     given = frozenset(input_name(item) for item in inputs)
     context_plan = plan._replace(
         per_document=(), keep_checked=False, unused_rule=None, suppression_rule=None
     )
     cache = None
-    if run is not None and plan.corpus_wide:
+    if plan.corpus_wide:
         from gpulint.engine.cache import result_cache
 
-        cache = result_cache(run, context_plan, len(context))
+        cache = result_cache(context_plan, len(context))
+        if cache is not None:
+            context_plan = context_plan._replace(place_kept=True)
     # Without a corpus-wide rule at work, context files were wanted for knowledge only.
     items = context if plan.corpus_wide else ()
     for outcome in _context_outcomes(context_plan, items, cache):
         gathered.add_autoscalers(outcome)
         gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
         gathered.add_kept(outcome)
+        gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
     return given
 
 

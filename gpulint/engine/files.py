@@ -69,6 +69,8 @@ def check_file(plan: FilePlan, item: Input) -> FileOutcome:
     for rule in plan.corpus_wide:
         keeps = rule.keeps_function()
         kept[rule.code] = tuple(keeps(context)) if keeps is not None else ()
+    if plan.place_kept and plan.profile is not None and any(kept.values()):
+        context.gpu_placements  # noqa: B018  (computes the verdicts placements_of() returns)
     checked = loaded.documents if plan.keep_checked else ()
     kept_workloads = {id(w): w for found in kept.values() for w in found}.values()
     return FileOutcome(

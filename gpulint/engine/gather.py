@@ -64,7 +64,7 @@ def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
     keep_markers = bool(plan.corpus_wide) or plan.unused_rule is not None
     from gpulint.engine.cache import result_cache
 
-    cache = result_cache(run, plan, inputs.files)
+    cache = result_cache(plan, inputs.files)
     for outcome in check_files(plan, inputs, run.jobs, cache):
         gathered.files += outcome.files
         gathered.objects += outcome.objects

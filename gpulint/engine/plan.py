@@ -8,7 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from gpulint.cachedir import sha256
+from gpulint.cachedir import CACHE_MIN_FILES, sha256
 from gpulint.config import Config
 from gpulint.engine.files import load_input
 from gpulint.engine.variants import installed_namespaces
@@ -18,6 +18,7 @@ from gpulint.rules.base import CheckContext
 from gpulint.views import NamedTuple
 
 if TYPE_CHECKING:
+    from gpulint.engine.cache import KnowledgeCache
     from gpulint.engine.record import Run
     from gpulint.live.verdict import DryRun, ServerRejection
     from gpulint.model import Document, Workload
@@ -34,6 +35,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
     # The schemas of custom resources in other files (gpulint.validation.crds).
     | {"CustomResourceDefinition"}
+    # The GPU Operator's objects: the driver of the pools (GPU801, gpulint.cuda).
+    | {"ClusterPolicy", "NVIDIADriver"}
     # Kueue's queues and flavors: what a flavor writes into the pods of workloads in other files.
     | {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
 )
@@ -59,6 +62,13 @@ class FilePlan(NamedTuple):
     # A SHA-256 of the names and bytes of the files the knowledge objects were read from:
     # what the results cache (gpulint.engine.cache) knows them by.
     knowledge_digest: str = ""
+    # Place the file's GPU pod templates while it is checked, so that the verdicts are kept
+    # with what corpus-wide rules keep (a context file read from the results cache brings
+    # them along instead of the corpus pass computing them at every run).
+    place_kept: bool = False
+    # Where the results cache keeps per-file outcomes (gpulint.engine.cache), when this run
+    # uses one.
+    cache_directory: Path | None = None
 
     def context(
         self,
@@ -91,7 +101,14 @@ def plan(
     if run.dry_run is None:  # only a server's dry-run gives GPU900 anything to report
         active = [r for r in active if r.code != SERVER_REJECTED]
     digest = sha256()
-    knowledge = knowledge_documents(inputs, digest) + knowledge_documents(context_inputs, digest)
+    cache = directory = None
+    if run.results_cache is not None and (context_inputs or inputs.files >= CACHE_MIN_FILES):
+        from gpulint.engine.cache import KnowledgeCache, trusted_directory
+
+        directory = trusted_directory(run)
+        cache = None if directory is None else KnowledgeCache(directory)
+    knowledge = knowledge_documents(inputs, digest, cache)
+    knowledge += knowledge_documents(context_inputs, digest, cache)
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     profile_kinds = profile.object_kinds if profile is not None else frozenset()
     file_plan = FilePlan(
@@ -110,6 +127,7 @@ def plan(
         installed_namespaces([*inputs.renders.values(), *context_inputs]),
         next((r for r in run.rules if r.code == UNUSED_SUPPRESSION), None),
         digest.hexdigest(),
+        cache_directory=directory,
     )
     return file_plan, skipped
 
@@ -120,11 +138,14 @@ def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
     return next((r for r in selected if r.code == UNUSED_SUPPRESSION), None)
 
 
-def knowledge_documents(inputs: Iterable[Input], digest: Any = None) -> tuple[Document, ...]:
+def knowledge_documents(
+    inputs: Iterable[Input], digest: Any = None, cache: KnowledgeCache | None = None
+) -> tuple[Document, ...]:
     """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
 
     Only files whose bytes name one of those kinds are parsed here (and again when checked);
-    `digest` (a hash object) is fed the name and bytes of each.
+    `digest` (a hash object) is fed the name and bytes of each; those `cache` holds are
+    read from it.
     """
     found: list[Document] = []
     for item in inputs:
@@ -136,8 +157,14 @@ def knowledge_documents(inputs: Iterable[Input], digest: Any = None) -> tuple[Do
                 b"%d:%s\0%d:" % (len(name), name.encode("utf-8", "surrogateescape"), len(data))
             )
             digest.update(data)
-        loaded = load_bytes(name, data)
-        found.extend(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
+        key = cache.key(name, data) if cache is not None else ""
+        kept = cache.documents(key) if cache is not None else None
+        if kept is None:
+            loaded = load_bytes(name, data)
+            kept = tuple(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
+            if cache is not None:
+                cache.write(key, kept)
+        found.extend(kept)
     return tuple(found)
 
 

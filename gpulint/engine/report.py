@@ -11,7 +11,7 @@ from gpulint.config import Config
 from gpulint.findings import Finding
 from gpulint.loader import display_path
 from gpulint.rules import Rule
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.suppressions import SuppressionTracker
 from gpulint.workloads import role_at
 
@@ -70,6 +70,8 @@ def involves_given(problem: Problem, given: frozenset[str]) -> bool:
     quota itself)."""
     if problem.file.path in given:
         return True
+    if isinstance(problem.involves, Involved):
+        return problem.involves.touches(given)
     return any(d is not None and d.file.path in given for d in problem.involves)
 
 

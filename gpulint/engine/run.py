@@ -36,7 +36,7 @@ def run(record: Run) -> LintResult:
     file_plan, skipped = plan(record, inputs, context)
     rejections = server_rejections(inputs, file_plan, record.dry_run)
     gathered = check_every_file(file_plan, inputs, record)
-    given = read_context(file_plan, inputs, context, gathered, record) if context else None
+    given = read_context(file_plan, inputs, context, gathered) if context else None
     # A chart of the context stands where the given ones do: at its templates and values.
     renders = {**inputs.renders, **renders_of(context)}
     bases = overlays_of_bases(renders.values()) if len(renders) > 1 else {}

@@ -264,8 +264,9 @@ def profile_from_cluster(
         # NodePools first: the nodes they launched state the current facts and win.
         facts.insert(0, facts_from_nodepools(objects.nodepools, source))
     profile = merge(facts)
-    in_use = gpus_in_use_by_pool(objects.nodes, objects.pods, pool_label)
-    users = gpu_users_by_pool(objects.nodes, objects.pods, pool_label)
+    # One pass: each pod is converted to the typed model once (tens of thousands in a big
+    # cluster, most of what a live read costs).
+    in_use, users = pool_usage(objects.nodes, objects.pods, pool_label)
     pools = tuple(
         replace(p, gpus_in_use=in_use.get(p.name, {}), gpus_in_use_by=users.get(p.name, ()))
         for p in profile.pools
@@ -284,10 +285,7 @@ def gpus_in_use_by_pool(
     pool_label: str | None = None,
 ) -> dict[str, dict[str, Decimal]]:
     """Per pool, the extended resources requested by the pods bound to its nodes."""
-    result: dict[str, dict[str, Decimal]] = {}
-    for pool, _, requests in _pool_requests(nodes, pods, pool_label):
-        _add(result.setdefault(pool, {}), requests)
-    return result
+    return pool_usage(nodes, pods, pool_label)[0]
 
 
 def gpu_users_by_pool(
@@ -296,16 +294,28 @@ def gpu_users_by_pool(
     pool_label: str | None = None,
 ) -> dict[str, tuple[GpuUser, ...]]:
     """Per pool, which workloads the extended resources of `gpus_in_use_by_pool` belong to."""
+    return pool_usage(nodes, pods, pool_label)[1]
+
+
+def pool_usage(
+    nodes: Iterable[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    pool_label: str | None = None,
+) -> tuple[dict[str, dict[str, Decimal]], dict[str, tuple[GpuUser, ...]]]:
+    """`gpus_in_use_by_pool` and `gpu_users_by_pool` of the same pods, each pod read once."""
+    in_use: dict[str, dict[str, Decimal]] = {}
     found: dict[str, dict[tuple[str, str, str], dict[str, Decimal]]] = {}
     for pool, pod, requests in _pool_requests(nodes, pods, pool_label):
+        _add(in_use.setdefault(pool, {}), requests)
         _add(found.setdefault(pool, {}).setdefault(pod_owner(pod), {}), requests)
-    return {
+    users = {
         pool: tuple(
             GpuUser(namespace, kind, name, resources)
             for (namespace, kind, name), resources in by_owner.items()
         )
         for pool, by_owner in found.items()
     }
+    return in_use, users
 
 
 def _pool_requests(

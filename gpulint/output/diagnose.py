@@ -93,7 +93,7 @@ def diagnosis_text(diagnosis: Diagnosis, slow_threshold: int | None = None) -> s
     parts = ["\n".join(head) + "\n"]
     for slug, pods in diagnosis.by_cause().items():
         title = f"== {slug}: {len(pods)} pod{'' if len(pods) == 1 else 's'} =="
-        parts.append(title + "\n\n" + "\n".join(_block(p) for p in pods))
+        parts.append(title + "\n\n" + "\n".join(_block(*group) for group in _gangs(pods)))
     if diagnosis.notes:
         parts.append("".join(f"not judged: {note}\n" for note in diagnosis.notes))
     return "\n".join(parts)
@@ -123,13 +123,34 @@ def _times(stats: dict[str, int | None]) -> str:
     return f"{count} GPU pod{'' if count == 1 else 's'}: p50 {duration(p50)}, p95 {duration(p95)}"
 
 
-def _block(pod: StuckPod) -> str:
+def _gangs(pods: list[StuckPod]) -> list[list[StuckPod]]:
+    """`pods` (of one cause) in blocks: the pods of one workload stuck for the same reason (a
+    gang's members, a Deployment's replicas) are one block, in the order of their first pod."""
+    blocks: dict[tuple[str, ...], list[StuckPod]] = {}
+    for pod in pods:
+        if pod.owner is None:
+            blocks[("pod", pod.namespace, pod.name)] = [pod]
+            continue
+        # What a pod's block says of it but its name: the same, and the block is shared.
+        said = (pod.explanation, pod.fix, pod.confirm)
+        key = (pod.namespace, pod.owner, *(t.replace(pod.name, "\0") for t in said))
+        blocks.setdefault(key, []).append(pod)
+    return list(blocks.values())
+
+
+def _block(pod: StuckPod, *others: StuckPod) -> str:
+    """One pod's block; with `others` of its workload stuck alike, theirs too, under one head
+    naming them all (its evidence and commands are the first pod's)."""
     # Names, events and messages come from the cluster: escaped and cut like every report.
-    owner = f" ({one_line(pod.owner, MAX_NAME)})" if pod.owner else ""
-    pending = (
-        f", pending {duration(pod.pending_seconds)}" if pod.pending_seconds is not None else ""
-    )
+    count = f", {1 + len(others)} pods" if others else ""
+    owner = f" ({one_line(pod.owner, MAX_NAME)}{count})" if pod.owner else ""
+    waits = [p.pending_seconds for p in (pod, *others) if p.pending_seconds is not None]
+    pending = f", pending {duration(max(waits))}" if waits else ""
     name = one_line(f"{pod.namespace}/{pod.name}", 2 * MAX_NAME)
+    if others:
+        shown = [one_line(p.name, MAX_NAME) for p in others[:3]]
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        name += f", {', '.join(shown)}{more}"
     lines = [f"{name}{owner}: {pod.cause.slug}{pending}"]
     lines.append(f"  why:     {one_line(pod.explanation)}")
     for evidence in pod.evidence:

@@ -11,11 +11,13 @@ from datetime import datetime, timezone
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
+from gpulint.diagnose.pulls import PULL_SECONDS, PULL_SHARE, pull_fix, speed_ups
 from gpulint.diagnose.timeline import PHASES
 from gpulint.output.escape import MAX_NAME, one_line
 
 if TYPE_CHECKING:
     from gpulint.diagnose.gputime import Comparison, GpuTime, RunCost
+    from gpulint.diagnose.pulls import PoolPulls
     from gpulint.diagnose.timeline import PodTimeline
 
 CENT = Decimal("0.01")
@@ -56,6 +58,7 @@ def gpu_time_json(report: GpuTime) -> dict[str, Any]:
         "prices": None,
         "comparison": None if report.comparison is None else _comparison(report.comparison),
         "notes": list(report.notes),
+        "slowPulls": [_slow_pulls(f) for f in report.pulls],
     }
     if report.prices is not None:
         value["prices"] = {"file": report.prices.path, "layout": report.prices.layout}
@@ -200,8 +203,53 @@ def gpu_time_text(report: GpuTime) -> str:
             )
     if report.comparison is not None:
         lines.append(f"Break-even: {one_line(verdict(report.comparison))}")
+    if report.pulls:
+        lines.append(
+            f"Image pulls dominate start-up (pulls, waiting included, >= {PULL_SHARE:.0%} of "
+            f"created to first start and >= {_span(PULL_SECONDS)}):"
+        )
+        for finding in report.pulls:
+            lines.append(_slow_pulls_line(finding))
+            lines.append(one_line(f"    fix: {pull_fix(finding)}"))
     lines.extend(f"not known: {one_line(n)}" for n in report.notes)
     return "\n".join(lines) + "\n"
+
+
+def _slow_pulls(finding: PoolPulls) -> dict[str, Any]:
+    return {
+        "pool": finding.pool,
+        "startedPods": finding.started,
+        "pods": [f"{p.namespace}/{p.name}" for p in finding.dominated],
+        "pullSecondsP95": _seconds(finding.pull_p95),
+        "waitingSecondsP95": _seconds(finding.waiting_p95),
+        "shareP95": round(finding.share_p95, 3),
+        "images": [{"image": i, "sizeBytes": s} for i, s in finding.images],
+        "streamingNodes": finding.streaming[0],
+        "nodes": finding.streaming[1],
+        "caches": list(finding.caches),
+        "daemonSetsKnown": finding.daemonsets_known,
+        "speedUps": list(speed_ups(finding)),
+        "fix": pull_fix(finding),
+    }
+
+
+def _slow_pulls_line(finding: PoolPulls) -> str:
+    count = len(finding.dominated)
+    waiting = (
+        f" ({_span(finding.waiting_p95)} of it waiting behind other pulls)"
+        if finding.waiting_p95
+        else ""
+    )
+    images = ", ".join(
+        f"{i} {s / 1e9:.1f} GB" if s is not None else f"{i} (size not known)"
+        for i, s in finding.images
+    )
+    return one_line(
+        f"  pool {finding.pool}: {count} of {finding.started} started GPU "
+        f"pod{'' if finding.started == 1 else 's'}; pulls p95 {_span(finding.pull_p95)}{waiting}, "
+        f"{finding.share_p95:.0%} of created to first start; {images}; speed-ups: "
+        f"{'; '.join(speed_ups(finding))}"
+    )
 
 
 def _pod_line(pod: PodTimeline) -> str:

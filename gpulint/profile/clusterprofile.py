@@ -44,6 +44,7 @@ _POOL_KEYS: Mapping[str, str] = {
     "maxNodes": "max_nodes",
     "scaleFromZero": "scale_from_zero",
     "provisioningSeconds": "provisioning_seconds",
+    "imagePullSeconds": "image_pull_seconds",
     "instanceType": "instance_type",
     "devicePluginNotReady": "device_plugin_not_ready",
     "limitGroup": "limit_group",

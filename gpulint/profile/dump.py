@@ -175,6 +175,8 @@ def _pool(pool: Pool) -> list[str]:
     ]
     if pool.provisioning_seconds is not None:
         body.append(f"provisioningSeconds: {pool.provisioning_seconds}")
+    if pool.image_pull_seconds is not None:
+        body.append(f"imagePullSeconds: {pool.image_pull_seconds}")
     body.append(f"devicePluginNotReady: {pool.device_plugin_not_ready}")
     if pool.limit_group is not None:
         body.append(f"limitGroup: {_scalar(pool.limit_group)}")

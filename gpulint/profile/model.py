@@ -173,6 +173,8 @@ class Pool:
     max_nodes: int = 0
     scale_from_zero: bool = False  # the autoscaler can add a node while the pool has none
     provisioning_seconds: int | None = None  # scale-up until a Ready node advertises GPUs
+    # The p95 of its GPU pods' image pulls, waiting included (`gpulint diagnose --timeline`).
+    image_pull_seconds: int | None = None
     instance_type: str | None = None
     device_plugin_not_ready: int = 0  # nodes whose capacity shows GPUs but allocatable 0
     # Extended resources (GPUs) already requested by running/pending pods on the pool's nodes,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
+from gpulint.loader import display_path
 from gpulint.profile.model import (
     NODE_LABELS,
     ClusterProfile,
@@ -39,12 +40,12 @@ _HIDDEN_LABEL_PREFIXES = (
 )
 
 
-def show_profile(profile: ClusterProfile) -> str:
+def show_profile(profile: ClusterProfile, root: str | None = None) -> str:
     """A summary line, the table of pools, the admission line, quotas, priorities, queues and
-    DRA objects."""
+    DRA objects; the files it was built from named relative to `root` when inside it."""
     lines = [_cluster_line(profile)]
     if profile.sources:
-        lines.append(f"Built from: {', '.join(profile.sources)}")
+        lines.append(f"Built from: {', '.join(display_path(s, root) for s in profile.sources)}")
     lines.append("")
     if profile.pools:
         in_use_known = any(pool.gpus_in_use for pool in profile.pools)

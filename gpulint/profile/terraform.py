@@ -17,7 +17,10 @@ imported only when a Terraform input is given. Resources read:
 - the control plane's release, which objects are validated against: `aws_eks_cluster`
   `version`, the eks module's `kubernetes_version` (`cluster_version` before v21),
   `azurerm_kubernetes_cluster` `kubernetes_version`, and `google_container_cluster`
-  `min_master_version` (the oldest release the control plane runs: GKE upgrades it).
+  `min_master_version` (the oldest release the control plane runs: GKE upgrades it);
+- the cluster's name: `aws_eks_cluster`, `google_container_cluster` and
+  `azurerm_kubernetes_cluster` `name`, the eks module's `name` (`cluster_name` before v21), else
+  the cluster the node pools join.
 
 A value the files cannot decide (a data source, a remote module's output, a variable without
 a default) is not guessed silently: the pool takes a stated fallback and the profile lists it
@@ -125,7 +128,8 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
     from gpulint.profile.sandbox import read_only_to
     from gpulint.profile.terraform_tree import check_module_tree, evaluate, tree_boundary
 
-    require_tfparse(path)  # the extra's message before anything else
+    named = _shown(path, "", root)  # as messages name it: relative when inside the root
+    require_tfparse(named)  # the extra's message before anything else
     where = path if root is None else os.path.join(root, path)
     directory = where if os.path.isdir(where) else os.path.dirname(where) or "."
 
@@ -135,7 +139,7 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
     boundary = tree_boundary(directory, root)
     restrict = read_only_to([boundary]) if os.name == "posix" else None
     modules = check_module_tree(directory, boundary, shown, bounded=restrict is not None)
-    blocks = evaluate(directory, path, shown, modules, restrict)
+    blocks = evaluate(directory, named, shown, modules, restrict)
     assumptions: list[str] = []
     pools: list[PoolFacts] = []
     # An EKS cluster in the module makes its Auto Scaling groups EKS node groups too.
@@ -157,10 +161,11 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
     provider = providers.pop() if len(providers) == 1 else None
     version, minimum = _cluster_versions(blocks)
     profile = ClusterProfile(
+        name=_cluster_name(blocks),
         kubernetes_version=version,
         minimum_kubernetes_version=minimum,
         provider=provider,
-        provider_source=f"inferred from the Terraform resources in {path}" if provider else None,
+        provider_source=f"inferred from the Terraform resources in {named}" if provider else None,
         sources=(path,),
         assumptions=tuple(assumptions),
     )
@@ -558,15 +563,56 @@ _CLUSTER_VERSIONS = (
 )
 
 
+#: The cluster's name: (block kind, argument). The eks module's is `name` from v21,
+#: `cluster_name` before.
+_CLUSTER_NAMES = (
+    ("aws_eks_cluster", "name"),
+    ("module", "name"),
+    ("module", "cluster_name"),
+    ("google_container_cluster", "name"),
+    ("azurerm_kubernetes_cluster", "name"),
+)
+
+
+#: Where node pools name the cluster they join, for a module that has only its node pools.
+_JOINED_CLUSTER_NAMES = (
+    ("aws_eks_node_group", "cluster_name"),
+    ("google_container_node_pool", "cluster"),  # a name, or projects/.../clusters/NAME
+)
+
+
+def _cluster_name(blocks: Mapping[str, Any]) -> str | None:
+    """The name the module gives its cluster, when it defines one cluster (or several of one
+    name) whose name the files decide, else the one cluster its node pools all join; None
+    otherwise."""
+    for names in (_CLUSTER_NAMES, _JOINED_CLUSTER_NAMES):
+        found: set[str] = set()
+        for kind, key in names:
+            for block in _blocks(blocks.get(kind)):
+                if kind == "module" and not _is_eks_cluster_module(block):
+                    continue
+                value = block.get(key)
+                if isinstance(value, str) and value and not _unresolved(value):
+                    found.add(value.rsplit("/clusters/", 1)[-1])
+        if found:
+            return found.pop() if len(found) == 1 else None
+    return None
+
+
+def _is_eks_cluster_module(block: Mapping[str, Any]) -> bool:
+    """The terraform-aws-modules/eks module itself, not one of its node-group submodules."""
+    source = _text(block.get("source"))
+    return _EKS_MODULE in source and "//modules/" not in source
+
+
 def _cluster_versions(blocks: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """The release the clusters of the module state (exact, and a minimum), each None unless
     every cluster that states one states the same; values the files cannot decide are none."""
     found: dict[bool, set[str]] = {False: set(), True: set()}
     for kind, key, minimum in _CLUSTER_VERSIONS:
         for block in _blocks(blocks.get(kind)):
-            source = _text(block.get("source"))
             # A node-group submodule's version is its nodes' (kubelets'), not the cluster's.
-            if kind == "module" and (_EKS_MODULE not in source or "//modules/" in source):
+            if kind == "module" and not _is_eks_cluster_module(block):
                 continue
             value = block.get(key)
             if isinstance(value, str) and value and not _unresolved(value):

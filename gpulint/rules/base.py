@@ -89,6 +89,30 @@ class Problem(NamedTuple):
         )
 
 
+class Involved:
+    """The objects a problem combines (`Problem.involves`), with the files they are in as a
+    few sets: a capacity finding on a busy pool combines thousands of workloads, and a run
+    given only some files asks of each finding whether one of them is in those files, which
+    set intersections answer without listing the objects."""
+
+    __slots__ = ("_documents", "files")
+
+    def __init__(
+        self,
+        documents: Callable[[], Iterable[DocumentLike | None]],
+        files: Iterable[frozenset[str]],
+    ) -> None:
+        self._documents = documents
+        self.files = tuple(files)
+
+    def __iter__(self) -> Iterator[DocumentLike | None]:
+        return iter(self._documents())
+
+    def touches(self, given: frozenset[str]) -> bool:
+        """Whether one of the objects is in the files `given`."""
+        return any(not files.isdisjoint(given) for files in self.files)
+
+
 class GpuPlacement(NamedTuple):
     """A GPU pod template, its workload, where it can run as admitted, and where it could run
     if the admission's assumptions held (None: nothing assumed)."""

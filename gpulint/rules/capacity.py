@@ -24,7 +24,7 @@ from gpulint.replicas import (
     planned_pods,
     runs_on_every_node,
 )
-from gpulint.rules.base import CheckContext, Problem
+from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.scheduling import (
     allocatable,
     describe_pools,
@@ -122,10 +122,11 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
                 continue
             # Pods counted where they surely run: where an admission assumption could move
             # some of them, the verdict is a warning naming it.
+            # (Each group's are gathered once: a group may hold thousands of workloads.)
             assumptions = dict.fromkeys(
-                d.assumption
-                for d in (demand, *(m for g in sharing.groups for m in g.members))
-                if d.assumption
+                assumption
+                for assumption in (demand.assumption, *_assumptions_of(sharing.groups))
+                if assumption
             )
             yield _capacity_problem(
                 demand, resource, per_pod, sharing, need, have, pools, tuple(assumptions)
@@ -153,6 +154,34 @@ class PoolGroup(NamedTuple):
     members: tuple[GpuDemand, ...]
     total: Decimal  # GPUs all members hold at once
     room: Decimal  # the most the pools can give them
+    files: frozenset[str] = frozenset()  # where the members and their HPAs are written
+    # The admission assumptions the members' pools rest on, each once, in the members' order.
+    assumptions: tuple[str, ...] = ()
+
+
+def _assumptions_of(groups: Iterable[PoolGroup]) -> Iterator[str]:
+    """The assumptions of `groups`, group after group."""
+    for group in groups:
+        yield from group.assumptions
+
+
+def _group(
+    names: frozenset[str], found: list[GpuDemand], resource: str, profile: ClusterProfile
+) -> PoolGroup:
+    """The group of the demands `found` on `resource`, all confined to the pools `names`."""
+    members = tuple(sorted(found, key=lambda d: d.total(resource), reverse=True))
+    return PoolGroup(
+        names,
+        members,
+        sum((d.total(resource) for d in found), Decimal(0)),
+        _room((p for p in profile.pools if p.name in names), resource),
+        frozenset(
+            path
+            for d in found
+            for path in (d.workload.document.file.path, d.planned.document.file.path)
+        ),
+        tuple(dict.fromkeys(d.assumption for d in members if d.assumption)),
+    )
 
 
 def pool_groups(
@@ -170,13 +199,7 @@ def pool_groups(
     groups: dict[str, tuple[PoolGroup, ...]] = {}
     for resource, by_pools in members.items():
         groups[resource] = tuple(
-            PoolGroup(
-                names,
-                tuple(sorted(found, key=lambda d: d.total(resource), reverse=True)),
-                sum((d.total(resource) for d in found), Decimal(0)),
-                _room((p for p in profile.pools if p.name in names), resource),
-            )
-            for names, found in by_pools.items()
+            _group(names, found, resource, profile) for names, found in by_pools.items()
         )
     return groups
 
@@ -214,12 +237,22 @@ class Sharing(NamedTuple):
                 continue
             within.append(group)
             skipped, skipped_total = minus.get(group.pools, (0, Decimal(0)))
-            confined += min(group.total - skipped_total, group.room)
+            others = group.total - skipped_total
+            # Capped only on a smaller set of pools: on the judged one's own pools, every
+            # workload's message adds up to the same total, and the overflow is that total
+            # less the room.
+            confined += others if group.pools == pools else min(others, group.room)
             count += len(group.members) - skipped
             kept = (d for d in group.members if id(d) not in skip)
             largest.extend(itertools.islice(kept, _MAX_LISTED))
         largest.sort(key=lambda d: d.total(resource), reverse=True)
         return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within))
+
+    def involved(self, *own: DocumentLike) -> Involved:
+        """`own` and every workload counted, with the HPAs that set their counts: what a
+        finding about them combines (`Problem.involves`)."""
+        files = [frozenset(d.file.path for d in own), *(g.files for g in self.groups)]
+        return Involved(lambda: itertools.chain(own, self.documents()), files)
 
     def documents(self) -> Iterator[DocumentLike]:
         """Every workload counted, listed or not, and the HPAs that set their counts."""
@@ -341,7 +374,7 @@ def _gang_problems(
             f"move the others to another pool, or {_grow(pools, resource, need + others - have)}.",
             severity=Severity.WARNING,
             names_workload=True,
-            involves=sharing.documents(),
+            involves=sharing.involved(),
         )
 
 
@@ -463,7 +496,7 @@ def _capacity_problem(
         fix,
         names_workload=True,
         severity=Severity.WARNING if assumptions else None,
-        involves=itertools.chain((demand.workload.document,), sharing.documents()),
+        involves=sharing.involved(demand.workload.document),
     )
 
 
@@ -491,7 +524,7 @@ def _queued_problem(
         f"{queue} the quota for all of them.",
         severity=Severity.WARNING,
         names_workload=True,
-        involves=itertools.chain((demand.workload.document,), sharing.documents()),
+        involves=sharing.involved(demand.workload.document),
     )
 
 
@@ -516,20 +549,32 @@ def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
         pools = _cold_pools(ctx, template)
         if not pools:
             continue
-        fastest = min(pools, key=lambda p: p.provisioning_seconds or 0)
-        seconds = fastest.provisioning_seconds or 0
+        # The profile's p95 image pull (imagePullSeconds) comes on top of provisioning.
+        fastest = min(pools, key=_start_seconds)
+        seconds = _start_seconds(fastest)
         if deadline.value >= seconds:
             continue
+        pull = fastest.image_pull_seconds
+        took = f"about {fastest.provisioning_seconds} s to provision one"
+        if pull:
+            took += (
+                f" plus {pull} s to pull the images (the pool's p95 pull, imagePullSeconds in "
+                f"the profile), {seconds} s in all"
+            )
         yield Problem.at(
             workload.document,
             deadline.pos,
             f"activeDeadlineSeconds: {deadline.value} counts the time pods wait Pending, but "
-            f"they can only run on {describe_pools(pools)}, with 0 nodes now and about "
-            f"{seconds} s to provision one{_each(pools)}: the Job can fail with "
-            f"DeadlineExceeded before a pod starts",
+            f"they can only run on {describe_pools(pools)}, with 0 nodes now and "
+            f"{took}{_each(pools)}: the Job can fail with DeadlineExceeded before a pod starts",
             f"Raise activeDeadlineSeconds above {seconds} s plus the run time, or keep a warm "
             f"node in {fastest.name} (minNodes: 1).",
         )
+
+
+def _start_seconds(pool: Pool) -> int:
+    """Provisioning plus the p95 image pull, when the profile gives them."""
+    return (pool.provisioning_seconds or 0) + (pool.image_pull_seconds or 0)
 
 
 def _cold_pools(ctx: CheckContext, template: PodTemplate) -> tuple[Pool, ...]:
@@ -546,4 +591,4 @@ def _cold_pools(ctx: CheckContext, template: PodTemplate) -> tuple[Pool, ...]:
 def _each(pools: tuple[Pool, ...]) -> str:
     if len(pools) < 2:
         return ""
-    return " (" + ", ".join(f"{p.name}: {p.provisioning_seconds} s" for p in pools) + ")"
+    return " (" + ", ".join(f"{p.name}: {_start_seconds(p)} s" for p in pools) + ")"

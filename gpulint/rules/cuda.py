@@ -42,15 +42,23 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
     warning when it runs there only through minor-version or forward compatibility, or when
     some of its pools can run it and others cannot (the scheduler does not look at drivers).
     """
-    from gpulint.cuda import highest_cuda, judge_driver, pool_driver, pool_gpu
+    from gpulint.cuda import (
+        highest_cuda,
+        judge_driver,
+        manifest_operator_drivers,
+        pool_driver,
+        pool_gpu,
+    )
 
     assert ctx.profile is not None
+    # The GPU Operator's objects among every input (knowledge kinds), not only this file.
+    operators = manifest_operator_drivers(ctx.knowledge)
     for _, template in ctx.pod_templates():
         containers = list(_gpu_containers(template))
         if not containers:
             continue
         eligible = ctx.placement(template).eligible
-        drivers = {id(pool): pool_driver(pool, ctx.profile) for pool in eligible}
+        drivers = {id(pool): pool_driver(pool, ctx.profile, operators) for pool in eligible}
         if not any(drivers.values()):
             continue
         for _container, need in containers:

@@ -399,6 +399,7 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None:
         return
+    yield from _missing_pools_beside_gpu001(ctx, profile)
     for item in gpu_placements(ctx):
         template, placement = item.template, item.placement
         verdict = blocker(item, profile)
@@ -439,6 +440,26 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
                 _cold_fix(placement, pools, dead=False),
                 severity=Severity.WARNING,
             )
+
+
+def _missing_pools_beside_gpu001(ctx: CheckContext, profile: ClusterProfile) -> Iterator[Problem]:
+    """A pod left to GPU001 (it requests an accelerator no pool advertises) that also names a
+    pool the cluster lacks: a second defect, not a consequence of the first. Renaming the
+    resource leaves the pod Pending all the same, so both are told at once."""
+    if not profile.pools or profile.provider == "gke-autopilot":
+        return
+    advertised = profile.advertised_resources()
+    for workload, template in ctx.pod_templates():
+        gpus = gpu_requests(template)
+        if not gpus or all(name in advertised for name in gpus):
+            continue  # judged with its placement (gpu_placements)
+        missing = missing_pool(template, profile)
+        if missing is not None:
+            # No pool fits a resource none advertises, so no pool is suggested for it.
+            item = GpuPlacement(
+                workload, template, ctx.placement(template), gpus, ctx.admission(template)
+            )
+            yield _missing_pool_problem(item, profile, missing)
 
 
 def placement_keeps_pod_cold(placement: Placement) -> bool:
@@ -646,6 +667,8 @@ def gpu_exceeds_node(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None:
         return
+    if profile.scheduler_extenders and _HAMI in profile.scheduler_extenders:
+        yield from _hami_vgpus_exceed_gpus(ctx)
     for item in gpu_placements(ctx):
         if blocker(item, profile) is not Blocker.TOO_MANY_GPUS:
             continue
@@ -678,6 +701,46 @@ def gpu_exceeds_node(ctx: CheckContext) -> Iterator[Problem]:
             f"(a node of {largest.name}) and split the work across pods, or target a pool "
             f"with larger nodes.",
         )
+
+
+# HAMi (Project-HAMi/HAMi README "Running GPU Jobs"): a container's `nvidia.com/gpu: N` asks
+# for N vGPUs, each on a different physical GPU of one node, while the node's allocatable counts
+# every GPU `deviceSplitCount` times (10 by default): a container asking more vGPUs than the node
+# has GPUs stays Pending though allocatable would hold it. GPU Feature Discovery's count label
+# says how many GPUs a node has.
+_HAMI = "hami"
+_HAMI_RESOURCE = "nvidia.com/gpu"
+_GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+
+
+def _hami_vgpus_exceed_gpus(ctx: CheckContext) -> Iterator[Problem]:
+    """A container asking HAMi for more vGPUs than any node it can run on has GPUs."""
+    for item in gpu_placements(ctx):
+        pools = usable(item.placement.eligible)
+        counts = [_gpu_count(p) for p in pools]
+        if not pools or None in counts:
+            continue  # where it may run, or how many GPUs a node has, is not known
+        most = max(c for c in counts if c is not None)
+        for container in item.template.app_containers:
+            limit = container.resources.limits.get(_HAMI_RESOURCE)
+            if limit is None or limit.amount is None or limit.amount <= most:
+                continue
+            yield Problem.at(
+                item.template.document,
+                limit.key_pos,
+                f"container `{container.name}` asks HAMi for {format_quantity(limit.amount)} "
+                f"vGPUs, each on a different physical GPU of one node, but the nodes it can run "
+                f"on have at most {most} GPUs ({describe_pools(pools)}, `{_GPU_COUNT_LABEL}`); "
+                f"allocatable counts each GPU once per share: the pod stays Pending",
+                f"Ask for at most {most} vGPUs per container (`nvidia.com/gpumem` and "
+                "`nvidia.com/gpucores` size each one), or split the work across containers or "
+                "pods.",
+            )
+
+
+def _gpu_count(pool: Pool) -> int | None:
+    text = pool.labels.get(_GPU_COUNT_LABEL, "")
+    return int(text) if text.isdigit() and text.isascii() and len(text) < 6 else None
 
 
 def resource_pos(template: PodTemplate, resource: str) -> Pos:

@@ -1,0 +1,84 @@
+"""GPU610 always-pull-multi-gb-gpu-image: a GPU pod that asks the registry for a multi-GB image
+at every start."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from gpulint.data.image_sizes import IMAGE_SIZES, ImageSize
+from gpulint.gpus import gpu_requests
+from gpulint.rules.base import CheckContext, Problem
+
+#: Registry and namespace prefixes Docker Hub references may carry.
+_HUB_PREFIXES = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
+
+
+def image_size(image: str) -> ImageSize | None:
+    """The size row of `image` (`repo:tag`, `repo@digest`, no tag: `latest`); None when the
+    table does not know its tag."""
+    rest = image.strip().partition("@")[0]
+    head, slash, last = rest.rpartition("/")
+    name, _, tag = last.partition(":")
+    repository = f"{head}{slash}{name}"
+    for prefix in _HUB_PREFIXES:
+        if repository.startswith(prefix):
+            repository = repository[len(prefix) :]
+            break
+    repository = repository.removeprefix("library/")
+    tag = tag or "latest"
+    for row in IMAGE_SIZES:
+        if repository in row.repositories and re.fullmatch(row.tag, tag):
+            return row
+    return None
+
+
+def implies_always(image: str) -> bool:
+    """Whether an omitted imagePullPolicy defaults to Always: the tag is `latest` or there is
+    none, and no digest pins the image."""
+    if "@" in image:
+        return False
+    last = image.strip().rpartition("/")[2]
+    _, colon, tag = last.partition(":")
+    return not colon or tag == "latest"
+
+
+def always_pull_multi_gb_gpu_image(ctx: CheckContext) -> Iterator[Problem]:
+    """imagePullPolicy Always (written, or implied by `:latest`) on a GPU pod's multi-GB image."""
+    for _, template in ctx.pod_templates():
+        if not gpu_requests(template):
+            continue
+        for container in template.containers:
+            node = container.node
+            image = node.get("image")
+            if not isinstance(image, str):
+                continue
+            row = image_size(image)
+            if row is None:
+                continue
+            policy = node.get("imagePullPolicy")
+            what = f"{row.family}, about {row.gigabytes:g} GB (source: {row.source})"
+            cost = (
+                "every start of this GPU pod asks the registry for the tag, and when the tag has "
+                "moved the kubelet pulls the new layers while the GPUs wait; a registry outage or "
+                "rate limit keeps the pod from starting"
+            )
+            if policy == "Always":
+                yield Problem.at(
+                    template.document,
+                    node.pos_of_value("imagePullPolicy"),
+                    f"imagePullPolicy: Always on {image}, {what}: {cost}",
+                    f"Pin a release tag or a digest in container `{container.name}` and set "
+                    "imagePullPolicy: IfNotPresent.",
+                )
+            elif policy is None and implies_always(image):
+                untagged = ":" not in image.rpartition("/")[2]
+                tagged = "no tag" if untagged else "the tag latest"
+                yield Problem.at(
+                    template.document,
+                    node.pos_of_value("image"),
+                    f"{image} has {tagged} and no imagePullPolicy, which then defaults to "
+                    f"Always; it is {what}: {cost}",
+                    f"Pin a release tag or a digest in container `{container.name}` (the "
+                    "default is then IfNotPresent).",
+                )
