@@ -319,10 +319,21 @@ def limit_range_refusals(
     its limit, and LimitRanger a value under `min`, over `max`, or a limit over
     `maxLimitRequestRatio` times the request.
     """
+    limit_ranges = tuple(limit_ranges)
     for source in limit_ranges:
         limit_range = source.limit_range
         name = f"`{limit_range.namespace}/{limit_range.name}`"
         for item in limit_range.items:
+            if item.type == "Pod":
+                found_pod = _pod_refusal(template, item, limit_ranges)
+                if found_pod is not None:
+                    message, pos = found_pod
+                    yield Refusal(
+                        f"LimitRange {limit_range.namespace}/{limit_range.name}",
+                        f"after admission: the LimitRange {name} {message}",
+                        pos,
+                        source.document,
+                    )
             if item.type != "Container":
                 continue
             default = {**item.max, **item.default}
@@ -403,6 +414,103 @@ def _container_refusal(
             f"{_amount(resource, request)}",
             where,
         )
+    return None
+
+
+def _pod_refusal(
+    template: PodTemplate, item: LimitRangeItem, limit_ranges: Iterable[LimitRangeInEffect]
+) -> tuple[str, Pos] | None:
+    """What a `type: Pod` item refuses: LimitRanger sums each resource over the containers
+    (after the Container items' defaults; an init container counts when it alone asks more)
+    and refuses a sum under `min`, over `max`, or a limit over `maxLimitRequestRatio` times
+    the request; a resource `min` names that no container requests, or `max` names that no
+    container limits, is refused too (`PodValidateLimitFunc`)."""
+    default_limits: dict[str, Decimal] = {}
+    default_requests: dict[str, Decimal] = {}
+    for source in limit_ranges:
+        for other in source.limit_range.items:
+            if other.type == "Container":
+                default_limits.update({**other.max, **other.default})
+                default_requests.update(
+                    {**other.min, **other.max, **other.default, **other.default_request}
+                )
+    requests: dict[str, Decimal] = {}
+    limits: dict[str, Decimal] = {}
+    init_requests: dict[str, Decimal] = {}
+    init_limits: dict[str, Decimal] = {}
+    # A resource some container writes as no quantity (a placeholder) has no known sum.
+    unknown: set[str] = set()
+    for container in template.containers:
+        if container.role is ContainerRole.EPHEMERAL:
+            continue
+        written = container.resources
+        for values in (written.limits, written.requests):
+            unknown.update(r for r, q in values.items() if q.amount is None)
+        limit = {r: q.amount for r, q in written.limits.items() if q.amount is not None}
+        limit = {**{r: v for r, v in default_limits.items() if r not in limit}, **limit}
+        request = {r: q.amount for r, q in written.requests.items() if q.amount is not None}
+        # API defaulting copies a written limit into a missing request before admission.
+        request = {**{r: v for r, v in limit.items() if r in written.limits}, **request}
+        request = {**{r: v for r, v in default_requests.items() if r not in request}, **request}
+        # Sidecars run beside the app containers: their amounts add up with them.
+        if container.role in (ContainerRole.APP, ContainerRole.SIDECAR):
+            for target, values in ((requests, request), (limits, limit)):
+                for r, v in values.items():
+                    target[r] = target.get(r, Decimal(0)) + v
+        else:
+            for target, values in ((init_requests, request), (init_limits, limit)):
+                for r, v in values.items():
+                    target[r] = max(target.get(r, Decimal(0)), v)
+    for target, init in ((requests, init_requests), (limits, init_limits)):
+        for r, v in init.items():
+            target[r] = max(target.get(r, Decimal(0)), v)
+    where = template.spec.pos
+    for resource, least in item.min.items():
+        if is_extended_resource(resource) or resource in unknown:
+            continue
+        what = _RESOURCE_WORDS.get(resource, resource)
+        if resource not in requests:
+            return (
+                f"requires the pod's {what} requests (summed over its containers) to be at "
+                f"least {_amount(resource, least)}, and no container requests {what}",
+                where,
+            )
+        if requests[resource] < least:
+            return (
+                f"requires the pod's {what} requests (summed over its containers) to be at "
+                f"least {_amount(resource, least)}, and they come to "
+                f"{_amount(resource, requests[resource])}",
+                where,
+            )
+    for resource, most in item.max.items():
+        if is_extended_resource(resource) or resource in unknown:
+            continue
+        what = _RESOURCE_WORDS.get(resource, resource)
+        if resource not in limits:
+            return (
+                f"allows the pod's {what} limits (summed over its containers) at most "
+                f"{_amount(resource, most)}, and no container sets a {what} limit",
+                where,
+            )
+        if limits[resource] > most:
+            return (
+                f"allows the pod's {what} limits (summed over its containers) at most "
+                f"{_amount(resource, most)}, and they come to "
+                f"{_amount(resource, limits[resource])}",
+                where,
+            )
+    for resource, ratio in item.max_limit_request_ratio.items():
+        if is_extended_resource(resource) or resource in unknown:
+            continue
+        limit_sum, request_sum = limits.get(resource), requests.get(resource)
+        if limit_sum is not None and request_sum and limit_sum / request_sum > ratio:
+            what = _RESOURCE_WORDS.get(resource, resource)
+            return (
+                f"allows the pod's {what} limits at most {format_quantity(ratio)} times its "
+                f"requests (summed over its containers), and they come to "
+                f"{_amount(resource, limit_sum)} for {_amount(resource, request_sum)}",
+                where,
+            )
     return None
 
 

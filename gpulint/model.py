@@ -165,6 +165,9 @@ class Quantity(NamedTuple):
     amount: Decimal | None
     key_pos: Pos
     value_pos: Pos
+    # The envsubst placeholder an accelerator amount holds (`${GPUS}`): `amount` is then the
+    # fewest it can be, one (gpulint.workloads).
+    placeholder: str | None = None
 
     @property
     def shown(self) -> str:
@@ -241,6 +244,19 @@ class PodTemplate:
     def annotations(self) -> YMap:
         """The template's metadata.annotations (for a Pod, the object's own)."""
         return mapping_at(self.node, "metadata", "annotations")
+
+    @cached_property
+    def unknown_amounts(self) -> Mapping[str, str]:
+        """The accelerator resources whose amount an envsubst placeholder holds, with it
+        (`nvidia.com/gpu: ${N}`): the pod asks for them, how many is not known (the loader
+        counts the fewest, one; gpulint.placeholders leaves what depends on it not judged)."""
+        return {
+            name: q.placeholder
+            for c in self.containers
+            for quantities in (c.resources.limits, c.resources.requests)
+            for name, q in quantities.items()
+            if q.placeholder is not None
+        }
 
     @cached_property
     def app_containers(self) -> tuple[Container, ...]:

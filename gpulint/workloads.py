@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from gpulint.accelerators import is_extended_resource, looks_like_accelerator
 from gpulint.fields import shown, wrong_type
 from gpulint.model import (
     Container,
@@ -422,16 +423,35 @@ def _resources(where: str, container: YMap, key: str, problems: list[tuple[Pos, 
 def _quantities(node: Any) -> dict[str, Quantity]:
     if not isinstance(node, YMap):
         return {}
-    return {
-        str(name): Quantity(
-            resource=str(name),
+    quantities: dict[str, Quantity] = {}
+    for name, value in node.items():
+        resource = str(name)
+        placeholder = _amount_placeholder(resource, value)
+        quantities[resource] = Quantity(
+            resource=resource,
             raw=value,
-            amount=_amount(value),
+            amount=_AT_LEAST_ONE if placeholder else _amount(value),
             key_pos=node.pos_of_key(name),
             value_pos=node.pos_of_value(name),
+            placeholder=placeholder,
         )
-        for name, value in node.items()
-    }
+    return quantities
+
+
+def _amount_placeholder(resource: str, value: Any) -> str | None:
+    """The envsubst placeholder an accelerator amount holds (`nvidia.com/gpu: ${N}`), if any.
+
+    The pod asks for the accelerator all the same: its amount counts as the fewest it can
+    be, one, so the rules that do not depend on how many (pools, taints, selectors) judge the
+    pod as a GPU pod; those that do point into its `resources` block, which the placeholder
+    leaves not judged (gpulint.placeholders).
+    """
+    if not (is_extended_resource(resource) and looks_like_accelerator(resource)):
+        return None
+    return placeholder_in(value)
+
+
+_AT_LEAST_ONE = Decimal(1)
 
 
 def _amount(value: Any) -> Decimal | None:

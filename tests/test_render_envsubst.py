@@ -252,3 +252,109 @@ def test_a_replica_count_placeholder_leaves_out_only_what_counts_pods(
     (note,) = (f for f in unknown if f[0] == "GPU008")
     assert note[1:3] == (5, 13)
     assert "not judged: `spec.replicas` is `$N`, `serviceAccountName` is" in note[3]
+
+
+# A pod asking `${GPUS}` GPUs with a selector for a node group the cluster lacks, and one whose
+# GPU count a placeholder holds while its placement fits.
+GPU_AMOUNT = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: serve, namespace: ml}
+spec:
+  nodeSelector:
+    eks.amazonaws.com/nodegroup: a100-pool
+  containers:
+  - name: serve
+    image: serve:1.0
+    resources:
+      limits: {nvidia.com/gpu: "${GPUS}"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: train, namespace: ml}
+spec:
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  containers:
+  - name: train
+    image: train:1.0
+    resources:
+      limits: {nvidia.com/gpu: $GPUS}
+"""
+
+
+def test_a_gpu_amount_placeholder_still_makes_a_gpu_pod(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    found = _findings(tmp_path, GPU_AMOUNT, "sample.yaml")
+    # The pod asks for GPUs, how many is not known: its selector is judged against the GPU
+    # pools as with any count (before, the pod was taken for one asking nothing).
+    assert found == [
+        (
+            "GPU103",
+            6,
+            5,
+            "nodeSelector eks.amazonaws.com/nodegroup=a100-pool names a pool this cluster does "
+            "not have (pools by eks.amazonaws.com/nodegroup: g5, g6-inference, p4d, "
+            "p5-reserved, system): the pod stays Pending",
+        ),
+        (
+            "GPU008",
+            11,
+            32,
+            "this file is an envsubst template; not judged: "
+            "`spec.containers[0].resources.limits.nvidia.com/gpu` is `${GPUS}`, "
+            "`spec.containers[0].resources.limits.nvidia.com/gpu` is `$GPUS` (the rest is "
+            "checked); give the values (--var NAME=VALUE, or `variables:` in the config) to "
+            "check them too",
+        ),
+    ]
+    # With a count given, the same selector finding stands, the note goes, and what the
+    # placeholder's `resources` block decides (QoS) is judged too.
+    given = _findings(tmp_path, GPU_AMOUNT, "--var", "GPUS=1", "sample.yaml")
+    assert [f[:3] for f in given] == [("GPU103", 6, 5), ("GPU601", 10, 5), ("GPU601", 21, 5)]
+    assert given[0] == found[0]
+
+
+COUNTED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: many, namespace: ml}
+spec:
+  replicas: 500
+  selector:
+    matchLabels: {app: many}
+  template:
+    metadata:
+      labels: {app: many}
+    spec:
+      containers:
+      - name: c
+        image: c:1.0
+        resources:
+          requests: {cpu: "1", memory: 1Gi}
+          limits: {memory: 1Gi, nvidia.com/gpu: $GPUS}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q, namespace: ml}
+spec:
+  hard: {requests.nvidia.com/gpu: "0"}
+"""
+
+
+def test_a_gpu_amount_placeholder_leaves_the_gpu_arithmetic_not_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    # Capacity and quota multiply the GPUs per pod: with the amount unknown they are listed
+    # as not judged, not computed with a count nobody wrote.
+    templated = _findings(tmp_path, COUNTED, "sample.yaml")
+    assert [f[:3] for f in templated] == [("GPU008", 17, 49)]
+    assert (
+        "not judged: `containers[0].resources.limits.nvidia.com/gpu` is `$GPUS`"
+        in (templated[0][3])
+    )
+    given = _findings(tmp_path, COUNTED, "--var", "GPUS=2", "sample.yaml")
+    assert [f[:3] for f in given] == [("GPU201", 5, 3), ("GPU301", 5, 3)]
+    assert "needs 1000 nvidia.com/gpu (replicas: 500 × 2 per pod)" in given[0][3]

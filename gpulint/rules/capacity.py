@@ -58,8 +58,10 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
     """Every GPU workload with a replica count whose pods some pool can run."""
     for item in ctx.gpu_placements:
         pools = usable(item.placement.eligible)
-        # A count an envsubst placeholder holds is not judged (gpulint.placeholders).
-        if runs_on_every_node(item.workload) or not pools or item.workload.unknown_count:
+        # A count an envsubst placeholder holds, of pods or of GPUs per pod, is not judged
+        # (gpulint.placeholders).
+        unknown = item.workload.unknown_count or item.template.unknown_amounts
+        if runs_on_every_node(item.workload) or not pools or unknown:
             continue
         # Uncertain when an assumption of the admission (the platform's plugins, the flavor
         # Kueue picks) would change the pools the pod can run on.
@@ -331,16 +333,25 @@ def _gang_problems(
             pos = found[1] if found else part.template.spec.pos
         grow = _grow(pools, resource, need - most if need > most else Decimal(0))
         ref = workload.document.ref
+        # As for GPU201: where an admission assumption could add pools to a role's, the gang
+        # is counted where it surely runs, and the verdict is a warning naming it.
+        assumptions = dict.fromkeys(
+            m.assumption for m in members if m.assumption and resource in m.gpus
+        )
+        counted = (
+            "; counted where the pods surely run: " + "; ".join(assumptions) if assumptions else ""
+        )
         if need > most:
             yield Problem.at(
                 workload.document,
                 pos,
                 f"{ref} can never start: its gang needs {format_quantity(need)} {resource} at "
                 f"once ({gang.describe()}), but {describe_pools(pools)} can have at most "
-                f"{format_quantity(most)} ({room})",
+                f"{format_quantity(most)} ({room}){counted}",
                 f"Shrink the gang to at most {format_quantity(most)} {resource} (lower "
                 f"{part.count.field or 'the pod count'} of {part.template.role or 'the pods'}), "
                 f"or {grow}.",
+                severity=Severity.WARNING if assumptions else None,
                 names_workload=True,
             )
             continue
@@ -360,7 +371,7 @@ def _gang_problems(
             f"{format_quantity(need)} {resource} at once ({gang.describe()}) and "
             f"{describe_pools(pools)} can have at most {format_quantity(most)} ({room}), but "
             f"{'; '.join(beside)} leave only {format_quantity(max(have - others, Decimal(0)))}: "
-            f"the gang waits until enough of them finish",
+            f"the gang waits until enough of them finish{counted}",
             "Admit the gangs one at a time (a queue such as Kueue holds whole jobs back), "
             f"move the others to another pool, or {_grow(pools, resource, need + others - have)}.",
             severity=Severity.WARNING,

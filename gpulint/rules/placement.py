@@ -16,6 +16,7 @@ from decimal import Decimal
 from gpulint.constraints import PodAffinityTerm, Toleration, toleration_fields, toleration_yaml
 from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
 from gpulint.edits import add_items
+from gpulint.fields import shown
 from gpulint.gpus import accelerator_names, gpu_limit_pos, gpu_requests, is_gpu_resource
 from gpulint.model import ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
@@ -135,7 +136,7 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
         yield Problem.at(
             template.document,
             _obstacle_pos(item, closest),
-            f"no node pool can run this pod ({_gpu_text(item.gpus)}): {_per_pool(item)}{assumed}",
+            f"no node pool can run this pod ({_gpu_text(item)}): {_per_pool(item)}{assumed}",
             _no_pool_fix(item, closest),
             severity=severity,
         )
@@ -303,7 +304,7 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
         yield Problem.at(
             template.document,
             tolerations_pos(template),
-            f"pod ({_gpu_text(item.gpus)}) fits pool {best.pool.described} except for its "
+            f"pod ({_gpu_text(item)}) fits pool {best.pool.described} except for its "
             f"taint{'s' if len(best.untolerated) > 1 else ''} {taints}, which no toleration "
             f"of the pod matches{_admission_note(item, best.untolerated, profile)}{also}"
             f"{rest_text}{assumed}",
@@ -820,8 +821,12 @@ def anti_affinity_needs(ctx: CheckContext) -> Iterator[Workload]:
 # Message helpers
 
 
-def _gpu_text(gpus: dict[str, Decimal]) -> str:
-    return "requests " + ", ".join(f"{format_quantity(v)} {k}" for k, v in gpus.items())
+def _gpu_text(item: GpuPlacement) -> str:
+    unknown = item.template.unknown_amounts
+    return "requests " + ", ".join(
+        f"`{shown(unknown[k])}` {k}" if k in unknown else f"{format_quantity(v)} {k}"
+        for k, v in item.gpus.items()
+    )
 
 
 def _per_pool(item: GpuPlacement) -> str:

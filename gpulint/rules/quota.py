@@ -135,8 +135,8 @@ def _demands(ctx: CheckContext) -> list[tuple[str, PodDemand, str]]:
     default = global_default_class(classes)
     found = []
     for workload, template in ctx.pod_templates():
-        if workload.unknown_count:
-            continue  # how many pods it charges is not known (gpulint.placeholders)
+        if workload.unknown_count or template.unknown_amounts:
+            continue  # how many pods or GPUs it charges is not known (gpulint.placeholders)
         demand = pod_demand(workload, template, ctx.autoscalers_of(workload))
         if demand is None or demand.pods == 0:
             continue
