@@ -570,9 +570,10 @@ def test_a_context_finding_naming_a_longer_name_does_not_involve_the_given_file(
         ("k8s/trainer-b.yaml", "GPU301", 5),
     ]
     assert json.loads(result.stdout)["findings"][1]["message"] == (
-        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-b: 1 replica"
-        " × 3; Deployment/ml/trainer-a: 3) > hard 4 `requests.nvidia.com/gpu`; pods beyond the"
-        " quota are refused at creation (exceeded quota)"
+        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-a: 3; "
+        "Deployment/ml/trainer-b: 3) = 6 > hard 4 `requests.nvidia.com/gpu`, 2 over; "
+        "Deployment/ml/trainer-b: 1 replica × 3; pods beyond the quota are refused at creation "
+        "(exceeded quota)"
     )
 
 
@@ -662,8 +663,9 @@ def test_stdin_named_as_a_context_file_stands_for_that_file(split: Path) -> None
     assert located(result) == [("k8s/a.yaml", "GPU301", 5), ("k8s/b.yaml", "GPU301", 5)]
     message = json.loads(result.stdout)["findings"][1]["message"]
     assert message.startswith(
-        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-b: 1 replica"
-        " × 3; Deployment/ml/trainer-a: 3) > hard 4 `requests.nvidia.com/gpu`"
+        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-a: 3; "
+        "Deployment/ml/trainer-b: 3) = 6 > hard 4 `requests.nvidia.com/gpu`, 2 over; "
+        "Deployment/ml/trainer-b: 1 replica × 3"
     )
     # Its edited text is what counts: with one GPU, the two fit the quota.
     result = CliRunner().invoke(main, args, input=text.replace("gpu: 3", "gpu: 1"))

@@ -504,6 +504,6 @@ def test_a_terminating_scoped_quota_counts_only_pods_with_a_deadline() -> None:
     problems = list(gpu_quota_exceeded(_context(TERMINATING, profile)))
     assert len(problems) == 1
     assert problems[0].pos == (5, 3)
-    assert "used 1 + requested 6 (3 parallel pods × 2) > hard 4" in problems[0].message
+    assert "used 1 + requested 6 (3 parallel pods × 2) = 7 > hard 4" in problems[0].message
     roomy = profile.quotas[0]._replace(hard={"requests.nvidia.com/gpu": Decimal(7)})
     assert list(gpu_quota_exceeded(_context(TERMINATING, replace(profile, quotas=(roomy,))))) == []

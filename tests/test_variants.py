@@ -126,8 +126,8 @@ def test_an_overlay_overflowing_the_quota_is_reported_once_whatever_file_changed
             5,
             3,
             "ResourceQuota ml/gpu: used 0 + requested 9 ((7 replicas + 2 rolling-update surge) "
-            "× 1) > hard 8 `requests.nvidia.com/gpu`; the surge pods of every rolling update "
-            "are refused (exceeded quota)",
+            "× 1) = 9 > hard 8 `requests.nvidia.com/gpu`, 1 over; the surge pods of every "
+            "rolling update are refused (exceeded quota)",
             [],
         )
     ]
@@ -259,8 +259,9 @@ def platform_repo() -> dict[str, str]:
 #: overlay) overflow both the quota and gpu-l40s (2 nodes × 4); in staging, dev's 1 and the
 #: staging overlay's 2 fit, but the staging overlay pins a pool staging does not have.
 PROD_QUOTA = (
-    "ResourceQuota ml/gpu: used 0 + requested 10 ({first}; {second}) > hard 8 "
-    "`requests.nvidia.com/gpu`; pods beyond the quota are refused at creation (exceeded quota)"
+    "ResourceQuota ml/gpu: used 0 + requested 10 (Deployment/ml/inference: 6; "
+    "Deployment/ml/trainer: 4) = 10 > hard 8 `requests.nvidia.com/gpu`, 2 over; {own}; pods "
+    "beyond the quota are refused at creation (exceeded quota)"
 )
 STAGING_POOL = (
     "nodeSelector eks.amazonaws.com/nodegroup=gpu-h100 names a pool this cluster does not have "
@@ -311,9 +312,7 @@ def test_the_platform_repo_gives_each_true_finding_once_tagged_with_its_cluster(
             "charts/inference/templates/deployment.yaml",
             6,
             3,
-            PROD_QUOTA.format(
-                first="Deployment/ml/inference: 6 replicas × 1", second="Deployment/ml/trainer: 4"
-            ),
+            PROD_QUOTA.format(own="Deployment/ml/inference: 6 replicas × 1"),
             ["prod"],
             "charts/inference[prod]",
         ),
@@ -322,9 +321,7 @@ def test_the_platform_repo_gives_each_true_finding_once_tagged_with_its_cluster(
             "k8s/overlays/prod/replicas.yaml",
             5,
             3,
-            PROD_QUOTA.format(
-                first="Deployment/ml/trainer: 4 replicas × 1", second="Deployment/ml/inference: 6"
-            ),
+            PROD_QUOTA.format(own="Deployment/ml/trainer: 4 replicas × 1"),
             ["prod"],
             "k8s/overlays/prod",
         ),
@@ -397,8 +394,8 @@ def test_a_charts_namespace_is_the_namespace_of_its_objects(repo: Path) -> None:
             "charts/inference/templates/deployment.yaml",
             6,
             3,
-            "ResourceQuota ml/gpu: used 0 + requested 6 (6 replicas × 1) > hard 4 "
-            "`requests.nvidia.com/gpu`; pods beyond the quota are refused at creation "
+            "ResourceQuota ml/gpu: used 0 + requested 6 (6 replicas × 1) = 6 > hard 4 "
+            "`requests.nvidia.com/gpu`, 2 over; pods beyond the quota are refused at creation "
             "(exceeded quota)",
             [],
         )

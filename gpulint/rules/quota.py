@@ -320,29 +320,44 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
         per_pod = None if resource is None else charge.per_pod
         breakdown = demand.describe(per_pod)
         others = [c for c in charges if c is not charge]
+        total = used + requested
         if others:
-            # Name every contributor, this workload first: the sum is what the quota sees.
-            listed = "; ".join(
-                f"{_ref(c.demand, quota.namespace)}: {format_quantity(c.total)}" for c in others
+            # Every workload's finding lists the same members in one order (by name, whatever
+            # files were given), so the sum reads alike in each; this workload's own count
+            # follows it.
+            members = "; ".join(
+                sorted(
+                    f"{_ref(c.demand, quota.namespace)}: {format_quantity(c.total)}"
+                    for c in charges
+                )
             )
-            breakdown = f"{_ref(demand, quota.namespace)}: {breakdown}; {listed}"
+            own = f"; {_ref(demand, quota.namespace)}: {breakdown}"
+        else:
+            members, own = breakdown, ""
         arithmetic = (
             f"used {format_quantity(used)} + requested {format_quantity(requested)} "
-            f"({breakdown}) > hard {format_quantity(hard)} `{key}`"
+            f"({members}) = {format_quantity(total)} > hard {format_quantity(hard)} `{key}`, "
+            f"{format_quantity(total - hard)} over{own}"
         )
         if hard == 0:
             consequence = f"no pod counted by `{key}` can be created in namespace {quota.namespace}"
-        elif demand.surge and used + requested - charge.per_pod * demand.surge <= hard:
+        elif demand.surge and total - charge.per_pod * demand.surge <= hard:
             consequence = "the surge pods of every rolling update are refused (exceeded quota)"
         else:
             consequence = "pods beyond the quota are refused at creation (exceeded quota)"
         document, pos = _demand_pos(demand, resource)
         message = f"{source.label}: {arithmetic}; {consequence}"
-        # With others, the breakdown names every contributor, this workload first.
+        # One number in every finding of this quota: what all the checked workloads need.
+        fix = (
+            f"Raise `{key}` of {quota.name} to {format_quantity(total)}, or lower replicas or "
+            f"the GPUs per pod by {format_quantity(total - hard)} in all, or use a Recreate "
+            f"strategy (or maxSurge: 0) so a rollout needs no headroom."
+        )
         yield Problem.at(
             document,
             pos,
             message,
+            fix,
             names_workload=bool(others),
             involves=chain((source.document,), _documents(charges)),
         )
