@@ -323,6 +323,13 @@ def test_the_report_says_as_of_when_it_is(tmp_path: Path) -> None:
     assert summary["nowSource"] == "the current time"
     assert summary["now"] > "2024-05-01T11:59:30Z"  # not the dump's newest timestamp
     assert run(STUCK, NODES, "--now", NOW).stdout.splitlines()[1] == f"as of {NOW} (--now)"
+    # A dump that records when it was taken (`# collected:` first) is judged as of then.
+    dump = tmp_path / "dump.yaml"
+    dump.write_text("# collected: 2024-05-01T12:30:00Z\n" + Path(STUCK).read_text("utf-8"), "utf-8")
+    text = run(str(dump), NODES).stdout
+    assert text.splitlines()[1] == "as of 2024-05-01T12:30:00Z (the dump's collection time)"
+    assert "ml/notebook-0 (StatefulSet/notebook): untolerated-taint, pending 45m\n" in text
+    assert run(str(dump), NODES, "--now", NOW).stdout.splitlines()[1] == f"as of {NOW} (--now)"
 
 
 def test_no_stuck_gpu_pod_exits_0(tmp_path: Path) -> None:

@@ -78,6 +78,12 @@ def diagnose_report(
         gathered, cluster_profile, _ = read_dumps(
             files, request.profile_paths, request.pool_label, keep
         )
+    # A kubectl dump records no collection time (a List's metadata has none, and the newest
+    # timestamp in it is the last thing that happened, not when it was read): only a
+    # `# collected:` first line does; else the dump is judged as of the current time.
+    source = "--now" if request.now else "the current time"
+    if moment is None and gathered.collected is not None:
+        moment, source = gathered.collected, "the dump's collection time"
     result = diagnose(
         gathered,
         cluster_profile,
@@ -86,10 +92,7 @@ def diagnose_report(
         names=names,
         pool_label=request.pool_label,
         workloads=workloads,
-        # A kubectl dump records no collection time (a List's metadata has none, and the
-        # newest timestamp in it is the last thing that happened, not when it was read), so
-        # without --now a dump is judged as of the current time.
-        now_source="--now" if request.now else "the current time",
+        now_source=source,
     )
     result = replace(result, notes=(*unread, *result.notes))
     gpu_time = None

@@ -108,6 +108,7 @@ class Gathered:
         self.image_helpers: list[Mapping[str, Any]] = []  # DaemonSets and ImageCaches
         self.claimed = False  # some pod has resourceClaims
         self.newest: datetime | None = None  # the newest time the objects record
+        self.collected: datetime | None = None  # when the dump was taken, if it records it
         self.notes: list[str] = []  # what was left unread, and why
         self.workload_of: Callable[[Document], Workload | None] = read_workload_of
 

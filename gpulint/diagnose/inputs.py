@@ -7,9 +7,11 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from gpulint.diagnose.dumpread import Unread, read_objects
+from gpulint.diagnose.events import timestamp
 from gpulint.diagnose.gather import Gathered, Gatherer
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, read_input
@@ -115,8 +117,14 @@ def _gather(
                     cluster_objects.append(document.obj)
         else:
             take = _taking(gatherer, cluster_objects)
+            text = decode_input(path, read_input(path, "dump"))
+            collected = _collected(text)
+            if collected is not None and (
+                gatherer.gathered.collected is None or collected > gatherer.gathered.collected
+            ):
+                gatherer.gathered.collected = collected
             try:
-                count = read_objects(decode_input(path, read_input(path, "dump")), take)
+                count = read_objects(text, take)
             except Unread:
                 raise Unread(path) from None
             if not count:
@@ -124,6 +132,18 @@ def _gather(
         if cluster_objects:
             facts.append(facts_from_objects(cluster_objects, pool_label, path))
     return gatherer.done(), facts
+
+
+#: The first line a dump may carry to record when it was taken, written by
+#: `{ echo "# collected: $(date -u +%FT%TZ)"; kubectl get ... -o yaml; } > dump.yaml`.
+_COLLECTED = re.compile(r"\A# collected: (\S+)[ \t]*\r?$", re.MULTILINE)
+
+
+def _collected(text: str) -> datetime | None:
+    """When the dump was taken, if its first line records it; None otherwise (kubectl's own
+    output records no such time)."""
+    match = _COLLECTED.match(text)
+    return timestamp(match[1]) if match else None
 
 
 @contextmanager
