@@ -431,11 +431,17 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
             )
         )
     # The targets are for one process; `--jobs` is measured in a row of its own.
-    check = [*gpulint, "check", "--jobs", "1", "--format", "json", "-o", os.devnull]
+    # Judged with --no-cache: the check itself, not the per-file results cache (`cached` rows
+    # and the profile rows read it).
+    cached = [*gpulint, "check", "--jobs", "1", "--format", "json", "-o", os.devnull]
+    check = [*cached, "--no-cache"]
     for scale in plan.scales:
         tree = scaled_corpus(corpus, scale)
         label = "(b) gpulint check CORPUS" if scale == 1 else f"(e) gpulint check {scale}x CORPUS"
         add(measure(f"check-{scale}x", label, [*check, str(tree)], work, repeat))
+    run_once([*cached, str(corpus)], work)  # fills the results cache
+    label = "(b) ... again, every file's result read from the per-file results cache"
+    add(measure("check-cached", label, [*cached, str(corpus)], work, repeat))
 
     # gpulint's own run without what GPU010-GPU012 cost (the (b) row validates every object
     # when the `gpulint[schema]` extra is installed).
@@ -444,14 +450,14 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
     add(measure("check-no-schema", label, unvalidated, work, repeat))
 
     cpus = len(os.sched_getaffinity(0))
-    parallel = [*gpulint, "check", "--format", "json", "-o", os.devnull, str(corpus)]
+    parallel = [*gpulint, "check", "--no-cache", "--format", "json", "-o", os.devnull, str(corpus)]
     label = f"(b) gpulint check CORPUS, --jobs {cpus} (the default: available CPUs)"
     add(measure("check-jobs", label, parallel, work, repeat))
 
     for row in measure_startup(work, repeat):
         add(row)
 
-    for row in measure_profile_rows(plan, check):
+    for row in measure_profile_rows(plan, cached):
         add(row)
 
     for row in measure_context_rows(plan):
