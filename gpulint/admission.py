@@ -10,7 +10,7 @@ verdict that holds only for some values of an unknown is a warning naming the as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -97,21 +97,28 @@ def admit(
     assumed_by: list[tuple[Toleration, ...]] = []
     stages: list[str] = []
 
+    def mutate(added: Sequence[Toleration], happens: bool | None, stage: str, unsure: str) -> None:
+        """Tolerations a stage adds: certain when it `happens`, assumed away when that is not
+        known (`unsure` says so in messages), nothing when it is known not to."""
+        if happens is True:
+            certain.extend(added)
+            stages.append(stage)
+        elif happens is None:
+            assumed.extend(added)
+            assumed_by.append(tuple(added))
+            assumptions.append(unsure)
+
     ert = extended_resource_tolerations(template)
     if ert:
-        fact = profile.admission_fact(EXTENDED_RESOURCE_TOLERATION)
-        if fact.state is True:
-            certain += ert
-            stages.append(f"{EXTENDED_RESOURCE_TOLERATION} adds {_keys(ert)}")
-        elif fact.state is None:
-            assumed += ert
-            assumed_by.append(tuple(ert))
-            assumptions.append(
-                f"this assumes the API server does not run {EXTENDED_RESOURCE_TOLERATION}, "
-                f"which would tolerate {_keys(ert)}, and {_why_unknown(profile)}: write "
-                f"`{DECLARE_PLATFORM}` (or spec.admission.extendedResourceToleration) in the "
-                f"profile to make it certain"
-            )
+        mutate(
+            ert,
+            profile.admission_fact(EXTENDED_RESOURCE_TOLERATION).state,
+            f"{EXTENDED_RESOURCE_TOLERATION} adds {_keys(ert)}",
+            f"this assumes the API server does not run {EXTENDED_RESOURCE_TOLERATION}, "
+            f"which would tolerate {_keys(ert)}, and {_why_unknown(profile)}: write "
+            f"`{DECLARE_PLATFORM}` (or spec.admission.extendedResourceToleration) in the "
+            f"profile to make it certain",
+        )
 
     classes = compute_classes(template)
     if classes:
@@ -120,18 +127,14 @@ def admit(
             for c in classes
         ]
         named = ", ".join(classes)
-        fact = profile.admission_fact(COMPUTE_CLASS_TOLERATION)
-        if fact.state is True:
-            certain += tolerations
-            stages.append(f"GKE tolerates the taint of compute class {named}")
-        elif fact.state is None:
-            assumed += tolerations
-            assumed_by.append(tuple(tolerations))
-            assumptions.append(
-                f"this assumes the cluster is not GKE, which tolerates the taint of the compute "
-                f"class {named} the pod selects; declare `{DECLARE_PLATFORM}` in the "
-                f"profile to make it certain"
-            )
+        mutate(
+            tolerations,
+            profile.admission_fact(COMPUTE_CLASS_TOLERATION).state,
+            f"GKE tolerates the taint of compute class {named}",
+            f"this assumes the cluster is not GKE, which tolerates the taint of the compute "
+            f"class {named} the pod selects; declare `{DECLARE_PLATFORM}` in the "
+            f"profile to make it certain",
+        )
 
     flavors = kueue_flavors(profile, workload, namespace) if workload is not None else ()
     choices: tuple[tuple[tuple[Toleration, ...], Mapping[str, str]], ...] = ()
@@ -139,21 +142,20 @@ def admit(
     if len(flavors) == 1:
         (flavor,) = flavors
         added = _flavor_tolerations(flavor, template)
-        certain += added
         node_selector = flavor.node_labels
         if added:
-            stages.append(f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}")
+            mutate(added, True, f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}", "")
     elif flavors:
         choices = tuple((tuple(_flavor_tolerations(f, template)), f.node_labels) for f in flavors)
-        added = [t for choice, _ in choices for t in choice]
-        assumed += added
-        assumed_by.append(tuple(added))
         names = ", ".join(f.name for f in flavors)
         # Last of the assumptions: the placement rules name it by that place.
-        assumptions.append(
+        mutate(
+            [t for choice, _ in choices for t in choice],
+            None,
+            "",
             f"this assumes Kueue admits the workload to a flavor whose tolerations and node "
             f"labels keep it out (its ClusterQueue has the flavors {names}, and which one "
-            f"Kueue picks depends on free quota)"
+            f"Kueue picks depends on free quota)",
         )
     return Admission(
         template,
