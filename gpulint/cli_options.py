@@ -169,25 +169,22 @@ def run_configs(
     from gpulint.config import Config, configs_for_paths, load_config
     from gpulint.rules import rule_codes
 
-    if isolated or config_path is not None or len(paths) < 2:
-        return [
-            (run_config(config_path, isolated, paths, stdin_filename, cache, warn), tuple(paths))
-        ]
-    named = [(stdin_filename or ".") if p == "-" else p for p in paths]
-    groups, notes = configs_for_paths(named, Path.cwd())
-    if len(groups) == 1:
-        return [
-            (run_config(config_path, isolated, paths, stdin_filename, cache, warn), tuple(paths))
-        ]
-    for note in notes if warn is not None else ():
-        warn(note)
-    return [
-        (
-            load_config(path, rule_codes(), cache) if path is not None else Config(root=Path.cwd()),
-            tuple(paths[i] for i in indexes),
-        )
-        for path, indexes in groups
-    ]
+    if not isolated and config_path is None and len(paths) > 1:
+        named = [(stdin_filename or ".") if p == "-" else p for p in paths]
+        groups, notes = configs_for_paths(named, Path.cwd())
+        if len(groups) > 1:
+            for note in notes if warn is not None else ():
+                warn(note)
+            return [
+                (
+                    load_config(path, rule_codes(), cache)
+                    if path is not None
+                    else Config(root=Path.cwd()),
+                    tuple(paths[i] for i in indexes),
+                )
+                for path, indexes in groups
+            ]
+    return [(run_config(config_path, isolated, paths, stdin_filename, cache, warn), tuple(paths))]
 
 
 def run_config(
