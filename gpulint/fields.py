@@ -6,6 +6,7 @@ both read fields with these.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gpulint.yamltree import YMap, YSeq
@@ -88,3 +89,12 @@ def text_of(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def field_path(path: Sequence[Any]) -> str:
+    """A field as a message names it: `["spec", "containers", 0, "resources"]` ->
+    `spec.containers[0].resources`."""
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text

@@ -9,7 +9,7 @@ from typing import Any
 
 from gpulint.accelerators import looks_like_accelerator
 from gpulint.data.accelerators import ANNOTATIONS as ACCELERATOR_ANNOTATIONS
-from gpulint.fields import shown
+from gpulint.fields import field_path, shown
 from gpulint.model import (
     Document,
     UnreadPart,
@@ -119,7 +119,7 @@ def _scan(
         found.append(
             AcceleratorRequest(
                 f"resource claim {_claim_name(node[0])}",
-                _field(path),
+                field_path(path),
                 parent.pos_of_key(key),
                 (id(parent), id(node)),  # or the list itself, which a built pod may hold
                 CLAIM,
@@ -142,14 +142,6 @@ def _scan(
             path.pop()
 
 
-def _field(path: list[Any]) -> str:
-    """`["spec", "containers", 0, "resources"]` -> `spec.containers[0].resources`."""
-    text = ""
-    for step in path:
-        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
-    return text
-
-
 def _annotation_requests(
     annotations: YMap,
     entries: Iterable[tuple[Any, Any]] | None,
@@ -161,7 +153,7 @@ def _annotation_requests(
     branches = []
     for name, value in annotations.items() if entries is None else entries:
         if name in _ACCELERATOR_ANNOTATIONS:
-            where = _field(path)
+            where = field_path(path)
             pos = annotations.pos_of_key(name)
             found.append(
                 AcceleratorRequest(f"annotation {name}", where, pos, (id(annotations),), ANNOTATION)
@@ -187,7 +179,7 @@ def _resource_requests(
     for name, value in resources.items() if entries is None else entries:
         if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
             pos = resources.pos_of_key(name)
-            found.append(AcceleratorRequest(name, _field(path), pos, holders))
+            found.append(AcceleratorRequest(name, field_path(path), pos, holders))
         if type(value) in _NODES:
             branches.append((name, value))
     for section in SECTIONS:
@@ -197,7 +189,7 @@ def _resource_requests(
         nested = []
         for name, value in values.items():
             if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
-                where = f"{_field(path)}.{section}"
+                where = f"{field_path(path)}.{section}"
                 found.append(AcceleratorRequest(name, where, values.pos_of_key(name), holders))
             if type(value) in _NODES:
                 nested.append((name, value))
@@ -209,7 +201,7 @@ def _resource_requests(
         found.append(
             AcceleratorRequest(
                 f"resource claim {_claim_name(claims[0])}",
-                f"{_field(path)}.claims",
+                f"{field_path(path)}.claims",
                 resources.pos_of_key("claims"),
                 holders,
                 CLAIM,
@@ -238,7 +230,7 @@ def _gpu_field_request(
         return
     holders = (id(gpu), id(parent))
     found.append(
-        AcceleratorRequest(name, _field(path), gpu.pos_of_key("name"), holders, OPERATOR_FIELD)
+        AcceleratorRequest(name, field_path(path), gpu.pos_of_key("name"), holders, OPERATOR_FIELD)
     )
 
 
@@ -262,7 +254,7 @@ def _spark_conf_requests(conf: YMap, path: list[Any], found: list[AcceleratorReq
             holders = (id(conf),)
             found.append(
                 AcceleratorRequest(
-                    name, _field(path), conf.pos_of_key(key), holders, OPERATOR_FIELD
+                    name, field_path(path), conf.pos_of_key(key), holders, OPERATOR_FIELD
                 )
             )
 
@@ -272,7 +264,7 @@ def _embedded_requests(resource: YMap, path: list[Any], found: list[AcceleratorR
     `manifest`, YAML text) to `found`, at the `manifest` key. Argo fills in its `{{...}}`
     parameters first; a manifest that does not parse is left to Argo."""
     text = re.sub(r"\{\{[^{}]*\}\}", "x", resource["manifest"])
-    where = f"{_field(path)}.manifest"
+    where = f"{field_path(path)}.manifest"
     pos = resource.pos_of_key("manifest")
     for document in parse(text).documents:
         if type(document.value) is YMap:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from gpulint.fields import shown, type_name, with_article
+from gpulint.fields import field_path, shown, type_name, with_article
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq
 
@@ -80,7 +80,7 @@ def _problems(
             yield _unknown(node, path, str(key), allowed, owner)
         return
     pos = _value_pos(obj, path)
-    where = dotted(path) or "(the object)"
+    where = field_path(path) or "(the object)"
     if keyword == "required":
         name = details.get("property")
         yield FieldProblem(
@@ -112,7 +112,7 @@ def _problems(
 
 
 def _unknown(node: YMap, path: list[Any], key: str, allowed: list[str], owner: str) -> FieldProblem:
-    where = dotted([*path, key])
+    where = field_path([*path, key])
     guess = closest(key, allowed)
     if guess:
         message = f"unknown field `{where}` (did you mean `{guess}`?)"
@@ -149,7 +149,7 @@ def _wrong_type(path: list[Any], node: Any, pos: Pos, wanted: str, owner: str) -
     if wanted == "a string" and not isinstance(node, (YMap, YSeq)):
         fix = f'Quote the value: `"{shown(node)}"`.'
     return FieldProblem(
-        "type", pos, f"`{dotted(path)}` is {found}, but the API needs {wanted}", fix, owner
+        "type", pos, f"`{field_path(path)}` is {found}, but the API needs {wanted}", fix, owner
     )
 
 
@@ -178,14 +178,6 @@ def closest(word: str, candidates: Sequence[str]) -> str | None:
         by_case = {c.lower(): c for c in candidates}
         found = [by_case[m] for m in difflib.get_close_matches(lower, list(by_case), 1, 0.75)]
     return found[0] if found else None
-
-
-def dotted(path: Sequence[Any]) -> str:
-    """`["spec", "containers", 0, "name"]` -> `spec.containers[0].name`."""
-    text = ""
-    for step in path:
-        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
-    return text
 
 
 def _subschema(
