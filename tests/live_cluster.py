@@ -250,6 +250,22 @@ def requests(k: kmock.KubernetesScaffold) -> list[tuple[str, str, dict[str, str]
     return [(str(r.method.value), r.url.path, dict(r.params)) for r in k]
 
 
+def unordered(found: list[tuple[str, str, dict[str, str]]]) -> list[str]:
+    """Requests in no order: live mode makes its list calls in parallel."""
+    return sorted(repr(r) for r in found)
+
+
+def of_group(found: list[tuple[str, str, dict[str, str]]], group: str):
+    """The requests to API group `group`, discovery first, in the order they were made."""
+    return [r for r in found if r[1] == f"/apis/{group}" or r[1].startswith(f"/apis/{group}/")]
+
+
+def retried(k: kmock.KubernetesScaffold) -> list[tuple[str, str, dict[str, str]]]:
+    """The requests made more than once."""
+    found = requests(k)
+    return [r for i, r in enumerate(found) if r in found[:i]]
+
+
 def check_live(kubeconfig: Path, manifests: Path, *extra: str) -> Result:
     return run(
         "check", "--isolated", "--format", "json", "--live", "--kubeconfig", str(kubeconfig),

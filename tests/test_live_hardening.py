@@ -17,6 +17,7 @@ from typing import Any
 import kmock
 import pytest
 
+from gpulint.live.client import PAGE_SIZE
 from tests.kube_server import TOKEN, item_list, kube_server, status, write_kubeconfig
 from tests.live_cluster import findings, gpu_node, run, serve
 
@@ -113,9 +114,9 @@ def test_a_repeated_continue_token_stops_the_list(k: kmock.KubernetesScaffold, k
         "it had given before: the list would never end; check the server address of context "
         "`kmock`"
     ]
-    assert [dict(r.params) for r in k] == [
-        {"limit": "500"},
-        {"limit": "500", "continue": "same"},
+    assert [dict(r.params) for r in k if r.url.path == "/api/v1/nodes"] == [
+        {"limit": str(PAGE_SIZE)},
+        {"limit": str(PAGE_SIZE), "continue": "same"},
     ]
 
 
@@ -132,10 +133,10 @@ def test_a_list_stops_after_max_pages(
     result = run("profile", "snapshot", "--kubeconfig", str(kubeconfig))
     assert result.exit_code == 2, result.output
     assert result.output == (
-        f"gpulint: error: the list of nodes at {kube_server().url} goes on past 5 pages of 500; "
-        "gpulint stops there\n"
+        f"gpulint: error: the list of nodes at {kube_server().url} goes on past 5 pages of "
+        f"{PAGE_SIZE}; gpulint stops there\n"
     )
-    assert len(list(k)) == 5
+    assert len([r for r in k if r.url.path == "/api/v1/nodes"]) == 5
 
 
 # --- exec credential plugins ----------------------------------------------------------------

@@ -12,7 +12,7 @@ run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -25,6 +25,7 @@ from gpulint.profile.merge import merge
 from gpulint.profile.model import ClusterProfile, GpuUser, Pool
 from gpulint.profile.nodes import node_view, pool_names
 from gpulint.validation.apiversions import release
+from gpulint.views import NamedTuple
 
 # Pods that hold node resources: bound ones that have not finished. Pending pods already bound
 # to a node count too; unbound ones hold nothing yet and are skipped client-side.
@@ -136,12 +137,31 @@ CHECK_DRA = DraReads(DRA_RESOURCES, "GPU702-GPU705 check the inputs only")
 DRA_NAMESPACED = frozenset({"resourceclaims", "resourceclaimtemplates"})
 
 
+class PodUse(NamedTuple):
+    """What live mode reads of a pod: the node it is bound to, its workload (namespace, kind,
+    name, as `pod_owner` names it) and its extended requests."""
+
+    node: str
+    owner: tuple[str, str, str]
+    requests: dict[str, Decimal]
+
+
+def pod_use(pod: Mapping[str, Any]) -> PodUse | None:
+    """The PodUse of a pod from the API; None when it requests no extended resource."""
+    requests = pod_extended_requests(pod)
+    if not requests:
+        return None
+    spec = pod.get("spec")
+    node = str((spec if isinstance(spec, Mapping) else {}).get("nodeName") or "")
+    return PodUse(node, pod_owner(pod), requests)
+
+
 @dataclass(frozen=True)
 class ClusterObjects:
     """What the API returned, as plain dicts; `nodepools` is None when Karpenter is absent."""
 
     nodes: tuple[dict[str, Any], ...]
-    pods: tuple[dict[str, Any], ...]
+    pods: tuple[dict[str, Any], ...]  # whole, when asked for (diagnose); else empty
     policies: tuple[dict[str, Any], ...]  # ResourceQuotas, LimitRanges, PriorityClasses
     nodepools: tuple[dict[str, Any], ...] | None
     queues: tuple[dict[str, Any], ...] = ()  # Kueue ClusterQueues and LocalQueues
@@ -150,23 +170,58 @@ class ClusterObjects:
     # API group -> the version read, for the groups discovery was asked about and serves
     versions: Mapping[str, str] = field(default_factory=dict)
     server_version: str | None = None  # the API server's own (`GET /version`), when it says
+    uses: tuple[PodUse, ...] = ()  # of the active pods that request extended resources
 
 
-def read_cluster(client: KubeClient, dra: DraReads = CHECK_DRA) -> ClusterObjects:
-    """List every resource of READS, ADD_ONS and `dra` once (paginated)."""
-    found = {call: tuple(client.list_all(call.path, call.what, call.query) or ()) for call in READS}
-    versions: dict[str, str] = {}
-    add_ons = {add_on: read_add_on(client, add_on, versions) for add_on in ADD_ONS}
-    dra_objects, dra_notes = read_dra(client, dra, versions)
+#: List calls made at once: each waits mostly on the server, which pages the others meanwhile.
+LIST_THREADS = 8
+
+
+def read_cluster(
+    client: KubeClient,
+    dra: DraReads = CHECK_DRA,
+    whole_pods: bool = False,
+    with_version: bool = False,
+) -> ClusterObjects:
+    """List every resource of READS, ADD_ONS and `dra` once (paginated), the lists in
+    parallel; with `with_version`, the server's release too.
+
+    Of the pods only their PodUse is kept, read page by page, unless `whole_pods`. A failure
+    is the one of the first read in that order that failed, however the threads ran.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def list_of(call: ListCall) -> tuple[Any, ...]:
+        pick = pod_use if call is PODS and not whole_pods else None
+        return tuple(client.list_all(call.path, call.what, call.query, pick=pick) or ())
+
+    with ThreadPoolExecutor(LIST_THREADS, thread_name_prefix="gpulint-list") as pool:
+        lists = [pool.submit(list_of, call) for call in READS]
+        # Each read records the version discovery named in a dict of its own, merged in order.
+        found_versions: list[dict[str, str]] = [{} for _ in range(len(ADD_ONS) + 1)]
+        add_on_reads = [
+            pool.submit(read_add_on, client, add_on, seen)
+            for add_on, seen in zip(ADD_ONS, found_versions, strict=False)
+        ]
+        dra_read = pool.submit(read_dra, client, dra, found_versions[-1])
+        version = pool.submit(server_version, client) if with_version else None
+        found = dict(zip(READS, (f.result() for f in lists), strict=True))
+        add_ons = {add_on: f.result() for add_on, f in zip(ADD_ONS, add_on_reads, strict=True)}
+        dra_objects, dra_notes = dra_read.result()
+        said_version = version.result() if version is not None else None
+    versions = {k: v for seen in found_versions for k, v in seen.items()}
+    pods = found[PODS]
     return ClusterObjects(
         nodes=found[NODES],
-        pods=found[PODS],
+        pods=pods if whole_pods else (),
         policies=(*found[QUOTAS], *found[LIMIT_RANGES], *found[PRIORITY_CLASSES]),
         nodepools=add_ons[KARPENTER][0],
         queues=add_ons[KUEUE][0] or (),
         notes=(*(note for _, note in add_ons.values() if note), *dra_notes),
         dra=dra_objects,
         versions=versions,
+        server_version=said_version,
+        uses=tuple(u for u in map(pod_use, pods) if u) if whole_pods else pods,
     )
 
 
@@ -264,9 +319,7 @@ def profile_from_cluster(
         # NodePools first: the nodes they launched state the current facts and win.
         facts.insert(0, facts_from_nodepools(objects.nodepools, source))
     profile = merge(facts)
-    # One pass: each pod is converted to the typed model once (tens of thousands in a big
-    # cluster, most of what a live read costs).
-    in_use, users = pool_usage(objects.nodes, objects.pods, pool_label)
+    in_use, users = pool_usage(objects.nodes, objects.uses, pool_label)
     pools = tuple(
         replace(p, gpus_in_use=in_use.get(p.name, {}), gpus_in_use_by=users.get(p.name, ()))
         for p in profile.pools
@@ -279,35 +332,22 @@ def profile_from_cluster(
     )
 
 
-def gpus_in_use_by_pool(
-    nodes: Iterable[Mapping[str, Any]],
-    pods: Iterable[Mapping[str, Any]],
-    pool_label: str | None = None,
-) -> dict[str, dict[str, Decimal]]:
-    """Per pool, the extended resources requested by the pods bound to its nodes."""
-    return pool_usage(nodes, pods, pool_label)[0]
-
-
-def gpu_users_by_pool(
-    nodes: Iterable[Mapping[str, Any]],
-    pods: Iterable[Mapping[str, Any]],
-    pool_label: str | None = None,
-) -> dict[str, tuple[GpuUser, ...]]:
-    """Per pool, which workloads the extended resources of `gpus_in_use_by_pool` belong to."""
-    return pool_usage(nodes, pods, pool_label)[1]
-
-
 def pool_usage(
     nodes: Iterable[Mapping[str, Any]],
-    pods: Iterable[Mapping[str, Any]],
+    uses: Iterable[PodUse],
     pool_label: str | None = None,
 ) -> tuple[dict[str, dict[str, Decimal]], dict[str, tuple[GpuUser, ...]]]:
-    """`gpus_in_use_by_pool` and `gpu_users_by_pool` of the same pods, each pod read once."""
+    """Per pool, the extended resources requested by the pods bound to its nodes, and which
+    workloads they belong to."""
+    pool_of_node = pool_names([node_view(n) for n in nodes], pool_label)
     in_use: dict[str, dict[str, Decimal]] = {}
     found: dict[str, dict[tuple[str, str, str], dict[str, Decimal]]] = {}
-    for pool, pod, requests in _pool_requests(nodes, pods, pool_label):
-        _add(in_use.setdefault(pool, {}), requests)
-        _add(found.setdefault(pool, {}).setdefault(pod_owner(pod), {}), requests)
+    for use in uses:
+        pool = pool_of_node.get(use.node)
+        if pool is None:
+            continue
+        _add(in_use.setdefault(pool, {}), use.requests)
+        _add(found.setdefault(pool, {}).setdefault(use.owner, {}), use.requests)
     users = {
         pool: tuple(
             GpuUser(namespace, kind, name, resources)
@@ -316,23 +356,6 @@ def pool_usage(
         for pool, by_owner in found.items()
     }
     return in_use, users
-
-
-def _pool_requests(
-    nodes: Iterable[Mapping[str, Any]],
-    pods: Iterable[Mapping[str, Any]],
-    pool_label: str | None,
-) -> Iterator[tuple[str, Mapping[str, Any], dict[str, Decimal]]]:
-    """(pool, pod, extended requests) of every pod bound to a node of a known pool."""
-    pool_of_node = pool_names([node_view(n) for n in nodes], pool_label)
-    for pod in pods:
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
-        pool = pool_of_node.get(node)
-        if pool is None:
-            continue
-        requests = pod_extended_requests(pod)
-        if requests:
-            yield pool, pod, requests
 
 
 def _add(totals: dict[str, Decimal], amounts: Mapping[str, Decimal]) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gpulint.live.client import ConnectionOptions, KubeClient, connect
 from gpulint.live.cluster import (
     device_plugin_notes,
     profile_from_cluster,
     read_cluster,
-    server_version,
 )
 from gpulint.live.dryrun import dry_runner
 from gpulint.live.verdict import DryRun
@@ -41,7 +40,7 @@ def open_live(options: ConnectionOptions, pool_label: str | None = None) -> Live
     client = connect(options)
     try:
         # The server's release is the one objects are validated against (gpulint.validation).
-        objects = replace(read_cluster(client), server_version=server_version(client))
+        objects = read_cluster(client, with_version=True)
         profile = profile_from_cluster(
             objects, pool_label, f"live cluster ({client.source})", client.namespace
         )
