@@ -15,6 +15,9 @@ the median peak RSS (`ru_maxrss` of the child, from wait4). Rows:
   (i) `gpulint diagnose` on a synthetic cluster's JSON dump (make_cluster.py: 5,000 nodes,
       50,000 pods, 500,000 events) against `json.load` of the same file, and on a quarter and
       a half of it (time linear in the dump's size); judged in a section of their own
+  (k) `gpulint check --live` on a cluster served by the test API server (serve_cluster.py:
+      the nodes and pods of make_cluster.py's cluster, 5,000 nodes and 50,000 pods), against
+      the same list calls made with plain Python (list_floor.py); run in turn
 Each target of the performance budget is then judged PASS or FAIL.
 
 The run also fails when `gpulint check` on one file, without a config or profile, imports
@@ -466,6 +469,9 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
     for row in measure_diagnose(plan.work, plan.repeat, plan.cluster):
         add(row)
 
+    for row in measure_live(plan.work, plan.repeat, plan.cluster[:2]):
+        add(row)
+
     if plan.recorded_checkov is not None:
         rows.append(plan.recorded_checkov)
     elif plan.checkov is None:
@@ -625,6 +631,74 @@ def measure_diagnose(work: Path, repeat: int, cluster: tuple[int, int, int]) -> 
     return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
 
 
+def measure_live(work: Path, repeat: int, cluster: tuple[int, int]) -> list[Row]:
+    """The (k) rows: the plain list calls, then `gpulint check --live` on one GPU Deployment,
+    both against the nodes and pods of a generated cluster served by serve_cluster.py; run in
+    turn, round after round, as the (c) rows."""
+    work.mkdir(parents=True, exist_ok=True)
+    nodes, pods = cluster
+    dump = ensure_cluster(work, (nodes, pods, 1), 1.0)
+    manifest = work / "live-deployment.yaml"
+    manifest.write_text(LIVE_MANIFEST, encoding="utf-8")
+    kubeconfig = work / "live-kubeconfig"
+    server = subprocess.Popen(
+        [sys.executable, str(BENCH / "serve_cluster.py"), str(dump), str(kubeconfig)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        if server.stdout.readline().strip() != "ready":
+            raise RuntimeError("serve_cluster.py did not start")
+        what = f"{nodes:,} nodes, {pods:,} pods"
+        check_live = [*gpulint_command(), "check", "--live", "--format", "json", "-o", os.devnull]
+        commands = [
+            (
+                "live-floor",
+                f"(k) the same list calls in plain Python, a served cluster of {what}",
+                [sys.executable, str(BENCH / "list_floor.py"), str(kubeconfig)],
+            ),
+            (
+                "live-check",
+                "(k) gpulint check --live on that cluster, one Deployment",
+                [*check_live, "--kubeconfig", str(kubeconfig), str(manifest)],
+            ),
+        ]
+        runs: list[list[Run]] = [[] for _ in commands]
+        for _ in range(repeat):
+            for found, (_, _, command) in zip(runs, commands, strict=True):
+                found.append(run_once(command, work))
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    labelled = zip(runs, commands, strict=True)
+    return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+
+
+LIVE_MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer, namespace: ml}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata: {labels: {app: trainer}}
+    spec:
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
 def judge_diagnose(rows: Sequence[Row]) -> list[Target]:
     """The diagnose targets: within 3x the time and 1.5x the memory of `json.load`, and time
     per object of the whole dump and of its half no more than 1.25x that of its quarter
@@ -779,6 +853,13 @@ def judge(
         (f"{many:,}-node JSON dump / {few:,}-node profile", as_json, "<=", 1.2, "x"),
         ("schema validation: gpulint / gpulint without it", schema, "<=", 2, "x"),
         ("one file with `context:` / without, cache warm, CPU time", context, "<=", 2, "x"),
+        (
+            "check --live / plain list calls",
+            _ratio(row.get("live-check"), row.get("live-floor")),
+            "<=",
+            1.5,
+            "x",
+        ),
     ]
     return [_target(*line) for line in budget]
 

@@ -76,6 +76,8 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
         "(h) gpulint check one file of CORPUS, cached 2-node profile",
         "(h) ... the same file with `context:` CORPUS, cache warm",
         "(h) ... the same file with `context:` CORPUS, --no-cache",
+        "(k) gpulint check --live on that cluster, one Deployment",
+        "| check --live / plain list calls | <= 1.5x |",
         "| one file with `context:` / without, cache warm, CPU time | <= 2x |",
         "(f) checkov --framework kubernetes | 0 |",
         "| 6-node YAML dump / 2-node profile | <= 1.2x |",
