@@ -78,31 +78,22 @@ def _request_fields(pod: Mapping[str, Any]) -> dict[str, Any] | None:
     """The part of `pod` its requests are computed from; None when no extended resource is
     named there (the requests then hold none)."""
     spec = pod.get("spec")
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, Mapping) or not _asks_extended(spec):
         return None
     kept: dict[str, Any] = {}
-    extended = False
     for key in _CONTAINER_LISTS:
         items = spec.get(key)
-        if not _is_list(items):
-            if items is not None:
-                kept[key] = items  # the wrong type is judged as it was written
-            continue
-        containers = []
-        for item in items:
-            if isinstance(item, Mapping):
-                item = {k: item[k] for k in _REQUEST_FIELDS if k in item}
-                resources = _mapping(item.get("resources"))
-                extended = extended or any(
-                    _names_extended(resources.get(s)) for s in ("requests", "limits")
-                )
-            containers.append(item)
-        kept[key] = containers
+        if _is_list(items):
+            kept[key] = [
+                {k: item[k] for k in _REQUEST_FIELDS if k in item}
+                if isinstance(item, Mapping)
+                else item
+                for item in items
+            ]
+        elif items is not None:
+            kept[key] = items  # the wrong type is judged as it was written
     if "overhead" in spec:
         kept["overhead"] = spec["overhead"]
-        extended = extended or _names_extended(spec["overhead"])
-    if not extended:
-        return None
     metadata = _mapping(pod.get("metadata"))
     return {
         "apiVersion": pod.get("apiVersion"),
@@ -112,8 +103,36 @@ def _request_fields(pod: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _asks_extended(spec: Mapping[str, Any]) -> bool:
+    """Whether a container's requests or limits, or the overhead, name an extended resource
+    (the one test most pods of a cluster take: written for speed, the JSON types first)."""
+    if _names_extended(spec.get("overhead")):
+        return True
+    for key in _CONTAINER_LISTS:
+        items = spec.get(key)
+        if items is None or not (type(items) is list or _is_list(items)):
+            continue
+        for item in items:
+            if type(item) is not dict and not isinstance(item, Mapping):
+                continue
+            resources = item.get("resources")
+            if resources is None or not (type(resources) is dict or _is_mapping(resources)):
+                continue
+            if _names_extended(resources.get("limits")) or _names_extended(
+                resources.get("requests")
+            ):
+                return True
+    return False
+
+
+def _is_mapping(value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
 def _names_extended(amounts: Any) -> bool:
-    return isinstance(amounts, Mapping) and any(is_extended_resource(str(n)) for n in amounts)
+    if amounts is None or not (type(amounts) is dict or isinstance(amounts, Mapping)):
+        return False
+    return any("/" in name and is_extended_resource(str(name)) for name in amounts)
 
 
 def api_document(obj: Mapping[str, Any]) -> Document:

@@ -23,7 +23,7 @@ from gpulint.pods import pod_extended_requests, pod_owner
 from gpulint.profile.kubectl import facts_from_objects
 from gpulint.profile.merge import merge
 from gpulint.profile.model import ClusterProfile, GpuUser, Pool
-from gpulint.profile.nodes import node_view, pool_names
+from gpulint.profile.nodes import NodeView, pool_names
 from gpulint.validation.apiversions import release
 from gpulint.views import NamedTuple
 
@@ -314,12 +314,13 @@ def profile_from_cluster(
 ) -> ClusterProfile:
     """The ClusterProfile of what the API returned (see the module docstring)."""
     dump_like = [*objects.nodes, *objects.policies, *objects.queues, *objects.dra]
-    facts = [facts_from_objects(dump_like, pool_label, source)]
+    views: list[NodeView] = []
+    facts = [facts_from_objects(dump_like, pool_label, source, views)]
     if objects.nodepools:
         # NodePools first: the nodes they launched state the current facts and win.
         facts.insert(0, facts_from_nodepools(objects.nodepools, source))
     profile = merge(facts)
-    in_use, users = pool_usage(objects.nodes, objects.uses, pool_label)
+    in_use, users = pool_usage(views, objects.uses, pool_label)
     pools = tuple(
         replace(p, gpus_in_use=in_use.get(p.name, {}), gpus_in_use_by=users.get(p.name, ()))
         for p in profile.pools
@@ -333,13 +334,13 @@ def profile_from_cluster(
 
 
 def pool_usage(
-    nodes: Iterable[Mapping[str, Any]],
+    nodes: Iterable[NodeView],
     uses: Iterable[PodUse],
     pool_label: str | None = None,
 ) -> tuple[dict[str, dict[str, Decimal]], dict[str, tuple[GpuUser, ...]]]:
-    """Per pool, the extended resources requested by the pods bound to its nodes, and which
-    workloads they belong to."""
-    pool_of_node = pool_names([node_view(n) for n in nodes], pool_label)
+    """Per pool (of the views of the cluster's `nodes`), the extended resources requested by
+    the pods bound to its nodes, and which workloads they belong to."""
+    pool_of_node = pool_names(nodes, pool_label)
     in_use: dict[str, dict[str, Decimal]] = {}
     found: dict[str, dict[tuple[str, str, str], dict[str, Decimal]]] = {}
     for use in uses:

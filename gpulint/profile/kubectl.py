@@ -76,9 +76,12 @@ def facts_from_objects(
     objects: Iterable[Mapping[str, Any]],
     pool_label: str | None = None,
     source: str = "kubectl dump",
+    nodes: list[NodeView] | None = None,
 ) -> ProfileFacts:
-    """What the objects say, for merging with other inputs (see gpulint.profile.merge)."""
-    nodes: list[NodeView] = []
+    """What the objects say, for merging with other inputs (see gpulint.profile.merge).
+
+    The view of each Node is appended to `nodes` when given (live mode reads them again)."""
+    nodes = [] if nodes is None else nodes
     quotas, limit_ranges, priority_classes = [], [], []
     cluster_queues, local_queues, flavors, policies = [], [], [], []
     classes, slices, claims = [], [], []
