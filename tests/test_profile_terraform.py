@@ -276,3 +276,86 @@ def test_a_config_cluster_terraform_error_names_its_path_relative(
             "gpulint: error: cluster staging: infra: reading Terraform needs the optional "
             "tfparse library: pip install 'gpulint[terraform]'\n",
         )
+
+
+# --- the profile cache ------------------------------------------------------------------------
+
+
+def _unevaluated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here on, evaluating a module fails the test: what follows reads the cache."""
+
+    def evaluate(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the module was evaluated again")
+
+    monkeypatch.setattr("gpulint.profile.terraform_tree.evaluate", evaluate)
+
+
+def test_a_terraform_profile_is_read_from_the_cache_until_a_file_it_reads_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from gpulint.profile.cache import ProfileCache
+
+    module = tmp_path / "eks"
+    shutil.copytree(EKS, module)
+    cache = ProfileCache(tmp_path / "cache")
+    first = load_profiles([str(module)], cache=cache)
+    entries = list((tmp_path / "cache" / "profiles").iterdir())
+    assert len(entries) == 1
+    with monkeypatch.context() as patched:
+        _unevaluated(patched)
+        assert load_profiles([str(module)], cache=cache) == first
+    # The YAML file the root module yamldecode()s is part of the key, as the .tf files are.
+    groups = module / "gpu-node-groups.yaml"
+    groups.write_text(groups.read_text().replace("max_size: 2", "max_size: 6"))
+    changed = {p.name: p.max_nodes for p in load_profiles([str(module)], cache=cache).pools}
+    assert changed["a100-training"] == 6
+    assert {p.name: p.max_nodes for p in first.pools}["a100-training"] == 2
+    local = module / "modules" / "gpu-node-group" / "main.tf"
+    local.write_text(local.read_text() + "\n# a comment\n")
+    load_profiles([str(module)], cache=cache)
+    assert len(list((tmp_path / "cache" / "profiles").iterdir())) == 3
+
+
+def test_a_terraform_profile_is_cached_under_the_names_it_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from gpulint.profile.cache import ProfileCache
+
+    for name in ("a", "b"):
+        shutil.copytree(EKS, tmp_path / name)
+    cache = ProfileCache(tmp_path / "cache")
+    a = load_profiles(["a"], cache=cache, root=str(tmp_path))
+    b = load_profiles(["b"], cache=cache, root=str(tmp_path))
+    # The same bytes in another directory: an entry of its own, whose pools name its files.
+    assert {p.defined_at.split("/")[0] for p in b.pools} == {"b"}
+    assert a.sources == ("a",) and b.sources == ("b",)
+    with monkeypatch.context() as patched:
+        _unevaluated(patched)
+        assert load_profiles(["a"], cache=cache, root=str(tmp_path)) == a
+
+
+def test_a_module_that_reads_a_path_computed_from_variables_is_not_cached(
+    tmp_path: Path,
+) -> None:
+    from gpulint.profile.cache import ProfileCache
+    from gpulint.profile.sandbox import read_only_to
+
+    if read_only_to([str(tmp_path)]) is None:
+        pytest.skip("the kernel cannot bound the reads: such a module is refused")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "pools.yaml").write_text("size: 2\n")
+    (tmp_path / "m" / "main.tf").write_text(
+        'variable "pools" {\n  default = "pools.yaml"\n}\n'
+        "locals {\n  pools = yamldecode(file(var.pools))\n}\n"
+        'resource "aws_eks_node_group" "gpu" {\n  node_group_name = "gpu"\n'
+        '  instance_types = ["g6.4xlarge"]\n  scaling_config {\n'
+        "    min_size = 0\n    max_size = local.pools.size\n    desired_size = 0\n  }\n}\n"
+    )
+    cache = ProfileCache(tmp_path / "cache")
+    profile = load_profiles(["m"], cache=cache, root=str(tmp_path))
+    assert [p.max_nodes for p in profile.pools] == [2]
+    assert not (tmp_path / "cache" / "profiles").exists()

@@ -147,8 +147,9 @@ def entry_hash(size: int, pool_label: str | None) -> Any:
     return digest
 
 
-def read_entry(cache: ProfileCache, key: str, path: str) -> list[ProfileFacts] | None:
-    """The facts stored under `key`, as read from `path`; None when absent or unusable."""
+def read_entry(cache: ProfileCache, key: str, path: str | None) -> list[ProfileFacts] | None:
+    """The facts stored under `key`, as read from `path` (None: as they were stored, for an
+    entry whose key holds the names); None when absent or unusable."""
     try:
         with _directory(cache.directory) as root, _directory(_ENTRIES, root) as entries:
             data = _read_own_file(f"{key}{_SUFFIX}", entries)
@@ -157,17 +158,18 @@ def read_entry(cache: ProfileCache, key: str, path: str) -> list[ProfileFacts] |
         stored = _ModelUnpickler(data).load()
         if not isinstance(stored, list) or not stored or not all(map(_is_facts, stored)):
             return None
-        return [_with_path(item, path) for item in stored]
+        return stored if path is None else [_with_path(item, path) for item in stored]
     # Anything may be in a file on disk; whatever it is, the run parses the input instead.
     except Exception:
         return None
 
 
-def write_entry(cache: ProfileCache, key: str, path: str, facts: list[ProfileFacts]) -> None:
-    """Store `facts`, read from `path`, under `key`; nothing when the cache cannot be written."""
+def write_entry(cache: ProfileCache, key: str, path: str | None, facts: list[ProfileFacts]) -> None:
+    """Store `facts`, read from `path` (None: as they are, names and all), under `key`;
+    nothing when the cache cannot be written."""
     import pickle
 
-    unnamed = [_without_path(item, path) for item in facts]
+    unnamed = facts if path is None else [_without_path(item, path) for item in facts]
     if any(item is None for item in unnamed):
         return
     # A value of no model class cannot be written or read back: the run goes on without an entry.

@@ -41,7 +41,7 @@ def load_profiles(
         if is_terraform_path(path, root):
             from gpulint.profile.terraform import facts_from_terraform
 
-            facts.append(facts_from_terraform(path, root))
+            facts.append(facts_from_terraform(path, root, cache))
             continue
         if cache is None:
             facts.extend(profile_facts(path, read_input(path, "profile", root), pool_label))

@@ -44,6 +44,7 @@ from gpulint.profile.autoscaler import (
     node_template_from_tags,
     template_covers,
 )
+from gpulint.profile.cache import ProfileCache, entry_hash, read_entry, write_entry
 from gpulint.profile.instances import NVIDIA, catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
@@ -120,13 +121,17 @@ def _unresolved(value: Any) -> bool:
     return False
 
 
-def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
+def facts_from_terraform(
+    path: str, root: str | None = None, cache: ProfileCache | None = None
+) -> ProfileFacts:
     """The node pools a Terraform root module (or the directory of one `.tf` file) defines.
 
     A relative `path` is read from `root` when given; the files it names are shown relative to
-    `root` (else to the working directory) when inside it."""
+    `root` (else to the working directory) when inside it. With a `cache`, a module whose
+    files tfparse would read are all the same as when an entry was written (their names and
+    bytes) is not evaluated again; the tree is checked all the same."""
     from gpulint.profile.sandbox import read_only_to
-    from gpulint.profile.terraform_tree import check_module_tree, evaluate, tree_boundary
+    from gpulint.profile.terraform_tree import evaluate, module_tree, tree_boundary
 
     named = _shown(path, "", root)  # as messages name it: relative when inside the root
     require_tfparse(named)  # the extra's message before anything else
@@ -138,8 +143,43 @@ def facts_from_terraform(path: str, root: str | None = None) -> ProfileFacts:
 
     boundary = tree_boundary(directory, root)
     restrict = read_only_to([boundary]) if os.name == "posix" else None
-    modules = check_module_tree(directory, boundary, shown, bounded=restrict is not None)
-    blocks = evaluate(directory, named, shown, modules, restrict)
+    tree = module_tree(directory, boundary, shown, bounded=restrict is not None)
+    key = None
+    if cache is not None and tree.files is not None:
+        key = _entry_key(path, named, shown(directory), directory, tree.files)
+        found = read_entry(cache, key, None)
+        if found is not None and len(found) == 1:
+            return found[0]
+    facts = _facts(
+        path, named, directory, root, evaluate(directory, named, shown, tree.modules, restrict)
+    )
+    if cache is not None and key is not None:
+        write_entry(cache, key, None, [facts])
+    return facts
+
+
+def _entry_key(
+    path: str, named: str, shown: str, directory: str, files: list[tuple[str, bytes | None]]
+) -> str:
+    """The cache entry of a module: the names the facts hold (the path, as given and as shown,
+    and where its files are shown from), tfparse's release, and every file it reads, by its
+    name under the module's directory and its bytes."""
+    from importlib.metadata import version
+
+    header = ("terraform", path, named, shown, version("tfparse"))
+    digest = entry_hash(0, repr(header))
+    for name, data in files:
+        where = os.path.relpath(name, directory).encode("utf-8", "surrogateescape")
+        size = b"-" if data is None else str(len(data)).encode()
+        digest.update(b"%d:%s%s:" % (len(where), where, size))
+        digest.update(data or b"")
+    return digest.hexdigest()
+
+
+def _facts(
+    path: str, named: str, directory: str, root: str | None, blocks: Mapping[str, Any]
+) -> ProfileFacts:
+    """The facts of the blocks tfparse evaluated in module `directory`."""
     assumptions: list[str] = []
     pools: list[PoolFacts] = []
     # An EKS cluster in the module makes its Auto Scaling groups EKS node groups too.

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gpulint.errors import GpulintError
+from gpulint.views import NamedTuple
 
 #: The most module instances the local module calls may create (each call of each module).
 MAX_MODULE_CALLS = 500
@@ -85,9 +86,24 @@ def check_module_tree(
     never end. `shown(path)` is a path as messages name it. When the kernel `bounded` the
     child's reads to the tree (gpulint.profile.sandbox), a path computed from variables is
     left to that bound rather than refused (`file(var.public_key)` is common)."""
+    return module_tree(directory, boundary, shown, bounded).modules
+
+
+class ModuleTree(NamedTuple):
+    """A checked module tree: what tfparse will read of it."""
+
+    modules: list[str]  # the directories of the local modules called, as check_module_tree
+    # Each file tfparse reads (its path as read, its bytes; None for a file `fileexists`
+    # finds missing), in the order met; None when what it reads is known only once evaluated
+    # (a path computed from variables, a `fileset` pattern, an unreadable file).
+    files: list[tuple[str, bytes | None]] | None
+
+
+def module_tree(directory: str, boundary: str, shown: Any, bounded: bool = False) -> ModuleTree:
+    """check_module_tree, and the files tfparse will read (a cache key is made of them)."""
     walk = _Walk(boundary, shown, os.path.realpath(directory), bounded)
     walk.module(directory, (), 1)
-    return walk.modules[1:]
+    return ModuleTree(walk.modules[1:], walk.files)
 
 
 class _Walk:
@@ -101,6 +117,7 @@ class _Walk:
         self.calls = 0
         self.scanned: set[str] = set()
         self.modules: list[str] = []  # each module directory once, the root module's first
+        self.files: list[tuple[str, bytes | None]] | None = []  # see ModuleTree.files
 
     def fail(self, path: str, message: str, line: int | None = None) -> GpulintError:
         where = self.shown(path) if line is None else f"{self.shown(path)}:{line}"
@@ -172,6 +189,18 @@ class _Walk:
                 target = os.path.realpath(os.path.join(directory, found))
                 if not _inside(target, self.boundary):
                     raise self.fail(path, f"module directory {found!r} is outside the tree")
+                self.installed(os.path.join(directory, found))
+
+    def installed(self, directory: str) -> None:
+        """Note the files tfparse reads in a module directory `terraform init` installed."""
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            names = []
+        for name in names:
+            path = os.path.join(directory, name)
+            if name.endswith(_READ_SUFFIXES) and os.path.isfile(path):
+                self.note_file(path)
 
     def read(self, path: str) -> str:
         """The text of a file tfparse will read: a regular file inside the tree."""
@@ -183,7 +212,33 @@ class _Walk:
             raise self.fail(path, f"cannot read file: {exc.strerror}") from None
         if len(data) > MAX_TF_BYTES:
             raise self.fail(path, f"larger than {MAX_TF_BYTES >> 20} MiB, which gpulint refuses")
+        self.noted(path, data)
         return data.decode("utf-8", errors="replace")
+
+    def noted(self, path: str, data: bytes | None) -> None:
+        """Note a file tfparse reads (None: one it finds missing)."""
+        if self.files is not None:
+            self.files.append((path, data))
+
+    def unknowable(self) -> None:
+        """What tfparse reads is known only once it evaluates the module."""
+        self.files = None
+
+    def note_file(self, path: str) -> None:
+        """Note a file a function reads whole (`file`, `filebase64`, ...): no bound on its size
+        here, where tfparse reads it; one that cannot be read leaves the files unknown."""
+        if self.files is None:
+            return
+        try:
+            with open(path, "rb") as stream:
+                data = stream.read(MAX_TF_BYTES + 1)
+        except OSError:
+            self.unknowable()
+            return
+        if len(data) > MAX_TF_BYTES:
+            self.unknowable()
+        else:
+            self.noted(path, data)
 
     def regular(self, path: str) -> None:
         """Raise unless `path` is (or links to) a regular file inside the tree."""
@@ -209,6 +264,7 @@ class _Walk:
             literal = _LITERAL_PATH.match(text, match.end())
             if literal is None:
                 if self.bounded:
+                    self.unknowable()
                     continue
                 raise self.fail(
                     path,
@@ -225,12 +281,19 @@ class _Walk:
                 pattern = _SECOND_LITERAL.match(text, literal.end())
                 if pattern is None or ".." in pattern.group(1).split("/"):
                     raise self.fail(path, "`fileset` takes a literal pattern inside it", line)
+                self.unknowable()  # the files its pattern matches
                 continue
-            for target in targets:
-                if name != "fileexists" and os.path.lexists(target):
+            for target in sorted(targets):
+                if name == "fileexists":
+                    self.noted(target, b"" if os.path.lexists(target) else None)
+                elif os.path.lexists(target):
                     self.regular(target)
                     if name == "templatefile":  # a template may call file() itself
                         self.scan(target, self.read(target), directory)
+                    else:
+                        self.note_file(target)
+                else:
+                    self.noted(target, None)
         for match in _COUNT.finditer(text):
             if int(match.group(1)) > MAX_COUNT:
                 line = text.count("\n", 0, match.start()) + 1 if lines else None
