@@ -130,6 +130,7 @@ class Inputs:
         allow_empty: bool = True,
         ignored: Callable[[str, bool], bool] | None = None,
         base: str | None = None,
+        jobs: int = 1,
     ) -> None:
         self._roots = tuple(roots)  # as given: the paths to read
         self._base = base  # inputs are reported relative to it (display_path)
@@ -165,7 +166,7 @@ class Inputs:
 
             try:
                 self._renders = plan_renders(
-                    marks.items(), render or RenderOptions(), None if allow_empty else check
+                    marks.items(), render or RenderOptions(), None if allow_empty else check, jobs
                 )
             except GpulintError as exc:
                 raise _named_for_display(exc, marks, base) from None
@@ -237,6 +238,7 @@ def discover(
     allow_empty: bool = True,
     ignored: Callable[[str, bool], bool] | None = None,
     base: str | None = None,
+    jobs: int = 1,
 ) -> Inputs:
     """Files to check: given files, and manifests found recursively under given directories.
 
@@ -244,7 +246,7 @@ def discover(
     file), walked into or holding a file given by name, is rendered as `render` says and its
     stream checked instead of its files (see gpulint.render.plan). With `allow_empty` False
     (the command line's default), a render or stdin without any Kubernetes object raises
-    GpulintError.
+    GpulintError. Up to `jobs` charts and overlays are rendered at once.
 
     Hidden files and directories (`.git`, `.github` ...) are skipped inside directories, and
     anything `is_excluded` matches is skipped everywhere; `ignored(path, is_dir)` skips what
@@ -262,7 +264,7 @@ def discover(
         roots.append(Path(raw).as_posix())
     if stdin is not None and not allow_empty:
         _require_objects(display_path(stdin[0], base), stdin[1])
-    return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty, ignored, base)
+    return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty, ignored, base, jobs)
 
 
 def _named_for_display(

@@ -468,3 +468,45 @@ def test_a_chart_in_the_context_without_helm_is_a_note_and_the_given_files_are_c
         "context: charts/trainer/Chart.yaml: `helm` is not on PATH: install Helm 3 or 4 "
         "(https://helm.sh/docs/intro/install/); its objects are not counted"
     ) in result.output
+
+
+def test_charts_rendered_in_parallel_give_what_rendering_them_in_turn_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    for name in ("nim-llm", "triton", "vllm-stack"):
+        shutil.copytree(FIXTURES / "charts" / name, tmp_path / name)
+    broken = tmp_path / "broken"
+    shutil.copytree(FIXTURES / "charts" / "nim-llm", broken)
+    (broken / "templates" / "deployment.yaml").write_text("{{ .Values.nope.deeper }}\n")
+    shutil.copy(FIXTURES / PROFILE, tmp_path / "profile.yaml")
+    monkeypatch.chdir(tmp_path)
+    args = ["check", "--isolated", "--no-cache", "--allow-empty", "--format", "json"]
+    args += ["--profile", "profile.yaml"]
+    charts = ["broken", "nim-llm", "triton", "vllm-stack"]
+    in_turn = run(*args, "--jobs", "1", *charts)
+    at_once = run(*args, "--jobs", "4", *charts)
+    assert at_once.exit_code == in_turn.exit_code == 0, at_once.output  # warnings only
+    assert at_once.stdout == in_turn.stdout
+    assert {f["path"].split("/")[0] for f in json.loads(at_once.stdout)["findings"]} >= {
+        "broken",
+        "nim-llm",
+    }
+
+
+def test_of_charts_rendered_in_parallel_the_first_refused_in_order_is_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    for name in ("a-empty", "b-empty", "c-fine"):
+        shutil.copytree(FIXTURES / "charts" / "nim-llm", tmp_path / name)
+    for name in ("a-empty", "b-empty"):
+        shutil.rmtree(tmp_path / name / "templates")
+    monkeypatch.chdir(tmp_path)
+    # In the order given, as in the report: b-empty comes first, whichever helm ends first.
+    for jobs in ("1", "3"):
+        result = run(
+            "check", "--isolated", "--no-cache", "--jobs", jobs, "c-fine", "b-empty", "a-empty"
+        )
+        assert result.exit_code == 2
+        assert result.stderr == (
+            "gpulint: error: no Kubernetes objects in b-empty (pass --allow-empty to accept that)\n"
+        )

@@ -31,6 +31,7 @@ def run(record: Run) -> LintResult:
         record.allow_empty,
         ignored=config.gitignore_filter(),
         base=record.root,
+        jobs=record.jobs,
     )
     context = context_inputs(config, inputs, record.cluster, record.render)
     file_plan, skipped = plan(record, inputs, context)

@@ -9,8 +9,10 @@ only through it, so its objects are not reported twice.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.render.confine import checked_files, is_inside
@@ -33,12 +35,16 @@ def plan_renders(
     marks: Iterable[tuple[str, str]],
     options: RenderOptions,
     check: Callable[[str, bytes], None] | None = None,
+    jobs: int = 1,
 ) -> dict[str, list[RenderedInput]]:
     """The rendered inputs of every marked (directory, kind), by directory.
 
     `check(name, data)` is called on each render (it raises for one without objects). Raises
     GpulintError when a tool is missing or fails, or an input is refused
     (gpulint.render.confine); all renders share one RenderRun: one tree, one time budget.
+    Up to `jobs` charts and overlays are rendered at once (each tool is a process of its
+    own); what is returned, and which error is raised, is what rendering them one after the
+    other in order gives.
     """
     marks = dict(marks)
     run = options.run or RenderRun.start(options.root)
@@ -53,25 +59,50 @@ def plan_renders(
         for p in referenced_directories(Path(directory))
     }
     cache_dir = options.cache_path()
-    renders: dict[str, list[RenderedInput]] = {}
-    for directory, kind in marks.items():
+
+    def render(directory: str, kind: str) -> list[RenderedInput]:
         try:
             if kind == HELM:
-                renders[directory] = _chart_inputs(directory, options, cache_dir, run)
-            elif Path(directory).resolve() in used:
-                renders[directory] = []  # checked through the overlays that use it
-            else:
-                text = build_overlay(Path(directory), cache_dir, run)
-                origin = KustomizeOrigin(Path(directory), directory)
-                renders[directory] = [RenderedInput(directory, text.encode(), origin)]
+                return _chart_inputs(directory, options, cache_dir, run)
+            if Path(directory).resolve() in used:
+                return []  # checked through the overlays that use it
+            text = build_overlay(Path(directory), cache_dir, run)
+            origin = KustomizeOrigin(Path(directory), directory)
+            return [RenderedInput(directory, text.encode(), origin)]
         except (ToolMissing, ToolFailed) as exc:
             # The rest of the run is still checked; the chart or overlay is one finding.
-            renders[directory] = [_not_rendered(directory, kind, exc)]
-            continue
-        if check is not None:
-            for item in renders[directory]:
-                check(item.name, item.data)
+            return [_not_rendered(directory, kind, exc)]
+
+    renders: dict[str, list[RenderedInput]] = {}
+    with _renderer(jobs, len(marks)) as submit:
+        pending = [
+            (directory, submit(render, directory, kind)) for directory, kind in marks.items()
+        ]
+        for directory, found in pending:
+            renders[directory] = found()
+            if check is not None:
+                for item in renders[directory]:
+                    if not isinstance(item.origin, RenderFailure):
+                        check(item.name, item.data)
     return renders
+
+
+@contextmanager
+def _renderer(jobs: int, count: int) -> Iterator[Callable[..., Callable[[], Any]]]:
+    """`submit(function, *args)`, which gives a function returning what `function(*args)`
+    returns (or raising what it raises): in up to `jobs` threads, else when asked for.
+
+    When the caller stops with an error, renders not started are not started."""
+    if jobs <= 1 or count <= 1:
+        yield lambda function, *args: lambda: function(*args)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(min(jobs, count), thread_name_prefix="gpulint-render")
+    try:
+        yield lambda function, *args: pool.submit(function, *args).result
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _not_rendered(directory: str, kind: str, exc: GpulintError) -> RenderedInput:
