@@ -3,12 +3,15 @@ position back to the file that wrote it (exact, or not at all)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from gpulint.cli import main
 from gpulint.findings import Finding
 from gpulint.model import Severity
 from gpulint.render.helm import HelmRender, render_chart
@@ -55,6 +58,45 @@ def test_sentinel_keeps_length_and_punctuation_and_changes_every_letter_and_digi
     assert sentinel("nvidia.com/gpus") == "zzzzzz.zzz/zzzz"
     assert sentinel("p4dn") == "z7zz"
     assert sentinel("z7") == "q3"
+
+
+def test_sentinel_variants_differ_from_each_other_and_from_the_text_everywhere() -> None:
+    variants = [sentinel("p4", n) for n in range(25 * 9)]
+    assert variants[0] == "z7" and variants[1] == "z3" and variants[9] == "q7"
+    assert len(set(variants)) == len(variants)
+    assert all(v is not None and v[0] not in "pP" and v[1] != "4" for v in variants)
+    assert sentinel("p4", 25 * 9) is None  # two characters have no more
+    assert sentinel("a.b", 1) == "z.q"
+
+
+def test_findings_of_one_render_are_traced_to_their_values_lines_by_one_render_more(
+    tool_env, helm4_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # helm behind a script that counts its runs.
+    calls = tmp_path / "calls"
+    counting = tmp_path / "counting-helm"
+    counting.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {helm4_dir / "helm"} "$@"\n')
+    counting.chmod(0o755)
+    tool_env(helm=counting)
+    monkeypatch.chdir(FIXTURES)
+    args = ["check", "--isolated", "--no-cache", "--format", "json"]
+    args += ["--profile", "profiles/placement-eks.yaml"]
+    result = CliRunner().invoke(
+        main, [*args, "charts/nim-llm", "-f", "charts/nim-llm/values-gpu.yaml"]
+    )
+    found = [
+        (f["code"], f["path"], f["line"], f["column"])
+        for f in json.loads(result.stdout)["findings"]
+    ]
+    assert found == [
+        ("GPU601", "charts/nim-llm/templates/deployment.yaml", 24, 11),
+        ("GPU001", "charts/nim-llm/values-gpu.yaml", 5, 5),
+        ("GPU103", "charts/nim-llm/values-gpu.yaml", 7, 3),
+    ]
+    # The render, one render with both values-file scalars changed (GPU001's and GPU103's),
+    # and one per candidate of GPU601's `resources`, a top-level key of both values files
+    # (which a template reads values by, so changing it would move everything).
+    assert len(calls.read_text().splitlines()) == 4
 
 
 def test_a_chart_renders_and_a_second_render_reads_the_cache(

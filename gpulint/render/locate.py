@@ -17,11 +17,12 @@ carries the rendered position.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,13 +66,21 @@ class HelmOrigin:
             return []
         index, found = tokens(rendered)
         values = _ValuesFiles.read(self.request) if self.trace_values else None
+        at_tokens = [found.get((f.line, f.column)) for f in findings]
+        known: dict[int, Location | None] = {}  # by token offset: what one render told
+        if values is not None:
+            known = self._from_one_render([t for t in at_tokens if t is not None], rendered, values)
+        # (file, scalar offset) -> the render with that scalar changed (None: refused)
+        renders: dict[tuple[int, int], str | None] = {}
         located = []
-        for finding in findings:
+        for finding, token in zip(findings, at_tokens, strict=True):
             at = RenderedAt(self.label, finding.line, finding.column)
-            token = found.get((finding.line, finding.column))
             where = None
             if token is not None and values is not None:
-                where = self._from_values(token, rendered, values)
+                if token.offset in known:
+                    where = known[token.offset]
+                else:
+                    where = self._from_values(token, rendered, values, renders)
             if where is None:
                 where = self._from_template(finding, index, token)
             if where is None:
@@ -127,29 +136,123 @@ class HelmOrigin:
         line, column = matches[0]
         return Location(path, line, column)
 
-    def _from_values(self, token: Token, rendered: str, values: _ValuesFiles) -> Location | None:
-        if not any(c.isalnum() for c in token.text):
+    def _from_one_render(
+        self, found: Sequence[Token], rendered: str, values: _ValuesFiles
+    ) -> dict[int, Location | None]:
+        """Where each of `found` (rendered tokens) comes from, told by one render that changes
+        every candidate scalar at once, each to a text of its own (by token offset; a token
+        left out is for _from_values to try candidate by candidate).
+
+        What one render tells counts only when it differs from `rendered` in exactly those
+        texts, each where its scalar's text was: then nothing else moved (no value changed
+        which way a template went), and a token shows a candidate's new text exactly when
+        changing that candidate alone changes it, which is what _from_values tests. So no
+        finding is placed otherwise than by the renders of one candidate each; when the
+        render shows more (or fails), each token is tried as before.
+        """
+        per_token = {t.offset: _candidates(t, values) for t in found}
+        # A top-level key of a values file (its path: the document, the key) is what a
+        # template reads a value by: changing it
+        # changes what is rendered, and the one render would show nothing. Its tokens are
+        # tried candidate by candidate.
+        wanted = {
+            t.offset: t
+            for t in found
+            if per_token[t.offset]
+            and not any(c.is_key and len(c.path) <= 2 for _, c in per_token[t.offset] or ())
+        }
+        scalars = {(n, c.offset): c for o in wanted for n, c in per_token[o] or ()}
+        if sum(len(per_token[t.offset] or ()) for t in found if t.offset in wanted) < 2:
+            return {}  # one candidate render in all: the one render would be no fewer
+        texts = [f[1].text for f in values.files]
+        marks: dict[tuple[int, int], str] = {}
+        for key, candidate in sorted(scalars.items()):
+            mark = _unique_sentinel(candidate.text, marks.values(), [rendered, *texts])
+            if mark is None:
+                return {}
+            marks[key] = mark
+        files = list(values.arguments)
+        defaults: list[Path] = []
+        with contextlib.ExitStack() as stack:
+            for number in sorted({n for n, _ in marks}):
+                text = texts[number]
+                for (n, offset), mark in marks.items():
+                    if n == number:
+                        text = text[:offset] + mark + text[offset + len(mark) :]
+                copy = stack.enter_context(_values_file(text, self.cache_dir))
+                if values.chart_defaults and number == 0:
+                    defaults = [copy]  # after the chart's own values.yaml (see _changes)
+                else:
+                    files[number - values.chart_defaults] = copy
+            files = [*defaults, *files]
+            try:
+                again = render_chart(self.request, self.cache_dir, tuple(files), self.run)
+            except RenderTimeout:
+                raise
+            except GpulintError:
+                return {}
+        if not _only_substituted(rendered, again, {marks[k]: scalars[k].text for k in marks}):
+            return {}
+        known: dict[int, Location | None] = {}
+        for offset in wanted:
+            candidates = per_token[offset]
+            known[offset] = None
+            for number, candidate in candidates or ():
+                mark = marks[(number, candidate.offset)]
+                if again[offset : offset + len(mark)] == mark:
+                    line, column = candidate.pos
+                    known[offset] = Location(values.files[number][0], line, column)
+        return known
+
+    def _from_values(
+        self,
+        token: Token,
+        rendered: str,
+        values: _ValuesFiles,
+        renders: dict[tuple[int, int], str | None] | None = None,
+    ) -> Location | None:
+        """The values-file scalar `token` comes from, candidate by candidate: one render each
+        (one `renders` holds from an earlier token is not made again)."""
+        candidates = _candidates(token, values)
+        if candidates is None:
             return None
-        candidates = [
-            (number, candidate)
-            for number, (_, _, file_tokens) in reversed(list(enumerate(values.files)))
-            for candidate in file_tokens
-            if candidate.text == token.text
-        ]
-        if not candidates or len(candidates) > MAX_CANDIDATES:
-            return None
+        renders = {} if renders is None else renders
         for number, candidate in candidates:
-            if self._changes(values, number, candidate, token, rendered):
+            if self._changes(values, number, candidate, token, rendered, renders):
                 path = values.files[number][0]
                 line, column = candidate.pos
                 return Location(path, line, column)
         return None
 
     def _changes(
-        self, values: _ValuesFiles, number: int, candidate: Token, token: Token, rendered: str
+        self,
+        values: _ValuesFiles,
+        number: int,
+        candidate: Token,
+        token: Token,
+        rendered: str,
+        renders: dict[tuple[int, int], str | None],
     ) -> bool:
-        """Whether changing `candidate` changes exactly the rendered characters of `token`."""
-        mark = sentinel(candidate.text)
+        """Whether changing `candidate` changes exactly the rendered characters of `token`.
+
+        Its render is kept in `renders` for the other tokens it is a candidate of."""
+        mark = sentinel(candidate.text) or candidate.text  # variant 0 is never None
+        key = (number, candidate.offset)
+        if key not in renders:
+            renders[key] = self._render_changed(values, number, candidate, mark)
+        again = renders[key]
+        start = token.offset
+        return (
+            again is not None
+            and len(again) == len(rendered)
+            and again[start : start + len(mark)] == mark
+            and rendered[start : start + len(mark)] == token.text
+        )
+
+    def _render_changed(
+        self, values: _ValuesFiles, number: int, candidate: Token, mark: str
+    ) -> str | None:
+        """The chart rendered with `candidate` changed to `mark`; None when that is refused."""
         text = values.files[number][1].text
         changed = text[: candidate.offset] + mark + text[candidate.offset + len(mark) :]
         with _values_file(changed, self.cache_dir) as copy:
@@ -161,17 +264,11 @@ class HelmOrigin:
             else:
                 files[number - values.chart_defaults] = copy
             try:
-                again = render_chart(self.request, self.cache_dir, tuple(files), self.run)
+                return render_chart(self.request, self.cache_dir, tuple(files), self.run)
             except RenderTimeout:  # the run is out of time: no more renders
                 raise
             except GpulintError:  # a schema or a `required` refusing the new text
-                return False
-        start = token.offset
-        return (
-            len(again) == len(rendered)
-            and again[start : start + len(mark)] == mark
-            and rendered[start : start + len(mark)] == token.text
-        )
+                return None
 
 
 @dataclass(frozen=True)
@@ -205,6 +302,52 @@ class StdinOrigin:
         ]
 
 
+def _candidates(token: Token, values: _ValuesFiles) -> list[tuple[int, Token]] | None:
+    """The values-file scalars a rendered token may come from (the same text), later files
+    first; None when there are none or too many to try, or the token has no letter or digit."""
+    if not any(c.isalnum() for c in token.text):
+        return None
+    candidates = [
+        (number, candidate)
+        for number, (_, _, file_tokens) in reversed(list(enumerate(values.files)))
+        for candidate in file_tokens
+        if candidate.text == token.text
+    ]
+    if not candidates or len(candidates) > MAX_CANDIDATES:
+        return None
+    return candidates
+
+
+def _unique_sentinel(text: str, taken: Iterable[str], texts: Sequence[str]) -> str | None:
+    """A sentinel of `text` found in none of `texts`, neither within nor holding one of
+    `taken`; None when none of the first few is."""
+    taken = list(taken)
+    for variant in range(MAX_VARIANTS):
+        mark = sentinel(text, variant)
+        if mark is None:
+            return None
+        if any(mark in t or t in mark for t in taken) or any(mark in t for t in texts):
+            continue
+        return mark
+    return None
+
+
+def _only_substituted(rendered: str, again: str, marks: Mapping[str, str]) -> bool:
+    """Whether `again` is `rendered` with some of the texts of `marks` (new text -> old text)
+    replaced by their new text where they were, and with nothing else changed."""
+    if len(again) != len(rendered):
+        return False
+    expected = list(rendered)
+    for mark, old in marks.items():
+        start = again.find(mark)
+        while start >= 0:
+            if rendered[start : start + len(mark)] != old:
+                return False
+            expected[start : start + len(mark)] = mark
+            start = again.find(mark, start + 1)
+    return "".join(expected) == again
+
+
 class _ValuesFiles(NamedTuple):
     files: list[tuple[str, TextIndex, list[Token]]]  # the chart's values.yaml first, if any
     arguments: tuple[Path, ...]  # the --values files, in order
@@ -231,21 +374,32 @@ def display_path(path: Path) -> str:
     return path.as_posix()
 
 
-def sentinel(text: str) -> str:
-    """Text as long as `text`, differing in every letter and digit, keeping punctuation.
+def sentinel(text: str, variant: int = 0) -> str | None:
+    """Text as long as `text`, differing in every letter and digit, keeping punctuation; the
+    `variant`-th of them (each differs from the others), None past the last.
 
     Punctuation stays so the new text is still a valid name wherever the old one was (a
-    resource name keeps its `/`, a label value its dots).
+    resource name keeps its `/`, a label value its dots); letters become lower-case ones.
     """
     out = []
-    for char in text:
+    for char in reversed(text):
         if char.isdigit():
-            out.append("7" if char != "7" else "3")
+            choices = [d for d in _DIGITS if d != char]
         elif char.isalpha():
-            out.append("z" if char.lower() != "z" else "q")
+            choices = [c for c in _LETTERS if c != char.lower()]
         else:
             out.append(char)
-    return "".join(out)
+            continue
+        variant, chosen = divmod(variant, len(choices))
+        out.append(choices[chosen])
+    return None if variant else "".join(reversed(out))
+
+
+# The first choice of each is what a single candidate's sentinel has always been.
+_DIGITS = "7385962410"
+_LETTERS = "zqyxwvutsrponmlkjihgfedcba"
+#: Sentinels of one text tried for a unique one.
+MAX_VARIANTS = 32
 
 
 @contextmanager
