@@ -37,6 +37,8 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         # Judged in CPU time: 6x in wall time on a loaded machine, 2.5x in CPU time.
         bench_run.Row("context-alone", "", (bench_run.Run(0.5, 20, 1, 0.2),)),
         bench_run.Row("context-corpus", "", (bench_run.Run(3.0, 90, 1, 0.5),)),
+        _row(bench_run, "live-floor", 4.0, 550),
+        _row(bench_run, "live-check", 5.4, 180),
     ]
 
     targets = bench_run.judge(rows, (1, 4, 16), 10_000)
@@ -53,6 +55,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         ("1.23x", "FAIL"),
         ("2.07x", "FAIL"),
         ("2.50x", "FAIL"),
+        ("1.35x", "PASS"),
     ]
     assert bench_run.rss_growth(rows, (1, 4, 16), 10_000) == pytest.approx(60 / 150)
 
