@@ -165,49 +165,62 @@ def pages(
     notes: list[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Every item of a list call, PAGE at a time, with the `kind` and `apiVersion` the API
-    leaves out of list items; at most `max_listed` of them (then a note joins `notes`)."""
-    token = ""
-    tokens: set[str] = set()
-    listed = 0
-    while True:
+    leaves out of list items; at most `max_listed` of them (then a note joins `notes`).
+
+    The next page is asked for as soon as its continue token is known, in a thread, while
+    the items of this one are handed on: the server pages while the diagnosis reads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def fetch(token: str) -> Any:
         page_query = [*query, ("limit", str(PAGE))]
         if token:
             page_query.append(("continue", token))
-        response = client.request("GET", path, page_query)
-        if response.status != 200:
-            raise client.refused(response, "list", what)
-        body = response.body
-        items = body.get("items")
-        if "items" not in body or not isinstance(items, list | None):
-            raise GpulintError(
-                f"{client.server} answered the list of {what} with something that is not a "
-                f"Kubernetes list; check the server address of {client.source}"
-            )
-        kind = str(body.get("kind") or "")
-        item_kind = kind[: -len("List")] if kind.endswith("List") else kind
-        api_version = body.get("apiVersion")
-        for item in items or ():
-            if listed >= max_listed:
-                if notes is not None:
-                    notes.append(
-                        f"the list of {what} goes on past {max_listed:,} objects: the diagnosis "
-                        f"reads the first {max_listed:,} (what the others say is not known)"
-                    )
+        return client.request("GET", path, page_query)
+
+    tokens: set[str] = set()
+    listed = 0
+    with ThreadPoolExecutor(1, thread_name_prefix="gpulint-page") as pool:
+        coming = pool.submit(fetch, "")
+        while True:
+            response = coming.result()
+            if response.status != 200:
+                raise client.refused(response, "list", what)
+            body = response.body
+            items = body.get("items")
+            if "items" not in body or not isinstance(items, list | None):
+                raise GpulintError(
+                    f"{client.server} answered the list of {what} with something that is not "
+                    f"a Kubernetes list; check the server address of {client.source}"
+                )
+            metadata = body.get("metadata")
+            token = str((metadata if isinstance(metadata, Mapping) else {}).get("continue") or "")
+            if token in tokens:
+                raise GpulintError(
+                    f"{client.server} answered the list of {what} with a continue token it had "
+                    f"given before: the list would never end; check the server address of "
+                    f"{client.source}"
+                )
+            tokens.add(token)
+            if token:
+                coming = pool.submit(fetch, token)
+            kind = str(body.get("kind") or "")
+            item_kind = kind[: -len("List")] if kind.endswith("List") else kind
+            api_version = body.get("apiVersion")
+            del response, body
+            for item in items or ():
+                if listed >= max_listed:
+                    if notes is not None:
+                        notes.append(
+                            f"the list of {what} goes on past {max_listed:,} objects: the "
+                            f"diagnosis reads the first {max_listed:,} (what the others say is "
+                            "not known)"
+                        )
+                    return
+                if isinstance(item, dict):
+                    listed += 1
+                    yield {"apiVersion": api_version, "kind": item_kind, **item}
+            if not token:
                 return
-            if isinstance(item, dict):
-                listed += 1
-                yield {"apiVersion": api_version, "kind": item_kind, **item}
-        metadata = body.get("metadata")
-        token = str((metadata if isinstance(metadata, Mapping) else {}).get("continue") or "")
-        if not token:
-            return
-        if token in tokens:
-            raise GpulintError(
-                f"{client.server} answered the list of {what} with a continue token it had "
-                f"given before: the list would never end; check the server address of "
-                f"{client.source}"
-            )
-        tokens.add(token)
 
 
 def _workloads(
