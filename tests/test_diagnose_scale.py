@@ -211,3 +211,46 @@ def test_past_the_list_limit_the_diagnosis_goes_on_with_what_was_read_and_says_s
     )
     found = diagnose(objects.documents, objects.profile, parse_time(NOW)).pods
     assert {p.name for p in found} >= {"eval-0", "typo-0"}
+
+
+@pytest.mark.parametrize(
+    ("max_listed", "read", "noted", "asked"),
+    [
+        (10, 10, False, 2),  # ends where the list does: nothing left unread
+        (7, 7, True, 2),
+        (5, 5, True, 2),  # the next page, asked for while this one was read, says more come
+        (100, 10, False, 2),
+    ],
+)
+def test_a_list_read_page_by_page_stops_at_the_limit_and_says_so_only_when_more_come(
+    k: kmock.KubernetesScaffold,
+    kubeconfig: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    max_listed: int,
+    read: int,
+    noted: bool,
+    asked: int,
+) -> None:
+    from gpulint.diagnose.live import pages
+    from gpulint.live.client import connect
+
+    events = [{"metadata": {"name": f"e{i}"}} for i in range(10)]
+
+    def page(request: Any) -> dict[str, Any]:
+        start = int(request.params.get("continue") or 0)
+        limit = int(request.params["limit"])
+        rest = {"continue": str(start + limit)} if start + limit < len(events) else {}
+        return item_list("Event", events[start : start + limit], **rest)
+
+    k["get /api/v1/events"] << page
+    monkeypatch.setattr("gpulint.diagnose.live.PAGE", 5)
+    client = connect(ConnectionOptions(kubeconfig=str(kubeconfig)))
+    notes: list[str] = []
+    try:
+        found = list(pages(client, "/api/v1/events", "events", (), max_listed, notes))
+    finally:
+        client.close()
+    assert [e["metadata"]["name"] for e in found] == [f"e{i}" for i in range(read)]
+    assert {e["kind"] for e in found} == {"Event"}
+    assert bool(notes) == noted
+    assert len(requests(k)) == asked
