@@ -334,10 +334,10 @@ def check(
         from gpulint.cachedir import cache_dir as cache_location
 
         cache = cache_location(cache_dir, use_cache=not no_cache)
-        # Each given path is checked with its nearest config (ruff's rule): two teams' folders
-        # in one run are two runs, their findings merged.
+        # Each file is checked with its nearest config (ruff's rule): two teams' folders in
+        # one run are two runs, their findings merged.
         groups = cli_options.run_configs(
-            config_path, isolated, paths, stdin_filename, cache, warn=_noticed
+            config_path, isolated, paths, stdin_filename, cache, _noticed, respect_gitignore
         )
         configs = []
         for config, _ in groups:
@@ -354,9 +354,13 @@ def check(
             "ignore": cli_options.selectors(ignore),
             "report_unused_ignores": report_unused_ignores,
         }
-        if show_settings or show_files:
+        if show_settings:
             settings = with_overrides(config, **selection)
             _show(settings, paths, stdin_filename, show_settings, _given_on_command_line())
+            return
+        if show_files:  # every config's files, each walked as its own run walks them
+            for group_config, (_, group_paths) in zip(configs, groups, strict=True):
+                _show(group_config, group_paths, stdin_filename, False, frozenset())
             return
         stdin = None
         if "-" in paths:
@@ -509,7 +513,7 @@ def _show(
     cwd = os.getcwd()
     found = discover(
         [p for p in paths or ["."] if p != STDIN],
-        config.is_excluded,
+        config.walk_excluded(None),
         stdin,
         ignored=config.gitignore_filter(),
         base=cwd,

@@ -438,6 +438,12 @@ def _render_owner(path: str, kinds: dict[str, str | None]) -> tuple[str, str] | 
     return directory or os.curdir, kind
 
 
+def render_kind_of(directory: str) -> str | None:
+    """ "helm" or "kustomize" when `directory` is a chart or an overlay (which a walk renders
+    rather than enters); None otherwise."""
+    return _kind_of(directory)
+
+
 def _kind_of(directory: str) -> str | None:
     # A few stats, not a listing: the directory may hold thousands of manifests.
     names = (_CHART_FILE, *_KUSTOMIZATION_FILES)

@@ -116,6 +116,53 @@ def test_paths_under_different_configs_are_each_checked_with_their_own(repo: Pat
     assert codes(result) == [("vendor/x.yaml", "GPU003")]
 
 
+def test_a_directory_walk_checks_each_file_with_its_nearest_config(repo: Path) -> None:
+    # `gpulint check .` over a repository whose vendor folder has its own config: the vendor
+    # files are judged by it alone (nearest wins, nothing merged), the rest by the outer one.
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU002]\n")
+    (repo / "vendor" / ".gpulint.yaml").write_text("ignore: [GPU6]\n")
+    (repo / "vendor" / "team").mkdir()
+    (repo / "vendor" / "team" / "trainer.yaml").write_text(REQUEST_ONLY)
+    result = check(".")
+    assert codes(result) == [
+        ("vendor/chart.yaml", "GPU003"),
+        ("vendor/team/trainer.yaml", "GPU002"),
+    ]
+    assert result.stderr == ""
+    assert json.loads(result.stdout)["summary"]["files"] == 3
+    assert codes(check()) == codes(result)
+    # A config deeper down governs its own folder, and the middle one gives it up.
+    (repo / "vendor" / "team" / ".gpulint.yaml").write_text("select: [GPU6]\n")
+    assert codes(check(".")) == [("vendor/chart.yaml", "GPU003")]
+    listed = CliRunner().invoke(main, ["check", "--show-files", "."])
+    assert sorted(listed.stdout.split()) == [
+        "k8s/trainer.yaml",
+        "vendor/chart.yaml",
+        "vendor/team/trainer.yaml",
+    ]
+    # A folder the outer config excludes is not walked, whatever config it holds.
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU002]\nexclude: [vendor/]\n")
+    assert codes(check(".")) == []
+    # Nor one .gitignore ignores, unless the command line says to walk it.
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU002]\n")
+    (repo / ".git").mkdir()
+    (repo / ".gitignore").write_text("vendor/\n")
+    assert codes(check(".")) == []
+    assert codes(check(".", "--no-respect-gitignore")) == [("vendor/chart.yaml", "GPU003")]
+    # --config and --isolated read one config for every file, as in ruff.
+    (repo / ".gitignore").unlink()
+    assert codes(check(".", "--config", ".gpulint.yaml")) == [
+        ("vendor/chart.yaml", "GPU601"),
+        ("vendor/chart.yaml", "GPU003"),
+    ]
+    assert codes(check(".", "--isolated")) == [
+        ("k8s/trainer.yaml", "GPU002"),
+        ("vendor/chart.yaml", "GPU601"),
+        ("vendor/chart.yaml", "GPU003"),
+        ("vendor/team/trainer.yaml", "GPU002"),
+    ]
+
+
 def test_pyproject_tool_table_is_found_upward(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (repo / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.gpulint]\nselect = ["GPU6"]\n'

@@ -24,7 +24,7 @@ def run(record: Run) -> LintResult:
     # written out as soon as the file is checked.
     inputs = discover(
         [p for p in record.paths if p != STDIN],
-        config.excluded_in(record.cluster),
+        config.walk_excluded(record.cluster),
         record.stdin if STDIN in record.paths else None,
         record.overlay,
         record.render,
