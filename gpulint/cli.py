@@ -380,7 +380,7 @@ def check(
             raise GpulintError(f"{what} against a --profile, not --live")
         clusters = cli_options.named_clusters(profile_paths)
 
-        def options_for(config: Config) -> LintOptions:
+        def options_for(config: Config, index: int) -> LintOptions:
             config = cli_options.with_skipped_kinds(config, skip_kinds)
             config = cli_options.with_variables(config, variables)
             options = LintOptions(
@@ -408,6 +408,14 @@ def check(
                     config, values_files, set_values, release, namespace, cache_dir, not no_cache
                 ),
                 allow_empty=allow_empty,
+                # The other configs' files: summed with these where judged against one cluster.
+                alongside=[
+                    (list(other_paths) or ["."], other)
+                    for other_index, (other, (_, other_paths)) in enumerate(
+                        zip(configs, groups, strict=True)
+                    )
+                    if other_index != index
+                ],
             )
             if fixing:
                 # Each pass of --fix checks the same run over the texts fixed so far: the
@@ -418,8 +426,10 @@ def check(
             return options
 
         planned = [
-            (list(group_paths) or ["."], options_for(group_config))
-            for group_config, (_, group_paths) in zip(configs, groups, strict=True)
+            (list(group_paths) or ["."], options_for(group_config, index))
+            for index, (group_config, (_, group_paths)) in enumerate(
+                zip(configs, groups, strict=True)
+            )
         ]
         failing: list[bool] = []  # of the last check, by each config's own fail-on
 

@@ -700,6 +700,61 @@ spec:
     )
 
 
+BIG_POOL = """\
+apiVersion: gpulint.io/v1alpha1
+kind: ClusterProfile
+metadata: {name: NAME}
+spec:
+  kubernetesVersion: "1.31"
+  pools:
+  - name: gpu
+    labels: {nvidia.com/gpu.present: "true"}
+    allocatable: {cpu: "47", memory: 180Gi, pods: 110, nvidia.com/gpu: 8}
+    nodes: 2
+    maxNodes: 2
+"""
+
+
+def test_rules_across_files_sum_every_config_judged_against_one_cluster(split: Path) -> None:
+    # Two Deployments of 3 GPUs under a quota of 4, one in a folder with a config of its own:
+    # the quota counts both, each finding judged by its own file's config.
+    (split / ".gpulint.yaml").write_text("ignore: [GPU002]\n")
+    (split / "k8s" / "team-b").mkdir()
+    (split / "k8s" / "b.yaml").rename(split / "k8s" / "team-b" / "b.yaml")
+    (split / "k8s" / "team-b" / ".gpulint.yaml").write_text("severity: {GPU301: warning}\n")
+    summed = [("k8s/a.yaml", "GPU301", 5), ("k8s/team-b/b.yaml", "GPU301", 5)]
+    result = check(".")
+    assert located(result) == summed
+    report = json.loads(result.stdout)
+    assert [f["severity"] for f in report["findings"]] == ["error", "warning"]
+    assert report["findings"][1]["message"].startswith(
+        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-a: 3; "
+        "Deployment/ml/trainer-b: 3) = 6 > hard 4 `requests.nvidia.com/gpu`, 2 over; "
+        "Deployment/ml/trainer-b: 1 replica × 3"
+    )
+    # Given file by file, as pre-commit gives them, with the quota: the same, each once.
+    assert located(check("k8s/quota.yaml", "k8s/a.yaml", "k8s/team-b/b.yaml")) == summed
+    # The same profile given to both on the command line: one cluster.
+    for name in ("staging", "k8s/team-b/staging", "k8s/team-b/prod"):
+        (split / f"{name}.yaml").write_text(BIG_POOL.replace("NAME", Path(name).name))
+    assert located(check(".", "--profile", "staging.yaml")) == summed
+    # Configs naming different clusters are not summed: each team's files fit its quota.
+    (split / ".gpulint.yaml").write_text("ignore: [GPU002]\nclusters: {staging: [staging.yaml]}\n")
+    (split / "k8s" / "team-b" / ".gpulint.yaml").write_text("clusters: {prod: [prod.yaml]}\n")
+    assert located(check(".")) == []
+    # A cluster of the same name is the same cluster, each config reading its own profile.
+    (split / "k8s" / "team-b" / ".gpulint.yaml").write_text("clusters: {staging: [staging.yaml]}\n")
+    assert located(check(".")) == summed
+    # So is one of the same profile inputs under another name.
+    (split / ".gpulint.yaml").write_text(
+        "ignore: [GPU002]\nclusters: {stage: [k8s/team-b/staging.yaml]}\n"
+    )
+    assert located(check(".")) == summed
+    # A config naming no cluster is not summed with one that names one.
+    (split / "k8s" / "team-b" / ".gpulint.yaml").write_text("fail-on: warning\n")
+    assert located(check(".")) == []
+
+
 def test_stdin_named_as_a_context_file_stands_for_that_file(split: Path) -> None:
     # An editor sends its buffer of k8s/b.yaml: the file on disk is not counted again.
     (split / ".gpulint.yaml").write_text("context: [k8s]\n")
