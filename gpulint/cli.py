@@ -98,6 +98,13 @@ _ci_options = _option_group(
         "--show-files", is_flag=True, help="Print the files a run would check; check nothing."
     ),
     click.option(
+        "--changed-files",
+        is_flag=True,
+        help="The paths are a commit's changed files (pre-commit): a file of a chart or overlay "
+        "checks it, once however many of its files changed; other files only if named .yaml, "
+        ".yml or .json outside templates/.",
+    ),
+    click.option(
         "--respect-gitignore/--no-respect-gitignore",
         default=None,
         help="Skip what .gitignore ignores when walking directories (default: on).",
@@ -305,6 +312,7 @@ def check(
     sarif_output: str | None,
     show_settings: bool,
     show_files: bool,
+    changed_files: bool,
     values_files: tuple[str, ...],
     set_values: tuple[str, ...],
     release: str | None,
@@ -334,11 +342,18 @@ def check(
         from gpulint.cachedir import cache_dir as cache_location
 
         cache = cache_location(cache_dir, use_cache=not no_cache)
+        given = paths
+        if changed_files:
+            paths = cli_options.changed(paths)
         # Each file is checked with its nearest config (ruff's rule): two teams' folders in
         # one run are two runs, their findings merged.
-        groups = cli_options.run_configs(
-            config_path, isolated, paths, stdin_filename, cache, _noticed, respect_gitignore
-        )
+        if given and not paths:  # no changed file is checked: one run of nothing
+            only = cli_options.run_config(config_path, isolated, (), stdin_filename, cache)
+            groups = [(only, ())]
+        else:
+            groups = cli_options.run_configs(
+                config_path, isolated, paths, stdin_filename, cache, _noticed, respect_gitignore
+            )
         configs = []
         for config, _ in groups:
             config = config.with_overrides(respect_gitignore=respect_gitignore)
@@ -426,7 +441,8 @@ def check(
             return options
 
         planned = [
-            (list(group_paths) or ["."], options_for(group_config, index))
+            # Changed files of which none is checked are no reason to check the directory.
+            (list(group_paths) or ([] if given else ["."]), options_for(group_config, index))
             for index, (group_config, (_, group_paths)) in enumerate(
                 zip(configs, groups, strict=True)
             )

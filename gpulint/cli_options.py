@@ -72,6 +72,16 @@ def _holds(path: str, data: bytes) -> bool:
         return False
 
 
+def changed(paths: Sequence[str]) -> tuple[str, ...]:
+    """The changed files of a commit (`--changed-files`) that a run checks: a chart's or
+    overlay's files, which stand for it, and manifests by their names
+    (gpulint.loader.checked_when_changed)."""
+    from gpulint.loader import checked_when_changed
+
+    kinds: dict[str, str | None] = {}
+    return tuple(path for path in paths if checked_when_changed(path, kinds))
+
+
 def with_variables(config: Config, variables: Sequence[str]) -> Config:
     """`config` with each `--var NAME=VALUE` added to its `variables:` (the command line wins)."""
     assigned = dict(config.variables)
