@@ -114,6 +114,8 @@ class WorkloadShape(NamedTuple):
     # The operator meets `gang_min` with the first pods in role order (Volcano), not with the
     # cheapest.
     gang_min_in_order: bool = False
+    # Object path: the priority class the operator gives pods whose template names none.
+    priority_class: str | None = None
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -587,6 +589,9 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         # the PodGroup's minimum is the first minAvailable pods of the tasks sorted by their
         # priority class (task order among equals).
         gang_min_in_order=True,
+        # job_controller_util.go createJobPod: a task template without priorityClassName gets
+        # the Job's.
+        priority_class="spec.priorityClassName",
     ),
 )
 
