@@ -382,6 +382,7 @@ class UnreadPart(NamedTuple):
     reason: str  # completes "gpulint did not read its pods: ..."
     pos: Pos
     accelerators: bool = True  # whether that part runs accelerator pods, as far as known
+    fix: str | None = None  # what to do, when not the usual (check the pods it creates)
 
 
 class RolePart(NamedTuple):
@@ -415,6 +416,10 @@ class Workload:
     by_shape: bool = False
     # `gang_min` is met with the first pods in role order (Volcano), not the cheapest.
     gang_min_in_order: bool = False
+    # What its operator decides from fields whose effect gpulint does not judge (a pod
+    # affinity to another workload's pods), each completing "{ref}: ..." with where it is
+    # written (GPU013).
+    unjudged: tuple[tuple[str, Pos], ...] = ()
 
     @property
     def kind(self) -> str:

@@ -30,11 +30,16 @@ from gpulint.operators import (
     kaito_template,
     kserve_component,
     kubeai_pod,
+    kvcache_cache_pod,
+    kvcache_etcd_pod,
+    kvcache_redis_pod,
+    kvcache_unjudged,
+    kvcache_watcher_pod,
     nim_pod,
     nim_service_pod,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import YMap
+from gpulint.yamltree import Pos, YMap
 
 
 class Count(NamedTuple):
@@ -116,6 +121,9 @@ class WorkloadShape(NamedTuple):
     gang_min_in_order: bool = False
     # Object path: the priority class the operator gives pods whose template names none.
     priority_class: str | None = None
+    # What the operator decides from the object's fields that gpulint does not judge: the
+    # object -> (what, where) for Workload.unjudged.
+    unjudged: Callable[[YMap], tuple[tuple[str, Pos], ...]] | None = None
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -548,6 +556,34 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         "StormService",
         ("orchestration.aibrix.ai/*",),
         (Role("spec.template.spec.roles[]", counts=(Count("/spec.replicas"), Count("replicas"))),),
+    ),
+    # AIBrix KVCache (gpulint.operators: the pods each backend's controller builds): the
+    # cache Deployment or StatefulSet of `spec.cache.replicas` pods (1 by default, the CRD's),
+    # vineyard's etcd pods, the hpkv and infinistore Redis pod and watcher pod.
+    WorkloadShape(
+        "KVCache",
+        ("orchestration.aibrix.ai/*",),
+        (
+            Role("spec.cache", derive=kvcache_cache_pod, counts=(Count("replicas"),), name="cache"),
+            Role(
+                "spec.metadata.etcd",
+                derive=kvcache_etcd_pod,
+                counts=(Count("runtime.replicas"),),
+                name="etcd",
+                optional=True,
+            ),
+            Role(
+                "spec.metadata.redis",
+                derive=kvcache_redis_pod,
+                counts=(),
+                name="redis",
+                optional=True,
+            ),
+            Role(
+                "spec.watcher", derive=kvcache_watcher_pod, counts=(), name="watcher", optional=True
+            ),
+        ),
+        unjudged=kvcache_unjudged,
     ),
     WorkloadShape(
         "RayClusterFleet",
