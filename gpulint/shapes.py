@@ -37,6 +37,7 @@ from gpulint.operators import (
     kvcache_watcher_pod,
     nim_pod,
     nim_service_pod,
+    slurm_nodeset_pod,
 )
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
@@ -604,6 +605,13 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
         ),
         gang=True,
+    ),
+    # Slinky's slurm-operator (slinky.slurm.net): a NodeSet runs `replicas` slurmd pods (1 by
+    # default) of its template, the slurmd container written at `spec.slurmd`.
+    WorkloadShape(
+        "NodeSet",
+        ("slinky.slurm.net/*",),
+        (Role("spec", derive=slurm_nodeset_pod),),
     ),
     WorkloadShape(
         "SeldonDeployment",
