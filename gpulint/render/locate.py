@@ -83,6 +83,8 @@ class HelmOrigin:
                     where = self._from_values(token, rendered, values, renders)
             if where is None:
                 where = self._from_template(finding, index, token)
+            if where is None and token is not None:
+                where = self._from_template_text(finding, token)
             if where is None:
                 where = Location(self._template_path(finding.source) or self.label, 1, 1)
             located.append(
@@ -152,9 +154,8 @@ class HelmOrigin:
         """
         per_token = {t.offset: _candidates(t, values) for t in found}
         # A top-level key of a values file (its path: the document, the key) is what a
-        # template reads a value by: changing it
-        # changes what is rendered, and the one render would show nothing. Its tokens are
-        # tried candidate by candidate.
+        # template reads a value by: changing it changes what is rendered, and the one render
+        # would tell nothing. Its tokens are tried candidate by candidate.
         wanted = {
             t.offset: t
             for t in found
@@ -203,6 +204,20 @@ class HelmOrigin:
                     line, column = candidate.pos
                     known[offset] = Location(values.files[number][0], line, column)
         return known
+
+    def _from_template_text(self, finding: Finding, token: Token) -> Location | None:
+        """The one place the template spells the rendered text, inside an action or not
+        (`dict "amd.com/gpu" ...` renders the key `amd.com/gpu`): where a line built by
+        template logic is written, when no literal line of the template renders it."""
+        path = self._template_path(finding.source)
+        if path is None or len(token.text) < 3 or not any(c.isalpha() for c in token.text):
+            return None
+        template = read_text(path)
+        if template is None or template.count(token.text) != 1:
+            return None
+        before = template[: template.index(token.text)]
+        line = before.count("\n") + 1
+        return Location(path, line, len(before) - (before.rfind("\n") + 1) + 1)
 
     def _from_values(
         self,
