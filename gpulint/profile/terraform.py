@@ -170,7 +170,7 @@ def _entry_key(
     name under the module's directory and its bytes."""
     from importlib.metadata import version
 
-    header = ("terraform", path, named, shown, version("tfparse"))
+    header = ("terraform", path, named, shown, version("tfparse"), _converter_sources())
     digest = entry_hash(0, repr(header))
     for name, data in files:
         where = os.path.relpath(name, directory).encode("utf-8", "surrogateescape")
@@ -178,6 +178,26 @@ def _entry_key(
         digest.update(b"%d:%s%s:" % (len(where), where, size))
         digest.update(data or b"")
     return digest.hexdigest()
+
+
+#: The modules that turn evaluated blocks into facts: an entry is of their sources too, so a
+#: gpulint whose reading of Terraform changed (at the same version) reads none it did not write.
+_CONVERTERS_SOURCES = ("terraform", "terraform_tree", "autoscaler", "instances")
+
+
+def _converter_sources() -> str:
+    """A CRC-32 of the sources of _CONVERTERS_SOURCES (empty without them)."""
+    import binascii
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    crc = 0
+    for name in _CONVERTERS_SOURCES:
+        try:
+            with open(os.path.join(here, f"{name}.py"), "rb") as stream:
+                crc = binascii.crc32(stream.read(), crc)
+        except OSError:
+            return ""
+    return f"{crc:08x}"
 
 
 def _facts(
