@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from gpulint.engine.files import FileOutcome
+from gpulint.engine.files import FileOutcome, lanes_of
 from gpulint.engine.plan import FilePlan
 from gpulint.engine.pool import check_files
 from gpulint.engine.report import displayed, findings_of, roles_of, spool, unused_suppressions
@@ -57,32 +57,52 @@ class Gathered:
 
 def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
     """Load and check each file in turn, keeping only what outlives it."""
-    gathered = Gathered([] if not run.spool_findings else spool())
-    gathered.kept = {r.code: [] for r in plan.corpus_wide}
-    # A file's suppression markers matter once it is checked only to corpus-wide findings and
-    # to the report of markers that suppressed nothing.
-    keep_markers = bool(plan.corpus_wide) or plan.unused_rule is not None
+    return check_every_file_in((plan,), inputs, (run,))[0]
+
+
+def check_every_file_in(
+    plans: Sequence[FilePlan], inputs: Inputs, runs: Sequence[Run]
+) -> list[Gathered]:
+    """check_every_file() for runs of the same inputs against different profiles (one plan
+    each): each file loaded once, and each rule run once for the plans it gives the same
+    findings in (`files.lanes_of`)."""
     from gpulint.engine.cache import result_cache
 
-    cache = result_cache(plan, inputs.files)
-    for outcome in check_files(plan, inputs, run.jobs, cache):
-        gathered.files += outcome.files
-        gathered.objects += outcome.objects
-        gathered.unchecked += outcome.unchecked
-        # A render's findings point into the files it was rendered from: anywhere in the report.
-        findings = [f for f in outcome.findings if f.rendered is None]
-        gathered.findings.extend(displayed(findings, run))
-        gathered.late.extend(f for f in outcome.findings if f.rendered is not None)
-        if run.root is None:
-            gathered.checked.extend(outcome.checked)
-        else:
-            gathered.checked.extend(c._replace(path=run.display(c.path)) for c in outcome.checked)
-        gathered.add_autoscalers(outcome)
-        if keep_markers:
-            gathered.tracker.merge(outcome.tracker)
-        gathered.add_kept(outcome)
-        gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
+    lanes = lanes_of(plans)
+    all_gathered = [_gathered(plan, run) for plan, run in zip(plans, runs, strict=True)]
+    caches = [result_cache(plan, inputs.files) for plan in plans]
+    for outcomes in check_files(lanes, inputs, runs[0].jobs, caches):
+        for gathered, outcome, plan, run in zip(all_gathered, outcomes, plans, runs, strict=True):
+            _add_outcome(gathered, outcome, plan, run)
+    return all_gathered
+
+
+def _gathered(plan: FilePlan, run: Run) -> Gathered:
+    gathered = Gathered([] if not run.spool_findings else spool())
+    gathered.kept = {r.code: [] for r in plan.corpus_wide}
     return gathered
+
+
+def _add_outcome(gathered: Gathered, outcome: FileOutcome, plan: FilePlan, run: Run) -> None:
+    """Keep what outlives one checked file."""
+    gathered.files += outcome.files
+    gathered.objects += outcome.objects
+    gathered.unchecked += outcome.unchecked
+    # A render's findings point into the files it was rendered from: anywhere in the report.
+    findings = [f for f in outcome.findings if f.rendered is None]
+    gathered.findings.extend(displayed(findings, run))
+    gathered.late.extend(f for f in outcome.findings if f.rendered is not None)
+    if run.root is None:
+        gathered.checked.extend(outcome.checked)
+    else:
+        gathered.checked.extend(c._replace(path=run.display(c.path)) for c in outcome.checked)
+    gathered.add_autoscalers(outcome)
+    # A file's suppression markers matter once it is checked only to corpus-wide findings and
+    # to the report of markers that suppressed nothing.
+    if plan.corpus_wide or plan.unused_rule is not None:
+        gathered.tracker.merge(outcome.tracker)
+    gathered.add_kept(outcome)
+    gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
 
 
 def corpus_findings(
