@@ -7,6 +7,7 @@ cluster, merged, gave: fixtures/clusters/expected.txt and expected.json were wri
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 from dataclasses import replace
@@ -16,17 +17,19 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpulint.api import KNOWLEDGE_KINDS, lint
+from gpulint.cli import main
 from gpulint.clusters import merge_results
 from gpulint.config import Config, load_config
 from gpulint.engine import files, pool
 from gpulint.engine.files import lanes_of
 from gpulint.engine.plan import FilePlan
-from gpulint.loader import LoadResult, load
+from gpulint.loader import LoadResult, input_name, load
 from gpulint.profile.model import ClusterProfile
 from gpulint.rules import registry, rule_codes
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.workloads import workload_of
 from tests.expectations import fixture_args
+from tests.repos import write_files
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "clusters"
@@ -34,6 +37,8 @@ CASES = sorted(
     p for p in (ROOT / "fixtures" / "cases").rglob("*") if p.suffix in (".yaml", ".yml", ".json")
 )
 PROFILES = ROOT / "fixtures" / "profiles"
+
+pytest_plugins = ["tests.binaries"]
 
 
 @pytest.fixture()
@@ -225,3 +230,65 @@ def test_a_rule_finds_the_same_against_profiles_that_agree_on_the_fields_it_read
                     continue
                 same = replace(other, **{name: getattr(profile, name) for name in fields})
                 assert _found(code, path, same) == expected, (path, profile.name, other.name)
+
+
+CHART_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: inference
+spec:
+  replicas: {{ .Values.replicas }}
+  selector: {matchLabels: {app: inference}}
+  template:
+    metadata:
+      labels: {app: inference}
+    spec:
+      containers:
+        - name: server
+          image: vllm/vllm-openai:v0.5.0
+          resources:
+            limits: {nvidia.com/gpu: {{ .Values.gpus }}}
+"""
+
+
+def test_a_chart_rendered_alike_for_every_cluster_is_checked_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool_env, helm4_dir: Path
+) -> None:
+    tool_env(helm=helm4_dir / "helm")
+    work = tmp_path / "repo"
+    shutil.copytree(FIXTURE / "profiles", work / "profiles")
+    write_files(
+        work,
+        {
+            ".gpulint.yaml": (
+                "clusters:\n  prod: [profiles/prod.yaml]\n  staging: [profiles/staging.yaml]\n"
+            ),
+            "charts/inference/Chart.yaml": "apiVersion: v2\nname: inference\nversion: 0.1.0\n",
+            "charts/inference/values.yaml": "replicas: 3\ngpus: 2\n",
+            "charts/inference/templates/deployment.yaml": CHART_TEMPLATE,
+            "k8s/trainer.yaml": (FIXTURE / "k8s" / "trainer.yaml").read_text(),
+        },
+    )
+    monkeypatch.chdir(work)
+    loads: list[object] = []
+    real = files.load_input
+
+    def counted(item: object, *args: object) -> LoadResult:
+        loads.append(item)
+        return real(item, *args)  # type: ignore[arg-type]
+
+    args = ["check", "--no-cache", "--format", "json", "charts", "k8s"]
+    result = CliRunner().invoke(main, args)
+    monkeypatch.setattr(files, "load_input", counted)
+    again = CliRunner().invoke(main, args)
+    assert result.exit_code == again.exit_code == 1
+    assert again.stdout == result.stdout
+    # The chart's render and the pod: each once for both clusters (each render has a budget
+    # of time of its own, which does not make it another input).
+    loaded = sorted(os.path.relpath(input_name(item), work) for item in loads)
+    assert loaded == ["charts/inference", "k8s/trainer.yaml"]
+    tagged = {
+        (f["code"], tuple(f.get("clusters") or ())) for f in json.loads(again.stdout)["findings"]
+    }
+    assert ("GPU102", ("prod",)) in tagged

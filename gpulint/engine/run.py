@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpulint.engine.context import context_inputs, read_context, renders_of
@@ -16,7 +17,7 @@ from gpulint.engine.variants import overlays_of_bases
 from gpulint.errors import GpulintError
 from gpulint.findings import LintResult
 from gpulint.loader import STDIN, Input, Inputs, discover
-from gpulint.render.rendered import RenderFailure
+from gpulint.render.rendered import RenderedInput, RenderFailure
 from gpulint.rules import Rule
 from gpulint.views import NamedTuple
 
@@ -90,7 +91,15 @@ def _about(cluster: str) -> Iterator[None]:
 def _read_inputs(inputs: Inputs, context: Sequence[Input]) -> object:
     """What a run reads, to tell whether two clusters' runs read the same: each input's name
     and, where it is not a file read by path, its bytes (and a render's origin)."""
-    return (tuple(inputs), tuple(context))
+    return tuple(map(_read, inputs)), tuple(map(_read, context))
+
+
+def _read(item: Input) -> object:
+    """What checking `item` reads: a render's name, bytes and how its findings are traced
+    back, but not the time budget its cluster's renders shared (`RenderRun`)."""
+    if not isinstance(item, RenderedInput) or getattr(item.origin, "run", None) is None:
+        return item
+    return item._replace(origin=replace(item.origin, run=None))
 
 
 def discovered(record: Run) -> tuple[Inputs, list[Input]]:
