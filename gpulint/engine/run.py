@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpulint.engine.context import context_inputs, read_context, renders_of
-from gpulint.engine.gather import Gathered, check_every_file, check_every_file_in, corpus_findings
+from gpulint.engine.gather import (
+    Gathered,
+    check_every_file,
+    check_every_file_in,
+    corpus_findings,
+    what_is_read,
+)
 from gpulint.engine.plan import FilePlan, plan, server_rejections
 from gpulint.engine.record import Run
 from gpulint.engine.report import displayed, in_report_order, located
@@ -17,7 +22,7 @@ from gpulint.engine.variants import overlays_of_bases
 from gpulint.errors import GpulintError
 from gpulint.findings import LintResult
 from gpulint.loader import STDIN, Input, Inputs, discover
-from gpulint.render.rendered import RenderedInput, RenderFailure
+from gpulint.render.rendered import RenderFailure
 from gpulint.rules import Rule
 from gpulint.views import NamedTuple
 
@@ -49,34 +54,57 @@ def run_clusters(records: Mapping[str, Run]) -> dict[str, LintResult]:
     """The result of each named cluster's run (`records`: the same run against each one's
     profile), each as `run` gives it; raises GpulintError naming the cluster it is about.
 
-    The runs whose inputs and context files are the same (all of them, unless the config
-    applies some files to some clusters only) share their per-file pass: each file is loaded
-    and typed once, and each rule runs once for the clusters whose profiles agree on what it
-    reads (for most rules that do not read the profile, once for all).
+    The runs share their per-file pass: each file is loaded and typed once for the clusters
+    that read it (all of them, unless the config applies it to some only), and each rule runs
+    once for those whose profiles agree on what it reads (for the many rules that read nothing
+    of it, once for all). Runs whose knowledge objects differ (a quota applied to some clusters
+    only) share nothing of it.
     """
-    groups: list[tuple[object, list[str]]] = []  # (what they read, the clusters reading it)
+    read: list[tuple[object, str]] = []  # what each first run of some inputs read, and its name
     prepared: dict[str, Prepared] = {}
     for name, record in records.items():
         with _about(name):
             inputs, context = discovered(record)
-            read = _read_inputs(inputs, context)
-            group = next((names for key, names in groups if key == read), None)
-            first = prepared[group[0]].plan if group else None
-            prepared[name] = prepare(record, inputs, context, first)
-            if group is None:
-                groups.append((read, [name]))
-            else:
-                group.append(name)
+            key = _read_inputs(inputs, context)
+            same = next((first for other, first in read if other == key), None)
+            if same is None:
+                read.append((key, name))
+                prepared[name] = prepare(record, inputs, context)
+            else:  # the same inputs: read once, and their knowledge objects too
+                first = prepared[same]
+                prepared[name] = prepare(record, first.inputs, first.context, first.plan)
+    passes: list[tuple[object, list[str]]] = []
+    for name, ready in prepared.items():
+        key = _shared_by(ready.plan)
+        names = next((names for other, names in passes if other == key), None)
+        if names is None:
+            passes.append((key, [name]))
+        else:
+            names.append(name)
     results: dict[str, LintResult] = {}
-    for _, names in groups:
+    for _, names in passes:
         with _about(names[0]):
             plans = [prepared[name].plan for name in names]
-            inputs = prepared[names[0]].inputs
+            inputs = [prepared[name].inputs for name in names]
             all_gathered = check_every_file_in(plans, inputs, [records[n] for n in names])
         for name, gathered in zip(names, all_gathered, strict=True):
             with _about(name):
                 results[name] = finish(records[name], prepared[name], gathered)
     return {name: results[name] for name in records}
+
+
+def _shared_by(file_plan: FilePlan) -> object:
+    """What of a plan, besides its profile, a file's check depends on: plans equal in it share
+    their per-file pass."""
+    return (
+        file_plan.config,
+        file_plan.namespace,
+        file_plan.knowledge_digest,
+        file_plan.knowledge_kinds,
+        dict(file_plan.file_namespaces),
+        file_plan.keep_checked,
+        file_plan.suppression_rule,
+    )
 
 
 @contextmanager
@@ -91,15 +119,7 @@ def _about(cluster: str) -> Iterator[None]:
 def _read_inputs(inputs: Inputs, context: Sequence[Input]) -> object:
     """What a run reads, to tell whether two clusters' runs read the same: each input's name
     and, where it is not a file read by path, its bytes (and a render's origin)."""
-    return tuple(map(_read, inputs)), tuple(map(_read, context))
-
-
-def _read(item: Input) -> object:
-    """What checking `item` reads: a render's name, bytes and how its findings are traced
-    back, but not the time budget its cluster's renders shared (`RenderRun`)."""
-    if not isinstance(item, RenderedInput) or getattr(item.origin, "run", None) is None:
-        return item
-    return item._replace(origin=replace(item.origin, run=None))
+    return tuple(map(what_is_read, inputs)), tuple(map(what_is_read, context))
 
 
 def discovered(record: Run) -> tuple[Inputs, list[Input]]:
