@@ -126,7 +126,7 @@ def check_file_in(lanes: Lanes, item: Input) -> tuple[FileOutcome, ...]:
         for d in (loaded.documents if first.keep_checked else ())
     )
     scalers = contexts[0].autoscalers if any(plan.corpus_wide for plan in plans) else ()
-    unchecked = sum(1 for item_ in contexts[0].unchecked if item_.requests_accelerators)
+    unchecked = sum(1 for scan in contexts[0].unchecked if scan.requests_accelerators)
     return tuple(
         _outcome(plan, item, loaded, context, tracker, findings, checked, scalers, unchecked)
         for plan, context, tracker, findings in zip(plans, contexts, trackers, found, strict=True)
