@@ -153,6 +153,16 @@ RULES = (
         profile_fields=('kubernetes_version', 'minimum_kubernetes_version', 'custom_resource_definitions'),
     ),
     Rule(
+        code='GPU013',
+        name='operator-decision-not-judged',
+        severity=Severity.INFO,
+        fix='Check that the nodes the workload is pinned beside can take these pods (taints, room), or check the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`).',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.coverage:operator_decision_not_judged',
+    ),
+    Rule(
         code='GPU030',
         name='chart-not-rendered',
         severity=Severity.WARNING,

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from gpulint.engine.context import context_inputs, read_context, renders_of
+from gpulint.engine.context import alongside_inputs, context_inputs, read_context, renders_of
 from gpulint.engine.gather import (
     Gathered,
     check_every_file,
@@ -21,7 +21,7 @@ from gpulint.engine.report import displayed, in_report_order, located
 from gpulint.engine.variants import overlays_of_bases
 from gpulint.errors import GpulintError
 from gpulint.findings import LintResult
-from gpulint.loader import STDIN, Input, Inputs, discover
+from gpulint.loader import STDIN, Input, Inputs, discover, input_name
 from gpulint.render.rendered import RenderFailure
 from gpulint.rules import Rule
 from gpulint.views import NamedTuple
@@ -41,6 +41,8 @@ class Prepared(NamedTuple):
     plan: FilePlan
     skipped: list[Rule]
     rejections: tuple[ServerRejection, ...]
+    # The context files that are other configs' files (whose own runs report their findings).
+    elsewhere: frozenset[str] = frozenset()
 
 
 def run(record: Run) -> LintResult:
@@ -64,15 +66,15 @@ def run_clusters(records: Mapping[str, Run]) -> dict[str, LintResult]:
     prepared: dict[str, Prepared] = {}
     for name, record in records.items():
         with _about(name):
-            inputs, context = discovered(record)
-            key = _read_inputs(inputs, context)
+            inputs, context, elsewhere = discovered(record)
+            key = (_read_inputs(inputs, context), elsewhere)
             same = next((first for other, first in read if other == key), None)
             if same is None:
                 read.append((key, name))
-                prepared[name] = prepare(record, inputs, context)
+                prepared[name] = prepare(record, inputs, context, elsewhere)
             else:  # the same inputs: read once, and their knowledge objects too
                 first = prepared[same]
-                prepared[name] = prepare(record, first.inputs, first.context, first.plan)
+                prepared[name] = prepare(record, first.inputs, first.context, elsewhere, first.plan)
     passes: list[tuple[object, list[str]]] = []
     for name, ready in prepared.items():
         key = _shared_by(ready.plan)
@@ -122,15 +124,15 @@ def _read_inputs(inputs: Inputs, context: Sequence[Input]) -> object:
     return tuple(map(what_is_read, inputs)), tuple(map(what_is_read, context))
 
 
-def discovered(record: Run) -> tuple[Inputs, list[Input]]:
-    """The inputs of `record` in report order (charts and overlays rendered), and its context
-    files."""
+def discovered(record: Run) -> tuple[Inputs, list[Input], frozenset[str]]:
+    """The inputs of `record` in report order (charts and overlays rendered), its context
+    files, and the names of those that are other configs' files (`Run.alongside`)."""
     config = record.config
     # Checked in report order (findings are reported by path), so each file's findings can be
     # written out as soon as the file is checked.
     inputs = discover(
         [p for p in record.paths if p != STDIN],
-        config.excluded_in(record.cluster),
+        config.walk_excluded(record.cluster),
         record.stdin if STDIN in record.paths else None,
         record.overlay,
         record.render,
@@ -138,22 +140,31 @@ def discovered(record: Run) -> tuple[Inputs, list[Input]]:
         ignored=config.gitignore_filter(),
         base=record.root,
     )
-    return inputs, context_inputs(config, inputs, record.cluster, record.render)
+    context = context_inputs(config, inputs, record.cluster, record.render)
+    # Other configs' files judged against the same cluster are summed with these, as context
+    # whose findings their own runs report.
+    alongside = alongside_inputs(record, inputs, context)
+    return inputs, context + alongside, frozenset(input_name(item) for item in alongside)
 
 
 def prepare(
-    record: Run, inputs: Inputs, context: list[Input], read: FilePlan | None = None
+    record: Run,
+    inputs: Inputs,
+    context: list[Input],
+    elsewhere: frozenset[str] = frozenset(),
+    read: FilePlan | None = None,
 ) -> Prepared:
-    """`record` planned over its `inputs` and `context` files (`read`: the plan of another
-    cluster's run of the same ones, whose knowledge objects it takes)."""
+    """`record` planned over its `inputs` and `context` files (`elsewhere`: those that are
+    other configs' files; `read`: the plan of another cluster's run of the same ones, whose
+    knowledge objects it takes)."""
     file_plan, skipped = plan(record, inputs, context, read)
     rejections = server_rejections(inputs, file_plan, record.dry_run)
-    return Prepared(inputs, context, file_plan, skipped, rejections)
+    return Prepared(inputs, context, file_plan, skipped, rejections, elsewhere)
 
 
 def finish(record: Run, prepared: Prepared, gathered: Gathered) -> LintResult:
     """The context files and the corpus pass after the per-file pass, and the result."""
-    inputs, context, file_plan, skipped, rejections = prepared
+    inputs, context, file_plan, skipped, rejections, elsewhere = prepared
     given = read_context(file_plan, inputs, context, gathered) if context else None
     # A chart of the context stands where the given ones do: at its templates and values.
     renders = {**inputs.renders, **renders_of(context)}
@@ -162,7 +173,7 @@ def finish(record: Run, prepared: Prepared, gathered: Gathered) -> LintResult:
         # A change to a base is a change to the overlays built on it.
         given = given.union(*(bases[name] for name in given if name in bases))
     late = gathered.late + corpus_findings(
-        file_plan, gathered, rejections, record.rules, given, bases
+        file_plan, gathered, rejections, record.rules, given, bases, elsewhere
     )
     if renders:
         late = located(late, renders)
