@@ -12,10 +12,12 @@ the median peak RSS (`ru_maxrss` of the child, from wait4). Rows:
       or on PATH)
   (g) `gpulint check CORPUS --profile` with a 5,000-node kubectl dump (as YAML and as JSON)
       against a 5-node one, each read from the profile cache (judged) and with --no-cache
+  (k) `gpulint check CORPUS` against 1 and 10 named clusters (kubectl dumps made like the (g)
+      rows' small profile, one node more each), with --no-cache, judged in CPU time
   (i) `gpulint diagnose` on a synthetic cluster's JSON dump (make_cluster.py: 5,000 nodes,
       50,000 pods, 500,000 events) against `json.load` of the same file, and on a quarter and
       a half of it (time linear in the dump's size); judged in a section of their own
-  (k) `gpulint check --live` on a cluster served by the test API server (serve_cluster.py:
+  (l) `gpulint check --live` on a cluster served by the test API server (serve_cluster.py:
       the nodes and pods of make_cluster.py's cluster, 5,000 nodes and 50,000 pods), against
       the same list calls made with plain Python (list_floor.py); run in turn
 Each target of the performance budget is then judged PASS or FAIL.
@@ -80,6 +82,8 @@ HELM_DOCUMENTS = 10
 #: profile has, not on how the profile is read; the profile-size comparison leaves it out so
 #: both runs do the same work.
 CAPACITY_RULE = "GPU201"
+#: The (k) rows: the corpus against this many named clusters, the fewest and the most.
+CLUSTER_COUNTS = (1, 10)
 
 
 @dataclass(frozen=True)
@@ -466,6 +470,9 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
     for row in measure_context_rows(plan):
         add(row)
 
+    for row in measure_cluster_rows(plan, check):
+        add(row)
+
     for row in measure_diagnose(plan.work, plan.repeat, plan.cluster):
         add(row)
 
@@ -576,6 +583,29 @@ def measure_context_rows(plan: Plan) -> list[Row]:
     return rows
 
 
+def measure_cluster_rows(plan: Plan, check: Sequence[str]) -> list[Row]:
+    """The (k) rows: the corpus against 1 and against 10 named clusters (`--profile cN=...`),
+    every rule, with --no-cache. Cluster N is a kubectl dump made like the (g) rows' small
+    profile with N more nodes (so each has pools of its own and the clusters' findings differ).
+    Run in turn, round after round, as the (c) rows, and judged in CPU time.
+    """
+    work, repeat = plan.work, plan.repeat
+    few = plan.profile_nodes[0]
+    commands = []
+    for count in CLUSTER_COUNTS:
+        named = [f"c{n}={ensure_profile(work, few + n)}" for n in range(count)]
+        profiles = [arg for cluster in named for arg in ("--profile", cluster)]
+        clusters = "1 cluster" if count == 1 else f"{count} clusters"
+        label = f"(k) gpulint check CORPUS against {clusters} ({few:,}+ nodes each), --no-cache"
+        commands.append((f"clusters-{count}", label, [*check, *profiles, str(plan.corpus)]))
+    runs: list[list[Run]] = [[] for _ in commands]
+    for _ in range(repeat):
+        for found, (_, _, command) in zip(runs, commands, strict=True):
+            found.append(run_once(command, work))
+    labelled = zip(runs, commands, strict=True)
+    return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+
+
 # --- diagnose on a large cluster's dump ------------------------------------------------------
 
 #: The (i) rows: a share of the cluster's counts each.
@@ -632,7 +662,7 @@ def measure_diagnose(work: Path, repeat: int, cluster: tuple[int, int, int]) -> 
 
 
 def measure_live(work: Path, repeat: int, cluster: tuple[int, int]) -> list[Row]:
-    """The (k) rows: the plain list calls, then `gpulint check --live` on one GPU Deployment,
+    """The (l) rows: the plain list calls, then `gpulint check --live` on one GPU Deployment,
     both against the nodes and pods of a generated cluster served by serve_cluster.py; run in
     turn, round after round, as the (c) rows."""
     work.mkdir(parents=True, exist_ok=True)
@@ -656,12 +686,12 @@ def measure_live(work: Path, repeat: int, cluster: tuple[int, int]) -> list[Row]
         commands = [
             (
                 "live-floor",
-                f"(k) the same list calls in plain Python, a served cluster of {what}",
+                f"(l) the same list calls in plain Python, a served cluster of {what}",
                 [sys.executable, str(BENCH / "list_floor.py"), str(kubeconfig)],
             ),
             (
                 "live-check",
-                "(k) gpulint check --live on that cluster, one Deployment",
+                "(l) gpulint check --live on that cluster, one Deployment",
                 [*check_live, "--kubeconfig", str(kubeconfig), str(manifest)],
             ),
         ]
@@ -840,6 +870,8 @@ def judge(
     as_yaml, as_json = (_ratio(row.get(k), small) for k in ("profile-large", "profile-large-json"))
     schema = _ratio(one, row.get("check-no-schema"))
     context = _cpu_ratio(row.get("context-corpus"), row.get("context-alone"))
+    most = CLUSTER_COUNTS[-1]
+    clusters = _cpu_ratio(row.get(f"clusters-{most}"), row.get(f"clusters-{CLUSTER_COUNTS[0]}"))
     budget: list[tuple[str, float | None, str, float, str]] = [
         # (target, measured, comparison, limit, unit)
         (f"{documents:,} documents: gpulint / compose floor", corpus, "<=", 1.5, "x"),
@@ -860,6 +892,7 @@ def judge(
             1.5,
             "x",
         ),
+        (f"{most} clusters / 1 cluster, CPU time", clusters, "<=", 3, "x"),
     ]
     return [_target(*line) for line in budget]
 

@@ -16,6 +16,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.manifest:invalid_manifest',
+        profile_fields=(),
     ),
     Rule(
         code='GPU001',
@@ -38,6 +39,7 @@ RULES = (
         scope='file',
         check='gpulint.rules.resources:gpu_limit_request_mismatch',
         autofix='unsafe',
+        profile_fields=(),
     ),
     Rule(
         code='GPU003',
@@ -49,6 +51,7 @@ RULES = (
         scope='file',
         check='gpulint.rules.resources:fractional_gpu_quantity',
         autofix='unsafe',
+        profile_fields=(),
     ),
     Rule(
         code='GPU004',
@@ -60,6 +63,7 @@ RULES = (
         scope='file',
         check='gpulint.rules.resources:misplaced_resources_key',
         autofix='safe',
+        profile_fields=(),
     ),
     Rule(
         code='GPU005',
@@ -70,6 +74,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.manifest:unrendered_helm_template',
+        profile_fields=(),
     ),
     Rule(
         code='GPU006',
@@ -90,6 +95,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.coverage:unchecked_accelerator_workload',
+        profile_fields=(),
     ),
     Rule(
         code='GPU008',
@@ -100,6 +106,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.manifest:unsubstituted_env_template',
+        profile_fields=(),
     ),
     Rule(
         code='GPU009',
@@ -110,6 +117,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.coverage:pod_count_unknown',
+        profile_fields=(),
     ),
     Rule(
         code='GPU010',
@@ -120,6 +128,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.schema_rules:api_version_not_served',
+        profile_fields=('kubernetes_version', 'minimum_kubernetes_version', 'custom_resource_definitions'),
     ),
     Rule(
         code='GPU011',
@@ -130,6 +139,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.schema_rules:deprecated_api_version',
+        profile_fields=('kubernetes_version', 'minimum_kubernetes_version', 'custom_resource_definitions'),
     ),
     Rule(
         code='GPU012',
@@ -140,6 +150,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.schema_rules:schema_violation',
+        profile_fields=('kubernetes_version', 'minimum_kubernetes_version', 'custom_resource_definitions'),
     ),
     Rule(
         code='GPU013',
@@ -160,6 +171,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.manifest:chart_not_rendered',
+        profile_fields=(),
     ),
     Rule(
         code='GPU101',
@@ -375,6 +387,7 @@ RULES = (
         scope='file',
         judges=frozenset(['DaemonSet']),
         check='gpulint.rules.device_plugin:device_plugin_image_unpinned',
+        profile_fields=(),
     ),
     Rule(
         code='GPU502',
@@ -386,6 +399,7 @@ RULES = (
         scope='file',
         judges=frozenset(['DaemonSet']),
         check='gpulint.rules.device_plugin:device_plugin_without_liveness_probe',
+        profile_fields=(),
     ),
     Rule(
         code='GPU503',
@@ -407,6 +421,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.qos:gpu_pod_besteffort',
+        profile_fields=(),
     ),
     Rule(
         code='GPU610',
@@ -417,6 +432,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.pulls:always_pull_multi_gb_gpu_image',
+        profile_fields=(),
     ),
     Rule(
         code='GPU701',
@@ -427,6 +443,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.dra:container_claim_undeclared',
+        profile_fields=(),
     ),
     Rule(
         code='GPU702',
@@ -501,6 +518,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.cuda:nvidia_disable_require',
+        profile_fields=(),
     ),
     Rule(
         code='GPU900',

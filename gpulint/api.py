@@ -3,8 +3,8 @@
 `lint` resolves its options into one run record (`gpulint.engine.record.Run`): the command
 line's selection merged over the config once and the rules it selects picked, the profile read
 (from its inputs, a named cluster's, or a live cluster), every path taken from the root. The
-engine (`gpulint.engine`) checks that run; named clusters are one run each, their findings
-merged (`gpulint.clusters`).
+engine (`gpulint.engine`) checks that run; named clusters are one run each (sharing what does
+not depend on the profile), their findings merged (`gpulint.clusters`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from gpulint.config import Config
 from gpulint.engine.plan import KNOWLEDGE_KINDS
 from gpulint.engine.pool import available_cpus
 from gpulint.engine.record import Alongside, Run
-from gpulint.engine.run import run
+from gpulint.engine.run import run, run_clusters
 from gpulint.errors import GpulintError
 from gpulint.findings import LintResult
 from gpulint.loader import STDIN, RenderedInput
@@ -239,18 +239,19 @@ def _lint_clusters(
     options = replace(options, spool_findings=False)
     from gpulint.render.options import RenderOptions
 
-    results = {}
+    records = {}
     for name, files in clusters.items():
         try:
             profile = _read_profile(options, files)
-            # What the config applies to other clusters only is not read in this one's run.
-            render = (options.render or RenderOptions())._replace(cluster=name)
-            bound = replace(options, profile=profile, render=render)
-            alongside = _alongside(options, config, name, files)
-            results[name] = run(replace(_record(paths, bound, config, alongside), cluster=name))
         except GpulintError as exc:
             raise GpulintError(f"cluster {name}: {exc}") from exc
-    return merge_results(results)
+        # What the config applies to other clusters only is not read in this one's run.
+        render = (options.render or RenderOptions())._replace(cluster=name)
+        bound = replace(options, profile=profile, render=render)
+        alongside = _alongside(options, config, name, files)
+        records[name] = replace(_record(paths, bound, config, alongside), cluster=name)
+    # The runs share what does not depend on the profile (gpulint.engine.run.run_clusters).
+    return merge_results(run_clusters(records))
 
 
 def _lint_live(paths: Sequence[str], options: LintOptions, config: Config) -> LintResult:

@@ -39,7 +39,7 @@ REQUIRED_FIELDS = (
     "fixed",
     "fix",
 )
-OPTIONAL_FIELDS = ("judges", "reads", "keeps", "autofix")
+OPTIONAL_FIELDS = ("judges", "reads", "keeps", "autofix", "profile_fields")
 #: `autofix` values: applied by `--fix`, or only with `--unsafe-fixes` too.
 AUTOFIXES = ("safe", "unsafe")
 #: The documentation part of a record.
@@ -179,6 +179,15 @@ def read_record(path: Path) -> RuleInfo:
         raise CatalogueError(f"{path}: `autofix` is one of {', '.join(AUTOFIXES)}")
     if keeps is not None and scope != "corpus":
         raise CatalogueError(f"{path}: only a rule of `scope: corpus` keeps workloads")
+    profile_fields = entry.get("profile_fields")
+    if profile_fields is not None:
+        if not isinstance(profile_fields, list) or not all(
+            isinstance(f, str) and f.isidentifier() for f in profile_fields
+        ):
+            raise CatalogueError(f"{path}: `profile_fields` is a list of ClusterProfile fields")
+        if flag("needs_profile") and not profile_fields:
+            raise CatalogueError(f"{path}: a rule that needs a profile reads some of its fields")
+        profile_fields = tuple(profile_fields)
     try:
         severity = Severity.parse(text("severity"))
     except KeyError:
@@ -196,6 +205,7 @@ def read_record(path: Path) -> RuleInfo:
         check=None if check == ENGINE else check,
         keeps=keeps,
         autofix=autofix,
+        profile_fields=profile_fields,
     )
     return RuleInfo(rule, text("summary"), text("why"), text("example"), text("fixed"))
 
@@ -242,6 +252,8 @@ def registry_source(rules: Iterable[Rule]) -> str:
             fields.append(f"keeps={rule.keeps!r}")
         if rule.autofix:
             fields.append(f"autofix={rule.autofix!r}")
+        if rule.profile_fields is not None:
+            fields.append(f"profile_fields={rule.profile_fields!r}")
         lines.append("    Rule(")
         lines.extend(f"        {field}," for field in fields)
         lines.append("    ),")

@@ -1,8 +1,9 @@
 """Many clusters in one run: `--profile NAME=FILE` and the config's `clusters:` map.
 
-Every rule runs once per cluster, against that cluster's profile; the runs' findings are then
-merged. A finding found in every cluster is reported once with no cluster names (it holds
-everywhere, as in a run against one cluster); one found in some clusters only names them
+Every rule runs against each cluster's profile (once for the clusters that agree on what it
+reads of them, `gpulint.engine.run.run_clusters`); the runs' findings are then merged. A
+finding found in every cluster is reported once with no cluster names (it holds everywhere,
+as in a run against one cluster); one found in some clusters only names them
 (`Finding.clusters`), so "prod only" stands out from "everywhere".
 """
 

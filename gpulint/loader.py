@@ -193,12 +193,13 @@ class Inputs:
         ]
         if self._stdin is not None:
             streams.append((self._stdin,))
-        merged = heapq.merge(*streams, key=self._report_name)
+        merged = heapq.merge(*streams, key=self.report_name)
         if self._overlay:
             merged = map(self._overlaid, merged)
         return _once(merged) if self._twice else merged
 
-    def _report_name(self, item: Input) -> str:
+    def report_name(self, item: Input) -> str:
+        """What the report names `item` by, which orders the inputs."""
         name = input_name(item)
         return name if self._base is None else display_path(name, self._base)
 

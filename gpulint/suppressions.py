@@ -11,7 +11,7 @@ suppresses nothing and is reported (GPU006).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from gpulint.config import matches_selector
 from gpulint.fields import shown
@@ -172,6 +172,13 @@ class SuppressionTracker:
             known = {m.pos for m in mine}
             mine.extend(m for m in markers if m.pos not in known)
 
+    def copy(self) -> SuppressionTracker:
+        """A tracker of the same markers, counting their use apart from this one (one
+        cluster's findings of a file, in a run against several)."""
+        copied = SuppressionTracker()
+        copied.merge(self)
+        return copied
+
     def suppresses(
         self, file: SourceFile, line: int, document: DocumentLike | None, code: str
     ) -> bool:
@@ -228,3 +235,20 @@ class SuppressionTracker:
                         f"code or name{hint}; it suppresses nothing"
                     ),
                 )
+
+
+class SharedTrackers:
+    """Copies of one file's tracker (one per cluster) asked as one, for a rule whose findings
+    are the same in those clusters: what one suppresses each does, and counts as used."""
+
+    def __init__(self, trackers: Sequence[SuppressionTracker]) -> None:
+        self._trackers = trackers
+
+    def suppresses(
+        self, file: SourceFile, line: int, document: DocumentLike | None, code: str
+    ) -> bool:
+        """True (and the marker counted as used in every copy) when a marker covers this
+        finding."""
+        # Every copy is asked, so that each counts the marker as used.
+        answers = [t.suppresses(file, line, document, code) for t in self._trackers]
+        return answers[0]

@@ -39,6 +39,9 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         bench_run.Row("context-corpus", "", (bench_run.Run(3.0, 90, 1, 0.5),)),
         _row(bench_run, "live-floor", 4.0, 550),
         _row(bench_run, "live-check", 5.4, 180),
+        # Judged in CPU time: 3.5x in wall time, 2.8x in CPU time.
+        bench_run.Row("clusters-1", "", (bench_run.Run(10.0, 200, 1, 10.0),)),
+        bench_run.Row("clusters-10", "", (bench_run.Run(35.0, 300, 1, 28.0),)),
     ]
 
     targets = bench_run.judge(rows, (1, 4, 16), 10_000)
@@ -56,6 +59,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         ("2.07x", "FAIL"),
         ("2.50x", "FAIL"),
         ("1.35x", "PASS"),
+        ("2.80x", "PASS"),
     ]
     assert bench_run.rss_growth(rows, (1, 4, 16), 10_000) == pytest.approx(60 / 150)
 
@@ -79,9 +83,12 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
         "(h) gpulint check one file of CORPUS, cached 2-node profile",
         "(h) ... the same file with `context:` CORPUS, cache warm",
         "(h) ... the same file with `context:` CORPUS, --no-cache",
-        "(k) gpulint check --live on that cluster, one Deployment",
+        "(l) gpulint check --live on that cluster, one Deployment",
         "| check --live / plain list calls | <= 1.5x |",
         "| one file with `context:` / without, cache warm, CPU time | <= 2x |",
+        "(k) gpulint check CORPUS against 1 cluster (2+ nodes each), --no-cache",
+        "(k) gpulint check CORPUS against 10 clusters (2+ nodes each), --no-cache",
+        "| 10 clusters / 1 cluster, CPU time | <= 3x |",
         "(f) checkov --framework kubernetes | 0 |",
         "| 6-node YAML dump / 2-node profile | <= 1.2x |",
         "neither jsonschema nor kubernetes",

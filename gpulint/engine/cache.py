@@ -32,14 +32,12 @@ import dataclasses
 import enum
 import io
 import os
-from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from gpulint import __version__
 from gpulint.cachedir import CACHE_MIN_FILES, sha256
-from gpulint.loader import Input, RenderedInput, read_bytes
 
 if TYPE_CHECKING:
     from gpulint.engine.files import FileOutcome
@@ -94,22 +92,6 @@ class ResultCache:
         digest.update(b"\0")
         digest.update(data)
         return digest.hexdigest()
-
-    def keyed(self, items: Iterable[Input]) -> Iterator[tuple[Input, str | None, bytes | None]]:
-        """Each input with its entry's key (None: not kept, as a render or an unreadable
-        file) and its bytes."""
-        for item in items:
-            if isinstance(item, RenderedInput):
-                yield item, None, None
-                continue
-            if isinstance(item, str):
-                name, data = item, read_bytes(Path(item))
-                if isinstance(data, OSError):
-                    yield item, None, None
-                    continue
-            else:
-                name, data = item
-            yield item, self.key(name, data), data
 
     def has(self, key: str) -> bool:
         """Whether an entry is stored under `key` (read() says whether it is usable)."""

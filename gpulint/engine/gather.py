@@ -4,16 +4,20 @@ nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import heapq
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from itertools import groupby
 from typing import TYPE_CHECKING
 
-from gpulint.engine.files import FileOutcome
+from gpulint.engine.files import FileOutcome, lanes_of
 from gpulint.engine.plan import FilePlan
-from gpulint.engine.pool import check_files
+from gpulint.engine.pool import Listed, check_files
 from gpulint.engine.report import displayed, findings_of, roles_of, spool, unused_suppressions
 from gpulint.engine.variants import one_per_object
 from gpulint.findings import CheckedObject, Finding
-from gpulint.loader import Inputs, LoadResult
+from gpulint.loader import Input, Inputs, LoadResult, RenderedInput
 from gpulint.suppressions import SuppressionTracker
 
 if TYPE_CHECKING:
@@ -57,32 +61,128 @@ class Gathered:
 
 def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
     """Load and check each file in turn, keeping only what outlives it."""
-    gathered = Gathered([] if not run.spool_findings else spool())
-    gathered.kept = {r.code: [] for r in plan.corpus_wide}
-    # A file's suppression markers matter once it is checked only to corpus-wide findings and
-    # to the report of markers that suppressed nothing.
-    keep_markers = bool(plan.corpus_wide) or plan.unused_rule is not None
+    return check_every_file_in((plan,), (inputs,), (run,))[0]
+
+
+def check_every_file_in(
+    plans: Sequence[FilePlan], inputs: Sequence[Inputs], runs: Sequence[Run]
+) -> list[Gathered]:
+    """check_every_file() for runs against different profiles (one plan, inputs and run
+    each), whose plans agree on all but their profiles: each file loaded once for the runs
+    that read it, and each rule run once for the plans it gives the same findings in
+    (`files.lanes_of`). Runs given the same `Inputs` read every file together."""
     from gpulint.engine.cache import result_cache
 
-    cache = result_cache(plan, inputs.files)
-    for outcome in check_files(plan, inputs, run.jobs, cache):
-        gathered.files += outcome.files
-        gathered.objects += outcome.objects
-        gathered.unchecked += outcome.unchecked
-        # A render's findings point into the files it was rendered from: anywhere in the report.
-        findings = [f for f in outcome.findings if f.rendered is None]
-        gathered.findings.extend(displayed(findings, run))
-        gathered.late.extend(f for f in outcome.findings if f.rendered is not None)
-        if run.root is None:
-            gathered.checked.extend(outcome.checked)
-        else:
-            gathered.checked.extend(c._replace(path=run.display(c.path)) for c in outcome.checked)
-        gathered.add_autoscalers(outcome)
-        if keep_markers:
-            gathered.tracker.merge(outcome.tracker)
-        gathered.add_kept(outcome)
-        gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
+    all_gathered = [_gathered(plan, run) for plan, run in zip(plans, runs, strict=True)]
+    caches = [result_cache(plan, found.files) for plan, found in zip(plans, inputs, strict=True)]
+    for lanes, items in shared_inputs(inputs, runs[0].jobs > 1):
+        shared = lanes_of([plans[lane] for lane in lanes])
+        caught = [caches[lane] for lane in lanes]
+        for outcomes in check_files(shared, items, runs[0].jobs, caught):
+            for lane, outcome in zip(lanes, outcomes, strict=True):
+                _add_outcome(all_gathered[lane], outcome, plans[lane], runs[lane])
+    return all_gathered
+
+
+def shared_inputs(
+    inputs: Sequence[Inputs], sized: bool = False
+) -> Iterator[tuple[tuple[int, ...], Inputs | Listed]]:
+    """The inputs of several runs (by index, `lanes`), in runs of consecutive inputs that the
+    same runs read, in report order: each run's inputs come in its own order. `sized`: the
+    runs are sized for `pool.worth_processes` (a file's size is then looked up)."""
+    if all(found is inputs[0] for found in inputs):
+        yield tuple(range(len(inputs))), inputs[0]
+        return
+    streams = [_named(found, lane) for lane, found in enumerate(inputs)]
+    pending: tuple[int, ...] = ()
+    items: list[Input] = []
+    size = 0
+    for lanes, item in _alike(heapq.merge(*streams, key=lambda entry: entry[0])):
+        if lanes != pending and items:
+            yield pending, Listed(items, size)
+            items, size = [], 0
+        pending = lanes
+        items.append(item)
+        size += _size(item) if sized else 0
+    if items:
+        yield pending, Listed(items, size)
+
+
+def _named(inputs: Inputs, lane: int) -> Iterator[tuple[str, int, Input]]:
+    """Each input with the name that orders it, and the run (lane) reading it."""
+    for item in inputs:
+        yield inputs.report_name(item), lane, item
+
+
+def _alike(
+    merged: Iterable[tuple[str, int, Input]],
+) -> Iterator[tuple[tuple[int, ...], Input]]:
+    """Each input of the merged streams once, with the runs (lanes) that read it alike."""
+    for _, entries in groupby(merged, key=lambda entry: entry[0]):
+        found: list[tuple[object, list[int], Input]] = []  # (what it reads, lanes, input)
+        last: dict[int, int] = {}  # the last of `found` each lane is in: its order is kept
+        for _, lane, item in entries:
+            read = what_is_read(item)
+            at = next(
+                (
+                    n
+                    for n, (other, lanes, _) in enumerate(found)
+                    if n > last.get(lane, -1) and lane not in lanes and other == read
+                ),
+                None,
+            )
+            if at is None:
+                at = len(found)
+                found.append((read, [], item))
+            found[at][1].append(lane)
+            last[lane] = at
+        for _, lanes, item in found:
+            yield tuple(lanes), item
+
+
+def what_is_read(item: Input) -> object:
+    """What checking `item` reads: a render's name, bytes and how its findings are traced
+    back, but not the time budget its cluster's renders shared (`RenderRun`)."""
+    if not isinstance(item, RenderedInput) or getattr(item.origin, "run", None) is None:
+        return item
+    return item._replace(origin=replace(item.origin, run=None))
+
+
+def _size(item: Input) -> int:
+    if not isinstance(item, str):
+        return len(item[1])
+    try:
+        return os.stat(item).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _gathered(plan: FilePlan, run: Run) -> Gathered:
+    gathered = Gathered([] if not run.spool_findings else spool())
+    gathered.kept = {r.code: [] for r in plan.corpus_wide}
     return gathered
+
+
+def _add_outcome(gathered: Gathered, outcome: FileOutcome, plan: FilePlan, run: Run) -> None:
+    """Keep what outlives one checked file."""
+    gathered.files += outcome.files
+    gathered.objects += outcome.objects
+    gathered.unchecked += outcome.unchecked
+    # A render's findings point into the files it was rendered from: anywhere in the report.
+    findings = [f for f in outcome.findings if f.rendered is None]
+    gathered.findings.extend(displayed(findings, run))
+    gathered.late.extend(f for f in outcome.findings if f.rendered is not None)
+    if run.root is None:
+        gathered.checked.extend(outcome.checked)
+    else:
+        gathered.checked.extend(c._replace(path=run.display(c.path)) for c in outcome.checked)
+    gathered.add_autoscalers(outcome)
+    # A file's suppression markers matter once it is checked only to corpus-wide findings and
+    # to the report of markers that suppressed nothing.
+    if plan.corpus_wide or plan.unused_rule is not None:
+        gathered.tracker.merge(outcome.tracker)
+    gathered.add_kept(outcome)
+    gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
 
 
 def corpus_findings(

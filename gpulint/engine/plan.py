@@ -91,24 +91,32 @@ class FilePlan(NamedTuple):
 
 
 def plan(
-    run: Run, inputs: Inputs, context_inputs: Sequence[Input] = ()
+    run: Run,
+    inputs: Inputs,
+    context_inputs: Sequence[Input] = (),
+    read: FilePlan | None = None,
 ) -> tuple[FilePlan, list[Rule]]:
     """The plan each file is checked by, and the selected rules left out for want of a
-    profile."""
+    profile. `read`: the plan of another run of the same inputs and context (another
+    cluster's), whose knowledge objects are taken rather than read again."""
     config, profile = run.config, run.profile
     skipped = [r for r in run.rules if r.needs_profile and profile is None]
     active = [r for r in run.rules if r.check is not None and r not in skipped]
     if run.dry_run is None:  # only a server's dry-run gives GPU900 anything to report
         active = [r for r in active if r.code != SERVER_REJECTED]
-    digest = sha256()
     cache = directory = None
     if run.results_cache is not None and (context_inputs or inputs.files >= CACHE_MIN_FILES):
         from gpulint.engine.cache import KnowledgeCache, trusted_directory
 
         directory = trusted_directory(run)
         cache = None if directory is None else KnowledgeCache(directory)
-    knowledge = knowledge_documents(inputs, digest, cache)
-    knowledge += knowledge_documents(context_inputs, digest, cache)
+    if read is None:
+        digest = sha256()
+        knowledge = knowledge_documents(inputs, digest, cache)
+        knowledge += knowledge_documents(context_inputs, digest, cache)
+        knowledge_digest = digest.hexdigest()
+    else:
+        knowledge, knowledge_digest = read.knowledge, read.knowledge_digest
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     profile_kinds = profile.object_kinds if profile is not None else frozenset()
     file_plan = FilePlan(
@@ -126,7 +134,7 @@ def plan(
         # After the knowledge scan: the inputs' charts are rendered by then.
         installed_namespaces([*inputs.renders.values(), *context_inputs]),
         next((r for r in run.rules if r.code == UNUSED_SUPPRESSION), None),
-        digest.hexdigest(),
+        knowledge_digest,
         cache_directory=directory,
     )
     return file_plan, skipped

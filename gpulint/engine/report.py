@@ -12,7 +12,7 @@ from gpulint.findings import Finding
 from gpulint.loader import display_path
 from gpulint.rules import Rule
 from gpulint.rules.base import CheckContext, Involved, Problem
-from gpulint.suppressions import SuppressionTracker
+from gpulint.suppressions import SharedTrackers, SuppressionTracker
 from gpulint.workloads import role_at
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def findings_of(
     context: CheckContext,
     roles: dict[int, Workload],
     config: Config,
-    tracker: SuppressionTracker,
+    tracker: SuppressionTracker | SharedTrackers,
     given: frozenset[str] | None = None,
     elsewhere: frozenset[str] = frozenset(),
 ) -> Iterator[Finding]:
@@ -106,7 +106,9 @@ def _name_role(problem: Problem, roles: dict[int, Workload]) -> Problem:
     return problem._replace(message=f"{ref.kind}/{ref.name} {role}: {problem.message}")
 
 
-def _dropped(problem: Problem, rule: Rule, config: Config, tracker: SuppressionTracker) -> bool:
+def _dropped(
+    problem: Problem, rule: Rule, config: Config, tracker: SuppressionTracker | SharedTrackers
+) -> bool:
     code = rule.code
     if config.ignored_in_file(problem.file.path, code):
         return True

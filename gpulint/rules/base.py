@@ -359,6 +359,10 @@ class Rule(NamedTuple):
     # How sure the text edits its findings carry are: "safe" (--fix), "unsafe" (also needs
     # --unsafe-fixes); None: its findings carry no edits.
     autofix: str | None = None
+    # The fields of the cluster profile its findings depend on (`ClusterProfile` field names;
+    # empty: the same findings against any profile or none); None: the whole profile. A run
+    # against several clusters checks each file once for all the clusters that agree on them.
+    profile_fields: tuple[str, ...] | None = None
 
     @property
     def corpus_wide(self) -> bool:
