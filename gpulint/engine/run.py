@@ -15,6 +15,8 @@ from gpulint.render.rendered import RenderFailure
 
 #: The rule that needs the `gpulint[schema]` extra; a run without it says so once.
 SCHEMA_RULE = "GPU012"
+#: The rules that read the installed schemas (GPU010 and GPU011 their index of kinds).
+SCHEMA_RULES = frozenset({"GPU010", "GPU011", SCHEMA_RULE})
 
 
 def run(record: Run) -> LintResult:
@@ -33,6 +35,11 @@ def run(record: Run) -> LintResult:
         base=record.root,
     )
     context = context_inputs(config, inputs, record.cluster, record.render)
+    if any(r.code in SCHEMA_RULES for r in record.rules):
+        from gpulint.validation.kube import use_cache
+
+        # Before any worker is forked: they keep what they derive from the schemas there too.
+        use_cache(record.results_cache)
     file_plan, skipped = plan(record, inputs, context)
     rejections = server_rejections(inputs, file_plan, record.dry_run)
     gathered = check_every_file(file_plan, inputs, record)

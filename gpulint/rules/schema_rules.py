@@ -199,21 +199,26 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
     schemas = kube.release_schemas(version) if version is not None else None
     newer = schemas is not None and target.release > schemas.release
     reported = {issue.pos for issue in ctx.issues}  # GPU000 says what is malformed
-    # For a lower bound, what the newest release the server may run finds is an error only
-    # when that release finds it too.
-    upper = _upper_schemas(target, schemas)
     for document in ctx.documents:
         serving = _serving(document, target, crds)
         if serving is not None and not serving.served:
             continue  # GPU010
+        if _surely_valid(document, serving, schemas):
+            continue
         checked = _validator(document, serving, schemas)
         if checked is None:
             continue
         validator, schema, definitions = checked
-        agreed = _upper_problems(document, serving, upper)
+        asked, agreed, upper = False, None, None
         for problem in field_problems(validator, document.obj, schema, definitions):
             if problem.pos in reported or _said_by_others(problem, document):
                 continue
+            if not asked:
+                # For a lower bound, what the newest release the server may run finds is an
+                # error only when that release finds it too. Asked only of an object with a
+                # problem: most have none, and that release's schemas are then not read.
+                upper = _upper_schemas(target, schemas)
+                asked, agreed = True, _upper_problems(document, serving, upper)
             severity = None
             message = problem.message
             if agreed is not None and (problem.pos, problem.what) not in agreed:
@@ -261,6 +266,18 @@ def _upper_problems(
     return {(p.pos, p.what) for p in field_problems(validator, document.obj, schema, definitions)}
 
 
+def _surely_valid(document: Document, serving: Serving | None, schemas: Any) -> bool:
+    """A built-in object that surely has nothing to report: no validator is built for it."""
+    if schemas is None or (serving is not None and serving.crd is not None):
+        return False
+    definition = schemas.definition(document.ref.api_version, document.ref.kind)
+    if definition is None:
+        return False
+    from gpulint.validation.kube import surely_valid
+
+    return surely_valid(document.obj, definition, schemas.definitions(definition), _unknown_said)
+
+
 def _validator(document: Document, serving: Serving | None, schemas: Any) -> Any:
     """(validator, its schema, the definitions it refers to) for the object, or None."""
     if serving is not None and serving.crd is not None:
@@ -277,7 +294,7 @@ def _validator(document: Document, serving: Serving | None, schemas: Any) -> Any
     from gpulint.validation.kube import DEFINITIONS_URI
 
     reference = {"$ref": f"{DEFINITIONS_URI}#/$defs/{definition}"}
-    return schemas.validator(definition), reference, schemas.definitions
+    return schemas.validator(definition), reference, schemas.definitions(definition)
 
 
 def _crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[Any, Any] | None:
@@ -291,8 +308,9 @@ def _crd_validators() -> dict[tuple[str, int, int, str], tuple[Any, Any] | None]
 
 
 def _build_crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[Any, Any] | None:
-    import jsonschema_rs
+    from gpulint.validation.kube import import_jsonschema_rs
 
+    jsonschema_rs = import_jsonschema_rs()
     schema = json_schema(openapi)
     try:
         built: tuple[Any, Any] | None = (jsonschema_rs.validator_for(schema), schema)
@@ -330,8 +348,11 @@ def _said_by_others(problem: FieldProblem, document: Document) -> bool:
     if what == "required" and parent == "io.k8s.api.core.v1.ResourceClaim":
         entry = _node_at(document.obj, problem.path)
         return isinstance(entry, dict) and any(looks_like_accelerator(str(k)) for k in entry)
-    if what != "unknown":
-        return False
+    return what == "unknown" and _unknown_said(parent, key)
+
+
+def _unknown_said(parent: str, key: str) -> bool:
+    """GPU004 reports the unknown field `key` of the definition `parent`."""
     if parent in _CONTAINERS:
         return key in ("limits", "requests", "limit", "request") or _close_to(key, ("resources",))
     if parent == "io.k8s.api.core.v1.ResourceRequirements":
