@@ -6,6 +6,7 @@ fixtures/cases/schema/."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -493,14 +494,14 @@ def test_what_the_schemas_give_is_kept_in_the_cache_and_another_users_entry_igno
     assert "(did you mean `Deployment`?)" in first[0][3]
     # No object was validated: the index of the kinds 1.35 serves is all that was kept.
     (index,) = (cache / "schemas").iterdir()
-    assert index.name.startswith("v1.35-") and index.name.endswith(".kinds.json")
+    assert index.name.startswith("v1.35-") and ".kinds." in index.name
     assert index.stat().st_mode & 0o077 == 0
     kube.release_schemas.cache_clear()
     assert found(tmp_path, files, use_cache=True, **options) == first
 
     # The index is what the run reads: one that serves the typo is believed...
     served = [["apps/v1", "Deploymnet", "io.k8s.api.apps.v1.Deployment"]]
-    index.write_text(json.dumps(served), encoding="utf-8")
+    index.write_bytes(marshal.dumps(served))
     kube.release_schemas.cache_clear()
     believed = found(tmp_path, files, use_cache=True, **options)
     assert [code for code, *_ in believed] == ["GPU012"]  # served: no GPU010, and validated

@@ -6,24 +6,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.accelerators import is_extended_resource, looks_like_accelerator
 from gpulint.model import Document, Severity
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.validation.apiversions import lifecycle, shown
-from gpulint.validation.crds import (
-    CrdKinds,
-    CrdVersion,
-    cluster_crds,
-    crd_kinds,
-    json_schema,
-    knowledge_crds,
-    with_cluster_crds,
-)
-from gpulint.validation.problems import FieldProblem, closest, field_problems
 from gpulint.validation.target import Target, target_of
 from gpulint.views import NamedTuple
+
+if TYPE_CHECKING:
+    # Imported where used: a file with no CRD anywhere and only valid objects needs neither.
+    from gpulint.validation.crds import CrdKinds, CrdVersion
+    from gpulint.validation.problems import FieldProblem
 
 
 class Serving(NamedTuple):
@@ -65,7 +60,7 @@ def deprecated_api_version(ctx: CheckContext) -> Iterator[Problem]:
             yield Problem.at(document, pos, serving.message, serving.fix, names_workload=True)
 
 
-def _serving(document: Document, target: Target, crds: CrdKinds) -> Serving | None:
+def _serving(document: Document, target: Target, crds: CrdKinds | None) -> Serving | None:
     """None: served and not deprecated, or a kind gpulint knows nothing of."""
     api_version, kind = document.ref.api_version, document.ref.kind
     if not api_version or not kind:
@@ -95,7 +90,7 @@ def _serving(document: Document, target: Target, crds: CrdKinds) -> Serving | No
             )
         return None
     group = api_version.rpartition("/")[0]
-    defined = crds.kinds.get((group, kind))
+    defined = crds.kinds.get((group, kind)) if crds is not None else None
     if defined is not None:
         return _crd_serving(api_version, kind, crds, defined)
     return _builtin_serving(api_version, kind, group, target)
@@ -161,6 +156,8 @@ def _builtin_serving(api_version: str, kind: str, group: str, target: Target) ->
             f"{where}: the API server refuses the object",
             f"Change `apiVersion:` to {where.split(', ')[-1]}.",
         )
+    from gpulint.validation.problems import closest
+
     known = sorted({k for v, k in schemas.kinds if v.rpartition("/")[0] == group})
     guess = closest(kind, known)
     hint = f" (did you mean `{guess}`?)" if guess else ""
@@ -209,6 +206,8 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
         if checked is None:
             continue
         validator, schema, definitions = checked
+        from gpulint.validation.problems import field_problems
+
         asked, agreed, upper = False, None, None
         for problem in field_problems(validator, document.obj, schema, definitions):
             if problem.pos in reported or _said_by_others(problem, document):
@@ -263,6 +262,8 @@ def _upper_problems(
     if checked is None:
         return None
     validator, schema, definitions = checked
+    from gpulint.validation.problems import field_problems
+
     return {(p.pos, p.what) for p in field_problems(validator, document.obj, schema, definitions)}
 
 
@@ -308,6 +309,7 @@ def _crd_validators() -> dict[tuple[str, int, int, str], tuple[Any, Any] | None]
 
 
 def _build_crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[Any, Any] | None:
+    from gpulint.validation.crds import json_schema
     from gpulint.validation.kube import import_jsonschema_rs
 
     jsonschema_rs = import_jsonschema_rs()
@@ -320,17 +322,33 @@ def _build_crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[
     return built
 
 
-def _crds(ctx: CheckContext) -> CrdKinds:
+def _crds(ctx: CheckContext) -> CrdKinds | None:
     """The CRDs of this file and of every input and context file (knowledge objects), and the
-    cluster profile's for the kinds none of those define."""
+    cluster profile's for the kinds none of those define; None when there is none."""
+    profile = ctx.profile
+    if (profile is None or not profile.custom_resource_definitions) and not (
+        _any_crd(ctx.knowledge) or _any_crd(ctx.documents)
+    ):
+        return None
+    from gpulint.validation.crds import (
+        CrdKinds,
+        cluster_crds,
+        crd_kinds,
+        knowledge_crds,
+        with_cluster_crds,
+    )
+
     known = knowledge_crds(ctx.knowledge)
     if any(d.ref.kind == "CustomResourceDefinition" for d in ctx.documents):
         own = crd_kinds(ctx.documents)
         known = CrdKinds({**known.versions, **own.versions}, {**known.kinds, **own.kinds})
-    profile = ctx.profile
     if profile is None or not profile.custom_resource_definitions:
         return known
     return with_cluster_crds(known, cluster_crds(profile.custom_resource_definitions))
+
+
+def _any_crd(documents: tuple[Document, ...]) -> bool:
+    return any(d.ref.kind == "CustomResourceDefinition" for d in documents)
 
 
 # GPU004 (misplaced-resources-key) reports these unknown keys with GPU-specific words.

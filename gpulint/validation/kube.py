@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -185,7 +185,7 @@ class ReleaseSchemas:
         found = self._reached.get(definition)
         if found is not None:
             return found
-        name = f"{self._key}.{definition}.json"
+        name = f"{self._key}.{definition}{_SUFFIX}"
         stored = _read_entry(name)
         if isinstance(stored, dict) and isinstance(stored.get(definition), dict):
             found = stored
@@ -203,15 +203,14 @@ class ReleaseSchemas:
         from the definitions it reaches alone."""
         found = self._validators.get(definition)
         if found is None:
-            jsonschema_rs = import_jsonschema_rs()
-            document = {
-                "$schema": _DRAFT,
-                "$id": DEFINITIONS_URI,
-                "$defs": self.definitions(definition),
-            }
-            registry = jsonschema_rs.Registry([(DEFINITIONS_URI, document)])
-            reference = {"$ref": f"{DEFINITIONS_URI}#/$defs/{definition}"}
-            found = jsonschema_rs.validator_for(reference, registry=registry)
+            try:
+                found = _build(definition, self.definitions(definition))
+            except Exception:  # an entry of the cache that does not hold what it should
+                document = self._whole()
+                if document is None:
+                    raise
+                reached = self._reached[definition] = _reached(document["$defs"], definition)
+                found = _build(definition, reached)
             self._validators[definition] = found
         return found
 
@@ -220,6 +219,14 @@ class ReleaseSchemas:
         if self._document is None:
             self._document = _read_definitions(self.release)
         return self._document
+
+
+def _build(definition: str, definitions: dict[str, Any]) -> Any:
+    jsonschema_rs = import_jsonschema_rs()
+    document = {"$schema": _DRAFT, "$id": DEFINITIONS_URI, "$defs": definitions}
+    registry = jsonschema_rs.Registry([(DEFINITIONS_URI, document)])
+    reference = {"$ref": f"{DEFINITIONS_URI}#/$defs/{definition}"}
+    return jsonschema_rs.validator_for(reference, registry=registry)
 
 
 def _group(api_version: str) -> str:
@@ -243,6 +250,8 @@ def _read_definitions(version: Release) -> Any:
     path = _definitions_path(version)
     if path is None:
         return None
+    import json
+
     try:
         document = json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -355,31 +364,33 @@ class _Walk(NamedTuple):
 
 def _valid(value: Any, schema: Any, walk: _Walk, owner: str) -> bool:
     """`owner`: the definition `schema` is part of (the one a finding would name)."""
-    if not isinstance(schema, dict) or not _KNOWN.issuperset(schema):
+    if type(schema) is not dict or not _KNOWN.issuperset(schema):
         return False
-    reference = schema.get("$ref")
-    if reference is not None:
-        name = reference[len(_REF) :] if isinstance(reference, str) else ""
-        target = walk.definitions.get(name) if reference.startswith(_REF) else None
+    if "$ref" in schema:
+        reference = schema["$ref"]
+        if type(reference) is not str or not reference.startswith(_REF):
+            return False
+        name = reference[len(_REF) :]
+        target = walk.definitions.get(name)
         if target is None or not _valid(value, target, walk, name):
             return False
     types = _json_types(value)
     if types is None:
         return False  # a value JSON has no type for (a float that is no number ...)
     kind = schema.get("type")
-    if kind is not None and not types.intersection([kind] if isinstance(kind, str) else kind):
+    if kind is not None and (kind not in types if type(kind) is str else types.isdisjoint(kind)):
         return False
-    enum = schema.get("enum")
-    if enum is not None and not _in_enum(value, enum):
+    if "enum" in schema and not _in_enum(value, schema["enum"]):
         return False
-    choices = schema.get("oneOf")
-    if choices is not None and not _one_of(types, choices):
+    if "oneOf" in schema and not _one_of(types, schema["oneOf"]):
         return False
-    if isinstance(value, dict):
+    if types is _OBJECT:
         return _valid_mapping(value, schema, walk, owner)
-    items = schema.get("items")
-    if items is not None and isinstance(value, list):
-        return all(_valid(item, items, walk, owner) for item in value)
+    if types is _ARRAY and "items" in schema:
+        items = schema["items"]
+        for item in value:
+            if not _valid(item, items, walk, owner):
+                return False
     return True
 
 
@@ -401,10 +412,31 @@ def _valid_mapping(value: dict[Any, Any], schema: dict[str, Any], walk: _Walk, o
             if walk.said_elsewhere is not None and walk.said_elsewhere(owner, key):
                 continue
             return False
+        scalar = type(item)
+        if (scalar is str or scalar is int or scalar is bool) and _LEAF.issuperset(sub):
+            # Most fields: a scalar whose schema states a type alone (what _valid would do).
+            kind = sub.get("type")
+            if type(kind) is str:
+                kind = [kind]
+            elif kind is None:
+                continue
+            if type(kind) is list:
+                if scalar is str:
+                    held = "string" in kind
+                elif scalar is bool:
+                    held = "boolean" in kind
+                else:
+                    held = "integer" in kind or "number" in kind
+                if not held:
+                    return False
+                continue
         if not _valid(item, sub, walk, owner):
             return False
     required = schema.get("required", [])
     return isinstance(required, list) and all(name in value for name in required)
+
+
+_LEAF = frozenset({"type", "format"})
 
 
 def _json_types(value: Any) -> frozenset[str] | None:
@@ -474,7 +506,7 @@ def release_schemas(version: Release) -> ReleaseSchemas | None:
     except OSError:
         return None
     key = _entry_key(version, str(path), info.st_size, info.st_mtime_ns)
-    name = f"{key}.kinds.json"
+    name = f"{key}.kinds{_SUFFIX}"
     stored = _read_entry(name)
     if _is_index(stored):
         return ReleaseSchemas(version, key, {(v, k): d for v, k, d in stored})
@@ -487,8 +519,13 @@ def release_schemas(version: Release) -> ReleaseSchemas | None:
 
 
 def _is_index(stored: Any) -> bool:
+    # A definition's name becomes the name of a file: never a path.
     return isinstance(stored, list) and all(
-        isinstance(entry, list) and len(entry) == 3 and all(isinstance(s, str) for s in entry)
+        isinstance(entry, list)
+        and len(entry) == 3
+        and all(isinstance(s, str) for s in entry)
+        and "/" not in entry[2]
+        and not entry[2].startswith(".")
         for entry in stored
     )
 
@@ -498,7 +535,12 @@ def _is_index(stored: Any) -> bool:
 #: The folder of the cache directory that holds the index of kinds and the definitions each
 #: kind reaches, per installed release. Bump _FORMAT when what is stored there changes.
 _ENTRIES = "schemas"
-_FORMAT = "2"
+_FORMAT = "3"
+# Entries hold dicts, lists, strings, numbers, booleans and None in marshal's format: read with
+# no module to import, several times faster than JSON. marshal builds nothing that runs (what
+# is read is checked for its shape, and only the user's own files are read); its format is
+# that of this Python, which names the entries.
+_SUFFIX = f".{sys.implementation.cache_tag}.marshal"
 _cache: list[Path | None] = [None]
 
 
@@ -527,10 +569,12 @@ def _entry_key(version: Release, *installed: object) -> str:
 
 
 def _read_entry(name: str) -> Any:
-    """The JSON stored as `name`, when the cache holds it as a file of the user's own."""
+    """What is stored as `name`, when the cache holds it as a file of the user's own."""
     directory = _cache[0]
     if directory is None:
         return None
+    import marshal
+
     from gpulint.cachedir import open_own_directory, read_own_file
 
     try:
@@ -539,22 +583,22 @@ def _read_entry(name: str) -> Any:
             open_own_directory(_ENTRIES, root) as entries,
         ):
             data = read_own_file(name, entries)
-        return None if data is None else json.loads(data)
-    except (OSError, ValueError):
+        return None if data is None else marshal.loads(data)
+    except (OSError, EOFError, ValueError, TypeError):
         return None
 
 
 def _write_entry(name: str, value: Any) -> None:
-    """Store `value` as JSON under `name` (atomically); nothing when the cache cannot be
-    written."""
+    """Store `value` under `name` (atomically); nothing when the cache cannot be written."""
     directory = _cache[0]
     if directory is None:
         return
+    import marshal
+
     from gpulint.cachedir import write_atomically
 
-    data = json.dumps(value, separators=(",", ":")).encode()
     with contextlib.suppress(OSError):
-        write_atomically(directory, _ENTRIES, name, data)
+        write_atomically(directory, _ENTRIES, name, marshal.dumps(value))
 
 
 # --- the validator --------------------------------------------------------------------------
