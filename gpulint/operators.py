@@ -425,3 +425,40 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
 def _times(quantity: str, count: int) -> str:
     number = "".join(c for c in quantity if c.isdigit())
     return f"{int(number) * count}{quantity[len(number) :]}"
+
+
+# Slinky's slurm-operator (slinky.slurm.net, api/v1beta1 nodeset_types.go): a NodeSet's pods
+# run its `slurmd` container and `logfile` sidecar, written beside the pod template rather than
+# in it, before the template's own containers (internal/builder/nodeset_app.go).
+_SLURM_CONTAINERS = ("slurmd", "logfile")
+
+
+def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
+    """The pod a Slinky NodeSet runs: `template.spec` with the `slurmd` and `logfile`
+    containers the operator builds from the fields of those names (named after them)."""
+    written = mapping_at(spec, "template", "spec")
+    pod = YMap(written.pos if written else spec.pos)
+    pod.update(written)
+    pod.spans.update(written.spans)
+    containers = YSeq(spec.pos)
+    for field in _SLURM_CONTAINERS:
+        container = spec.get(field)
+        if not isinstance(container, YMap):
+            continue
+        named = YMap(container.pos)
+        named.update(container)
+        named.spans.update(container.spans)
+        if not named.get("name"):
+            named["name"] = field
+            named.spans["name"] = spec.spans[field]
+        containers.append(named)
+        containers.item_pos.append(container.pos)
+    own = written.get("containers")
+    if isinstance(own, YSeq):
+        containers.extend(own)
+        containers.item_pos.extend(own.item_pos)
+    if not containers:
+        return None
+    pod["containers"] = containers
+    pod.spans.setdefault("containers", spec.spans.get("slurmd", (*spec.pos, *spec.pos)))
+    return pod

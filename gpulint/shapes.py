@@ -32,6 +32,7 @@ from gpulint.operators import (
     kubeai_pod,
     nim_pod,
     nim_service_pod,
+    slurm_nodeset_pod,
 )
 from gpulint.views import NamedTuple
 from gpulint.yamltree import YMap
@@ -566,6 +567,13 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
         ),
         gang=True,
+    ),
+    # Slinky's slurm-operator (slinky.slurm.net): a NodeSet runs `replicas` slurmd pods (1 by
+    # default) of its template, the slurmd container written at `spec.slurmd`.
+    WorkloadShape(
+        "NodeSet",
+        ("slinky.slurm.net/*",),
+        (Role("spec", derive=slurm_nodeset_pod),),
     ),
     WorkloadShape(
         "SeldonDeployment",
