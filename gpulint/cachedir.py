@@ -157,8 +157,6 @@ def create_new(directory: int, name: str, data: bytes) -> None:
 def write_atomically(directory: Path, entries: str, name: str, data: bytes) -> None:
     """Write `data` as `name` in the `entries` folder of the cache `directory`: to a temporary
     file first, then renamed, so no reader sees half an entry."""
-    import secrets
-
     if not directory.is_dir():
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     with open_own_directory(directory) as root:
@@ -170,7 +168,8 @@ def write_atomically(directory: Path, entries: str, name: str, data: bytes) -> N
             create_new(root, "CACHEDIR.TAG", CACHEDIR_TAG.encode())
             create_new(root, ".gitignore", b"*\n")
         with open_own_directory(entries, root) as folder:
-            temporary = f".{secrets.token_hex(8)}.tmp"
+            # os.urandom, not the secrets module: that imports hashlib, which loads OpenSSL.
+            temporary = f".{os.urandom(8).hex()}.tmp"
             try:
                 create_new(folder, temporary, data)
                 os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)

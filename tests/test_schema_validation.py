@@ -6,9 +6,12 @@ fixtures/cases/schema/."""
 from __future__ import annotations
 
 import json
+import marshal
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -411,3 +414,101 @@ def test_the_crds_of_a_cluster_dump_validate_the_custom_resources(tmp_path: Path
     result = found(tmp_path, {"crd.yaml": upgraded, "run.yaml": RUN}, profile_paths=profile)
     assert [(code, where) for code, _, where, _ in result] == [("GPU010", "1:13")]
     assert "(it serves `example.com/v2`)" in result[0][3]
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def _built_in_objects() -> list[tuple[str, Any]]:
+    """(where, document) of every object of the fixtures' files that is a built-in kind."""
+    from gpulint.loader import load
+
+    paths = sorted(
+        p
+        for folder in ("cases", "real")
+        for p in (FIXTURES / folder).rglob("*")
+        if p.suffix in (".yaml", ".yml", ".json")
+    )
+    documents = load(paths).documents
+    return [(f"{d.file.path}:{d.kind_pos[0]}", d) for d in documents]
+
+
+@pytest.mark.parametrize("version", [(1, 30), (1, 37)])
+def test_an_object_said_surely_valid_is_one_the_validator_accepts(
+    version: tuple[int, int],
+) -> None:
+    # The validator is skipped for what surely_valid accepts: that must be nothing it refuses.
+    schemas = kube.release_schemas(version)
+    accepted = refused = 0
+    for where, document in _built_in_objects():
+        definition = schemas.definition(document.ref.api_version, document.ref.kind)
+        if definition is None:
+            continue
+        valid = schemas.validator(definition).is_valid(kube_instance(document.obj))
+        if kube.surely_valid(document.obj, definition, schemas.definitions(definition)):
+            assert valid, where
+            accepted += 1
+        refused += not valid
+    # Not a vacuous agreement: most objects are judged without the validator, and the
+    # fixtures hold objects it refuses.
+    assert accepted > 300 and refused > 20
+
+
+def kube_instance(obj: Any) -> Any:
+    """`obj` as the validator is given it: keys that are no strings as their text."""
+    from gpulint.validation.problems import _string_keys
+
+    return _string_keys(obj)
+
+
+def test_only_what_gpu004_reports_is_passed_over(tmp_path: Path) -> None:
+    # A container's `resource:` is GPU004's; `volumeMount:` is unknown to it, and GPU012's.
+    text = OLD_DEPLOYMENT.replace("apps/v1beta1", "apps/v1").replace(
+        "spec:\n  template:", "spec:\n  selector: {matchLabels: {app: a}}\n  template:"
+    )
+    schemas = kube.release_schemas((1, 37))
+    definition = "io.k8s.api.apps.v1.Deployment"
+    definitions = schemas.definitions(definition)
+    from gpulint.loader import load
+    from gpulint.rules.schema_rules import _unknown_said
+
+    for key, passed in (("resource", True), ("volumeMount", False)):
+        (tmp_path / "d.yaml").write_text(
+            text.replace('image: "trainer:1.0"}', f'image: "t:1", {key}: {{}}}}'),
+            encoding="utf-8",
+        )
+        (document,) = load([tmp_path / "d.yaml"]).documents
+        assert not kube.surely_valid(document.obj, definition, definitions)
+        assert kube.surely_valid(document.obj, definition, definitions, _unknown_said) is passed
+
+
+def test_what_the_schemas_give_is_kept_in_the_cache_and_another_users_entry_ignored(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / "cache"
+    files = {"typo.yaml": "apiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: t}\n"}
+    options = {"config": Config(kubernetes_version="1.35"), "cache_dir": str(cache)}
+    kube.release_schemas.cache_clear()  # read once per process: this run reads the cache
+    first = found(tmp_path, files, use_cache=True, **options)
+    assert [(code, where) for code, _, where, _ in first] == [("GPU010", "1:13")]
+    assert "(did you mean `Deployment`?)" in first[0][3]
+    # No object was validated: the index of the kinds 1.35 serves is all that was kept.
+    (index,) = (cache / "schemas").iterdir()
+    assert index.name.startswith("v1.35-") and ".kinds." in index.name
+    assert index.stat().st_mode & 0o077 == 0
+    kube.release_schemas.cache_clear()
+    assert found(tmp_path, files, use_cache=True, **options) == first
+
+    # The index is what the run reads: one that serves the typo is believed...
+    served = [["apps/v1", "Deploymnet", "io.k8s.api.apps.v1.Deployment"]]
+    index.write_bytes(marshal.dumps(served))
+    kube.release_schemas.cache_clear()
+    believed = found(tmp_path, files, use_cache=True, **options)
+    assert [code for code, *_ in believed] == ["GPU012"]  # served: no GPU010, and validated
+    # ... unless another user wrote it.
+    if os.geteuid() != 0:
+        pytest.skip("making a file of another user's needs root")
+    os.chown(index, 12345, 12345)
+    kube.release_schemas.cache_clear()
+    assert found(tmp_path, files, use_cache=True, **options) == first
+    kube.release_schemas.cache_clear()

@@ -448,3 +448,99 @@ def test_the_start_compiles_only_the_patterns_it_runs(
     if hook:
         expected += ["gpulint.config", "gpulint.replicas"]
     assert reported == sorted(expected)
+
+
+# --- schema validation (the `gpulint[schema]` extra) ------------------------------------------
+
+#: What a pre-commit run of a valid file validates: four kinds, one of which (the Deployment)
+#: reaches a hundred definitions; the container's `resource:` is GPU004's (GPU012 drops it).
+VALID = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: trainer, labels: {app: trainer}}
+data: {steps: "100"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata: {labels: {app: trainer}}
+    spec:
+      containers:
+      - name: trainer
+        image: "trainer:1.0"
+        imagePullPolicy: IfNotPresent
+        resources: {limits: {nvidia.com/gpu: 1, memory: 8Gi}, requests: {cpu: 500m}}
+        ports: [{containerPort: 8080, protocol: TCP}]
+      - name: sidecar
+        image: "sidecar:1.0"
+        resource: {limits: {nvidia.com/gpu: 1}}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: trainer}
+spec: {ports: [{port: 80, targetPort: 8080}], selector: {app: trainer}}
+"""
+
+#: Every module a run imported, and whether it opened a release's whole definitions file
+#: (seen by an audit hook on `open`: what the process really did).
+_OPENED = """\
+import json, sys
+opened = []
+sys.addaudithook(lambda event, args: event == "open" and opened.append(str(args[0])))
+from gpulint.cli import main
+sys.argv = ["gpulint", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+whole = any(path.endswith("_definitions.json") for path in opened)
+sys.__stderr__.write("\\n" + json.dumps([whole, sorted(sys.modules)]))
+"""
+
+
+def _schema_run(path: Path, cache: Path) -> tuple[str, bool, set[str]]:
+    """(report, whether the whole definitions were read, modules) of `gpulint check path`."""
+    done = subprocess.run(
+        [sys.executable, "-c", _OPENED, "check", str(path), "--cache-dir", str(cache)],
+        cwd=path.parent,
+        capture_output=True,
+        text=True,
+    )
+    whole, modules = json.loads(done.stderr.rpartition("\n")[2])
+    return done.stdout, whole, set(modules)
+
+
+def test_a_valid_file_is_checked_without_the_validator_or_the_whole_schemas(
+    tmp_path: Path,
+) -> None:
+    from gpulint.validation.kube import available
+
+    if not available():
+        pytest.skip("needs the gpulint[schema] extra")
+    manifest = tmp_path / "trainer.yaml"
+    manifest.write_text(VALID, encoding="utf-8")
+    cache = tmp_path / "cache"
+
+    # The first run makes the index of kinds and each kind's definitions from the whole file.
+    first, whole, _ = _schema_run(manifest, cache)
+    assert whole
+    assert "GPU004" in first and "GPU012" not in first
+
+    # Later runs read what the first kept, and need no validator: every object is valid.
+    again, whole, modules = _schema_run(manifest, cache)
+    assert again == first
+    assert not whole
+    assert not _under(modules, "jsonschema_rs")
+    assert "email.utils" not in modules
+
+    # An object with a problem of its own is the validator's, as ever (and only then).
+    manifest.write_text(VALID.replace("IfNotPresent", "always"), encoding="utf-8")
+    invalid, whole, modules = _schema_run(manifest, cache)
+    assert not whole
+    assert "jsonschema_rs" in modules
+    assert "GPU012" in invalid and "imagePullPolicy: always` is not a value" in invalid

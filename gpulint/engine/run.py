@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 #: The rule that needs the `gpulint[schema]` extra; a run without it says so once.
 SCHEMA_RULE = "GPU012"
+#: The rules that read the installed schemas (GPU010 and GPU011 their index of kinds).
+SCHEMA_RULES = frozenset({"GPU010", "GPU011", SCHEMA_RULE})
 
 
 class Prepared(NamedTuple):
@@ -158,6 +160,11 @@ def prepare(
     """`record` planned over its `inputs` and `context` files (`elsewhere`: those that are
     other configs' files; `read`: the plan of another cluster's run of the same ones, whose
     knowledge objects it takes)."""
+    if any(r.code in SCHEMA_RULES for r in record.rules):
+        from gpulint.validation.kube import use_cache
+
+        # Before any worker is forked: they keep what they derive from the schemas there too.
+        use_cache(record.results_cache)
     file_plan, skipped = plan(record, inputs, context, read)
     rejections = server_rejections(inputs, file_plan, record.dry_run)
     return Prepared(inputs, context, file_plan, skipped, rejections, elsewhere)

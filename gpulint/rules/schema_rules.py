@@ -6,24 +6,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpulint.accelerators import is_extended_resource, looks_like_accelerator
 from gpulint.model import Document, Severity
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.validation.apiversions import lifecycle, shown
-from gpulint.validation.crds import (
-    CrdKinds,
-    CrdVersion,
-    cluster_crds,
-    crd_kinds,
-    json_schema,
-    knowledge_crds,
-    with_cluster_crds,
-)
-from gpulint.validation.problems import FieldProblem, closest, field_problems
 from gpulint.validation.target import Target, target_of
 from gpulint.views import NamedTuple
+
+if TYPE_CHECKING:
+    # Imported where used: a file with no CRD anywhere and only valid objects needs neither.
+    from gpulint.validation.crds import CrdKinds, CrdVersion
+    from gpulint.validation.problems import FieldProblem
 
 
 class Serving(NamedTuple):
@@ -65,7 +60,7 @@ def deprecated_api_version(ctx: CheckContext) -> Iterator[Problem]:
             yield Problem.at(document, pos, serving.message, serving.fix, names_workload=True)
 
 
-def _serving(document: Document, target: Target, crds: CrdKinds) -> Serving | None:
+def _serving(document: Document, target: Target, crds: CrdKinds | None) -> Serving | None:
     """None: served and not deprecated, or a kind gpulint knows nothing of."""
     api_version, kind = document.ref.api_version, document.ref.kind
     if not api_version or not kind:
@@ -95,7 +90,7 @@ def _serving(document: Document, target: Target, crds: CrdKinds) -> Serving | No
             )
         return None
     group = api_version.rpartition("/")[0]
-    defined = crds.kinds.get((group, kind))
+    defined = crds.kinds.get((group, kind)) if crds is not None else None
     if defined is not None:
         return _crd_serving(api_version, kind, crds, defined)
     return _builtin_serving(api_version, kind, group, target)
@@ -161,6 +156,8 @@ def _builtin_serving(api_version: str, kind: str, group: str, target: Target) ->
             f"{where}: the API server refuses the object",
             f"Change `apiVersion:` to {where.split(', ')[-1]}.",
         )
+    from gpulint.validation.problems import closest
+
     known = sorted({k for v, k in schemas.kinds if v.rpartition("/")[0] == group})
     guess = closest(kind, known)
     hint = f" (did you mean `{guess}`?)" if guess else ""
@@ -199,21 +196,28 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
     schemas = kube.release_schemas(version) if version is not None else None
     newer = schemas is not None and target.release > schemas.release
     reported = {issue.pos for issue in ctx.issues}  # GPU000 says what is malformed
-    # For a lower bound, what the newest release the server may run finds is an error only
-    # when that release finds it too.
-    upper = _upper_schemas(target, schemas)
     for document in ctx.documents:
         serving = _serving(document, target, crds)
         if serving is not None and not serving.served:
             continue  # GPU010
+        if _surely_valid(document, serving, schemas):
+            continue
         checked = _validator(document, serving, schemas)
         if checked is None:
             continue
         validator, schema, definitions = checked
-        agreed = _upper_problems(document, serving, upper)
+        from gpulint.validation.problems import field_problems
+
+        asked, agreed, upper = False, None, None
         for problem in field_problems(validator, document.obj, schema, definitions):
             if problem.pos in reported or _said_by_others(problem, document):
                 continue
+            if not asked:
+                # For a lower bound, what the newest release the server may run finds is an
+                # error only when that release finds it too. Asked only of an object with a
+                # problem: most have none, and that release's schemas are then not read.
+                upper = _upper_schemas(target, schemas)
+                asked, agreed = True, _upper_problems(document, serving, upper)
             severity = None
             message = problem.message
             if agreed is not None and (problem.pos, problem.what) not in agreed:
@@ -258,7 +262,21 @@ def _upper_problems(
     if checked is None:
         return None
     validator, schema, definitions = checked
+    from gpulint.validation.problems import field_problems
+
     return {(p.pos, p.what) for p in field_problems(validator, document.obj, schema, definitions)}
+
+
+def _surely_valid(document: Document, serving: Serving | None, schemas: Any) -> bool:
+    """A built-in object that surely has nothing to report: no validator is built for it."""
+    if schemas is None or (serving is not None and serving.crd is not None):
+        return False
+    definition = schemas.definition(document.ref.api_version, document.ref.kind)
+    if definition is None:
+        return False
+    from gpulint.validation.kube import surely_valid
+
+    return surely_valid(document.obj, definition, schemas.definitions(definition), _unknown_said)
 
 
 def _validator(document: Document, serving: Serving | None, schemas: Any) -> Any:
@@ -277,7 +295,7 @@ def _validator(document: Document, serving: Serving | None, schemas: Any) -> Any
     from gpulint.validation.kube import DEFINITIONS_URI
 
     reference = {"$ref": f"{DEFINITIONS_URI}#/$defs/{definition}"}
-    return schemas.validator(definition), reference, schemas.definitions
+    return schemas.validator(definition), reference, schemas.definitions(definition)
 
 
 def _crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[Any, Any] | None:
@@ -291,8 +309,10 @@ def _crd_validators() -> dict[tuple[str, int, int, str], tuple[Any, Any] | None]
 
 
 def _build_crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[Any, Any] | None:
-    import jsonschema_rs
+    from gpulint.validation.crds import json_schema
+    from gpulint.validation.kube import import_jsonschema_rs
 
+    jsonschema_rs = import_jsonschema_rs()
     schema = json_schema(openapi)
     try:
         built: tuple[Any, Any] | None = (jsonschema_rs.validator_for(schema), schema)
@@ -302,17 +322,33 @@ def _build_crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[
     return built
 
 
-def _crds(ctx: CheckContext) -> CrdKinds:
+def _crds(ctx: CheckContext) -> CrdKinds | None:
     """The CRDs of this file and of every input and context file (knowledge objects), and the
-    cluster profile's for the kinds none of those define."""
+    cluster profile's for the kinds none of those define; None when there is none."""
+    profile = ctx.profile
+    if (profile is None or not profile.custom_resource_definitions) and not (
+        _any_crd(ctx.knowledge) or _any_crd(ctx.documents)
+    ):
+        return None
+    from gpulint.validation.crds import (
+        CrdKinds,
+        cluster_crds,
+        crd_kinds,
+        knowledge_crds,
+        with_cluster_crds,
+    )
+
     known = knowledge_crds(ctx.knowledge)
     if any(d.ref.kind == "CustomResourceDefinition" for d in ctx.documents):
         own = crd_kinds(ctx.documents)
         known = CrdKinds({**known.versions, **own.versions}, {**known.kinds, **own.kinds})
-    profile = ctx.profile
     if profile is None or not profile.custom_resource_definitions:
         return known
     return with_cluster_crds(known, cluster_crds(profile.custom_resource_definitions))
+
+
+def _any_crd(documents: tuple[Document, ...]) -> bool:
+    return any(d.ref.kind == "CustomResourceDefinition" for d in documents)
 
 
 # GPU004 (misplaced-resources-key) reports these unknown keys with GPU-specific words.
@@ -330,8 +366,11 @@ def _said_by_others(problem: FieldProblem, document: Document) -> bool:
     if what == "required" and parent == "io.k8s.api.core.v1.ResourceClaim":
         entry = _node_at(document.obj, problem.path)
         return isinstance(entry, dict) and any(looks_like_accelerator(str(k)) for k in entry)
-    if what != "unknown":
-        return False
+    return what == "unknown" and _unknown_said(parent, key)
+
+
+def _unknown_said(parent: str, key: str) -> bool:
+    """GPU004 reports the unknown field `key` of the definition `parent`."""
     if parent in _CONTAINERS:
         return key in ("limits", "requests", "limit", "request") or _close_to(key, ("resources",))
     if parent == "io.k8s.api.core.v1.ResourceRequirements":

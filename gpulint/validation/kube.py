@@ -4,14 +4,18 @@ The schemas are those of the `kubernetes-validate` package (its `local-strict` s
 object schema forbids fields it does not define, as the API server's strict field validation
 does); the validator is `jsonschema-rs`. Both come with the optional `gpulint[schema]` extra:
 together they are ten times the size of gpulint's other dependencies. Nothing here is imported
-until an object needs validating, and each release's definitions are read, and each kind's
-validator built, once per run.
+until an object needs validating; each kind's validator is built once per run, from the
+definitions that kind reaches alone, which the cache directory keeps between runs (with the
+index of the kinds each release serves).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import json
+import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,27 +150,26 @@ class KindSchema(NamedTuple):
 
 
 class ReleaseSchemas:
-    """One release's definitions: which kinds each built-in API version serves, and the
-    validators of the kinds asked for (each built once)."""
+    """One release's schemas: which kinds each built-in API version serves, and the validators
+    of the kinds asked for (each built once).
+
+    A run reads the release's index of kinds and, for each kind it validates, the definitions
+    that kind's schema reaches, from the cache directory (see `use_cache`); the release's whole
+    definitions file (1.8 MB of JSON) is read only to make what the cache does not hold yet.
+    """
 
     # A plain class: a handful per run, holding caches filled in place.
-    def __init__(self, version: Release, definitions: dict[str, Any]) -> None:
+    def __init__(
+        self, version: Release, key: str, kinds: dict[tuple[str, str], str], document: Any = None
+    ) -> None:
         self.release = version
-        self.definitions: dict[str, Any] = definitions["$defs"]
-        self._document = definitions
         # (apiVersion, kind) -> definition name, from each definition's group-version-kind.
-        self.kinds: dict[tuple[str, str], str] = {}
-        for name, schema in self.definitions.items():
-            properties = schema.get("properties") or {}
-            if "metadata" not in properties or "apiVersion" not in properties:
-                continue  # DeleteOptions, WatchEvent ... list every group, and are no objects
-            for gvk in schema.get("x-kubernetes-group-version-kind") or ():
-                group, version = gvk.get("group", ""), gvk.get("version", "")
-                api_version = f"{group}/{version}" if group else version
-                self.kinds.setdefault((api_version, gvk.get("kind", "")), name)
-        self.groups = frozenset(_group(api_version) for api_version, _ in self.kinds)
+        self.kinds = kinds
+        self.groups = frozenset(_group(api_version) for api_version, _ in kinds)
+        self._key = key  # names this release's entries in the cache
+        self._document = document  # the whole definitions, once read
+        self._reached: dict[str, dict[str, Any]] = {}
         self._validators: dict[str, Any] = {}
-        self._registry: Any = None
 
     def definition(self, api_version: str, kind: str) -> str | None:
         """The definition of `kind` in `api_version`, when this release serves it."""
@@ -176,38 +179,498 @@ class ReleaseSchemas:
         """The API versions of `group` in which this release serves `kind`."""
         return sorted(v for v, k in self.kinds if k == kind and _group(v) == group)
 
+    def definitions(self, definition: str) -> dict[str, Any]:
+        """`definition` and every definition its schema refers to, by name (their `$defs`):
+        all the validator of `definition` reads, and all a finding's message looks up."""
+        found = self._reached.get(definition)
+        if found is not None:
+            return found
+        name = f"{self._key}.{definition}{_SUFFIX}"
+        stored = _read_entry(name)
+        if isinstance(stored, dict) and isinstance(stored.get(definition), dict):
+            found = stored
+        else:
+            document = self._whole()
+            if document is None:
+                return {}
+            found = _reached(document["$defs"], definition)
+            _write_entry(name, found)
+        self._reached[definition] = found
+        return found
+
     def validator(self, definition: str) -> Any:
-        """The validator of one definition (a jsonschema_rs validator), built on first use."""
+        """The validator of one definition (a jsonschema_rs validator), built on first use
+        from the definitions it reaches alone."""
         found = self._validators.get(definition)
         if found is None:
-            import jsonschema_rs
-
-            if self._registry is None:
-                self._registry = jsonschema_rs.Registry([(DEFINITIONS_URI, self._document)])
-            reference = {"$ref": f"{DEFINITIONS_URI}#/$defs/{definition}"}
-            found = jsonschema_rs.validator_for(reference, registry=self._registry)
+            try:
+                found = _build(definition, self.definitions(definition))
+            except Exception:  # an entry of the cache that does not hold what it should
+                document = self._whole()
+                if document is None:
+                    raise
+                reached = self._reached[definition] = _reached(document["$defs"], definition)
+                found = _build(definition, reached)
             self._validators[definition] = found
         return found
+
+    def _whole(self) -> Any:
+        """The release's whole definitions (read, and the server's enums added, once)."""
+        if self._document is None:
+            self._document = _read_definitions(self.release)
+        return self._document
+
+
+def _build(definition: str, definitions: dict[str, Any]) -> Any:
+    jsonschema_rs = import_jsonschema_rs()
+    document = {"$schema": _DRAFT, "$id": DEFINITIONS_URI, "$defs": definitions}
+    registry = jsonschema_rs.Registry([(DEFINITIONS_URI, document)])
+    reference = {"$ref": f"{DEFINITIONS_URI}#/$defs/{definition}"}
+    return jsonschema_rs.validator_for(reference, registry=registry)
 
 
 def _group(api_version: str) -> str:
     return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
-@functools.cache
-def release_schemas(version: Release) -> ReleaseSchemas | None:
-    """The definitions of installed release `version` (see `schema_release`), read once."""
+#: The JSON Schema dialect of kubernetes-validate's definitions (their `$schema`).
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _definitions_path(version: Release) -> Path | None:
     directory = schema_directory()
     if directory is None:
         return None
-    path = directory / f"v{version[0]}.{version[1]}.0-local-strict" / "_definitions.json"
+    return directory / f"v{version[0]}.{version[1]}.0-local-strict" / "_definitions.json"
+
+
+def _read_definitions(version: Release) -> Any:
+    """The whole definitions of installed release `version`, with the values the server
+    accepts for fields whose schema names none (`_ENUMS`); None when they cannot be read."""
+    path = _definitions_path(version)
+    if path is None:
+        return None
+    import json
+
     try:
-        definitions = json.loads(path.read_bytes())
+        document = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
+    if not isinstance(document, dict) or not isinstance(document.get("$defs"), dict):
+        return None
     for (name, field), values in _ENUMS.items():
-        schema = definitions["$defs"].get(name)
+        schema = document["$defs"].get(name)
         prop = schema.get("properties", {}).get(field) if schema else None
         if isinstance(prop, dict) and "enum" not in prop:
             prop["enum"] = [*values, "", None]
-    return ReleaseSchemas(version, definitions)
+    return document
+
+
+def _kinds_of(document: Any) -> dict[tuple[str, str], str]:
+    """(apiVersion, kind) -> the definition of that kind, for every object kind defined."""
+    kinds: dict[tuple[str, str], str] = {}
+    for name, schema in document["$defs"].items():
+        properties = schema.get("properties") or {}
+        if "metadata" not in properties or "apiVersion" not in properties:
+            continue  # DeleteOptions, WatchEvent ... list every group, and are no objects
+        for gvk in schema.get("x-kubernetes-group-version-kind") or ():
+            group, version = gvk.get("group", ""), gvk.get("version", "")
+            api_version = f"{group}/{version}" if group else version
+            kinds.setdefault((api_version, gvk.get("kind", "")), name)
+    return kinds
+
+
+_REF = "#/$defs/"
+# Keywords whose value is a schema, a list of schemas, or a mapping of names to schemas.
+_SCHEMA = ("additionalProperties", "items", "not")
+_SCHEMAS = ("allOf", "anyOf", "oneOf")
+
+
+def _reached(definitions: dict[str, Any], start: str) -> dict[str, Any]:
+    """`start` and every definition reachable from it through `$ref`, without descriptions
+    and `x-kubernetes-` extensions (nine tenths of the bytes, and no validator reads them)."""
+    reached: dict[str, Any] = {}
+    waiting = [start]
+    while waiting:
+        name = waiting.pop()
+        if name in reached or name not in definitions:
+            continue
+        refs: list[str] = []
+        reached[name] = _described_less(definitions[name], refs)
+        waiting.extend(refs)
+    return reached
+
+
+def _described_less(schema: Any, refs: list[str]) -> Any:
+    """`schema` without its `description`s and extensions; the definitions it refers to
+    added to `refs`."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        if (keyword == "description" and isinstance(value, str)) or keyword.startswith("x-"):
+            continue  # annotations: no validator asserts them
+        if keyword == "$ref" and isinstance(value, str) and value.startswith(_REF):
+            refs.append(value[len(_REF) :])
+        if keyword == "properties" and isinstance(value, dict):
+            value = {field: _described_less(sub, refs) for field, sub in value.items()}
+        elif keyword in _SCHEMA:
+            value = _described_less(value, refs)
+        elif keyword in _SCHEMAS and isinstance(value, list):
+            value = [_described_less(sub, refs) for sub in value]
+        out[keyword] = value
+    return out
+
+
+# --- objects that cannot fail -------------------------------------------------------------
+
+#: The keywords of the (description-less) built-in definitions whose meaning `surely_valid`
+#: knows exactly; `format` is an annotation in draft 2020-12 (jsonschema-rs asserts formats
+#: only when asked to, and gpulint does not ask).
+_KNOWN = frozenset(
+    {"type", "properties", "additionalProperties", "required", "items", "enum", "$ref"}
+    | {"oneOf", "format"}
+)
+
+
+def surely_valid(
+    value: Any,
+    definition: str,
+    definitions: dict[str, Any],
+    said_elsewhere: Callable[[str, str], bool] | None = None,
+) -> bool:
+    """True only when `value` surely satisfies the built-in `definition` (whose `$defs` are
+    `definitions`, as `ReleaseSchemas.definitions` gives them): then the validator, and the
+    import of jsonschema-rs it needs, can be skipped. False when it does not, and whenever
+    this is not sure (a keyword or a value it does not model): the validator then decides
+    and says what is wrong. Most objects of a pre-commit run are valid.
+
+    `said_elsewhere(definition, key)`: an unknown field `key` of a `definition` that another
+    rule reports (GPU012 would drop its finding), which does not make the object invalid here.
+    """
+    schema = definitions.get(definition)
+    if schema is None:
+        return False
+    try:
+        return _valid(value, schema, _Walk(definitions, said_elsewhere), definition)
+    except RecursionError:
+        return False
+
+
+class _Walk(NamedTuple):
+    definitions: dict[str, Any]
+    said_elsewhere: Callable[[str, str], bool] | None
+
+
+def _valid(value: Any, schema: Any, walk: _Walk, owner: str) -> bool:
+    """`owner`: the definition `schema` is part of (the one a finding would name)."""
+    if type(schema) is not dict or not _KNOWN.issuperset(schema):
+        return False
+    if "$ref" in schema:
+        reference = schema["$ref"]
+        if type(reference) is not str or not reference.startswith(_REF):
+            return False
+        name = reference[len(_REF) :]
+        target = walk.definitions.get(name)
+        if target is None or not _valid(value, target, walk, name):
+            return False
+    types = _json_types(value)
+    if types is None:
+        return False  # a value JSON has no type for (a float that is no number ...)
+    kind = schema.get("type")
+    if kind is not None and (kind not in types if type(kind) is str else types.isdisjoint(kind)):
+        return False
+    if "enum" in schema and not _in_enum(value, schema["enum"]):
+        return False
+    if "oneOf" in schema and not _one_of(types, schema["oneOf"]):
+        return False
+    if types is _OBJECT:
+        return _valid_mapping(value, schema, walk, owner)
+    if types is _ARRAY and "items" in schema:
+        items = schema["items"]
+        for item in value:
+            if not _valid(item, items, walk, owner):
+                return False
+    return True
+
+
+def _valid_mapping(value: dict[Any, Any], schema: dict[str, Any], walk: _Walk, owner: str) -> bool:
+    properties = schema.get("properties", {})
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict):
+        return False
+    for key, item in value.items():
+        if not isinstance(key, str):
+            return False  # the API reads it as its text; the validator is told so
+        sub = properties.get(key)
+        if sub is None:
+            sub = extra
+        if sub is True:
+            continue
+        if sub is False:
+            # The validator does not look inside an unknown field: its one finding is all.
+            if walk.said_elsewhere is not None and walk.said_elsewhere(owner, key):
+                continue
+            return False
+        scalar = type(item)
+        if (scalar is str or scalar is int or scalar is bool) and _LEAF.issuperset(sub):
+            # Most fields: a scalar whose schema states a type alone (what _valid would do).
+            kind = sub.get("type")
+            if type(kind) is str:
+                kind = [kind]
+            elif kind is None:
+                continue
+            if type(kind) is list:
+                if scalar is str:
+                    held = "string" in kind
+                elif scalar is bool:
+                    held = "boolean" in kind
+                else:
+                    held = "integer" in kind or "number" in kind
+                if not held:
+                    return False
+                continue
+        if not _valid(item, sub, walk, owner):
+            return False
+    required = schema.get("required", [])
+    return isinstance(required, list) and all(name in value for name in required)
+
+
+_LEAF = frozenset({"type", "format"})
+
+
+def _json_types(value: Any) -> frozenset[str] | None:
+    """The JSON Schema types `value` has (an integer is a number, as 2.0 is an integer)."""
+    if isinstance(value, str):
+        return _STRING
+    if isinstance(value, bool):
+        return _BOOLEAN
+    if isinstance(value, int):
+        return _INTEGER
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return _INTEGER if value.is_integer() else _NUMBER
+    if value is None:
+        return _NULL
+    if isinstance(value, dict):
+        return _OBJECT
+    if isinstance(value, list):
+        return _ARRAY
+    return None
+
+
+_STRING = frozenset({"string"})
+_BOOLEAN = frozenset({"boolean"})
+_INTEGER = frozenset({"integer", "number"})
+_NUMBER = frozenset({"number"})
+_NULL = frozenset({"null"})
+_OBJECT = frozenset({"object"})
+_ARRAY = frozenset({"array"})
+
+
+def _in_enum(value: Any, enum: Any) -> bool:
+    # Only strings and null, whose equality is JSON's (in Python, 1 == 1.0 == True).
+    if not isinstance(enum, list):
+        return False
+    if value is None:
+        return any(choice is None for choice in enum)
+    return isinstance(value, str) and any(
+        isinstance(choice, str) and choice == value for choice in enum
+    )
+
+
+def _one_of(types: frozenset[str], choices: Any) -> bool:
+    """Exactly one choice holds; only choices that state nothing but types are judged (the
+    quantities and int-or-strings), where the count is exact."""
+    if not isinstance(choices, list):
+        return False
+    held = 0
+    for choice in choices:
+        if not isinstance(choice, dict) or set(choice) != {"type"}:
+            return False
+        kind = choice["type"]
+        held += bool(types.intersection([kind] if isinstance(kind, str) else kind))
+    return held == 1
+
+
+@functools.cache
+def release_schemas(version: Release) -> ReleaseSchemas | None:
+    """The schemas of installed release `version` (see `schema_release`), read once: its
+    index of kinds from the cache when it is there, else from the whole definitions."""
+    path = _definitions_path(version)
+    if path is None:
+        return None
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    key = _entry_key(version, str(path), info.st_size, info.st_mtime_ns)
+    name = f"{key}.kinds{_SUFFIX}"
+    stored = _read_entry(name)
+    if _is_index(stored):
+        return ReleaseSchemas(version, key, {(v, k): d for v, k, d in stored})
+    document = _read_definitions(version)
+    if document is None:
+        return None
+    kinds = _kinds_of(document)
+    _write_entry(name, [[*pair, definition] for pair, definition in kinds.items()])
+    return ReleaseSchemas(version, key, kinds, document)
+
+
+def _is_index(stored: Any) -> bool:
+    # A definition's name becomes the name of a file: never a path.
+    return isinstance(stored, list) and all(
+        isinstance(entry, list)
+        and len(entry) == 3
+        and all(isinstance(s, str) for s in entry)
+        and "/" not in entry[2]
+        and not entry[2].startswith(".")
+        for entry in stored
+    )
+
+
+# --- what is kept between runs --------------------------------------------------------------
+
+#: The folder of the cache directory that holds the index of kinds and the definitions each
+#: kind reaches, per installed release. Bump _FORMAT when what is stored there changes.
+_ENTRIES = "schemas"
+_FORMAT = "3"
+# Entries hold dicts, lists, strings, numbers, booleans and None in marshal's format: read with
+# no module to import, several times faster than JSON. marshal builds nothing that runs (what
+# is read is checked for its shape, and only the user's own files are read); its format is
+# that of this Python, which names the entries.
+_SUFFIX = f".{sys.implementation.cache_tag}.marshal"
+_cache: list[Path | None] = [None]
+
+
+def use_cache(directory: str | os.PathLike[str] | None) -> None:
+    """Keep what is derived from the installed schemas in `directory` (the run's cache
+    directory), or nowhere (None: --no-cache). A directory another user could have written
+    (see cachedir.untrusted_place) is not used."""
+    place = None
+    if directory is not None:
+        from gpulint.cachedir import SAFE_OPEN, untrusted_place
+
+        if SAFE_OPEN and untrusted_place(directory) is None:
+            place = Path(directory)
+    _cache[0] = place
+
+
+def _entry_key(version: Release, *installed: object) -> str:
+    """What names a release's entries: the release, and a digest of which installed file they
+    were made from (its path, size and time: another kubernetes-validate is another file) and
+    of what gpulint adds to it."""
+    from gpulint.cachedir import sha256
+
+    digest = sha256()
+    digest.update(repr((_FORMAT, installed, sorted(_ENUMS.items()))).encode())
+    return f"v{version[0]}.{version[1]}-{digest.hexdigest()[:32]}"
+
+
+def _read_entry(name: str) -> Any:
+    """What is stored as `name`, when the cache holds it as a file of the user's own."""
+    directory = _cache[0]
+    if directory is None:
+        return None
+    import marshal
+
+    from gpulint.cachedir import open_own_directory, read_own_file
+
+    try:
+        with (
+            open_own_directory(directory) as root,
+            open_own_directory(_ENTRIES, root) as entries,
+        ):
+            data = read_own_file(name, entries)
+        return None if data is None else marshal.loads(data)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+
+
+def _write_entry(name: str, value: Any) -> None:
+    """Store `value` under `name` (atomically); nothing when the cache cannot be written."""
+    directory = _cache[0]
+    if directory is None:
+        return
+    import marshal
+
+    from gpulint.cachedir import write_atomically
+
+    with contextlib.suppress(OSError):
+        write_atomically(directory, _ENTRIES, name, marshal.dumps(value))
+
+
+# --- the validator --------------------------------------------------------------------------
+
+
+def import_jsonschema_rs() -> Any:
+    """The `jsonschema_rs` module, imported without the rest of the standard library's
+    `email.utils`.
+
+    Its extension module calls `email.utils.parsedate_to_datetime` once as it is imported (on
+    its own build date, for its `__build__` record), and `email.utils` brings `socket`,
+    `random`, `urllib.parse`, `email.charset` and more: most of what importing the validator
+    costs a pre-commit run. While it is imported, a stand-in module serves that function from
+    what it is made of (`email._parseaddr` and `datetime`) and anything else from the real
+    module; the stand-in is then taken away, and `import email.utils` anywhere gives the real
+    module as always.
+    """
+    import sys
+
+    module = sys.modules.get("jsonschema_rs")
+    if module is not None:
+        return module
+    if "email.utils" in sys.modules:
+        import jsonschema_rs
+
+        return jsonschema_rs
+    import types
+
+    stand_in = types.ModuleType("email.utils")
+    stand_in.parsedate_to_datetime = _parsedate_to_datetime  # type: ignore[attr-defined]
+    stand_in.__getattr__ = _real_email_utils  # type: ignore[method-assign]
+    stand_in._stand_in = True  # type: ignore[attr-defined]
+    sys.modules["email.utils"] = stand_in
+    try:
+        import jsonschema_rs
+    finally:
+        _without_stand_in()
+    return jsonschema_rs
+
+
+def _without_stand_in() -> None:
+    import sys
+
+    if getattr(sys.modules.get("email.utils"), "_stand_in", False):
+        del sys.modules["email.utils"]
+    email = sys.modules.get("email")
+    if email is not None and getattr(email.__dict__.get("utils"), "_stand_in", False):
+        del email.utils
+
+
+def _real_email_utils(name: str) -> Any:
+    """An attribute of the real `email.utils`, asked of the stand-in."""
+    import importlib
+
+    _without_stand_in()
+    return getattr(importlib.import_module("email.utils"), name)
+
+
+def _parsedate_to_datetime(data: str) -> Any:
+    """`email.utils.parsedate_to_datetime` (Python 3.10 to 3.14 write it so), on the parser
+    `email.utils` takes from `email._parseaddr`; the real one where that is not there."""
+    import datetime
+
+    try:
+        from email._parseaddr import _parsedate_tz
+    except ImportError:
+        return _real_email_utils("parsedate_to_datetime")(data)
+    parsed = _parsedate_tz(data)
+    if parsed is None:
+        raise ValueError(f'Invalid date value or format "{data}"')
+    *fields, offset = parsed
+    if offset is None:
+        return datetime.datetime(*fields[:6])
+    zone = datetime.timezone(datetime.timedelta(seconds=offset))
+    return datetime.datetime(*fields[:6], tzinfo=zone)
