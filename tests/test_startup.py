@@ -154,6 +154,8 @@ NOT_IMPORTED_BY_THE_HOOK = (
     "gpulint.profile.clusterapi",
     "gpulint.profile.terraform",
     "gpulint.profile.nodes",
+    "gpulint.profile.admission_policies",  # which objects are policies: parsing a profile only
+    "gpulint.profile.values",
     "gpulint.dra",  # neither the profile nor the manifests hold DRA objects
     "gpulint.profile.policy",  # the profile lists no quota, LimitRange or PriorityClass
     "gpulint.kueue",  # nor a ClusterQueue or LocalQueue
@@ -216,6 +218,23 @@ def test_the_hook_reports_from_the_cache_what_it_reports_without_it(hook_run: Ho
     assert [(r.returncode, r.stdout, r.stderr) for r in runs] == [
         (uncached.returncode, uncached.stdout, uncached.stderr)
     ] * 2
+
+
+def test_a_profile_without_drivers_reads_no_cuda_table(tmp_path: Path) -> None:
+    # GPU801 runs, but no pool of the profile states a driver or has GPU Feature Discovery's
+    # CUDA labels, and no GPU Operator says which it installs: no pool's driver is known, and
+    # the CUDA tables (image rows, driver floors, GPU models) are never read.
+    run, modules = started("check", str(HELM), "--profile", str(HOOK_PROFILE), cwd=tmp_path)
+    assert run.returncode == 1 and "GPU002" in run.stdout
+    assert "gpulint.rules.cuda" in modules
+    assert _under(modules, "gpulint.cuda") + _under(modules, "gpulint.data.cuda") == []
+
+
+def test_a_profile_with_drivers_judges_them_with_the_cuda_tables(tmp_path: Path) -> None:
+    fixture = FIXTURES / "cuda" / "GPU801-driver-floor.yaml"
+    run, modules = started("check", str(fixture), *fixture_args(fixture), cwd=tmp_path)
+    assert "GPU801" in run.stdout
+    assert {"gpulint.cuda", "gpulint.data.cuda"} <= modules
 
 
 def test_check_imports_the_rules_the_manifests_give_work(tmp_path: Path) -> None:

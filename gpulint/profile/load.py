@@ -8,7 +8,6 @@ from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.files import decode_input, hash_input, read_input
-from gpulint.profile.admission_policies import POLICY_KINDS
 from gpulint.profile.cache import ProfileCache, entry_hash, entry_key, read_entry, write_entry
 from gpulint.profile.merge import ProfileFacts, merge
 from gpulint.profile.model import ClusterProfile
@@ -172,6 +171,8 @@ def json_dump_facts(path: str, data: bytes, pool_label: str | None = None) -> Pr
 
 
 def _objects_facts(path: str, objects: list[Any], pool_label: str | None) -> ProfileFacts:
+    # The policy kinds' module reads policies: a profile read from the cache needs neither.
+    from gpulint.profile.admission_policies import POLICY_KINDS
     from gpulint.profile.kubectl import facts_from_objects
 
     found = facts_from_objects(objects, pool_label, path)

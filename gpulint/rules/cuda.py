@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 
 #: Pools named in one message; the rest are counted.
 _NAMED = 3
+#: The GPU Operator's kinds that say which driver it installs (gpulint.cuda's _OPERATOR_KINDS).
+_OPERATOR_KINDS = frozenset({"ClusterPolicy", "NVIDIADriver"})
+#: What every GPU Feature Discovery label of a driver or CUDA version starts with
+#: (gpulint.data.cuda's GFD_DRIVER_* and GFD_RUNTIME_*).
+_GFD_CUDA_PREFIX = "nvidia.com/cuda."
 
 
 def _gpu_containers(template: PodTemplate) -> Iterator[tuple[Container, CudaNeed]]:
@@ -35,6 +40,23 @@ def _names(pools: Sequence[Pool]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def _drivers_may_be_known(ctx: CheckContext) -> bool:
+    """False when gpulint.cuda.pool_driver knows the driver of no pool: no pool of the profile
+    declares one or has GPU Feature Discovery's CUDA labels, and no GPU Operator states one.
+
+    Such a run (most profiles of pools) then reads no CUDA table: gpulint.cuda and its data
+    are not imported.
+    """
+    profile = ctx.profile
+    assert profile is not None
+    if profile.gpu_operator_drivers or any(d.ref.kind in _OPERATOR_KINDS for d in ctx.knowledge):
+        return True
+    return any(
+        pool.driver_version or any(key.startswith(_GFD_CUDA_PREFIX) for key in pool.labels)
+        for pool in profile.pools
+    )
+
+
 def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
     """GPU801: the image's CUDA needs a newer driver than the pools it can run on have.
 
@@ -42,6 +64,8 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
     warning when it runs there only through minor-version or forward compatibility, or when
     some of its pools can run it and others cannot (the scheduler does not look at drivers).
     """
+    if not _drivers_may_be_known(ctx):
+        return
     from gpulint.cuda import (
         highest_cuda,
         judge_driver,
