@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from gpulint.cuda_containers import NVIDIA_PREFIX, container_env, image_repository
 from gpulint.data.cuda import (
     DRIVER_FLOORS,
     FAMILY_FLOORS,
@@ -46,8 +47,6 @@ _VERSION = r"(\d+)(?:\.(\d+))?(?:\.(\d+))?"
 _TRUE = frozenset({"1", "true", "yes", "on", "t", "y"})
 #: The GPU Operator's kinds that say which driver it installs (gpulint.profile.gpu_operator).
 _OPERATOR_KINDS = frozenset({"ClusterPolicy", "NVIDIADriver"})
-#: The resource names whose pods the NVIDIA driver serves.
-_NVIDIA_PREFIX = "nvidia.com/"
 
 
 def parse_version(text: object) -> Version | None:
@@ -80,31 +79,6 @@ class CudaNeed(NamedTuple):
     min_compute: Version | None  # the least compute capability its GPU code is built for
     kernels: bool  # a framework built for a list of architectures, not a bare CUDA runtime
     disable_require: Pos | None = None  # where NVIDIA_DISABLE_REQUIRE turns the check off
-
-
-def uses_nvidia_gpus(container: Container) -> bool:
-    """Whether the container asks for an NVIDIA GPU resource (a whole GPU, MIG slice, share)."""
-    for quantities in (container.resources.limits, container.resources.requests):
-        for name, quantity in quantities.items():
-            if name.startswith(_NVIDIA_PREFIX) and (quantity.amount is None or quantity.amount > 0):
-                return True
-    return False
-
-
-def container_env(container: Container) -> dict[str, tuple[str, Pos]]:
-    """The literal `env:` values of the container (valueFrom is not known before it runs)."""
-    from gpulint.yamltree import YMap, YSeq
-
-    found: dict[str, tuple[str, Pos]] = {}
-    env = container.node.get("env")
-    if not isinstance(env, YSeq):
-        return found
-    for item in env:
-        if isinstance(item, YMap) and isinstance(item.get("name"), str):
-            value = item.get("value")
-            if isinstance(value, str | int | float) and not isinstance(value, bool):
-                found[item["name"]] = (str(value), item.pos_of_value("value"))
-    return found
 
 
 def container_cuda(container: Container) -> CudaNeed | None:
@@ -191,12 +165,11 @@ class KnownImage(NamedTuple):
 def image_row(image: str) -> tuple[str, KnownImage] | None:
     """The CUDA version of `image` and its table row, or None when the table does not know it."""
     # As gpulint.images splits it, without its dataclass (a run defines none as it starts).
-    rest = image.strip().partition("@")[0]
-    head, slash, last_part = rest.rpartition("/")
-    name, colon, tag = last_part.partition(":")
+    last_part = image.strip().partition("@")[0].rpartition("/")[2]
+    _, colon, tag = last_part.partition(":")
     if not colon or not tag:
         return None
-    repository = _normalised(f"{head}{slash}{name}")
+    repository = image_repository(image)
     last = repository.rsplit("/", 1)[-1]
     for row in IMAGES:
         if repository not in row.repositories and not (
@@ -221,14 +194,6 @@ def image_row(image: str) -> tuple[str, KnownImage] | None:
             compat = NVIDIA_CUDA_COMPAT.get(".".join(cuda.split(".")[:2]))
         return cuda, KnownImage(row, compat)
     return None
-
-
-def _normalised(repository: str) -> str:
-    for prefix in ("docker.io/", "index.docker.io/", "registry-1.docker.io/"):
-        if repository.startswith(prefix):
-            repository = repository[len(prefix) :]
-            break
-    return repository.removeprefix("library/")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,7 +314,7 @@ def _runtime_label(labels: Mapping[str, str]) -> tuple[str, str] | None:
 
 
 def _nvidia_pool(pool: Pool) -> bool:
-    return any(name.startswith(_NVIDIA_PREFIX) for name in pool.allocatable) or any(
+    return any(name.startswith(NVIDIA_PREFIX) for name in pool.allocatable) or any(
         key.startswith("nvidia.com/gpu.") for key in pool.labels
     )
 

@@ -30,6 +30,7 @@ from gpulint.cuda import (
     pool_driver,
     pool_gpu,
 )
+from gpulint.cuda_containers import IMAGE_REPOSITORIES, may_know_cuda
 from gpulint.data.cuda import (
     ARCHITECTURE_CEILINGS,
     ARCHITECTURE_FLOORS,
@@ -70,6 +71,34 @@ def container(tmp_path: Path, image: str, env: str = "") -> Container:
     workload = workload_of(document)
     assert workload is not None
     return workload.templates[0].containers[0]
+
+
+def test_the_repositories_known_without_the_tables_are_the_image_tables() -> None:
+    # may_know_cuda reads IMAGE_REPOSITORIES instead of the table: a row added to one and not
+    # the other would lose its images' findings.
+    assert {r for row in IMAGES for r in row.repositories} == IMAGE_REPOSITORIES
+
+
+@pytest.mark.parametrize(
+    ("image", "env", "known"),
+    [
+        ("nvcr.io/nvidia/tritonserver:25.08-py3", "", True),
+        ("docker.io/library/nvidia/cuda:12.8.1-base-ubuntu22.04", "", True),
+        ("registry.local:5000/dlc/huggingface-pytorch-inference:2.1.0-gpu-py310", "", True),
+        ("registry.local:5000/team/pytorch/pytorch:2.7.0-cuda12.8-cudnn9-runtime", "", False),
+        ("registry.example.com/ml/serving:2.3.0", "", False),
+        ("trainer:1.0", "    env: [{name: CUDA_VERSION, value: '12.4.1'}]\n", True),
+        ("trainer:1.0", "    env: [{name: NVIDIA_REQUIRE_CUDA, value: 'cuda>=12.8'}]\n", True),
+        ("trainer:1.0", "    env: [{name: OTHER, value: '1'}]\n", False),
+    ],
+)
+def test_only_a_container_the_tables_know_nothing_of_skips_them(
+    tmp_path: Path, image: str, env: str, known: bool
+) -> None:
+    found = container(tmp_path, image, env)
+    assert may_know_cuda(found) is known
+    if not known:  # what the rules no longer ask the tables: they would have said nothing
+        assert container_cuda(found) is None
 
 
 # --- the data: every row --------------------------------------------------------------------

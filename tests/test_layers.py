@@ -144,6 +144,7 @@ LAYERS = (
         "gpulint.replicas",
         "gpulint.scheduling",
         "gpulint.admission",
+        "gpulint.cuda_containers",
         "gpulint.cuda",
         "gpulint.validation",
         "gpulint.profile",

@@ -154,6 +154,8 @@ NOT_IMPORTED_BY_THE_HOOK = (
     "gpulint.profile.clusterapi",
     "gpulint.profile.terraform",
     "gpulint.profile.nodes",
+    "gpulint.cuda",  # GPU801-803 run, but no GPU container's image is one the CUDA tables list
+    "gpulint.data.cuda",
     "gpulint.profile.admission_policies",  # which objects are policies: parsing a profile only
     "gpulint.profile.values",
     "gpulint.dra",  # neither the profile nor the manifests hold DRA objects

@@ -71,7 +71,7 @@ def crashed_gpu_pods(
         template = pod_template(document, obj)
         if template is None:
             continue
-        from gpulint.cuda import uses_nvidia_gpus
+        from gpulint.cuda_containers import uses_nvidia_gpus
 
         gpu_containers = {c.name: c for c in template.containers if uses_nvidia_gpus(c)}
         if not gpu_containers:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from gpulint.cuda_containers import container_env, may_know_cuda, uses_nvidia_gpus
 from gpulint.model import Severity
 from gpulint.rules.base import CheckContext, Problem
 
@@ -25,10 +26,11 @@ _GFD_CUDA_PREFIX = "nvidia.com/cuda."
 
 def _gpu_containers(template: PodTemplate) -> Iterator[tuple[Container, CudaNeed]]:
     """The containers that ask for NVIDIA GPUs and whose CUDA is known."""
-    from gpulint.cuda import container_cuda, uses_nvidia_gpus
-
     for container in template.containers:
-        if uses_nvidia_gpus(container):
+        # The CUDA tables are read only for a container whose CUDA they may know.
+        if uses_nvidia_gpus(container) and may_know_cuda(container):
+            from gpulint.cuda import container_cuda
+
             need = container_cuda(container)
             if need is not None:
                 yield container, need
@@ -146,13 +148,13 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
 
 def image_lacks_gpu_architecture(ctx: CheckContext) -> Iterator[Problem]:
     """GPU802: the image has no GPU code for the GPU of the pools the pod can run on."""
-    from gpulint.cuda import judge_architecture, pool_gpu
-
     assert ctx.profile is not None
     for _, template in ctx.pod_templates():
         containers = list(_gpu_containers(template))
         if not containers:
             continue
+        from gpulint.cuda import judge_architecture, pool_gpu
+
         eligible = ctx.placement(template).eligible
         gpus = {id(pool): pool_gpu(pool) for pool in eligible}
         if not any(gpus.values()):
@@ -198,8 +200,6 @@ def image_lacks_gpu_architecture(ctx: CheckContext) -> Iterator[Problem]:
 
 def nvidia_disable_require(ctx: CheckContext) -> Iterator[Problem]:
     """GPU803: NVIDIA_DISABLE_REQUIRE in a GPU container's env turns off the runtime's check."""
-    from gpulint.cuda import container_env, uses_nvidia_gpus
-
     for _, template in ctx.pod_templates():
         for container in template.containers:
             if not uses_nvidia_gpus(container):
