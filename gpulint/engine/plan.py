@@ -13,8 +13,10 @@ from gpulint.config import Config
 from gpulint.engine.files import load_input
 from gpulint.engine.variants import installed_namespaces
 from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
+from gpulint.model import Knowledge
 from gpulint.rules import UNUSED_SUPPRESSION, Rule
 from gpulint.rules.base import CheckContext
+from gpulint.validation.crds import without_shadowed_crds
 from gpulint.views import NamedTuple
 
 if TYPE_CHECKING:
@@ -51,7 +53,7 @@ class FilePlan(NamedTuple):
     namespace: str | None
     per_document: tuple[Rule, ...]
     corpus_wide: tuple[Rule, ...]
-    knowledge: tuple[Document, ...]
+    knowledge: Knowledge
     knowledge_kinds: frozenset[str] = frozenset()
     keep_checked: bool = True
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
@@ -109,6 +111,8 @@ def plan(
         cache = None if directory is None else KnowledgeCache(directory)
     knowledge = knowledge_documents(inputs, digest, cache)
     knowledge += knowledge_documents(context_inputs, digest, cache)
+    # Kept for the whole run: the same CRDs in many files are kept once.
+    knowledge = Knowledge(without_shadowed_crds(knowledge))
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     profile_kinds = profile.object_kinds if profile is not None else frozenset()
     file_plan = FilePlan(

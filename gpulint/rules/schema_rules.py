@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpulint.accelerators import is_extended_resource, looks_like_accelerator
-from gpulint.model import Document, Severity
+from gpulint.model import Document, Severity, drawn
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.validation.apiversions import lifecycle, shown
 from gpulint.validation.crds import (
@@ -18,7 +18,6 @@ from gpulint.validation.crds import (
     cluster_crds,
     crd_kinds,
     json_schema,
-    knowledge_crds,
     with_cluster_crds,
 )
 from gpulint.validation.problems import FieldProblem, closest, field_problems
@@ -305,7 +304,7 @@ def _build_crd_validator(key: tuple[str, int, int, str], openapi: Any) -> tuple[
 def _crds(ctx: CheckContext) -> CrdKinds:
     """The CRDs of this file and of every input and context file (knowledge objects), and the
     cluster profile's for the kinds none of those define."""
-    known = knowledge_crds(ctx.knowledge)
+    known = drawn(ctx.knowledge, crd_kinds)
     if any(d.ref.kind == "CustomResourceDefinition" for d in ctx.documents):
         own = crd_kinds(ctx.documents)
         known = CrdKinds({**known.versions, **own.versions}, {**known.kinds, **own.kinds})
