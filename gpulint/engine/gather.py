@@ -11,7 +11,7 @@ from gpulint.engine.files import FileOutcome
 from gpulint.engine.plan import FilePlan
 from gpulint.engine.pool import check_files
 from gpulint.engine.report import displayed, findings_of, roles_of, spool, unused_suppressions
-from gpulint.engine.variants import one_per_object
+from gpulint.engine.variants import Variants, one_per_object
 from gpulint.findings import CheckedObject, Finding
 from gpulint.loader import Inputs, LoadResult
 from gpulint.suppressions import SuppressionTracker
@@ -42,6 +42,8 @@ class Gathered:
         self.objects = 0
         self.unchecked = 0  # objects that request accelerators gpulint did not check (GPU007)
         self.placements: dict[int, Placement] = {}  # of kept templates
+        # The kept workloads by object, to keep one of identical copies (context files too).
+        self.variants: Variants | None = None
 
     def add_autoscalers(self, outcome: FileOutcome) -> None:
         """Keep the first HPA of each target among the file's."""
@@ -49,10 +51,22 @@ class Gathered:
             target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
             self.scalers.setdefault(target, scaler)
 
-    def add_kept(self, outcome: FileOutcome) -> None:
-        """Keep the workloads the file gave each corpus-wide rule."""
+    def add_kept(self, outcome: FileOutcome, variants: Variants | None = None) -> None:
+        """Keep the workloads the file gave each corpus-wide rule, and the verdicts on their
+        templates; with `variants`, not those that repeat one kept already."""
+        kept: dict[int, Workload] = {}
         for code, workloads in outcome.kept.items():
-            self.kept[code].extend(workloads)
+            for workload in workloads:
+                if variants is None or not variants.repeats(code, workload):
+                    self.kept[code].append(workload)
+                    kept[id(workload)] = workload
+        if not outcome.placements:
+            return
+        # By id() of templates kept for the whole run: a dropped one's id may be reused.
+        templates = {id(t) for w in kept.values() for t in w.templates}
+        self.placements.update(
+            (id(t), verdict) for t, verdict in outcome.placements if id(t) in templates
+        )
 
 
 def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
@@ -65,6 +79,8 @@ def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
     from gpulint.engine.cache import result_cache
 
     cache = result_cache(plan, inputs.files)
+    variants = Variants(plan.context(LoadResult((), (), ())).namespace_of, inputs.renders)
+    gathered.variants = variants
     for outcome in check_files(plan, inputs, run.jobs, cache):
         gathered.files += outcome.files
         gathered.objects += outcome.objects
@@ -80,8 +96,7 @@ def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
         gathered.add_autoscalers(outcome)
         if keep_markers:
             gathered.tracker.merge(outcome.tracker)
-        gathered.add_kept(outcome)
-        gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
+        gathered.add_kept(outcome, variants)
     return gathered
 
 
