@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -109,10 +110,7 @@ def plan(
 
         directory = trusted_directory(run)
         cache = None if directory is None else KnowledgeCache(directory)
-    knowledge = knowledge_documents(inputs, digest, cache)
-    knowledge += knowledge_documents(context_inputs, digest, cache)
-    # Kept for the whole run: the same CRDs in many files are kept once.
-    knowledge = Knowledge(without_shadowed_crds(knowledge))
+    knowledge = knowledge_documents(itertools.chain(inputs, context_inputs), digest, cache)
     known_kinds = frozenset(d.ref.kind for d in knowledge)
     profile_kinds = profile.object_kinds if profile is not None else frozenset()
     file_plan = FilePlan(
@@ -144,14 +142,16 @@ def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
 
 def knowledge_documents(
     inputs: Iterable[Input], digest: Any = None, cache: KnowledgeCache | None = None
-) -> tuple[Document, ...]:
+) -> Knowledge:
     """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
 
     Only files whose bytes name one of those kinds are parsed here (and again when checked);
     `digest` (a hash object) is fed the name and bytes of each; those `cache` holds are
-    read from it.
+    read from it. They are kept for the whole run: a CRD whose kind an earlier one defines is
+    dropped as its file is read (the same chart's CRDs in many files are kept once).
     """
     found: list[Document] = []
+    crds: set[tuple[str, str]] = set()
     for item in inputs:
         name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
         if isinstance(data, OSError) or not names_any(data, _KNOWLEDGE_BYTES):
@@ -168,8 +168,8 @@ def knowledge_documents(
             kept = tuple(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
             if cache is not None:
                 cache.write(key, kept)
-        found.extend(kept)
-    return tuple(found)
+        found.extend(without_shadowed_crds(kept, crds))
+    return Knowledge(found)
 
 
 def names_any(data: bytes, words: Sequence[bytes]) -> bool:

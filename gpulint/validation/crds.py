@@ -71,11 +71,15 @@ def _defined(spec: Any) -> tuple[str, str] | None:
     return group, kind
 
 
-def without_shadowed_crds(documents: Iterable[Document]) -> Iterator[Document]:
+def without_shadowed_crds(
+    documents: Iterable[Document], seen: set[tuple[str, str]] | None = None
+) -> Iterator[Document]:
     """`documents` less each CRD whose group and kind an earlier one defines: `crd_kinds`
     reads only the first, and a CRD (its schema) is the largest object a run keeps. Copies of
-    one chart's CRDs in many directories then cost what one copy does."""
-    seen: set[tuple[str, str]] = set()
+    one chart's CRDs in many directories then cost what one copy does.
+
+    `seen`: the (group, kind) pairs defined before `documents` (updated with theirs)."""
+    seen = set() if seen is None else seen
     for document in documents:
         if document.ref.kind == "CustomResourceDefinition":
             defined = _defined(document.obj.get("spec"))
