@@ -142,6 +142,16 @@ RULES = (
         check='gpulint.rules.schema_rules:schema_violation',
     ),
     Rule(
+        code='GPU013',
+        name='operator-decision-not-judged',
+        severity=Severity.INFO,
+        fix='Check that the nodes the workload is pinned beside can take these pods (taints, room), or check the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`).',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.coverage:operator_decision_not_judged',
+    ),
+    Rule(
         code='GPU030',
         name='chart-not-rendered',
         severity=Severity.WARNING,

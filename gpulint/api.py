@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gpulint.config import Config
 from gpulint.engine.plan import KNOWLEDGE_KINDS
 from gpulint.engine.pool import available_cpus
-from gpulint.engine.record import Run
+from gpulint.engine.record import Alongside, Run
 from gpulint.engine.run import run
 from gpulint.errors import GpulintError
 from gpulint.findings import LintResult
@@ -84,6 +84,12 @@ class LintOptions:
     overlay: Mapping[str, bytes] | None = None
     render: RenderOptions | None = None
     allow_empty: bool = True
+    # The paths other configs govern in the same command, each with its config (a directory
+    # walk over two teams' folders, each with its `.gpulint.yaml`): corpus-wide rules count
+    # their objects with this run's wherever both are judged against the same cluster (the
+    # same profile given to both, or a named cluster of the same name or profile inputs); their
+    # findings are their own configs' runs'.
+    alongside: Sequence[tuple[Sequence[str], Config]] = ()
 
 
 def with_overrides(
@@ -166,7 +172,7 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
         return _lint_clusters(paths, options, config, clusters)
     if options.live is not None:
         return _lint_live(paths, options, config)
-    return run(_record(paths, with_profile(options), config))
+    return run(_record(paths, with_profile(options), config, _alongside(options, config)))
 
 
 def with_profile(options: LintOptions) -> LintOptions:
@@ -240,7 +246,8 @@ def _lint_clusters(
             # What the config applies to other clusters only is not read in this one's run.
             render = (options.render or RenderOptions())._replace(cluster=name)
             bound = replace(options, profile=profile, render=render)
-            results[name] = run(replace(_record(paths, bound, config), cluster=name))
+            alongside = _alongside(options, config, name, files)
+            results[name] = run(replace(_record(paths, bound, config, alongside), cluster=name))
         except GpulintError as exc:
             raise GpulintError(f"cluster {name}: {exc}") from exc
     return merge_results(results)
@@ -257,13 +264,44 @@ def _lint_live(paths: Sequence[str], options: LintOptions, config: Config) -> Li
     try:
         dry_run = cluster.dry_run if options.server_dry_run else None
         live = replace(options, profile=cluster.profile, dry_run=dry_run)
-        result = run(_record(paths, live, config))
+        result = run(_record(paths, live, config, _alongside(options, config)))
     finally:
         cluster.close()
     return replace(result, notes=(*cluster.notes, *result.notes))
 
 
-def _record(paths: Sequence[str], options: LintOptions, config: Config) -> Run:
+def _alongside(
+    options: LintOptions,
+    config: Config,
+    cluster: str | None = None,
+    inputs: Sequence[str] = (),
+) -> tuple[Alongside, ...]:
+    """The other configs' paths (`options.alongside`) judged against the cluster this run
+    checks: every one when the options give the profile (the command line's applies to every
+    config), else those whose config names `cluster` too, or a cluster of the same profile
+    inputs (`inputs`), or, when this run has none, those whose config names none either."""
+    others = [([p for p in paths if p != STDIN], c) for paths, c in options.alongside]
+    if not others:
+        return ()
+    if options.clusters or options.profile_paths or options.profile or options.live:
+        return tuple(Alongside(tuple(p), c, cluster) for p, c in others)
+    if cluster is None or not config.clusters:
+        return tuple(Alongside(tuple(p), c) for p, c in others if not c.clusters)
+    same = tuple(inputs)
+    return tuple(
+        Alongside(tuple(paths), other, name)
+        for paths, other in others
+        for name, files in other.clusters.items()
+        if name == cluster or tuple(files) == same
+    )
+
+
+def _record(
+    paths: Sequence[str],
+    options: LintOptions,
+    config: Config,
+    alongside: Sequence[Alongside] = (),
+) -> Run:
     """The run `options` (its profile read) describe, every path it reads taken from `root`:
     what the engine checks."""
     candidates = registry() if options.rules is None else options.rules
@@ -284,6 +322,7 @@ def _record(paths: Sequence[str], options: LintOptions, config: Config) -> Run:
         spool_findings=options.spool_findings,
         results_cache=_results_cache(options),
         warn=options.warn,
+        alongside=tuple(alongside),
     )
     root = options.root
     return record if root is None else _from_root(record, root)
@@ -349,8 +388,13 @@ def _from_root(record: Run, root: str) -> Run:
             cache_dir=_under(root, render.cache_dir),
             root=root,
         )
+    alongside = tuple(
+        other._replace(paths=tuple(os.path.join(root, p) for p in other.paths))
+        for other in record.alongside
+    )
     return replace(
         record,
+        alongside=alongside,
         paths=tuple(p if p == STDIN else os.path.join(root, p) for p in record.paths),
         config=config,
         overlay=overlay,

@@ -98,6 +98,13 @@ _ci_options = _option_group(
         "--show-files", is_flag=True, help="Print the files a run would check; check nothing."
     ),
     click.option(
+        "--changed-files",
+        is_flag=True,
+        help="The paths are a commit's changed files (pre-commit): a file of a chart or overlay "
+        "checks it, once however many of its files changed; other files only if named .yaml, "
+        ".yml or .json outside templates/.",
+    ),
+    click.option(
         "--respect-gitignore/--no-respect-gitignore",
         default=None,
         help="Skip what .gitignore ignores when walking directories (default: on).",
@@ -305,6 +312,7 @@ def check(
     sarif_output: str | None,
     show_settings: bool,
     show_files: bool,
+    changed_files: bool,
     values_files: tuple[str, ...],
     set_values: tuple[str, ...],
     release: str | None,
@@ -334,11 +342,18 @@ def check(
         from gpulint.cachedir import cache_dir as cache_location
 
         cache = cache_location(cache_dir, use_cache=not no_cache)
-        # Each given path is checked with its nearest config (ruff's rule): two teams' folders
-        # in one run are two runs, their findings merged.
-        groups = cli_options.run_configs(
-            config_path, isolated, paths, stdin_filename, cache, warn=_noticed
-        )
+        given = paths
+        if changed_files:
+            paths = cli_options.changed(paths)
+        # Each file is checked with its nearest config (ruff's rule): two teams' folders in
+        # one run are two runs, their findings merged.
+        if given and not paths:  # no changed file is checked: one run of nothing
+            only = cli_options.run_config(config_path, isolated, (), stdin_filename, cache)
+            groups = [(only, ())]
+        else:
+            groups = cli_options.run_configs(
+                config_path, isolated, paths, stdin_filename, cache, _noticed, respect_gitignore
+            )
         configs = []
         for config, _ in groups:
             config = config.with_overrides(respect_gitignore=respect_gitignore)
@@ -354,9 +369,13 @@ def check(
             "ignore": cli_options.selectors(ignore),
             "report_unused_ignores": report_unused_ignores,
         }
-        if show_settings or show_files:
+        if show_settings:
             settings = with_overrides(config, **selection)
             _show(settings, paths, stdin_filename, show_settings, _given_on_command_line())
+            return
+        if show_files:  # every config's files, each walked as its own run walks them
+            for group_config, (_, group_paths) in zip(configs, groups, strict=True):
+                _show(group_config, group_paths, stdin_filename, False, frozenset())
             return
         stdin = None
         if "-" in paths:
@@ -376,7 +395,7 @@ def check(
             raise GpulintError(f"{what} against a --profile, not --live")
         clusters = cli_options.named_clusters(profile_paths)
 
-        def options_for(config: Config) -> LintOptions:
+        def options_for(config: Config, index: int) -> LintOptions:
             config = cli_options.with_skipped_kinds(config, skip_kinds)
             config = cli_options.with_variables(config, variables)
             options = LintOptions(
@@ -404,6 +423,14 @@ def check(
                     config, values_files, set_values, release, namespace, cache_dir, not no_cache
                 ),
                 allow_empty=allow_empty,
+                # The other configs' files: summed with these where judged against one cluster.
+                alongside=[
+                    (list(other_paths) or ["."], other)
+                    for other_index, (other, (_, other_paths)) in enumerate(
+                        zip(configs, groups, strict=True)
+                    )
+                    if other_index != index
+                ],
             )
             if fixing:
                 # Each pass of --fix checks the same run over the texts fixed so far: the
@@ -414,8 +441,11 @@ def check(
             return options
 
         planned = [
-            (list(group_paths) or ["."], options_for(group_config))
-            for group_config, (_, group_paths) in zip(configs, groups, strict=True)
+            # Changed files of which none is checked are no reason to check the directory.
+            (list(group_paths) or ([] if given else ["."]), options_for(group_config, index))
+            for index, (group_config, (_, group_paths)) in enumerate(
+                zip(configs, groups, strict=True)
+            )
         ]
         failing: list[bool] = []  # of the last check, by each config's own fail-on
 
@@ -509,7 +539,7 @@ def _show(
     cwd = os.getcwd()
     found = discover(
         [p for p in paths or ["."] if p != STDIN],
-        config.is_excluded,
+        config.walk_excluded(None),
         stdin,
         ignored=config.gitignore_filter(),
         base=cwd,

@@ -72,6 +72,16 @@ def _holds(path: str, data: bytes) -> bool:
         return False
 
 
+def changed(paths: Sequence[str]) -> tuple[str, ...]:
+    """The changed files of a commit (`--changed-files`) that a run checks: a chart's or
+    overlay's files, which stand for it, and manifests by their names
+    (gpulint.loader.checked_when_changed)."""
+    from gpulint.loader import checked_when_changed
+
+    kinds: dict[str, str | None] = {}
+    return tuple(path for path in paths if checked_when_changed(path, kinds))
+
+
 def with_variables(config: Config, variables: Sequence[str]) -> Config:
     """`config` with each `--var NAME=VALUE` added to its `variables:` (the command line wins)."""
     assigned = dict(config.variables)
@@ -162,29 +172,61 @@ def run_configs(
     stdin_filename: str | None = None,
     cache: Path | None = None,
     warn: Callable[[str], None] | None = None,
+    respect_gitignore: bool | None = None,
 ) -> list[tuple[Config, tuple[str, ...]]]:
-    """The configs a run reads, each with the given paths it applies to: the nearest config of
-    each path (ruff's rule), so one run over two teams' folders applies both; one config with
-    `isolated` or a config file given."""
-    from gpulint.config import Config, configs_for_paths, load_config
+    """The configs a run reads, each with the paths it applies to: the nearest config of each
+    given path, and of each directory under a given directory that holds a config file of its
+    own (ruff's rule: nearest wins, no merging), so one run over two teams' folders applies
+    both; one config with `isolated` or a config file given. A config's own run leaves the
+    directories other configs govern to theirs (`Config.governed_elsewhere`)."""
+    from gpulint.config import Config, configs_for_paths, configs_under, load_config
     from gpulint.rules import rule_codes
 
-    if not isolated and config_path is None and len(paths) > 1:
-        named = [(stdin_filename or ".") if p == "-" else p for p in paths]
-        groups, notes = configs_for_paths(named, Path.cwd())
-        if len(groups) > 1:
-            for note in notes if warn is not None else ():
-                warn(note)
-            return [
-                (
-                    load_config(path, rule_codes(), cache)
-                    if path is not None
-                    else Config(root=Path.cwd()),
-                    tuple(paths[i] for i in indexes),
-                )
-                for path, indexes in groups
-            ]
-    return [(run_config(config_path, isolated, paths, stdin_filename, cache, warn), tuple(paths))]
+    if isolated or config_path is not None:
+        config = run_config(config_path, isolated, paths, stdin_filename, cache, warn)
+        return [(config, tuple(paths))]
+    cwd = Path.cwd()
+    named = [(stdin_filename or ".") if p == "-" else p for p in paths or ["."]]
+    found, notes = configs_for_paths(named, cwd)
+    loaded: dict[Path | None, Config] = {}
+
+    def load(path: Path | None) -> Config:
+        if path not in loaded:
+            loaded[path] = (
+                Config(root=cwd) if path is None else load_config(path, rule_codes(), cache)
+            )
+        return loaded[path]
+
+    groups: dict[Path | None, list[str]] = {}
+    elsewhere: dict[Path | None, set[str]] = {}
+    skipped: set[str] = set()
+    for path, indexes in found:
+        for index in indexes:
+            given = paths[index] if paths else "."
+            groups.setdefault(path, []).append(given)
+            if given == "-" or not os.path.isdir(given):
+                continue
+            governing = {os.path.abspath(given): path}
+            for directory, own, _ in configs_under(
+                given, load(path), load, respect_gitignore, skipped
+            ):
+                parent = os.path.dirname(os.path.abspath(directory))
+                while parent not in governing:
+                    parent = os.path.dirname(parent)
+                elsewhere.setdefault(governing[parent], set()).add(os.path.abspath(directory))
+                governing[os.path.abspath(directory)] = own
+                if directory not in groups.setdefault(own, []):
+                    groups[own].append(directory)
+    if warn is not None:
+        for note in sorted({*notes, *skipped}):
+            warn(note)
+    if len(groups) == 1 and not elsewhere:
+        (path,) = groups
+        return [(load(path), tuple(paths))]
+    return [
+        (replace(load(path), governed_elsewhere=frozenset(elsewhere.get(path, ()))), tuple(given))
+        for path, given in groups.items()
+    ]
 
 
 def run_config(

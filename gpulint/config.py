@@ -8,7 +8,7 @@ import fnmatch
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,6 +84,9 @@ class Config:
     # run's cluster profile over what it declares or shows (docs/platforms.md).
     platform: str | None = None
     admission: Mapping[str, bool] = field(default_factory=dict)
+    # Directories under the checked paths that a config file of their own governs (absolute
+    # paths): a walk of the checked paths leaves them to that config's run (ruff's rule).
+    governed_elsewhere: frozenset[str] = frozenset()
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with the given fields replaced (command-line options win over the file)."""
@@ -149,6 +152,15 @@ class Config:
     def is_excluded(self, path: Path) -> bool:
         """True when `path` matches an `exclude` glob (relative to the config's directory)."""
         return bool(self.exclude) and _matches_any(path, self.root, self.exclude)
+
+    def walk_excluded(self, cluster: str | None) -> Callable[[Path], bool]:
+        """What a walk of the checked paths skips: what `excluded_in(cluster)` skips, and the
+        directories another config file governs."""
+        excluded = self.excluded_in(cluster)
+        if not self.governed_elsewhere:
+            return excluded
+        elsewhere = self.governed_elsewhere
+        return lambda path: os.path.abspath(path) in elsewhere or excluded(path)
 
     def applied_elsewhere(self, path: Path, cluster: str) -> bool:
         """True when `applied-to` binds `path` to named clusters other than `cluster`."""
@@ -317,6 +329,68 @@ def configs_for_paths(
         start = absolute if absolute.is_dir() else absolute.parent
         groups.setdefault(find_config(start, memo, skipped), []).append(index)
     return list(groups.items()), tuple(sorted(skipped))
+
+
+def configs_under(
+    directory: str,
+    governing: Config,
+    load: Callable[[Path], Config],
+    respect_gitignore: bool | None = None,
+    skipped: set[str] | None = None,
+) -> Iterator[tuple[str, Path, Config]]:
+    """The directories under `directory` that hold a config file of their own, as (directory,
+    config file, config), parents first: the nearest config governs each file (ruff's rule),
+    and there is no merging, so such a directory is checked with its own config alone.
+
+    The walk enters what a walk of the checked files enters (not hidden or symlinked
+    directories, not what the governing config excludes or `.gitignore` ignores, not a chart's
+    or overlay's own files); `load` reads a config file found; `respect_gitignore` overrides the
+    configs' setting (the command line's). A config another user could have written is passed
+    over, and why added to `skipped`.
+    """
+    from gpulint.loader import render_kind_of
+
+    def gitignored(config: Config) -> Callable[[str, bool], bool] | None:
+        use = config.respect_gitignore if respect_gitignore is None else respect_gitignore
+        return config.gitignore_filter() if use else None
+
+    if render_kind_of(directory) is not None:
+        return  # a chart or overlay is rendered whole, under the config that governs it
+    stack = [(directory, governing, gitignored(governing))]
+    while stack:
+        current, config, ignored = stack.pop()
+        prefix = "" if current == os.curdir else f"{current.rstrip('/')}/"
+        try:
+            with os.scandir(current) as scan:
+                names = sorted(e.name for e in scan if _enterable(e))
+        except OSError:
+            continue  # the walk of the checked files reports it
+        found = []
+        for name in names:
+            path = prefix + name
+            if config.is_excluded(Path(path)) or (ignored is not None and ignored(path, True)):
+                continue
+            if render_kind_of(path) is not None:
+                own = _config_in(Path(path), skipped)
+                if own is not None:  # a chart or overlay with a config of its own
+                    yield path, own, load(own)
+                continue
+            own = _config_in(Path(path), skipped)
+            if own is None:
+                found.append((path, config, ignored))
+                continue
+            nested = load(own)
+            yield path, own, nested
+            found.append((path, nested, gitignored(nested)))
+        stack.extend(reversed(found))
+
+
+def _enterable(entry: os.DirEntry[str]) -> bool:
+    """Whether a directory walk enters `entry`: a directory, not hidden, not a symlink."""
+    try:
+        return not entry.name.startswith(".") and entry.is_dir() and not entry.is_symlink()
+    except OSError:
+        return False
 
 
 def _has_tool_table(pyproject: Path) -> bool:

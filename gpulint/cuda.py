@@ -364,7 +364,8 @@ class PoolGpu(NamedTuple):
 
 _MODELS = {m.model: m for m in GPU_MODELS}
 _LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator",
-           "karpenter.k8s.aws/instance-gpu-name")  # fmt: skip
+           "karpenter.k8s.aws/instance-gpu-name",
+           "eks.amazonaws.com/instance-gpu-name")  # fmt: skip
 
 
 def pool_gpu(pool: Pool) -> PoolGpu | None:

@@ -25,6 +25,7 @@ from typing import Any
 from gpulint.ignores import added_to_line
 from gpulint.views import NamedTuple
 from gpulint.yamltree import (
+    BuiltMap,
     ParsedDocument,
     Pos,
     YMap,
@@ -839,6 +840,8 @@ def add_items(
     whose dash indentation a new sequence copies. Nothing when `mapping[key]` is not a
     sequence.
     """
+    if isinstance(mapping, BuiltMap):
+        return ()  # an operator's pod: its fields are not where the object writes them
     if key not in mapping:
         if not mapping.spans:
             return ()

@@ -87,8 +87,18 @@ class LintResult:
 
 def merge_runs(results: Sequence[LintResult]) -> LintResult:
     """One result of runs over different files (each path checked with its own config): the
-    findings in report order, what was looked at summed, each note once."""
-    findings = sorted((f for result in results for f in result.findings), key=lambda f: f.sort_key)
+    findings in report order, what was looked at summed, each note once.
+
+    A finding two runs both report (one in a `context:` file both read, involving files of
+    each) is reported as often as one run reports it, not once per run.
+    """
+    from collections import Counter
+
+    most: Counter[Finding] = Counter()
+    for result in results:
+        for finding, times in Counter(result.findings).items():
+            most[finding] = max(most[finding], times)
+    findings = sorted(most.elements(), key=lambda f: f.sort_key)
     return LintResult(
         findings=tuple(findings),
         files=sum(result.files for result in results),

@@ -438,6 +438,23 @@ def _render_owner(path: str, kinds: dict[str, str | None]) -> tuple[str, str] | 
     return directory or os.curdir, kind
 
 
+def checked_when_changed(path: str, kinds: dict[str, str | None]) -> bool:
+    """Whether a commit's changed file (`gpulint check --changed-files`) is checked: a file of
+    a chart or overlay stands for its render, any other one is checked when it is a manifest
+    by its name (.yaml, .yml, .json) outside a `templates/` directory (a Helm template outside
+    a chart is no manifest). `kinds` keeps what each directory was found to be."""
+    if path == STDIN or os.path.isdir(path) or _render_owner(path, kinds) is not None:
+        return True
+    parts = Path(path).parts
+    return path.endswith(MANIFEST_SUFFIXES) and "templates" not in parts[:-1]
+
+
+def render_kind_of(directory: str) -> str | None:
+    """ "helm" or "kustomize" when `directory` is a chart or an overlay (which a walk renders
+    rather than enters); None otherwise."""
+    return _kind_of(directory)
+
+
 def _kind_of(directory: str) -> str | None:
     # A few stats, not a listing: the directory may hold thousands of manifests.
     names = (_CHART_FILE, *_KUSTOMIZATION_FILES)

@@ -292,6 +292,9 @@ class PodTemplate:
     # An operator completes the pod's resources (KServe's default cpu/memory, Knative's
     # queue-proxy sidecar) or writes them itself: the pod is never BestEffort.
     operator_resources: bool = False
+    # The priority class its pods get when the template names none, and where the workload
+    # writes it (a Volcano Job's `spec.priorityClassName`).
+    inherited_priority_class: tuple[str, Pos] | None = None
 
     @cached_property
     def annotations(self) -> YMap:
@@ -370,9 +373,26 @@ class PodTemplate:
 
     @property
     def priority_class_name(self) -> str | None:
-        """spec.priorityClassName, when set."""
+        """The priority class its pods get: spec.priorityClassName, else the one the workload
+        gives pods that name none; None when neither is set."""
+        own = self.own_priority_class_name
+        if own is None and self.inherited_priority_class is not None:
+            return self.inherited_priority_class[0]
+        return own
+
+    @property
+    def own_priority_class_name(self) -> str | None:
+        """The template's own spec.priorityClassName, when set."""
         value = self.spec.get("priorityClassName")
         return text_of(value) or None
+
+    @property
+    def priority_class_pos(self) -> Pos:
+        """Where the class of `priority_class_name` is written (the template's spec when
+        neither names one)."""
+        if self.own_priority_class_name is None and self.inherited_priority_class is not None:
+            return self.inherited_priority_class[1]
+        return self.spec.pos_of_value("priorityClassName")
 
     @cached_property
     def labels(self) -> Mapping[str, str]:
@@ -415,6 +435,7 @@ class UnreadPart(NamedTuple):
     reason: str  # completes "gpulint did not read its pods: ..."
     pos: Pos
     accelerators: bool = True  # whether that part runs accelerator pods, as far as known
+    fix: str | None = None  # what to do, when not the usual (check the pods it creates)
 
 
 class RolePart(NamedTuple):
@@ -448,6 +469,10 @@ class Workload:
     by_shape: bool = False
     # `gang_min` is met with the first pods in role order (Volcano), not the cheapest.
     gang_min_in_order: bool = False
+    # What its operator decides from fields whose effect gpulint does not judge (a pod
+    # affinity to another workload's pods), each completing "{ref}: ..." with where it is
+    # written (GPU013).
+    unjudged: tuple[tuple[str, Pos], ...] = ()
 
     @property
     def kind(self) -> str:

@@ -14,7 +14,7 @@ from gpulint.fields import mapping_at, shown
 from gpulint.model import (
     UnreadPart,
 )
-from gpulint.yamltree import Pos, YMap, YSeq
+from gpulint.yamltree import BuiltMap, Pos, YMap, YSeq
 
 # Pod fields an Argo workflow's spec gives every template that sets none of its own, as
 # (workflow field, pod field): workflow/controller/workflowpod.go (addSchedulingConstraints,
@@ -425,3 +425,205 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
 def _times(quantity: str, count: int) -> str:
     number = "".join(c for c in quantity if c.isdigit())
     return f"{int(number) * count}{quantity[len(number) :]}"
+
+
+# AIBrix KVCache (orchestration.aibrix.ai, vllm-project/aibrix pkg/controller/kvcache at
+# e3e10f9e): the backend annotation picks the controller (kvcache_controller.go
+# getKVCacheBackendFromAnnotations: vineyard when absent), and each builds its own pods
+# (backends/vineyard.go, distributed.go for hpkv and infinistore, common.go).
+KVCACHE_BACKEND = "kvcache.orchestration.aibrix.ai/backend"
+KVCACHE_POD_AFFINITY = "kvcache.orchestration.aibrix.ai/pod-affinity-workload"
+_KVCACHE_VINEYARD = "vineyard"
+_KVCACHE_BACKENDS = (_KVCACHE_VINEYARD, "hpkv", "infinistore")
+_KVCACHE_GPU_TYPE = "kvcache.orchestration.aibrix.ai/node-affinity-gpu-type"
+_KVCACHE_NODE_KEY = "kvcache.orchestration.aibrix.ai/node-affinity-key"
+# The node label vineyard.go matches the GPU type against unless the annotation above names one.
+_KVCACHE_DEFAULT_NODE_KEY = "machine.cluster.vke.volcengine.com/gpu-name"
+_KVCACHE_ANTI_AFFINITY = "kvcache.orchestration.aibrix.ai/pod-anti-affinity"
+# What the vineyard cache Deployment tolerates (vineyard.go buildVineyardDeployment).
+_VINEYARD_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+
+
+def kvcache_backend(obj: YMap) -> tuple[str, Pos]:
+    """The KVCache's backend and where it is written (the object's `kind` when it is not)."""
+    notes = mapping_at(obj, "metadata", "annotations")
+    written = notes.get(KVCACHE_BACKEND)
+    if isinstance(written, str) and written:
+        return written, notes.pos_of_value(KVCACHE_BACKEND)
+    return _KVCACHE_VINEYARD, obj.pos_of_key("kind")
+
+
+def _runtime_pod(
+    name: str, runtime: YMap, extra: dict[str, Any] | None = None, resources: bool = True
+) -> YMap:
+    """A pod of one container, `name`, with the `resources` a KVCache RuntimeSpec writes
+    (positioned as written; none unless `resources`) and `extra` pod fields (positioned at the
+    runtime's mapping)."""
+    pod = BuiltMap(runtime.pos)
+    pod.update(_synthetic(extra or {}, runtime.pos))
+    container = YMap(runtime.pos)
+    container["name"] = name
+    container.spans["name"] = (*runtime.pos, *runtime.pos)
+    if resources and isinstance(runtime.get("resources"), YMap):
+        container["resources"] = runtime["resources"]
+        container.spans["resources"] = runtime.spans["resources"]
+    containers = YSeq(runtime.pos)
+    containers.append(container)
+    containers.item_pos.append(runtime.pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = (*runtime.pos, *runtime.pos)
+    return pod
+
+
+def kvcache_cache_pod(obj: YMap, cache: YMap) -> YMap | UnreadPart | None:
+    """The cache pod of a KVCache, as its backend builds it.
+
+    vineyard (the default): container `kvcache` with `spec.cache.resources`, tolerating
+    `nvidia.com/gpu:NoSchedule`, with the node affinity, pod affinity and anti-affinity its
+    annotations ask for (`spec.cache.template` is not used). hpkv and infinistore: the
+    `spec.cache.template` as written when there is one, else container `kvcache-server` with
+    `spec.cache.resources` and `hostIPC` (no toleration, no affinity). Another backend is
+    refused by the controller: no pod.
+    """
+    backend, pos = kvcache_backend(obj)
+    if backend not in _KVCACHE_BACKENDS:
+        return UnreadPart(
+            f"its backend `{shown(backend)}` is not one AIBrix's KVCache controller runs "
+            f"({', '.join(_KVCACHE_BACKENDS)}): it creates no pods",
+            pos,
+            accelerators=False,
+            fix=f"Set the `{KVCACHE_BACKEND}` annotation to one of "
+            f"{', '.join(_KVCACHE_BACKENDS)}, or remove it (vineyard).",
+        )
+    if backend != _KVCACHE_VINEYARD:
+        template = cache.get("template")
+        if isinstance(template, YMap):
+            spec = template.get("spec")
+            return spec if isinstance(spec, YMap) else None
+        return _runtime_pod("kvcache-server", cache, {"hostIPC": True})
+    pod = _runtime_pod("kvcache", cache, {"tolerations": list(_VINEYARD_TOLERATIONS)})
+    notes = mapping_at(obj, "metadata", "annotations")
+    affinity: dict[str, Any] = {}
+    gpu_type = notes.get(_KVCACHE_GPU_TYPE)
+    if isinstance(gpu_type, str):
+        key = notes.get(_KVCACHE_NODE_KEY)
+        requirement = {
+            "key": str(key) if isinstance(key, str) else _KVCACHE_DEFAULT_NODE_KEY,
+            "operator": "In",
+            "values": [gpu_type],
+        }
+        terms = {"nodeSelectorTerms": [{"matchExpressions": [requirement]}]}
+        affinity["nodeAffinity"] = _synthetic(
+            {"requiredDuringSchedulingIgnoredDuringExecution": terms},
+            notes.pos_of_value(_KVCACHE_GPU_TYPE),
+        )
+    model = notes.get(KVCACHE_POD_AFFINITY)
+    if isinstance(model, str):
+        requirement = {"key": "model.aibrix.ai/name", "operator": "In", "values": [model]}
+        selector = {"matchExpressions": [requirement]}
+        term = {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+        affinity["podAffinity"] = _synthetic(
+            {"requiredDuringSchedulingIgnoredDuringExecution": [term]},
+            notes.pos_of_value(KVCACHE_POD_AFFINITY),
+        )
+    if _KVCACHE_ANTI_AFFINITY in notes:
+        name = str(mapping_at(obj, "metadata").get("name") or "")
+        labels = {"kvcache.orchestration.aibrix.ai/name": name}
+        labels["kvcache.orchestration.aibrix.ai/role"] = "cache"
+        term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+        affinity["podAntiAffinity"] = _synthetic(
+            {"requiredDuringSchedulingIgnoredDuringExecution": [term]},
+            notes.pos_of_value(_KVCACHE_ANTI_AFFINITY),
+        )
+    if affinity:
+        written = YMap(pos)
+        for key, value in affinity.items():
+            written[key] = value
+            written.spans[key] = (*value.pos, *value.pos)
+        pod["affinity"] = written
+        pod.spans["affinity"] = (*pos, *pos)
+    return pod
+
+
+def kvcache_unjudged(obj: YMap) -> tuple[tuple[str, Pos], ...]:
+    """What a KVCache's controller decides that gpulint does not judge: where a vineyard
+    cache pod pinned beside a model's pods (`pod-affinity-workload`) can run."""
+    notes = mapping_at(obj, "metadata", "annotations")
+    model = notes.get(KVCACHE_POD_AFFINITY)
+    if kvcache_backend(obj)[0] != _KVCACHE_VINEYARD or not isinstance(model, str):
+        return ()
+    return (
+        (
+            f"its cache pods must run on a node beside a pod of model `{shown(model)}` (the "
+            "vineyard backend adds a required pod affinity on `model.aibrix.ai/name`); where "
+            "those pods run is not judged, so neither is where the cache pods can: they "
+            "tolerate only `nvidia.com/gpu:NoSchedule`, and a node of the model's with another "
+            "taint, or without room for them, leaves them Pending",
+            notes.pos_of_value(KVCACHE_POD_AFFINITY),
+        ),
+    )
+
+
+def kvcache_etcd_pod(obj: YMap, etcd: YMap) -> YMap | None:
+    """An etcd pod of a vineyard KVCache's `spec.metadata.etcd` (vineyard.go buildEtcdPod: no
+    resources, no toleration); none for another backend, which does not run etcd."""
+    runtime = etcd.get("runtime")
+    if kvcache_backend(obj)[0] != _KVCACHE_VINEYARD or not isinstance(runtime, YMap):
+        return None
+    return _runtime_pod("etcd", runtime, resources=False)  # buildEtcdPod sets no resources
+
+
+def kvcache_redis_pod(obj: YMap, redis: YMap) -> YMap | None:
+    """The Redis pod of an hpkv or infinistore KVCache's `spec.metadata.redis.runtime`
+    (common.go buildRedisPod, one replica whatever `replicas` says); none with an
+    `externalConnection` address, or for vineyard, which does not run it."""
+    runtime = redis.get("runtime")
+    external = mapping_at(redis, "externalConnection").get("address")
+    if kvcache_backend(obj)[0] == _KVCACHE_VINEYARD or external or not isinstance(runtime, YMap):
+        return None
+    return _runtime_pod("redis", runtime)
+
+
+def kvcache_watcher_pod(obj: YMap, watcher: YMap) -> YMap | None:
+    """The watcher pod of an hpkv or infinistore KVCache's `spec.watcher` (its `resources`);
+    none for vineyard, which runs no watcher."""
+    if kvcache_backend(obj)[0] == _KVCACHE_VINEYARD:
+        return None
+    return _runtime_pod("kvcache-watcher", watcher)
+
+
+# Slinky's slurm-operator (slinky.slurm.net, api/v1beta1 nodeset_types.go): a NodeSet's pods
+# run its `slurmd` container and `logfile` sidecar, written beside the pod template rather than
+# in it, before the template's own containers (internal/builder/nodeset_app.go).
+_SLURM_CONTAINERS = ("slurmd", "logfile")
+
+
+def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
+    """The pod a Slinky NodeSet runs: `template.spec` with the `slurmd` and `logfile`
+    containers the operator builds from the fields of those names (named after them)."""
+    written = mapping_at(spec, "template", "spec")
+    pod = YMap(written.pos if written else spec.pos)
+    pod.update(written)
+    pod.spans.update(written.spans)
+    containers = YSeq(spec.pos)
+    for field in _SLURM_CONTAINERS:
+        container = spec.get(field)
+        if not isinstance(container, YMap):
+            continue
+        named = YMap(container.pos)
+        named.update(container)
+        named.spans.update(container.spans)
+        if not named.get("name"):
+            named["name"] = field
+            named.spans["name"] = spec.spans[field]
+        containers.append(named)
+        containers.item_pos.append(container.pos)
+    own = written.get("containers")
+    if isinstance(own, YSeq):
+        containers.extend(own)
+        containers.item_pos.extend(own.item_pos)
+    if not containers:
+        return None
+    pod["containers"] = containers
+    pod.spans.setdefault("containers", spec.spans.get("slurmd", (*spec.pos, *spec.pos)))
+    return pod

@@ -7,7 +7,7 @@ neither never imports them.
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 
 from gpulint.fields import mapping_at
@@ -116,15 +116,17 @@ class GangPart(NamedTuple):
 
 
 def gang_parts(
-    workload: Workload, amount: Callable[[PodTemplate], Decimal]
+    workload: Workload,
+    amount: Callable[[PodTemplate], Decimal],
+    priorities: Mapping[str, int] | None = None,
 ) -> tuple[GangPart, ...]:
     """The pods each role of a gang needs at once, to hold the least of `amount` in total.
 
     A role's share is its pod count, or its own gang minimum (Ray worker `minReplicas` under
     autoscaling, Volcano task `minAvailable`). A workload-wide minimum (`minAvailable`) is met
     with the pods that hold the least `amount`: less can never start the job; Volcano meets it
-    with the first pods in task order (`gang_min_in_order`) when the tasks share one priority
-    class (its sort by class value, which the workload does not hold, decides otherwise).
+    with the first pods of its tasks sorted by priority class (`gang_min_in_order`, see
+    `volcano_task_order`), when the value of every class they name is in `priorities`.
     """
     parts = []
     for template in workload.templates:
@@ -141,15 +143,43 @@ def gang_parts(
         return tuple(parts)
     left = minimum.value
     chosen = []
-    in_order = workload.gang_min_in_order and (
-        len({t.priority_class_name for t in workload.templates}) <= 1
-    )
-    for part in parts if in_order else sorted(parts, key=lambda p: amount(p.template)):
+    ordered = volcano_task_order(parts, priorities) if workload.gang_min_in_order else None
+    for part in ordered or sorted(parts, key=lambda p: amount(p.template)):
         take = min(left, part.pods)
         if take:
             chosen.append(GangPart(part.template, take, minimum))
         left -= take
     return tuple(chosen)
+
+
+#: Go's sort.Sort keeps the order of equal elements in a slice of at most this many (its
+#: insertion sort); a longer one it may reorder.
+_GO_STABLE_SORT = 12
+
+
+def volcano_task_order(
+    parts: Sequence[GangPart], priorities: Mapping[str, int] | None
+) -> list[GangPart] | None:
+    """`parts` in the order Volcano meets a Job's `minAvailable` with; None when it is unknown.
+
+    volcano-sh/volcano pkg/controllers/job/job_controller_actions.go calcPGMinResources sorts
+    the tasks by the value of their template's own priorityClassName (not the Job's, which
+    only their pods get), highest first, a task naming none at 0, with Go's sort.Sort: task
+    order among equals, for at most 12 tasks. A class whose value `priorities` does not hold
+    (the cluster's classes are not known) leaves the order unknown.
+    """
+    names = [part.template.own_priority_class_name for part in parts]
+    if len(set(names)) <= 1:
+        return list(parts)
+    if len(parts) > _GO_STABLE_SORT:
+        return None
+    values = []
+    for name in names:
+        if name is not None and (priorities is None or name not in priorities):
+            return None
+        values.append(0 if name is None else priorities[name])  # type: ignore[index]
+    ranked = sorted(range(len(parts)), key=lambda index: -values[index])  # stable
+    return [parts[index] for index in ranked]
 
 
 def describe_gang(parts: Iterable[tuple[GangPart, Decimal]]) -> str:

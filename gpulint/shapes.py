@@ -30,11 +30,17 @@ from gpulint.operators import (
     kaito_template,
     kserve_component,
     kubeai_pod,
+    kvcache_cache_pod,
+    kvcache_etcd_pod,
+    kvcache_redis_pod,
+    kvcache_unjudged,
+    kvcache_watcher_pod,
     nim_pod,
     nim_service_pod,
+    slurm_nodeset_pod,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import YMap
+from gpulint.yamltree import Pos, YMap
 
 
 class Count(NamedTuple):
@@ -114,6 +120,11 @@ class WorkloadShape(NamedTuple):
     # The operator meets `gang_min` with the first pods in role order (Volcano), not with the
     # cheapest.
     gang_min_in_order: bool = False
+    # Object path: the priority class the operator gives pods whose template names none.
+    priority_class: str | None = None
+    # What the operator decides from the object's fields that gpulint does not judge: the
+    # object -> (what, where) for Workload.unjudged.
+    unjudged: Callable[[YMap], tuple[tuple[str, Pos], ...]] | None = None
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -547,6 +558,34 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         ("orchestration.aibrix.ai/*",),
         (Role("spec.template.spec.roles[]", counts=(Count("/spec.replicas"), Count("replicas"))),),
     ),
+    # AIBrix KVCache (gpulint.operators: the pods each backend's controller builds): the
+    # cache Deployment or StatefulSet of `spec.cache.replicas` pods (1 by default, the CRD's),
+    # vineyard's etcd pods, the hpkv and infinistore Redis pod and watcher pod.
+    WorkloadShape(
+        "KVCache",
+        ("orchestration.aibrix.ai/*",),
+        (
+            Role("spec.cache", derive=kvcache_cache_pod, counts=(Count("replicas"),), name="cache"),
+            Role(
+                "spec.metadata.etcd",
+                derive=kvcache_etcd_pod,
+                counts=(Count("runtime.replicas"),),
+                name="etcd",
+                optional=True,
+            ),
+            Role(
+                "spec.metadata.redis",
+                derive=kvcache_redis_pod,
+                counts=(),
+                name="redis",
+                optional=True,
+            ),
+            Role(
+                "spec.watcher", derive=kvcache_watcher_pod, counts=(), name="watcher", optional=True
+            ),
+        ),
+        unjudged=kvcache_unjudged,
+    ),
     WorkloadShape(
         "RayClusterFleet",
         ("orchestration.aibrix.ai/*",),
@@ -566,6 +605,13 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
         ),
         gang=True,
+    ),
+    # Slinky's slurm-operator (slinky.slurm.net): a NodeSet runs `replicas` slurmd pods (1 by
+    # default) of its template, the slurmd container written at `spec.slurmd`.
+    WorkloadShape(
+        "NodeSet",
+        ("slinky.slurm.net/*",),
+        (Role("spec", derive=slurm_nodeset_pod),),
     ),
     WorkloadShape(
         "SeldonDeployment",
@@ -587,6 +633,9 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         # the PodGroup's minimum is the first minAvailable pods of the tasks sorted by their
         # priority class (task order among equals).
         gang_min_in_order=True,
+        # job_controller_util.go createJobPod: a task template without priorityClassName gets
+        # the Job's.
+        priority_class="spec.priorityClassName",
     ),
 )
 

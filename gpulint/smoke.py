@@ -148,7 +148,8 @@ def smoke_job(pool: Pool, profile: ClusterProfile, options: SmokeOptions) -> dic
         "namespace": namespace,
         "labels": labels,
     }
-    if pool.nodes == 0:
+    if pool.nodes == 0 and not pool.made_per_pod:
+        # A pool made per pod (Karpenter, a compute class's node auto-creation) draws no GPU103.
         metadata["annotations"] = {"gpulint.io/ignore": _COLD_POOL_RULE}
     container = {
         "name": "smoke",

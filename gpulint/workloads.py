@@ -57,13 +57,16 @@ def _typed(
     templates: list[PodTemplate] = []
     unread: list[UnreadPart] = []
     unread_roles: list[RolePart] = []
+    inherited = _priority_class(obj, shape.priority_class) if shape.priority_class else None
     for role in shape.roles:
         before = len(templates)
         for where, name, role_node in _descend([("", None, obj)], role.path, problems, walked):
             # An operator checks the fields it builds pods from; only the path to them is ours.
             below = [] if role.generated else problems
             role_name = _role_name(role, name)
-            found = _role_template(document, role, where, role_node, role_name, below, walked)
+            found = _role_template(
+                document, role, where, role_node, role_name, below, walked, inherited
+            )
             if isinstance(found, PodTemplate):
                 templates.append(found)
             elif isinstance(found, UnreadPart):
@@ -101,6 +104,7 @@ def _typed(
         tuple(unread_roles),
         _unknown_count(unknown),
         gang_min_in_order=shape.gang_min_in_order,
+        unjudged=shape.unjudged(obj) if shape.unjudged is not None else (),
     )
     return workload, tuple(sorted(problems, key=_position))
 
@@ -155,11 +159,12 @@ def _role_template(
     name: str | None,
     problems: list[tuple[Pos, str]],
     walked: Walked,
+    inherited_priority: tuple[str, Pos] | None = None,
 ) -> PodTemplate | UnreadPart | None:
     """The pod template of one role's mapping; the written one's wrong types join `problems`.
 
     A role whose operator builds the pod (`derive`) gives the pod it builds, or the UnreadPart
-    it cannot build.
+    it cannot build. `inherited_priority`: the class the workload gives pods naming none.
     """
     node = spec = None
     containers: tuple[Container, ...] = ()
@@ -195,7 +200,21 @@ def _role_template(
         gang_min,
         role_node if role_node is not obj else None,
         role.operator_resources,
+        inherited_priority,
     )
+
+
+def _priority_class(obj: YMap, path: str) -> tuple[str, Pos] | None:
+    """The priority class name the object writes at `path`, with its position; None when it
+    writes none (or no string: the schema check reports that)."""
+    *parents, key = path_steps(path)
+    holder = _at(obj, ".".join(parents)) if parents else obj
+    if not isinstance(holder, YMap):
+        return None
+    value = holder.get(key)
+    if not isinstance(value, str) or not value:
+        return None
+    return value, holder.pos_of_value(key)
 
 
 def _descend(

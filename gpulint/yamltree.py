@@ -64,6 +64,13 @@ class YMap(dict):
         return (span[2], span[3]) if span else self.pos
 
 
+class BuiltMap(YMap):
+    """A pod spec gpulint built for a pod an operator writes from other fields
+    (gpulint.operators): it is written nowhere, so no edit adds keys or items to it."""
+
+    __slots__ = ()
+
+
 class YSeq(list):
     """A sequence that knows its own position and the position of each item."""
 

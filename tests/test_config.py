@@ -116,6 +116,53 @@ def test_paths_under_different_configs_are_each_checked_with_their_own(repo: Pat
     assert codes(result) == [("vendor/x.yaml", "GPU003")]
 
 
+def test_a_directory_walk_checks_each_file_with_its_nearest_config(repo: Path) -> None:
+    # `gpulint check .` over a repository whose vendor folder has its own config: the vendor
+    # files are judged by it alone (nearest wins, nothing merged), the rest by the outer one.
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU002]\n")
+    (repo / "vendor" / ".gpulint.yaml").write_text("ignore: [GPU6]\n")
+    (repo / "vendor" / "team").mkdir()
+    (repo / "vendor" / "team" / "trainer.yaml").write_text(REQUEST_ONLY)
+    result = check(".")
+    assert codes(result) == [
+        ("vendor/chart.yaml", "GPU003"),
+        ("vendor/team/trainer.yaml", "GPU002"),
+    ]
+    assert result.stderr == ""
+    assert json.loads(result.stdout)["summary"]["files"] == 3
+    assert codes(check()) == codes(result)
+    # A config deeper down governs its own folder, and the middle one gives it up.
+    (repo / "vendor" / "team" / ".gpulint.yaml").write_text("select: [GPU6]\n")
+    assert codes(check(".")) == [("vendor/chart.yaml", "GPU003")]
+    listed = CliRunner().invoke(main, ["check", "--show-files", "."])
+    assert sorted(listed.stdout.split()) == [
+        "k8s/trainer.yaml",
+        "vendor/chart.yaml",
+        "vendor/team/trainer.yaml",
+    ]
+    # A folder the outer config excludes is not walked, whatever config it holds.
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU002]\nexclude: [vendor/]\n")
+    assert codes(check(".")) == []
+    # Nor one .gitignore ignores, unless the command line says to walk it.
+    (repo / ".gpulint.yaml").write_text("ignore: [GPU002]\n")
+    (repo / ".git").mkdir()
+    (repo / ".gitignore").write_text("vendor/\n")
+    assert codes(check(".")) == []
+    assert codes(check(".", "--no-respect-gitignore")) == [("vendor/chart.yaml", "GPU003")]
+    # --config and --isolated read one config for every file, as in ruff.
+    (repo / ".gitignore").unlink()
+    assert codes(check(".", "--config", ".gpulint.yaml")) == [
+        ("vendor/chart.yaml", "GPU601"),
+        ("vendor/chart.yaml", "GPU003"),
+    ]
+    assert codes(check(".", "--isolated")) == [
+        ("k8s/trainer.yaml", "GPU002"),
+        ("vendor/chart.yaml", "GPU601"),
+        ("vendor/chart.yaml", "GPU003"),
+        ("vendor/team/trainer.yaml", "GPU002"),
+    ]
+
+
 def test_pyproject_tool_table_is_found_upward(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (repo / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.gpulint]\nselect = ["GPU6"]\n'
@@ -651,6 +698,61 @@ spec:
         " Deployment/ml/trainer-b (2: replicas: 1 × 2), Deployment/ml/trainer-c (2: replicas:"
         " 1 × 2), Deployment/ml/trainer-e (2: replicas: 1 × 2) and 1 more, which"
     )
+
+
+BIG_POOL = """\
+apiVersion: gpulint.io/v1alpha1
+kind: ClusterProfile
+metadata: {name: NAME}
+spec:
+  kubernetesVersion: "1.31"
+  pools:
+  - name: gpu
+    labels: {nvidia.com/gpu.present: "true"}
+    allocatable: {cpu: "47", memory: 180Gi, pods: 110, nvidia.com/gpu: 8}
+    nodes: 2
+    maxNodes: 2
+"""
+
+
+def test_rules_across_files_sum_every_config_judged_against_one_cluster(split: Path) -> None:
+    # Two Deployments of 3 GPUs under a quota of 4, one in a folder with a config of its own:
+    # the quota counts both, each finding judged by its own file's config.
+    (split / ".gpulint.yaml").write_text("ignore: [GPU002]\n")
+    (split / "k8s" / "team-b").mkdir()
+    (split / "k8s" / "b.yaml").rename(split / "k8s" / "team-b" / "b.yaml")
+    (split / "k8s" / "team-b" / ".gpulint.yaml").write_text("severity: {GPU301: warning}\n")
+    summed = [("k8s/a.yaml", "GPU301", 5), ("k8s/team-b/b.yaml", "GPU301", 5)]
+    result = check(".")
+    assert located(result) == summed
+    report = json.loads(result.stdout)
+    assert [f["severity"] for f in report["findings"]] == ["error", "warning"]
+    assert report["findings"][1]["message"].startswith(
+        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-a: 3; "
+        "Deployment/ml/trainer-b: 3) = 6 > hard 4 `requests.nvidia.com/gpu`, 2 over; "
+        "Deployment/ml/trainer-b: 1 replica × 3"
+    )
+    # Given file by file, as pre-commit gives them, with the quota: the same, each once.
+    assert located(check("k8s/quota.yaml", "k8s/a.yaml", "k8s/team-b/b.yaml")) == summed
+    # The same profile given to both on the command line: one cluster.
+    for name in ("staging", "k8s/team-b/staging", "k8s/team-b/prod"):
+        (split / f"{name}.yaml").write_text(BIG_POOL.replace("NAME", Path(name).name))
+    assert located(check(".", "--profile", "staging.yaml")) == summed
+    # Configs naming different clusters are not summed: each team's files fit its quota.
+    (split / ".gpulint.yaml").write_text("ignore: [GPU002]\nclusters: {staging: [staging.yaml]}\n")
+    (split / "k8s" / "team-b" / ".gpulint.yaml").write_text("clusters: {prod: [prod.yaml]}\n")
+    assert located(check(".")) == []
+    # A cluster of the same name is the same cluster, each config reading its own profile.
+    (split / "k8s" / "team-b" / ".gpulint.yaml").write_text("clusters: {staging: [staging.yaml]}\n")
+    assert located(check(".")) == summed
+    # So is one of the same profile inputs under another name.
+    (split / ".gpulint.yaml").write_text(
+        "ignore: [GPU002]\nclusters: {stage: [k8s/team-b/staging.yaml]}\n"
+    )
+    assert located(check(".")) == summed
+    # A config naming no cluster is not summed with one that names one.
+    (split / "k8s" / "team-b" / ".gpulint.yaml").write_text("fail-on: warning\n")
+    assert located(check(".")) == []
 
 
 def test_stdin_named_as_a_context_file_stands_for_that_file(split: Path) -> None:

@@ -35,7 +35,7 @@ GOOD = BAD.replace(
     'requests: {cpu: "1", nvidia.com/gpu: 1}',
     'requests: {cpu: "1"}\n          limits: {nvidia.com/gpu: 1}',
 )
-# Helm templates are not YAML: the hook's exclude keeps them away from gpulint.
+# Helm templates are not YAML: outside a chart, the hook's --changed-files leaves them out.
 TEMPLATE = "kind: Pod\nmetadata:\n  name: {{ .Release.Name }}\n{{- end }}\n"
 # Each builds a hook environment with pip: slow, run by the full suite, not `-m "not slow"`.
 pytestmark = [
@@ -363,27 +363,36 @@ spec:
 
 
 @pytest.mark.slow
-def test_charts_hook_renders_the_chart_of_a_changed_template_and_reports_at_its_line(
+def test_hook_renders_the_chart_of_a_changed_template_once_and_reports_at_its_line(
     tmp_path: Path, hook_repo: Path, pre_commit_home: Path, helm4_dir: Path
 ) -> None:
     repo = make_repo(tmp_path / "charts", CHART)
-    changed = ("--files", "chart/templates/deployment.yaml", "chart/templates/_helpers.tpl")
-    result = try_repo(hook_repo, repo, pre_commit_home, "gpulint-charts", changed, helm4_dir)
+    changed = (
+        "--files",
+        "chart/templates/deployment.yaml",
+        "chart/templates/_helpers.tpl",
+        "chart/values.yaml",
+    )
+    result = try_repo(hook_repo, repo, pre_commit_home, "gpulint", changed, helm4_dir)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert (
         "chart/templates/deployment.yaml:18:13: GPU001 [error] container `trainer` limits "
         "`nvidia.com/gpus`, which no device plugin advertises" in output
     )
-    # Two changed files of one chart: one render, one report.
+    # Three changed files of one chart: one render, one report.
     assert re.findall(r"Found \d+ findings? .* in (\d+) files?", output) == ["1"]
     fixed = dict(CHART)
     fixed["chart/templates/deployment.yaml"] = CHART["chart/templates/deployment.yaml"].replace(
         "nvidia.com/gpus", "nvidia.com/gpu"
     )
     clean = make_repo(tmp_path / "fixed", fixed)
-    passed = try_repo(hook_repo, clean, pre_commit_home, "gpulint-charts", changed, helm4_dir)
+    passed = try_repo(hook_repo, clean, pre_commit_home, "gpulint", changed, helm4_dir)
     assert passed.returncode == 0, passed.stdout + passed.stderr
+    # The hook kept for configurations that name it checks nothing.
+    kept = try_repo(hook_repo, repo, pre_commit_home, "gpulint-charts", changed, helm4_dir)
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert "(no files to check)Skipped" in kept.stdout + kept.stderr
 
 
 def test_documented_terraform_setup_runs_pinned_to_a_commit_with_the_extra_library(

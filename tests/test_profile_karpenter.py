@@ -140,6 +140,18 @@ def test_requirements_of_several_values_are_labels_each_node_has_one_value_of() 
         LabelRequirement("topology.kubernetes.io/zone", "In", ("us-west-2a", "us-west-2b")),
         LabelRequirement("company.com/team", "Exists"),
         LabelRequirement("topology.kubernetes.io/region", "Exists"),
+        # Attribute labels every node carries, with values the catalogue does not record.
+        *(
+            LabelRequirement(f"karpenter.k8s.aws/{attribute}", "Exists")
+            for attribute in (
+                "instance-hypervisor",
+                "instance-encryption-in-transit-supported",
+                "instance-cpu-manufacturer",
+                "instance-ebs-bandwidth",
+                "instance-network-bandwidth",
+                "instance-gpu-memory",
+            )
+        ),
     )
     # Capacity types and instance families are one pool each, so a fixed label there.
     assert spot.labels["karpenter.sh/capacity-type"] == "spot"
@@ -239,3 +251,42 @@ def test_an_ec2nodeclass_without_a_name_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(GpulintError) as info:
         load_profiles([str(node_class)])
     assert str(info.value) == f"{node_class}:1:1: EC2NodeClass: metadata.name is missing"
+
+
+AUTO_MODE = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: eks.amazonaws.com, kind: NodeClass, name: default}
+      requirements:
+      - {key: eks.amazonaws.com/instance-family, operator: In, values: [g6e]}
+"""
+
+
+def test_auto_mode_nodes_carry_the_eks_attribute_labels_not_karpenters(tmp_path: Path) -> None:
+    pools = load_profiles([write(tmp_path, AUTO_MODE)]).pools
+    l40s = next(p for p in pools if p.name == "gpu/g6e.2xlarge")
+    assert {k: l40s.labels[k] for k in (
+        "eks.amazonaws.com/compute-type", "eks.amazonaws.com/instance-gpu-name",
+        "eks.amazonaws.com/instance-gpu-count", "eks.amazonaws.com/instance-family",
+    )} == {
+        "eks.amazonaws.com/compute-type": "auto",
+        "eks.amazonaws.com/instance-gpu-name": "l40s",
+        "eks.amazonaws.com/instance-gpu-count": "1",
+        "eks.amazonaws.com/instance-family": "g6e",
+    }  # fmt: skip
+    assert not [k for k in l40s.labels if k.startswith("karpenter.k8s.aws/")]
+    # GPU memory is a label of every GPU node, with a value the catalogue does not record.
+    assert LabelRequirement("eks.amazonaws.com/instance-gpu-memory", "Exists") in (
+        l40s.label_requirements
+    )
+
+
+def test_self_managed_karpenter_nodes_are_not_auto_mode_nodes() -> None:
+    pools = load_profiles([BLUEPRINT]).pools
+    t4 = next(p for p in pools if p.name.startswith("gpu/g4dn"))
+    assert "eks.amazonaws.com/compute-type" not in t4.labels
+    assert not [k for k in t4.labels if k.startswith("eks.amazonaws.com/")]

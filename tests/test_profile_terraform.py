@@ -79,6 +79,19 @@ def test_aks_spot_pool_gets_the_spot_taint_and_label() -> None:
     )
     assert pool.labels["agentpool"] == "gpu"
     assert pool.allocatable["nvidia.com/gpu"] == 1
+    # AKS labels the nodes of an NVIDIA VM size; Microsoft's device plugin DaemonSet selects it.
+    assert pool.labels["kubernetes.azure.com/accelerator"] == "nvidia"
+
+
+def test_an_aks_pool_of_a_cpu_vm_size_has_no_accelerator_label(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'resource "azurerm_kubernetes_cluster_node_pool" "cpu" {\n'
+        '  name    = "cpu"\n'
+        '  vm_size = "Standard_D8s_v5"\n'
+        "}\n"
+    )
+    (pool,) = load_profiles([str(tmp_path)]).pools
+    assert "kubernetes.azure.com/accelerator" not in pool.labels
 
 
 def test_auto_scaling_groups_are_pools_as_cluster_autoscaler_sees_them_at_zero() -> None:

@@ -163,3 +163,36 @@ def test_an_equal_text_written_elsewhere_is_not_taken_for_the_origin(
         1,
     )
     assert located.rendered is not None and located.rendered.of == "nim-llm"
+
+
+OLLAMA = FIXTURES / "real" / "ollama-helm" / "ollama"
+
+
+def test_a_key_the_template_spells_once_inside_an_action_is_located_there(helm: Path) -> None:
+    # `amd.com/gpu` is rendered from `dict "amd.com/gpu" ...`: no literal template line renders
+    # the rendered line, and the values file does not hold the key; the one place the template
+    # spells it is where an author changes it.
+    request = HelmRender(OLLAMA, "ollama", None, (OLLAMA / "values-amd.yaml",))
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("              amd.com/gpu: 1") + 1
+    origin = HelmOrigin(request, "ollama", str(OLLAMA), None)
+    key, count = origin.locate(
+        [
+            finding_at(line, 15, "ollama/templates/deployment.yaml"),
+            finding_at(line, 28, "ollama/templates/deployment.yaml"),
+        ],
+        rendered,
+    )
+    template = (OLLAMA / "templates" / "deployment.yaml").read_text().splitlines()
+    spelled = next(n for n, text in enumerate(template, 1) if '"amd.com/gpu"' in text)
+    assert (key.path, key.line, key.column) == (
+        f"{OLLAMA}/templates/deployment.yaml",
+        spelled,
+        template[spelled - 1].index("amd.com/gpu") + 1,
+    )
+    # The count comes from the values file, as re-rendering with it changed proves.
+    assert (count.path, count.line, count.column) == (
+        (OLLAMA / "values-amd.yaml").as_posix(),
+        6,
+        13,
+    )

@@ -305,6 +305,23 @@ def _templates(text: str) -> list[tuple]:
 
 
 SERVING_KINDS = {
+    "slurm-nodeset": (
+        """\
+apiVersion: slinky.slurm.net/v1beta1
+kind: NodeSet
+metadata: {name: gpu-nodes}
+spec:
+  replicas: 3
+  slurmd:
+    image: ghcr.io/slinkyproject/slurmd:25.05
+    resources: {limits: {nvidia.com/gpu: 8}}
+  logfile: {image: "alpine:3"}
+  template:
+    spec:
+      containers: [{name: exporter, image: x}]
+""",
+        [(None, 3, "replicas", {"slurmd": "8", "logfile": "0", "exporter": "0"})],
+    ),
     "kserve-model-predictor": (
         """\
 apiVersion: serving.kserve.io/v1beta1

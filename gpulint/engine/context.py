@@ -18,6 +18,7 @@ from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, r
 if TYPE_CHECKING:
     from gpulint.engine.cache import ResultCache
     from gpulint.engine.gather import Gathered
+    from gpulint.engine.record import Run
     from gpulint.render.options import RenderOptions
 
 #: A context file is read only if its bytes may hold what corpus-wide rules keep.
@@ -61,6 +62,35 @@ def context_inputs(
             else os.path.realpath(input_name(item)) not in rendered
         )
     ]
+
+
+def alongside_inputs(record: Run, given: Inputs, context: Sequence[Input]) -> list[Input]:
+    """The files other configs of the command govern and judge against this run's cluster
+    (`Run.alongside`), walked as their own runs walk them, less what this run already reads;
+    their charts rendered with their config's chart settings unless the command line set
+    every chart's."""
+    if not record.alongside:
+        return []
+    from gpulint.render.options import RenderOptions
+
+    seen = {os.path.realpath(input_name(item)) for item in (*given, *context)}
+    found: list[Input] = []
+    for other in record.alongside:
+        render = record.render or RenderOptions()
+        if render.charts == record.config.charts:
+            render = render._replace(charts=other.config.charts)
+        items = discover(
+            list(other.paths),
+            other.config.walk_excluded(other.cluster),
+            render=render,
+            ignored=other.config.gitignore_filter(),
+        )
+        for item in items:
+            real = os.path.realpath(input_name(item))
+            if real not in seen:
+                seen.add(real)
+                found.append(item)
+    return found
 
 
 def _inode(path: str) -> tuple[int, int] | None:

@@ -107,12 +107,14 @@ def corpus_findings(
     selected: Sequence[Rule],
     given: frozenset[str] | None = None,
     bases: Mapping[str, frozenset[str]] | None = None,
+    elsewhere: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """The corpus-wide rules' findings over what the files kept, then unused suppressions.
 
     `given`: the files of a run with `context:`; only findings that involve them are kept.
     Each object is counted once (`gpulint.engine.variants`): `bases` names the renders
-    built on each kustomize base of the run.
+    built on each kustomize base of the run. `elsewhere`: files another config's run checks;
+    findings in them are that run's to report.
     """
     found: list[Finding] = []
     everything_kept = {id(w): w for kept in gathered.kept.values() for w in kept}.values()
@@ -127,7 +129,9 @@ def corpus_findings(
             all_autoscalers=tuple(gathered.scalers.values()),
             placements=gathered.placements,
         )
-        found.extend(findings_of(rule, context, roles, plan.config, gathered.tracker, given))
+        found.extend(
+            findings_of(rule, context, roles, plan.config, gathered.tracker, given, elsewhere)
+        )
     if plan.unused_rule is not None:
         unused = unused_suppressions(plan.unused_rule, gathered.tracker, selected, plan.config)
         found.extend(f for f in unused if given is None or f.path in given)

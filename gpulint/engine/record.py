@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpulint.config import Config
 from gpulint.loader import display_path
-from gpulint.views import frozen_record
+from gpulint.views import NamedTuple, frozen_record
 
 if TYPE_CHECKING:
     from gpulint.live.verdict import DryRun
@@ -20,6 +20,16 @@ if TYPE_CHECKING:
     from gpulint.profile.model import ClusterProfile
     from gpulint.render.options import RenderOptions
     from gpulint.rules.base import Rule
+
+
+class Alongside(NamedTuple):
+    """Files another config governs, checked in the same command against the same cluster:
+    corpus-wide rules count their objects with the run's own (a workload's replicas in two
+    teams' folders share one pool), and their findings are their own config's run's."""
+
+    paths: Sequence[str]  # absolute under the run's root, as that config's run reads them
+    config: Config
+    cluster: str | None = None  # the name that config gives the cluster (its `applied-to`)
 
 
 @frozen_record
@@ -49,6 +59,7 @@ class Run:
     # Where per-file results are kept between runs (gpulint.engine.cache); None: not kept.
     results_cache: str | None = None
     warn: Callable[[str], None] | None = None  # told why the cache cannot be used
+    alongside: Sequence[Alongside] = ()
 
     def display(self, path: str) -> str:
         """How the report names the file read as `path`: the one place paths become names."""

@@ -31,10 +31,12 @@ def findings_of(
     config: Config,
     tracker: SuppressionTracker,
     given: frozenset[str] | None = None,
+    elsewhere: frozenset[str] = frozenset(),
 ) -> Iterator[Finding]:
     """What `rule` finds in `context`, less what the config and suppressions drop.
 
     `given`: the files of a run with `context:`; only findings that involve them are kept.
+    `elsewhere`: files another config's run checks, which reports their findings.
     """
     # Pods built from one field share it (an Argo workflow's nodeSelector, given to each of
     # its templates): what is wrong with it is told once.
@@ -46,6 +48,8 @@ def findings_of(
         if unknown and _not_judged(problem, unknown):
             continue
         if given is not None and not involves_given(problem, given):
+            continue
+        if problem.file.path in elsewhere:
             continue
         problem = _name_role(problem, roles)
         key = (id(problem.file), problem.pos, problem.message)

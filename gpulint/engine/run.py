@@ -3,14 +3,14 @@ the report."""
 
 from __future__ import annotations
 
-from gpulint.engine.context import context_inputs, read_context, renders_of
+from gpulint.engine.context import alongside_inputs, context_inputs, read_context, renders_of
 from gpulint.engine.gather import check_every_file, corpus_findings
 from gpulint.engine.plan import plan, server_rejections
 from gpulint.engine.record import Run
 from gpulint.engine.report import displayed, in_report_order, located
 from gpulint.engine.variants import overlays_of_bases
 from gpulint.findings import LintResult
-from gpulint.loader import STDIN, discover
+from gpulint.loader import STDIN, discover, input_name
 from gpulint.render.rendered import RenderFailure
 
 #: The rule that needs the `gpulint[schema]` extra; a run without it says so once.
@@ -24,7 +24,7 @@ def run(record: Run) -> LintResult:
     # written out as soon as the file is checked.
     inputs = discover(
         [p for p in record.paths if p != STDIN],
-        config.excluded_in(record.cluster),
+        config.walk_excluded(record.cluster),
         record.stdin if STDIN in record.paths else None,
         record.overlay,
         record.render,
@@ -33,6 +33,11 @@ def run(record: Run) -> LintResult:
         base=record.root,
     )
     context = context_inputs(config, inputs, record.cluster, record.render)
+    # Other configs' files judged against the same cluster are summed with these, as context
+    # whose findings their own runs report.
+    alongside = alongside_inputs(record, inputs, context)
+    elsewhere = frozenset(input_name(item) for item in alongside)
+    context += alongside
     file_plan, skipped = plan(record, inputs, context)
     rejections = server_rejections(inputs, file_plan, record.dry_run)
     gathered = check_every_file(file_plan, inputs, record)
@@ -44,7 +49,7 @@ def run(record: Run) -> LintResult:
         # A change to a base is a change to the overlays built on it.
         given = given.union(*(bases[name] for name in given if name in bases))
     late = gathered.late + corpus_findings(
-        file_plan, gathered, rejections, record.rules, given, bases
+        file_plan, gathered, rejections, record.rules, given, bases, elsewhere
     )
     if renders:
         late = located(late, renders)

@@ -51,8 +51,25 @@ ZONE = "topology.kubernetes.io/zone"
 UNLIMITED_NODES = 1000
 _KINDS = frozenset({"NodePool", "EC2NodeClass", "NodeClass"})
 _GROUPS = ("karpenter.sh/", "karpenter.k8s.aws/", "eks.amazonaws.com/")
-# Karpenter's AWS provider and EKS Auto Mode spell the instance attribute labels alike.
-_ATTRIBUTE_PREFIXES = ("karpenter.k8s.aws/", "eks.amazonaws.com/")
+# Karpenter's AWS provider and EKS Auto Mode spell the instance attribute labels alike, each
+# under its own prefix: a node of Auto Mode carries `eks.amazonaws.com/instance-gpu-name`, one
+# of self-managed Karpenter `karpenter.k8s.aws/instance-gpu-name` (AWS's EKS user guide,
+# latest/ug/automode/create-node-pool.adoc, "EKS Auto Mode Supported Labels").
+KARPENTER_PREFIX = "karpenter.k8s.aws/"
+AUTO_MODE_PREFIX = "eks.amazonaws.com/"
+_ATTRIBUTE_PREFIXES = (KARPENTER_PREFIX, AUTO_MODE_PREFIX)
+#: The label by which a pod asks for an EKS Auto Mode node (`auto` on every one of them).
+AUTO_MODE_COMPUTE_TYPE = "eks.amazonaws.com/compute-type"
+# Attribute labels every node of the provider carries whose values the catalogue does not
+# record (and those of GPU types alone): a pool has the label, with a value not known here.
+_UNRECORDED = (
+    "instance-hypervisor",
+    "instance-encryption-in-transit-supported",
+    "instance-cpu-manufacturer",
+    "instance-ebs-bandwidth",
+    "instance-network-bandwidth",
+)
+_UNRECORDED_GPU = ("instance-gpu-memory",)
 _OPERATORS = LABEL_OPERATORS
 _CAPACITY_TYPES = ("on-demand", "spot", "reserved")
 _ACCELERATOR_NAMES = {"inf": "inferentia", "trn": "trainium"}
@@ -204,16 +221,29 @@ def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]
     labels, varying = requirement_labels(
         requirements, template_labels, name, {*typed, CAPACITY_TYPE}
     )
+    prefix = AUTO_MODE_PREFIX if is_auto_mode(nodepool) else KARPENTER_PREFIX
+    if prefix == AUTO_MODE_PREFIX:
+        labels.setdefault(AUTO_MODE_COMPUTE_TYPE, "auto")
     found = []
     for entry in types:
         allocatable = catalogue_allocatable(entry.name) or {}
-        typed_labels = {**labels, **type_labels(entry)}
+        typed_labels = {**labels, **type_labels(entry, prefix)}
+        unrecorded = _UNRECORDED + (_UNRECORDED_GPU if NVIDIA in entry.accelerators else ())
+        open_labels = tuple(
+            LabelRequirement(f"{prefix}{attribute}", "Exists")
+            for attribute in unrecorded
+            if f"{prefix}{attribute}" not in typed_labels
+            and all(r.key != f"{prefix}{attribute}" for r in varying)
+        )
         for capacity in capacity_types:
             suffix = f"/{capacity}" if len(capacity_types) > 1 else ""
             pool = Pool(
                 name=f"{name}/{entry.name}{suffix}",
                 labels={**typed_labels, CAPACITY_TYPE: capacity},
-                label_requirements=tuple(r for r in varying if r.key not in typed_labels),
+                label_requirements=(
+                    *(r for r in varying if r.key not in typed_labels),
+                    *open_labels,
+                ),
                 taints=taints,
                 allocatable=allocatable,
                 max_nodes=max_nodes(limits, allocatable),
@@ -296,35 +326,46 @@ def _capacity_types(requirements: Iterable[Requirement]) -> tuple[str, ...]:
     return tuple(allowed) if said else ("on-demand",)
 
 
-def type_labels(entry: InstanceType) -> dict[str, str]:
-    """The well-known labels Karpenter puts on a node of instance type `entry` (AWS)."""
+def is_auto_mode(nodepool: Mapping[str, Any]) -> bool:
+    """Whether a NodePool's nodes are EKS Auto Mode's: its nodeClassRef names a NodeClass of
+    eks.amazonaws.com (Auto Mode's own class; self-managed Karpenter's is an EC2NodeClass)."""
+    ref = mapping(_template_spec(nodepool).get("nodeClassRef"))
+    group = str(ref.get("group") or ref.get("apiVersion") or "")
+    return group.startswith("eks.amazonaws.com")
+
+
+def type_labels(entry: InstanceType, prefix: str = KARPENTER_PREFIX) -> dict[str, str]:
+    """The well-known labels Karpenter puts on a node of instance type `entry` (AWS), its
+    instance attributes under `prefix` (`eks.amazonaws.com/` on EKS Auto Mode)."""
     family, _, size = entry.name.partition(".")
     category = re.match(r"[a-z]+", family)
     generation = re.search(r"\d+", family)
-    labels = {
+    attributes = {
+        "instance-family": family,
+        "instance-size": size,
+        "instance-cpu": str(entry.cpu),
+        "instance-memory": str(entry.memory_gib * 1024),
+    }
+    if category:
+        attributes["instance-category"] = category.group()
+    if generation:
+        attributes["instance-generation"] = generation.group()
+    if NVIDIA in entry.accelerators:
+        attributes["instance-gpu-name"] = entry.model
+        attributes["instance-gpu-manufacturer"] = "nvidia"
+        attributes["instance-gpu-count"] = str(entry.accelerators[NVIDIA])
+    if NEURON in entry.accelerators and category:
+        attributes["instance-accelerator-name"] = _ACCELERATOR_NAMES.get(
+            category.group(), category.group()
+        )
+        attributes["instance-accelerator-manufacturer"] = "aws"
+        attributes["instance-accelerator-count"] = str(entry.accelerators[NEURON])
+    return {
         "node.kubernetes.io/instance-type": entry.name,
         "kubernetes.io/arch": "amd64",
         "kubernetes.io/os": "linux",
-        "karpenter.k8s.aws/instance-family": family,
-        "karpenter.k8s.aws/instance-size": size,
-        "karpenter.k8s.aws/instance-cpu": str(entry.cpu),
-        "karpenter.k8s.aws/instance-memory": str(entry.memory_gib * 1024),
+        **{f"{prefix}{key}": value for key, value in attributes.items()},
     }
-    if category:
-        labels["karpenter.k8s.aws/instance-category"] = category.group()
-    if generation:
-        labels["karpenter.k8s.aws/instance-generation"] = generation.group()
-    if NVIDIA in entry.accelerators:
-        labels["karpenter.k8s.aws/instance-gpu-name"] = entry.model
-        labels["karpenter.k8s.aws/instance-gpu-manufacturer"] = "nvidia"
-        labels["karpenter.k8s.aws/instance-gpu-count"] = str(entry.accelerators[NVIDIA])
-    if NEURON in entry.accelerators and category:
-        labels["karpenter.k8s.aws/instance-accelerator-name"] = _ACCELERATOR_NAMES.get(
-            category.group(), category.group()
-        )
-        labels["karpenter.k8s.aws/instance-accelerator-manufacturer"] = "aws"
-        labels["karpenter.k8s.aws/instance-accelerator-count"] = str(entry.accelerators[NEURON])
-    return labels
 
 
 def _attribute(key: str) -> str | None:

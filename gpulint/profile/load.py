@@ -17,7 +17,8 @@ from gpulint.yamltree import parse
 ACCEPTED = (
     "a gpulint ClusterProfile, a `kubectl get nodes,resourcequotas,limitranges,priorityclasses "
     "-A -o yaml` dump, Kueue ResourceFlavor/ClusterQueue/LocalQueue objects, an eksctl "
-    "ClusterConfig, Karpenter NodePools, Cluster API MachineDeployments, or Terraform (.tf files "
+    "ClusterConfig, Karpenter NodePools, Cluster API MachineDeployments, GKE ComputeClasses, or "
+    "Terraform (.tf files "
     "or a root module's directory)"
 )
 
@@ -94,6 +95,7 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
     # cache does not pay for them.
     from gpulint.profile.clusterapi import facts_from_clusterapi, is_clusterapi_object
     from gpulint.profile.clusterprofile import facts_from_cluster_profile, is_cluster_profile
+    from gpulint.profile.computeclass import facts_from_compute_classes, is_compute_class
     from gpulint.profile.eksctl import facts_from_eksctl, is_eksctl_config
     from gpulint.profile.karpenter import facts_from_karpenter, is_karpenter_object
     from gpulint.profile.kubectl import is_kubernetes_objects
@@ -113,6 +115,7 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
     loose: list[Any] = []
     karpenter: list[Any] = []
     clusterapi: list[Any] = []
+    compute_classes: list[Any] = []
     for value in values:
         if is_kubernetes_objects(value):
             loose.append(value)
@@ -120,6 +123,8 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
             karpenter.append(value)
         elif is_clusterapi_object(value):
             clusterapi.append(value)
+        elif is_compute_class(value):
+            compute_classes.append(value)
         elif is_cluster_profile(value):
             facts.append(facts_from_cluster_profile(value, path))
         elif is_eksctl_config(value):
@@ -132,6 +137,8 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
         facts.append(facts_from_karpenter(karpenter, path))
     if clusterapi:
         facts.append(facts_from_clusterapi(clusterapi, path))
+    if compute_classes:
+        facts.append(facts_from_compute_classes(compute_classes, path))
     return facts
 
 

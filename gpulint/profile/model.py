@@ -28,6 +28,8 @@ POOL_LABELS: tuple[str, ...] = (
 )
 #: How the pools of one Karpenter NodePool name their limit group: `NodePool <name>`.
 NODEPOOL_GROUP = "NodePool "
+#: The limit group of the pools GKE creates for a compute class (`ComputeClass <name>`).
+COMPUTE_CLASS_GROUP = "ComputeClass "
 #: The ClusterProfile field that holds the objects of each kind it lists (claims of both
 #: kinds are in `resource_claims`).
 OBJECT_FIELDS = {
@@ -206,9 +208,10 @@ class Pool:
 
     @property
     def made_per_pod(self) -> bool:
-        """True for a pool of a Karpenter NodePool: nodes are launched for pending pods and
-        never kept warm, so waiting for one is how the pool works, not a choice to revisit."""
-        return (self.limit_group or "").startswith(NODEPOOL_GROUP)
+        """True for a pool of a Karpenter NodePool or of a GKE compute class's node
+        auto-creation: nodes are launched for pending pods and never kept warm, so waiting for
+        one is how the pool works, not a choice to revisit."""
+        return (self.limit_group or "").startswith((NODEPOOL_GROUP, COMPUTE_CLASS_GROUP))
 
     @property
     def described(self) -> str:

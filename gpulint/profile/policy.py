@@ -254,6 +254,17 @@ def priority_classes_in_effect(
     return result
 
 
+def priority_values(
+    documents: Iterable[Document], profile: ClusterProfile | None
+) -> dict[str, int]:
+    """The value of every PriorityClass known (priority_classes_in_effect), by name; with
+    those every API server creates (kube-apiserver's SystemPriorityClasses)."""
+    values = {"system-cluster-critical": 2000000000, "system-node-critical": 2000001000}
+    for name, found in priority_classes_in_effect(documents, profile).items():
+        values[name] = found.priority_class.value
+    return values
+
+
 def global_default_class(classes: Mapping[str, PriorityClassInEffect]) -> PriorityClass | None:
     """The class pods without `priorityClassName` get; with several defaults the lowest wins."""
     defaults = [c.priority_class for c in classes.values() if c.priority_class.global_default]

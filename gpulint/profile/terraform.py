@@ -44,7 +44,7 @@ from gpulint.profile.autoscaler import (
     node_template_from_tags,
     template_covers,
 )
-from gpulint.profile.instances import NVIDIA, catalogue_allocatable
+from gpulint.profile.instances import NVIDIA, catalogue_allocatable, instance_type
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
     ClusterProfile,
@@ -60,6 +60,10 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 #: GKE taints GPU nodes so that only pods asking for GPUs land there.
 GKE_GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 AKS_SPOT = "kubernetes.azure.com/scalesetpriority"
+#: The label AKS puts on the nodes of an NVIDIA GPU VM size (`accelerator=nvidia` in `kubectl
+#: describe node`); the device plugin DaemonSet of Microsoft's "Use GPUs on AKS" article
+#: (MicrosoftDocs/azure-aks-docs articles/aks/gpu-cluster.md) selects its nodes by it.
+AKS_ACCELERATOR = "kubernetes.azure.com/accelerator"
 
 
 def require_tfparse(path: str) -> None:
@@ -524,6 +528,9 @@ def _aks_node_pool(aks: _Block) -> Iterator[PoolFacts]:
         "agentpool": name,
         "node.kubernetes.io/instance-type": vm_size,
     }
+    known = instance_type(vm_size)
+    if known is not None and known.accelerators.get(NVIDIA):
+        labels[AKS_ACCELERATOR] = "nvidia"
     labels.update(_labels(reader.get(block, "node_labels", {})))
     taints = []
     for written in reader.get(block, "node_taints", []) or []:

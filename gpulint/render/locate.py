@@ -74,6 +74,8 @@ class HelmOrigin:
                 where = self._from_values(token, rendered, values)
             if where is None:
                 where = self._from_template(finding, index, token)
+            if where is None and token is not None:
+                where = self._from_template_text(finding, token)
             if where is None:
                 where = Location(self._template_path(finding.source) or self.label, 1, 1)
             located.append(
@@ -126,6 +128,20 @@ class HelmOrigin:
             return None
         line, column = matches[0]
         return Location(path, line, column)
+
+    def _from_template_text(self, finding: Finding, token: Token) -> Location | None:
+        """The one place the template spells the rendered text, inside an action or not
+        (`dict "amd.com/gpu" ...` renders the key `amd.com/gpu`): where a line built by
+        template logic is written, when no literal line of the template renders it."""
+        path = self._template_path(finding.source)
+        if path is None or len(token.text) < 3 or not any(c.isalpha() for c in token.text):
+            return None
+        template = read_text(path)
+        if template is None or template.count(token.text) != 1:
+            return None
+        before = template[: template.index(token.text)]
+        line = before.count("\n") + 1
+        return Location(path, line, len(before) - (before.rfind("\n") + 1) + 1)
 
     def _from_values(self, token: Token, rendered: str, values: _ValuesFiles) -> Location | None:
         if not any(c.isalnum() for c in token.text):

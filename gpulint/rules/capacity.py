@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
 
@@ -99,8 +99,13 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     for demand in demands:
         if demand.workload.gang:
             gangs.setdefault(id(demand.workload), []).append(demand)
+    priorities = {}
+    if gangs:  # a Volcano Job's tasks are ordered by their priority classes' values
+        from gpulint.profile.policy import priority_values
+
+        priorities = priority_values(ctx.knowledge, ctx.profile)
     for members in gangs.values():
-        yield from _gang_problems(members, groups, profile)
+        yield from _gang_problems(members, groups, profile, priorities)
     for demand in demands:
         if demand.workload.gang:
             continue  # reported once for the whole gang
@@ -296,14 +301,17 @@ class GangDemand(NamedTuple):
         return max(self.parts, key=lambda item: item[0].pods * item[1])
 
 
-def gang_demand(members: Iterable[GpuDemand], resource: str) -> GangDemand | None:
-    """What a gang needs of `resource`, from its templates that some pool can run."""
+def gang_demand(
+    members: Iterable[GpuDemand], resource: str, priorities: Mapping[str, int] | None = None
+) -> GangDemand | None:
+    """What a gang needs of `resource`, from its templates that some pool can run
+    (`priorities`: the known priority classes' values, which order a Volcano Job's tasks)."""
     members = [m for m in members if resource in m.gpus]
     if not members:
         return None
     workload = members[0].workload
     per_pod = {id(m.template): m.gpus[resource] for m in members}
-    parts = gang_parts(workload, lambda t: per_pod.get(id(t), Decimal(0)))
+    parts = gang_parts(workload, lambda t: per_pod.get(id(t), Decimal(0)), priorities)
     return GangDemand(
         workload,
         resource,
@@ -313,13 +321,16 @@ def gang_demand(members: Iterable[GpuDemand], resource: str) -> GangDemand | Non
 
 
 def _gang_problems(
-    members: list[GpuDemand], groups: dict[str, tuple[PoolGroup, ...]], profile: ClusterProfile
+    members: list[GpuDemand],
+    groups: dict[str, tuple[PoolGroup, ...]],
+    profile: ClusterProfile,
+    priorities: Mapping[str, int],
 ) -> Iterator[Problem]:
     """A gang that can never start on its pools, or cannot start beside the other workloads."""
     workload = members[0].workload
     resources = dict.fromkeys(name for m in members for name in m.gpus)
     for resource in resources:
-        gang = gang_demand(members, resource)
+        gang = gang_demand(members, resource, priorities)
         if gang is None or not gang.parts:
             continue
         pools = tuple(p for p in profile.pools if p.name in gang.pools)

@@ -69,7 +69,7 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 document,
                 part.pos,
                 f"{ref}: gpulint did not read its pods: {part.reason}",
-                _UNREAD_FIX if part.accelerators else _PATH_FIX,
+                part.fix or (_UNREAD_FIX if part.accelerators else _PATH_FIX),
                 names_workload=True,
             )
 
@@ -94,6 +94,19 @@ def pod_count_unknown(ctx: CheckContext) -> Iterator[Problem]:
             _count_fix(workload),
             names_workload=True,
         )
+
+
+def operator_decision_not_judged(ctx: CheckContext) -> Iterator[Problem]:
+    """One note per thing an operator decides about a workload's pods from fields whose
+    effect gpulint does not judge (Workload.unjudged), at the field."""
+    for workload in ctx.workloads:
+        for what, pos in workload.unjudged:
+            yield Problem.at(
+                workload.document,
+                pos,
+                f"{workload.document.ref}: {what}",
+                names_workload=True,
+            )
 
 
 def _count_fix(workload: Workload) -> str:

@@ -52,8 +52,13 @@ _NVIDIA_LABELS = (
     "k8s.amazonaws.com/accelerator",
     "kubernetes.azure.com/accelerator",
     "karpenter.k8s.aws/instance-gpu-count",
+    "eks.amazonaws.com/instance-gpu-count",
 )
-_MANUFACTURER_LABEL = "karpenter.k8s.aws/instance-gpu-manufacturer"
+# Karpenter's and EKS Auto Mode's spelling of the same node label.
+_MANUFACTURER_LABELS = (
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "eks.amazonaws.com/instance-gpu-manufacturer",
+)
 _NEURON_LABEL = "karpenter.k8s.aws/instance-accelerator-count"
 # Labels written onto nodes at runtime by NFD, GFD or the GPU Operator, not by the pool config.
 _DISCOVERED_LABEL_PREFIXES = ("feature.node.kubernetes.io/", "nvidia.com/")
@@ -184,7 +189,9 @@ def pool_vendors(pool: Pool) -> frozenset[str]:
         for vendor, prefixes in VENDOR_RESOURCES.items()
         if any(name.startswith(prefixes) for name in resources)
     }
-    manufacturer = pool.labels.get(_MANUFACTURER_LABEL, "").lower()
+    manufacturer = next(
+        (pool.labels[label].lower() for label in _MANUFACTURER_LABELS if label in pool.labels), ""
+    )
     if manufacturer in VENDOR_RESOURCES:
         vendors.add(manufacturer)
     elif any(pool.labels.get(label, "") not in ("", "false", "0") for label in _NVIDIA_LABELS):

@@ -13,6 +13,7 @@ import enum
 from collections.abc import Iterator
 from decimal import Decimal
 
+from gpulint.admission import compute_classes
 from gpulint.constraints import PodAffinityTerm, Toleration, toleration_fields, toleration_yaml
 from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
 from gpulint.edits import add_items
@@ -95,6 +96,13 @@ def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | N
     would run if the admission's assumptions held (the platform's plugins, the flavor Kueue
     picks), the finding is a warning; when it runs whichever flavor Kueue picks, there is none.
     """
+    unknown = undescribed_compute_class(item.template, profile)
+    if unknown is not None:
+        return Severity.WARNING, (
+            f"; assumes compute class `{unknown}` has no nodes beyond the profile's pools, "
+            "none of which is of that class (GKE creates them for a ComputeClass with node "
+            "auto-creation): give its ComputeClass to --profile to make this certain"
+        )
     if item.flavors and all(
         blocker(item._replace(placement=p), profile) is None for p in item.flavors
     ):
@@ -112,6 +120,27 @@ def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | N
         return blocker(item._replace(placement=alone), profile) is None
 
     return Severity.WARNING, f"; {admitted.assumptions_for(enough)}"
+
+
+def undescribed_compute_class(template: PodTemplate, profile: ClusterProfile) -> str | None:
+    """A GKE compute class the pod selects that no pool of a GKE Standard profile belongs to.
+
+    GKE creates the nodes of a custom compute class with node auto-creation when a pod asks
+    for them, so a profile that describes no pool of the class (a node dump taken before any
+    was made, no ComputeClass input) does not decide where the pod runs.
+    """
+    if profile.provider != "gke":
+        return None
+    described = {p.labels.get(COMPUTE_CLASS_LABEL) for p in profile.pools}
+    return next((c for c in compute_classes(template) if c not in described), None)
+
+
+def _compute_class_pos(template: PodTemplate) -> Pos:
+    """Where the pod selects its compute class: the nodeSelector entry, else the spec."""
+    selector = template.spec.get("nodeSelector")
+    if isinstance(selector, YMap) and COMPUTE_CLASS_LABEL in selector:
+        return selector.pos_of_key(COMPUTE_CLASS_LABEL)
+    return template.spec.pos
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,11 +162,15 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
         if sure is None:
             continue
         severity, assumed = sure
+        unknown = undescribed_compute_class(template, profile)
         yield Problem.at(
             template.document,
-            _obstacle_pos(item, closest),
+            _compute_class_pos(template) if unknown else _obstacle_pos(item, closest),
             f"no node pool can run this pod ({_gpu_text(item)}): {_per_pool(item)}{assumed}",
-            _no_pool_fix(item, closest),
+            f"Give compute class `{unknown}`'s ComputeClass (or its nodes) to --profile, or "
+            "select a pool the cluster has."
+            if unknown
+            else _no_pool_fix(item, closest),
             severity=severity,
         )
 

@@ -33,7 +33,7 @@ def unknown_priority_class(ctx: CheckContext) -> Iterator[Problem]:
         hint = f"; did you mean `{close[0]}`?" if close else ""
         yield Problem.at(
             template.document,
-            template.spec.pos_of_value("priorityClassName"),
+            template.priority_class_pos,
             f"priorityClassName `{name}` is not defined in {where} (known: {', '.join(known)}): "
             f"pod creation fails with `no PriorityClass with name {name} was found`{hint}",
             f"Use `{close[0]}`, the closest class that exists." if close else None,

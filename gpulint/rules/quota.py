@@ -8,7 +8,7 @@ LimitRanges come from the cluster profile and from the checked manifests (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import chain
@@ -32,6 +32,7 @@ from gpulint.profile.policy import (
     global_default_class,
     limit_ranges_in_effect,
     priority_classes_in_effect,
+    priority_values,
     quotas_in_effect,
 )
 from gpulint.quantity import format_quantity, parse_quantity
@@ -188,6 +189,7 @@ def gpu_quota_exceeded(ctx: CheckContext) -> Iterator[Problem]:
         return
     demands = _demands(ctx)
     limit_ranges = limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
+    priorities = priority_values(ctx.knowledge, ctx.profile)
     for source in sources:
         quota = source.quota
         for key, hard in quota.hard.items():
@@ -209,7 +211,7 @@ def gpu_quota_exceeded(ctx: CheckContext) -> Iterator[Problem]:
             limit = _Limit(source, key, resource, hard, used, requested)
             yield from _exceeded(limit, charges)
             for members in gangs.values():
-                yield from _gang_exceeded(limit, members, charges)
+                yield from _gang_exceeded(limit, members, charges, priorities)
         yield from _unspecified(source, demands, limit_ranges)
 
 
@@ -371,9 +373,13 @@ def _documents(charges: Iterable[_Charge]) -> Iterator[DocumentLike]:
 
 
 def _gang_exceeded(
-    limit: _Limit, members: Sequence[_Charge], charges: Sequence[_Charge]
+    limit: _Limit,
+    members: Sequence[_Charge],
+    charges: Sequence[_Charge],
+    priorities: Mapping[str, int],
 ) -> Iterator[Problem]:
-    """A gang whose pods the quota can never all admit, or not beside the other pods."""
+    """A gang whose pods the quota can never all admit, or not beside the other pods
+    (`priorities`: the known priority classes' values, which order a Volcano Job's tasks)."""
     source, key, resource = limit.source, limit.key, limit.resource
     hard, used, requested = limit.hard, limit.used, limit.requested
     if not any(c.is_gpu_pod for c in members):
@@ -382,7 +388,7 @@ def _gang_exceeded(
     per_pod = {id(c.demand.template): c.per_pod for c in members}
     parts = tuple(
         (part, per_pod[id(part.template)])
-        for part in gang_parts(workload, lambda t: per_pod.get(id(t), Decimal(0)))
+        for part in gang_parts(workload, lambda t: per_pod.get(id(t), Decimal(0)), priorities)
         if id(part.template) in per_pod and part.pods
     )
     need = sum((part.pods * amount for part, amount in parts), Decimal(0))
