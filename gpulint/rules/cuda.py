@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from gpulint.model import Severity
+from gpulint.model import Severity, drawn
 from gpulint.rules.base import CheckContext, Problem
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
 
     assert ctx.profile is not None
     # The GPU Operator's objects among every input (knowledge kinds), not only this file.
-    operators = manifest_operator_drivers(ctx.knowledge)
+    operators = drawn(ctx.knowledge, manifest_operator_drivers)
     for _, template in ctx.pod_templates():
         containers = list(_gpu_containers(template))
         if not containers:
