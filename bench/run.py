@@ -14,6 +14,8 @@ the median peak RSS (`ru_maxrss` of the child, from wait4). Rows:
       against a 5-node one, each read from the profile cache (judged) and with --no-cache
   (k) `gpulint check CORPUS` against 1 and 10 named clusters (kubectl dumps made like the (g)
       rows' small profile, one node more each), with --no-cache, judged in CPU time
+  (m) (b) and (e) at the largest scale with the small profile: the peak RSS of the corpus-wide
+      rules' memory (GPU201 and the others that keep workloads run only with a profile)
   (i) `gpulint diagnose` on a synthetic cluster's JSON dump (make_cluster.py: 5,000 nodes,
       50,000 pods, 500,000 events) against `json.load` of the same file, and on a quarter and
       a half of it (time linear in the dump's size); judged in a section of their own
@@ -446,6 +448,8 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
         tree = scaled_corpus(corpus, scale)
         label = "(b) gpulint check CORPUS" if scale == 1 else f"(e) gpulint check {scale}x CORPUS"
         add(measure(f"check-{scale}x", label, [*check, str(tree)], work, repeat))
+    for row in measure_profile_memory_rows(plan, check):
+        add(row)
     run_once([*cached, str(corpus)], work)  # fills the results cache
     label = "(b) ... again, every file's result read from the per-file results cache"
     add(measure("check-cached", label, [*cached, str(corpus)], work, repeat))
@@ -494,6 +498,20 @@ def measure_all(plan: Plan, progress: Callable[[str], None] = print) -> list[Row
             "--compact",
         ]
         add(measure("checkov", "(f) checkov --framework kubernetes -d CORPUS", command, work, 1))
+    return rows
+
+
+def measure_profile_memory_rows(plan: Plan, check: Sequence[str]) -> list[Row]:
+    """The (m) rows: the 1x corpus and the largest scale with the small profile and every
+    rule, --no-cache (as the (e) rows), for the peak RSS of what corpus-wide rules keep."""
+    profile = ensure_profile(plan.work, plan.profile_nodes[0])
+    rows = []
+    for scale in dict.fromkeys((1, max(plan.scales))):
+        tree = scaled_corpus(plan.corpus, scale)
+        name = "CORPUS" if scale == 1 else f"{scale}x CORPUS"
+        label = f"(m) gpulint check {name} --profile {plan.profile_nodes[0]:,}-node dump"
+        command = [*check, "--profile", str(profile), str(tree)]
+        rows.append(measure(f"profile-memory-{scale}x", label, command, plan.work, plan.repeat))
     return rows
 
 
@@ -872,6 +890,7 @@ def judge(
     context = _cpu_ratio(row.get("context-corpus"), row.get("context-alone"))
     most = CLUSTER_COUNTS[-1]
     clusters = _cpu_ratio(row.get(f"clusters-{most}"), row.get(f"clusters-{CLUSTER_COUNTS[0]}"))
+    kept = _ratio(row.get(f"profile-memory-{largest}x"), row.get("profile-memory-1x"), "rss_mb")
     budget: list[tuple[str, float | None, str, float, str]] = [
         # (target, measured, comparison, limit, unit)
         (f"{documents:,} documents: gpulint / compose floor", corpus, "<=", 1.5, "x"),
@@ -881,6 +900,7 @@ def judge(
         (f"{largest}x corpus time / 1x", _ratio(big, one), "<=", largest + 1, "x"),
         (f"{largest}x corpus peak RSS", big.rss_mb if big else None, "<=", 250, " MB"),
         (f"{largest}x corpus peak RSS / 1x", _ratio(big, one, "rss_mb"), "<=", 1.2, "x"),
+        (f"{largest}x corpus with a profile peak RSS / 1x", kept, "<=", 1.5, "x"),
         (f"{many:,}-node YAML dump / {few:,}-node profile", as_yaml, "<=", 1.2, "x"),
         (f"{many:,}-node JSON dump / {few:,}-node profile", as_json, "<=", 1.2, "x"),
         ("schema validation: gpulint / gpulint without it", schema, "<=", 2, "x"),

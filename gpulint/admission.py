@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from gpulint.accelerators import is_extended_resource
 from gpulint.constraints import Toleration
 from gpulint.errors import GpulintError
-from gpulint.model import Container, ContainerRole, Document, PodTemplate, Workload
+from gpulint.model import Container, ContainerRole, Document, PodTemplate, Workload, of_kind
 from gpulint.profile.model import (
     ClusterProfile,
     ClusterQueue,
@@ -233,9 +233,7 @@ def with_manifest_queues(
     that name them, so a flavor's tolerations and nodeLabels reach the pods. A manifest object
     replaces the profile's of the same name (it is what will be applied)."""
     queued = [
-        d
-        for d in documents
-        if d.ref.kind in KUEUE_KINDS and d.ref.api_version.startswith(_KUEUE_GROUP)
+        d for d in of_kind(documents, *KUEUE_KINDS) if d.ref.api_version.startswith(_KUEUE_GROUP)
     ]
     if not queued:
         return profile

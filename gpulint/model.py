@@ -12,11 +12,11 @@ of a frozen dataclass to define, a `frozen_view` a tenth.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpulint.fields import mapping_at, shown, text_of
 from gpulint.quantity import parse_quantity
@@ -25,6 +25,8 @@ from gpulint.yamltree import Pos, YMap
 
 if TYPE_CHECKING:
     from gpulint.constraints import NodeSelectorTerm, PodAffinityTerm, Toleration
+
+T = TypeVar("T")  # what a computation over the knowledge objects gives
 
 
 class Severity(enum.IntEnum):
@@ -146,6 +148,57 @@ class DocumentKey:
 
 #: What a finding can point at: a Document, or the key of one whose tree is gone.
 DocumentLike = Document | DocumentKey
+
+
+class Knowledge(tuple):  # type: ignore[type-arg]  (a tuple[Document, ...])
+    """The knowledge objects of a run (PriorityClasses, ResourceQuotas, LimitRanges, DRA
+    objects, CRDs, ... of every input), in input order.
+
+    Every file's checks read them: what is drawn from them (the objects of a kind, an index of
+    the CRDs) is computed once per run and kept here, not once per file, which would cost a
+    run time in the square of its files.
+    """
+
+    def __new__(cls, documents: Iterable[Document] = ()) -> Knowledge:
+        self = super().__new__(cls, documents)
+        self._drawn: dict[object, Any] = {}
+        return self
+
+    def __reduce__(self) -> tuple[type[Knowledge], tuple[tuple[Document, ...]]]:
+        # Sent to worker processes and stored without what was drawn from it.
+        return (Knowledge, (tuple(self),))
+
+    def drawn(self, compute: Callable[[Knowledge], T]) -> T:
+        """`compute(self)`, computed once: `compute` must depend on the objects alone."""
+        try:
+            return self._drawn[compute]  # type: ignore[no-any-return]
+        except KeyError:
+            found = self._drawn[compute] = compute(self)
+            return found
+
+    def of_kind(self, *kinds: str) -> tuple[Document, ...]:
+        """The objects of `kinds`, in input order."""
+        key = ("kind", kinds)
+        found = self._drawn.get(key)
+        if found is None:
+            wanted = frozenset(kinds)
+            found = self._drawn[key] = tuple(d for d in self if d.ref.kind in wanted)
+        return found  # type: ignore[no-any-return]
+
+
+def of_kind(documents: Iterable[Document], *kinds: str) -> tuple[Document, ...]:
+    """The documents of `kinds`, in order; of a run's `Knowledge`, from its index."""
+    if isinstance(documents, Knowledge):
+        return documents.of_kind(*kinds)
+    wanted = frozenset(kinds)
+    return tuple(d for d in documents if d.ref.kind in wanted)
+
+
+def drawn(documents: Iterable[Document], compute: Callable[[Any], T]) -> T:
+    """`compute(documents)`, computed once per run when `documents` is a run's `Knowledge`."""
+    if isinstance(documents, Knowledge):
+        return documents.drawn(compute)
+    return compute(documents)
 
 
 class ContainerRole(enum.Enum):

@@ -12,7 +12,7 @@ from gpulint.engine import pool
 from gpulint.engine.record import Run
 from gpulint.findings import Finding
 from gpulint.loader import discover
-from gpulint.model import Severity
+from gpulint.model import Severity, Workload
 from gpulint.spool import FindingSpool
 
 DEPLOYMENT = """\
@@ -156,3 +156,50 @@ def test_files_are_checked_in_report_order_whatever_order_they_are_given(
     given = lint(paths, config=config, spool_findings=True).findings
     reversed_ = lint(paths[::-1], config=config, spool_findings=True).findings
     assert list(given) == list(reversed_) and len(given) > 0
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_identical_copies_of_a_workload_count_once_and_the_first_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    monkeypatch.setattr(pool, "PARALLEL_MIN_BYTES", 0)
+    (tmp_path / "quota.yaml").write_text(QUOTA)
+    for copy in ("copy0", "copy1", "copy2"):
+        (tmp_path / copy).mkdir()
+        (tmp_path / copy / "a.yaml").write_text(DEPLOYMENT % "")
+        (tmp_path / copy / "b.yaml").write_text(HPA)
+    paths = [str(tmp_path)]
+    # (3 replicas + 1 surge) × 2 GPUs once, not three times, exceed the quota's 4: at the
+    # first copy's HPA.
+    assert _seen(paths, jobs=jobs, root=str(tmp_path)) == [("b.yaml", "GPU301", 6, 3)]
+    result = lint(paths, config=Config().with_overrides(select=("GPU301",)), root=str(tmp_path))
+    assert [f.path for f in result.findings] == ["copy0/b.yaml"]
+    assert "requested 8 ((3 maxReplicas of HPA ml/trainer + 1 rolling-update surge) × 2) = 8 >" in (
+        result.findings[0].message
+    )
+
+
+def test_a_copy_is_dropped_only_when_its_tree_is_the_same_value_for_value() -> None:
+    from gpulint.engine.variants import Variants, same_tree
+    from gpulint.loader import load_text
+    from gpulint.workloads import workload_of
+
+    def workload(name: str, text: str) -> Workload:
+        (document,) = load_text(name, text).documents
+        found = workload_of(document)
+        assert found is not None
+        return found
+
+    first = workload("a.yaml", DEPLOYMENT % "")
+    moved = workload("b.yaml", "\n\n" + DEPLOYMENT % "")  # elsewhere in another file
+    other = workload("c.yaml", (DEPLOYMENT % "").replace("replicas: 1", "replicas: 2"))
+    variants = Variants(lambda document: "ml", renders={"rendered.yaml"})
+    assert not variants.repeats("GPU301", first)
+    assert variants.repeats("GPU301", moved)
+    assert not variants.repeats("GPU201", moved)  # each rule keeps its own
+    assert not variants.repeats("GPU301", other)
+    assert not variants.repeats("GPU301", workload("rendered.yaml", DEPLOYMENT % ""))
+    assert same_tree({"a": [1, "x"]}, {"a": [1, "x"]})
+    assert not same_tree({"a": 1}, {"a": True})  # equal to ==, not to the API
+    assert not same_tree({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    assert not same_tree({"a": [1]}, {"a": [1, 1]})

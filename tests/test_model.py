@@ -213,3 +213,37 @@ def test_severity_order_and_parse() -> None:
     assert Severity.WARNING.label == "warning"
     with pytest.raises(KeyError):
         Severity.parse("fatal")
+
+
+def test_what_is_drawn_from_a_runs_knowledge_is_computed_once_and_not_sent_along() -> None:
+    import pickle
+
+    from gpulint.model import Knowledge, drawn, of_kind
+
+    text = (
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: a}\n---\n"
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: b}\n---\n"
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: c}\n"
+    )
+    documents = load_text("k.yaml", text).documents
+    knowledge = Knowledge(documents)
+    calls: list[int] = []
+
+    def names(found: Knowledge) -> tuple[str, ...]:
+        calls.append(1)
+        return tuple(d.ref.name for d in found)
+
+    assert drawn(knowledge, names) == ("a", "b", "c")
+    assert drawn(knowledge, names) == ("a", "b", "c")
+    assert len(calls) == 1
+    assert [d.ref.name for d in of_kind(knowledge, "LimitRange")] == ["a", "c"]
+    assert of_kind(knowledge, "LimitRange") is of_kind(knowledge, "LimitRange")
+    # A plain tuple (a file's own documents) is read each time.
+    assert drawn(documents, names) == ("a", "b", "c")
+    assert len(calls) == 2
+    assert [d.ref.name for d in of_kind(documents, "ResourceQuota")] == ["b"]
+    # A worker process gets the objects, not what this process drew from them.
+    copy = pickle.loads(pickle.dumps(knowledge))
+    assert type(copy) is Knowledge and [d.ref.name for d in copy] == ["a", "b", "c"]
+    assert drawn(copy, names) == ("a", "b", "c")
+    assert len(calls) == 3

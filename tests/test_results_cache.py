@@ -121,3 +121,27 @@ class _Planted:
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         return (os.mkdir, (self.path,))
+
+
+def test_copies_in_the_context_count_once_cached_or_not(tmp_path: Path) -> None:
+    # The capacity fixtures twice: the given file's copy and another's, as context.
+    for copy in ("a", "b"):
+        shutil.copytree(CASES / "capacity", tmp_path / "k8s" / copy)
+    given = ["k8s/a/" + sorted(os.listdir(CASES / "capacity"))[0]]
+    config = Config(root=tmp_path, context=("k8s",), select=("ALL",))
+    options = {
+        "config": config,
+        "profile_paths": (str(PROFILES / "eks.yaml"),),
+        "root": str(tmp_path),
+    }
+    once = lint(given, **{**options, "config": Config(root=tmp_path, context=("k8s/a",))})
+    plain = lint(given, **options)
+    cache = tmp_path / "cache"
+    cold = lint(given, use_cache=True, cache_dir=str(cache), **options)
+    warm = lint(given, use_cache=True, cache_dir=str(cache), **options)
+    assert _all(plain.findings) == _all(cold.findings) == _all(warm.findings)
+    # What the given file is judged against is the same with or without the second copy.
+    assert [f for f in _all(plain.findings) if f[3] == "GPU201"] == [
+        f for f in _all(once.findings) if f[3] == "GPU201"
+    ]
+    assert any(f[3] == "GPU201" for f in _all(plain.findings))

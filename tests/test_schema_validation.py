@@ -512,3 +512,30 @@ def test_what_the_schemas_give_is_kept_in_the_cache_and_another_users_entry_igno
     kube.release_schemas.cache_clear()
     assert found(tmp_path, files, use_cache=True, **options) == first
     kube.release_schemas.cache_clear()
+
+
+def test_copies_of_a_crd_are_kept_once_and_the_first_validates_every_file(
+    tmp_path: Path,
+) -> None:
+    from gpulint.engine.plan import plan
+    from gpulint.engine.record import Run
+    from gpulint.loader import discover
+    from gpulint.rules import registry
+
+    # The same chart's CRDs copied into many directories: the first copy is what
+    # `crd_kinds` reads; the others (here a looser one, which would allow 0) are not kept.
+    looser = CRD.replace("minimum: 1", "minimum: 0").replace("trainingruns.", "copy.")
+    for directory in ("a", "b", "c"):
+        (tmp_path / directory).mkdir()
+    files = {"a/crd.yaml": CRD, "b/crd.yaml": looser, "c/crd.yaml": looser, "run.yaml": RUN}
+    result = found(tmp_path, files)
+    assert [(code, path, where) for code, path, where, _ in result] == [
+        ("GPU011", "run.yaml", "1:13"),
+        ("GPU012", "run.yaml", "5:9"),
+    ]
+    paths = [str(tmp_path / name) for name in files]
+    record = Run(paths=paths, config=Config(), rules=registry())
+    knowledge = plan(record, discover(paths))[0].knowledge
+    assert [(d.file.path, d.ref.name) for d in knowledge] == [
+        (paths[0], "trainingruns.example.com")
+    ]

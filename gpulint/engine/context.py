@@ -127,13 +127,14 @@ def read_context(
         cache = result_cache(context_plan, len(context))
         if cache is not None:
             context_plan = context_plan._replace(place_kept=True)
+    if gathered.variants is not None:
+        gathered.variants.renders.update(renders_of(context))
     # Without a corpus-wide rule at work, context files were wanted for knowledge only.
     items = context if plan.corpus_wide else ()
     for outcome in _context_outcomes(context_plan, items, cache):
         gathered.add_autoscalers(outcome)
         gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
-        gathered.add_kept(outcome)
-        gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
+        gathered.add_kept(outcome, gathered.variants)
     return given
 
 

@@ -15,7 +15,7 @@ from gpulint.engine.files import FileOutcome, lanes_of
 from gpulint.engine.plan import FilePlan
 from gpulint.engine.pool import Listed, check_files
 from gpulint.engine.report import displayed, findings_of, roles_of, spool, unused_suppressions
-from gpulint.engine.variants import one_per_object
+from gpulint.engine.variants import Variants, one_per_object
 from gpulint.findings import CheckedObject, Finding
 from gpulint.loader import Input, Inputs, LoadResult, RenderedInput
 from gpulint.suppressions import SuppressionTracker
@@ -46,6 +46,8 @@ class Gathered:
         self.objects = 0
         self.unchecked = 0  # objects that request accelerators gpulint did not check (GPU007)
         self.placements: dict[int, Placement] = {}  # of kept templates
+        # The kept workloads by object, to keep one of identical copies (context files too).
+        self.variants: Variants | None = None
 
     def add_autoscalers(self, outcome: FileOutcome) -> None:
         """Keep the first HPA of each target among the file's."""
@@ -53,10 +55,22 @@ class Gathered:
             target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
             self.scalers.setdefault(target, scaler)
 
-    def add_kept(self, outcome: FileOutcome) -> None:
-        """Keep the workloads the file gave each corpus-wide rule."""
+    def add_kept(self, outcome: FileOutcome, variants: Variants | None = None) -> None:
+        """Keep the workloads the file gave each corpus-wide rule, and the verdicts on their
+        templates; with `variants`, not those that repeat one kept already."""
+        kept: dict[int, Workload] = {}
         for code, workloads in outcome.kept.items():
-            self.kept[code].extend(workloads)
+            for workload in workloads:
+                if variants is None or not variants.repeats(code, workload):
+                    self.kept[code].append(workload)
+                    kept[id(workload)] = workload
+        if not outcome.placements:
+            return
+        # By id() of templates kept for the whole run: a dropped one's id may be reused.
+        templates = {id(t) for w in kept.values() for t in w.templates}
+        self.placements.update(
+            (id(t), verdict) for t, verdict in outcome.placements if id(t) in templates
+        )
 
 
 def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
@@ -73,7 +87,7 @@ def check_every_file_in(
     (`files.lanes_of`). Runs given the same `Inputs` read every file together."""
     from gpulint.engine.cache import result_cache
 
-    all_gathered = [_gathered(plan, run) for plan, run in zip(plans, runs, strict=True)]
+    all_gathered = [_gathered(*lane) for lane in zip(plans, runs, inputs, strict=True)]
     caches = [result_cache(plan, found.files) for plan, found in zip(plans, inputs, strict=True)]
     for lanes, items in shared_inputs(inputs, runs[0].jobs > 1):
         shared = lanes_of([plans[lane] for lane in lanes])
@@ -157,9 +171,10 @@ def _size(item: Input) -> int:
         return 0
 
 
-def _gathered(plan: FilePlan, run: Run) -> Gathered:
+def _gathered(plan: FilePlan, run: Run, inputs: Inputs) -> Gathered:
     gathered = Gathered([] if not run.spool_findings else spool())
     gathered.kept = {r.code: [] for r in plan.corpus_wide}
+    gathered.variants = Variants(plan.context(LoadResult((), (), ())).namespace_of, inputs.renders)
     return gathered
 
 
@@ -181,8 +196,7 @@ def _add_outcome(gathered: Gathered, outcome: FileOutcome, plan: FilePlan, run: 
     # to the report of markers that suppressed nothing.
     if plan.corpus_wide or plan.unused_rule is not None:
         gathered.tracker.merge(outcome.tracker)
-    gathered.add_kept(outcome)
-    gathered.placements.update((id(t), verdict) for t, verdict in outcome.placements)
+    gathered.add_kept(outcome, gathered.variants)
 
 
 def corpus_findings(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -13,6 +14,7 @@ from gpulint.config import Config
 from gpulint.engine.files import load_input
 from gpulint.engine.variants import installed_namespaces
 from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
+from gpulint.model import Knowledge
 from gpulint.rules import UNUSED_SUPPRESSION, Rule
 from gpulint.rules.base import CheckContext
 from gpulint.views import NamedTuple
@@ -51,7 +53,7 @@ class FilePlan(NamedTuple):
     namespace: str | None
     per_document: tuple[Rule, ...]
     corpus_wide: tuple[Rule, ...]
-    knowledge: tuple[Document, ...]
+    knowledge: Knowledge
     knowledge_kinds: frozenset[str] = frozenset()
     keep_checked: bool = True
     unused_rule: Rule | None = None  # GPU006, when unused suppressions are reported
@@ -112,8 +114,7 @@ def plan(
         cache = None if directory is None else KnowledgeCache(directory)
     if read is None:
         digest = sha256()
-        knowledge = knowledge_documents(inputs, digest, cache)
-        knowledge += knowledge_documents(context_inputs, digest, cache)
+        knowledge = knowledge_documents(itertools.chain(inputs, context_inputs), digest, cache)
         knowledge_digest = digest.hexdigest()
     else:
         knowledge, knowledge_digest = read.knowledge, read.knowledge_digest
@@ -148,14 +149,16 @@ def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
 
 def knowledge_documents(
     inputs: Iterable[Input], digest: Any = None, cache: KnowledgeCache | None = None
-) -> tuple[Document, ...]:
+) -> Knowledge:
     """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
 
     Only files whose bytes name one of those kinds are parsed here (and again when checked);
     `digest` (a hash object) is fed the name and bytes of each; those `cache` holds are
-    read from it.
+    read from it. They are kept for the whole run: a CRD whose kind an earlier one defines is
+    dropped as its file is read (the same chart's CRDs in many files are kept once).
     """
     found: list[Document] = []
+    crds: set[tuple[str, str]] = set()
     for item in inputs:
         name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
         if isinstance(data, OSError) or not names_any(data, _KNOWLEDGE_BYTES):
@@ -172,8 +175,12 @@ def knowledge_documents(
             kept = tuple(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
             if cache is not None:
                 cache.write(key, kept)
+        if any(d.ref.kind == "CustomResourceDefinition" for d in kept):
+            from gpulint.validation.crds import without_shadowed_crds
+
+            kept = tuple(without_shadowed_crds(kept, crds))
         found.extend(kept)
-    return tuple(found)
+    return Knowledge(found)
 
 
 def names_any(data: bytes, words: Sequence[bytes]) -> bool:

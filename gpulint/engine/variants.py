@@ -65,6 +65,53 @@ def overlays_of_bases(renders: Iterable[RenderedInput]) -> dict[str, frozenset[s
     return {base: frozenset(names) for base, names in built_on.items()}
 
 
+class Variants:
+    """The workloads kept so far by object, to drop a later copy identical to one of them as
+    files are checked: `one_per_object` would pick the first of equals anyway (identical
+    trees ask for the same GPUs under any HPA), so keeping the copies, trees and all, until
+    the corpus pass only grows the run's memory with the number of copies.
+
+    Only copies read from plain files are dropped: a render may be a kustomize base, which
+    gives way to an overlay built on it whatever their GPUs (`_applied`)."""
+
+    def __init__(
+        self, namespace_of: Callable[[DocumentLike], str], renders: Iterable[str] = ()
+    ) -> None:
+        self._namespace_of = namespace_of
+        self.renders = set(renders)
+        self._kept: dict[tuple[str, str, str, str], list[Workload]] = {}
+
+    def repeats(self, code: str, workload: Workload) -> bool:
+        """Whether rule `code` keeps a copy of `workload` already (else it is noted as kept)."""
+        document = workload.document
+        ref = document.ref
+        if not ref.name or document.file.path in self.renders:
+            return False
+        key = (code, self._namespace_of(document), ref.kind, ref.name)
+        kept = self._kept.setdefault(key, [])
+        if any(same_tree(document.obj, other.document.obj) for other in kept):
+            return True
+        kept.append(workload)
+        return False
+
+
+def same_tree(a: object, b: object) -> bool:
+    """Whether two parsed trees hold the same values of the same types (`1` is not `true`,
+    as `==` would have it), keys in the same order; positions are not compared."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return len(a) == len(b) and all(
+            same_tree(key, other_key) and same_tree(value, other_value)
+            for (key, value), (other_key, other_value) in zip(a.items(), b.items(), strict=True)
+        )
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
 def one_per_object(
     workloads: Iterable[Workload],
     namespace_of: Callable[[DocumentLike], str],

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.fields import mapping_at
-from gpulint.model import Document
+from gpulint.model import Document, of_kind
 from gpulint.profile.model import (
     ClusterProfile,
     LimitRange,
@@ -185,7 +185,8 @@ class PriorityClassInEffect:
 
 
 def _objects(documents: Iterable[Document], kind: str) -> Iterator[Document]:
-    return (d for d in documents if d.ref.kind == kind and d.ref.api_version in _CORE_APIS[kind])
+    # A run's knowledge objects are indexed by kind: every file's checks ask.
+    return (d for d in of_kind(documents, kind) if d.ref.api_version in _CORE_APIS[kind])
 
 
 _CORE_APIS: dict[str, frozenset[str]] = {

@@ -3,16 +3,16 @@ CUDA needs a newer driver than its pools have, or has no GPU code for their GPU.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from gpulint.cuda_containers import container_env, may_know_cuda, uses_nvidia_gpus
-from gpulint.model import Severity
+from gpulint.model import Severity, drawn
 from gpulint.rules.base import CheckContext, Problem
 
 if TYPE_CHECKING:
     from gpulint.cuda import CudaNeed
-    from gpulint.model import Container, PodTemplate
+    from gpulint.model import Container, Document, PodTemplate
     from gpulint.profile.model import Pool
 
 #: Pools named in one message; the rest are counted.
@@ -42,6 +42,11 @@ def _names(pools: Sequence[Pool]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def _has_operator_objects(documents: Iterable[Document]) -> bool:
+    """Whether `documents` hold a GPU Operator object that may say which driver it installs."""
+    return any(d.ref.kind in _OPERATOR_KINDS for d in documents)
+
+
 def _drivers_may_be_known(ctx: CheckContext) -> bool:
     """False when gpulint.cuda.pool_driver knows the driver of no pool: no pool of the profile
     declares one or has GPU Feature Discovery's CUDA labels, and no GPU Operator states one.
@@ -51,7 +56,7 @@ def _drivers_may_be_known(ctx: CheckContext) -> bool:
     """
     profile = ctx.profile
     assert profile is not None
-    if profile.gpu_operator_drivers or any(d.ref.kind in _OPERATOR_KINDS for d in ctx.knowledge):
+    if profile.gpu_operator_drivers or drawn(ctx.knowledge, _has_operator_objects):
         return True
     return any(
         pool.driver_version or any(key.startswith(_GFD_CUDA_PREFIX) for key in pool.labels)
@@ -78,7 +83,7 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
 
     assert ctx.profile is not None
     # The GPU Operator's objects among every input (knowledge kinds), not only this file.
-    operators = manifest_operator_drivers(ctx.knowledge)
+    operators = drawn(ctx.knowledge, manifest_operator_drivers)
     for _, template in ctx.pod_templates():
         containers = list(_gpu_containers(template))
         if not containers:

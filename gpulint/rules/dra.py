@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from gpulint.model import ContainerRole, Document
+from gpulint.model import ContainerRole, Document, of_kind
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq
@@ -50,11 +50,11 @@ class _DraObjects(NamedTuple):
 def _objects(ctx: CheckContext) -> _DraObjects:
     from gpulint.dra import claim, device_class
 
-    seen = {id(d.obj) for d in ctx.knowledge}
+    known = of_kind(ctx.knowledge, *_DRA_KINDS)
+    seen = {id(d.obj) for d in known}
     documents = [
-        d
-        for d in (*ctx.knowledge, *(d for d in ctx.documents if id(d.obj) not in seen))
-        if d.ref.kind in _DRA_KINDS
+        *known,
+        *(d for d in ctx.documents if d.ref.kind in _DRA_KINDS and id(d.obj) not in seen),
     ]
     profile = ctx.profile
     profile_classes = profile.device_classes if profile is not None else ()
@@ -76,7 +76,7 @@ def _objects(ctx: CheckContext) -> _DraObjects:
     )
 
 
-_DRA_KINDS = frozenset({*_CLAIM_KINDS, "DeviceClass", "ResourceSlice"})
+_DRA_KINDS = (*_CLAIM_KINDS, "DeviceClass", "ResourceSlice")
 
 
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import ROUND_CEILING
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,16 @@ from gpulint.accelerators import (
     near_miss,
     suggest_resource,
 )
-from gpulint.model import Container, ContainerRole, PodTemplate, Quantity, Severity
+from gpulint.model import (
+    Container,
+    ContainerRole,
+    Document,
+    PodTemplate,
+    Quantity,
+    Severity,
+    drawn,
+    of_kind,
+)
 from gpulint.quantity import format_quantity, is_whole
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import YMap, YSeq
@@ -79,9 +88,16 @@ def dra_extended_resources(ctx: CheckContext) -> frozenset[str]:
         names.update(
             c.extended_resource_name for c in ctx.profile.device_classes if c.extended_resource_name
         )
-    for document in (*ctx.knowledge, *ctx.documents):
-        if document.ref.kind != "DeviceClass":
-            continue
+    # Those of the knowledge objects once per run: every file asks.
+    names.update(drawn(ctx.knowledge, _extended_resource_names))
+    names.update(_extended_resource_names(ctx.documents))
+    return frozenset(names)
+
+
+def _extended_resource_names(documents: Iterable[Document]) -> frozenset[str]:
+    """The `spec.extendedResourceName` of the DeviceClasses among `documents`."""
+    names = set()
+    for document in of_kind(documents, "DeviceClass"):
         spec = document.obj.get("spec")
         value = spec.get("extendedResourceName") if isinstance(spec, YMap) else None
         if isinstance(value, str) and value:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpulint.accelerators import is_extended_resource, looks_like_accelerator
-from gpulint.model import Document, Severity
+from gpulint.model import Document, Severity, drawn
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.validation.apiversions import lifecycle, shown
 from gpulint.validation.target import Target, target_of
@@ -334,11 +334,10 @@ def _crds(ctx: CheckContext) -> CrdKinds | None:
         CrdKinds,
         cluster_crds,
         crd_kinds,
-        knowledge_crds,
         with_cluster_crds,
     )
 
-    known = knowledge_crds(ctx.knowledge)
+    known = drawn(ctx.knowledge, crd_kinds)
     if any(d.ref.kind == "CustomResourceDefinition" for d in ctx.documents):
         own = crd_kinds(ctx.documents)
         known = CrdKinds({**known.versions, **own.versions}, {**known.kinds, **own.kinds})

@@ -58,6 +58,38 @@ def crd_kinds(documents: Iterable[Document]) -> CrdKinds:
     return CrdKinds(versions, {key: tuple(found) for key, found in kinds.items()})
 
 
+def _defined(spec: Any) -> tuple[str, str] | None:
+    """The (group, kind) a CRD's `spec` defines; None when it defines none (a field missing
+    or of the wrong type)."""
+    if not isinstance(spec, dict):
+        return None
+    group, names = spec.get("group"), spec.get("names")
+    kind = names.get("kind") if isinstance(names, dict) else None
+    listed = spec.get("versions")
+    if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(listed, list):
+        return None
+    return group, kind
+
+
+def without_shadowed_crds(
+    documents: Iterable[Document], seen: set[tuple[str, str]] | None = None
+) -> Iterator[Document]:
+    """`documents` less each CRD whose group and kind an earlier one defines: `crd_kinds`
+    reads only the first, and a CRD (its schema) is the largest object a run keeps. Copies of
+    one chart's CRDs in many directories then cost what one copy does.
+
+    `seen`: the (group, kind) pairs defined before `documents` (updated with theirs)."""
+    seen = set() if seen is None else seen
+    for document in documents:
+        if document.ref.kind == "CustomResourceDefinition":
+            defined = _defined(document.obj.get("spec"))
+            if defined is not None:
+                if defined in seen:
+                    continue
+                seen.add(defined)
+        yield document
+
+
 @functools.lru_cache(maxsize=4)
 def cluster_crds(crds: tuple[CustomResourceDefinition, ...]) -> CrdKinds:
     """The kinds the CRDs of a cluster profile (a dump's) define; built once per run."""
@@ -99,15 +131,11 @@ def _add_crd(
     where: tuple[str, int, int],
 ) -> None:
     """Record the versions of one CRD's `spec` (a parsed mapping, from a file or a dump)."""
-    if not isinstance(spec, dict):
+    defined = _defined(spec)
+    if defined is None or defined in kinds:
         return
-    group, names = spec.get("group"), spec.get("names")
-    kind = names.get("kind") if isinstance(names, dict) else None
-    listed = spec.get("versions")
-    if not isinstance(group, str) or not isinstance(kind, str) or not isinstance(listed, list):
-        return
-    if (group, kind) in kinds:
-        return
+    group, kind = defined
+    listed = spec["versions"]
     kinds[(group, kind)] = []
     for entry in listed:
         version = entry.get("name") if isinstance(entry, dict) else None
@@ -125,13 +153,6 @@ def _add_crd(
             openapi if isinstance(openapi, dict) else None,
             (*where, version),
         )
-
-
-@functools.lru_cache(maxsize=4)
-def knowledge_crds(documents: tuple[Document, ...]) -> CrdKinds:
-    """`crd_kinds` of the knowledge objects: the same tuple for every file of a run, so their
-    index is built once."""
-    return crd_kinds(documents)
 
 
 def json_schema(openapi: Any) -> dict[str, Any]:
