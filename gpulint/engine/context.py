@@ -93,6 +93,25 @@ def alongside_inputs(record: Run, given: Inputs, context: Sequence[Input]) -> li
     return found
 
 
+def read_once(context: Iterable[Input], knowledge: Sequence[bytes]) -> list[Input]:
+    """The context inputs with each file's bytes (name, bytes): the knowledge scan and
+    read_context both read them, and a file is read once. A file whose bytes name neither
+    what corpus-wide rules keep nor a kind of `knowledge` is left out (both passes would skip
+    it); one that cannot be read stays a path (both say nothing of it)."""
+    words = (*_CONTEXT_BYTES, *knowledge)
+    found: list[Input] = []
+    for item in context:
+        if not isinstance(item, str):
+            found.append(item)
+            continue
+        data = read_bytes(Path(item))
+        if isinstance(data, OSError):
+            found.append(item)
+        elif names_any(data, words):
+            found.append((item, data))
+    return found
+
+
 def _inode(path: str) -> tuple[int, int] | None:
     """The device and inode of the file at `path` (None: none there)."""
     try:
