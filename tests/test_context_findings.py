@@ -87,3 +87,47 @@ def test_the_given_file_gets_what_a_run_over_every_file_gives_it(tmp_path: Path,
             assert _at(warm.findings, given) == expected, given
     assert os.listdir(Path(cache) / "results")  # the context was read from the cache
     assert {"GPU201", "GPU301", "GPU303"} <= codes
+
+
+WORKLOAD = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:{selector}
+      tolerations:
+      - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}
+      containers:
+      - name: serve
+        image: serve:1.0
+        resources:
+          limits: {{nvidia.com/gpu: 4}}
+"""
+
+
+def test_a_finding_elsewhere_that_counts_the_given_file_is_reported(tmp_path: Path) -> None:
+    # `small` can only use g5; `wide` can use g5 or p4d and overflows both, counting `small`:
+    # given only small's file, wide's finding (in its own file) combines it and is reported.
+    on = "\n      nodeSelector: {{node.kubernetes.io/instance-type: {}}}".format
+    written = {
+        "small": WORKLOAD.format(name="small", replicas=1, selector=on("g5.12xlarge")),
+        "wide": WORKLOAD.format(name="wide", replicas=100, selector=""),
+        "big": WORKLOAD.format(name="big", replicas=10, selector=on("p4d.24xlarge")),
+    }
+    for name, text in written.items():
+        (tmp_path / "k8s").mkdir(exist_ok=True)
+        (tmp_path / "k8s" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    options = {"profile_paths": (PROFILE,), "root": str(tmp_path)}
+    every = lint(["k8s"], config=Config(root=tmp_path, select=("GPU201",)), **options).findings
+    config = Config(root=tmp_path, context=("k8s",), select=("GPU201",))
+    found = lint(["k8s/small.yaml"], config=config, **options).findings
+    wide = _at(every, "k8s/wide.yaml")
+    assert [code for _, _, code, *_ in wide] == ["GPU201"]
+    assert _at(found, "k8s/wide.yaml") == wide
+    assert _at(found, "k8s/small.yaml") == _at(every, "k8s/small.yaml")
+    # big overflows p4d, where small cannot run: its finding does not count small.
+    assert [code for _, _, code, *_ in _at(every, "k8s/big.yaml")] == ["GPU201"]
+    assert _at(found, "k8s/big.yaml") == []
