@@ -118,10 +118,17 @@ def nim_pod(obj: YMap, spec: YMap) -> YMap:
         if key != "resources":
             pod[key] = value
             pod.spans[key] = spec.spans[key]
+    _one_container(pod, "nim", spec, "resources" in spec)
+    return pod
+
+
+def _one_container(pod: YMap, name: str, spec: YMap, resources: bool) -> None:
+    """Give `pod` one container, `name`, positioned at `spec`, with `spec`'s `resources` as
+    written when `resources`."""
     container = YMap(spec.pos)
-    container["name"] = "nim"
+    container["name"] = name
     container.spans["name"] = (*spec.pos, *spec.pos)
-    if "resources" in spec:
+    if resources:
         container["resources"] = spec["resources"]
         container.spans["resources"] = spec.spans["resources"]
     containers = YSeq(spec.pos)
@@ -129,7 +136,6 @@ def nim_pod(obj: YMap, spec: YMap) -> YMap:
     containers.item_pos.append(spec.pos)
     pod["containers"] = containers
     pod.spans["containers"] = (*spec.pos, *spec.pos)
-    return pod
 
 
 def nim_service_pod(obj: YMap, service: YMap) -> YMap | None:
@@ -461,17 +467,7 @@ def _runtime_pod(
     runtime's mapping)."""
     pod = BuiltMap(runtime.pos)
     pod.update(_synthetic(extra or {}, runtime.pos))
-    container = YMap(runtime.pos)
-    container["name"] = name
-    container.spans["name"] = (*runtime.pos, *runtime.pos)
-    if resources and isinstance(runtime.get("resources"), YMap):
-        container["resources"] = runtime["resources"]
-        container.spans["resources"] = runtime.spans["resources"]
-    containers = YSeq(runtime.pos)
-    containers.append(container)
-    containers.item_pos.append(runtime.pos)
-    pod["containers"] = containers
-    pod.spans["containers"] = (*runtime.pos, *runtime.pos)
+    _one_container(pod, name, runtime, resources and isinstance(runtime.get("resources"), YMap))
     return pod
 
 
