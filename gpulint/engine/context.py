@@ -165,9 +165,11 @@ def _context_outcomes(
     for item in items:
         if isinstance(item, str):
             data = read_bytes(Path(item))
-            if isinstance(data, OSError) or not names_any(data, _CONTEXT_BYTES):
+            if isinstance(data, OSError):
                 continue
             item = (item, data)
+        if not isinstance(item, RenderedInput) and not names_any(item[1], _CONTEXT_BYTES):
+            continue  # (read_once keeps a file holding knowledge objects only)
         if cache is None or isinstance(item, RenderedInput):
             yield check_file(plan, item)
             continue
