@@ -107,16 +107,27 @@ spec:
           limits: {{nvidia.com/gpu: 4}}
 """
 
+HPA = """apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: wide, namespace: ml}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: wide}
+  maxReplicas: 200
+  minReplicas: 100
+"""
+
 
 def test_a_finding_elsewhere_that_counts_the_given_file_is_reported(tmp_path: Path) -> None:
     # `small` can only use g5; `wide` can use g5 or p4d and overflows both, counting `small`:
-    # given only small's file, wide's finding (in its own file) combines it and is reported.
+    # given only small's file, wide's finding (in another file) combines it and is reported.
     on = "\n      nodeSelector: {{node.kubernetes.io/instance-type: {}}}".format
     written = {
         "small": WORKLOAD.format(name="small", replicas=1, selector=on("g5.12xlarge")),
         "wide": WORKLOAD.format(name="wide", replicas=100, selector=""),
         "big": WORKLOAD.format(name="big", replicas=10, selector=on("p4d.24xlarge")),
     }
+    written["scale"] = HPA
+    written["settings"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
     for name, text in written.items():
         (tmp_path / "k8s").mkdir(exist_ok=True)
         (tmp_path / "k8s" / f"{name}.yaml").write_text(text, encoding="utf-8")
@@ -124,10 +135,17 @@ def test_a_finding_elsewhere_that_counts_the_given_file_is_reported(tmp_path: Pa
     every = lint(["k8s"], config=Config(root=tmp_path, select=("GPU201",)), **options).findings
     config = Config(root=tmp_path, context=("k8s",), select=("GPU201",))
     found = lint(["k8s/small.yaml"], config=config, **options).findings
-    wide = _at(every, "k8s/wide.yaml")
-    assert [code for _, _, code, *_ in wide] == ["GPU201"]
-    assert _at(found, "k8s/wide.yaml") == wide
+    # wide's finding is written at the maxReplicas of the HPA that sets its count.
+    wide = _at(every, "k8s/scale.yaml")
+    assert [(line, code) for line, _, code, *_ in wide] == [(6, "GPU201")]
+    assert _at(found, "k8s/scale.yaml") == wide
     assert _at(found, "k8s/small.yaml") == _at(every, "k8s/small.yaml")
     # big overflows p4d, where small cannot run: its finding does not count small.
     assert [code for _, _, code, *_ in _at(every, "k8s/big.yaml")] == ["GPU201"]
     assert _at(found, "k8s/big.yaml") == []
+    # Given only the HPA, the same finding.
+    scaled = lint(["k8s/scale.yaml"], config=config, **options).findings
+    assert [(f.path, f.line, f.code) for f in scaled] == [("k8s/scale.yaml", 6, "GPU201")]
+    assert _at(scaled, "k8s/scale.yaml") == wide
+    # Given a file no finding combines, nothing is reported.
+    assert list(lint(["k8s/settings.yaml"], config=config, **options).findings) == []

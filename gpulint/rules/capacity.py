@@ -82,7 +82,7 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
 
 def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     """All pods that can only land on some pools need more GPUs than those pools can have."""
-    if ctx.profile is None:
+    if ctx.profile is None or not _names_given(ctx):
         return
     checked = frozenset(
         (ctx.namespace_of(w.document), w.kind, w.document.ref.name) for w in ctx.workloads
@@ -154,6 +154,19 @@ def capacity_needs(ctx: CheckContext) -> Iterator[Workload]:
             not runs_on_every_node(workload) and any(gpu_requests(t) for t in workload.templates)
         ):
             yield workload
+
+
+def _names_given(ctx: CheckContext) -> bool:
+    """Whether a workload or an HPA of `ctx` is in the files a run with `context:` was given
+    (or every file was): a finding combines (`Problem.involves`) only workloads and the HPAs
+    that set their counts, so with none of them given there is nothing to judge."""
+    given = ctx.given
+    if given is None:
+        return True
+    documents = itertools.chain(
+        (w.document for w in ctx.workloads), (s.document for s in ctx.autoscalers)
+    )
+    return any(d.file.path in given for d in documents)
 
 
 def _may_involve(
