@@ -55,8 +55,9 @@ except ImportError:  # not CPython
 RESULTS_FORMAT = 1
 RESULTS = "results"
 _SUFFIX = ".pickle"
-#: Classes an entry may hold besides gpulint's own.
-_ALLOWED = {
+#: Classes an entry may hold: these of the standard library, and gpulint's own as they are
+#: found (each checked once).
+_ALLOWED: dict[tuple[str, str], type] = {
     ("decimal", "Decimal"): Decimal,
     ("pathlib", "PosixPath"): Path,
     ("pathlib", "WindowsPath"): Path,
@@ -181,6 +182,8 @@ class _ResultUnpickler(Unpickler):
             loaded = sys.modules.get(module) or importlib.import_module(module)
             found = getattr(loaded, name, None)
             if isinstance(found, type) and found.__module__ == module:
+                # A run reads thousands of entries naming the same few classes.
+                _ALLOWED[module, name] = found
                 return found
         raise UnpicklingError(f"{module}.{name} is not a gpulint class")
 

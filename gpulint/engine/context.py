@@ -93,6 +93,25 @@ def alongside_inputs(record: Run, given: Inputs, context: Sequence[Input]) -> li
     return found
 
 
+def read_once(context: Iterable[Input], knowledge: Sequence[bytes]) -> list[Input]:
+    """The context inputs with each file's bytes (name, bytes): the knowledge scan and
+    read_context both read them, and a file is read once. A file whose bytes name neither
+    what corpus-wide rules keep nor a kind of `knowledge` is left out (both passes would skip
+    it); one that cannot be read stays a path (both say nothing of it)."""
+    words = (*_CONTEXT_BYTES, *knowledge)
+    found: list[Input] = []
+    for item in context:
+        if not isinstance(item, str):
+            found.append(item)
+            continue
+        data = read_bytes(Path(item))
+        if isinstance(data, OSError):
+            found.append(item)
+        elif names_any(data, words):
+            found.append((item, data))
+    return found
+
+
 def _inode(path: str) -> tuple[int, int] | None:
     """The device and inode of the file at `path` (None: none there)."""
     try:
@@ -146,9 +165,11 @@ def _context_outcomes(
     for item in items:
         if isinstance(item, str):
             data = read_bytes(Path(item))
-            if isinstance(data, OSError) or not names_any(data, _CONTEXT_BYTES):
+            if isinstance(data, OSError):
                 continue
             item = (item, data)
+        if not isinstance(item, RenderedInput) and not names_any(item[1], _CONTEXT_BYTES):
+            continue  # (read_once keeps a file holding knowledge objects only)
         if cache is None or isinstance(item, RenderedInput):
             yield check_file(plan, item)
             continue

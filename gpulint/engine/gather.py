@@ -227,6 +227,7 @@ def corpus_findings(
             rejections=rejections,
             all_autoscalers=tuple(gathered.scalers.values()),
             placements=gathered.placements,
+            given=given,
         )
         found.extend(
             findings_of(rule, context, roles, plan.config, gathered.tracker, given, elsewhere)

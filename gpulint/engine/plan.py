@@ -42,7 +42,8 @@ KNOWLEDGE_KINDS = frozenset(
     # Kueue's queues and flavors: what a flavor writes into the pods of workloads in other files.
     | {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
 )
-_KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
+#: A file is parsed for knowledge objects only if its bytes name one of their kinds.
+KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
 
 
 class FilePlan(NamedTuple):
@@ -161,7 +162,7 @@ def knowledge_documents(
     crds: set[tuple[str, str]] = set()
     for item in inputs:
         name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
-        if isinstance(data, OSError) or not names_any(data, _KNOWLEDGE_BYTES):
+        if isinstance(data, OSError) or not names_any(data, KNOWLEDGE_BYTES):
             continue
         if digest is not None:
             digest.update(

@@ -7,7 +7,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from gpulint.engine.context import alongside_inputs, context_inputs, read_context, renders_of
+from gpulint.engine.context import (
+    alongside_inputs,
+    context_inputs,
+    read_context,
+    read_once,
+    renders_of,
+)
 from gpulint.engine.gather import (
     Gathered,
     check_every_file,
@@ -15,7 +21,7 @@ from gpulint.engine.gather import (
     corpus_findings,
     what_is_read,
 )
-from gpulint.engine.plan import FilePlan, plan, server_rejections
+from gpulint.engine.plan import KNOWLEDGE_BYTES, FilePlan, plan, server_rejections
 from gpulint.engine.record import Run
 from gpulint.engine.report import displayed, in_report_order, located
 from gpulint.engine.variants import overlays_of_bases
@@ -147,7 +153,8 @@ def discovered(record: Run) -> tuple[Inputs, list[Input], frozenset[str]]:
     # Other configs' files judged against the same cluster are summed with these, as context
     # whose findings their own runs report.
     alongside = alongside_inputs(record, inputs, context)
-    return inputs, context + alongside, frozenset(input_name(item) for item in alongside)
+    read = read_once(context + alongside, KNOWLEDGE_BYTES)
+    return inputs, read, frozenset(input_name(item) for item in alongside)
 
 
 def prepare(

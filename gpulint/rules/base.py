@@ -149,6 +149,9 @@ class CheckContext:
     # The namespace a chart is installed in (`charts[].namespace`, helm's -n), by the name of
     # its render: that of its objects that name none.
     file_namespaces: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # The files a run with `context:` reports on (None: every file): a corpus-wide check may
+    # leave out what cannot involve them (`Problem.involves`), still summing everything.
+    given: frozenset[str] | None = None
 
     def placement(self, template: PodTemplate) -> Placement:
         """Every pool's verdict on `template` as admitted (needs a profile), computed once per

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
 
@@ -82,7 +82,7 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
 
 def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     """All pods that can only land on some pools need more GPUs than those pools can have."""
-    if ctx.profile is None:
+    if ctx.profile is None or not _names_given(ctx):
         return
     checked = frozenset(
         (ctx.namespace_of(w.document), w.kind, w.document.ref.name) for w in ctx.workloads
@@ -95,6 +95,7 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     )
     demands = list(gpu_demands(ctx))
     groups = pool_groups(demands, profile)
+    judged = _may_involve(groups, ctx.given)
     gangs: dict[int, list[GpuDemand]] = {}
     for demand in demands:
         if demand.workload.gang:
@@ -105,10 +106,11 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
 
         priorities = priority_values(ctx.knowledge, ctx.profile)
     for members in gangs.values():
-        yield from _gang_problems(members, groups, profile, priorities)
+        if judged(members):
+            yield from _gang_problems(members, groups, profile, priorities)
     for demand in demands:
-        if demand.workload.gang:
-            continue  # reported once for the whole gang
+        if demand.workload.gang or not judged((demand,)):
+            continue  # a gang is reported once as a whole
         pools = tuple(p for p in profile.pools if p.name in demand.pools)
         for resource, per_pod in demand.gpus.items():
             # Everything confined to a subset of these pools competes for the same nodes.
@@ -152,6 +154,42 @@ def capacity_needs(ctx: CheckContext) -> Iterator[Workload]:
             not runs_on_every_node(workload) and any(gpu_requests(t) for t in workload.templates)
         ):
             yield workload
+
+
+def _names_given(ctx: CheckContext) -> bool:
+    """Whether a workload or an HPA of `ctx` is in the files a run with `context:` was given
+    (or every file was): a finding combines (`Problem.involves`) only workloads and the HPAs
+    that set their counts, so with none of them given there is nothing to judge."""
+    given = ctx.given
+    if given is None:
+        return True
+    documents = itertools.chain(
+        (w.document for w in ctx.workloads), (s.document for s in ctx.autoscalers)
+    )
+    return any(d.file.path in given for d in documents)
+
+
+def _may_involve(
+    groups: Mapping[str, Iterable[PoolGroup]], given: frozenset[str] | None
+) -> Callable[[Iterable[GpuDemand]], bool]:
+    """Whether a finding on some demands (a workload's, or a gang's) may involve the files
+    `given` (None: every file): one is in them, or a group of demands confined to a subset
+    of their pools is, as every such group is counted in the finding (`Sharing.involved`).
+    The groups still sum every demand: what is judged stays the same."""
+    if given is None:
+        return lambda demands: True
+    touched = {g.pools for found in groups.values() for g in found if not g.files.isdisjoint(given)}
+
+    def judged(demands: Iterable[GpuDemand]) -> bool:
+        pools: frozenset[str] = frozenset()
+        for demand in demands:
+            own = (demand.workload.document.file.path, demand.planned.document.file.path)
+            if any(path in given for path in own):
+                return True
+            pools |= demand.pools
+        return any(names <= pools for names in touched)
+
+    return judged
 
 
 class PoolGroup(NamedTuple):
