@@ -159,6 +159,19 @@ def measure(key: str, label: str, command: Sequence[str], cwd: Path, repeat: int
     return Row(key, label, tuple(run_once(command, cwd) for _ in range(repeat)))
 
 
+def measure_in_turn(
+    commands: Sequence[tuple[str, str, Sequence[str]]], cwd: Path, repeat: int
+) -> list[Row]:
+    """A row per (key, label, command), run one after the other, round after round, so that a
+    change of the machine's load falls on every row alike."""
+    runs: list[list[Run]] = [[] for _ in commands]
+    for _ in range(repeat):
+        for found, (_, _, command) in zip(runs, commands, strict=True):
+            found.append(run_once(command, cwd))
+    labelled = zip(runs, commands, strict=True)
+    return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+
+
 def gpulint_command() -> list[str]:
     """How to start the gpulint of this interpreter's environment."""
     script = Path(sys.executable).with_name("gpulint")
@@ -589,12 +602,7 @@ def measure_context_rows(plan: Plan) -> list[Row]:
     ]
     for _, _, command in commands:
         run_once(command, repository)  # fills the caches
-    runs: list[list[Run]] = [[] for _ in commands]
-    for _ in range(repeat):
-        for found, (_, _, command) in zip(runs, commands, strict=True):
-            found.append(run_once(command, repository))
-    labelled = zip(runs, commands, strict=True)
-    rows = [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+    rows = measure_in_turn(commands, repository, repeat)
     cold = [*commands[1][2], "--no-cache"]
     label = "(h) ... the same file with `context:` CORPUS, --no-cache"
     rows.append(measure("context-corpus-cold", label, cold, repository, 1))
@@ -616,12 +624,7 @@ def measure_cluster_rows(plan: Plan, check: Sequence[str]) -> list[Row]:
         clusters = "1 cluster" if count == 1 else f"{count} clusters"
         label = f"(k) gpulint check CORPUS against {clusters} ({few:,}+ nodes each), --no-cache"
         commands.append((f"clusters-{count}", label, [*check, *profiles, str(plan.corpus)]))
-    runs: list[list[Run]] = [[] for _ in commands]
-    for _ in range(repeat):
-        for found, (_, _, command) in zip(runs, commands, strict=True):
-            found.append(run_once(command, work))
-    labelled = zip(runs, commands, strict=True)
-    return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+    return measure_in_turn(commands, work, repeat)
 
 
 # --- diagnose on a large cluster's dump ------------------------------------------------------
@@ -671,12 +674,7 @@ def measure_diagnose(work: Path, repeat: int, cluster: tuple[int, int, int]) -> 
             for name, path in dumps.items()
         ),
     ]
-    runs: list[list[Run]] = [[] for _ in commands]
-    for _ in range(repeat):
-        for found, (_, _, command) in zip(runs, commands, strict=True):
-            found.append(run_once(command, work))
-    labelled = zip(runs, commands, strict=True)
-    return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+    return measure_in_turn(commands, work, repeat)
 
 
 def measure_live(work: Path, repeat: int, cluster: tuple[int, int]) -> list[Row]:
@@ -713,10 +711,7 @@ def measure_live(work: Path, repeat: int, cluster: tuple[int, int]) -> list[Row]
                 [*check_live, "--kubeconfig", str(kubeconfig), str(manifest)],
             ),
         ]
-        runs: list[list[Run]] = [[] for _ in commands]
-        for _ in range(repeat):
-            for found, (_, _, command) in zip(runs, commands, strict=True):
-                found.append(run_once(command, work))
+        rows = measure_in_turn(commands, work, repeat)
     finally:
         assert server.stdin is not None
         server.stdin.close()
@@ -725,8 +720,7 @@ def measure_live(work: Path, repeat: int, cluster: tuple[int, int]) -> list[Row]
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    labelled = zip(runs, commands, strict=True)
-    return [Row(key, label, tuple(found)) for found, (key, label, _) in labelled]
+    return rows
 
 
 LIVE_MANIFEST = """\
