@@ -17,7 +17,7 @@ from gpulint.errors import GpulintError
 from gpulint.model import ObjectRef, Severity
 from gpulint.shapes import Count, Role, WorkloadShape
 from gpulint.views import NamedTuple, frozen_record
-from gpulint.yamltree import Pos, YMap, parse
+from gpulint.yamltree import Pos, YMap, parse, position_at
 
 if TYPE_CHECKING:
     from gpulint.render.options import ChartSettings
@@ -506,7 +506,7 @@ def _read_yaml(display: str, text: str) -> tuple[Any, Any]:
         )
     if data is None:
         data = YMap()
-    return data, lambda path_: _yaml_position(data, path_)
+    return data, lambda path_: position_at(data, path_)
 
 
 def _located(config: str, path: list[Any]) -> str:
@@ -522,12 +522,6 @@ def _located(config: str, path: list[Any]) -> str:
     except (OSError, UnicodeDecodeError, GpulintError):
         return config
     return f"{config}:{line}:{column}"
-
-
-def _yaml_position(data: Any, path: Any) -> Any:
-    from gpulint.schema import yaml_position  # only an invalid config is located
-
-    return yaml_position(data, path)
 
 
 def _read_pyproject(display: str, text: str) -> tuple[Any, Any]:

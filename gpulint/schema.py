@@ -12,7 +12,7 @@ from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.fields import shown
-from gpulint.yamltree import Pos, YMap, YSeq
+from gpulint.yamltree import Pos, YMap, YSeq, position_at
 
 #: Turns a path of keys and indexes into the (line, column) it refers to.
 Locate = Callable[[list[Any]], Pos]
@@ -27,19 +27,6 @@ def load_schema(name: str) -> dict[str, Any]:
 
     text = (resources.files("gpulint") / "schemas" / f"{name}.schema.json").read_text("utf-8")
     return json.loads(text)
-
-
-def yaml_position(data: Any, path: Sequence[Any]) -> Pos:
-    """Where the value at `path` starts (or its nearest existing ancestor, when it is absent)."""
-    node, pos = data, getattr(data, "pos", (1, 1))
-    for step in path:
-        if isinstance(node, YMap) and step in node:
-            pos, node = node.pos_of_value(step), node[step]
-        elif isinstance(node, YSeq) and isinstance(step, int) and step < len(node):
-            pos, node = node.pos_of_item(step), node[step]
-        else:
-            break
-    return pos
 
 
 def dotted(path: Sequence[Any]) -> str:
@@ -63,7 +50,7 @@ def validate(
     """
     import jsonschema
 
-    locate = locate or (lambda path_: yaml_position(data, path_))
+    locate = locate or (lambda path_: position_at(data, path_))
     validator = jsonschema.Draft202012Validator(load_schema(schema_name))
     errors = list(validator.iter_errors(data))
     if not errors:

@@ -9,7 +9,7 @@ of the fastest YAML loaders while every mapping key, mapping value and sequence 
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -237,6 +237,26 @@ def parse(text: str, *, line_breaks_normalized: bool = False, watch: str = "") -
 # Besides LF and CRLF, the C parser breaks lines at a lone CR, NEL, LS and PS (YAML 1.1).
 _OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
 _TO_LF = str.maketrans(dict.fromkeys(_OTHER_BREAKS, "\n"))
+
+
+def position_at(
+    root: Any, path: Sequence[Any], written: Callable[[YMap, Any], Any] | None = None
+) -> Pos:
+    """Where the value at `path` (keys and indexes) starts in a parsed tree, or its nearest
+    existing ancestor's when it is absent. `written(mapping, step)`: the key a step is written
+    as when the mapping has no key equal to it (a number the API reads as text)."""
+    node, pos = root, getattr(root, "pos", (1, 1))
+    for step in path:
+        if isinstance(node, YMap):
+            key = step if written is None or step in node else written(node, step)
+            if key not in node:
+                break
+            pos, node = node.pos_of_value(key), node[key]
+        elif isinstance(node, YSeq) and isinstance(step, int) and step < len(node):
+            pos, node = node.pos_of_item(step), node[step]
+        else:
+            break
+    return pos
 
 
 def byte_position(data: bytes, offset: int) -> Pos:

@@ -12,7 +12,7 @@ from typing import Any
 
 from gpulint.fields import field_path, shown, type_name, with_article
 from gpulint.views import NamedTuple
-from gpulint.yamltree import Pos, YMap, YSeq
+from gpulint.yamltree import Pos, YMap, YSeq, position_at
 
 
 class FieldProblem(NamedTuple):
@@ -79,7 +79,7 @@ def _problems(
         for key in details.get("unexpected") or ():
             yield _unknown(node, path, str(key), allowed, owner)
         return
-    pos = _value_pos(obj, path)
+    pos = position_at(obj, path, _key_of)
     where = field_path(path) or "(the object)"
     if keyword == "required":
         name = details.get("property")
@@ -210,23 +210,6 @@ def _node_at(obj: Any, path: list[Any]) -> Any:
         else:
             return None
     return node
-
-
-def _value_pos(obj: YMap, path: list[Any]) -> Pos:
-    """Where the value at `path` is written (the nearest written ancestor's, when it is not)."""
-    node: Any = obj
-    pos = obj.pos
-    for step in path:
-        if isinstance(node, YMap):
-            key = step if step in node else _key_of(node, step)
-            if key not in node:
-                break
-            pos, node = node.pos_of_value(key), node[key]
-        elif isinstance(node, YSeq) and isinstance(step, int) and step < len(node):
-            pos, node = node.pos_of_item(step), node[step]
-        else:
-            break
-    return pos
 
 
 def _key_of(node: YMap, step: Any) -> Any:
