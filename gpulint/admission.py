@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 from gpulint.accelerators import is_extended_resource
 from gpulint.constraints import Toleration
 from gpulint.errors import GpulintError
-from gpulint.model import Container, ContainerRole, Document, PodTemplate, Workload, of_kind
+from gpulint.model import (
+    Container,
+    ContainerRole,
+    Document,
+    PodTemplate,
+    Workload,
+    add_amounts,
+    of_kind,
+)
 from gpulint.profile.model import (
     ClusterProfile,
     ClusterQueue,
@@ -454,9 +462,8 @@ def _pod_refusal(
         request = {**{r: v for r, v in default_requests.items() if r not in request}, **request}
         # Sidecars run beside the app containers: their amounts add up with them.
         if container.role in (ContainerRole.APP, ContainerRole.SIDECAR):
-            for target, values in ((requests, request), (limits, limit)):
-                for r, v in values.items():
-                    target[r] = target.get(r, Decimal(0)) + v
+            add_amounts(requests, request)
+            add_amounts(limits, limit)
         else:
             for target, values in ((init_requests, request), (init_limits, limit)):
                 for r, v in values.items():
