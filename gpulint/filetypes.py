@@ -15,6 +15,7 @@ environment as the source line of a syntax error.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 
@@ -36,18 +37,26 @@ def refused(path: str, mode: int) -> bool:
 
 
 def link_out_of_tree(path: str) -> str | None:
-    """The real path `path` leads to when it is a symlink to a place outside its tree (the git
-    work tree holding the link, else the working directory); None for anything else."""
+    """The real path `path` leads to when a symlink on the way (the file itself, or a directory
+    it is named through) leads outside its tree (the git work tree holding the link, else the
+    working directory); None for anything else."""
     try:
-        if not stat.S_ISLNK(os.lstat(path).st_mode):
-            return None
+        linked = stat.S_ISLNK(os.lstat(path).st_mode)
     except (OSError, ValueError):
         return None
-    real = os.path.realpath(path)
     holder = os.path.dirname(os.path.abspath(path))
+    if not linked and _real_directory(holder) == holder:
+        return None
+    real = os.path.realpath(path)
     top = os.path.realpath(_work_tree(holder) or os.getcwd())
     inside = real == top or real.startswith(top.rstrip(os.sep) + os.sep)
     return None if inside else real
+
+
+@functools.lru_cache(maxsize=1024)
+def _real_directory(directory: str) -> str:
+    """os.path.realpath of a directory, once per directory: every file of a tree asks."""
+    return os.path.realpath(directory)
 
 
 def _work_tree(directory: str) -> str | None:

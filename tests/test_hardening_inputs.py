@@ -254,6 +254,27 @@ def test_a_config_that_links_out_of_the_tree_is_not_read(repo: Path) -> None:
     )
 
 
+def test_a_manifest_named_through_a_directory_linked_out_of_the_tree_is_not_read(
+    repo: Path,
+) -> None:
+    outside = repo.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "pod.yaml").write_text(POD.replace("nvidia.com/gpu", "CI-SECRET-1234"))
+    (repo / ".git").mkdir()
+    (repo / "linked").symlink_to(outside)
+    done = gpulint(repo, "check", "--format", "json", "linked/pod.yaml")
+    assert (done.returncode, done.stderr) == (1, "")
+    assert "CI-SECRET" not in done.stdout
+    assert findings(done.stdout) == [
+        (
+            "GPU000",
+            "linked/pod.yaml",
+            1,
+            f"cannot read file: a symlink to {outside / 'pod.yaml'}, outside the checked tree",
+        )
+    ]
+
+
 def test_a_fifo_named_by_stdin_filename_is_not_opened(repo: Path) -> None:
     # Rendered text on stdin is compared with the file it names, unless that is no regular file.
     os.mkfifo(repo / "x")
