@@ -16,7 +16,6 @@ A fix must never damage a file.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -309,7 +308,7 @@ class Lines:
 
     def scalar(self, value: str) -> str:
         """`value` as a string scalar of this file: JSON's, or YAML's (yaml_scalar)."""
-        return json.dumps(value) if self.json else yaml_scalar(value)
+        return _json_string(value) if self.json else yaml_scalar(value)
 
     def flow(self, item: Sequence[tuple[str, str]]) -> str:
         """A mapping in flow style, in this file's syntax."""
@@ -406,7 +405,16 @@ def yaml_scalar(value: str) -> str:
         and resolve_plain(value) == value
     ):
         return value
-    return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
+    return _json_string(value)  # a JSON string is a YAML double-quoted scalar
+
+
+def _json_string(value: str) -> str:
+    """`value` as a JSON string."""
+    # The json module only here and in _is_json: a check whose findings carry edits imports
+    # this module, and verifying a rename of plain keys in a YAML file writes no JSON.
+    import json
+
+    return json.dumps(value)
 
 
 class Applied(NamedTuple):
@@ -705,6 +713,8 @@ def _written_before(starts: dict[int, int], offset: int | None) -> list[int]:
 
 
 def _is_json(text: str) -> bool:
+    import json
+
     try:
         json.loads(text)
     except ValueError:

@@ -9,7 +9,6 @@ taints, GPU102; anything else is GPU101, which lists every pool and why. A pod t
 only on pools at zero nodes because of its required placement gets the GPU103 warning.
 """
 
-import enum
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -55,14 +54,18 @@ _HOSTNAME = "kubernetes.io/hostname"
 _SPELLING_CUTOFF = 0.5
 
 
-class Blocker(enum.Enum):
-    """The one reason a GPU pod can never be scheduled, and the rule that reports it."""
+class Blocker:
+    """The one reason a GPU pod can never be scheduled, and the rule that reports it.
 
-    MISSING_POOL = enum.auto()  # GPU103
-    TOO_MANY_GPUS = enum.auto()  # GPU105
-    MISSING_TOLERATION = enum.auto()  # GPU102
-    DEAD_POOL = enum.auto()  # GPU103
-    NO_POOL = enum.auto()  # GPU101
+    Names of a plain class rather than an `enum.Enum`, which would cost every run with a
+    profile about a million instructions to define.
+    """
+
+    MISSING_POOL = "missing pool"  # GPU103
+    TOO_MANY_GPUS = "too many GPUs"  # GPU105
+    MISSING_TOLERATION = "missing toleration"  # GPU102
+    DEAD_POOL = "dead pool"  # GPU103
+    NO_POOL = "no pool"  # GPU101
 
 
 def gpu_placements(ctx: CheckContext) -> tuple[GpuPlacement, ...]:
@@ -71,7 +74,7 @@ def gpu_placements(ctx: CheckContext) -> tuple[GpuPlacement, ...]:
     return ctx.gpu_placements
 
 
-def blocker(item: GpuPlacement, profile: ClusterProfile) -> Blocker | None:
+def blocker(item: GpuPlacement, profile: ClusterProfile) -> str | None:
     """Which rule explains why the pod can never run (None: some pool can run it)."""
     placement, template = item.placement, item.template
     if usable(placement.eligible):
@@ -154,7 +157,7 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
         return
     yield from _roles_never_placed(ctx, profile)
     for item in gpu_placements(ctx):
-        if blocker(item, profile) is not Blocker.NO_POOL:
+        if blocker(item, profile) != Blocker.NO_POOL:
             continue
         template = item.template
         closest = _closest(item)
@@ -242,9 +245,9 @@ def _obstacle_pos(item: GpuPlacement, fit: PoolFit) -> Pos:
     if not fit.failed:
         return resource_pos(template, next(iter(item.gpus)))
     first = fit.failed[0]
-    if first is Filter.NODE_AFFINITY and fit.mismatch is not None:
+    if first == Filter.NODE_AFFINITY and fit.mismatch is not None:
         return fit.mismatch.pos
-    if first is Filter.TAINTS:
+    if first == Filter.TAINTS:
         return tolerations_pos(template)
     return resource_pos(template, fit.shortfalls[0].resource)
 
@@ -257,9 +260,9 @@ def _no_pool_fix(item: GpuPlacement, closest: PoolFit) -> str:
             f"and let it scale from zero, or target a pool that has nodes."
         )
     first = closest.failed[0]
-    if first is Filter.TAINTS:
+    if first == Filter.TAINTS:
         return _tolerations_fix(item.template, closest.untolerated)
-    if first is Filter.NODE_AFFINITY and closest.mismatch is not None and closest.mismatch.key:
+    if first == Filter.NODE_AFFINITY and closest.mismatch is not None and closest.mismatch.key:
         key = closest.mismatch.key
         by_value: dict[str, list[str]] = {}
         for f in item.placement.fits:
@@ -275,7 +278,7 @@ def _no_pool_fix(item: GpuPlacement, closest: PoolFit) -> str:
                 f"{value} ({first_pools(names, ', ')})" for value, names in by_value.items()
             )
         return f"Change or drop the `{key}` requirement: {values}."
-    if first is Filter.NODE_AFFINITY:
+    if first == Filter.NODE_AFFINITY:
         return "Give the required node affinity a term that a GPU pool's labels satisfy."
     return (
         "Request only what one node of a GPU pool has: "
@@ -307,7 +310,7 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
     if profile is None:
         return
     for item in gpu_placements(ctx):
-        if blocker(item, profile) is not Blocker.MISSING_TOLERATION:
+        if blocker(item, profile) != Blocker.MISSING_TOLERATION:
             continue
         template = item.template
         best, *others = toleration_candidates(item.placement)
@@ -437,11 +440,11 @@ def scale_to_zero_affinity(ctx: CheckContext) -> Iterator[Problem]:
     for item in gpu_placements(ctx):
         template, placement = item.template, item.placement
         verdict = blocker(item, profile)
-        if verdict is Blocker.MISSING_POOL:
+        if verdict == Blocker.MISSING_POOL:
             missing = missing_pool(template, profile)
             if missing is not None:
                 yield _missing_pool_problem(item, profile, missing)
-        elif verdict is Blocker.DEAD_POOL:
+        elif verdict == Blocker.DEAD_POOL:
             pools = placement.eligible
             sure = certainty(item, profile)
             if sure is None:
@@ -704,7 +707,7 @@ def gpu_exceeds_node(ctx: CheckContext) -> Iterator[Problem]:
     if profile.scheduler_extenders and _HAMI in profile.scheduler_extenders:
         yield from _hami_vgpus_exceed_gpus(ctx)
     for item in gpu_placements(ctx):
-        if blocker(item, profile) is not Blocker.TOO_MANY_GPUS:
+        if blocker(item, profile) != Blocker.TOO_MANY_GPUS:
             continue
         excess = too_many_gpus(item)
         if excess is None:
