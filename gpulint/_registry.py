@@ -353,6 +353,7 @@ RULES = (
         enabled=True,
         needs_profile=True,
         scope='file',
+        reads=frozenset(['ClusterQueue', 'LocalQueue']),
         check='gpulint.rules.kueue:kueue_queue_lacks_gpu_quota',
     ),
     Rule(

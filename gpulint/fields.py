@@ -6,6 +6,7 @@ both read fields with these.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -98,3 +99,56 @@ def field_path(path: Sequence[Any]) -> str:
     for step in path:
         text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
     return text
+
+
+@functools.lru_cache(maxsize=4096)
+def spelt_like(word: str, targets: tuple[str, ...]) -> bool:
+    """Whether `word`, in any case, is one of `targets` or spelt like one: difflib's
+    get_close_matches with a cutoff of 0.8 (GPU004's near misses of `resources:` and its
+    sections). Asked for every key of every container: the same few keys repeat."""
+    lower = word.lower()
+    if lower in targets:
+        return True
+    # difflib's ratio is twice the characters matched over the characters of both words; it
+    # is only computed where two cheaper bounds on it reach the cutoff (the words' lengths,
+    # then the letters they share), and where the shorter word is part of the longer (a
+    # letter missing or added at an end) it is the first bound. So difflib, a start-up's worth
+    # of it, is imported only for a word that neither settles: most container keys are far
+    # from `resources`, and `resource` is part of it.
+    near = False
+    for target in targets:
+        total = len(lower) + len(target)
+        if 2.0 * min(len(lower), len(target)) / total < _CLOSE:
+            continue
+        if 2.0 * _shared_letters(lower, target) / total < _CLOSE:
+            continue
+        if total >= _AUTOJUNK or not (lower in target or target in lower):
+            near = True  # difflib must say
+        else:
+            return True
+    if not near:
+        return False
+    import difflib  # only for a near miss: most runs never get here
+
+    return bool(difflib.get_close_matches(lower, targets, n=1, cutoff=_CLOSE))
+
+
+def _shared_letters(a: str, b: str) -> int:
+    """How many letters of `a` `b` also has, each counted as often as both have it
+    (difflib's quick_ratio counts them so)."""
+    left = dict.fromkeys(b, 0)
+    for letter in b:
+        left[letter] += 1
+    shared = 0
+    for letter in a:
+        if left.get(letter, 0) > 0:
+            left[letter] -= 1
+            shared += 1
+    return shared
+
+
+#: How alike a key must be spelt to a known one to be a near miss (difflib's ratio).
+_CLOSE = 0.8
+#: Below this length difflib's SequenceMatcher treats no character as junk (its `autojunk`
+#: starts at 200 characters): the reasoning above holds for words of fewer in all.
+_AUTOJUNK = 200

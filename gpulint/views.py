@@ -230,16 +230,28 @@ _RESERVED = frozenset(
 )
 
 
-def _new_function(typename: str, names: tuple[str, ...]) -> Callable[..., Any]:
-    """`__new__(_cls, *names)` returning the tuple of its arguments, as a `typename`."""
+#: The globals of every `__new__` made here (shared: they only read `_tuple_new`).
+_NEW_GLOBALS = {"_tuple_new": _tuple_new, "__builtins__": {}}
+
+
+def _new_function(
+    typename: str, names: tuple[str, ...], defaults: tuple[Any, ...] | None = None
+) -> Callable[..., Any]:
+    """`__new__(_cls, *names)` returning the tuple of its arguments, as a `typename`, named
+    `typename.__new__`, with `defaults` for its last parameters."""
     if len(names) < len(_NEW_OF_ARITY):
         template = _NEW_OF_ARITY[len(names)].__code__
-        code = template.replace(co_varnames=("_cls", *names))
-        return FunctionType(code, {"_tuple_new": _tuple_new, "__builtins__": {}})
+        code = template.replace(
+            co_varnames=("_cls", *names), co_name="__new__", co_qualname=f"{typename}.__new__"
+        )
+        return FunctionType(code, _NEW_GLOBALS, None, defaults)
     # More fields than the lambdas above take: compiled, as collections.namedtuple does.
     arguments = ", ".join(names)
     source = f"lambda _cls, {arguments}: _tuple_new(_cls, ({arguments},))"
-    built: Callable[..., Any] = eval(source, {"_tuple_new": _tuple_new, "__builtins__": {}})
+    built: Callable[..., Any] = eval(source, dict(_NEW_GLOBALS))
+    built.__name__ = "__new__"
+    built.__qualname__ = f"{typename}.__new__"
+    built.__defaults__ = defaults
     return built
 
 
@@ -290,37 +302,49 @@ class _NamedTupleMeta(type):
     """Builds the class of a `class X(NamedTuple)` statement (see the module's docstring)."""
 
     def __new__(cls, typename: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+        # Every start defines a hundred of these classes: the checks are set operations and
+        # the field getters are shared, rather than loops and a getter made per field.
         if bases != (_NamedTupleBase,):
             raise TypeError("can only inherit from a NamedTuple type")
         names = tuple(namespace.get("__annotations__", ()))
-        defaults = tuple(namespace[name] for name in names if name in namespace)
-        required = len(names) - len(defaults)
-        if any(name in namespace for name in names[:required]):
+        required = len(names) - len(namespace.keys() & names)
+        if not namespace.keys().isdisjoint(names[:required]):
             raise TypeError(f"{typename}: a field without a default follows one with a default")
-        if any(name.startswith("_") for name in names):
+        if "_" in {name[:1] for name in names}:
             raise ValueError(f"{typename}: field names cannot start with an underscore")
         if not _RESERVED.isdisjoint(namespace):
             raise AttributeError(f"{typename}: cannot overwrite NamedTuple attributes")
+        optional = names[required:]
+        defaults = tuple([namespace[name] for name in optional])
         arguments = ", ".join(names) + ("," if len(names) == 1 else "")
-        new = _new_function(typename, names)
-        new.__name__ = "__new__"
-        new.__qualname__ = f"{typename}.__new__"
+        new = _new_function(typename, names, defaults or None)
         new.__doc__ = f"Create new instance of {typename}({arguments})"
-        new.__defaults__ = defaults or None
+        own = dict(namespace)  # the class body's methods, docstring, ..., less the defaults
+        for name in optional:
+            del own[name]
         body = {
             **_SHARED,
             "__doc__": f"{typename}({arguments})",
             "_fields": names,
-            "_field_defaults": dict(zip(names[required:], defaults, strict=True)),
+            "_field_defaults": dict(zip(optional, defaults, strict=True)),
             "__new__": new,
             "__match_args__": names,
+            **dict(zip(names, _getters(len(names)), strict=True)),
+            **own,
         }
-        for index, name in enumerate(names):
-            body[name] = _tuplegetter(index, f"Alias for field number {index}")
-        for key, value in namespace.items():
-            if key not in names:
-                body[key] = value
         return type(typename, (tuple,), body)
+
+
+#: The getter of each field index, shared by every class (as namedtuple's are alike).
+_GETTERS: list[Any] = []
+
+
+def _getters(count: int) -> list[Any]:
+    """The getters of fields 0 to `count` - 1."""
+    while len(_GETTERS) < count:
+        index = len(_GETTERS)
+        _GETTERS.append(_tuplegetter(index, f"Alias for field number {index}"))
+    return _GETTERS[:count]
 
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from dataclasses import replace
 from itertools import groupby
 from typing import TYPE_CHECKING
 
+from gpulint.cachedir import CACHE_MIN_FILES
 from gpulint.engine.files import FileOutcome, lanes_of
 from gpulint.engine.plan import FilePlan
 from gpulint.engine.pool import Listed, check_files
@@ -21,6 +22,7 @@ from gpulint.loader import Input, Inputs, LoadResult, RenderedInput
 from gpulint.suppressions import SuppressionTracker
 
 if TYPE_CHECKING:
+    from gpulint.engine.cache import ResultCache
     from gpulint.engine.record import Run
     from gpulint.live.verdict import ServerRejection
     from gpulint.model import Workload
@@ -85,10 +87,8 @@ def check_every_file_in(
     each), whose plans agree on all but their profiles: each file loaded once for the runs
     that read it, and each rule run once for the plans it gives the same findings in
     (`files.lanes_of`). Runs given the same `Inputs` read every file together."""
-    from gpulint.engine.cache import result_cache
-
     all_gathered = [_gathered(*lane) for lane in zip(plans, runs, inputs, strict=True)]
-    caches = [result_cache(plan, found.files) for plan, found in zip(plans, inputs, strict=True)]
+    caches = [_result_cache(plan, found.files) for plan, found in zip(plans, inputs, strict=True)]
     for lanes, items in shared_inputs(inputs, runs[0].jobs > 1):
         shared = lanes_of([plans[lane] for lane in lanes])
         caught = [caches[lane] for lane in lanes]
@@ -96,6 +96,17 @@ def check_every_file_in(
             for lane, outcome in zip(lanes, outcomes, strict=True):
                 _add_outcome(all_gathered[lane], outcome, plans[lane], runs[lane])
     return all_gathered
+
+
+def _result_cache(plan: FilePlan, files: int) -> ResultCache | None:
+    """gpulint.engine.cache.result_cache(plan, files), without importing that module (and the
+    C pickler it reads entries with) for a run it would not cache: a pre-commit run of a file
+    or two."""
+    if plan.cache_directory is None or files < CACHE_MIN_FILES:
+        return None
+    from gpulint.engine.cache import result_cache
+
+    return result_cache(plan, files)
 
 
 def shared_inputs(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import ROUND_CEILING
@@ -21,6 +20,7 @@ from gpulint.accelerators import (
     near_miss,
     suggest_resource,
 )
+from gpulint.fields import spelt_like
 from gpulint.model import (
     Container,
     ContainerRole,
@@ -438,7 +438,7 @@ def _misplaced_in_container(template: PodTemplate, container: Container) -> Iter
         elif (
             key_text != _RESOURCES_KEY
             and key_text not in container.own_fields
-            and _close_to(key_text, (_RESOURCES_KEY,))
+            and spelt_like(key_text, (_RESOURCES_KEY,))
         ):
             yield Problem.at(
                 document,
@@ -465,7 +465,7 @@ def _misplaced_in_container(template: PodTemplate, container: Container) -> Iter
             continue
         if key_text == "claims":
             yield from _gpu_in_claims(template, container, value, resources)
-        elif key_text in ("limit", "request") or _close_to(key_text, _SECTIONS):
+        elif key_text in ("limit", "request") or spelt_like(key_text, _SECTIONS):
             import difflib  # only for a near miss: most runs never get here
 
             wanted = difflib.get_close_matches(key_text, _SECTIONS, n=1, cutoff=0.0)[0]
@@ -578,12 +578,3 @@ def _written(quantity: Quantity) -> str | None:
     if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
         return None
     return str(raw)
-
-
-# Asked for every key of every container; the same few keys repeat across all manifests.
-@functools.lru_cache(maxsize=4096)
-def _close_to(word: str, targets: tuple[str, ...]) -> bool:
-    lower = word.lower()
-    import difflib  # only for a near miss: most runs never get here
-
-    return lower in targets or bool(difflib.get_close_matches(lower, targets, n=1, cutoff=0.8))

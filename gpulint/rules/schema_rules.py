@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from gpulint.accelerators import is_extended_resource, looks_like_accelerator
+from gpulint.fields import spelt_like
 from gpulint.model import Document, Severity, drawn
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.validation.apiversions import lifecycle, shown
@@ -371,11 +372,11 @@ def _said_by_others(problem: FieldProblem, document: Document) -> bool:
 def _unknown_said(parent: str, key: str) -> bool:
     """GPU004 reports the unknown field `key` of the definition `parent`."""
     if parent in _CONTAINERS:
-        return key in ("limits", "requests", "limit", "request") or _close_to(key, ("resources",))
+        return key in ("limits", "requests", "limit", "request") or spelt_like(key, ("resources",))
     if parent == "io.k8s.api.core.v1.ResourceRequirements":
         return (
             key in ("limit", "request")
-            or _close_to(key, _SECTIONS)
+            or spelt_like(key, _SECTIONS)
             or looks_like_accelerator(key)
             or is_extended_resource(key)
         )
@@ -392,10 +393,3 @@ def _node_at(node: Any, path: tuple[Any, ...]) -> Any:
         else:
             return None
     return node
-
-
-def _close_to(word: str, targets: tuple[str, ...]) -> bool:
-    import difflib
-
-    lower = word.lower()
-    return lower in targets or bool(difflib.get_close_matches(lower, targets, n=1, cutoff=0.8))
