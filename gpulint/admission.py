@@ -27,13 +27,7 @@ from gpulint.model import (
     add_amounts,
     of_kind,
 )
-from gpulint.profile.model import (
-    ClusterProfile,
-    ClusterQueue,
-    LimitRangeItem,
-    LocalQueue,
-    ResourceFlavor,
-)
+from gpulint.profile.model import ClusterProfile
 from gpulint.profile.platforms import (
     COMPUTE_CLASS_LABEL,
     COMPUTE_CLASS_TOLERATION,
@@ -48,6 +42,7 @@ from gpulint.yamltree import Pos
 if TYPE_CHECKING:
     # Only GPU304 reads LimitRanges; a placement run does not import the policy model.
     from gpulint.profile.admission_policies import RequiredResources
+    from gpulint.profile.objects import ClusterQueue, LimitRangeItem, LocalQueue, ResourceFlavor
     from gpulint.profile.policy import LimitRangeInEffect
 
 
@@ -222,6 +217,8 @@ def kueue_flavors(
     # then sure, so every known one is only possible.
     known = tuple(by_name[n] for n in names if n in by_name)
     if len(known) == 1 and len(names) > 1:
+        from gpulint.profile.objects import ResourceFlavor
+
         return (*known, ResourceFlavor("(undefined)"))
     return known
 

@@ -5,20 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gpulint.profile.model import (
-    ClusterProfile,
-    GpuUser,
-    LimitRange,
-    LimitRangeItem,
-    Pool,
-    PriorityClass,
-    ResourceQuota,
-    ScopeRequirement,
-    Taint,
-)
+from gpulint.profile.model import ClusterProfile, GpuUser, Pool, Taint
 
 if TYPE_CHECKING:
     from gpulint.profile.cache import ProfileCache
+    from gpulint.profile.objects import (
+        LimitRange,
+        LimitRangeItem,
+        PriorityClass,
+        ResourceQuota,
+        ScopeRequirement,
+    )
 
 __all__ = [
     "ClusterProfile",
@@ -46,3 +43,18 @@ def load_profiles(
     from gpulint.profile.load import load_profiles as load
 
     return load(paths, pool_label, cache, root)
+
+
+#: The classes of __all__ that gpulint.profile.objects defines.
+_OBJECTS = frozenset(
+    {"LimitRange", "LimitRangeItem", "PriorityClass", "ResourceQuota", "ScopeRequirement"}
+)
+
+
+def __getattr__(name: str) -> object:
+    """The object classes of __all__, defined on first use (see gpulint.profile.objects)."""
+    if name in _OBJECTS:
+        from gpulint.profile import objects
+
+        return getattr(objects, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -67,8 +67,14 @@ _SUFFIX = ".pickle"
 
 
 #: The modules whose classes an entry may hold: all that unpickling may build, besides
-#: Decimal. gpulint.dra is imported only for an entry that holds DRA objects.
-MODEL_MODULES = ("gpulint.dra", "gpulint.profile.merge", "gpulint.profile.model")
+#: Decimal. gpulint.dra and gpulint.profile.objects are imported only for an entry that holds
+#: their objects.
+MODEL_MODULES = (
+    "gpulint.dra",
+    "gpulint.profile.merge",
+    "gpulint.profile.model",
+    "gpulint.profile.objects",
+)
 
 
 class ProfileCache(NamedTuple):

@@ -15,6 +15,21 @@ from gpulint.views import NamedTuple, frozen_record
 if TYPE_CHECKING:
     from gpulint.dra import Claim, DeviceClass, ResourceSlice
     from gpulint.profile.admission_policies import RequiredResources
+
+    # Given here by __getattr__ (below), as these names for type checkers.
+    from gpulint.profile.objects import ClusterQueue as ClusterQueue
+    from gpulint.profile.objects import Condition as Condition
+    from gpulint.profile.objects import CustomResourceDefinition as CustomResourceDefinition
+    from gpulint.profile.objects import FlavorQuota as FlavorQuota
+    from gpulint.profile.objects import FlavorToleration as FlavorToleration
+    from gpulint.profile.objects import LimitRange as LimitRange
+    from gpulint.profile.objects import LimitRangeItem as LimitRangeItem
+    from gpulint.profile.objects import LocalQueue as LocalQueue
+    from gpulint.profile.objects import OperatorDriver as OperatorDriver
+    from gpulint.profile.objects import PriorityClass as PriorityClass
+    from gpulint.profile.objects import ResourceFlavor as ResourceFlavor
+    from gpulint.profile.objects import ResourceQuota as ResourceQuota
+    from gpulint.profile.objects import ScopeRequirement as ScopeRequirement
     from gpulint.profile.platforms import AdmissionFact
 
 #: Labels that name a node's pool, most specific first.
@@ -232,130 +247,6 @@ class Pool:
         return varying or None
 
 
-class ScopeRequirement(NamedTuple):
-    """One `scopeSelector.matchExpressions` entry of a ResourceQuota."""
-
-    scope_name: str
-    operator: str
-    values: tuple[str, ...] = ()
-
-
-class ResourceQuota(NamedTuple):
-    """A namespace ResourceQuota: hard limits and, when known, current usage."""
-
-    namespace: str
-    name: str
-    hard: Mapping[str, Decimal] = {}
-    used: Mapping[str, Decimal] = {}
-    scopes: tuple[str, ...] = ()
-    scope_selector: tuple[ScopeRequirement, ...] = ()
-
-
-class LimitRangeItem(NamedTuple):
-    """One `spec.limits` entry of a LimitRange (`type` Container, Pod, ...)."""
-
-    type: str
-    max: Mapping[str, Decimal] = {}
-    min: Mapping[str, Decimal] = {}
-    default: Mapping[str, Decimal] = {}
-    default_request: Mapping[str, Decimal] = {}
-    max_limit_request_ratio: Mapping[str, Decimal] = {}
-
-
-class LimitRange(NamedTuple):
-    """A namespace LimitRange."""
-
-    namespace: str
-    name: str
-    items: tuple[LimitRangeItem, ...] = ()
-
-
-class PriorityClass(NamedTuple):
-    """A PriorityClass."""
-
-    name: str
-    value: int = 0
-    global_default: bool = False
-    preemption_policy: str = "PreemptLowerPriority"
-
-
-class FlavorQuota(NamedTuple):
-    """One flavor of a Kueue ClusterQueue resource group, with its quota per resource."""
-
-    name: str
-    nominal: Mapping[str, Decimal] = {}
-    borrowing_limit: Mapping[str, Decimal] = {}  # absent: unlimited
-
-
-class ClusterQueue(NamedTuple):
-    """A Kueue ClusterQueue: the resources it covers and each flavor's nominal quota."""
-
-    name: str
-    covered: frozenset[str] = frozenset()  # coveredResources of every resource group
-    flavors: tuple[FlavorQuota, ...] = ()
-    cohort: str | None = None  # a queue in a cohort may borrow unused quota of the others
-
-
-class LocalQueue(NamedTuple):
-    """A Kueue LocalQueue: what `kueue.x-k8s.io/queue-name` names, in one namespace."""
-
-    namespace: str
-    name: str
-    cluster_queue: str
-
-
-class FlavorToleration(NamedTuple):
-    """One toleration a Kueue ResourceFlavor writes into the pods it admits."""
-
-    key: str
-    operator: str
-    value: str
-    effect: str
-
-
-class ResourceFlavor(NamedTuple):
-    """A Kueue ResourceFlavor: Kueue writes its nodeLabels into the nodeSelector and its
-    tolerations into the tolerations of every pod it admits to the flavor."""
-
-    name: str
-    node_labels: Mapping[str, str] = {}
-    tolerations: tuple[FlavorToleration, ...] = ()
-
-
-class CustomResourceDefinition(NamedTuple):
-    """A CustomResourceDefinition of a cluster: its name and its `spec` as JSON text (hashable,
-    and read only when an input has one of its kinds)."""
-
-    name: str
-    spec: str
-
-
-class Condition(NamedTuple):
-    """An assumption that holds depending on whether some input defines an object.
-
-    A NodePool in one file may name an EC2NodeClass in another: whether it is missing is known
-    only once every input of the cluster is read, so the importer states the condition and the
-    merge decides it.
-    """
-
-    key: str  # an object an input may define: `EC2NodeClass/gpu`
-    if_defined: bool  # the assumption holds when the object is defined (True) or absent (False)
-    text: str
-
-
-class OperatorDriver(NamedTuple):
-    """A driver the NVIDIA GPU Operator installs: on every NVIDIA pool, or on the nodes its
-    nodeSelector picks (an NVIDIADriver object)."""
-
-    version: str  # `570.124.06`
-    origin: str  # how it is known, for messages
-    node_selector: Mapping[str, str] = {}
-
-    def applies_to(self, labels: Mapping[str, str]) -> bool:
-        """Whether nodes with `labels` get this driver."""
-        return all(labels.get(key) == value for key, value in self.node_selector.items())
-
-
 @frozen_record
 class ClusterProfile:
     """Everything gpulint knows about one cluster."""
@@ -373,12 +264,12 @@ class ClusterProfile:
     # only an extender serves are taken as served.
     scheduler_extenders: frozenset[str] | None = None
     pools: tuple[Pool, ...] = ()
-    quotas: tuple[ResourceQuota, ...] = ()
-    limit_ranges: tuple[LimitRange, ...] = ()
-    priority_classes: tuple[PriorityClass, ...] = ()
-    cluster_queues: tuple[ClusterQueue, ...] = ()
-    local_queues: tuple[LocalQueue, ...] = ()
-    resource_flavors: tuple[ResourceFlavor, ...] = ()
+    quotas: "tuple[ResourceQuota, ...]" = ()
+    limit_ranges: "tuple[LimitRange, ...]" = ()
+    priority_classes: "tuple[PriorityClass, ...]" = ()
+    cluster_queues: "tuple[ClusterQueue, ...]" = ()
+    local_queues: "tuple[LocalQueue, ...]" = ()
+    resource_flavors: "tuple[ResourceFlavor, ...]" = ()
     resource_policies: "tuple[RequiredResources, ...]" = ()
     # Dynamic Resource Allocation objects, from a dump that lists them or the API.
     device_classes: "tuple[DeviceClass, ...]" = ()
@@ -386,7 +277,7 @@ class ClusterProfile:
     resource_claims: "tuple[Claim, ...]" = ()  # ResourceClaims and ResourceClaimTemplates
     # The drivers the cluster's GPU Operator installs on NVIDIA pools that state none of their
     # own (a ClusterPolicy's, NVIDIADriver objects', or declared in a ClusterProfile).
-    gpu_operator_drivers: tuple[OperatorDriver, ...] = ()
+    gpu_operator_drivers: "tuple[OperatorDriver, ...]" = ()
     # The CustomResourceDefinitions a dump lists, for validating the custom resources of the
     # inputs (gpulint.validation.crds). Not written by `profile export`, hence not compared.
     custom_resource_definitions: "tuple[CustomResourceDefinition, ...]" = field(
@@ -403,7 +294,7 @@ class ClusterProfile:
     # What the inputs define (`EC2NodeClass/gpu`) and the assumptions that depend on it, which
     # merging all inputs of a cluster turns into `assumptions`.
     defined: tuple[str, ...] = field(default=(), compare=False)
-    conditions: tuple[Condition, ...] = field(default=(), compare=False)
+    conditions: "tuple[Condition, ...]" = field(default=(), compare=False)
 
     @property
     def extended_resource_toleration_enabled(self) -> bool:
@@ -513,3 +404,33 @@ def _listed_values(pool: Pool) -> list[tuple[str, str]]:
             if all(r.allows(value) for r in domain)
         ]
     return list(dict.fromkeys(found))
+
+
+#: The classes of the cluster's other objects (gpulint.profile.objects), importable from here.
+_OBJECTS = frozenset(
+    {
+        "ClusterQueue",
+        "Condition",
+        "CustomResourceDefinition",
+        "FlavorQuota",
+        "FlavorToleration",
+        "LimitRange",
+        "LimitRangeItem",
+        "LocalQueue",
+        "OperatorDriver",
+        "PriorityClass",
+        "ResourceFlavor",
+        "ResourceQuota",
+        "ScopeRequirement",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    """The classes of gpulint.profile.objects, defined on first use: a profile of pools alone
+    (the usual pre-commit run) never makes them."""
+    if name in _OBJECTS:
+        from gpulint.profile import objects
+
+        return getattr(objects, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
