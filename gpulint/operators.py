@@ -10,6 +10,7 @@ every value positioned at the field that decided it (a shape's `Role.derive`), o
 from collections.abc import Iterator
 from typing import Any
 
+from gpulint.data.kserve import KSERVE_FORMATS
 from gpulint.fields import mapping_at, shown
 from gpulint.model import (
     UnreadPart,
@@ -48,24 +49,6 @@ def argo_pod(spec_path: str, obj: YMap, template: YMap) -> YMap:
         pod[field] = workflow[key]
         pod.spans[field] = workflow.spans[key]
     return pod
-
-
-# KServe components are pod specs with extra fields: a predictor's model-format field
-# (`model`, `pytorch`, ...) is one more container, the one the serving runtime's container is
-# merged with (https://github.com/kserve/kserve pkg/apis/serving/v1beta1/predictor.go).
-KSERVE_FORMATS = (
-    "model",
-    "sklearn",
-    "xgboost",
-    "tensorflow",
-    "pytorch",
-    "triton",
-    "onnx",
-    "huggingface",
-    "pmml",
-    "lightgbm",
-    "paddle",
-)
 
 
 _GKE_ACCELERATOR = "serving.kserve.io/gke-accelerator"

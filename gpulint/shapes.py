@@ -15,32 +15,31 @@ import fnmatch
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
+from gpulint.data.kserve import KSERVE_FORMATS
 from gpulint.model import (
     ContainerRole,
     Document,
     UnreadPart,
 )
-from gpulint.operators import (
-    KSERVE_FORMATS,
-    argo_pod,
-    dynamo_component_pod,
-    dynamo_service_pod,
-    kaito_pod,
-    kaito_template,
-    kserve_component,
-    kubeai_pod,
-    kvcache_cache_pod,
-    kvcache_etcd_pod,
-    kvcache_redis_pod,
-    kvcache_unjudged,
-    kvcache_watcher_pod,
-    nim_pod,
-    nim_service_pod,
-    slurm_nodeset_pod,
-)
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap
+
+
+@functools.cache
+def _built_by(name: str) -> Callable[..., Any]:
+    """gpulint.operators' function `name` (a role's `derive`, a shape's `unjudged`), imported
+    when it is first called: a run that meets no object an operator builds pods from (most
+    do not) never imports that module."""
+
+    def build(*args: Any) -> Any:
+        from gpulint import operators
+
+        return getattr(operators, name)(*args)
+
+    build.__name__ = build.__qualname__ = name
+    return build
 
 
 class Count(NamedTuple):
@@ -167,7 +166,7 @@ def _argo_workflow(kind: str, spec: str) -> WorkloadShape:
                 spec="",
                 counts=(),
                 containers=ARGO_CONTAINERS,
-                derive=functools.partial(argo_pod, spec),
+                derive=functools.partial(_built_by("argo_pod"), spec),
             ),
         ),
     )
@@ -195,7 +194,7 @@ def _kserve_component(name: str, containers: tuple[ContainerField, ...]) -> Role
         name=name,
         containers=containers,
         operator_resources=True,
-        derive=kserve_component,
+        derive=_built_by("kserve_component"),
     )
 
 
@@ -435,7 +434,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     WorkloadShape(
         "NIMService",
         ("apps.nvidia.com/*",),
-        (Role("spec", derive=nim_pod, counts=_NIM_REPLICAS),),
+        (Role("spec", derive=_built_by("nim_pod"), counts=_NIM_REPLICAS),),
     ),
     WorkloadShape(
         "NIMPipeline",
@@ -449,7 +448,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                         peaks=("spec.scale.hpa.minReplicas", "spec.scale.hpa.maxReplicas"),
                     ),
                 ),
-                derive=nim_service_pod,
+                derive=_built_by("nim_service_pod"),
             ),
         ),
     ),
@@ -459,7 +458,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         (
             Role(
                 "resource",
-                derive=kaito_pod,
+                derive=_built_by("kaito_pod"),
                 generated=True,
                 counts=(Count("count"),),
                 name="preset",
@@ -467,7 +466,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
             Role(
                 "inference",
-                derive=kaito_template,
+                derive=_built_by("kaito_template"),
                 counts=(Count("/resource.count"),),
                 name="inference",
             ),
@@ -479,7 +478,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         (
             Role(
                 "spec",
-                derive=kubeai_pod,
+                derive=_built_by("kubeai_pod"),
                 generated=True,
                 operator_resources=True,
                 counts=(Count("replicas", peaks=("minReplicas", "maxReplicas")),),
@@ -494,7 +493,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 "spec.services.*",
                 template="",
                 spec="",
-                derive=dynamo_service_pod,
+                derive=_built_by("dynamo_service_pod"),
                 counts=_DYNAMO_COUNTS,
             ),
         ),
@@ -506,7 +505,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             Role(
                 "spec.components[]",
                 template="podTemplate",
-                derive=dynamo_component_pod,
+                derive=_built_by("dynamo_component_pod"),
                 counts=_DYNAMO_COUNTS,
             ),
         ),
@@ -565,26 +564,35 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         "KVCache",
         ("orchestration.aibrix.ai/*",),
         (
-            Role("spec.cache", derive=kvcache_cache_pod, counts=(Count("replicas"),), name="cache"),
+            Role(
+                "spec.cache",
+                derive=_built_by("kvcache_cache_pod"),
+                counts=(Count("replicas"),),
+                name="cache",
+            ),
             Role(
                 "spec.metadata.etcd",
-                derive=kvcache_etcd_pod,
+                derive=_built_by("kvcache_etcd_pod"),
                 counts=(Count("runtime.replicas"),),
                 name="etcd",
                 optional=True,
             ),
             Role(
                 "spec.metadata.redis",
-                derive=kvcache_redis_pod,
+                derive=_built_by("kvcache_redis_pod"),
                 counts=(),
                 name="redis",
                 optional=True,
             ),
             Role(
-                "spec.watcher", derive=kvcache_watcher_pod, counts=(), name="watcher", optional=True
+                "spec.watcher",
+                derive=_built_by("kvcache_watcher_pod"),
+                counts=(),
+                name="watcher",
+                optional=True,
             ),
         ),
-        unjudged=kvcache_unjudged,
+        unjudged=_built_by("kvcache_unjudged"),
     ),
     WorkloadShape(
         "RayClusterFleet",
@@ -611,7 +619,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     WorkloadShape(
         "NodeSet",
         ("slinky.slurm.net/*",),
-        (Role("spec", derive=slurm_nodeset_pod),),
+        (Role("spec", derive=_built_by("slurm_nodeset_pod")),),
     ),
     WorkloadShape(
         "SeldonDeployment",
