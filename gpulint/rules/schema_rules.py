@@ -277,7 +277,7 @@ def _surely_valid(document: Document, serving: Serving | None, schemas: Any) -> 
         return False
     from gpulint.validation.kube import surely_valid
 
-    return surely_valid(document.obj, definition, schemas.definitions(definition), _unknown_said)
+    return surely_valid(document.obj, definition, schemas.reached(definition), _unknown_said)
 
 
 def _validator(document: Document, serving: Serving | None, schemas: Any) -> Any:

@@ -170,6 +170,10 @@ class ReleaseSchemas:
         self._document = document  # the whole definitions, once read
         self._reached: dict[str, dict[str, Any]] = {}
         self._validators: dict[str, Any] = {}
+        # Each kind's entry as stored: every definition it reaches, marshalled one by one.
+        self._stored: dict[str, dict[str, bytes]] = {}
+        # The definitions decoded so far, shared by every kind that reaches them.
+        self._decoded: dict[str, Any] = {}
 
     def definition(self, api_version: str, kind: str) -> str | None:
         """The definition of `kind` in `api_version`, when this release serves it."""
@@ -185,17 +189,59 @@ class ReleaseSchemas:
         found = self._reached.get(definition)
         if found is not None:
             return found
+        stored = self._entry(definition)
+        found = {name: self._decode(name, raw) for name, raw in stored.items()}
+        if any(schema is None for schema in found.values()):  # an entry that does not decode
+            document = self._whole()
+            found = _reached(document["$defs"], definition) if document is not None else {}
+        self._reached[definition] = found
+        return found
+
+    def reached(self, definition: str) -> Reached:
+        """What `definitions(definition)` holds, each definition decoded when first looked up:
+        the walk of a valid object (`surely_valid`) reads a few of the hundred definitions a
+        Deployment reaches, and decoding them all cost a pre-commit run more than its walks."""
+        return Reached(self, self._entry(definition))
+
+    def _entry(self, definition: str) -> dict[str, bytes]:
+        """The cache's entry of `definition` (made from the whole definitions, and stored,
+        when the cache does not hold it)."""
+        stored = self._stored.get(definition)
+        if stored is not None:
+            return stored
         name = f"{self._key}.{definition}{_SUFFIX}"
         stored = _read_entry(name)
-        if isinstance(stored, dict) and isinstance(stored.get(definition), dict):
-            found = stored
-        else:
+        if not (
+            isinstance(stored, dict)
+            and isinstance(stored.get(definition), bytes)
+            and all(type(raw) is bytes for raw in stored.values())
+        ):
+            import marshal
+
             document = self._whole()
-            if document is None:
-                return {}
-            found = _reached(document["$defs"], definition)
-            _write_entry(name, found)
-        self._reached[definition] = found
+            reached = _reached(document["$defs"], definition) if document is not None else {}
+            self._reached[definition] = reached
+            self._decoded.update(reached)
+            stored = {name: marshal.dumps(schema) for name, schema in reached.items()}
+            if reached:
+                _write_entry(name, stored)
+        self._stored[definition] = stored
+        return stored
+
+    def _decode(self, name: str, raw: bytes) -> Any:
+        """The definition `name`, decoded from `raw` once per run; None when it does not decode
+        to a schema."""
+        found = self._decoded.get(name)
+        if found is None:
+            import marshal
+
+            try:
+                found = marshal.loads(raw)
+            except (EOFError, ValueError, TypeError):
+                return None
+            if type(found) is not dict:
+                return None
+            self._decoded[name] = found
         return found
 
     def validator(self, definition: str) -> Any:
@@ -219,6 +265,29 @@ class ReleaseSchemas:
         if self._document is None:
             self._document = _read_definitions(self.release)
         return self._document
+
+
+class Reached:
+    """The definitions one kind reaches (`ReleaseSchemas.reached`), looked up by name as a dict
+    is (`get`, `in`), each decoded on first use."""
+
+    __slots__ = ("_schemas", "_stored")
+
+    def __init__(self, schemas: ReleaseSchemas, stored: dict[str, bytes]) -> None:
+        self._schemas = schemas
+        self._stored = stored
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The definition `name` (`default` when the kind does not reach it, or it does not
+        decode)."""
+        raw = self._stored.get(name)
+        if raw is None:
+            return default
+        found = self._schemas._decode(name, raw)
+        return default if found is None else found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._stored
 
 
 def _build(definition: str, definitions: dict[str, Any]) -> Any:
@@ -336,14 +405,14 @@ _KNOWN = frozenset(
 def surely_valid(
     value: Any,
     definition: str,
-    definitions: dict[str, Any],
+    definitions: dict[str, Any] | Reached,
     said_elsewhere: Callable[[str, str], bool] | None = None,
 ) -> bool:
     """True only when `value` surely satisfies the built-in `definition` (whose `$defs` are
-    `definitions`, as `ReleaseSchemas.definitions` gives them): then the validator, and the
-    import of jsonschema-rs it needs, can be skipped. False when it does not, and whenever
-    this is not sure (a keyword or a value it does not model): the validator then decides
-    and says what is wrong. Most objects of a pre-commit run are valid.
+    `definitions`, as `ReleaseSchemas.definitions` or `.reached` gives them): then the
+    validator, and the import of jsonschema-rs it needs, can be skipped. False when it does
+    not, and whenever this is not sure (a keyword or a value it does not model): the validator
+    then decides and says what is wrong. Most objects of a pre-commit run are valid.
 
     `said_elsewhere(definition, key)`: an unknown field `key` of a `definition` that another
     rule reports (GPU012 would drop its finding), which does not make the object invalid here.
@@ -358,7 +427,7 @@ def surely_valid(
 
 
 class _Walk(NamedTuple):
-    definitions: dict[str, Any]
+    definitions: dict[str, Any] | Reached
     said_elsewhere: Callable[[str, str], bool] | None
 
 
@@ -535,7 +604,7 @@ def _is_index(stored: Any) -> bool:
 #: The folder of the cache directory that holds the index of kinds and the definitions each
 #: kind reaches, per installed release. Bump _FORMAT when what is stored there changes.
 _ENTRIES = "schemas"
-_FORMAT = "3"
+_FORMAT = "4"
 # Entries hold dicts, lists, strings, numbers, booleans and None in marshal's format: read with
 # no module to import, several times faster than JSON. marshal builds nothing that runs (what
 # is read is checked for its shape, and only the user's own files are read); its format is
