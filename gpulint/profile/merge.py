@@ -136,17 +136,23 @@ def _by_key(base: Iterable[Any], later: Iterable[Any], key: Any) -> tuple[Any, .
 
 def _merge_pool(name: str, views: Sequence[PoolFacts]) -> Pool:
     values: dict[str, Any] = {}
+    # Only the fields some view gives are ranked; a pool that one input alone describes (the
+    # usual pre-commit run's profile) takes each from it without ranking.
+    given = frozenset().union(*(view.stated | view.estimated for view in views))
     for field_name in POOL_FIELDS:
-        ranked = sorted(
-            (
-                (_STATED if field_name in view.stated else _ESTIMATED, order, view.pool)
-                for order, view in enumerate(views)
-                if field_name in view.stated or field_name in view.estimated
-            ),
-            key=lambda entry: entry[:2],
-        )
-        if not ranked:
+        if field_name not in given:
             continue
+        if len(views) == 1:
+            ranked = [(_STATED, 0, views[0].pool)]
+        else:
+            ranked = sorted(
+                (
+                    (_STATED if field_name in view.stated else _ESTIMATED, order, view.pool)
+                    for order, view in enumerate(views)
+                    if field_name in view.stated or field_name in view.estimated
+                ),
+                key=lambda entry: entry[:2],
+            )
         if field_name == "labels":
             # Every input's labels are on the nodes; a stated value wins a conflict.
             labels: dict[str, str] = {}
