@@ -74,6 +74,7 @@ NOT_IMPORTED = (
     "difflib",  # GPU004's `resource:` is spelt like `resources:` without it
     "gpulint.engine.cache",  # one file: no per-file results cache, nor the C pickler it needs
     "_pickle",
+    "gpulint.operators",  # no object an operator builds pods from (KServe, NIM, KAITO ...)
 )
 
 _IMPORTED = """\
@@ -178,6 +179,8 @@ NOT_IMPORTED_BY_THE_HOOK = (
     "difflib",
     "gpulint.engine.cache",  # one file and no other in `context:`: no per-file results cache
     "gpulint.rules.kueue",  # GPU310 reads queues, and neither the profile nor a manifest has one
+    "gpulint.profile.objects",  # the profile lists pools alone: no quota, queue or CRD class
+    "gpulint.operators",
 )
 
 
