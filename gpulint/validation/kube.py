@@ -588,15 +588,21 @@ def release_schemas(version: Release) -> ReleaseSchemas | None:
 
 
 def _is_index(stored: Any) -> bool:
-    # A definition's name becomes the name of a file: never a path.
-    return isinstance(stored, list) and all(
-        isinstance(entry, list)
-        and len(entry) == 3
-        and all(isinstance(s, str) for s in entry)
-        and "/" not in entry[2]
-        and not entry[2].startswith(".")
-        for entry in stored
-    )
+    # A definition's name becomes the name of a file: never a path. A loop of plain checks,
+    # not generators: every run with schema rules checks the index's hundred and more rows.
+    if not isinstance(stored, list):
+        return False
+    for entry in stored:
+        if not isinstance(entry, list) or len(entry) != 3:
+            return False
+        api_version, kind, definition = entry
+        if not (
+            isinstance(api_version, str) and isinstance(kind, str) and isinstance(definition, str)
+        ):
+            return False
+        if "/" in definition or definition.startswith("."):
+            return False
+    return True
 
 
 # --- what is kept between runs --------------------------------------------------------------
