@@ -606,9 +606,9 @@ def test_each_bound_pod_is_read_once(k, kubeconfig, monkeypatch) -> None:
     read: Counter[str] = Counter()
     convert = live_cluster.pod_extended_requests
 
-    def counted(pod: dict[str, Any]) -> Any:
+    def counted(pod: dict[str, Any], memo: Any = None) -> Any:
         read[pod["metadata"]["name"]] += 1
-        return convert(pod)
+        return convert(pod, memo)
 
     monkeypatch.setattr(live_cluster, "pod_extended_requests", counted)
     serve(k, pods=[*PODS, gpu_pod("busy-3", "gpu-1", 1)])
@@ -620,6 +620,27 @@ def test_each_bound_pod_is_read_once(k, kubeconfig, monkeypatch) -> None:
     assert dict(pools["gpu-a100"].gpus_in_use) == {"nvidia.com/gpu": 7}
     users = {(u.kind, u.name): dict(u.resources) for u in pools["gpu-a100"].gpus_in_use_by}
     assert sum(sum(r.values()) for r in users.values()) == 7
+
+
+def test_the_pods_of_a_workload_are_converted_once(k, kubeconfig, monkeypatch) -> None:
+    import gpulint.pods
+
+    converted: list[str] = []
+    convert = gpulint.pods.pod_template
+
+    def counted(document: Any, obj: Any) -> Any:
+        converted.append(document.ref.name)
+        return convert(document, obj)
+
+    monkeypatch.setattr(gpulint.pods, "pod_template", counted)
+    alike = [gpu_pod(f"busy-{i}", f"gpu-{i % 2 + 1}", 2) for i in range(3)]
+    serve(k, pods=[*alike, gpu_pod("busy-3", "gpu-1", 1)])
+    cluster = open_live(ConnectionOptions(str(kubeconfig)))
+    cluster.close()
+    # The three pods written alike once, the pod that asks for another count once.
+    assert converted == ["busy-0", "busy-3"]
+    pools = {p.name: p for p in cluster.profile.pools}
+    assert dict(pools["gpu-a100"].gpus_in_use) == {"nvidia.com/gpu": 7}
 
 
 def _container(name: str, **resources: dict[str, str]) -> dict[str, Any]:
@@ -666,6 +687,9 @@ def test_extended_requests_of_a_pod_equal_those_of_its_whole_typed_model(
     assert template is not None
     whole = {n: a for n, a in template.effective_requests.items() if "/" in n and a > 0}
     assert pod_extended_requests(pod) == whole == expected
+    # Kept by what they are computed from, they are the same when asked for again.
+    memo: dict[str, Any] = {}
+    assert pod_extended_requests(pod, memo) == pod_extended_requests(pod, memo) == expected
 
 
 # --- connection failures: one line, exit 2 --------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from gpulint.live.client import AccessDenied, KubeClient, path_segment
@@ -146,9 +147,13 @@ class PodUse(NamedTuple):
     requests: dict[str, Decimal]
 
 
-def pod_use(pod: Mapping[str, Any]) -> PodUse | None:
-    """The PodUse of a pod from the API; None when it requests no extended resource."""
-    requests = pod_extended_requests(pod)
+def pod_use(
+    pod: Mapping[str, Any], memo: dict[str, dict[str, Decimal]] | None = None
+) -> PodUse | None:
+    """The PodUse of a pod from the API; None when it requests no extended resource.
+
+    `memo` (one per read) keeps the requests of each pod spec already converted."""
+    requests = pod_extended_requests(pod, memo)
     if not requests:
         return None
     spec = pod.get("spec")
@@ -191,8 +196,10 @@ def read_cluster(
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    memo: dict[str, dict[str, Decimal]] = {}  # used by the one thread that lists the pods
+
     def list_of(call: ListCall) -> tuple[Any, ...]:
-        pick = pod_use if call is PODS and not whole_pods else None
+        pick = partial(pod_use, memo=memo) if call is PODS and not whole_pods else None
         return tuple(client.list_all(call.path, call.what, call.query, pick=pick) or ())
 
     with ThreadPoolExecutor(LIST_THREADS, thread_name_prefix="gpulint-list") as pool:
@@ -221,7 +228,7 @@ def read_cluster(
         dra=dra_objects,
         versions=versions,
         server_version=said_version,
-        uses=tuple(u for u in map(pod_use, pods) if u) if whole_pods else pods,
+        uses=tuple(u for p in pods if (u := pod_use(p, memo))) if whole_pods else pods,
     )
 
 
