@@ -100,6 +100,31 @@ def test_pagination_follows_continue_tokens(k, kubeconfig) -> None:
     assert [(p.name, p.nodes) for p in cluster.profile.pools] == [("gpu-a100", 2), ("general", 1)]
 
 
+def test_the_next_page_is_asked_for_from_the_metadata_before_the_items(k, kubeconfig) -> None:
+    from gpulint.live.client import _continue_of
+
+    first = json.dumps(item_list("Node", [NODES[0]], **{"continue": "page-2"})).encode()
+    assert _continue_of(first) == "page-2"
+    # Not found before the items, or the last page: the page is decoded first.
+    items_first = {"items": [NODES[0]], "metadata": {"continue": "page-2"}}
+    assert _continue_of(json.dumps(items_first).encode()) is None
+    assert _continue_of(json.dumps(item_list("Node", [NODES[0]])).encode()) is None
+    assert _continue_of(b'{"metadata": {"continue": "x"}, "kind": ') is None
+    # A guess the decoded page contradicts (the last of two `metadata` keys counts) is dropped
+    # and the page its token names is read.
+    contradicted = first[:-1] + b', "metadata": {"continue": "page-3"}}'
+    assert _continue_of(contradicted) == "page-2"
+    k["get /api/v1/nodes", kmock.params({"continue": "page-3"})] << item_list("Node", [NODES[1]])
+    k["get /api/v1/nodes", kmock.params({"continue": "page-2"})] << item_list("Node", [NODES[2]])
+    k["get /api/v1/nodes"] << contradicted
+    serve(k, nodes=[])
+    cluster = open_live(ConnectionOptions(str(kubeconfig)))
+    cluster.close()
+    assert [(p.name, p.nodes) for p in cluster.profile.pools] == [("gpu-a100", 2)]
+    node_requests = [q.get("continue") for _, path, q in requests(k) if path == "/api/v1/nodes"]
+    assert node_requests[0] is None and "page-3" in node_requests
+
+
 def test_missing_karpenter_crd_is_not_an_error(k, kubeconfig, manifests) -> None:
     serve(k, nodepools=None)
     result = check_live(kubeconfig, manifests)
