@@ -110,6 +110,7 @@ def test_the_next_page_is_asked_for_from_the_metadata_before_the_items(k, kubeco
     assert _continue_of(json.dumps(items_first).encode()) is None
     assert _continue_of(json.dumps(item_list("Node", [NODES[0]])).encode()) is None
     assert _continue_of(b'{"metadata": {"continue": "x"}, "kind": ') is None
+    assert _continue_of(b'{"metadata": ' + b"[" * 4000 + b'"items"') is None
     # A guess the decoded page contradicts (the last of two `metadata` keys counts) is dropped
     # and the page its token names is read.
     contradicted = first[:-1] + b', "metadata": {"continue": "page-3"}}'
@@ -746,8 +747,13 @@ def test_401_says_to_refresh_credentials(k, kubeconfig, manifests) -> None:
     assert not retried(k)
 
 
-def test_a_server_that_is_not_kubernetes(k, kubeconfig, manifests) -> None:
-    k["get /api/v1/nodes"] << 200 << b"<html>login</html>"
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>login</html>", b'{"kind": "NodeList", "items": ' + b"[" * 100_000 + b"]" * 100_000],
+    ids=["html", "nested-deeper-than-python-recurses"],
+)
+def test_a_server_that_is_not_kubernetes(k, kubeconfig, manifests, body: bytes) -> None:
+    k["get /api/v1/nodes"] << 200 << body
     assert error_line(check_live(kubeconfig, manifests)) == (
         f"gpulint: error: {kube_server().url} answered the list of nodes with something that "
         "is not a Kubernetes list; check the server address of context `kmock`"

@@ -533,8 +533,8 @@ def _decoded(status: int, data: bytes) -> Response:
     """The Response of an answer; a body that is not a JSON object reads as empty."""
     try:
         decoded = json.loads(data) if data else {}
-    except ValueError:  # not JSON, or a number of more digits than Python reads
-        decoded = {}
+    except (ValueError, RecursionError):  # not JSON, a number of more digits than Python
+        decoded = {}  # reads, or arrays nested deeper than it recurses
     if not isinstance(decoded, dict):
         decoded = {}
     return Response(status, decoded)
@@ -555,7 +555,7 @@ def _continue_of(data: bytes) -> str | None:
         return None
     try:
         prefix = json.loads(head[:at].rstrip().rstrip(b",") + b"}")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     metadata = prefix.get("metadata") if isinstance(prefix, dict) else None
     token = metadata.get("continue") if isinstance(metadata, dict) else None
