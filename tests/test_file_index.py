@@ -156,3 +156,32 @@ def test_a_context_known_by_the_index_gives_what_reading_it_gives(tmp_path: Path
     # A change to the quota, a knowledge object, is seen too.
     (tree / "quota.yaml").write_text(QUOTA.replace('"4"', '"9"'), encoding="utf-8")
     assert _found(lint(["k8s/a.yaml"], **cached).findings) == []
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_symlink_is_read_each_time_not_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whether a link may be read (not out of the checked tree) is decided at each read.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    monkeypatch.chdir(tree)
+    quota = tree / "quota.yaml"
+    quota.write_text(QUOTA, encoding="utf-8")
+    link = tree / "link.yaml"
+    link.symlink_to(quota.name)
+    first = index(tmp_path / "cache", tree)
+    assert first.known(str(link)) == QUOTA.encode()
+    first.known(str(quota))
+    first.write()
+    again = index(tmp_path / "cache", tree)
+    assert again.known(str(link)) == QUOTA.encode()
+    assert isinstance(again.known(str(quota)), KnownFile)
+    # The same file moved out of the tree, the link following it: refused, not known.
+    outside = tmp_path / "outside.yaml"
+    quota.rename(outside)
+    link.unlink()
+    link.symlink_to(outside)
+    refused = index(tmp_path / "cache", tree).known(str(link))
+    assert isinstance(refused, OSError)
+    assert "outside the checked tree" in str(refused)

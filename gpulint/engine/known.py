@@ -5,7 +5,8 @@ times, in nanoseconds), the SHA-256 of its bytes and which of the words the runs
 (`read_once`) they hold; a file whose stat is the same is known without being read, and its
 cache entries are found by that digest (`ResultCache.key_of`).
 
-The stat is trusted as git trusts its index: the change time cannot be set back by a user,
+Only regular files are indexed (a symlink is read, and judged, each time). The stat is
+trusted as git trusts its index: the change time cannot be set back by a user,
 and a file recorded within `_RACY_NS` of being written is not recorded at all (a write in
 the same clock tick as the read would leave its stat unchanged). The index lives under
 `files/` of the cache directory, one per project root, with the cache's trust rules (read
@@ -21,6 +22,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from gpulint.cachedir import sha256
@@ -93,9 +95,13 @@ class FileIndex:
         they cannot be read (as `read_bytes`)."""
         self._seen += 1
         try:
-            info = os.stat(name)
+            info = os.lstat(name)
         except (OSError, ValueError) as exc:
             return exc if isinstance(exc, OSError) else OSError(str(exc))
+        if not S_ISREG(info.st_mode):
+            # A symlink (or anything but a regular file) is read each time, so whether it may
+            # be read at all (`gpulint.filetypes.open_input`) is asked each time too.
+            return read_bytes(Path(name))
         stat = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         entry = self._entries.get(name)
         if entry is not None and entry[0] == stat:
