@@ -314,6 +314,9 @@ def trusted_directory(record: Run) -> Path | None:
         if record.warn is not None:
             record.warn(f"{problem}; running without a cache")
         return None
+    from gpulint.cachedir import sweep
+
+    sweep(directory)  # entries unused for a month go, once a day at most
     return directory
 
 
