@@ -3,8 +3,10 @@ the report."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpulint.engine.context import (
@@ -153,8 +155,21 @@ def discovered(record: Run) -> tuple[Inputs, list[Input], frozenset[str]]:
     # Other configs' files judged against the same cluster are summed with these, as context
     # whose findings their own runs report.
     alongside = alongside_inputs(record, inputs, context)
-    read = read_once(context + alongside, KNOWLEDGE_BYTES)
+    read = read_once(context + alongside, KNOWLEDGE_BYTES, *_file_index(record, context))
     return inputs, read, frozenset(input_name(item) for item in alongside)
+
+
+def _file_index(record: Run, context: Sequence[Input]) -> tuple[Path | None, str]:
+    """Where the context files' index is kept (None: nowhere), and the project it is of."""
+    if record.results_cache is None or not context:
+        return None, ""
+    from gpulint.profile.cache import cache_problem
+
+    directory = Path(record.results_cache)
+    # An untrusted directory is not used; the plan says why (`cache.trusted_directory`).
+    if cache_problem(directory) is not None:
+        return None, ""
+    return directory, record.root or os.path.abspath(os.curdir)
 
 
 def prepare(
@@ -180,13 +195,10 @@ def prepare(
 def finish(record: Run, prepared: Prepared, gathered: Gathered) -> LintResult:
     """The context files and the corpus pass after the per-file pass, and the result."""
     inputs, context, file_plan, skipped, rejections, elsewhere = prepared
-    given = read_context(file_plan, inputs, context, gathered) if context else None
     # A chart of the context stands where the given ones do: at its templates and values.
     renders = {**inputs.renders, **renders_of(context)}
     bases = overlays_of_bases(renders.values()) if len(renders) > 1 else {}
-    if given is not None:
-        # A change to a base is a change to the overlays built on it.
-        given = given.union(*(bases[name] for name in given if name in bases))
+    given = read_context(file_plan, inputs, context, gathered, bases) if context else None
     late = gathered.late + corpus_findings(
         file_plan, gathered, rejections, record.rules, given, bases, elsewhere
     )
