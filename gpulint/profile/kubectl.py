@@ -168,7 +168,8 @@ def newest_release(versions: Iterable[str]) -> str | None:
     reads as one."""
     from gpulint.validation.apiversions import release
 
-    read = [(found, text) for text in versions if (found := release(text)) is not None]
+    # Each distinct version once: a cluster's thousands of nodes run a few.
+    read = [(found, text) for text in set(versions) if (found := release(text)) is not None]
     return max(read)[1] if read else None
 
 

@@ -122,7 +122,10 @@ def node_view(
     )
     return NodeView(
         name=str(metadata.get("name", "")),
-        labels={str(k): text(v) for k, v in mapping(metadata.get("labels")).items()},
+        labels={
+            k if type(k) is str else str(k): v if type(v) is str else text(v)
+            for k, v in mapping(metadata.get("labels")).items()
+        },
         taints=taints,
         capacity=_amounts(display, status.get("capacity"), [*path, "status", "capacity"], seen),
         allocatable=_amounts(
