@@ -140,7 +140,7 @@ def _inode(path: str) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
-def renders_of(context: Sequence[Input]) -> dict[str, RenderedInput]:
+def renders_of(context: Sequence[Input | KnownFile]) -> dict[str, RenderedInput]:
     """The chart and overlay renders among the context's inputs, by name."""
     return {item.name: item for item in context if isinstance(item, RenderedInput)}
 
@@ -148,7 +148,7 @@ def renders_of(context: Sequence[Input]) -> dict[str, RenderedInput]:
 def read_context(
     plan: FilePlan,
     inputs: Inputs,
-    context: Sequence[Input],
+    context: Sequence[Input | KnownFile],
     gathered: Gathered,
     bases: Mapping[str, frozenset[str]] | None = None,
 ) -> frozenset[str]:
@@ -182,7 +182,7 @@ def read_context(
 
 
 def _gives_any(
-    plan: FilePlan, gathered: Gathered, given: frozenset[str], context: Sequence[Input]
+    plan: FilePlan, gathered: Gathered, given: frozenset[str], context: Sequence[Input | KnownFile]
 ) -> bool:
     """Whether the given files (already checked into `gathered`) hold anything a corpus-wide
     finding combines (`Problem.involves`): a workload a corpus-wide rule keeps, an HPA, a
@@ -197,38 +197,35 @@ def _gives_any(
 
 
 def _context_outcomes(
-    plan: FilePlan, items: Iterable[Input], cache: ResultCache | None = None
+    plan: FilePlan, items: Iterable[Input | KnownFile], cache: ResultCache | None = None
 ) -> Iterator[FileOutcome]:
     """What corpus-wide rules keep of each context file; files that cannot hold it are not
-    parsed, and those `cache` holds are read from it."""
+    parsed, and those `cache` holds are read from it (a KnownFile is read only when not)."""
     for item in items:
-        if isinstance(item, KnownFile):
-            if not item.names_any(_CONTEXT_BYTES):
-                continue  # (read_once keeps a file holding knowledge objects only)
-            key = cache.key_of(item.name, item.digest) if cache is not None else ""
-            outcome = cache.read(key) if cache is not None else None
-            if outcome is None:
-                data = item.read()
-                if data is None:  # changed since it was looked at: as one not read
-                    continue
-                outcome = check_file(plan, (item.name, data))
-                if cache is not None:
-                    cache.write(key, outcome)
-            yield outcome
-            continue
-        if isinstance(item, str):
-            data = read_bytes(Path(item))
-            if isinstance(data, OSError):
-                continue
-            item = (item, data)
-        if not isinstance(item, RenderedInput) and not names_any(item[1], _CONTEXT_BYTES):
-            continue  # (read_once keeps a file holding knowledge objects only)
-        if cache is None or isinstance(item, RenderedInput):
+        if isinstance(item, RenderedInput):
             yield check_file(plan, item)
             continue
-        key = cache.key(item[0], item[1])
-        outcome = cache.read(key)
-        if outcome is None:
-            outcome = check_file(plan, item)
+        data: bytes | OSError | None
+        if isinstance(item, KnownFile):
+            name, data, holds = item.name, None, item.names_any(_CONTEXT_BYTES)
+        else:
+            name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
+            holds = not isinstance(data, OSError) and names_any(data, _CONTEXT_BYTES)
+        if not holds:
+            continue  # (read_once keeps a file holding knowledge objects only)
+        key = ""
+        if cache is not None:
+            assert not isinstance(data, OSError)
+            key = cache.key(name, data) if data is not None else cache.key_of(name, item.digest)
+            outcome = cache.read(key)
+            if outcome is not None:
+                yield outcome
+                continue
+        if data is None:
+            data = item.read() if isinstance(item, KnownFile) else None
+            if data is None:  # changed since it was looked at: as one not read
+                continue
+        outcome = check_file(plan, (name, data))
+        if cache is not None:
             cache.write(key, outcome)
         yield outcome

@@ -21,6 +21,7 @@ from gpulint.views import NamedTuple
 
 if TYPE_CHECKING:
     from gpulint.engine.cache import KnowledgeCache
+    from gpulint.engine.known import KnownFile
     from gpulint.engine.record import Run
     from gpulint.live.verdict import DryRun, ServerRejection
     from gpulint.model import Document, Workload
@@ -96,7 +97,7 @@ class FilePlan(NamedTuple):
 def plan(
     run: Run,
     inputs: Inputs,
-    context_inputs: Sequence[Input] = (),
+    context_inputs: Sequence[Input | KnownFile] = (),
     read: FilePlan | None = None,
 ) -> tuple[FilePlan, list[Rule]]:
     """The plan each file is checked by, and the selected rules left out for want of a
@@ -149,7 +150,7 @@ def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
 
 
 def knowledge_documents(
-    inputs: Iterable[Input], digest: Any = None, cache: KnowledgeCache | None = None
+    inputs: Iterable[Input | KnownFile], digest: Any = None, cache: KnowledgeCache | None = None
 ) -> Knowledge:
     """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
 

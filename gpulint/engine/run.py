@@ -23,6 +23,7 @@ from gpulint.engine.gather import (
     corpus_findings,
     what_is_read,
 )
+from gpulint.engine.known import KnownFile
 from gpulint.engine.plan import KNOWLEDGE_BYTES, FilePlan, plan, server_rejections
 from gpulint.engine.record import Run
 from gpulint.engine.report import displayed, in_report_order, located
@@ -47,7 +48,7 @@ class Prepared(NamedTuple):
     """A run before its per-file pass: its inputs, context files and plan."""
 
     inputs: Inputs
-    context: list[Input]
+    context: list[Input | KnownFile]
     plan: FilePlan
     skipped: list[Rule]
     rejections: tuple[ServerRejection, ...]
@@ -128,13 +129,13 @@ def _about(cluster: str) -> Iterator[None]:
         raise GpulintError(f"cluster {cluster}: {exc}") from exc
 
 
-def _read_inputs(inputs: Inputs, context: Sequence[Input]) -> object:
+def _read_inputs(inputs: Inputs, context: Sequence[Input | KnownFile]) -> object:
     """What a run reads, to tell whether two clusters' runs read the same: each input's name
     and, where it is not a file read by path, its bytes (and a render's origin)."""
     return tuple(map(what_is_read, inputs)), tuple(map(what_is_read, context))
 
 
-def discovered(record: Run) -> tuple[Inputs, list[Input], frozenset[str]]:
+def discovered(record: Run) -> tuple[Inputs, list[Input | KnownFile], frozenset[str]]:
     """The inputs of `record` in report order (charts and overlays rendered), its context
     files, and the names of those that are other configs' files (`Run.alongside`)."""
     config = record.config
@@ -175,7 +176,7 @@ def _file_index(record: Run, context: Sequence[Input]) -> tuple[Path | None, str
 def prepare(
     record: Run,
     inputs: Inputs,
-    context: list[Input],
+    context: list[Input | KnownFile],
     elsewhere: frozenset[str] = frozenset(),
     read: FilePlan | None = None,
 ) -> Prepared:
