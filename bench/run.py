@@ -888,6 +888,14 @@ def judge(
     budget: list[tuple[str, float | None, str, float, str]] = [
         # (target, measured, comparison, limit, unit)
         (f"{documents:,} documents: gpulint / compose floor", corpus, "<=", 1.5, "x"),
+        # The same run, one process, against PyYAML's C composer (when PyYAML is installed).
+        (
+            "the same, one core / PyYAML C compose_all",
+            _ratio(one, row.get("pyyaml")),
+            "<=",
+            1.3,
+            "x",
+        ),
         ("Checkov / gpulint, same corpus", _ratio(row.get("checkov"), one), ">=", 30, "x"),
         (f"one {HELM_DOCUMENTS}-document Helm file / import floor", helm, "<=", 1.5, "x"),
         ("the same with a config and a cached profile / import floor", pre_commit, "<=", 1.5, "x"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,13 @@ def read_own_file(name: str, directory: int) -> bytes | None:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
             return None
-        return stream.read()
+        data = stream.read()
+        # Marked used (`sweep`), once a day at most: a run reading thousands of entries
+        # writes nothing.
+        if time.time() - info.st_mtime > _DAY:
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.utime(descriptor)
+        return data
 
 
 def create_new(directory: int, name: str, data: bytes) -> None:
@@ -177,3 +184,51 @@ def write_atomically(directory: Path, entries: str, name: str, data: bytes) -> N
                 with contextlib.suppress(OSError):
                     os.unlink(temporary, dir_fd=folder)
                 raise
+
+
+#: An entry not read or written for this many days is removed (`sweep`).
+UNUSED_DAYS = 30
+_DAY = 86400
+#: The folders whose entries are named by a digest of what they were made from, so that a
+#: change of config, profile, manifest or gpulint version leaves the old ones unused.
+SWEPT_FOLDERS = ("configs", "files", "profiles", "renders", "results")
+#: What sweep() removes: entries (a SHA-256, and a suffix) and temporary files of writes that
+#: were cut short; nothing else, whatever directory `--cache-dir` names.
+#: (A string: only a run that sweeps compiles it.)
+_SWEPT_NAME = r"[0-9a-f]{64}(\.[a-z]+)?|\.[0-9a-f]{16}\.tmp"
+_SWEPT_MARK = ".swept"
+
+
+def sweep(directory: Path, now: float | None = None) -> None:
+    """Remove the entries of the cache `directory` that no run read or wrote for UNUSED_DAYS
+    (a read marks an entry used, `read_own_file`), at most once a day: a cache kept across
+    upgrades and changes of config or profile would otherwise grow without end. Nothing
+    fails a run: what cannot be removed stays."""
+    import re
+    import stat
+
+    now = time.time() if now is None else now
+    with contextlib.suppress(OSError), open_own_directory(directory) as root:
+        try:
+            marked = os.stat(_SWEPT_MARK, dir_fd=root, follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            marked = None
+        if marked is not None and now - marked < _DAY:
+            return
+        # Marked first: runs started meanwhile do not sweep too.
+        if marked is None:
+            create_new(root, _SWEPT_MARK, b"")
+        else:
+            os.utime(_SWEPT_MARK, dir_fd=root, follow_symlinks=False)
+        oldest = now - UNUSED_DAYS * _DAY
+        for folder in SWEPT_FOLDERS:
+            with contextlib.suppress(OSError), open_own_directory(folder, root) as entries:
+                for entry in os.scandir(entries):
+                    if not re.fullmatch(_SWEPT_NAME, entry.name):
+                        continue
+                    with contextlib.suppress(OSError):
+                        info = entry.stat(follow_symlinks=False)
+                        # A write cut short is left a day, not a month.
+                        since = now - _DAY if entry.name.endswith(".tmp") else oldest
+                        if stat.S_ISREG(info.st_mode) and info.st_mtime < since:
+                            os.unlink(entry.name, dir_fd=entries)

@@ -6,6 +6,7 @@ diagnosis of dump files runs without it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -47,26 +48,40 @@ def _is_list(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, str | bytes)
 
 
-def pod_extended_requests(pod: Mapping[str, Any]) -> dict[str, Decimal]:
+def pod_extended_requests(
+    pod: Mapping[str, Any], memo: dict[str, dict[str, Decimal]] | None = None
+) -> dict[str, Decimal]:
     """A pod's effective request of each extended resource, computed as for a manifest.
 
     Only what the requests are computed from is converted to the typed model (its containers'
     names, restart policies and resources, its overhead), and only when one of those names an
     extended resource: most pods of a cluster ask for none, and a live read meets tens of
-    thousands of them.
+    thousands of them. With `memo` (one per read), the pods of a workload, which the API
+    writes alike, are converted once: the answer is kept by what it is computed from.
     """
     trimmed = _request_fields(pod)
     if trimmed is None:
         return {}
+    key = None
+    if memo is not None:
+        try:
+            key = json.dumps([trimmed["apiVersion"], trimmed["kind"], trimmed["spec"]])
+        except (TypeError, ValueError):  # not JSON (a dump's timestamps): not kept
+            key = None
+        if key in memo:
+            return dict(memo[key])
     document = api_document(trimmed)
     template = pod_template(document, document.obj)
     if template is None:
         return {}
-    return {
+    found = {
         name: amount
         for name, amount in template.effective_requests.items()
         if is_extended_resource(name) and amount > 0
     }
+    if memo is not None and key is not None:
+        memo[key] = dict(found)
+    return found
 
 
 #: The pod spec's container lists, and the fields of a container its requests depend on.

@@ -100,6 +100,32 @@ def test_pagination_follows_continue_tokens(k, kubeconfig) -> None:
     assert [(p.name, p.nodes) for p in cluster.profile.pools] == [("gpu-a100", 2), ("general", 1)]
 
 
+def test_the_next_page_is_asked_for_from_the_metadata_before_the_items(k, kubeconfig) -> None:
+    from gpulint.live.client import _continue_of
+
+    first = json.dumps(item_list("Node", [NODES[0]], **{"continue": "page-2"})).encode()
+    assert _continue_of(first) == "page-2"
+    # Not found before the items, or the last page: the page is decoded first.
+    items_first = {"items": [NODES[0]], "metadata": {"continue": "page-2"}}
+    assert _continue_of(json.dumps(items_first).encode()) is None
+    assert _continue_of(json.dumps(item_list("Node", [NODES[0]])).encode()) is None
+    assert _continue_of(b'{"metadata": {"continue": "x"}, "kind": ') is None
+    assert _continue_of(b'{"metadata": ' + b"[" * 4000 + b'"items"') is None
+    # A guess the decoded page contradicts (the last of two `metadata` keys counts) is dropped
+    # and the page its token names is read.
+    contradicted = first[:-1] + b', "metadata": {"continue": "page-3"}}'
+    assert _continue_of(contradicted) == "page-2"
+    k["get /api/v1/nodes", kmock.params({"continue": "page-3"})] << item_list("Node", [NODES[1]])
+    k["get /api/v1/nodes", kmock.params({"continue": "page-2"})] << item_list("Node", [NODES[2]])
+    k["get /api/v1/nodes"] << contradicted
+    serve(k, nodes=[])
+    cluster = open_live(ConnectionOptions(str(kubeconfig)))
+    cluster.close()
+    assert [(p.name, p.nodes) for p in cluster.profile.pools] == [("gpu-a100", 2)]
+    node_requests = [q.get("continue") for _, path, q in requests(k) if path == "/api/v1/nodes"]
+    assert node_requests[0] is None and "page-3" in node_requests
+
+
 def test_missing_karpenter_crd_is_not_an_error(k, kubeconfig, manifests) -> None:
     serve(k, nodepools=None)
     result = check_live(kubeconfig, manifests)
@@ -606,9 +632,9 @@ def test_each_bound_pod_is_read_once(k, kubeconfig, monkeypatch) -> None:
     read: Counter[str] = Counter()
     convert = live_cluster.pod_extended_requests
 
-    def counted(pod: dict[str, Any]) -> Any:
+    def counted(pod: dict[str, Any], memo: Any = None) -> Any:
         read[pod["metadata"]["name"]] += 1
-        return convert(pod)
+        return convert(pod, memo)
 
     monkeypatch.setattr(live_cluster, "pod_extended_requests", counted)
     serve(k, pods=[*PODS, gpu_pod("busy-3", "gpu-1", 1)])
@@ -620,6 +646,27 @@ def test_each_bound_pod_is_read_once(k, kubeconfig, monkeypatch) -> None:
     assert dict(pools["gpu-a100"].gpus_in_use) == {"nvidia.com/gpu": 7}
     users = {(u.kind, u.name): dict(u.resources) for u in pools["gpu-a100"].gpus_in_use_by}
     assert sum(sum(r.values()) for r in users.values()) == 7
+
+
+def test_the_pods_of_a_workload_are_converted_once(k, kubeconfig, monkeypatch) -> None:
+    import gpulint.pods
+
+    converted: list[str] = []
+    convert = gpulint.pods.pod_template
+
+    def counted(document: Any, obj: Any) -> Any:
+        converted.append(document.ref.name)
+        return convert(document, obj)
+
+    monkeypatch.setattr(gpulint.pods, "pod_template", counted)
+    alike = [gpu_pod(f"busy-{i}", f"gpu-{i % 2 + 1}", 2) for i in range(3)]
+    serve(k, pods=[*alike, gpu_pod("busy-3", "gpu-1", 1)])
+    cluster = open_live(ConnectionOptions(str(kubeconfig)))
+    cluster.close()
+    # The three pods written alike once, the pod that asks for another count once.
+    assert converted == ["busy-0", "busy-3"]
+    pools = {p.name: p for p in cluster.profile.pools}
+    assert dict(pools["gpu-a100"].gpus_in_use) == {"nvidia.com/gpu": 7}
 
 
 def _container(name: str, **resources: dict[str, str]) -> dict[str, Any]:
@@ -666,6 +713,9 @@ def test_extended_requests_of_a_pod_equal_those_of_its_whole_typed_model(
     assert template is not None
     whole = {n: a for n, a in template.effective_requests.items() if "/" in n and a > 0}
     assert pod_extended_requests(pod) == whole == expected
+    # Kept by what they are computed from, they are the same when asked for again.
+    memo: dict[str, Any] = {}
+    assert pod_extended_requests(pod, memo) == pod_extended_requests(pod, memo) == expected
 
 
 # --- connection failures: one line, exit 2 --------------------------------------------------
@@ -697,8 +747,13 @@ def test_401_says_to_refresh_credentials(k, kubeconfig, manifests) -> None:
     assert not retried(k)
 
 
-def test_a_server_that_is_not_kubernetes(k, kubeconfig, manifests) -> None:
-    k["get /api/v1/nodes"] << 200 << b"<html>login</html>"
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>login</html>", b'{"kind": "NodeList", "items": ' + b"[" * 100_000 + b"]" * 100_000],
+    ids=["html", "nested-deeper-than-python-recurses"],
+)
+def test_a_server_that_is_not_kubernetes(k, kubeconfig, manifests, body: bytes) -> None:
+    k["get /api/v1/nodes"] << 200 << body
     assert error_line(check_live(kubeconfig, manifests)) == (
         f"gpulint: error: {kube_server().url} answered the list of nodes with something that "
         "is not a Kubernetes list; check the server address of context `kmock`"
@@ -837,7 +892,8 @@ def test_plain_check_does_not_import_the_kubernetes_client(manifests: Path) -> N
         "from click.testing import CliRunner\n"
         "from gpulint.cli import main\n"
         f"CliRunner().invoke(main, ['check', '--isolated', {str(manifests)!r}])\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3')))\n"
+        "live = ('kubernetes', 'urllib3', 'msgspec')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in live))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "[]\n"

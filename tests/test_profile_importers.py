@@ -165,6 +165,34 @@ def test_invalid_quantity_in_a_json_dump_points_at_it(tmp_path: Path) -> None:
     )
 
 
+def test_nodes_that_state_the_same_amounts_are_parsed_once_and_a_bad_one_still_fails(
+    tmp_path: Path,
+) -> None:
+    from gpulint.profile.kubectl import facts_from_objects
+    from gpulint.profile.nodes import NodeView
+
+    def gpu_node(name: str, gpus: Any) -> dict[str, Any]:
+        amounts = {"cpu": "8", "nvidia.com/gpu": gpus}
+        return {"kind": "Node", "metadata": {"name": name}, "status": {"allocatable": amounts}}
+
+    views: list[NodeView] = []
+    facts_from_objects([gpu_node("a", "1"), gpu_node("b", "1"), gpu_node("c", 2)], None, "x", views)
+    assert views[0].allocatable is views[1].allocatable  # one parse for both
+    assert [dict(v.allocatable) for v in views] == [
+        {"cpu": 8, "nvidia.com/gpu": 1},
+        {"cpu": 8, "nvidia.com/gpu": 1},
+        {"cpu": 8, "nvidia.com/gpu": 2},
+    ]
+    # `true == 1`: a value that is not a string is never answered from what was parsed before.
+    dump = {"kind": "List", "items": [gpu_node("a", 1), gpu_node("b", True)]}
+    path = write(tmp_path, json.dumps(dump, indent=2), "dump.json")
+    with pytest.raises(GpulintError) as info:
+        load_profiles([path])
+    assert str(info.value).startswith(
+        f"{path}:24:29: items.1.status.allocatable.nvidia.com/gpu: true is not a Kubernetes "
+    )
+
+
 def test_pool_label_overrides_the_well_known_labels() -> None:
     profile = load_profiles([DUMP], pool_label="workload")
     # The Karpenter node has no `workload` label: it falls back to its instance type.

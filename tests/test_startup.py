@@ -72,8 +72,7 @@ NOT_IMPORTED = (
     "gpulint.render.options",  # no chart or overlay among the inputs, none configured
     "json",  # edits write and read JSON only for a fix applied to a JSON file
     "difflib",  # GPU004's `resource:` is spelt like `resources:` without it
-    "gpulint.engine.cache",  # one file: no per-file results cache, nor the C pickler it needs
-    "_pickle",
+    "gpulint.engine.cache",  # one file: no per-file results cache
     "gpulint.operators",  # no object an operator builds pods from (KServe, NIM, KAITO ...)
 )
 

@@ -131,28 +131,34 @@ def check_with_profile(cache: Path) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
-def test_renders_of_another_user_in_a_shared_cache_are_one_warning_and_no_cache(
-    repo: Path, tmp_path: Path
+#: The cache's folders read with no check of their own: renders, per-file results, and the
+#: index of context files.
+SHARED_FOLDERS = ("renders", "results", "files")
+
+
+@pytest.mark.parametrize("folder", SHARED_FOLDERS)
+def test_a_folder_of_another_user_in_a_shared_cache_is_one_warning_and_no_cache(
+    repo: Path, tmp_path: Path, folder: str
 ) -> None:
     cache = tmp_path / "cache"
-    (cache / "renders").mkdir(parents=True)
-    as_another_user(cache / "renders")
+    (cache / folder).mkdir(parents=True)
+    as_another_user(cache / folder)
     assert check_with_profile(cache) == (
         1,
-        f"gpulint: warning: {cache / 'renders'} is not a directory of the user's own; "
+        f"gpulint: warning: {cache / folder} is not a directory of the user's own; "
         "running without a cache\n",
     )
     assert not (cache / "profiles").exists()
 
 
-def test_a_renders_directory_everyone_may_write_is_not_used(repo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder", SHARED_FOLDERS)
+def test_a_folder_everyone_may_write_is_not_used(repo: Path, tmp_path: Path, folder: str) -> None:
     cache = tmp_path / "cache"
-    (cache / "renders").mkdir(parents=True)
-    writable_by_all(cache / "renders", sticky=True)  # others could still add entries
+    (cache / folder).mkdir(parents=True)
+    writable_by_all(cache / folder, sticky=True)  # others could still add entries
     assert check_with_profile(cache) == (
         1,
-        f"gpulint: warning: {cache / 'renders'} is writable by other users; "
-        "running without a cache\n",
+        f"gpulint: warning: {cache / folder} is writable by other users; running without a cache\n",
     )
 
 

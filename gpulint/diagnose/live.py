@@ -118,7 +118,7 @@ def _read(
     keep_jobs: Sequence[str],
 ) -> LiveObjects:
     try:
-        cluster = read_cluster(client, DIAGNOSE_DRA, whole_pods=True)
+        cluster = read_cluster(client, DIAGNOSE_DRA, whole=True)
     except AccessDenied:
         if not namespaces:
             raise

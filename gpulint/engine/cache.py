@@ -52,7 +52,7 @@ except ImportError:  # not CPython
     from pickle import Pickler, Unpickler, UnpicklingError
 
 #: Raised when the way entries are written changes.
-RESULTS_FORMAT = 1
+RESULTS_FORMAT = 2
 RESULTS = "results"
 _SUFFIX = ".pickle"
 #: Classes an entry may hold: these of the standard library, and gpulint's own as they are
@@ -87,11 +87,18 @@ class ResultCache:
 
     def key(self, name: str, data: bytes) -> str:
         """The entry of the file `name` holding `data`."""
-        digest = sha256(len(data))
+        from gpulint.engine.known import content_digest
+
+        return self.key_of(name, content_digest(data))
+
+    def key_of(self, name: str, content: bytes) -> str:
+        """The entry of the file `name` whose bytes have the SHA-256 `content`
+        (`gpulint.engine.known`: a file known by its stat is not read to find its entry)."""
+        digest = sha256()
         digest.update(self._prefix)
         digest.update(name.encode("utf-8", "surrogateescape"))
         digest.update(b"\0")
-        digest.update(data)
+        digest.update(content)
         return digest.hexdigest()
 
     def has(self, key: str) -> bool:
@@ -307,6 +314,9 @@ def trusted_directory(record: Run) -> Path | None:
         if record.warn is not None:
             record.warn(f"{problem}; running without a cache")
         return None
+    from gpulint.cachedir import sweep
+
+    sweep(directory)  # entries unused for a month go, once a day at most
     return directory
 
 

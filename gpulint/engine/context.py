@@ -5,12 +5,13 @@ rules keep (workloads, HPAs) is read, and no per-file rule runs on them."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpulint.config import Config
 from gpulint.engine.files import FileOutcome, check_file
+from gpulint.engine.known import KnownFile
 from gpulint.engine.plan import FilePlan, names_any
 from gpulint.errors import GpulintError
 from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, read_bytes
@@ -93,22 +94,40 @@ def alongside_inputs(record: Run, given: Inputs, context: Sequence[Input]) -> li
     return found
 
 
-def read_once(context: Iterable[Input], knowledge: Sequence[bytes]) -> list[Input]:
+def read_once(
+    context: Iterable[Input],
+    knowledge: Sequence[bytes],
+    cache: Path | None = None,
+    root: str = "",
+) -> list[Input | KnownFile]:
     """The context inputs with each file's bytes (name, bytes): the knowledge scan and
     read_context both read them, and a file is read once. A file whose bytes name neither
     what corpus-wide rules keep nor a kind of `knowledge` is left out (both passes would skip
-    it); one that cannot be read stays a path (both say nothing of it)."""
+    it); one that cannot be read stays a path (both say nothing of it). With the `cache`
+    directory (trusted), a file that did not change since a run of the project `root` read
+    it is not read: it is a KnownFile (`gpulint.engine.known`), read only if a cache entry
+    for it is missing."""
     words = (*_CONTEXT_BYTES, *knowledge)
-    found: list[Input] = []
+    index = None
+    if cache is not None:
+        from gpulint.engine.known import FileIndex
+
+        index = FileIndex(cache, root, words)
+    found: list[Input | KnownFile] = []
     for item in context:
         if not isinstance(item, str):
             found.append(item)
             continue
-        data = read_bytes(Path(item))
-        if isinstance(data, OSError):
+        known = read_bytes(Path(item)) if index is None else index.known(item)
+        if isinstance(known, KnownFile):
+            if known.names_any(words):
+                found.append(known)
+        elif isinstance(known, OSError):
             found.append(item)
-        elif names_any(data, words):
-            found.append((item, data))
+        elif names_any(known, words):
+            found.append((item, known))
+    if index is not None:
+        index.write()
     return found
 
 
@@ -121,7 +140,7 @@ def _inode(path: str) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
-def renders_of(context: Sequence[Input]) -> dict[str, RenderedInput]:
+def renders_of(context: Sequence[Input | KnownFile]) -> dict[str, RenderedInput]:
     """The chart and overlay renders among the context's inputs, by name."""
     return {item.name: item for item in context if isinstance(item, RenderedInput)}
 
@@ -129,13 +148,18 @@ def renders_of(context: Sequence[Input]) -> dict[str, RenderedInput]:
 def read_context(
     plan: FilePlan,
     inputs: Inputs,
-    context: Sequence[Input],
+    context: Sequence[Input | KnownFile],
     gathered: Gathered,
+    bases: Mapping[str, frozenset[str]] | None = None,
 ) -> frozenset[str]:
     """Add to `gathered` what corpus-wide rules keep of the context files (no per-file rule
-    runs on them); return the given files' names. With the plan's results cache, a context file
-    whose bytes did not change is read from it (a pre-commit hook's context rarely changes)."""
+    runs on them); return the given files' names (with the renders built on a given kustomize
+    base, by `bases`: a change to a base is a change to them). With the plan's results cache,
+    a context file whose bytes did not change is read from it (a pre-commit hook's context
+    rarely changes). When the given files hold nothing a corpus-wide finding can combine,
+    the context's workloads are not read: no finding of theirs could involve the given files."""
     given = frozenset(input_name(item) for item in inputs)
+    given = given.union(*(bases[name] for name in given if name in bases)) if bases else given
     context_plan = plan._replace(
         per_document=(), keep_checked=False, unused_rule=None, suppression_rule=None
     )
@@ -149,7 +173,7 @@ def read_context(
     if gathered.variants is not None:
         gathered.variants.renders.update(renders_of(context))
     # Without a corpus-wide rule at work, context files were wanted for knowledge only.
-    items = context if plan.corpus_wide else ()
+    items = context if plan.corpus_wide and _gives_any(plan, gathered, given, context) else ()
     for outcome in _context_outcomes(context_plan, items, cache):
         gathered.add_autoscalers(outcome)
         gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
@@ -157,25 +181,51 @@ def read_context(
     return given
 
 
+def _gives_any(
+    plan: FilePlan, gathered: Gathered, given: frozenset[str], context: Sequence[Input | KnownFile]
+) -> bool:
+    """Whether the given files (already checked into `gathered`) hold anything a corpus-wide
+    finding combines (`Problem.involves`): a workload a corpus-wide rule keeps, an HPA, a
+    knowledge object (a quota, LimitRange, PriorityClass), or a kustomize base of a context
+    overlay (whose objects are then given too)."""
+    return (
+        any(gathered.kept.values())
+        or bool(gathered.scalers)
+        or any(document.file.path in given for document in plan.knowledge)
+        or any(isinstance(item, RenderedInput) and item.name in given for item in context)
+    )
+
+
 def _context_outcomes(
-    plan: FilePlan, items: Iterable[Input], cache: ResultCache | None = None
+    plan: FilePlan, items: Iterable[Input | KnownFile], cache: ResultCache | None = None
 ) -> Iterator[FileOutcome]:
     """What corpus-wide rules keep of each context file; files that cannot hold it are not
-    parsed, and those `cache` holds are read from it."""
+    parsed, and those `cache` holds are read from it (a KnownFile is read only when not)."""
     for item in items:
-        if isinstance(item, str):
-            data = read_bytes(Path(item))
-            if isinstance(data, OSError):
-                continue
-            item = (item, data)
-        if not isinstance(item, RenderedInput) and not names_any(item[1], _CONTEXT_BYTES):
-            continue  # (read_once keeps a file holding knowledge objects only)
-        if cache is None or isinstance(item, RenderedInput):
+        if isinstance(item, RenderedInput):
             yield check_file(plan, item)
             continue
-        key = cache.key(item[0], item[1])
-        outcome = cache.read(key)
-        if outcome is None:
-            outcome = check_file(plan, item)
+        data: bytes | OSError | None
+        if isinstance(item, KnownFile):
+            name, data, holds = item.name, None, item.names_any(_CONTEXT_BYTES)
+        else:
+            name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
+            holds = not isinstance(data, OSError) and names_any(data, _CONTEXT_BYTES)
+        if not holds:
+            continue  # (read_once keeps a file holding knowledge objects only)
+        key = ""
+        if cache is not None:
+            assert not isinstance(data, OSError)
+            key = cache.key(name, data) if data is not None else cache.key_of(name, item.digest)
+            outcome = cache.read(key)
+            if outcome is not None:
+                yield outcome
+                continue
+        if data is None:
+            data = item.read() if isinstance(item, KnownFile) else None
+            if data is None:  # changed since it was looked at: as one not read
+                continue
+        outcome = check_file(plan, (name, data))
+        if cache is not None:
             cache.write(key, outcome)
         yield outcome

@@ -16,6 +16,7 @@ from gpulint.suppressions import SharedTrackers, SuppressionTracker
 from gpulint.views import NamedTuple
 
 if TYPE_CHECKING:
+    from gpulint.admission import Admission
     from gpulint.engine.plan import FilePlan
     from gpulint.model import PodTemplate, Workload
     from gpulint.profile.model import ClusterProfile
@@ -37,9 +38,10 @@ class FileOutcome(NamedTuple):
     autoscalers: tuple[Autoscaler, ...]
     tracker: SuppressionTracker  # the file's suppression markers, and which were used
     unchecked: int = 0  # objects that request accelerators gpulint did not check (GPU007)
-    # The placement verdicts already computed on the kept workloads' templates, so the
-    # corpus-wide checks do not compute them again (sent with them from a worker process).
-    placements: tuple[tuple[PodTemplate, Placement], ...] = ()
+    # The placement verdicts already computed on the kept workloads' templates, with the
+    # admissions they rest on, so the corpus-wide checks do not compute them again (sent with
+    # them from a worker process, kept with them in the results cache).
+    placements: tuple[tuple[PodTemplate, Placement, Admission | None], ...] = ()
 
 
 class Lanes(NamedTuple):

@@ -22,6 +22,7 @@ from gpulint.loader import Input, Inputs, LoadResult, RenderedInput
 from gpulint.suppressions import SuppressionTracker
 
 if TYPE_CHECKING:
+    from gpulint.admission import Admission
     from gpulint.engine.cache import ResultCache
     from gpulint.engine.record import Run
     from gpulint.live.verdict import ServerRejection
@@ -48,6 +49,7 @@ class Gathered:
         self.objects = 0
         self.unchecked = 0  # objects that request accelerators gpulint did not check (GPU007)
         self.placements: dict[int, Placement] = {}  # of kept templates
+        self.admissions: dict[int, Admission] = {}  # of kept templates
         # The kept workloads by object, to keep one of identical copies (context files too).
         self.variants: Variants | None = None
 
@@ -70,9 +72,11 @@ class Gathered:
             return
         # By id() of templates kept for the whole run: a dropped one's id may be reused.
         templates = {id(t) for w in kept.values() for t in w.templates}
-        self.placements.update(
-            (id(t), verdict) for t, verdict in outcome.placements if id(t) in templates
-        )
+        for template, verdict, admission in outcome.placements:
+            if id(template) in templates:
+                self.placements[id(template)] = verdict
+                if admission is not None:
+                    self.admissions[id(template)] = admission
 
 
 def check_every_file(plan: FilePlan, inputs: Inputs, run: Run) -> Gathered:
@@ -238,6 +242,7 @@ def corpus_findings(
             rejections=rejections,
             all_autoscalers=tuple(gathered.scalers.values()),
             placements=gathered.placements,
+            admissions=gathered.admissions,
             given=given,
         )
         found.extend(

@@ -21,6 +21,7 @@ from gpulint.views import NamedTuple
 
 if TYPE_CHECKING:
     from gpulint.engine.cache import KnowledgeCache
+    from gpulint.engine.known import KnownFile
     from gpulint.engine.record import Run
     from gpulint.live.verdict import DryRun, ServerRejection
     from gpulint.model import Document, Workload
@@ -96,7 +97,7 @@ class FilePlan(NamedTuple):
 def plan(
     run: Run,
     inputs: Inputs,
-    context_inputs: Sequence[Input] = (),
+    context_inputs: Sequence[Input | KnownFile] = (),
     read: FilePlan | None = None,
 ) -> tuple[FilePlan, list[Rule]]:
     """The plan each file is checked by, and the selected rules left out for want of a
@@ -149,7 +150,7 @@ def _unused_rule(selected: Sequence[Rule], config: Config) -> Rule | None:
 
 
 def knowledge_documents(
-    inputs: Iterable[Input], digest: Any = None, cache: KnowledgeCache | None = None
+    inputs: Iterable[Input | KnownFile], digest: Any = None, cache: KnowledgeCache | None = None
 ) -> Knowledge:
     """The PriorityClasses, ResourceQuotas and LimitRanges among the inputs, in input order.
 
@@ -158,20 +159,31 @@ def knowledge_documents(
     read from it. They are kept for the whole run: a CRD whose kind an earlier one defines is
     dropped as its file is read (the same chart's CRDs in many files are kept once).
     """
+    from gpulint.engine.known import KnownFile, content_digest
+
     found: list[Document] = []
     crds: set[tuple[str, str]] = set()
     for item in inputs:
-        name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
-        if isinstance(data, OSError) or not names_any(data, KNOWLEDGE_BYTES):
-            continue
+        data: bytes | OSError | None
+        if isinstance(item, KnownFile):  # a context file known by its stat: read on a miss
+            if not item.names_any(KNOWLEDGE_BYTES):
+                continue
+            name, data, content = item.name, None, item.digest
+        else:
+            name, data = (item, read_bytes(Path(item))) if isinstance(item, str) else item[:2]
+            if isinstance(data, OSError) or not names_any(data, KNOWLEDGE_BYTES):
+                continue
+            content = content_digest(data) if digest is not None or cache is not None else b""
         if digest is not None:
-            digest.update(
-                b"%d:%s\0%d:" % (len(name), name.encode("utf-8", "surrogateescape"), len(data))
-            )
-            digest.update(data)
-        key = cache.key(name, data) if cache is not None else ""
+            digest.update(b"%d:%s\0" % (len(name), name.encode("utf-8", "surrogateescape")))
+            digest.update(content)
+        key = cache.key_of(name, content) if cache is not None else ""
         kept = cache.documents(key) if cache is not None else None
         if kept is None:
+            if data is None:
+                data = item.read() if isinstance(item, KnownFile) else None
+                if data is None:  # changed since it was looked at: as one not read
+                    continue
             loaded = load_bytes(name, data)
             kept = tuple(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
             if cache is not None:

@@ -3,8 +3,10 @@ the report."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpulint.engine.context import (
@@ -21,6 +23,7 @@ from gpulint.engine.gather import (
     corpus_findings,
     what_is_read,
 )
+from gpulint.engine.known import KnownFile
 from gpulint.engine.plan import KNOWLEDGE_BYTES, FilePlan, plan, server_rejections
 from gpulint.engine.record import Run
 from gpulint.engine.report import displayed, in_report_order, located
@@ -45,7 +48,7 @@ class Prepared(NamedTuple):
     """A run before its per-file pass: its inputs, context files and plan."""
 
     inputs: Inputs
-    context: list[Input]
+    context: list[Input | KnownFile]
     plan: FilePlan
     skipped: list[Rule]
     rejections: tuple[ServerRejection, ...]
@@ -126,13 +129,13 @@ def _about(cluster: str) -> Iterator[None]:
         raise GpulintError(f"cluster {cluster}: {exc}") from exc
 
 
-def _read_inputs(inputs: Inputs, context: Sequence[Input]) -> object:
+def _read_inputs(inputs: Inputs, context: Sequence[Input | KnownFile]) -> object:
     """What a run reads, to tell whether two clusters' runs read the same: each input's name
     and, where it is not a file read by path, its bytes (and a render's origin)."""
     return tuple(map(what_is_read, inputs)), tuple(map(what_is_read, context))
 
 
-def discovered(record: Run) -> tuple[Inputs, list[Input], frozenset[str]]:
+def discovered(record: Run) -> tuple[Inputs, list[Input | KnownFile], frozenset[str]]:
     """The inputs of `record` in report order (charts and overlays rendered), its context
     files, and the names of those that are other configs' files (`Run.alongside`)."""
     config = record.config
@@ -153,14 +156,27 @@ def discovered(record: Run) -> tuple[Inputs, list[Input], frozenset[str]]:
     # Other configs' files judged against the same cluster are summed with these, as context
     # whose findings their own runs report.
     alongside = alongside_inputs(record, inputs, context)
-    read = read_once(context + alongside, KNOWLEDGE_BYTES)
+    read = read_once(context + alongside, KNOWLEDGE_BYTES, *_file_index(record, context))
     return inputs, read, frozenset(input_name(item) for item in alongside)
+
+
+def _file_index(record: Run, context: Sequence[Input]) -> tuple[Path | None, str]:
+    """Where the context files' index is kept (None: nowhere), and the project it is of."""
+    if record.results_cache is None or not context:
+        return None, ""
+    from gpulint.profile.cache import cache_problem
+
+    directory = Path(record.results_cache)
+    # An untrusted directory is not used; the plan says why (`cache.trusted_directory`).
+    if cache_problem(directory) is not None:
+        return None, ""
+    return directory, record.root or os.path.abspath(os.curdir)
 
 
 def prepare(
     record: Run,
     inputs: Inputs,
-    context: list[Input],
+    context: list[Input | KnownFile],
     elsewhere: frozenset[str] = frozenset(),
     read: FilePlan | None = None,
 ) -> Prepared:
@@ -180,13 +196,10 @@ def prepare(
 def finish(record: Run, prepared: Prepared, gathered: Gathered) -> LintResult:
     """The context files and the corpus pass after the per-file pass, and the result."""
     inputs, context, file_plan, skipped, rejections, elsewhere = prepared
-    given = read_context(file_plan, inputs, context, gathered) if context else None
     # A chart of the context stands where the given ones do: at its templates and values.
     renders = {**inputs.renders, **renders_of(context)}
     bases = overlays_of_bases(renders.values()) if len(renders) > 1 else {}
-    if given is not None:
-        # A change to a base is a change to the overlays built on it.
-        given = given.union(*(bases[name] for name in given if name in bases))
+    given = read_context(file_plan, inputs, context, gathered, bases) if context else None
     late = gathered.late + corpus_findings(
         file_plan, gathered, rejections, record.rules, given, bases, elsewhere
     )

@@ -118,6 +118,21 @@ class KubeClient:
 
         A request other than GET always carries `dryRun=All`: the API server never persists it.
         """
+        return _decoded(*self._answer(self._send(method, path, query, body, content_type)))
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]] = (),
+        body: Mapping[str, Any] | None = None,
+        content_type: str = "application/json",
+    ) -> _Exchange:
+        """Start one request (see `request`) in a daemon thread; `_answer` waits for it.
+
+        The socket timeout bounds each read, not the answer: a server sending a byte a second
+        would never trip it. The thread is abandoned when the bound passes.
+        """
         query = list(query)
         if method != "GET" and DRY_RUN not in query:
             query.insert(0, DRY_RUN)
@@ -140,22 +155,6 @@ class KubeClient:
                 f"({RUN_TIMEOUT_FACTOR} × --request-timeout); raise --request-timeout"
             )
         bound = min(self.timeout, left)
-        status, data = self._answer(prepared, method, path, bound)
-        try:
-            decoded = json.loads(data) if data else {}
-        except ValueError:  # not JSON, or a number of more digits than Python reads
-            decoded = {}
-        if not isinstance(decoded, dict):
-            decoded = {}
-        return Response(status, decoded)
-
-    def _answer(self, prepared: Any, method: str, path: str, bound: float) -> tuple[int, bytes]:
-        """Status and body of the request, within `bound` seconds of wall-clock time.
-
-        The socket timeout bounds each read, not the answer: a server sending a byte a second
-        would never trip it. The request runs in a daemon thread that is abandoned when the
-        bound passes.
-        """
         outcome: dict[str, Any] = {}
 
         def call() -> None:
@@ -167,19 +166,24 @@ class KubeClient:
 
         worker = threading.Thread(target=call, name="gpulint-request", daemon=True)
         worker.start()
-        worker.join(bound)
-        if worker.is_alive():
+        return _Exchange(method, path, time.monotonic() + bound, bound, worker, outcome)
+
+    def _answer(self, exchange: _Exchange) -> tuple[int, bytes]:
+        """Status and body of a request `_send` started, within its bound of wall-clock time."""
+        method, path = exchange.method, exchange.path
+        exchange.worker.join(max(0.0, exchange.ends - time.monotonic()))
+        if exchange.worker.is_alive():
             # The connections are left open: requests made in parallel go on to their own
             # bound. The caller closes the client on this error, which ends a pending read.
-            raise self._timeout(method, path, bound)
-        error = outcome.get("error")
+            raise self._timeout(method, path, exchange.bound)
+        error = exchange.outcome.get("error")
         if isinstance(error, ApiException):  # the REST layer reports TLS failures this way
             raise self._transport_error(method, path, error.reason or str(error)) from None
         if isinstance(error, urllib3.exceptions.HTTPError):
             raise self._transport_error(method, path, error) from None
         if error is not None:
             raise error
-        status, data = outcome["answer"]
+        status, data = exchange.outcome.pop("answer")  # the body is the caller's alone
         return int(status), bytes(data)
 
     def _timeout(self, method: str, path: str, bound: float) -> GpulintError:
@@ -196,27 +200,45 @@ class KubeClient:
         query: Sequence[tuple[str, str]] = (),
         optional: bool = False,
         pick: Callable[[dict[str, Any]], Any] | None = None,
+        decode: Callable[[bytes], dict[str, Any] | None] | None = None,
     ) -> list[Any] | None:
         """Every item of a list call, page by page; None when `optional` and not served (404).
 
         `what` names the resource for error messages (`priorityclasses.scheduling.k8s.io`).
         Items get the `kind` and `apiVersion` the API leaves out of list items; with `pick`,
         what it returns of each item instead (as the list gives it, without them), None
-        dropped: each page is then let go once read, whatever its size.
+        dropped: each page is then let go once read, whatever its size. `decode` reads a page
+        answered 200 in place of `json.loads` (gpulint.live.slim); where it gives None, the
+        page is decoded whole.
         """
         items: list[Any] = []
         token = ""
         tokens: set[str] = set()
+
+        def page(token: str) -> _Exchange:
+            page_query = [*query, ("limit", str(PAGE_SIZE))]
+            if token:
+                page_query.append(("continue", token))
+            return self._send("GET", path, page_query)
+
+        # The next page is asked for as soon as its continue token can be read, before this
+        # page is decoded; a guess the decoded page does not confirm is dropped.
+        ahead: tuple[str, _Exchange] | None = None
         while True:
             if len(tokens) >= MAX_PAGES:
                 raise GpulintError(
                     f"the list of {what} at {self.server} goes on past {MAX_PAGES} pages of "
                     f"{PAGE_SIZE}; gpulint stops there"
                 )
-            page_query = [*query, ("limit", str(PAGE_SIZE))]
-            if token:
-                page_query.append(("continue", token))
-            response = self.request("GET", path, page_query)
+            exchange = ahead[1] if ahead is not None and ahead[0] == token else page(token)
+            status, data = self._answer(exchange)
+            guess = _continue_of(data) if status == 200 else None
+            ahead = None
+            if guess and guess not in tokens and guess != token and len(tokens) + 1 < MAX_PAGES:
+                ahead = guess, page(guess)
+            body = decode(data) if decode is not None and status == 200 else None
+            response = Response(status, body) if body is not None else _decoded(status, data)
+            del data, body
             if response.status == 404 and optional and not token:
                 return None
             if response.status != 200:
@@ -493,6 +515,51 @@ def _plugin_output(
             + (f": {_short(said)}" if said else "")
         )
     return out.decode(errors="replace")
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    """A request under way in its own thread (KubeClient._send)."""
+
+    method: str
+    path: str
+    ends: float  # time.monotonic() when its bound passes
+    bound: float
+    worker: threading.Thread
+    outcome: dict[str, Any]  # `answer` (status, body) or `error`, once the thread is done
+
+
+def _decoded(status: int, data: bytes) -> Response:
+    """The Response of an answer; a body that is not a JSON object reads as empty."""
+    try:
+        decoded = json.loads(data) if data else {}
+    except (ValueError, RecursionError):  # not JSON, a number of more digits than Python
+        decoded = {}  # reads, or arrays nested deeper than it recurses
+    if not isinstance(decoded, dict):
+        decoded = {}
+    return Response(status, decoded)
+
+
+#: How far into a list's answer its continue token is looked for: the API server writes the
+#: list's metadata before its items.
+_HEAD = 4096
+_ITEMS = b'"items"'
+
+
+def _continue_of(data: bytes) -> str | None:
+    """The continue token of a list answer, read from the metadata before its items without
+    decoding them; None when it is not found there."""
+    head = data[:_HEAD]
+    at = head.find(_ITEMS)
+    if at < 0:
+        return None
+    try:
+        prefix = json.loads(head[:at].rstrip().rstrip(b",") + b"}")
+    except (ValueError, RecursionError):
+        return None
+    metadata = prefix.get("metadata") if isinstance(prefix, dict) else None
+    token = metadata.get("continue") if isinstance(metadata, dict) else None
+    return token if isinstance(token, str) and token else None
 
 
 def _with_kind(list_body: Mapping[str, Any]) -> Iterator[dict[str, Any]]:

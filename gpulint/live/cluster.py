@@ -12,9 +12,10 @@ run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from gpulint.live.client import AccessDenied, KubeClient, path_segment
@@ -146,9 +147,13 @@ class PodUse(NamedTuple):
     requests: dict[str, Decimal]
 
 
-def pod_use(pod: Mapping[str, Any]) -> PodUse | None:
-    """The PodUse of a pod from the API; None when it requests no extended resource."""
-    requests = pod_extended_requests(pod)
+def pod_use(
+    pod: Mapping[str, Any], memo: dict[str, dict[str, Decimal]] | None = None
+) -> PodUse | None:
+    """The PodUse of a pod from the API; None when it requests no extended resource.
+
+    `memo` (one per read) keeps the requests of each pod spec already converted."""
+    requests = pod_extended_requests(pod, memo)
     if not requests:
         return None
     spec = pod.get("spec")
@@ -180,20 +185,27 @@ LIST_THREADS = 8
 def read_cluster(
     client: KubeClient,
     dra: DraReads = CHECK_DRA,
-    whole_pods: bool = False,
+    whole: bool = False,
     with_version: bool = False,
 ) -> ClusterObjects:
     """List every resource of READS, ADD_ONS and `dra` once (paginated), the lists in
     parallel; with `with_version`, the server's release too.
 
-    Of the pods only their PodUse is kept, read page by page, unless `whole_pods`. A failure
-    is the one of the first read in that order that failed, however the threads ran.
+    Unless `whole` (a diagnosis reads nodes and pods as a dump's objects), only the fields
+    the profile reads of the nodes and pods are decoded (gpulint.live.slim), and of the pods
+    only their PodUse is kept, page by page. A failure is the one of the first read in that
+    order that failed, however the threads ran.
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    memo: dict[str, dict[str, Decimal]] = {}  # used by the one thread that lists the pods
+    decoders = {} if whole else _slim_decoders()
+
     def list_of(call: ListCall) -> tuple[Any, ...]:
-        pick = pod_use if call is PODS and not whole_pods else None
-        return tuple(client.list_all(call.path, call.what, call.query, pick=pick) or ())
+        pick = partial(pod_use, memo=memo) if call is PODS and not whole else None
+        decode = decoders.get(call.resource)
+        items = client.list_all(call.path, call.what, call.query, pick=pick, decode=decode)
+        return tuple(items or ())
 
     with ThreadPoolExecutor(LIST_THREADS, thread_name_prefix="gpulint-list") as pool:
         lists = [pool.submit(list_of, call) for call in READS]
@@ -213,7 +225,7 @@ def read_cluster(
     pods = found[PODS]
     return ClusterObjects(
         nodes=found[NODES],
-        pods=pods if whole_pods else (),
+        pods=pods if whole else (),
         policies=(*found[QUOTAS], *found[LIMIT_RANGES], *found[PRIORITY_CLASSES]),
         nodepools=add_ons[KARPENTER][0],
         queues=add_ons[KUEUE][0] or (),
@@ -221,8 +233,20 @@ def read_cluster(
         dra=dra_objects,
         versions=versions,
         server_version=said_version,
-        uses=tuple(u for u in map(pod_use, pods) if u) if whole_pods else pods,
+        uses=tuple(u for p in pods if (u := pod_use(p, memo))) if whole else pods,
     )
+
+
+def _slim_decoders() -> dict[str, Callable[[bytes], dict[str, Any] | None]]:
+    """The decoders of gpulint.live.slim by resource; none without msgspec (pages are then
+    decoded whole)."""
+    try:
+        from gpulint.live.slim import page_decoder
+    except ImportError as exc:
+        if exc.name != "msgspec":
+            raise
+        return {}
+    return {NODES.resource: page_decoder("Node"), PODS.resource: page_decoder("Pod")}
 
 
 def server_version(client: KubeClient) -> str | None:

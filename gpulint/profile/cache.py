@@ -63,6 +63,7 @@ CACHE_FORMAT = 2
 _ENTRIES = "profiles"
 _RENDERS = "renders"  # gpulint.render.cache's entries
 _RESULTS = "results"  # gpulint.engine.cache's entries
+_FILES = "files"  # gpulint.engine.known's indexes of context files
 _SUFFIX = ".pickle"
 
 
@@ -120,10 +121,10 @@ def cache_problem(directory: Path) -> str | None:
     with contextlib.suppress(OSError):
         if untrusted(os.stat(parent)) is not None:
             return f"cache directory {directory} is in {parent}, which is writable by other users"
-    # Renders (gpulint.render.cache) and per-file results (gpulint.engine.cache) are read from
-    # under the same directory, with no check of their own: their directories must be the
-    # user's alone.
-    for name in (_ENTRIES, _RENDERS, _RESULTS):
+    # Renders (gpulint.render.cache), per-file results (gpulint.engine.cache) and the index of
+    # context files (gpulint.engine.known) are read from under the same directory, with no
+    # check of their own: their directories must be the user's alone.
+    for name in (_ENTRIES, _RENDERS, _RESULTS, _FILES):
         try:
             entries = os.lstat(directory / name)
         except OSError:

@@ -6,6 +6,7 @@ ClusterProfile.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from gpulint.dra import DRA_KINDS, claim, device_class, dra_nodes, resource_slice
@@ -88,10 +89,11 @@ def facts_from_objects(
     operator_drivers = []
     kubelets: list[str] = []
     crds: list[CustomResourceDefinition] = []
+    amounts: dict[tuple[Any, ...], dict[str, Decimal]] = {}  # the nodes' amounts, parsed once
     for obj, path in _flatten(objects):
         kind = _kind(obj)
         if kind == "Node":
-            nodes.append(node_view(obj, source, path))
+            nodes.append(node_view(obj, source, path, amounts))
             info = mapping(mapping(obj.get("status")).get("nodeInfo"))
             # A virtual kubelet reports its own version, not one the skew policy bounds.
             virtual = mapping(mapping(obj.get("metadata")).get("labels")).get("type")
@@ -166,7 +168,8 @@ def newest_release(versions: Iterable[str]) -> str | None:
     reads as one."""
     from gpulint.validation.apiversions import release
 
-    read = [(found, text) for text in versions if (found := release(text)) is not None]
+    # Each distinct version once: a cluster's thousands of nodes run a few.
+    read = [(found, text) for text in set(versions) if (found := release(text)) is not None]
     return max(read)[1] if read else None
 
 

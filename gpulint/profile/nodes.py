@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from gpulint.accelerators import is_known_accelerator, looks_like_accelerator
@@ -72,7 +73,7 @@ class NodeView:
     schedulable: bool
     provider_id: str = ""  # spec.providerID
 
-    @property
+    @cached_property
     def device_plugin_not_ready(self) -> bool:
         """The node has accelerators the scheduler cannot use (the device plugin is not serving).
 
@@ -97,9 +98,16 @@ def is_accelerator_resource(name: str) -> bool:
 
 
 def node_view(
-    node: Mapping[str, Any], display: str = "<nodes>", path: Sequence[Any] = ()
+    node: Mapping[str, Any],
+    display: str = "<nodes>",
+    path: Sequence[Any] = (),
+    seen: dict[tuple[Any, ...], dict[str, Decimal]] | None = None,
 ) -> NodeView:
-    """Parse one Node object; raises GpulintError for a quantity that does not parse."""
+    """Parse one Node object; raises GpulintError for a quantity that does not parse.
+
+    `seen` (one for the nodes of one read) keeps the amounts already parsed: the nodes of a
+    pool state the same capacity and allocatable, and a cluster has thousands of them.
+    """
     metadata = mapping(node.get("metadata"))
     spec = mapping(node.get("spec"))
     status = mapping(node.get("status"))
@@ -114,16 +122,39 @@ def node_view(
     )
     return NodeView(
         name=str(metadata.get("name", "")),
-        labels={str(k): text(v) for k, v in mapping(metadata.get("labels")).items()},
+        labels={
+            k if type(k) is str else str(k): v if type(v) is str else text(v)
+            for k, v in mapping(metadata.get("labels")).items()
+        },
         taints=taints,
-        capacity=quantities(display, status.get("capacity"), [*path, "status", "capacity"]),
-        allocatable=quantities(
-            display, status.get("allocatable"), [*path, "status", "allocatable"]
+        capacity=_amounts(display, status.get("capacity"), [*path, "status", "capacity"], seen),
+        allocatable=_amounts(
+            display, status.get("allocatable"), [*path, "status", "allocatable"], seen
         ),
         ready=ready,
         schedulable=spec.get("unschedulable") is not True,
         provider_id=text(spec.get("providerID")),
     )
+
+
+def _amounts(
+    display: str,
+    value: Any,
+    path: Sequence[Any],
+    seen: dict[tuple[Any, ...], dict[str, Decimal]] | None,
+) -> Mapping[str, Decimal]:
+    """The parsed `{resource: quantity}` of `value`, from `seen` when written alike before.
+
+    Only a mapping of strings (as the API writes amounts) is kept: a key of other values
+    could equal one that does not parse (`True == 1`) and skip its error.
+    """
+    if seen is None or type(value) is not dict or any(type(v) is not str for v in value.values()):
+        return quantities(display, value, path)
+    key = tuple(value.items())
+    found = seen.get(key)
+    if found is None:
+        found = seen[key] = quantities(display, value, path)
+    return found
 
 
 def labelled_pool(node: NodeView, pool_label: str | None = None) -> str | None:

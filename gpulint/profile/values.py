@@ -29,7 +29,8 @@ def location(display: str, node: Any, key: Any = None) -> str:
 
 def mapping(value: Any) -> Mapping[str, Any]:
     """`value` when it is a mapping, else an empty one."""
-    return value if isinstance(value, Mapping) else {}
+    # A plain dict (what the API gives) first: thousands of nodes ask, and the ABC check is slow.
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def sequence(value: Any) -> Sequence[Any]:

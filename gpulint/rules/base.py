@@ -146,6 +146,8 @@ class CheckContext:
     # corpus-wide checks share those of the templates the files kept (alive for the whole run,
     # so their ids stay theirs).
     placements: dict[int, Placement] = field(default_factory=dict, repr=False)
+    # The admission of each template, by id() likewise (`admission`).
+    admissions: dict[int, Admission] = field(default_factory=dict, repr=False)
     # The namespace a chart is installed in (`charts[].namespace`, helm's -n), by the name of
     # its render: that of its objects that name none.
     file_namespaces: Mapping[str, str] = field(default_factory=dict, repr=False)
@@ -176,11 +178,11 @@ class CheckContext:
         from gpulint.admission import admit
 
         assert self.profile is not None, "admission needs a cluster profile"
-        found = self._admissions.get(id(template))
+        found = self.admissions.get(id(template))
         if found is None:
             workload = self._workload_of.get(id(template))
             namespace = self.namespace_of(workload.document) if workload else "default"
-            found = self._admissions[id(template)] = admit(
+            found = self.admissions[id(template)] = admit(
                 template, self._admission_profile, workload, namespace
             )
         return found
@@ -263,16 +265,13 @@ class CheckContext:
     def _workload_of(self) -> dict[int, Workload]:
         return {id(t): w for w in self.workloads for t in w.templates}
 
-    @cached_property
-    def _admissions(self) -> dict[int, Admission]:
-        return {}
-
     def placements_of(
         self, workloads: Iterable[Workload]
-    ) -> tuple[tuple[PodTemplate, Placement], ...]:
-        """The verdicts already computed on the templates of `workloads`."""
+    ) -> tuple[tuple[PodTemplate, Placement, Admission | None], ...]:
+        """The verdicts already computed on the templates of `workloads`, with the
+        admissions they were judged on."""
         return tuple(
-            (template, verdict)
+            (template, verdict, self.admissions.get(id(template)))
             for workload in workloads
             for template in workload.templates
             if (verdict := self.placements.get(id(template))) is not None

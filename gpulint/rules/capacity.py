@@ -108,15 +108,26 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     for members in gangs.values():
         if judged(members):
             yield from _gang_problems(members, groups, profile, priorities)
+    # What the pools of a set can give, and how a message says it: the same for each of the
+    # thousands of workloads a busy set may hold.
+    rooms: dict[tuple[frozenset[str], str], tuple[tuple[Pool, ...], Decimal, str]] = {}
     for demand in demands:
         if demand.workload.gang or not judged((demand,)):
             continue  # a gang is reported once as a whole
-        pools = tuple(p for p in profile.pools if p.name in demand.pools)
         for resource, per_pod in demand.gpus.items():
             # Everything confined to a subset of these pools competes for the same nodes.
             sharing = Sharing.of(groups.get(resource, ()), demand.pools, (demand,), resource)
             need = demand.total(resource) + sharing.confined
-            have = _room(pools, resource)
+            room = rooms.get((demand.pools, resource))
+            if room is None:
+                pools = tuple(p for p in profile.pools if p.name in demand.pools)
+                have = _room(pools, resource)
+                room = rooms[demand.pools, resource] = (
+                    pools,
+                    have,
+                    _can_have(pools, resource, have),
+                )
+            pools, have, can_have = room
             if need <= have:
                 continue
             queue = None
@@ -138,7 +149,7 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
                 if assumption
             )
             yield _capacity_problem(
-                demand, resource, per_pod, sharing, need, have, pools, tuple(assumptions)
+                demand, resource, per_pod, sharing, need, have, pools, can_have, tuple(assumptions)
             )
 
 
@@ -513,6 +524,7 @@ def _capacity_problem(
     need: Decimal,
     have: Decimal,
     pools: tuple[Pool, ...],
+    can_have: str,
     assumptions: tuple[str, ...] = (),
 ) -> Problem:
     own = demand.total(resource)
@@ -523,13 +535,8 @@ def _capacity_problem(
     if sharing.count:
         text += f"; with {sharing.describe(resource)}, which can only run on the same pools, "
         text += f"that is {format_quantity(need)}"
-    room = first_pools([_pool_room(p, resource) for p in pools])
-    room += _limits_note(pools, resource)
-    free = " free" if any(_in_use(p, resource) for p in pools) else ""
     text += (
-        f", but {describe_pools(pools)} can have at most "
-        f"{format_quantity(have)} {resource}{free} ({room}): "
-        f"{format_quantity(need - have)} {resource} worth of pods stay Pending"
+        f", but {can_have}: {format_quantity(need - have)} {resource} worth of pods stay Pending"
     )
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
@@ -548,6 +555,18 @@ def _capacity_problem(
         names_workload=True,
         severity=Severity.WARNING if assumptions else None,
         involves=sharing.involved(demand.workload.document),
+    )
+
+
+def _can_have(pools: tuple[Pool, ...], resource: str, have: Decimal) -> str:
+    """`pool p4d can have at most 8 nvidia.com/gpu (p4d: 1 node × 8)`, with what is in use
+    and the limits of the pools' groups that bind."""
+    room = first_pools([_pool_room(p, resource) for p in pools])
+    room += _limits_note(pools, resource)
+    free = " free" if any(_in_use(p, resource) for p in pools) else ""
+    return (
+        f"{describe_pools(pools)} can have at most {format_quantity(have)} {resource}{free} "
+        f"({room})"
     )
 
 
