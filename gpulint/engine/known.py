@@ -29,11 +29,6 @@ from gpulint.cachedir import sha256
 from gpulint.loader import read_bytes
 from gpulint.views import NamedTuple
 
-try:
-    from _pickle import Pickler, Unpickler
-except ImportError:  # not CPython
-    from pickle import Pickler, Unpickler
-
 #: Raised when what the index holds changes.
 INDEX_FORMAT = 1
 FILES = "files"
@@ -131,7 +126,7 @@ class FileIndex:
         entries = {**entries, **self._learnt}
         stream = io.BytesIO()
         with contextlib.suppress(Exception):
-            Pickler(stream, protocol=5).dump(entries)
+            _pickler(stream).dump(entries)
             write_atomically(self.directory, FILES, self._name, stream.getvalue())
 
     def _read(self) -> dict[str, _Entry]:
@@ -145,20 +140,34 @@ class FileIndex:
                 data = read_own_file(self._name, folder)
             if data is None:
                 return {}
-            entries = _PlainUnpickler(io.BytesIO(data)).load()
+            entries = _plain_unpickler(io.BytesIO(data)).load()
         # Anything may be in a file on disk; whatever it is, every file is read instead.
         except Exception:
             return {}
         return entries if _well_formed(entries, len(self.words)) else {}
 
 
-class _PlainUnpickler(Unpickler):
-    """Builds plain values only: an index holds no class."""
+def _pickler(stream: io.BytesIO) -> Any:
+    """A pickler of plain values to `stream` (the C one: imported by a run that writes)."""
+    try:
+        from _pickle import Pickler
+    except ImportError:  # not CPython
+        from pickle import Pickler
+    return Pickler(stream, protocol=5)
 
-    def find_class(self, module: str, name: str) -> Any:
-        from pickle import UnpicklingError
 
-        raise UnpicklingError(f"{module}.{name}: an index holds no class")
+def _plain_unpickler(stream: io.BytesIO) -> Any:
+    """An unpickler that builds plain values only: an index holds no class."""
+    try:
+        from _pickle import Unpickler, UnpicklingError
+    except ImportError:  # not CPython
+        from pickle import Unpickler, UnpicklingError
+
+    class PlainUnpickler(Unpickler):  # type: ignore[misc,valid-type]
+        def find_class(self, module: str, name: str) -> Any:
+            raise UnpicklingError(f"{module}.{name}: an index holds no class")
+
+    return PlainUnpickler(stream)
 
 
 def _well_formed(entries: object, words: int) -> bool:
