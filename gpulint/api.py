@@ -157,6 +157,10 @@ def lint(paths: Sequence[str], options: LintOptions | None = None, **changes: An
     if isinstance(paths, str):  # a str is a sequence of one-letter paths
         raise TypeError("lint() takes a list of paths: lint([path]), not lint(path)")
     options = replace(options or LintOptions(), **changes)
+    from gpulint.filetypes import forget_directories
+
+    # Whether a directory links out of the tree is looked up again by each run of a process.
+    forget_directories()
     # The one place the selection is resolved: every cluster's run shares it.
     config = with_overrides(
         options.config,

@@ -59,6 +59,12 @@ def _real_directory(directory: str) -> str:
     return os.path.realpath(directory)
 
 
+def forget_directories() -> None:
+    """Drop the real paths of directories looked up so far: each run (`lint()`) looks again,
+    so a directory replaced by a link between two runs of one process is seen as a link."""
+    _real_directory.cache_clear()
+
+
 def _work_tree(directory: str) -> str | None:
     """The nearest directory at or above `directory` holding `.git`, if any."""
     while True:

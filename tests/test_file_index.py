@@ -15,6 +15,7 @@ from gpulint.api import lint
 from gpulint.config import Config
 from gpulint.engine import known
 from gpulint.engine.known import FILES, FileIndex, KnownFile, content_digest
+from gpulint.filetypes import forget_directories
 from gpulint.findings import Finding
 
 WORDS = (b"containers", b"ResourceQuota")
@@ -185,3 +186,48 @@ def test_a_symlink_is_read_each_time_not_known(
     refused = index(tmp_path / "cache", tree).known(str(link))
     assert isinstance(refused, OSError)
     assert "outside the checked tree" in str(refused)
+
+
+@pytest.mark.usefixtures("settled")
+def test_a_file_reached_through_a_directory_linked_out_of_the_tree_is_not_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Moving the directory out keeps each file's stat: the link back must still be refused.
+    tree = tmp_path / "tree"
+    (tree / "k8s").mkdir(parents=True)
+    monkeypatch.chdir(tree)
+    quota = tree / "k8s" / "quota.yaml"
+    quota.write_text(QUOTA, encoding="utf-8")
+    first = index(tmp_path / "cache", tree)
+    first.known(str(quota))
+    first.write()
+    assert isinstance(index(tmp_path / "cache", tree).known(str(quota)), KnownFile)
+    (tree / "k8s").rename(tmp_path / "k8s")
+    (tree / "k8s").symlink_to(tmp_path / "k8s")
+    forget_directories()  # as the next run (lint()) does
+    refused = index(tmp_path / "cache", tree).known(str(quota))
+    assert isinstance(refused, OSError)
+    assert "outside the checked tree" in str(refused)
+
+
+def test_a_directory_linked_out_between_two_runs_of_a_process_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Whether a directory is a link is looked up once per directory, and again by each run.
+    tree = tmp_path / "tree"
+    (tree / "k8s").mkdir(parents=True)
+    (tree / "k8s" / "job.yaml").write_text(JOB.replace("NAME", "a").replace("GPUS", "1"))
+    monkeypatch.chdir(tree)
+    first = lint(["k8s/job.yaml"], root=str(tree), select=("GPU000",))
+    assert (first.files, first.objects, first.findings) == (1, 1, ())
+    (tree / "k8s").rename(tmp_path / "k8s")
+    (tree / "k8s").symlink_to(tmp_path / "k8s")
+    again = lint(["k8s/job.yaml"], root=str(tree), select=("GPU000",))
+    assert again.objects == 0
+    assert [(f.code, f.message) for f in again.findings] == [
+        (
+            "GPU000",
+            f"cannot read file: a symlink to {tmp_path / 'k8s' / 'job.yaml'}, "
+            "outside the checked tree",
+        )
+    ]

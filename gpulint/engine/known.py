@@ -5,7 +5,8 @@ times, in nanoseconds), the SHA-256 of its bytes and which of the words the runs
 (`read_once`) they hold; a file whose stat is the same is known without being read, and its
 cache entries are found by that digest (`ResultCache.key_of`).
 
-Only regular files are indexed (a symlink is read, and judged, each time). The stat is
+Only regular files are indexed (a symlink, or a file reached through a directory that links out
+of the tree, is read, and judged, each time). The stat is
 trusted as git trusts its index: the change time cannot be set back by a user,
 and a file recorded within `_RACY_NS` of being written is not recorded at all (a write in
 the same clock tick as the read would leave its stat unchanged). The index lives under
@@ -26,6 +27,7 @@ from stat import S_ISREG
 from typing import Any
 
 from gpulint.cachedir import sha256
+from gpulint.filetypes import link_out_of_tree
 from gpulint.loader import read_bytes
 from gpulint.views import NamedTuple
 
@@ -93,9 +95,10 @@ class FileIndex:
             info = os.lstat(name)
         except (OSError, ValueError) as exc:
             return exc if isinstance(exc, OSError) else OSError(str(exc))
-        if not S_ISREG(info.st_mode):
-            # A symlink (or anything but a regular file) is read each time, so whether it may
-            # be read at all (`gpulint.filetypes.open_input`) is asked each time too.
+        if not S_ISREG(info.st_mode) or link_out_of_tree(name) is not None:
+            # A symlink (or anything but a regular file), or a file named through a directory
+            # that links out of the tree, is read each time: whether it may be read at all
+            # (`gpulint.filetypes.open_input`) is asked each time too.
             return read_bytes(Path(name))
         stat = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         entry = self._entries.get(name)
