@@ -144,8 +144,8 @@ def read_own_file(name: str, directory: int) -> bytes | None:
         data = stream.read()
         # Marked used (`sweep`), once a day at most: a run reading thousands of entries
         # writes nothing.
-        if time.time() - info.st_mtime > _DAY:
-            with contextlib.suppress(OSError, NotImplementedError):
+        if _MARKS_USED and time.time() - info.st_mtime > _DAY:
+            with contextlib.suppress(OSError):
                 os.utime(descriptor)
         return data
 
@@ -197,6 +197,16 @@ SWEPT_FOLDERS = ("configs", "files", "profiles", "renders", "results")
 #: (A string: only a run that sweeps compiles it.)
 _SWEPT_NAME = r"[0-9a-f]{64}(\.[a-z]+)?|\.[0-9a-f]{16}\.tmp"
 _SWEPT_MARK = ".swept"
+#: What the platform must offer: an entry's time set through its descriptor (to mark it
+#: used), and a folder listed, and its entries stated, touched and removed, through the
+#: folder's descriptor without following a symlink (to sweep). Without them, nothing is.
+_MARKS_USED = os.utime in os.supports_fd
+_SWEEPS = (
+    _MARKS_USED
+    and os.scandir in os.supports_fd
+    and {os.stat, os.utime, os.unlink} <= os.supports_dir_fd
+    and {os.stat, os.utime} <= os.supports_follow_symlinks
+)
 
 
 def sweep(directory: Path, now: float | None = None) -> None:
@@ -204,6 +214,8 @@ def sweep(directory: Path, now: float | None = None) -> None:
     (a read marks an entry used, `read_own_file`), at most once a day: a cache kept across
     upgrades and changes of config or profile would otherwise grow without end. Nothing
     fails a run: what cannot be removed stays."""
+    if not _SWEEPS:
+        return
     import re
     import stat
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpulint import __version__
 from gpulint.cachedir import CACHE_MIN_FILES, sha256
+from gpulint.engine.known import content_digest
 
 if TYPE_CHECKING:
     from gpulint.engine.files import FileOutcome
@@ -87,8 +88,6 @@ class ResultCache:
 
     def key(self, name: str, data: bytes) -> str:
         """The entry of the file `name` holding `data`."""
-        from gpulint.engine.known import content_digest
-
         return self.key_of(name, content_digest(data))
 
     def key_of(self, name: str, content: bytes) -> str:
