@@ -123,6 +123,17 @@ def admit(
             f"profile to make it certain",
         )
 
+    if template.completed_by is not None:
+        # Every toleration the missing object could add: a key-less Exists tolerates all.
+        what, _ = template.completed_by
+        mutate(
+            [Toleration("", "Exists", "", "", None, template.spec.pos)],
+            None,
+            "",
+            f"this assumes {what}, which is not among the inputs, adds no toleration for it: "
+            f"check the file that defines it too to make it certain",
+        )
+
     classes = compute_classes(template)
     if classes:
         tolerations = [

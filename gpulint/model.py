@@ -295,11 +295,21 @@ class PodTemplate:
     # The priority class its pods get when the template names none, and where the workload
     # writes it (a Volcano Job's `spec.priorityClassName`).
     inherited_priority_class: tuple[str, Pos] | None = None
+    # The object its operator completes the pod from that is not among the inputs (a Seldon
+    # Server's ServerConfig), as messages name it, and where the workload names it: what it
+    # adds (tolerations above all) is unknown.
+    completed_by: tuple[str, Pos] | None = None
 
     @cached_property
     def annotations(self) -> YMap:
         """The template's metadata.annotations (for a Pod, the object's own)."""
         return mapping_at(self.node, "metadata", "annotations")
+
+    @property
+    def runs_no_pods(self) -> bool:
+        """Whether it is a template other objects run (a ServerConfig, a ServingRuntime) and no
+        pod of its own: a role that runs none counts zero pods, written at no field."""
+        return self.replicas is not None and self.replicas.value == 0 and not self.replicas.field
 
     @cached_property
     def unknown_amounts(self) -> Mapping[str, str]:

@@ -606,3 +606,80 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
     pod["containers"] = containers
     pod.spans.setdefault("containers", spec.spans.get("slurmd", (*spec.pos, *spec.pos)))
     return pod
+
+
+# Seldon Core 2 (mlops.seldon.io): the operator runs a Server's pods from its ServerConfig's
+# `podSpec` with the Server's own `podSpec` merged in (operator/controllers/reconcilers/common/
+# patch_utils.go MergePodSpecs: mergo with override and appended slices; containers merged by
+# name, the Server's first, then the ServerConfig's others).
+
+
+def seldon_server_pod(override: Any, config_spec: YMap, anchor: Pos) -> BuiltMap:
+    """The pod spec a Seldon Server runs: `config_spec` (its ServerConfig's `podSpec`) with the
+    Server's `podSpec` (`override`, None when it writes none) merged in as the operator merges
+    them. What comes from the ServerConfig is positioned at `anchor` (where the Server names
+    it): the Server's findings are reported in the Server's file, whatever file holds the
+    ServerConfig. A built map: a fix never adds to it, its fields being written in two objects.
+    """
+    base = _synthetic(config_spec, anchor)
+    pod = BuiltMap(override.pos if isinstance(override, YMap) else anchor)
+    pod.update(base)
+    pod.spans.update(base.spans)
+    if isinstance(override, YMap):
+        _merge_into(pod, override, by_name="containers")
+    return pod
+
+
+def _empty(value: Any) -> bool:
+    """Whether mergo leaves the destination alone for `value`: the zero value of its Go field
+    (counts and quantities are pointers or structs in the API's types, never zero there)."""
+    return value is None or value is False or value in ("", {}, [])
+
+
+def _merge_into(target: YMap, override: YMap, by_name: str | None = None) -> None:
+    """mergo.Merge(target, override, WithOverride, WithAppendSlice), on trees: a written value
+    replaces the target's, mappings merge key by key, lists are appended to; the list at
+    `by_name` merges its items by their `name` instead (MergeContainers)."""
+    for key, value in override.items():
+        if _empty(value):
+            continue
+        current = target.get(key)
+        if key == by_name and isinstance(current, YSeq) and isinstance(value, YSeq):
+            value = _merged_by_name(current, value)
+        elif isinstance(current, YMap) and isinstance(value, YMap):
+            merged = YMap(value.pos)
+            merged.update(current)
+            merged.spans.update(current.spans)
+            _merge_into(merged, value)
+            value = merged
+        elif isinstance(current, YSeq) and isinstance(value, YSeq):
+            appended = YSeq(value.pos)
+            for items in (current, value):
+                appended.extend(items)
+                appended.item_pos.extend(items.item_pos)
+            value = appended
+        target[key] = value
+        target.spans[key] = override.spans[key]
+
+
+def _merged_by_name(existing: YSeq, overrides: YSeq) -> YSeq:
+    """The containers of MergeContainers: each override merged into the existing container of
+    its name (or added), then the existing ones no override names."""
+    merged = YSeq(overrides.pos)
+    named = {c.get("name") for c in overrides if isinstance(c, YMap)}
+    for item, pos in zip(overrides, overrides.item_pos, strict=False):
+        name = item.get("name") if isinstance(item, YMap) else None
+        match = next((c for c in existing if isinstance(c, YMap) and c.get("name") == name), None)
+        if match is not None and name is not None:
+            container = YMap(item.pos)
+            container.update(match)
+            container.spans.update(match.spans)
+            _merge_into(container, item)
+            item = container
+        merged.append(item)
+        merged.item_pos.append(pos)
+    for item, pos in zip(existing, existing.item_pos, strict=False):
+        if not (isinstance(item, YMap) and item.get("name") in named):
+            merged.append(item)
+            merged.item_pos.append(pos)
+    return merged

@@ -5,7 +5,7 @@ on from what the walk did, so each mapping and list of a document is walked once
 """
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -681,3 +681,88 @@ def _is_template(parent: Any, spec: YMap, obj: YMap) -> bool:
         and parent.get("spec") is spec
         and set(parent) <= {"metadata", "spec"}
     )
+
+
+_SELDON_GROUP = "mlops.seldon.io"
+
+
+def with_server_configs(
+    workloads: Sequence[Workload], documents: Iterable[Document]
+) -> tuple[Workload, ...]:
+    """`workloads` with each Seldon Core 2 Server read as the pods the operator runs: its
+    ServerConfig's pod spec with the Server's `podSpec` merged in (gpulint.operators
+    seldon_server_pod), when its ServerConfig is among `documents` (the file's and the run's
+    knowledge objects). A Server whose ServerConfig is not there is read from its own
+    `podSpec` alone (gpulint.admission assumes nothing about what the missing one adds)."""
+    servers = [
+        w
+        for w in workloads
+        if w.kind == "Server" and api_group(w.document.ref.api_version) == _SELDON_GROUP
+    ]
+    if not servers:
+        return tuple(workloads)
+    configs: dict[str, dict[tuple[str, Pos], Document]] = {}
+    for document in documents:
+        ref = document.ref
+        if ref.kind == "ServerConfig" and api_group(ref.api_version) == _SELDON_GROUP:
+            # The same object may come from the file and from the knowledge objects.
+            configs.setdefault(ref.name, {})[(document.file.path, document.obj.pos)] = document
+    built = {id(w): _server_built(w, configs) or _completed_by_unknown(w) for w in servers}
+    return tuple(built.get(id(w)) or w for w in workloads)
+
+
+def _completed_by_unknown(server: Workload) -> Workload:
+    """The Server read from its own `podSpec`, each template marked as completed by a
+    ServerConfig gpulint does not have."""
+    spec = server.document.obj.get("spec")
+    if not isinstance(spec, YMap) or not server.templates:
+        return server
+    name = spec.get("serverConfig")
+    what = f"ServerConfig `{shown(name)}`" if name else "its ServerConfig"
+    where = spec.pos_of_value("serverConfig") if name else spec.pos
+    templates = tuple(
+        PodTemplate(
+            **{
+                **{field: getattr(t, field) for field in PodTemplate.__match_args__},
+                "completed_by": (what, where),
+            }
+        )
+        for t in server.templates
+    )
+    fields = {field: getattr(server, field) for field in Workload.__match_args__}
+    return Workload(**{**fields, "templates": templates})
+
+
+def _server_built(
+    server: Workload, configs: dict[str, dict[tuple[str, Pos], Document]]
+) -> Workload | None:
+    """The Server's workload with its pods built from its ServerConfig; None when the
+    ServerConfig is not known (or not one object)."""
+    document = server.document
+    spec = document.obj.get("spec")
+    name = spec.get("serverConfig") if isinstance(spec, YMap) else None
+    if not isinstance(name, str) or not isinstance(spec, YMap):
+        return None
+    found = list(configs.get(name, {}).values())
+    if len(found) > 1:
+        # The operator reads ServerConfigs from its own namespace, that of its Servers.
+        namespace = document.ref.namespace
+        found = [d for d in found if d.ref.namespace == namespace]
+    if len(found) != 1:
+        return None
+    config_spec = found[0].obj.get("spec")
+    pod = config_spec.get("podSpec") if isinstance(config_spec, YMap) else None
+    if not isinstance(pod, YMap):
+        return None
+    shape = shape_for(document)
+    if shape is None or len(shape.roles) != 1:
+        return None
+    anchor = spec.pos_of_value("serverConfig")
+
+    def build(obj: YMap, role_node: YMap) -> YMap:
+        from gpulint.operators import seldon_server_pod  # only runs with Seldon Servers
+
+        return seldon_server_pod(role_node.get("podSpec"), pod, anchor)
+
+    role = shape.roles[0]._replace(derive=build)
+    return _typed(document, shape._replace(roles=(role,)), {})[0]

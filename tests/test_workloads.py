@@ -8,8 +8,9 @@ from decimal import Decimal
 import pytest
 
 from gpulint.loader import load_text
+from gpulint.model import Severity
 from gpulint.replicas import autoscalers, gang_parts, peak_replicas
-from gpulint.workloads import role_at, workload_of
+from gpulint.workloads import role_at, with_server_configs, workload_of
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -758,3 +759,103 @@ spec:
     if selector:
         selector_node = template.spec["nodeSelector"]
         assert selector_node.pos_of_key("cloud.google.com/gke-accelerator") == (5, 52)
+
+
+SELDON_PAIR = """\
+apiVersion: mlops.seldon.io/v1alpha1
+kind: ServerConfig
+metadata: {name: llm, namespace: seldon-mesh}
+spec:
+  podSpec:
+    nodeSelector: {pool: infer-srv, disk: ssd}
+    tolerations: [{key: seldon-gpu-srv, operator: Exists, effect: NoSchedule}]
+    containers:
+    - {name: agent, image: "agent:2", resources: {requests: {cpu: 500m, memory: 500M}}}
+    - name: mlserver
+      image: mlserver:1
+      resources: {requests: {cpu: "4", memory: 16Gi}, limits: {memory: 16Gi}}
+---
+apiVersion: mlops.seldon.io/v1alpha1
+kind: Server
+metadata: {name: llm-gpu, namespace: seldon-mesh}
+spec:
+  serverConfig: llm
+  replicas: 2
+  podSpec:
+    nodeSelector: {disk: nvme}
+    tolerations: [{key: dedicated, operator: Exists}]
+    containers:
+    - name: mlserver
+      resources: {requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1, memory: 32Gi}}
+    - {name: sidecar, image: "proxy:1"}
+"""
+
+
+def _seldon(text: str) -> list:
+    loaded = load_text("s.yaml", text)
+    return list(with_server_configs(loaded.workloads, loaded.documents))
+
+
+def test_a_seldon_server_runs_its_server_config_with_its_own_pod_spec_merged_in() -> None:
+    """As the operator's MergePodSpecs: the Server's containers merged by name (its own first),
+    resources key by key, lists appended, a mapping's keys overridden; what comes from the
+    ServerConfig points where the Server names it, what the Server writes where it writes it."""
+    config, server = _seldon(SELDON_PAIR)
+    assert config.templates[0].runs_no_pods
+    (template,) = server.templates
+    assert server.replicas.value == 2
+    assert [c.name for c in template.containers] == ["mlserver", "sidecar", "agent"]
+    mlserver = template.containers[0].resources
+    assert {k: str(q.raw) for k, q in mlserver.requests.items()} == {
+        "cpu": "4",
+        "memory": "16Gi",
+        "nvidia.com/gpu": "1",
+    }
+    assert {k: str(q.raw) for k, q in mlserver.limits.items()} == {
+        "memory": "32Gi",
+        "nvidia.com/gpu": "1",
+    }
+    assert template.node_selector == {"pool": "infer-srv", "disk": "nvme"}
+    assert [t.key for t in template.tolerations] == ["seldon-gpu-srv", "dedicated"]
+    anchor = (18, 17)  # `serverConfig: llm`
+    assert mlserver.requests["cpu"].key_pos == anchor
+    assert template.tolerations[0].pos == anchor
+    assert mlserver.requests["nvidia.com/gpu"].key_pos == (25, 30)
+    assert mlserver.limits["memory"].value_pos == (25, 86)
+    assert template.completed_by is None
+
+
+def test_a_seldon_server_without_its_server_config_is_read_from_its_own_pod_spec() -> None:
+    """Another ServerConfig (or none) among the inputs: the Server's pod is its `podSpec`,
+    marked as completed by the ServerConfig it names (admission assumes what that may add)."""
+    other = SELDON_PAIR.replace("name: llm,", "name: other,")
+    _, server = _seldon(other)
+    (template,) = server.templates
+    assert [c.name for c in template.containers] == ["mlserver", "sidecar"]
+    assert [t.key for t in template.tolerations] == ["dedicated"]
+    assert template.completed_by == ("ServerConfig `llm`", (18, 17))
+
+
+def test_a_seldon_server_config_in_another_file_is_part_of_the_servers_pods(tmp_path) -> None:
+    """The ServerConfig is a knowledge object: its toleration of the GPU pool's taint reaches
+    the Server of another file, which no longer gets a false GPU102. Without it, the missing
+    toleration is a warning naming what it assumes; the ServerConfig, whose selector matches
+    only the GPU pool, is no pod requesting no GPU (GPU104): its Servers add the GPU."""
+    from gpulint.api import lint
+
+    profile = "fixtures/real/profiles/seldon-dedicated-gpu-node.yaml"
+    config, server = SELDON_PAIR.split("---\n")
+    config = config.replace("pool: infer-srv, disk: ssd", "pool: infer-srv")
+    (tmp_path / "config.yaml").write_text(config, encoding="utf-8")
+    (tmp_path / "server.yaml").write_text(
+        server.replace("    nodeSelector: {disk: nvme}\n", ""), encoding="utf-8"
+    )
+    both = lint([str(tmp_path)], profile_paths=(profile,))
+    assert [(f.code, f.line) for f in both.findings] == []
+    alone = lint([str(tmp_path / "server.yaml")], profile_paths=(profile,))
+    assert [(f.code, f.severity, f.line, f.column) for f in alone.findings] == [
+        ("GPU102", Severity.WARNING, 8, 5)
+    ]
+    assert "this assumes ServerConfig `llm`, which is not among the inputs" in (
+        alone.findings[0].message
+    )

@@ -42,6 +42,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"ClusterPolicy", "NVIDIADriver"}
     # Kueue's queues and flavors: what a flavor writes into the pods of workloads in other files.
     | {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
+    # Seldon Core 2's ServerConfigs: the pods of the Servers (in other files) that name them.
+    | {"ServerConfig"}
 )
 #: A file is parsed for knowledge objects only if its bytes name one of their kinds.
 KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))

@@ -640,6 +640,10 @@ def gpu_selector_without_request(ctx: CheckContext) -> Iterator[Problem]:
         # A DaemonSet on GPU nodes without GPUs is how device plugins and exporters run.
         if runs_on_every_node(workload) or not has_required_placement(template):
             continue
+        # A template other objects run (a Seldon ServerConfig, a KServe ServingRuntime): what
+        # runs it may add the GPU request (a Server's podSpec, an InferenceService's resources).
+        if template.runs_no_pods:
+            continue
         if accelerator_names(template.effective_requests):
             continue  # it writes one (maybe zero, or a name nodes do not count): not "no GPU"
         placement = ctx.placement(template)
