@@ -335,12 +335,22 @@ def _not_advertised(
         else "no pool advertises an accelerator"
     )
     hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+    if suggestion:
+        fix: str | None = f"Rename the key to `{suggestion}`."
+    elif not advertised and is_known_accelerator(name):
+        # The name is right; the cluster has no node of that kind to give it.
+        fix = (
+            f"Add a node pool whose nodes advertise `{name}` (accelerator nodes running its "
+            f"device plugin), or run the pod on a cluster that has one."
+        )
+    else:
+        fix = None
     return Problem.at(
         template.document,
         quantity.key_pos,
         f"container `{container.name}` {section} `{name}`, {what} ({offered}): the pod can "
         f"never be scheduled{hint}",
-        f"Rename the key to `{suggestion}`." if suggestion else None,
+        fix,
         edits=_rename_resource(quantity, suggestion),
     )
 
