@@ -683,3 +683,64 @@ def _merged_by_name(existing: YSeq, overrides: YSeq) -> YSeq:
             merged.append(item)
             merged.item_pos.append(pos)
     return merged
+
+
+# Seldon Core 1 (machinelearning.seldon.io): the operator adds its service orchestrator, the
+# `seldon-container-engine` container, to the pod of a predictor's first componentSpec
+# (apis/machinelearning.seldon.io/v1/defaults.go: compSpecIdx 0 gets the engine), unless the
+# deployment runs it in a pod of its own (`seldon.io/engine-separate-pod: "true"`) or the
+# predictor runs without it (`seldon.io/no-engine`); its resources are the predictor's
+# `svcOrchSpec.resources`, else the operator's defaults (constants.go DefaultExecutor*: 0.5
+# cpu and 512Mi, requested and limited).
+_SELDON_ENGINE = "seldon-container-engine"
+_SELDON_ENGINE_DEFAULTS = {"cpu": "500m", "memory": "512Mi"}
+
+
+def seldon_component_pod(obj: YMap, component: YMap) -> YMap | None:
+    """The pod of one componentSpec of a SeldonDeployment: its `spec` as written, plus the
+    service orchestrator container when this is its predictor's first componentSpec."""
+    spec = component.get("spec")
+    if not isinstance(spec, YMap):
+        return None
+    annotations = mapping_at(obj, "spec", "annotations")
+    if str(annotations.get("seldon.io/engine-separate-pod", "")).lower() == "true":
+        return spec
+    for predictor in mapping_at(obj, "spec").get("predictors") or ():
+        if not isinstance(predictor, YMap):
+            continue
+        components = predictor.get("componentSpecs")
+        if not isinstance(components, YSeq) or not components or components[0] is not component:
+            continue
+        if "seldon.io/no-engine" in mapping_at(predictor, "annotations"):
+            return spec
+        return _with_engine(spec, predictor, predictor.pos_of_key("componentSpecs"))
+    return spec
+
+
+def _with_engine(spec: YMap, predictor: YMap, pos: Pos) -> YMap:
+    """`spec` with the engine container appended, positioned at `pos` unless the predictor
+    writes its resources (`svcOrchSpec.resources`)."""
+    written = mapping_at(predictor, "svcOrchSpec").get("resources")
+    engine = YMap(pos)
+    engine["name"] = _SELDON_ENGINE
+    engine.spans["name"] = (*pos, *pos)
+    if isinstance(written, YMap):
+        engine["resources"] = written
+        engine.spans["resources"] = mapping_at(predictor, "svcOrchSpec").spans["resources"]
+    else:
+        defaults = dict(_SELDON_ENGINE_DEFAULTS)
+        engine["resources"] = _synthetic({"requests": defaults, "limits": defaults}, pos)
+        engine.spans["resources"] = (*pos, *pos)
+    containers = YSeq(pos)
+    own = spec.get("containers")
+    if isinstance(own, YSeq):
+        containers.extend(own)
+        containers.item_pos.extend(own.item_pos)
+    containers.append(engine)
+    containers.item_pos.append(pos)
+    pod = YMap(spec.pos)
+    pod.update(spec)
+    pod.spans.update(spec.spans)
+    pod["containers"] = containers
+    pod.spans.setdefault("containers", (*pos, *pos))
+    return pod

@@ -621,10 +621,18 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         ("slinky.slurm.net/*",),
         (Role("spec", derive=_built_by("slurm_nodeset_pod")),),
     ),
+    # Seldon Core 1: each componentSpec is a Deployment of `replicas` pods; the operator adds
+    # its service orchestrator container to the first one's (gpulint.operators).
     WorkloadShape(
         "SeldonDeployment",
         ("machinelearning.seldon.io/*",),
-        (Role("spec.predictors[].componentSpecs[]", template=""),),
+        (
+            Role(
+                "spec.predictors[].componentSpecs[]",
+                template="",
+                derive=_built_by("seldon_component_pod"),
+            ),
+        ),
     ),
     WorkloadShape(
         "Workload",

@@ -859,3 +859,60 @@ def test_a_seldon_server_config_in_another_file_is_part_of_the_servers_pods(tmp_
     assert "this assumes ServerConfig `llm`, which is not among the inputs" in (
         alone.findings[0].message
     )
+
+
+SELDON_V1 = """\
+apiVersion: machinelearning.seldon.io/v1
+kind: SeldonDeployment
+metadata: {name: sd}
+spec:
+  annotations: {}
+  predictors:
+  - name: a
+    graph: {name: model, implementation: TRITON_SERVER, children: [{name: other}]}
+    componentSpecs:
+    - spec:
+        containers: [{name: model, resources: {limits: {nvidia.com/gpu: 1}}}]
+    - spec:
+        containers: [{name: other, resources: {limits: {nvidia.com/gpu: 1}}}]
+  - name: b
+    annotations: {seldon.io/no-engine: "true"}
+    componentSpecs:
+    - spec:
+        containers: [{name: model, resources: {limits: {nvidia.com/gpu: 1}}}]
+  - name: c
+    svcOrchSpec:
+      resources: {requests: {cpu: "1", memory: 1Gi}}
+    componentSpecs:
+    - spec:
+        containers: [{name: model, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+
+
+def _seldon_v1(text: str) -> list[tuple[list[str], dict[str, str], bool]]:
+    (workload,) = load_text("sd.yaml", text).workloads
+    return [
+        (
+            [c.name for c in t.containers],
+            {k: str(v) for k, v in t.effective_requests.items() if k != "nvidia.com/gpu"},
+            t.best_effort,
+        )
+        for t in workload.templates
+    ]
+
+
+def test_seldon_core_1_adds_its_engine_to_the_first_component_of_each_predictor() -> None:
+    """The service orchestrator, with its default or `svcOrchSpec` resources, joins the first
+    componentSpec's pod of a predictor that does not run without it: that pod is not
+    BestEffort; the others, and all of them when the engine runs in a pod of its own, are."""
+    engine = "seldon-container-engine"
+    assert _seldon_v1(SELDON_V1) == [
+        (["model", engine], {"cpu": "0.500", "memory": "536870912"}, False),
+        (["other"], {}, True),
+        (["model"], {}, True),
+        (["model", engine], {"cpu": "1", "memory": "1073741824"}, False),
+    ]
+    separate = SELDON_V1.replace(
+        "annotations: {}", 'annotations: {"seldon.io/engine-separate-pod": "true"}'
+    )
+    assert all(names == ["model"] or names == ["other"] for names, _, _ in _seldon_v1(separate))
