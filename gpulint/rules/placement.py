@@ -12,6 +12,7 @@ only on pools at zero nodes because of its required placement gets the GPU103 wa
 from collections.abc import Iterator
 from decimal import Decimal
 
+from gpulint.accelerators import is_extended_resource
 from gpulint.admission import compute_classes
 from gpulint.constraints import PodAffinityTerm, Toleration, toleration_fields, toleration_yaml
 from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
@@ -785,7 +786,9 @@ def _gpu_count(pool: Pool) -> int | None:
 
 
 def resource_pos(template: PodTemplate, resource: str) -> Pos:
-    """The limit (else request) of `resource` in the container that asks for most of it."""
+    """Where the container that asks for most of `resource` writes the amount the scheduler
+    counts: an extended resource's limit (its request must equal it), else the request, which
+    the limit stands in for only when none is written."""
     best = None
     for container in template.containers:
         amount = container.resources.effective_requests().get(resource)
@@ -793,8 +796,13 @@ def resource_pos(template: PodTemplate, resource: str) -> Pos:
             best = (amount, container)
     if best is None:
         return template.node.pos_of_key("spec")
-    container = best[1]
-    quantity = container.resources.limits.get(resource) or container.resources.requests[resource]
+    resources = best[1].resources
+    first, then = (
+        (resources.limits, resources.requests)
+        if is_extended_resource(resource)
+        else (resources.requests, resources.limits)
+    )
+    quantity = first.get(resource) or then[resource]
     return quantity.key_pos
 
 
