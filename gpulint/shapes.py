@@ -53,6 +53,9 @@ class Count(NamedTuple):
     # `minReplicas` a service starts with), from the same mapping as `path`.
     peaks: tuple[str, ...] = ()
     per: str | None = None  # the value is divided by this field's (data / dataLocal)
+    # Fields read in order where `path` is not written, as `path` is read: `/x` from the object
+    # root, `../x` from the mapping whose list holds the role's (a SeldonDeployment predictor).
+    fallbacks: tuple[str, ...] = ()
     text: bool = False  # written as a string of digits (Knative's scale annotations)
 
 
@@ -621,8 +624,8 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         ("slinky.slurm.net/*",),
         (Role("spec", derive=_built_by("slurm_nodeset_pod")),),
     ),
-    # Seldon Core 1: each componentSpec is a Deployment of `replicas` pods; the operator adds
-    # its service orchestrator container to the first one's (gpulint.operators).
+    # Seldon Core 1: each componentSpec is a Deployment of pods; the operator adds its service
+    # orchestrator container to the first one's (gpulint.operators).
     WorkloadShape(
         "SeldonDeployment",
         ("machinelearning.seldon.io/*",),
@@ -630,6 +633,15 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             Role(
                 "spec.predictors[].componentSpecs[]",
                 template="",
+                # controllers/seldondeployment_controller.go: the componentSpec's replicas,
+                # else the predictor's, else the deployment's; an hpaSpec sets the range.
+                counts=(
+                    Count(
+                        "replicas",
+                        fallbacks=("../replicas", "/spec.replicas"),
+                        peaks=("hpaSpec.maxReplicas",),
+                    ),
+                ),
                 derive=_built_by("seldon_component_pod"),
             ),
         ),

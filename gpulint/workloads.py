@@ -5,6 +5,7 @@ on from what the walk did, so each mapping and list of a document is walked once
 """
 
 import functools
+import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
@@ -196,7 +197,7 @@ def _role_template(
         spec,
         containers,
         name,
-        _count(obj, role_node, role),
+        _count(obj, role_node, role, where),
         gang_min,
         role_node if role_node is not obj else None,
         role.operator_resources,
@@ -284,8 +285,9 @@ def _at(node: Any, path: str) -> Any:
     return node
 
 
-def _count(obj: YMap, role_node: YMap, role: Role) -> ReplicaCount | None:
-    """The role's pod count: the product of its count fields."""
+def _count(obj: YMap, role_node: YMap, role: Role, where: str = "") -> ReplicaCount | None:
+    """The role's pod count: the product of its count fields (`where`: the field path of the
+    role's mapping, for counts read from the mapping holding it)."""
     if role.counts is None:
         return None
     if not role.runs:
@@ -294,6 +296,8 @@ def _count(obj: YMap, role_node: YMap, role: Role) -> ReplicaCount | None:
     for count in role.counts:
         base = obj if count.path.startswith("/") else role_node
         factor = _factor(base, count)
+        if factor.pos is None and factor.unknown is None:
+            factor = _fallback(obj, where, count) or factor
         if count.less and (count.less_if is None or _at(role_node, count.less_if) is not None):
             factor = ReplicaCount(max(0, factor.value - count.less), factor.field, factor.pos)
         factors.append(factor)
@@ -308,6 +312,38 @@ def _count(obj: YMap, role_node: YMap, role: Role) -> ReplicaCount | None:
     lead = next((f for f in factors if f.pos is not None), factors[0])
     unknown = next((f.unknown for f in factors if f.unknown is not None), None)
     return ReplicaCount(value, lead.field, lead.pos, tuple(factors), unknown)
+
+
+def _fallback(obj: YMap, where: str, count: Count) -> ReplicaCount | None:
+    """The first of the count's `fallbacks` that is written, read as its `path` would be."""
+    for path in count.fallbacks:
+        if path.startswith("../"):
+            # The mapping whose list holds the role's: `where` less its last step.
+            parent = _at_field_path(obj, where.rpartition(".")[0]) if "." in where else None
+            base, path = parent, path[3:]
+        else:
+            base = obj
+        if not isinstance(base, YMap):
+            continue
+        found = _field_count(base, path.lstrip("/"), count.default, count.text)
+        if found.pos is not None or found.unknown is not None:
+            return found
+    return None
+
+
+def _at_field_path(obj: YMap, where: str) -> Any:
+    """The value at a field path as _descend writes them (`spec.predictors[0]`), or None."""
+    node: Any = obj
+    for key, index in re.findall(_FIELD_STEP, where):
+        if key:
+            node = node.get(key) if isinstance(node, YMap) else None
+        else:
+            node = node[int(index)] if isinstance(node, YSeq) and int(index) < len(node) else None
+    return node
+
+
+# Compiled on first use: only counts read from the mapping holding a role's need it.
+_FIELD_STEP = r"([^.\[\]]+)|\[(\d+)\]"
 
 
 def _factor(base: YMap, count: Count) -> ReplicaCount:

@@ -867,13 +867,16 @@ kind: SeldonDeployment
 metadata: {name: sd}
 spec:
   annotations: {}
+  replicas: 4
   predictors:
   - name: a
     graph: {name: model, implementation: TRITON_SERVER, children: [{name: other}]}
+    replicas: 3
     componentSpecs:
     - spec:
         containers: [{name: model, resources: {limits: {nvidia.com/gpu: 1}}}]
-    - spec:
+    - replicas: 2
+      spec:
         containers: [{name: other, resources: {limits: {nvidia.com/gpu: 1}}}]
   - name: b
     annotations: {seldon.io/no-engine: "true"}
@@ -881,10 +884,12 @@ spec:
     - spec:
         containers: [{name: model, resources: {limits: {nvidia.com/gpu: 1}}}]
   - name: c
+    replicas: 3
     svcOrchSpec:
       resources: {requests: {cpu: "1", memory: 1Gi}}
     componentSpecs:
-    - spec:
+    - hpaSpec: {maxReplicas: 2}
+      spec:
         containers: [{name: model, resources: {limits: {nvidia.com/gpu: 1}}}]
 """
 
@@ -916,3 +921,10 @@ def test_seldon_core_1_adds_its_engine_to_the_first_component_of_each_predictor(
         "annotations: {}", 'annotations: {"seldon.io/engine-separate-pod": "true"}'
     )
     assert all(names == ["model"] or names == ["other"] for names, _, _ in _seldon_v1(separate))
+
+
+def test_seldon_core_1_counts_a_component_s_replicas_else_its_predictor_s_else_the_spec_s() -> None:
+    """The operator's order; with an hpaSpec the HPA sets the count, up to its maxReplicas."""
+    (workload,) = load_text("sd.yaml", SELDON_V1).workloads
+    counts = [(t.replicas.value, t.replicas.pos) for t in workload.templates]
+    assert counts == [(3, (10, 5)), (2, (14, 7)), (4, (6, 3)), (2, (27, 17))]
