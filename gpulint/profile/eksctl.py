@@ -17,7 +17,7 @@ from gpulint.profile.autoscaler import (
     node_template_from_tags,
     template_covers,
 )
-from gpulint.profile.instances import catalogue_allocatable
+from gpulint.profile.instances import EFA, catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
     ClusterProfile,
@@ -31,7 +31,6 @@ from gpulint.profile.values import location, mapping, sequence, text
 DEFAULT_NODE_COUNT = 2  # eksctl's DefaultNodeCount, used only when no size is written
 DEFAULT_MANAGED_MAX_SIZE = 1  # eksctl's DefaultMaxSize: a managed group's maxSize is at least 1
 DEFAULT_INSTANCE_TYPE = "m5.large"  # eksctl's default
-EFA_RESOURCE = "vpc.amazonaws.com/efa"
 _GROUP_KEYS = (("nodeGroups", False), ("managedNodeGroups", True))
 
 
@@ -110,9 +109,8 @@ def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent
         values["allocatable"] = allocatable
         estimated.add("allocatable")
     if group.get("efaEnabled") is True:
-        # eksctl attaches as many EFA interfaces as EC2 says the type has, and installs the EFA
-        # device plugin that advertises them: how many, the config does not say.
-        values["unknown_amounts"] = frozenset({EFA_RESOURCE})
+        # eksctl attaches every EFA interface the type has and installs the EFA device plugin.
+        values["unknown_amounts"] = frozenset({EFA})
     if not managed:
         # The ASG's template has NVIDIA GPUs from the instance type, other accelerators only
         # from `node-template/resources/*` tags.
