@@ -238,3 +238,63 @@ def test_a_key_the_template_spells_once_inside_an_action_is_located_there(helm: 
         6,
         13,
     )
+
+
+_TWO_SPECS = """\
+kind: Deployment
+apiVersion: apps/v1
+metadata: {name: serve}
+spec:
+  replicas: {{ .Values.replicas }}
+  template:
+    metadata: {labels: {app: serve}}
+    spec:
+      containers: [{name: serve, image: "serve:1"}]
+"""
+# The pod's `spec:` of the first branch is written six columns in, and rendered four in (the
+# `-}}` trims the line break and indentation after it), as the other branch writes its own.
+_TRIMMED = """\
+kind: Deployment
+apiVersion: apps/v1
+metadata: {name: serve}
+spec:
+  replicas: {{ .Values.replicas }}
+  template:
+    metadata: {labels: {app: serve}}
+    {{ if .Values.trim -}}
+      spec:
+        containers: [{name: serve, image: "serve:1"}]
+    {{- else }}
+    spec:
+      containers: [{name: serve, image: "serve:2"}]
+    {{- end }}
+"""
+
+
+@pytest.mark.parametrize(
+    ("template", "where"),
+    [
+        # Two lines read `spec:`; only the pod's is written as far in as the rendered one.
+        (_TWO_SPECS, (8, 5)),
+        # Where a `-}}` may move a line, indentation tells nothing: the template is named.
+        (_TRIMMED, (1, 1)),
+    ],
+    ids=["indentation-tells", "trimmed-line-breaks"],
+)
+def test_a_line_written_twice_is_told_apart_by_its_indentation_where_nothing_moves_it(
+    helm: Path, tmp_path: Path, template: str, where: tuple[int, int]
+) -> None:
+    chart = tmp_path / "serve"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serve\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("replicas: 1\ntrim: true\n")
+    (chart / "templates" / "deployment.yaml").write_text(template)
+    request = HelmRender(chart, "serve", None, ())
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("    spec:") + 1
+    origin = HelmOrigin(request, "serve", str(chart), None)
+    (located,) = origin.locate([finding_at(line, 5, "serve/templates/deployment.yaml")], rendered)
+    assert (located.path, (located.line, located.column)) == (
+        f"{chart}/templates/deployment.yaml",
+        where,
+    )

@@ -6,7 +6,8 @@ Only exact origins are used:
   nothing else moves) and the chart rendered again; if exactly the characters at the finding's
   position change to the new text, they come from that scalar;
 - text written literally in a template: the rendered line matches exactly one line of the
-  template named by `# Source:` (its `{{ }}` actions standing for any text), and the finding's
+  template named by `# Source:` (its `{{ }}` actions standing for any text), or exactly one
+  written as far in where nothing in the template can move a line, and the finding's
   characters lie in that line's literal start;
 - kustomize: the same object, field path and value in exactly one patch, else in exactly one
   resource file (`gpulint.render.kustomize`).
@@ -39,6 +40,10 @@ from gpulint.views import NamedTuple
 #: ("1", "true"), and each try is a render.
 MAX_CANDIDATES = 6
 _ACTION = re.compile(r"\{\{.*?\}\}")
+# Template actions that can render a literal line of the template at another indentation:
+# `indent`, `nindent`, a `define` (included anywhere), `tpl`, and a `-}}` that trims the line
+# break and indentation after it.
+_REINDENTS = re.compile(r"\{\{[^}]*\b(?:n?indent|define|tpl)\b|-\}\}[ \t]*\r?\n")
 
 
 class Location(NamedTuple):
@@ -124,6 +129,7 @@ class HelmOrigin:
         if start < 0:
             return None
         matches = []
+        indent = len(rendered_line) - len(body)
         for number, line in enumerate(template.split("\n"), start=1):
             text = line.lstrip(" ")
             parts = _ACTION.split(text)
@@ -132,10 +138,16 @@ class HelmOrigin:
                 continue
             pattern = ".*?".join(re.escape(part) for part in parts)
             if re.fullmatch(pattern, body):
-                matches.append((number, len(line) - len(text) + start + 1))
+                matches.append((number, len(line) - len(text) + start + 1, len(line) - len(text)))
+        if len(matches) > 1 and not _REINDENTS.search(template):
+            # Nothing in the template moves a literal line (`indent`, `nindent`, a `define`
+            # included elsewhere, `tpl`): each is rendered as far in as it is written, so the
+            # one written as far in as the rendered line is it (a pod's `spec:` beside the
+            # Deployment's).
+            matches = [m for m in matches if m[2] == indent]
         if len(matches) != 1:
             return None
-        line, column = matches[0]
+        line, column, _ = matches[0]
         return Location(path, line, column)
 
     def _from_one_render(
