@@ -72,7 +72,12 @@ def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
                 continue
             if name.startswith(DRA_CLASS_RESOURCE_PREFIX):
                 continue  # a name every DeviceClass serves for itself (KEP-5004)
-            if advertised is not None:
+            if quantity.amount == 0 and is_valid_resource_name(name):
+                # Zero asks for nothing: the scheduler's fit skips a zero request, so no node
+                # needs to advertise the name (a chart's `gpus: 0` on a CPU cluster).
+                continue
+            # A key the API rejects is that, whatever the cluster advertises.
+            if advertised is not None and (name in advertised or is_valid_resource_name(name)):
                 problem = _not_in_cluster(ctx, template, container, section, quantity, advertised)
             else:
                 problem = _unknown_name(template, container, section, quantity)
