@@ -184,6 +184,9 @@ def _pool(pool: Pool) -> list[str]:
         body.append(f"groupLimits: {_quantities(pool.group_limits)}")
     if pool.template_missing:
         body.append(f"templateMissing: [{', '.join(_scalar(n) for n in pool.template_missing)}]")
+    if pool.template_missing_labels:
+        keys = ", ".join(_scalar(n) for n in pool.template_missing_labels)
+        body.append(f"templateMissingLabels: [{keys}]")
     if pool.dra_nodes:
         body.append(f"draNodes: {pool.dra_nodes}")
     if pool.gpus_in_use:

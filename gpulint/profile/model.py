@@ -207,6 +207,10 @@ class Pool:
     # Extended resources a node of the pool has that cluster-autoscaler's zero-node template
     # does not advertise: with the pool at zero, a pod asking for one never triggers a scale-up.
     template_missing: tuple[str, ...] = ()
+    # Node labels (keys) a node of the pool carries that cluster-autoscaler's zero-node
+    # template does not (a self-managed Auto Scaling group whose tags do not repeat them):
+    # with the pool at zero nodes, a pod that requires one never triggers a scale-up.
+    template_missing_labels: tuple[str, ...] = ()
     # Where the pool is written (`infra/main.tf:14`), for messages; not a cluster fact.
     defined_at: str | None = field(default=None, compare=False)
     # Nodes that publish accelerators through DRA ResourceSlices (a DRA driver rather than a
