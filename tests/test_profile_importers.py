@@ -674,6 +674,16 @@ def test_eksctl_node_template_tags_say_which_labels_a_zero_node_template_has(
     assert pool.scale_from_zero is True and pool.template_missing_labels == ()
 
 
+def test_the_autoscalers_own_template_labels_are_never_missing(tmp_path: Path) -> None:
+    text = EKSCTL_HEAD + (
+        "nodeGroups:\n- name: g\n  instanceType: g5.xlarge\n  minSize: 0\n  maxSize: 2\n"
+        "  labels: {kubernetes.io/arch: amd64, team: ml}\n"
+    )
+    (pool,) = load_profiles([write(tmp_path, text)]).pools
+    # The AWS provider writes the architecture (and OS, instance type, zone) on every template.
+    assert pool.template_missing_labels == ("team",)
+
+
 def test_dumped_template_missing_labels_load_back_equal(tmp_path: Path) -> None:
     from gpulint.profile.dump import dump_profile
 

@@ -93,6 +93,19 @@ def node_template_from_tags(tags: Mapping[str, Any]) -> NodeTemplate:
     return NodeTemplate(labels, tuple(taints), resources)
 
 
+#: Labels the AWS provider puts on every zero-node template itself (its generic labels).
+GENERIC_LABELS = frozenset(
+    {
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "kubernetes.io/hostname",
+        "node.kubernetes.io/instance-type",
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+    }
+)
+
+
 def template_lacks(template: NodeTemplate, labels: Mapping[str, str]) -> tuple[str, ...]:
     """The keys of `labels` (a group's own node labels) that the tags do not carry with the
     same value: the autoscaler's zero-node template lacks them.
@@ -102,7 +115,9 @@ def template_lacks(template: NodeTemplate, labels: Mapping[str, str]) -> tuple[s
     A taint the tags leave out lacks too, and only makes the autoscaler add a node the pod
     then does not tolerate: the scheduler's verdict on the real taint already covers it.
     """
-    return tuple(k for k, v in labels.items() if template.labels.get(k) != v)
+    return tuple(
+        k for k, v in labels.items() if k not in GENERIC_LABELS and template.labels.get(k) != v
+    )
 
 
 def aws_template_missing(
