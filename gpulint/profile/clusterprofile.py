@@ -194,6 +194,12 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
         missing = item["templateMissingLabels"]
         values["template_missing_labels"] = tuple(str(name) for name in missing)
         stated.add("template_missing_labels")
+    if "labelsObserved" in item:
+        values["labels_observed"] = item["labelsObserved"] is True
+        stated.add("labels_observed")
+    if "unknownAmounts" in item:
+        values["unknown_amounts"] = frozenset(str(name) for name in item["unknownAmounts"])
+        stated.add("unknown_amounts")
     if "groupLimits" in item:
         values["group_limits"] = quantities(display, item["groupLimits"], [*path, "groupLimits"])
         stated.add("group_limits")

@@ -211,6 +211,12 @@ class Pool:
     # template does not (a self-managed Auto Scaling group whose tags do not repeat them):
     # with the pool at zero nodes, a pod that requires one never triggers a scale-up.
     template_missing_labels: tuple[str, ...] = ()
+    # Extended resources the pool's nodes have in an amount its files do not say (the EFA
+    # interfaces of an eksctl group with `efaEnabled`, counted by EC2 at launch): not judged.
+    unknown_amounts: frozenset[str] = frozenset()
+    # Its labels were read from its nodes (a live cluster, a node dump): what an in-cluster
+    # labeller (GPU Feature Discovery, NFD) sets is on them when it runs, and absent when not.
+    labels_observed: bool = field(default=False, compare=False)
     # Where the pool is written (`infra/main.tf:14`), for messages; not a cluster fact.
     defined_at: str | None = field(default=None, compare=False)
     # Nodes that publish accelerators through DRA ResourceSlices (a DRA driver rather than a
