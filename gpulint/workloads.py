@@ -5,6 +5,7 @@ on from what the walk did, so each mapping and list of a document is walked once
 """
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
@@ -723,13 +724,14 @@ _SELDON_GROUP = "mlops.seldon.io"
 
 
 def with_server_configs(
-    workloads: Sequence[Workload], documents: Iterable[Document]
+    workloads: Sequence[Workload], *documents: Iterable[Document]
 ) -> tuple[Workload, ...]:
     """`workloads` with each Seldon Core 2 Server read as the pods the operator runs: its
     ServerConfig's pod spec with the Server's `podSpec` merged in (gpulint.operators
-    seldon_server_pod), when its ServerConfig is among `documents` (the file's and the run's
+    seldon_server_pod), when its ServerConfig is among `documents` (the file's, the run's
     knowledge objects). A Server whose ServerConfig is not there is read from its own
-    `podSpec` alone (gpulint.admission assumes nothing about what the missing one adds)."""
+    `podSpec` alone, marked so that gpulint.admission takes the missing one to possibly
+    tolerate any taint."""
     servers = [
         w
         for w in workloads
@@ -738,7 +740,7 @@ def with_server_configs(
     if not servers:
         return tuple(workloads)
     configs: dict[str, dict[tuple[str, Pos], Document]] = {}
-    for document in documents:
+    for document in itertools.chain(*documents):
         ref = document.ref
         if ref.kind == "ServerConfig" and api_group(ref.api_version) == _SELDON_GROUP:
             # The same object may come from the file and from the knowledge objects.

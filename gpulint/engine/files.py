@@ -100,7 +100,7 @@ def check_file_in(lanes: Lanes, item: Input) -> tuple[FileOutcome, ...]:
     first = plans[0]
     loaded = load_input(item, first.config.variables, first.config.workloads)
     # A Seldon Server's pods are its ServerConfig's, of this file or another (knowledge).
-    workloads = with_server_configs(loaded.workloads, (*loaded.documents, *first.knowledge))
+    workloads = with_server_configs(loaded.workloads, loaded.documents, first.knowledge)
     contexts = [plan.context(loaded, workloads) for plan in plans]
     trackers = [SuppressionTracker(loaded.documents, workloads)]
     trackers.extend(trackers[0].copy() for _ in plans[1:])
