@@ -113,6 +113,12 @@ def chart_metadata(chart: Path) -> YMap:
     return value if isinstance(value, YMap) else YMap()
 
 
+def is_library_chart(chart: Path) -> bool:
+    """Whether Chart.yaml says `type: library`: helm renders such a chart only as another
+    chart's dependency (`helm template` refuses it: "library charts are not installable")."""
+    return chart_metadata(chart).get("type") == "library"
+
+
 def chart_name(chart: Path) -> str:
     """The chart's `name:`, which is also the default release name; else the directory's."""
     name = chart_metadata(chart).get("name")
