@@ -472,7 +472,8 @@ class Workload:
     # What its operator decides from fields whose effect gpulint does not judge (a pod
     # affinity to another workload's pods), each completing "{ref}: ..." with where it is
     # written (GPU013).
-    unjudged: tuple[tuple[str, Pos], ...] = ()
+    # A note may carry its own fix text as a third item.
+    unjudged: tuple[tuple[str, Pos] | tuple[str, Pos, str], ...] = ()
 
     @property
     def kind(self) -> str:

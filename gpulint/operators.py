@@ -574,6 +574,44 @@ def kvcache_watcher_pod(obj: YMap, watcher: YMap) -> YMap | None:
 # Slinky's slurm-operator (slinky.slurm.net, api/v1beta1 nodeset_types.go): a NodeSet's pods
 # run its `slurmd` container and `logfile` sidecar, written beside the pod template rather than
 # in it, before the template's own containers (internal/builder/nodeset_app.go).
+_LLMAZ_RUNNER = "model-runner"
+
+
+def llmaz_flavor_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
+    """What llmaz's Service controller decides that gpulint does not judge: the limits of the
+    claimed model's flavor, which replace the requests and limits of the `model-runner`
+    container (service_controller.go injectModelFlavor). The model is another object."""
+    spec = mapping_at(obj, "spec")
+    if not isinstance(spec.get("modelClaims"), YMap):
+        return ()
+    templates = mapping_at(spec, "workloadTemplate")
+    runners = [
+        container
+        for role in ("leaderTemplate", "workerTemplate")
+        for container in _containers(mapping_at(templates, role, "spec"))
+        if container.get("name") == _LLMAZ_RUNNER
+    ]
+    if not runners:
+        return ()
+    return (
+        (
+            "the flavor of the model it claims (the OpenModel's `spec.inferenceConfig.flavors`, "
+            "or the first of `inferenceFlavors`) sets the requests and limits of its "
+            f"`{_LLMAZ_RUNNER}` containers for each resource it names, over what they write; "
+            "they were judged as written",
+            spec.pos_of_key("modelClaims"),
+            "Write the flavor's accelerators in the `model-runner` containers too, or check "
+            "the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`).",
+        ),
+    )
+
+
+def _containers(spec: YMap) -> Iterator[YMap]:
+    containers = spec.get("containers")
+    if isinstance(containers, YSeq):
+        yield from (c for c in containers if isinstance(c, YMap))
+
+
 _SLURM_CONTAINERS = ("slurmd", "logfile")
 
 
