@@ -419,14 +419,24 @@ class ReplicaCount(NamedTuple):
     # The placeholder (`$REPLICAS`) the field holds instead of a number: the count is unknown
     # and `value` is only the kind's default.
     unknown: str | None = None
+    # Subtracted from the field's value to give `value` (a LeaderWorkerSet's `size` counts
+    # its leader, which is not a worker).
+    less: int = 0
 
     def describe(self) -> str:
-        """`replicas: 3`, `replicas 1 by default`, `replicas: 2 × parallelism: 4`."""
-        parts = self.factors or (self,)
-        return " × ".join(
-            f"{p.field}: {p.value}" if p.pos is not None else f"{p.field} {p.value} by default"
-            for p in parts
-        )
+        """`replicas: 3`, `replicas 1 by default`, `replicas: 2 × parallelism: 4`,
+        `replicas: 3 × (size: 4 - 1)`."""
+        return " × ".join(_factor_text(p) for p in self.factors or (self,))
+
+
+def _factor_text(count: ReplicaCount) -> str:
+    written = count.value + count.less
+    text = (
+        f"{count.field}: {written}"
+        if count.pos is not None
+        else f"{count.field} {written} by default"
+    )
+    return f"({text} - {count.less})" if count.less else text
 
 
 class UnreadPart(NamedTuple):
