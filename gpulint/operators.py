@@ -577,31 +577,61 @@ def kvcache_watcher_pod(obj: YMap, watcher: YMap) -> YMap | None:
 _LLMAZ_RUNNER = "model-runner"
 
 
-def llmaz_flavor_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
-    """What llmaz's Service controller decides that gpulint does not judge: the limits of the
-    claimed model's flavor, which replace the requests and limits of the `model-runner`
-    container (service_controller.go injectModelFlavor). The model is another object."""
+def llmaz_playground_pod(obj: YMap, spec: YMap) -> YMap:
+    """The pod llmaz runs for each replica of a Playground (playground_controller.go
+    buildTemplate): one container, `model-runner`, whose resources are
+    `backendRuntimeConfig.resources` as written over those of its BackendRuntime's recommended
+    config (another object, which gives cpu and memory); no node selector, affinity or
+    toleration."""
+    config = mapping_at(spec, "backendRuntimeConfig")
+    pod = BuiltMap(spec.pos)  # a Playground has no pod field an edit could add to
+    _one_container(pod, _LLMAZ_RUNNER, config, isinstance(config.get("resources"), YMap))
+    return pod
+
+
+def llmaz_playground_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
+    """The flavor of the model a Playground claims, which gpulint does not judge."""
+    spec = mapping_at(obj, "spec")
+    claim = next((k for k in ("modelClaim", "modelClaims") if isinstance(spec.get(k), YMap)), "")
+    if not claim:
+        return ()
+    resources = "`backendRuntimeConfig.resources`"
+    return _llmaz_flavor_note(spec, claim, resources, resources)
+
+
+def llmaz_service_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
+    """The flavor of the model an inference Service claims, which gpulint does not judge,
+    when a template has the `model-runner` container it is given to."""
     spec = mapping_at(obj, "spec")
     if not isinstance(spec.get("modelClaims"), YMap):
         return ()
     templates = mapping_at(spec, "workloadTemplate")
-    runners = [
-        container
+    if not any(
+        container.get("name") == _LLMAZ_RUNNER
         for role in ("leaderTemplate", "workerTemplate")
         for container in _containers(mapping_at(templates, role, "spec"))
-        if container.get("name") == _LLMAZ_RUNNER
-    ]
-    if not runners:
+    ):
         return ()
+    runners = f"the `{_LLMAZ_RUNNER}` containers"
+    return _llmaz_flavor_note(spec, "modelClaims", "what its templates write", runners)
+
+
+def _llmaz_flavor_note(
+    spec: YMap, claim: str, written: str, fix_in: str
+) -> tuple[tuple[str, Pos, str], ...]:
+    """llmaz's Service controller gives the `model-runner` container the limits of the claimed
+    model's flavor, as requests and limits over what it has (service_controller.go
+    injectModelFlavor); the model is another object. `written` names what they replace,
+    `fix_in` where to write them."""
     return (
         (
             "the flavor of the model it claims (the OpenModel's `spec.inferenceConfig.flavors`, "
-            "or the first of `inferenceFlavors`) sets the requests and limits of its "
-            f"`{_LLMAZ_RUNNER}` containers for each resource it names, over what they write; "
-            "they were judged as written",
-            spec.pos_of_key("modelClaims"),
-            "Write the flavor's accelerators in the `model-runner` containers too, or check "
-            "the pods the operator creates (`kubectl get pods -o yaml | gpulint check -`).",
+            f"or the first of `inferenceFlavors`) sets the `{_LLMAZ_RUNNER}` container's "
+            f"requests and limits of each resource the flavor names, over {written}; those "
+            "were judged as written",
+            spec.pos_of_key(claim),
+            f"Write the flavor's accelerators in {fix_in} too, or check the pods the operator "
+            "creates (`kubectl get pods -o yaml | gpulint check -`).",
         ),
     )
 

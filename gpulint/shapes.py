@@ -374,7 +374,27 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         ("inference.llmaz.io/*",),
         _leader_worker("spec.workloadTemplate"),
         gang=True,
-        unjudged=_built_by("llmaz_flavor_unjudged"),
+        unjudged=_built_by("llmaz_service_unjudged"),
+    ),
+    # A Playground runs an inference Service of one pod per replica, built from its backend
+    # (playground_controller.go), scaled by an HPA between `elasticConfig`'s bounds.
+    WorkloadShape(
+        "Playground",
+        ("inference.llmaz.io/*",),
+        (
+            Role(
+                "spec",
+                derive=_built_by("llmaz_playground_pod"),
+                operator_resources=True,
+                counts=(
+                    Count(
+                        "replicas",
+                        peaks=("elasticConfig.minReplicas", "elasticConfig.maxReplicas"),
+                    ),
+                ),
+            ),
+        ),
+        unjudged=_built_by("llmaz_playground_unjudged"),
     ),
     # LWS DisaggregatedSet: each `spec.roles[]` (prefill, decode) is a LeaderWorkerSet spec,
     # the whole set fanned out `spec.slices` times.
