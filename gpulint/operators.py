@@ -625,10 +625,9 @@ def _llmaz_flavor_note(
     `fix_in` where to write them."""
     return (
         (
-            "the flavor of the model it claims (the OpenModel's `spec.inferenceConfig.flavors`, "
-            f"or the first of `inferenceFlavors`) sets the `{_LLMAZ_RUNNER}` container's "
-            f"requests and limits of each resource the flavor names, over {written}; those "
-            "were judged as written",
+            "when the OpenModel it claims has flavors, the first (or the first of "
+            f"`inferenceFlavors`) sets the `{_LLMAZ_RUNNER}` container's requests and limits "
+            f"of each resource it names, over {written}; the pods were judged without it",
             spec.pos_of_key(claim),
             f"Write the flavor's accelerators in {fix_in} too, or check the pods the operator "
             "creates (`kubectl get pods -o yaml | gpulint check -`).",
