@@ -144,6 +144,16 @@ def _synthetic(value: Any, pos: Pos) -> Any:
     return value
 
 
+def _built_pod(spec: dict[str, Any], pos: Pos) -> BuiltMap:
+    """The pod spec `spec` as _synthetic builds it, for a pod the operator writes from other
+    fields: a BuiltMap, which no edit adds to (the manifest has no pod spec)."""
+    pod = BuiltMap(pos)
+    for key, item in spec.items():
+        pod[key] = _synthetic(item, pos)
+        pod.spans[key] = (*pos, *pos)
+    return pod
+
+
 # KAITO (kaito.sh) runs a preset model on every GPU of the instance type it provisions
 # (kaito-project/kaito pkg/sku: GPUCount per SKU; pkg/workspace/inference/preset_inferences.go:
 # requests and limits `nvidia.com/gpu: <GPUCount>`, tolerations below). NVIDIA SKUs only.
@@ -196,7 +206,7 @@ def kaito_pod(obj: YMap, resource: YMap) -> YMap | UnreadPart | None:
     limits = {"nvidia.com/gpu": gpus}
     container = {"name": "inference", "resources": {"requests": limits, "limits": limits}}
     spec = {"containers": [container], "tolerations": list(_KAITO_TOLERATIONS)}
-    return _synthetic(spec, pos)
+    return _built_pod(spec, pos)
 
 
 def kaito_template(obj: YMap, inference: YMap) -> YMap | None:
@@ -272,7 +282,7 @@ def kubeai_pod(obj: YMap, spec: YMap) -> YMap | UnreadPart | None:
         pod["tolerations"] = [{**toleration, "effect": "NoSchedule"}]
     if isinstance(spec.get("priorityClassName"), str):
         pod["priorityClassName"] = spec["priorityClassName"]
-    return _synthetic(pod, spec.pos_of_value("resourceProfile"))
+    return _built_pod(pod, spec.pos_of_value("resourceProfile"))
 
 
 # NVIDIA Dynamo (nvidia.com) DynamoGraphDeployment v1alpha1: each `spec.services.<name>` runs
