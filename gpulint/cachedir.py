@@ -186,17 +186,74 @@ def write_atomically(directory: Path, entries: str, name: str, data: bytes) -> N
                 raise
 
 
+#: The folders of the cache directory, each written by one module: a marker per config that
+#: validated (gpulint.config), the index of context files (gpulint.engine.known), read
+#: profiles (gpulint.profile.cache), renders (gpulint.render.cache), per-file results
+#: (gpulint.engine.cache), each release's schemas (gpulint.validation.kube), and the values
+#: files of the renders that locate a values line (gpulint.render.locate).
+CONFIGS, FILES, PROFILES, RENDERS, RESULTS, SCHEMAS, VALUES = (
+    "configs",
+    "files",
+    "profiles",
+    "renders",
+    "results",
+    "schemas",
+    "values",
+)
+
 #: An entry not read or written for this many days is removed (`sweep`).
 UNUSED_DAYS = 30
 _DAY = 86400
 #: The folders whose entries are named by a digest of what they were made from, so that a
 #: change of config, profile, manifest or gpulint version leaves the old ones unused.
-SWEPT_FOLDERS = ("configs", "files", "profiles", "renders", "results")
+SWEPT_FOLDERS = (CONFIGS, FILES, PROFILES, RENDERS, RESULTS, VALUES)
+#: Every folder: a run reads from each without checking who may write to it, so a cache
+#: whose folders are not all the user's own is not used (cache_problem).
+FOLDERS = (*SWEPT_FOLDERS, SCHEMAS)
 #: What sweep() removes: entries (a SHA-256, and a suffix) and temporary files of writes that
 #: were cut short; nothing else, whatever directory `--cache-dir` names.
 #: (A string: only a run that sweeps compiles it.)
 _SWEPT_NAME = r"[0-9a-f]{64}(\.[a-z]+)?|\.[0-9a-f]{16}\.tmp"
 _SWEPT_MARK = ".swept"
+
+
+def cache_problem(directory: Path) -> str | None:
+    """Why the cache in `directory` must not be used, or None.
+
+    A directory that does not exist yet is fine: it is created, for the user alone.
+    """
+    import stat
+
+    if not SAFE_OPEN:
+        return "this platform cannot open cache files without following symlinks"
+    try:
+        info = os.stat(directory)
+    except OSError:
+        return None  # created on the first write, or not writable: entries are then skipped
+    if not stat.S_ISDIR(info.st_mode):
+        return f"cache directory {directory} is not a directory"
+    if info.st_uid != os.geteuid():
+        return f"cache directory {directory} belongs to another user"
+    if untrusted(info) is not None:
+        return f"cache directory {directory} is writable by other users"
+    parent = os.path.dirname(os.path.abspath(directory))
+    with contextlib.suppress(OSError):
+        if untrusted(os.stat(parent)) is not None:
+            return f"cache directory {directory} is in {parent}, which is writable by other users"
+    # Every folder's entries are read with no check of their own: its directory must be the
+    # user's alone.
+    for name in FOLDERS:
+        try:
+            entries = os.lstat(directory / name)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(entries.st_mode) or entries.st_uid != os.geteuid():
+            return f"{directory / name} is not a directory of the user's own"
+        if entries.st_mode & stat.S_IWOTH:
+            return f"{directory / name} is writable by other users"
+    return None
+
+
 #: What the platform must offer: an entry's time set through its descriptor (to mark it
 #: used), and a folder listed, and its entries stated, touched and removed, through the
 #: folder's descriptor without following a symlink (to sweep). Without them, nothing is.

@@ -459,18 +459,16 @@ def load_config(path: Path, known_codes: Iterable[str], cache: Path | None = Non
     return _to_config(data, str(path), path.resolve().parent)
 
 
-#: Under the cache directory: an empty file per config that validated, named by a hash.
-_VALIDATED = "configs"
 _SCHEMA_FILE = Path(__file__).with_name("schemas") / "config.schema.json"
 
 
 def _validated_marker(cache: Path, name: str, raw: bytes) -> Path | None:
     """Where the note that these config bytes validated lives; None without a schema file."""
     from gpulint import __version__
-    from gpulint.cachedir import sha256, untrusted_place
+    from gpulint.cachedir import CONFIGS, cache_problem, sha256
 
     # A marker another user could plant would let a config skip validation.
-    if untrusted_place(cache) or untrusted_place(cache / _VALIDATED):
+    if cache_problem(cache) is not None:
         return None
     try:
         schema = _SCHEMA_FILE.read_bytes()
@@ -480,7 +478,7 @@ def _validated_marker(cache: Path, name: str, raw: bytes) -> Path | None:
     for part in (__version__.encode(), schema, name.encode(), raw):
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
-    return cache / _VALIDATED / digest.hexdigest()
+    return cache / CONFIGS / digest.hexdigest()
 
 
 def _remember(marker: Path) -> None:

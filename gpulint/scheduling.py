@@ -28,8 +28,11 @@ from gpulint.yamltree import Pos, YMap
 #: Effects the scheduler filters on; PreferNoSchedule only lowers a node's score.
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 # Every node has these; a profile that leaves them out does not know them, so they do not
-# constrain. Any other resource a pool does not list is one its nodes do not have.
+# constrain. So do huge pages (`hugepages-2Mi`), which the kubelet reports on every node, 0 or
+# what the machine image reserves: a pool built from infrastructure code does not know them.
+# Any other resource a pool does not list is one its nodes do not have.
 _ALWAYS_PRESENT = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
+_HUGE_PAGES = "hugepages-"
 _INT64 = r"[+-]?[0-9]+\Z"  # compiled on first use: only `Gt` and `Lt` compare numbers
 _INT64_MAX = 2**63 - 1
 _NODE_NAME_FIELD = "metadata.name"
@@ -135,6 +138,34 @@ class SelectorMismatch(NamedTuple):
     decidable: bool = True  # False: it depends on node names, which a profile does not know
 
 
+#: Deprecated labels still set beside their stable names, with the same values: the OS and
+#: architecture by the kubelet (`initialNode`), the instance type, zone and region by every
+#: cloud's node controller (k8s.io/cloud-provider). By deprecated name.
+_STABLE_TWIN = {
+    "beta.kubernetes.io/os": "kubernetes.io/os",
+    "beta.kubernetes.io/arch": "kubernetes.io/arch",
+    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
+
+
+def _with_twin(
+    labels: Mapping[str, str], varying: Sequence[LabelRequirement], key: str
+) -> tuple[Mapping[str, str], Sequence[LabelRequirement]]:
+    """The pool's labels as a selector on `key` sees them: a pool that states a stable label
+    and not its deprecated twin (a profile written from infrastructure code names the stable
+    one) has the twin with the same values, as every node the kubelet and a cloud's node
+    controller register does."""
+    stable = _STABLE_TWIN.get(key)
+    if stable is None or key in labels or any(r.key == key for r in varying):
+        return labels, varying
+    if stable in labels:
+        return {**labels, key: labels[stable]}, varying
+    twins = [LabelRequirement(key, r.operator, r.values) for r in varying if r.key == stable]
+    return (labels, [*varying, *twins]) if twins else (labels, varying)
+
+
 def _satisfiable(
     labels: Mapping[str, str],
     varying: Sequence[LabelRequirement],
@@ -142,6 +173,7 @@ def _satisfiable(
 ) -> bool:
     """Whether some node of the pool meets every requirement of `requirements` (one key)."""
     key = requirements[-1].key
+    labels, varying = _with_twin(labels, varying, key)
     domain = [r for r in varying if r.key == key]
     if key in labels or not domain:
         return all(requirement_matches(r, labels) for r in requirements)
@@ -314,13 +346,15 @@ def label_text(
     labels: Mapping[str, str], key: str, varying: Sequence[LabelRequirement] = ()
 ) -> str:
     """A pool's `key` for a message: `us-west-2a`, `one of us-west-2a, us-west-2b`, `(not set)`."""
+    labels, varying = _with_twin(labels, varying, key)
     if key in labels:
         return labels[key]
     domain = [r for r in varying if r.key == key]
     if not domain:
         return "(not set)"
     if len(domain) == 1 and domain[0].operator == "In":
-        return f"one of {', '.join(domain[0].values)}"
+        values = domain[0].values
+        return values[0] if len(values) == 1 else f"one of {', '.join(values)}"
     if len(domain) == 1 and domain[0].operator == "Exists":
         return "any value"
     if len(domain) == 1 and domain[0].operator == "NotIn":
@@ -440,7 +474,10 @@ def resource_shortfalls(requests: Mapping[str, Decimal], pool: Pool) -> tuple[Sh
     if "pods" in pool.allocatable and pool.allocatable["pods"] < 1:
         short.append(Shortfall("pods", Decimal(1), pool.allocatable["pods"]))
     for name, amount in requests.items():
-        if amount <= 0 or (name in _ALWAYS_PRESENT and name not in pool.allocatable):
+        unknown = name in _ALWAYS_PRESENT or name.startswith(_HUGE_PAGES)
+        if amount <= 0 or (unknown and name not in pool.allocatable):
+            continue
+        if name in pool.unknown_amounts and name not in pool.allocatable:
             continue
         if is_extender_resource(name):
             continue  # a scheduler extender fits it (HAMi's gpumem); allocatable never lists it
@@ -616,7 +653,9 @@ def place(
     untolerated = [untolerated_taints(tolerations, taints) for taints in index.taint_sets]
     requests = template.effective_requests
     shortfalls = [resource_shortfalls(requests, pool) for pool in index.allocatable_pools]
-    columns = [index.column(key) for key in selector_keys(template, added)]
+    # A deprecated label reads its stable twin where a pool does not state it (_with_twin).
+    keys = [(key, _STABLE_TWIN.get(key)) for key in selector_keys(template, added)]
+    columns = [index.column(k) for pair in keys for k in pair if k is not None]
     selected = zip(*columns, strict=True) if columns else [()] * len(index.pools)
     mismatches: dict[tuple[object, ...], SelectorMismatch | None] = {}
     fits = []

@@ -91,3 +91,34 @@ def test_a_run_sweeps_the_cache_it_uses(tmp_path: Path) -> None:
     assert again.findings == plain.findings
     assert not unused.exists()
     assert sorted(os.listdir(cache / "results")) == stored
+
+
+def test_a_cached_render_is_read_as_the_other_entries_are(tmp_path: Path) -> None:
+    from gpulint.render.cache import read_render, write_render
+
+    cache = tmp_path / "cache"
+    write_render(cache, DIGEST, "kind: Pod\n")
+    stored = aged(cache / "renders" / f"{DIGEST}.yaml", 20)
+    assert read_render(cache, DIGEST) == "kind: Pod\n"
+    assert time.time() - stored.stat().st_mtime < 60  # marked used: a month of use keeps it
+    # An entry that is a symlink is not followed.
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("kind: Secret\n", encoding="utf-8")
+    (cache / "renders" / f"{'cd' * 32}.yaml").symlink_to(elsewhere)
+    assert read_render(cache, "cd" * 32) is None
+
+
+def test_the_values_files_of_traced_renders_are_kept_whole_and_swept(tmp_path: Path) -> None:
+    import hashlib
+
+    from gpulint.render.locate import _values_file
+
+    cache = tmp_path / "cache"
+    text = "gpus: 7385\n"
+    with _values_file(text, cache) as path:
+        assert path == cache / "values" / f"{hashlib.sha256(text.encode()).hexdigest()}.yaml"
+        assert path.read_text(encoding="utf-8") == text
+    assert [p.name for p in (cache / "values").iterdir()] == [path.name]  # no temporary left
+    aged(path, 31)
+    sweep(cache)
+    assert not path.exists()

@@ -179,6 +179,7 @@ def test_karpenter_nodepool_becomes_a_pool_joined_with_its_nodes(k, kubeconfig) 
         "    maxNodes: 2\n"
         "    scaleFromZero: true\n"
         "    devicePluginNotReady: 0\n"
+        "    labelsObserved: true\n"
     )
 
 
@@ -518,7 +519,7 @@ def test_snapshot_shows_the_dra_nodes_as_such(k, kubeconfig) -> None:
     assert result.exit_code == 0, result.output
     assert result.stderr == ""  # no "device plugin not ready": the GPUs are DRA's
     pool = result.stdout.split("  - name: h100-dra\n")[1].split("  - name:")[0]
-    assert pool.endswith("    devicePluginNotReady: 0\n    draNodes: 2\n")
+    assert pool.endswith("    devicePluginNotReady: 0\n    labelsObserved: true\n    draNodes: 2\n")
 
 
 def test_a_cluster_without_the_dra_api_reads_no_dra_and_says_nothing(k, kubeconfig, tmp_path):

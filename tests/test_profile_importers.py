@@ -747,3 +747,23 @@ def test_a_self_managed_neuron_group_needs_a_resources_tag_for_its_template(
     assert pools["inf"].template_missing == ("aws.amazon.com/neuron", "aws.amazon.com/neuroncore")
     assert pools["inf-tagged"].template_missing == ("aws.amazon.com/neuroncore",)
     assert pools["g5"].template_missing == ()  # from the instance type
+
+
+def test_an_eksctl_group_with_efa_has_interfaces_in_an_amount_not_known(tmp_path: Path) -> None:
+    text = EKSCTL_HEAD + (
+        "managedNodeGroups:\n"
+        "- name: efa\n  instanceType: p4d.24xlarge\n  efaEnabled: true\n"
+        "- name: plain\n  instanceType: p4d.24xlarge\n"
+    )
+    path = tmp_path / "eksctl.yaml"
+    path.write_text(text, encoding="utf-8")
+    efa, plain = load_profiles([str(path)]).pools
+    assert efa.unknown_amounts == {"vpc.amazonaws.com/efa"}
+    assert plain.unknown_amounts == frozenset()
+    # Written out and read back, the pool still does not judge them.
+    from gpulint.profile.dump import dump_profile
+
+    written = tmp_path / "profile.yaml"
+    written.write_text(dump_profile(load_profiles([str(path)])), encoding="utf-8")
+    assert "unknownAmounts: [vpc.amazonaws.com/efa]" in written.read_text(encoding="utf-8")
+    assert load_profiles([str(written)]).pools[0].unknown_amounts == {"vpc.amazonaws.com/efa"}

@@ -372,3 +372,20 @@ def test_a_module_that_reads_a_path_computed_from_variables_is_not_cached(
     profile = load_profiles(["m"], cache=cache, root=str(tmp_path))
     assert [p.max_nodes for p in profile.pools] == [2]
     assert not (tmp_path / "cache" / "profiles").exists()
+
+
+def test_an_eks_module_group_with_efa_has_interfaces_in_an_amount_not_known(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "main.tf").write_text(
+        'module "eks" {\n'
+        '  source = "terraform-aws-modules/eks/aws"\n'
+        "  eks_managed_node_groups = {\n"
+        '    efa   = { instance_types = ["p5.48xlarge"], enable_efa_support = true }\n'
+        '    plain = { instance_types = ["p5.48xlarge"] }\n'
+        "  }\n"
+        "}\n"
+    )
+    efa, plain = load_profiles([str(tmp_path)]).pools
+    assert (efa.name, efa.unknown_amounts) == ("efa", {"vpc.amazonaws.com/efa"})
+    assert (plain.name, plain.unknown_amounts) == ("plain", frozenset())

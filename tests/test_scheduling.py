@@ -760,3 +760,69 @@ spec:
         "40 nvidia.com/gpu worth of pods stay Pending"
     )
     assert all("that is 72," in f.message for f in findings)
+
+
+# --- deprecated labels, and amounts a profile does not know --------------------------------
+
+BETA_POD = """
+nodeSelector: {beta.kubernetes.io/instance-type: p4d.24xlarge}
+containers:
+- name: c
+  resources:
+    limits: {nvidia.com/gpu: 8, hugepages-2Mi: 5120Mi, vpc.amazonaws.com/efa: 4}
+"""
+
+
+def test_a_deprecated_label_reads_its_stable_twin_where_the_pool_does_not_state_it() -> None:
+    template = pod(BETA_POD)
+    p4d = {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+    g5 = {"node.kubernetes.io/instance-type": "g5.12xlarge"}
+    assert selector_mismatch(template, p4d) is None
+    miss = selector_mismatch(template, g5)
+    assert miss is not None
+    assert (
+        miss.detail
+        == "nodeSelector beta.kubernetes.io/instance-type=p4d.24xlarge (pool has g5.12xlarge)"
+    )
+    # A pool that states the deprecated label itself is taken at its word.
+    assert selector_mismatch(template, {**p4d, "beta.kubernetes.io/instance-type": "x"}) is not None
+    # A zone that differs from node to node: the twin allows the same zones.
+    zones = [LabelRequirement("topology.kubernetes.io/zone", "In", ("us-east-1a", "us-east-1b"))]
+    in_zone = pod("nodeSelector: {failure-domain.beta.kubernetes.io/zone: us-east-1b}\n" + GPU_POD)
+    elsewhere = pod(
+        "nodeSelector: {failure-domain.beta.kubernetes.io/zone: us-east-1c}\n" + GPU_POD
+    )
+    assert selector_mismatch(in_zone, {}, zones) is None
+    assert selector_mismatch(elsewhere, {}, zones) is not None
+
+
+def test_pools_differing_only_in_the_stable_twin_are_told_apart() -> None:
+    # place() judges each distinct value of the labels the pod selects once: the stable
+    # twin of a deprecated label is one of them.
+    pools = (
+        gpu_pool("p4d", labels={"node.kubernetes.io/instance-type": "p4d.24xlarge"}),
+        gpu_pool("g5", labels={"node.kubernetes.io/instance-type": "g5.12xlarge"}),
+    )
+    placement = place(
+        pod("nodeSelector: {beta.kubernetes.io/instance-type: g5.12xlarge}\n" + GPU_POD),
+        ClusterProfile(pools=pools, extended_resource_toleration=True),
+    )
+    assert [f.pool.name for f in placement.fits if f.mismatch is None] == ["g5"]
+
+
+def test_huge_pages_a_pool_does_not_list_are_not_judged_and_a_listed_zero_is() -> None:
+    requests = {"nvidia.com/gpu": Decimal(8), "hugepages-2Mi": Decimal(5 * 2**30)}
+    unknown = gpu_pool(allocatable={"nvidia.com/gpu": Decimal(8)})
+    assert resource_shortfalls(requests, unknown) == ()
+    none = gpu_pool(allocatable={"nvidia.com/gpu": Decimal(8), "hugepages-2Mi": Decimal(0)})
+    [short] = resource_shortfalls(requests, none)
+    assert short.detail == "Insufficient hugepages-2Mi (pod requests 5Gi, a node has 0)"
+
+
+def test_an_amount_the_profile_does_not_know_is_not_judged() -> None:
+    requests = {"nvidia.com/gpu": Decimal(8), "vpc.amazonaws.com/efa": Decimal(4)}
+    efa = frozenset({"vpc.amazonaws.com/efa"})
+    with_efa = gpu_pool(allocatable={"nvidia.com/gpu": Decimal(8)}, unknown_amounts=efa)
+    assert resource_shortfalls(requests, with_efa) == ()
+    [short] = resource_shortfalls(requests, gpu_pool(allocatable={"nvidia.com/gpu": Decimal(8)}))
+    assert short.detail == "Insufficient vpc.amazonaws.com/efa (pod requests 4, a node has 0)"

@@ -131,9 +131,8 @@ def check_with_profile(cache: Path) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
-#: The cache's folders read with no check of their own: renders, per-file results, and the
-#: index of context files.
-SHARED_FOLDERS = ("renders", "results", "files")
+#: Every folder of the cache: each is read with no check of its own.
+SHARED_FOLDERS = ("configs", "files", "profiles", "renders", "results", "schemas", "values")
 
 
 @pytest.mark.parametrize("folder", SHARED_FOLDERS)
@@ -148,7 +147,7 @@ def test_a_folder_of_another_user_in_a_shared_cache_is_one_warning_and_no_cache(
         f"gpulint: warning: {cache / folder} is not a directory of the user's own; "
         "running without a cache\n",
     )
-    assert not (cache / "profiles").exists()
+    assert list(cache.rglob("*")) == [cache / folder]  # nothing written
 
 
 @pytest.mark.parametrize("folder", SHARED_FOLDERS)

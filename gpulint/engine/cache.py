@@ -17,7 +17,7 @@ The profile and the knowledge objects are not stored in an entry: references to 
 written as their index and put back on reading, so the corpus pass sees the run's own objects.
 
 Entries live under `results/` of the profile cache's directory and share its trust rules
-(`gpulint.profile.cache.cache_problem`): a directory of another user's, or one others may
+(`gpulint.cachedir.cache_problem`): a directory of another user's, or one others may
 write to, is not used; entries are opened without following symlinks and must be regular
 files of the user's own. Unpickling builds only gpulint's own classes (and Decimal and
 `pathlib` paths); anything else is read as no entry, and the file is checked as without a
@@ -37,7 +37,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from gpulint import __version__
-from gpulint.cachedir import CACHE_MIN_FILES, sha256
+from gpulint.cachedir import CACHE_MIN_FILES, RESULTS, sha256
 from gpulint.engine.known import content_digest
 
 if TYPE_CHECKING:
@@ -54,7 +54,6 @@ except ImportError:  # not CPython
 
 #: Raised when the way entries are written changes.
 RESULTS_FORMAT = 2
-RESULTS = "results"
 _SUFFIX = ".pickle"
 #: Classes an entry may hold: these of the standard library, and gpulint's own as they are
 #: found (each checked once).
@@ -305,7 +304,7 @@ def trusted_directory(record: Run) -> Path | None:
     `record.warn` is told why)."""
     if record.results_cache is None:
         return None
-    from gpulint.profile.cache import cache_problem
+    from gpulint.cachedir import cache_problem
 
     directory = Path(record.results_cache)
     problem = cache_problem(directory)

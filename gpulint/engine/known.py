@@ -26,14 +26,13 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any
 
-from gpulint.cachedir import sha256
+from gpulint.cachedir import FILES, sha256
 from gpulint.filetypes import link_out_of_tree
 from gpulint.loader import read_bytes
 from gpulint.views import NamedTuple
 
 #: Raised when what the index holds changes.
 INDEX_FORMAT = 1
-FILES = "files"
 #: A file changed less than this before it was read is not recorded (git's "racily clean").
 _RACY_NS = 2_000_000_000
 #: An index holding this many more entries than a run looked up is rewritten with its own.

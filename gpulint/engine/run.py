@@ -164,7 +164,7 @@ def _file_index(record: Run, context: Sequence[Input]) -> tuple[Path | None, str
     """Where the context files' index is kept (None: nowhere), and the project it is of."""
     if record.results_cache is None or not context:
         return None, ""
-    from gpulint.profile.cache import cache_problem
+    from gpulint.cachedir import cache_problem
 
     directory = Path(record.results_cache)
     # An untrusted directory is not used; the plan says why (`cache.trusted_directory`).

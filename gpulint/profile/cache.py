@@ -29,7 +29,6 @@ anything else is read as no entry.
 import binascii
 import contextlib
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
@@ -38,13 +37,12 @@ from typing import Any
 
 from gpulint import __version__
 from gpulint.cachedir import (
-    SAFE_OPEN,
-    create_new,
+    PROFILES,
+    cache_problem,
     default_cache_dir,
     open_own_directory,
     read_own_file,
     sha256,
-    untrusted,
     write_atomically,
 )
 from gpulint.profile.merge import PoolFacts, ProfileFacts
@@ -60,10 +58,6 @@ except ImportError:  # not CPython
 
 #: Raised when the way entries are written changes; the classes' fields are hashed anyway.
 CACHE_FORMAT = 2
-_ENTRIES = "profiles"
-_RENDERS = "renders"  # gpulint.render.cache's entries
-_RESULTS = "results"  # gpulint.engine.cache's entries
-_FILES = "files"  # gpulint.engine.known's indexes of context files
 _SUFFIX = ".pickle"
 
 
@@ -100,42 +94,6 @@ def profile_cache(
     return ProfileCache(place)
 
 
-def cache_problem(directory: Path) -> str | None:
-    """Why the cache in `directory` must not be used, or None.
-
-    A directory that does not exist yet is fine: it is created, for the user alone.
-    """
-    if not _SAFE_OPEN:
-        return "this platform cannot open cache files without following symlinks"
-    try:
-        info = os.stat(directory)
-    except OSError:
-        return None  # created on the first write, or not writable: entries are then skipped
-    if not stat.S_ISDIR(info.st_mode):
-        return f"cache directory {directory} is not a directory"
-    if info.st_uid != os.geteuid():
-        return f"cache directory {directory} belongs to another user"
-    if untrusted(info) is not None:
-        return f"cache directory {directory} is writable by other users"
-    parent = os.path.dirname(os.path.abspath(directory))
-    with contextlib.suppress(OSError):
-        if untrusted(os.stat(parent)) is not None:
-            return f"cache directory {directory} is in {parent}, which is writable by other users"
-    # Renders (gpulint.render.cache), per-file results (gpulint.engine.cache) and the index of
-    # context files (gpulint.engine.known) are read from under the same directory, with no
-    # check of their own: their directories must be the user's alone.
-    for name in (_ENTRIES, _RENDERS, _RESULTS, _FILES):
-        try:
-            entries = os.lstat(directory / name)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(entries.st_mode) or entries.st_uid != os.geteuid():
-            return f"{directory / name} is not a directory of the user's own"
-        if entries.st_mode & stat.S_IWOTH:
-            return f"{directory / name} is writable by other users"
-    return None
-
-
 def entry_key(data: bytes, pool_label: str | None) -> str:
     """The name of the entry for a file of these bytes read with `pool_label`."""
     digest = entry_hash(len(data), pool_label)
@@ -158,8 +116,11 @@ def read_entry(cache: ProfileCache, key: str, path: str | None) -> list[ProfileF
     """The facts stored under `key`, as read from `path` (None: as they were stored, for an
     entry whose key holds the names); None when absent or unusable."""
     try:
-        with _directory(cache.directory) as root, _directory(_ENTRIES, root) as entries:
-            data = _read_own_file(f"{key}{_SUFFIX}", entries)
+        with (
+            open_own_directory(cache.directory) as root,
+            open_own_directory(PROFILES, root) as entries,
+        ):
+            data = read_own_file(f"{key}{_SUFFIX}", entries)
         if data is None:
             return None
         stored = _ModelUnpickler(data).load()
@@ -218,14 +179,7 @@ def _is_facts(item: object) -> bool:
 
 def _write_atomically(directory: Path, name: str, data: bytes) -> None:
     """Write `data` as the entry `name`, so no reader sees half of it."""
-    write_atomically(directory, _ENTRIES, name, data)
-
-
-# Opening relative to a directory, without following a symlink at the last step.
-_SAFE_OPEN = SAFE_OPEN
-_directory = open_own_directory
-_read_own_file = read_own_file
-_create_new = create_new
+    write_atomically(directory, PROFILES, name, data)
 
 
 def _without_path(facts: ProfileFacts, path: str) -> ProfileFacts | None:

@@ -190,6 +190,12 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
     if "templateMissing" in item:
         values["template_missing"] = tuple(str(name) for name in item["templateMissing"])
         stated.add("template_missing")
+    if "labelsObserved" in item:
+        values["labels_observed"] = item["labelsObserved"] is True
+        stated.add("labels_observed")
+    if "unknownAmounts" in item:
+        values["unknown_amounts"] = frozenset(str(name) for name in item["unknownAmounts"])
+        stated.add("unknown_amounts")
     if "groupLimits" in item:
         values["group_limits"] = quantities(display, item["groupLimits"], [*path, "groupLimits"])
         stated.add("group_limits")

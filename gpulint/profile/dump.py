@@ -184,6 +184,11 @@ def _pool(pool: Pool) -> list[str]:
         body.append(f"groupLimits: {_quantities(pool.group_limits)}")
     if pool.template_missing:
         body.append(f"templateMissing: [{', '.join(_scalar(n) for n in pool.template_missing)}]")
+    if pool.labels_observed:
+        body.append("labelsObserved: true")
+    if pool.unknown_amounts:
+        unknown = ", ".join(_scalar(n) for n in sorted(pool.unknown_amounts))
+        body.append(f"unknownAmounts: [{unknown}]")
     if pool.dra_nodes:
         body.append(f"draNodes: {pool.dra_nodes}")
     if pool.gpus_in_use:

@@ -17,7 +17,7 @@ from gpulint.profile.autoscaler import (
     node_template_from_tags,
     template_covers,
 )
-from gpulint.profile.instances import catalogue_allocatable
+from gpulint.profile.instances import EFA, catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
     ClusterProfile,
@@ -108,6 +108,9 @@ def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent
     if allocatable is not None:
         values["allocatable"] = allocatable
         estimated.add("allocatable")
+    if group.get("efaEnabled") is True:
+        # eksctl attaches every EFA interface the type has and installs the EFA device plugin.
+        values["unknown_amounts"] = frozenset({EFA})
     if not managed:
         # The ASG's template has NVIDIA GPUs from the instance type, other accelerators only
         # from `node-template/resources/*` tags.

@@ -16,6 +16,10 @@ from decimal import Decimal
 NVIDIA = "nvidia.com/gpu"
 NEURON = "aws.amazon.com/neuron"
 NEURONCORE = "aws.amazon.com/neuroncore"
+# The EFA device plugin's resource: one per EFA interface attached to the instance, as many
+# as EC2 gives the type when a node group enables EFA (eksctl `efaEnabled`, the EKS module's
+# `enable_efa_support`); no node group definition says how many.
+EFA = "vpc.amazonaws.com/efa"
 KUBELET_DEFAULT_MAX_PODS = 110
 _GIB = 2**30
 

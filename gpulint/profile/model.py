@@ -207,6 +207,12 @@ class Pool:
     # Extended resources a node of the pool has that cluster-autoscaler's zero-node template
     # does not advertise: with the pool at zero, a pod asking for one never triggers a scale-up.
     template_missing: tuple[str, ...] = ()
+    # Extended resources the pool's nodes have in an amount its files do not say (the EFA
+    # interfaces of an eksctl group with `efaEnabled`, counted by EC2 at launch): not judged.
+    unknown_amounts: frozenset[str] = frozenset()
+    # Its labels were read from its nodes (a live cluster, a node dump): what an in-cluster
+    # labeller (GPU Feature Discovery, NFD) sets is on them when it runs, and absent when not.
+    labels_observed: bool = field(default=False, compare=False)
     # Where the pool is written (`infra/main.tf:14`), for messages; not a cluster fact.
     defined_at: str | None = field(default=None, compare=False)
     # Nodes that publish accelerators through DRA ResourceSlices (a DRA driver rather than a

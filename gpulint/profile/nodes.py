@@ -276,9 +276,11 @@ def _pool(name: str, members: list[NodeView], dra_nodes: frozenset[str]) -> Pool
             1 for n in usable if n.device_plugin_not_ready and n.name not in dra_nodes
         ),
         dra_nodes=sum(1 for n in usable if n.name in dra_nodes),
+        labels_observed=True,
     )
     stated = {
-        "labels", "label_requirements", "taints", "allocatable", "nodes", "device_plugin_not_ready"
+        "labels", "label_requirements", "taints", "allocatable", "nodes", "device_plugin_not_ready",
+        "labels_observed",
     }  # fmt: skip
     if dra_nodes:
         stated.add("dra_nodes")

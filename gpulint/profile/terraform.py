@@ -45,7 +45,7 @@ from gpulint.profile.autoscaler import (
     template_covers,
 )
 from gpulint.profile.cache import ProfileCache, entry_hash, read_entry, write_entry
-from gpulint.profile.instances import NVIDIA, catalogue_allocatable, instance_type
+from gpulint.profile.instances import EFA, NVIDIA, catalogue_allocatable, instance_type
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
     ClusterProfile,
@@ -367,6 +367,9 @@ def _eks_pool(
         "scale_from_zero": from_zero,
         "instance_type": instance,
     }
+    if group.get("enable_efa_support") is True:
+        # The EKS module attaches every EFA interface the type has.
+        values["unknown_amounts"] = frozenset({EFA})
     return _pool(name, defined_at, values)
 
 

@@ -18,8 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from gpulint import __version__
-
-_ENTRIES = "renders"
+from gpulint.cachedir import RENDERS, open_own_directory, read_own_file, write_atomically
 
 
 def render_key(parts: Sequence[str], files: Iterable[Path]) -> str:
@@ -58,11 +57,14 @@ def _file_bytes(path: Path) -> bytes:
 
 
 def read_render(cache_dir: Path | None, key: str) -> str | None:
-    """The stream stored under `key`, or None."""
+    """The stream stored under `key`, or None (a file that is not the user's own, or not a
+    regular file, is not read; a read marks the entry used, gpulint.cachedir.sweep)."""
     if cache_dir is None:
         return None
     try:
-        return (cache_dir / _ENTRIES / f"{key}.yaml").read_text(encoding="utf-8")
+        with open_own_directory(cache_dir) as root, open_own_directory(RENDERS, root) as folder:
+            data = read_own_file(f"{key}.yaml", folder)
+        return None if data is None else data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -71,15 +73,5 @@ def write_render(cache_dir: Path | None, key: str, text: str) -> None:
     """Store `text` under `key`; nothing when the cache cannot be written."""
     if cache_dir is None:
         return
-    import tempfile
-
-    entries = cache_dir / _ENTRIES
-    with contextlib.suppress(OSError):
-        entries.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=entries, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            os.replace(temporary, entries / f"{key}.yaml")
-        except OSError:
-            Path(temporary).unlink(missing_ok=True)
+    with contextlib.suppress(OSError, UnicodeEncodeError):
+        write_atomically(cache_dir, RENDERS, f"{key}.yaml", text.encode("utf-8"))

@@ -419,15 +419,17 @@ MAX_VARIANTS = 32
 
 @contextmanager
 def _values_file(text: str, cache_dir: Path | None) -> Iterator[Path]:
-    """`text` in a file; under the cache, named by its hash, so its render can be cached too."""
+    """`text` in a file; under the cache, named by its hash, so its render can be cached too.
+    Written whole before it is named (a run beside this one may pass the same file to helm)."""
     if cache_dir is not None:
-        path = (
-            cache_dir / "renders" / "values" / f"{hashlib.sha256(text.encode()).hexdigest()}.yaml"
-        )
+        from gpulint.cachedir import VALUES, write_atomically
+
+        data = text.encode("utf-8")
+        name = f"{hashlib.sha256(data).hexdigest()}.yaml"
+        path = cache_dir / VALUES / name
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             if not path.is_file():
-                path.write_text(text, encoding="utf-8")
+                write_atomically(cache_dir, VALUES, name, data)
         except OSError:
             pass
         else:

@@ -110,7 +110,8 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             yield from _gang_problems(members, groups, profile, priorities)
     # What the pools of a set can give, and how a message says it: the same for each of the
     # thousands of workloads a busy set may hold.
-    rooms: dict[tuple[frozenset[str], str], tuple[tuple[Pool, ...], Decimal, str]] = {}
+    rooms: dict[tuple[frozenset[str], str], tuple[tuple[Pool, ...], Decimal]] = {}
+    can_have: dict[tuple[frozenset[str], str], str] = {}  # said only of sets that overflow
     for demand in demands:
         if demand.workload.gang or not judged((demand,)):
             continue  # a gang is reported once as a whole
@@ -121,13 +122,8 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             room = rooms.get((demand.pools, resource))
             if room is None:
                 pools = tuple(p for p in profile.pools if p.name in demand.pools)
-                have = _room(pools, resource)
-                room = rooms[demand.pools, resource] = (
-                    pools,
-                    have,
-                    _can_have(pools, resource, have),
-                )
-            pools, have, can_have = room
+                room = rooms[demand.pools, resource] = (pools, _room(pools, resource))
+            pools, have = room
             if need <= have:
                 continue
             queue = None
@@ -148,8 +144,11 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
                 for assumption in (demand.assumption, *_assumptions_of(sharing.groups))
                 if assumption
             )
+            said = can_have.get((demand.pools, resource))
+            if said is None:
+                said = can_have[demand.pools, resource] = _can_have(pools, resource, have)
             yield _capacity_problem(
-                demand, resource, per_pod, sharing, need, have, pools, can_have, tuple(assumptions)
+                demand, resource, per_pod, sharing, need, have, pools, said, tuple(assumptions)
             )
 
 

@@ -10,6 +10,7 @@ only on pools at zero nodes because of its required placement gets the GPU103 wa
 """
 
 from collections.abc import Iterator
+from dataclasses import replace
 from decimal import Decimal
 
 from gpulint.admission import compute_classes
@@ -19,7 +20,7 @@ from gpulint.edits import add_items
 from gpulint.fields import shown
 from gpulint.gpus import accelerator_names, gpu_limit_pos, gpu_requests, is_gpu_resource
 from gpulint.model import ContainerRole, PodTemplate, Severity, Workload
-from gpulint.profile.model import POOL_LABELS, ClusterProfile, Pool, Taint
+from gpulint.profile.model import POOL_LABELS, ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.profile.platforms import AUTOPILOT_GPU_RULES, COMPUTE_CLASS_LABEL
 from gpulint.quantity import format_quantity
 from gpulint.replicas import planned_pods, runs_on_every_node
@@ -43,6 +44,7 @@ from gpulint.scheduling import (
     pool_gpus,
     pools_named,
     satisfied_requirements,
+    selector_keys,
     selector_mismatch,
     usable,
 )
@@ -106,6 +108,9 @@ def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | N
             "none of which is of that class (GKE creates them for a ComputeClass with node "
             "auto-creation): give its ComputeClass to --profile to make this certain"
         )
+    unlabelled = _unlabelled(item, profile)
+    if unlabelled is not None:
+        return Severity.WARNING, unlabelled
     if item.flavors and all(
         blocker(item._replace(placement=p), profile) is None for p in item.flavors
     ):
@@ -123,6 +128,86 @@ def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | N
         return blocker(item._replace(placement=alone), profile) is None
 
     return Severity.WARNING, f"; {admitted.assumptions_for(enough)}"
+
+
+#: Node labels that a daemon in the cluster sets, when it runs, by key prefix: what it is.
+_LABELLERS = (
+    (
+        "nvidia.com/",
+        "GPU Feature Discovery (the GPU Operator, or the NVIDIA device plugin's chart with "
+        "gfd.enabled)",
+    ),
+    ("feature.node.kubernetes.io/", "Node Feature Discovery"),
+    ("amd.com/", "the AMD GPU node labeller"),
+    ("beta.amd.com/", "the AMD GPU node labeller"),
+    ("gpu.intel.com/", "Intel's GPU labelling rules for Node Feature Discovery"),
+)
+
+
+def _labeller(key: str) -> tuple[str, str] | None:
+    """The labeller that sets node label `key` (prefix, what it is), if one does."""
+    tail = key.split("/", 1)[0] + "/"
+    for prefix, name in _LABELLERS:
+        if key.startswith(prefix) or (prefix.startswith("feature.") and tail.endswith(prefix)):
+            return prefix, name
+    return None
+
+
+def _unlabelled(item: GpuPlacement, profile: ClusterProfile) -> str | None:
+    """The assumption a pod's verdict rests on when it selects labels of an in-cluster
+    labeller that the profile knows nothing of, and it would run if the labeller labelled the
+    pools' nodes; None otherwise.
+
+    A profile built from infrastructure code or written by hand says which labels a node
+    group is given, not what GPU Feature Discovery or NFD add once the node runs: a pool
+    whose labels were not read from its nodes, in a profile where no pool carries any label
+    of that labeller, may have them.
+    """
+    keys = [
+        (key, found)
+        for key in selector_keys(item.template, item.admission.node_selector)
+        if (found := _labeller(key)) is not None
+    ]
+    if not keys:
+        return None
+    if all(pool.labels_observed for pool in profile.pools):
+        return None
+    said = {
+        key
+        for pool in profile.pools
+        for key in (*pool.labels, *(r.key for r in pool.label_requirements))
+    }
+    unknown = [
+        (key, name)
+        for key, (prefix, name) in keys
+        if not any(_labeller(k) == (prefix, name) for k in said)
+    ]
+    if not unknown:
+        return None
+    opened = tuple(
+        pool
+        if pool.labels_observed
+        else replace(
+            pool,
+            label_requirements=(
+                *pool.label_requirements,
+                *(LabelRequirement(key, "Exists") for key, _ in unknown),
+            ),
+        )
+        for pool in profile.pools
+    )
+    assumed = replace(profile, pools=opened)
+    admitted = item.admission
+    alone = place(item.template, assumed, admitted.tolerations, admitted.node_selector)
+    if blocker(item._replace(placement=alone), assumed) is not None:
+        return None
+    labels = ", ".join(dict.fromkeys(key for key, _ in unknown))
+    names = " and ".join(dict.fromkeys(name for _, name in unknown))
+    return (
+        f"; assumes {names} does not label the pools' nodes with {labels}, which the "
+        "profile's pools do not say: a profile read from the nodes (a node dump, --live) "
+        "makes this certain"
+    )
 
 
 def undescribed_compute_class(template: PodTemplate, profile: ClusterProfile) -> str | None:

@@ -609,7 +609,6 @@ def _is_index(stored: Any) -> bool:
 
 #: The folder of the cache directory that holds the index of kinds and the definitions each
 #: kind reaches, per installed release. Bump _FORMAT when what is stored there changes.
-_ENTRIES = "schemas"
 _FORMAT = "4"
 # Entries hold dicts, lists, strings, numbers, booleans and None in marshal's format: read with
 # no module to import, several times faster than JSON. marshal builds nothing that runs (what
@@ -621,13 +620,13 @@ _cache: list[Path | None] = [None]
 
 def use_cache(directory: str | os.PathLike[str] | None) -> None:
     """Keep what is derived from the installed schemas in `directory` (the run's cache
-    directory), or nowhere (None: --no-cache). A directory another user could have written
-    (see cachedir.untrusted_place) is not used."""
+    directory), or nowhere (None: --no-cache). A directory the rest of the run does not
+    trust (cachedir.cache_problem) is not used either."""
     place = None
     if directory is not None:
-        from gpulint.cachedir import SAFE_OPEN, untrusted_place
+        from gpulint.cachedir import cache_problem
 
-        if SAFE_OPEN and untrusted_place(directory) is None:
+        if cache_problem(Path(directory)) is None:
             place = Path(directory)
     _cache[0] = place
 
@@ -650,12 +649,12 @@ def _read_entry(name: str) -> Any:
         return None
     import marshal
 
-    from gpulint.cachedir import open_own_directory, read_own_file
+    from gpulint.cachedir import SCHEMAS, open_own_directory, read_own_file
 
     try:
         with (
             open_own_directory(directory) as root,
-            open_own_directory(_ENTRIES, root) as entries,
+            open_own_directory(SCHEMAS, root) as entries,
         ):
             data = read_own_file(name, entries)
         return None if data is None else marshal.loads(data)
@@ -670,10 +669,10 @@ def _write_entry(name: str, value: Any) -> None:
         return
     import marshal
 
-    from gpulint.cachedir import write_atomically
+    from gpulint.cachedir import SCHEMAS, write_atomically
 
     with contextlib.suppress(OSError):
-        write_atomically(directory, _ENTRIES, name, marshal.dumps(value))
+        write_atomically(directory, SCHEMAS, name, marshal.dumps(value))
 
 
 # --- the validator --------------------------------------------------------------------------
