@@ -32,7 +32,7 @@ from gpulint.render.kustomize import (
 from gpulint.render.locate import HelmOrigin
 from gpulint.render.options import RenderOptions
 from gpulint.render.rendered import RenderedInput, RenderFailure
-from gpulint.render.tools import RenderError, RenderRun, ToolFailed, ToolMissing
+from gpulint.render.tools import RenderError, RenderRun, ToolFailed, ToolMissing, Unbuildable
 
 HELM, KUSTOMIZE = "helm", "kustomize"
 
@@ -75,7 +75,7 @@ def plan_renders(
             text = build_overlay(Path(directory), cache_dir, run)
             origin = KustomizeOrigin(Path(directory), directory)
             return [RenderedInput(directory, text.encode(), origin)]
-        except (ToolMissing, ToolFailed) as exc:
+        except (ToolMissing, ToolFailed, Unbuildable) as exc:
             # The rest of the run is still checked; the chart or overlay is one finding.
             return [_not_rendered(directory, kind, exc)]
 

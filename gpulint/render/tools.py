@@ -43,6 +43,12 @@ class ToolFailed(RenderError):
     """The tool ran and refused the chart or overlay: that render is skipped with a note."""
 
 
+class Unbuildable(RenderError):
+    """An overlay naming a file or directory it does not hold: kustomize would fail on it
+    (after trying the name as a remote), so it is never built; that render is skipped with a
+    note, as a failing tool's is."""
+
+
 class RenderTimeout(RenderError):
     """A render that outlasted its timeout or the run's budget."""
 
