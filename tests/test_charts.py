@@ -568,3 +568,38 @@ def test_a_library_chart_given_alone_exits_2_unless_allowed(
         "accept that)\n"
     )
     assert run("check", "--isolated", "--allow-empty", "charts/common").exit_code == 0
+
+
+def test_a_chart_whose_dependency_only_a_repository_has_is_a_warning_and_the_rest_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    # Nothing is fetched: the chart is not rendered, which is one finding, as a failing helm
+    # would be, and the pod beside it is still checked.
+    write_files(
+        tmp_path,
+        {
+            "chart/Chart.yaml": (
+                "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: lws\n"
+                "  version: 0.6.2\n  repository: oci://registry.k8s.io/lws/charts\n"
+                "  condition: lws.enabled\n"
+            ),
+            "chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            "pod.yaml": (
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                "  - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+            ),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "--format", "json", ".")
+    assert result.exit_code == 0, result.output  # warnings only
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [
+        ("GPU030", "chart/Chart.yaml", 1),
+        ("GPU601", "pod.yaml", 6),
+    ]
+    assert findings[0]["message"] == (
+        "not rendered, so not checked: dependency `lws` (oci://registry.k8s.io/lws/charts) is "
+        "not in its `charts/`; run `helm dependency build` on the chart where the network is "
+        "reachable, then check again"
+    )

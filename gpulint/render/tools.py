@@ -44,8 +44,9 @@ class ToolFailed(RenderError):
 
 
 class Unbuildable(RenderError):
-    """An overlay naming a file or directory it does not hold: kustomize would fail on it
-    (after trying the name as a remote), so it is never built; that render is skipped with a
+    """A chart or overlay that cannot be built from what the tree holds: a chart dependency
+    that only a repository has, an overlay entry naming a file that is not there (kustomize
+    would try it as a remote). Nothing is fetched or built; that render is skipped with a
     note, as a failing tool's is."""
 
 
