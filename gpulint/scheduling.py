@@ -312,6 +312,29 @@ def selector_mismatch(
     return affinity_mismatch(terms, labels, template.spec.pos_of_key("affinity"), varying, given)
 
 
+def zero_node_mismatch(
+    template: PodTemplate, pool: Pool, added: Mapping[str, str] = {}
+) -> SelectorMismatch | None:
+    """Why cluster-autoscaler never adds a node to an empty pool for this pod: its zero-node
+    template lacks a label the pod requires (`pool.template_missing_labels`), though the
+    pool's nodes carry it. None when the pool has nodes, or the template matches the pod."""
+    if pool.nodes > 0 or not pool.template_missing_labels:
+        return None
+    lacking = frozenset(pool.template_missing_labels) & frozenset(selector_keys(template, added))
+    if not lacking:
+        return None
+    labels = {k: v for k, v in pool.labels.items() if k not in lacking}
+    miss = selector_mismatch(template, labels, pool.label_requirements, added)
+    if miss is None or miss.key not in lacking:
+        return None
+    return miss._replace(
+        detail=miss.detail.replace(
+            "pool lacks the label",
+            "the pool has no node, and cluster-autoscaler's zero-node template lacks the label",
+        )
+    )
+
+
 def satisfied_requirements(
     template: PodTemplate, labels: Mapping[str, str], varying: Sequence[LabelRequirement] = ()
 ) -> int:
@@ -626,7 +649,8 @@ def pool_fit(template: PodTemplate, pool: Pool, profile: ClusterProfile | None) 
     return PoolFit(
         pool=pool,
         untolerated=untolerated_taints(admitted_tolerations(template, profile), pool.taints),
-        mismatch=selector_mismatch(template, pool.labels, pool.label_requirements),
+        mismatch=selector_mismatch(template, pool.labels, pool.label_requirements)
+        or zero_node_mismatch(template, pool),
         shortfalls=resource_shortfalls(template.effective_requests, pool),
     )
 
@@ -666,6 +690,8 @@ def place(
             mismatch = mismatches[values] = selector_mismatch(
                 template, pool.labels, pool.label_requirements, added
             )
+        if mismatch is None and pool.template_missing_labels:
+            mismatch = zero_node_mismatch(template, pool, added)
         fits.append(
             PoolFit(
                 pool,

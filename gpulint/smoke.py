@@ -222,13 +222,17 @@ def nvidia_image(pool: Pool, profile: ClusterProfile) -> str:
 
 
 def _selector(pool: Pool) -> dict[str, str]:
-    """The pool's naming label when it has one, else every label the pool's nodes share."""
+    """The pool's naming label when it has one, else every label the pool's nodes share; of
+    a pool at zero nodes, only labels the autoscaler's template has, or the Job would never
+    make it add a node."""
+    missing = pool.template_missing_labels if pool.nodes == 0 else ()
+    labels = {k: v for k, v in pool.labels.items() if k not in missing}
     for label in POOL_LABELS:
-        if label in pool.labels:
-            return {label: pool.labels[label]}
-    if not pool.labels:
+        if label in labels:
+            return {label: labels[label]}
+    if not labels:
         raise GpulintError(f"pool {pool.name} has no labels to select its nodes by")
-    return dict(pool.labels)
+    return labels
 
 
 def _toleration(taint: Taint) -> dict[str, str]:

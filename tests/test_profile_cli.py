@@ -206,7 +206,12 @@ def test_profile_show_of_a_dump_reports_not_ready_plugins_and_hidden_labels() ->
     rows = {line.split()[0]: line.split() for line in out.splitlines()[4:9]}
     assert rows["g5"][2:7] == ["8", "nvidia.com/gpu", "2/1/4", "yes", "1"]
     assert rows["p4d"][2:7] == ["8", "nvidia.com/gpu", "0/0/4", "yes", "0"]
-    assert rows["m5"][2:6] == ["-", "2/2/6", "no", "0"]
+    # A self-managed group scales from zero, but its untagged label is not on the template.
+    assert rows["m5"][2:6] == ["-", "2/2/6", "yes", "0"]
+    assert (
+        "cluster-autoscaler's template of m5 lacks the labels workload: no scale-up from zero "
+        "for pods that require them" in out
+    )
     assert "beta.kubernetes.io/" not in out
     assert (
         "(20 deprecated or bookkeeping labels not shown; `gpulint profile import` lists every "

@@ -332,7 +332,9 @@ def test_eksctl_config_node_groups() -> None:
     assert profile.provider_source == f"inferred from the eksctl ClusterConfig {EKSCTL}"
     assert [p.name for p in profile.pools] == ["m5", "g4dn", "g5", "p4d"]
     m5, g4dn, g5, p4d = profile.pools
-    assert (m5.nodes, m5.min_nodes, m5.max_nodes, m5.scale_from_zero) == (3, 2, 6, False)
+    assert (m5.nodes, m5.min_nodes, m5.max_nodes, m5.scale_from_zero) == (3, 2, 6, True)
+    # Self-managed, its label not tagged: at zero, no scale-up for a pod that requires it.
+    assert m5.template_missing_labels == ("workload",)
     assert m5.allocatable == {}  # m5 is not an accelerator type: not in the catalogue
     assert m5.labels == {
         "alpha.eksctl.io/nodegroup-name": "m5",
@@ -342,6 +344,7 @@ def test_eksctl_config_node_groups() -> None:
     # Map form `key: "value:effect"`, and the EKS API spelling NO_SCHEDULE.
     assert g4dn.taints == (GPU_TAINT,) and p4d.taints == (GPU_TAINT,) and g5.taints == (GPU_TAINT,)
     assert (g4dn.nodes, g4dn.max_nodes, g4dn.scale_from_zero) == (0, 3, True)
+    assert g4dn.template_missing_labels == ()  # propagateASGTags tags every label
     assert g5.labels["eks.amazonaws.com/nodegroup"] == "g5"
     assert p4d == Pool(
         name="p4d",
@@ -395,14 +398,15 @@ def test_eksctl_defaults_and_taint_forms(tmp_path: Path) -> None:
         Taint("dedicated", "gpu", "NoExecute"),
         Taint("bare", "", "PreferNoSchedule"),
     )
-    # Labels and taints without propagateASGTags: the autoscaler cannot build a template.
-    # desiredCapacity defaults to minSize: no node now.
+    # Labels and taints without propagateASGTags: the autoscaler still builds a template from
+    # the instance type, without the label. desiredCapacity defaults to minSize: no node now.
     assert (tagged.nodes, tagged.min_nodes, tagged.max_nodes, tagged.scale_from_zero) == (
         0,
         0,
         2,
-        False,
+        True,
     )
+    assert tagged.template_missing_labels == ("a",)
     assert tagged.allocatable["nvidia.com/gpu"] == 1
     assert tagged.allocatable["memory"] == 32 * GIB
     assert mixed.instance_type == "g5.xlarge"
@@ -648,7 +652,7 @@ def test_values_of_the_wrong_type_are_errors_not_crashes(
     assert str(info.value).startswith(f"{path}:{message}")
 
 
-def test_eksctl_node_template_tags_let_a_self_managed_group_scale_from_zero(
+def test_eksctl_node_template_tags_say_which_labels_a_zero_node_template_has(
     tmp_path: Path,
 ) -> None:
     infra = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "eksctl"
@@ -656,15 +660,40 @@ def test_eksctl_node_template_tags_let_a_self_managed_group_scale_from_zero(
     gpu = pools["1-gpu-spot-p3-2xlarge"]
     assert (gpu.nodes, gpu.min_nodes, gpu.max_nodes, gpu.scale_from_zero) == (0, 0, 10, True)
     assert gpu.taints == (Taint("spotInstance", "true", "PreferNoSchedule"),)
+    assert gpu.template_missing_labels == ()  # every label tagged with its value
     # ng-1's label node-class is not tagged: the autoscaler's template lacks it.
-    assert pools["ng-1"].scale_from_zero is False
+    assert pools["ng-1"].scale_from_zero is True
+    assert pools["ng-1"].template_missing_labels == ("node-class",)
     text = EKSCTL_HEAD + (
         "nodeGroups:\n- name: g\n  instanceType: g5.xlarge\n  minSize: 0\n  maxSize: 2\n"
         "  labels: {gpu: 'yes'}\n  taints: {nvidia.com/gpu: 'present:NoSchedule'}\n"
         "  tags:\n    k8s.io/cluster-autoscaler/node-template/label/gpu: 'yes'\n"
     )
     (pool,) = load_profiles([write(tmp_path, text)]).pools
-    assert pool.scale_from_zero is False  # the taint is not tagged
+    # An untagged taint leaves the template without it, not the group without a template.
+    assert pool.scale_from_zero is True and pool.template_missing_labels == ()
+
+
+def test_the_autoscalers_own_template_labels_are_never_missing(tmp_path: Path) -> None:
+    text = EKSCTL_HEAD + (
+        "nodeGroups:\n- name: g\n  instanceType: g5.xlarge\n  minSize: 0\n  maxSize: 2\n"
+        "  labels: {kubernetes.io/arch: amd64, team: ml}\n"
+    )
+    (pool,) = load_profiles([write(tmp_path, text)]).pools
+    # The AWS provider writes the architecture (and OS, instance type, zone) on every template.
+    assert pool.template_missing_labels == ("team",)
+
+
+def test_dumped_template_missing_labels_load_back_equal(tmp_path: Path) -> None:
+    from gpulint.profile.dump import dump_profile
+
+    infra = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "eksctl"
+    profile = load_profiles([str(infra / "determined-g4dn.yaml")])
+    gpu = next(p for p in profile.pools if p.name == "g4dn-metal-us-west-2b")
+    assert gpu.template_missing_labels == ("k8s.amazonaws.com/accelerator",)
+    path = tmp_path / "p.yaml"
+    path.write_text(dump_profile(profile))
+    assert load_profiles([str(path)]) == profile
 
 
 # --- clusters without pool labels -------------------------------------------------------------

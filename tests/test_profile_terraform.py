@@ -177,6 +177,25 @@ def test_a_value_the_files_cannot_decide_is_shown_as_an_assumption(tmp_path: Pat
     ) in text
 
 
+def test_a_self_managed_group_scales_from_zero_without_its_untagged_labels(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "main.tf").write_text(
+        'module "eks" {\n  source = "terraform-aws-modules/eks/aws"\n'
+        "  self_managed_node_groups = {\n    gpu = {\n"
+        '      instance_type = "g5.xlarge"\n      min_size = 0\n      max_size = 2\n'
+        '      labels = { gpu = "yes", team = "ml" }\n'
+        "      autoscaling_group_tags = {\n"
+        '        "k8s.io/cluster-autoscaler/node-template/label/gpu" = "yes"\n'
+        "      }\n    }\n  }\n}\n"
+    )
+    (pool,) = load_profiles([str(tmp_path / "main.tf")]).pools
+    # cluster-autoscaler sizes the zero-node template by the instance type; the tags tell it
+    # `gpu` only, so a pod that requires `team` triggers no scale-up while the group is empty.
+    assert (pool.nodes, pool.max_nodes, pool.scale_from_zero) == (0, 2, True)
+    assert pool.template_missing_labels == ("team",)
+
+
 def test_a_bad_effect_is_one_error_naming_the_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "main.tf").write_text(
         'resource "aws_eks_node_group" "gpu" {\n  node_group_name = "gpu"\n'

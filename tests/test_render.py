@@ -15,7 +15,7 @@ from gpulint.cli import main
 from gpulint.findings import Finding
 from gpulint.model import Severity
 from gpulint.render.helm import HelmRender, render_chart
-from gpulint.render.locate import HelmOrigin, sentinel
+from gpulint.render.locate import HelmOrigin, _unconditional_lines, sentinel
 from gpulint.render.tokens import tokens
 from gpulint.render.tools import RenderError
 
@@ -238,3 +238,64 @@ def test_a_key_the_template_spells_once_inside_an_action_is_located_there(helm: 
         6,
         13,
     )
+
+
+LOCAL_AI = FIXTURES / "real" / "go-skynet-helm" / "local-ai"
+
+
+def test_a_line_the_template_writes_several_times_is_placed_by_the_one_every_render_prints(
+    helm: Path, tmp_path: Path
+) -> None:
+    # `resources:` is written for extra init containers, sidecars (each inside a `range` and an
+    # `if`) and the main container (at the top level): with no sidecar or init container, the
+    # one rendered line is the main container's.
+    template = LOCAL_AI / "templates" / "deployment.yaml"
+    lines = template.read_text().splitlines()
+    main = [n for n, text in enumerate(lines, 1) if text.strip() == "resources:"][-1]
+    source = "local-ai/templates/deployment.yaml"
+
+    def located(*values: Path) -> tuple[int, int]:
+        request = HelmRender(LOCAL_AI, "local-ai", None, (LOCAL_AI / "values-gpu.yaml", *values))
+        rendered = render_chart(request, None)
+        printed = rendered.splitlines()
+        line = len(printed) - printed[::-1].index("          resources:")
+        (found,) = HelmOrigin(request, "local-ai", str(LOCAL_AI), None, trace_values=False).locate(
+            [finding_at(line, 11, source)], rendered
+        )
+        assert found.path == str(template)
+        return found.line, found.column
+
+    assert located() == (main, 11)
+    # A sidecar with resources prints a second `resources:` from inside its `range`: which
+    # line printed which is no longer sure, and the finding stays at the template's line 1.
+    sidecar = tmp_path / "sidecar.yaml"
+    sidecar.write_text(
+        "sidecarContainers:\n- name: proxy\n  image: proxy:1\n  resources: {limits: {cpu: 1}}\n"
+    )
+    assert located(sidecar) == (1, 1)
+
+
+def test_the_lines_every_render_prints_once_are_outside_control_and_actions() -> None:
+    template = "\n".join(
+        [
+            "spec:",  # 1: printed once
+            "  {{- if .Values.a }}",  # 2: control
+            "  a: 1",  # 3: inside `if`
+            "  {{- else }}",  # 4: control
+            "  a: 2",  # 5: inside `if`
+            "  {{- end }}",  # 6: control
+            "  b: {{ .Values.b }}",  # 7: the next line goes on after it
+            '  {{- include "x" (dict',  # 8: an action (over lines 8-9) prints any text
+            '    "k" 1) }}',  # 9
+            "  c: 3",  # 10: printed once
+            "  d: {{ .Values.d -}}",  # 11: trims the line break after it
+            "  e: 4",  # 12: joined to line 11
+            "{{- range .Values.items }}",  # 13
+            "  - {{ . }}",  # 14: once per item
+            "{{- end }}",  # 15
+            "resources:",  # 16: printed once, what follows starts on a line of its own
+            "  {{- toYaml .Values.resources | nindent 2 }}",  # 17
+            "f: 5",  # 18: printed once
+        ]
+    )
+    assert _unconditional_lines(template) == {1, 10, 16, 18}

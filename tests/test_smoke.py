@@ -185,3 +185,32 @@ def test_a_pool_that_can_never_get_a_node_is_skipped_with_a_note() -> None:
         "gpulint: note: skipped pool p5-reserved: no node and cannot scale up, a smoke test "
         "would wait forever\n"
     )
+
+
+def test_a_pool_at_zero_is_selected_only_by_labels_the_autoscalers_template_has(
+    tmp_path,
+) -> None:
+    # A self-managed Auto Scaling group at zero whose tags name `gpu` but not `team`: a Job
+    # that required `team` would never make cluster-autoscaler add a node.
+    pool = Pool(
+        name="g5",
+        labels={"node.kubernetes.io/instance-type": "g5.xlarge", "gpu": "yes", "team": "ml"},
+        allocatable={
+            "cpu": Decimal(4),
+            "memory": Decimal(16 * 2**30),
+            "nvidia.com/gpu": Decimal(1),
+        },
+        max_nodes=2,
+        scale_from_zero=True,
+        template_missing_labels=("team",),
+    )
+    profile = ClusterProfile(provider="eks", pools=(pool,))
+    (job,) = smoke_jobs(profile).jobs
+    assert job["spec"]["template"]["spec"]["nodeSelector"] == {
+        "node.kubernetes.io/instance-type": "g5.xlarge",
+        "gpu": "yes",
+    }
+    path = write_jobs(tmp_path, profile)
+    assert (
+        lint([str(path)], config=Config(report_unused_ignores=True), profile=profile).findings == ()
+    )

@@ -3,9 +3,9 @@
 On AWS the autoscaler builds the node it would add from the Auto Scaling group's launch
 template (instance type: cpu, memory, GPUs) and the group's tags
 `k8s.io/cluster-autoscaler/node-template/label/<key>` (= value),
-`.../taint/<key>` (= `value:effect`) and `.../resources/<name>` (= quantity). A label or taint
-the tags do not carry is not on that template, so a pod that selects it never triggers a
-scale-up from zero.
+`.../taint/<key>` (= `value:effect`) and `.../resources/<name>` (= quantity). A label the
+tags do not carry is not on that template, so a pod that selects it never triggers a scale-up
+from zero; a pod that selects none of them does.
 """
 
 from __future__ import annotations
@@ -93,11 +93,30 @@ def node_template_from_tags(tags: Mapping[str, Any]) -> NodeTemplate:
     return NodeTemplate(labels, tuple(taints), resources)
 
 
-def template_covers(template: NodeTemplate, labels: Mapping[str, str], taints: Any) -> bool:
-    """True when the tags carry every one of the group's own labels and taints."""
-    return all(template.labels.get(k) == v for k, v in labels.items()) and all(
-        any(t.key == taint.key and t.effect == taint.effect for t in template.taints)
-        for taint in taints
+#: Labels the AWS provider puts on every zero-node template itself (its generic labels).
+GENERIC_LABELS = frozenset(
+    {
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "kubernetes.io/hostname",
+        "node.kubernetes.io/instance-type",
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+    }
+)
+
+
+def template_lacks(template: NodeTemplate, labels: Mapping[str, str]) -> tuple[str, ...]:
+    """The keys of `labels` (a group's own node labels) that the tags do not carry with the
+    same value: the autoscaler's zero-node template lacks them.
+
+    The autoscaler builds that template from the instance type whatever the tags say, so a
+    group scales from zero all the same, but only for pods that require none of these labels.
+    A taint the tags leave out lacks too, and only makes the autoscaler add a node the pod
+    then does not tolerate: the scheduler's verdict on the real taint already covers it.
+    """
+    return tuple(
+        k for k, v in labels.items() if k not in GENERIC_LABELS and template.labels.get(k) != v
     )
 
 

@@ -190,6 +190,10 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
     if "templateMissing" in item:
         values["template_missing"] = tuple(str(name) for name in item["templateMissing"])
         stated.add("template_missing")
+    if "templateMissingLabels" in item:
+        missing = item["templateMissingLabels"]
+        values["template_missing_labels"] = tuple(str(name) for name in missing)
+        stated.add("template_missing_labels")
     if "labelsObserved" in item:
         values["labels_observed"] = item["labelsObserved"] is True
         stated.add("labels_observed")

@@ -184,6 +184,9 @@ def _pool(pool: Pool) -> list[str]:
         body.append(f"groupLimits: {_quantities(pool.group_limits)}")
     if pool.template_missing:
         body.append(f"templateMissing: [{', '.join(_scalar(n) for n in pool.template_missing)}]")
+    if pool.template_missing_labels:
+        keys = ", ".join(_scalar(n) for n in pool.template_missing_labels)
+        body.append(f"templateMissingLabels: [{keys}]")
     if pool.labels_observed:
         body.append("labelsObserved: true")
     if pool.unknown_amounts:

@@ -15,7 +15,7 @@ from gpulint.profile.autoscaler import (
     EFFECTS,
     aws_template_missing,
     node_template_from_tags,
-    template_covers,
+    template_lacks,
 )
 from gpulint.profile.instances import EFA, catalogue_allocatable
 from gpulint.profile.merge import PoolFacts, ProfileFacts
@@ -87,20 +87,17 @@ def _node_group(display: str, group: Any, path: list[Any], managed: bool, parent
     user_labels = {str(k): text(v) for k, v in mapping(group.get("labels")).items()}
     taints = _taints(display, group, where)
     labels = {**_implied_labels(name, instance, managed), **user_labels}
-    # cluster-autoscaler builds a zero-node template of a managed group from the EKS API; for
-    # a self-managed group it knows labels and taints only from ASG tags, which eksctl writes
-    # with propagateASGTags or the config writes itself under `tags`.
+    # cluster-autoscaler builds a zero-node template of every group from its instance type; a
+    # managed group's labels come from the EKS API, a self-managed group's only from ASG tags,
+    # which eksctl writes with propagateASGTags or the config writes itself under `tags`.
     tagged = node_template_from_tags(mapping(group.get("tags")))
-    has_template = (
-        managed
-        or group.get("propagateASGTags") is True
-        or template_covers(tagged, user_labels, taints)
-    )
+    told = managed or group.get("propagateASGTags") is True
     values: dict[str, Any] = {
         "taints": taints,
         "min_nodes": min_size,
         "max_nodes": max_size,
-        "scale_from_zero": max_size > 0 and has_template,
+        "scale_from_zero": max_size > 0,
+        "template_missing_labels": () if told else template_lacks(tagged, user_labels),
         "instance_type": instance,
     }
     estimated = {"nodes", "labels"}

@@ -207,6 +207,10 @@ class Pool:
     # Extended resources a node of the pool has that cluster-autoscaler's zero-node template
     # does not advertise: with the pool at zero, a pod asking for one never triggers a scale-up.
     template_missing: tuple[str, ...] = ()
+    # Node labels (keys) a node of the pool carries that cluster-autoscaler's zero-node
+    # template does not (a self-managed Auto Scaling group whose tags do not repeat them):
+    # with the pool at zero nodes, a pod that requires one never triggers a scale-up.
+    template_missing_labels: tuple[str, ...] = ()
     # Extended resources the pool's nodes have in an amount its files do not say (the EFA
     # interfaces of an eksctl group with `efaEnabled`, counted by EC2 at launch): not judged.
     unknown_amounts: frozenset[str] = frozenset()

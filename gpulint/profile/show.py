@@ -65,6 +65,13 @@ def show_profile(profile: ClusterProfile, root: str | None = None) -> str:
             for pool in profile.pools
             if pool.template_missing
         ]
+        lines += [
+            f"cluster-autoscaler's template of {pool.name} lacks the labels "
+            f"{', '.join(pool.template_missing_labels)}: no scale-up from zero for pods that "
+            "require them"
+            for pool in profile.pools
+            if pool.template_missing_labels
+        ]
     else:
         lines.append("No node pools.")
     lines += [f"Assumed: {assumption}" for assumption in profile.assumptions]

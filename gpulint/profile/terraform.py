@@ -42,7 +42,7 @@ from gpulint.profile.autoscaler import (
     EFFECTS,
     aws_template_missing,
     node_template_from_tags,
-    template_covers,
+    template_lacks,
 )
 from gpulint.profile.cache import ProfileCache, entry_hash, read_entry, write_entry
 from gpulint.profile.instances import EFA, NVIDIA, catalogue_allocatable, instance_type
@@ -353,18 +353,18 @@ def _eks_pool(
         labels["eks.amazonaws.com/capacityType"] = capacity
     user = _labels(reader.get(group, "labels", {}))
     labels.update(user)
-    if managed:
-        from_zero = high > 0  # the autoscaler reads a managed group's template from EKS
-    else:
+    lacking: tuple[str, ...] = ()  # the autoscaler reads a managed group's labels from EKS
+    if not managed:
         tags = {**_labels(group.get("tags")), **_labels(group.get("autoscaling_group_tags"))}
-        from_zero = high > 0 and template_covers(node_template_from_tags(tags), user, taints)
+        lacking = template_lacks(node_template_from_tags(tags), user)
     values: dict[str, Any] = {
         "labels": labels,
         "taints": taints,
         "nodes": nodes,
         "min_nodes": low,
         "max_nodes": high,
-        "scale_from_zero": from_zero,
+        "scale_from_zero": high > 0,  # the template comes from the instance type
+        "template_missing_labels": lacking,
         "instance_type": instance,
     }
     if group.get("enable_efa_support") is True:

@@ -41,6 +41,110 @@ MAX_CANDIDATES = 6
 _ACTION = re.compile(r"\{\{.*?\}\}")
 
 
+_CONTROL = re.compile(r"\{\{-?\s*(if|range|with|define|block|else|end)\b")
+_OPENS = frozenset({"if", "range", "with", "define", "block"})
+
+
+def _unconditional_lines(template: str) -> frozenset[int]:
+    """The lines (1-based) of a template that every render prints once, as a line of their
+    own and in order: lines that start with text, outside every `if`, `range`, `with`,
+    `define` and `block`, with no control action of their own, not inside an action that spans
+    lines, and not joined to the line before or after by a `-}}` or `{{-` that trims the line
+    break between them."""
+    index = TextIndex(template)
+    depth_at: dict[int, int] = {}  # line -> depth at its start, for lines where it changes
+    spanned: set[int] = set()
+    controlled: set[int] = set()
+    depth = 0
+    for action in re.finditer(r"\{\{.*?\}\}", template, re.S):
+        first, _ = index.position(action.start())
+        last, _ = index.position(action.end() - 1)
+        spanned.update(range(first + 1, last + 1))
+        control = _CONTROL.match(action.group())
+        if control is None:
+            continue
+        controlled.add(first)
+        if control.group(1) in _OPENS:
+            depth += 1
+        elif control.group(1) == "end":
+            depth = max(depth - 1, 0)
+        depth_at[last + 1] = depth
+    lines = template.split("\n")
+    found = set()
+    depth = 0
+    for number, line in enumerate(lines, start=1):
+        depth = depth_at.get(number, depth)
+        joined = line.rstrip().endswith("-}}") or (
+            number > 1 and lines[number - 2].rstrip().endswith("-}}")
+        )
+        following = next((text for text in lines[number:] if text.strip()), "")
+        if (
+            depth == 0
+            and not line.lstrip().startswith("{{")
+            and number not in spanned | controlled
+            and not joined
+            and _keeps_line_break(following)
+        ):
+            found.add(number)
+    return frozenset(found)
+
+
+def _keeps_line_break(following: str) -> bool:
+    """Whether a line followed by `following` (the next line with text) ends its rendered line
+    where it ends in the template: a `{{-` there trims the line break away, and the line goes on
+    with what that action prints, unless the action prints nothing before a line break of its
+    own (a control action without `-}}`) or begins with one (`nindent`)."""
+    text = following.lstrip()
+    if not text.startswith("{{-"):
+        return True
+    action = re.match(r"\{\{-(.*?)\}\}", text)
+    if action is None or action.group(1).endswith("-"):
+        return False
+    return _CONTROL.match(action.group()) is not None or bool(
+        re.search(r"\|\s*nindent\b", action.group(1))
+    )
+
+
+def _source_lines(index: TextIndex, source: str) -> list[int]:
+    """The rendered lines (1-based) of every document Helm printed from `source`."""
+    header, inside, found = f"# Source: {source}", False, []
+    for number in range(1, len(index.starts) + 1):
+        line = index.line(number)
+        if line == "---":
+            inside = False
+        elif line == header:
+            inside = True
+        elif inside:
+            found.append(number)
+    return found
+
+
+def _by_order(
+    index: TextIndex, finding: Finding, template: str, patterns: Mapping[int, str]
+) -> int | None:
+    """Which of several template lines that can print the finding's line printed it, told by
+    order: when the template's lines that print such a line at every render (its unconditional
+    ones) are as many as the rendered lines of that template that read like one, no other
+    line printed any, and the n-th rendered one is the n-th of them."""
+    fixed = sorted(patterns.keys() & _unconditional_lines(template))
+    if not fixed or finding.source is None:
+        return None
+    compiled = [re.compile(patterns[n]) for n in patterns]
+    printed = [
+        n
+        for n in _source_lines(index, finding.source)
+        if any(c.fullmatch(index.line(n).lstrip(" ")) for c in compiled)
+    ]
+    if len(printed) != len(fixed) or finding.line not in printed:
+        return None
+    if not all(
+        re.fullmatch(patterns[line], index.line(n).lstrip(" "))
+        for n, line in zip(printed, fixed, strict=True)
+    ):
+        return None
+    return fixed[printed.index(finding.line)]
+
+
 class Location(NamedTuple):
     """A position in a file the author edits."""
 
@@ -123,19 +227,26 @@ class HelmOrigin:
         width = len(token.text) if token is not None else 1
         if start < 0:
             return None
-        matches = []
+        matches = {}  # template line -> the finding's column there
+        patterns = {}  # every template line that can print `body`, to its pattern
         for number, line in enumerate(template.split("\n"), start=1):
             text = line.lstrip(" ")
             parts = _ACTION.split(text)
             literal = parts[0]
-            if start + width > len(literal) or "{{" in literal:
-                continue
+            if not "".join(parts).strip():
+                continue  # actions alone: they print any text, on any number of lines
             pattern = ".*?".join(re.escape(part) for part in parts)
-            if re.fullmatch(pattern, body):
-                matches.append((number, len(line) - len(text) + start + 1))
+            if not re.fullmatch(pattern, body):
+                continue
+            patterns[number] = pattern
+            if start + width <= len(literal) and "{{" not in literal:
+                matches[number] = len(line) - len(text) + start + 1
+        if len(matches) > 1:
+            number = _by_order(index, finding, template, patterns)
+            matches = {number: matches[number]} if number in matches else {}
         if len(matches) != 1:
             return None
-        line, column = matches[0]
+        ((line, column),) = matches.items()
         return Location(path, line, column)
 
     def _from_one_render(

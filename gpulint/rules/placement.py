@@ -349,6 +349,13 @@ def _no_pool_fix(item: GpuPlacement, closest: PoolFit) -> str:
         return _tolerations_fix(item.template, closest.untolerated)
     if first == Filter.NODE_AFFINITY and closest.mismatch is not None and closest.mismatch.key:
         key = closest.mismatch.key
+        if pool.nodes == 0 and key in pool.template_missing_labels and key in pool.labels:
+            return (
+                f"Tag pool {pool.name}'s Auto Scaling group with "
+                f"`k8s.io/cluster-autoscaler/node-template/label/{key}: {pool.labels[key]}` "
+                f"(eksctl: `propagateASGTags: true`) so that cluster-autoscaler knows its nodes "
+                f"carry the label, or drop the `{key}` requirement."
+            )
         by_value: dict[str, list[str]] = {}
         for f in item.placement.fits:
             if is_gpu_pool(f.pool):
