@@ -42,6 +42,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"ClusterPolicy", "NVIDIADriver"}
     # Kueue's queues and flavors: what a flavor writes into the pods of workloads in other files.
     | {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
+    # What the RuntimeClass admission plugin writes into the pods that name a class.
+    | {"RuntimeClass"}
 )
 #: A file is parsed for knowledge objects only if its bytes name one of their kinds.
 KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
