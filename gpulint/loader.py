@@ -170,6 +170,8 @@ class Inputs:
                 )
             except GpulintError as exc:
                 raise _named_for_display(exc, marks, base) from None
+            if not allow_empty:
+                _require_renders(self._roots, marks, self._renders, base)
             rendered = [item for items in self._renders.values() for item in items]
             self.files += len(rendered)
             self.size += sum(len(item.data) for item in rendered)
@@ -278,6 +280,27 @@ def _named_for_display(
         if message.startswith(f"{directory}:"):
             return type(error)(display_path(directory, base) + message[len(directory) :])
     return error
+
+
+def _require_renders(
+    roots: Iterable[str],
+    marks: Mapping[str, str],
+    renders: Mapping[str, Sequence[RenderedInput]],
+    base: str | None,
+) -> None:
+    """Raise GpulintError for a chart given by its directory that has nothing to render: a
+    library chart, which helm renders only as another chart's dependency."""
+    for root in roots:
+        if marks.get(root) != "helm" or renders.get(root):
+            continue
+        from gpulint.render.helm import is_library_chart
+
+        if is_library_chart(Path(root)):
+            raise GpulintError(
+                f"{display_path(root, base)} is a library chart, which helm renders only as a "
+                "dependency of another chart: check a chart that depends on it (pass "
+                "--allow-empty to accept that)"
+            )
 
 
 def _require_objects(name: str, data: bytes) -> None:

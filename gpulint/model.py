@@ -430,14 +430,24 @@ class ReplicaCount(NamedTuple):
     # The placeholder (`$REPLICAS`) the field holds instead of a number: the count is unknown
     # and `value` is only the kind's default.
     unknown: str | None = None
+    # Subtracted from the field's value to give `value` (a LeaderWorkerSet's `size` counts
+    # its leader, which is not a worker).
+    less: int = 0
 
     def describe(self) -> str:
-        """`replicas: 3`, `replicas 1 by default`, `replicas: 2 × parallelism: 4`."""
-        parts = self.factors or (self,)
-        return " × ".join(
-            f"{p.field}: {p.value}" if p.pos is not None else f"{p.field} {p.value} by default"
-            for p in parts
-        )
+        """`replicas: 3`, `replicas 1 by default`, `replicas: 2 × parallelism: 4`,
+        `replicas: 3 × (size: 4 - 1)`."""
+        return " × ".join(_factor_text(p) for p in self.factors or (self,))
+
+
+def _factor_text(count: ReplicaCount) -> str:
+    written = count.value + count.less
+    text = (
+        f"{count.field}: {written}"
+        if count.pos is not None
+        else f"{count.field} {written} by default"
+    )
+    return f"({text} - {count.less})" if count.less else text
 
 
 class UnreadPart(NamedTuple):
@@ -483,7 +493,8 @@ class Workload:
     # What its operator decides from fields whose effect gpulint does not judge (a pod
     # affinity to another workload's pods), each completing "{ref}: ..." with where it is
     # written (GPU013).
-    unjudged: tuple[tuple[str, Pos], ...] = ()
+    # A note may carry its own fix text as a third item.
+    unjudged: tuple[tuple[str, Pos] | tuple[str, Pos, str], ...] = ()
 
     @property
     def kind(self) -> str:

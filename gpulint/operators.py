@@ -144,6 +144,16 @@ def _synthetic(value: Any, pos: Pos) -> Any:
     return value
 
 
+def _built_pod(spec: dict[str, Any], pos: Pos) -> BuiltMap:
+    """The pod spec `spec` as _synthetic builds it, for a pod the operator writes from other
+    fields: a BuiltMap, which no edit adds to (the manifest has no pod spec)."""
+    pod = BuiltMap(pos)
+    for key, item in spec.items():
+        pod[key] = _synthetic(item, pos)
+        pod.spans[key] = (*pos, *pos)
+    return pod
+
+
 # KAITO (kaito.sh) runs a preset model on every GPU of the instance type it provisions
 # (kaito-project/kaito pkg/sku: GPUCount per SKU; pkg/workspace/inference/preset_inferences.go:
 # requests and limits `nvidia.com/gpu: <GPUCount>`, tolerations below). NVIDIA SKUs only.
@@ -196,7 +206,7 @@ def kaito_pod(obj: YMap, resource: YMap) -> YMap | UnreadPart | None:
     limits = {"nvidia.com/gpu": gpus}
     container = {"name": "inference", "resources": {"requests": limits, "limits": limits}}
     spec = {"containers": [container], "tolerations": list(_KAITO_TOLERATIONS)}
-    return _synthetic(spec, pos)
+    return _built_pod(spec, pos)
 
 
 def kaito_template(obj: YMap, inference: YMap) -> YMap | None:
@@ -272,7 +282,7 @@ def kubeai_pod(obj: YMap, spec: YMap) -> YMap | UnreadPart | None:
         pod["tolerations"] = [{**toleration, "effect": "NoSchedule"}]
     if isinstance(spec.get("priorityClassName"), str):
         pod["priorityClassName"] = spec["priorityClassName"]
-    return _synthetic(pod, spec.pos_of_value("resourceProfile"))
+    return _built_pod(pod, spec.pos_of_value("resourceProfile"))
 
 
 # NVIDIA Dynamo (nvidia.com) DynamoGraphDeployment v1alpha1: each `spec.services.<name>` runs
@@ -574,6 +584,73 @@ def kvcache_watcher_pod(obj: YMap, watcher: YMap) -> YMap | None:
 # Slinky's slurm-operator (slinky.slurm.net, api/v1beta1 nodeset_types.go): a NodeSet's pods
 # run its `slurmd` container and `logfile` sidecar, written beside the pod template rather than
 # in it, before the template's own containers (internal/builder/nodeset_app.go).
+_LLMAZ_RUNNER = "model-runner"
+
+
+def llmaz_playground_pod(obj: YMap, spec: YMap) -> YMap:
+    """The pod llmaz runs for each replica of a Playground (playground_controller.go
+    buildTemplate): one container, `model-runner`, whose resources are
+    `backendRuntimeConfig.resources` as written over those of its BackendRuntime's recommended
+    config (another object, which gives cpu and memory); no node selector, affinity or
+    toleration."""
+    config = mapping_at(spec, "backendRuntimeConfig")
+    pod = BuiltMap(spec.pos)  # a Playground has no pod field an edit could add to
+    _one_container(pod, _LLMAZ_RUNNER, config, isinstance(config.get("resources"), YMap))
+    return pod
+
+
+def llmaz_playground_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
+    """The flavor of the model a Playground claims, which gpulint does not judge."""
+    spec = mapping_at(obj, "spec")
+    claim = next((k for k in ("modelClaim", "modelClaims") if isinstance(spec.get(k), YMap)), "")
+    if not claim:
+        return ()
+    resources = "`backendRuntimeConfig.resources`"
+    return _llmaz_flavor_note(spec, claim, resources, resources)
+
+
+def llmaz_service_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
+    """The flavor of the model an inference Service claims, which gpulint does not judge,
+    when a template has the `model-runner` container it is given to."""
+    spec = mapping_at(obj, "spec")
+    if not isinstance(spec.get("modelClaims"), YMap):
+        return ()
+    templates = mapping_at(spec, "workloadTemplate")
+    if not any(
+        container.get("name") == _LLMAZ_RUNNER
+        for role in ("leaderTemplate", "workerTemplate")
+        for container in _containers(mapping_at(templates, role, "spec"))
+    ):
+        return ()
+    runners = f"the `{_LLMAZ_RUNNER}` containers"
+    return _llmaz_flavor_note(spec, "modelClaims", "what its templates write", runners)
+
+
+def _llmaz_flavor_note(
+    spec: YMap, claim: str, written: str, fix_in: str
+) -> tuple[tuple[str, Pos, str], ...]:
+    """llmaz's Service controller gives the `model-runner` container the limits of the claimed
+    model's flavor, as requests and limits over what it has (service_controller.go
+    injectModelFlavor); the model is another object. `written` names what they replace,
+    `fix_in` where to write them."""
+    return (
+        (
+            "when the OpenModel it claims has flavors, the first (or the first of "
+            f"`inferenceFlavors`) sets the `{_LLMAZ_RUNNER}` container's requests and limits "
+            f"of each resource it names, over {written}; the pods were judged without it",
+            spec.pos_of_key(claim),
+            f"Write the flavor's accelerators in {fix_in} too, or check the pods the operator "
+            "creates (`kubectl get pods -o yaml | gpulint check -`).",
+        ),
+    )
+
+
+def _containers(spec: YMap) -> Iterator[YMap]:
+    containers = spec.get("containers")
+    if isinstance(containers, YSeq):
+        yield from (c for c in containers if isinstance(c, YMap))
+
+
 _SLURM_CONTAINERS = ("slurmd", "logfile")
 
 

@@ -56,6 +56,8 @@ class AcceleratorRequest(NamedTuple):
     # `resources` block and the mapping holding it (a pod spec's own `resources` is read too)
     holders: tuple[int, ...]
     form: str = RESOURCE  # RESOURCE, CLAIM or ANNOTATION
+    # For a request whose pods another object runs: who runs them, as GPU007 says why.
+    runs_in: str = ""
 
 
 # Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
@@ -282,6 +284,57 @@ def _claim_name(item: Any) -> str:
     return shown(item.get("name")) if isinstance(item, YMap) else "?"
 
 
+class CopiedLimits(NamedTuple):
+    """A ResourceList an operator copies into the pods of other objects, kept under a key
+    that is no `resources` (which the scan reads anywhere)."""
+
+    path: tuple[str, ...]  # mapping keys from the object root; `[]` steps over a list's items
+    runs_in: str  # who runs the pods that get it, as GPU007 says why it was not checked
+
+
+# By (API group, kind). llmaz: an OpenModel's flavor `limits` become the requests and limits of
+# the `model-runner` container of each Playground or Service claiming the model
+# (api/core/v1alpha1/model_types.go Flavor; service_controller.go injectModelFlavor).
+_COPIED_LIMITS = {
+    ("llmaz.io", "OpenModel"): CopiedLimits(
+        ("spec", "inferenceConfig", "flavors", "[]", "limits"),
+        "llmaz gives them to the `model-runner` container of each Playground or Service that "
+        "claims the model, and gpulint does not join a model to those pods",
+    ),
+}
+
+
+def _copied_limits(obj: YMap, copied: CopiedLimits) -> list[AcceleratorRequest]:
+    """The accelerator requests of the ResourceLists at `copied.path` in `obj`."""
+    found: list[AcceleratorRequest] = []
+    # (node, its holder, the field path to it) for each node reached so far
+    level: list[tuple[Any, Any, list[Any]]] = [(obj, obj, [])]
+    for step in copied.path:
+        reached = []
+        for node, _, path in level:
+            if step == "[]" and type(node) is YSeq:
+                reached.extend((item, node, [*path, i]) for i, item in enumerate(node))
+            elif type(node) is YMap and step in node:
+                reached.append((node[step], node, [*path, step]))
+        level = reached
+    for limits, holder, path in level:
+        if type(limits) is not YMap:
+            continue
+        for name, value in limits.items():
+            if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
+                found.append(
+                    AcceleratorRequest(
+                        name,
+                        field_path(path),
+                        limits.pos_of_key(name),
+                        (id(limits), id(holder)),
+                        OPERATOR_FIELD,
+                        copied.runs_in,
+                    )
+                )
+    return found
+
+
 class Unchecked(NamedTuple):
     """An object with accelerator requests, or pods, that no pod template gpulint reads."""
 
@@ -347,11 +400,11 @@ def unchecked(
             walked[id(container.node)] = TYPED
         for field in _PLACEMENT_FIELDS:
             walked[id(template.spec.get(field))] = TYPED
-    requests = tuple(
-        r
-        for r in accelerator_requests(document.obj, walked)
-        if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders)
-    )
+    found = accelerator_requests(document.obj, walked)
+    copied = _COPIED_LIMITS.get((api_group(document.ref.api_version), document.ref.kind))
+    if copied is not None:
+        found = sorted([*found, *_copied_limits(document.obj, copied)], key=lambda r: r.pos)
+    requests = tuple(r for r in found if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders))
     unread = workload.unread if workload is not None else ()
     if not requests and not unread:
         return None

@@ -123,7 +123,7 @@ class WorkloadShape(NamedTuple):
     priority_class: str | None = None
     # What the operator decides from the object's fields that gpulint does not judge: the
     # object -> (what, where) for Workload.unjudged.
-    unjudged: Callable[[YMap], tuple[tuple[str, Pos], ...]] | None = None
+    unjudged: Callable[[YMap], tuple[tuple[str, Pos] | tuple[str, Pos, str], ...]] | None = None
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -208,6 +208,20 @@ def _kserve_workers(path: str, runs: bool = True) -> Role:
         name="worker",
         runs=runs,
         operator_resources=True,
+    )
+
+
+def _leader_worker(path: str) -> tuple[Role, Role]:
+    """A LeaderWorkerTemplate at `path`: `/spec.replicas` groups, each a leader of
+    `leaderTemplate` and `size - 1` workers (all `size` pods of `workerTemplate` without one)."""
+    return (
+        Role(path, template="leaderTemplate", counts=(Count("/spec.replicas"),), name="leader"),
+        Role(
+            path,
+            template="workerTemplate",
+            counts=(Count("/spec.replicas"), Count("size", less=1, less_if="leaderTemplate")),
+            name="worker",
+        ),
     )
 
 
@@ -349,21 +363,38 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     WorkloadShape(
         "LeaderWorkerSet",
         ("leaderworkerset.x-k8s.io/*",),
+        _leader_worker("spec.leaderWorkerTemplate"),
+        gang=True,
+    ),
+    # llmaz's inference Service is run as a LeaderWorkerSet of its `workloadTemplate`
+    # (pkg/controller/inference/service_controller.go buildWorkloadApplyConfiguration); the
+    # flavor of the model it claims replaces its model-runner's accelerators.
+    WorkloadShape(
+        "Service",
+        ("inference.llmaz.io/*",),
+        _leader_worker("spec.workloadTemplate"),
+        gang=True,
+        unjudged=_built_by("llmaz_service_unjudged"),
+    ),
+    # A Playground runs an inference Service of one pod per replica, built from its backend
+    # (playground_controller.go), scaled by an HPA between `elasticConfig`'s bounds.
+    WorkloadShape(
+        "Playground",
+        ("inference.llmaz.io/*",),
         (
             Role(
-                "spec.leaderWorkerTemplate",
-                template="leaderTemplate",
-                counts=(Count("/spec.replicas"),),
-                name="leader",
-            ),
-            Role(
-                "spec.leaderWorkerTemplate",
-                template="workerTemplate",
-                counts=(Count("/spec.replicas"), Count("size", less=1, less_if="leaderTemplate")),
-                name="worker",
+                "spec",
+                derive=_built_by("llmaz_playground_pod"),
+                operator_resources=True,
+                counts=(
+                    Count(
+                        "replicas",
+                        peaks=("elasticConfig.minReplicas", "elasticConfig.maxReplicas"),
+                    ),
+                ),
             ),
         ),
-        gang=True,
+        unjudged=_built_by("llmaz_playground_unjudged"),
     ),
     # LWS DisaggregatedSet: each `spec.roles[]` (prefill, decode) is a LeaderWorkerSet spec,
     # the whole set fanned out `spec.slices` times.

@@ -295,7 +295,8 @@ def _count(obj: YMap, role_node: YMap, role: Role) -> ReplicaCount | None:
         base = obj if count.path.startswith("/") else role_node
         factor = _factor(base, count)
         if count.less and (count.less_if is None or _at(role_node, count.less_if) is not None):
-            factor = ReplicaCount(max(0, factor.value - count.less), factor.field, factor.pos)
+            less = min(count.less, factor.value)
+            factor = ReplicaCount(factor.value - less, factor.field, factor.pos, less=less)
         factors.append(factor)
     if not factors:
         return ReplicaCount(1, "", None)

@@ -510,3 +510,96 @@ def test_of_charts_rendered_in_parallel_the_first_refused_in_order_is_the_error(
         assert result.stderr == (
             "gpulint: error: no Kubernetes objects in b-empty (pass --allow-empty to accept that)\n"
         )
+
+
+LIBRARY_CHARTS = {
+    "charts/common/Chart.yaml": "apiVersion: v2\nname: common\nversion: 0.1.0\ntype: library\n",
+    "charts/common/templates/_server.tpl": (
+        '{{- define "common.server" -}}\n'
+        "apiVersion: apps/v1\n"
+        "kind: Deployment\n"
+        "metadata: {name: {{ .Release.Name }}}\n"
+        "spec:\n"
+        "  selector: {matchLabels: {app: server}}\n"
+        "  template:\n"
+        "    metadata: {labels: {app: server}}\n"
+        "    spec:\n"
+        "      containers:\n"
+        "      - name: server\n"
+        "        image: vllm/vllm-openai:v0.8.5\n"
+        "        resources:\n"
+        "          limits: {nvidia.com/gpu: 1}\n"
+        "{{- end -}}\n"
+    ),
+    "charts/app/Chart.yaml": (
+        "apiVersion: v2\nname: app\nversion: 0.1.0\n"
+        "dependencies:\n- name: common\n  version: 0.1.0\n  repository: file://../common\n"
+    ),
+    "charts/app/templates/server.yaml": '{{ include "common.server" . }}\n',
+}
+
+
+def test_a_library_chart_is_checked_through_the_chart_that_uses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    # helm refuses to render a library chart on its own ("library charts are not
+    # installable"): walking into one is no GPU030, and its templates are checked where the
+    # chart depending on it renders them (reported at the `include`).
+    write_files(tmp_path, LIBRARY_CHARTS)
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "--format", "json", "charts")
+    assert result.exit_code == 0, result.output
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [
+        ("GPU601", "charts/app/templates/server.yaml", 1)
+    ]
+
+
+def test_a_library_chart_given_alone_exits_2_unless_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    write_files(tmp_path, LIBRARY_CHARTS)
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "charts/common")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "gpulint: error: charts/common is a library chart, which helm renders only as a "
+        "dependency of another chart: check a chart that depends on it (pass --allow-empty to "
+        "accept that)\n"
+    )
+    assert run("check", "--isolated", "--allow-empty", "charts/common").exit_code == 0
+
+
+def test_a_chart_whose_dependency_only_a_repository_has_is_a_warning_and_the_rest_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    # Nothing is fetched: the chart is not rendered, which is one finding, as a failing helm
+    # would be, and the pod beside it is still checked.
+    write_files(
+        tmp_path,
+        {
+            "chart/Chart.yaml": (
+                "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: lws\n"
+                "  version: 0.6.2\n  repository: oci://registry.k8s.io/lws/charts\n"
+                "  condition: lws.enabled\n"
+            ),
+            "chart/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+            "pod.yaml": (
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                "  - {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+            ),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "--format", "json", ".")
+    assert result.exit_code == 0, result.output  # warnings only
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [
+        ("GPU030", "chart/Chart.yaml", 1),
+        ("GPU601", "pod.yaml", 6),
+    ]
+    assert findings[0]["message"] == (
+        "not rendered, so not checked: dependency `lws` (oci://registry.k8s.io/lws/charts) is "
+        "not in its `charts/`; run `helm dependency build` on the chart where the network is "
+        "reachable, then check again"
+    )

@@ -156,8 +156,8 @@ def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: P
     with pytest.raises(RenderError) as caught:
         render_chart(HelmRender(chart, "app", None), None)
     assert str(caught.value) == (
-        f"{chart}: dependency `redis` (https://charts.bitnami.com/bitnami) is not in "
-        f"{chart}/charts/; run `helm dependency build {chart}` where the network is reachable, "
+        f"{chart}: dependency `redis` (https://charts.bitnami.com/bitnami) is not in its "
+        "`charts/`; run `helm dependency build` on the chart where the network is reachable, "
         "then check again"
     )
 

@@ -349,6 +349,32 @@ def test_an_overlay_base_outside_the_checked_tree_is_refused(
     )
 
 
+def test_an_overlay_naming_a_missing_file_is_not_built_and_the_rest_is_checked(
+    repo: Path, helm: Path
+) -> None:
+    # kustomize tries a name it cannot find as a remote: never built. The overlay is broken
+    # input, a finding at its kustomization; the manifest beside it is still checked.
+    write_files(
+        repo,
+        {
+            "overlay/kustomization.yaml": "resources:\n  - deployment.yaml\n  - renamed.yaml\n",
+            "overlay/deployment.yaml": DEPLOYMENT,
+            "pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+            "spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}\n",
+        },
+    )
+    result = run("--format", "json", "overlay", "pod.yaml")
+    assert result.exit_code == 0, result.output  # warnings only
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [
+        ("GPU030", "overlay/kustomization.yaml", 1),
+        ("GPU601", "pod.yaml", 4),
+    ]
+    assert findings[0]["message"] == (
+        "not rendered, so not checked: `resources` entry `renamed.yaml`: no such file or directory"
+    )
+
+
 # Files: only regular files inside the chart or overlay are read.
 
 

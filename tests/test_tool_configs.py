@@ -37,6 +37,9 @@ def test_every_listed_kind_is_a_tool_config(api_version: str, kind: str) -> None
         ("kueue.x-k8s.io/v1beta1", "ClusterQueue"),
         ("resource.k8s.io/v1", "DeviceClass"),
         ("v1", "ConfigMap"),
+        # Groups where only some kinds are a tool's: their CRDs are objects.
+        ("inference.networking.x-k8s.io/v1alpha2", "InferenceObjective"),
+        ("gateway.networking.k8s.io/v1", "Gateway"),
     ],
 )
 def test_api_objects_are_not_tool_configs(api_version: str, kind: str) -> None:

@@ -127,6 +127,8 @@ LEADER = "    leaderTemplate:\n      spec:\n        containers: [{name: leader}]
 def test_lws_workers_exclude_the_leader_only_when_it_has_its_own_template() -> None:
     leader, worker = _workload(LWS % LEADER).templates
     assert (leader.replicas.value, worker.replicas.value) == (2, 6)
+    # The size written, less the leader: not a `size: 3` the manifest does not say.
+    assert worker.replicas.describe() == "replicas: 2 × (size: 4 - 1)"
     (alone,) = _workload(LWS % "").templates
     assert (alone.role, alone.replicas.value) == ("worker", 8)
     assert alone.replicas.describe() == "replicas: 2 × size: 4"

@@ -14,7 +14,14 @@ from typing import Any
 
 from gpulint.render.cache import read_render, render_key, write_render
 from gpulint.render.confine import checked_files, is_inside, read_text, regular_file
-from gpulint.render.tools import RenderError, RenderRun, find_tool, run_tool, tool_identity
+from gpulint.render.tools import (
+    RenderError,
+    RenderRun,
+    Unbuildable,
+    find_tool,
+    run_tool,
+    tool_identity,
+)
 from gpulint.yamltree import YMap, YSeq, parse
 
 HELM_INSTALL = "install Helm 3 or 4 (https://helm.sh/docs/intro/install/)"
@@ -113,6 +120,12 @@ def chart_metadata(chart: Path) -> YMap:
     return value if isinstance(value, YMap) else YMap()
 
 
+def is_library_chart(chart: Path) -> bool:
+    """Whether Chart.yaml says `type: library`: helm renders such a chart only as another
+    chart's dependency (`helm template` refuses it: "library charts are not installable")."""
+    return chart_metadata(chart).get("type") == "library"
+
+
 def chart_name(chart: Path) -> str:
     """The chart's `name:`, which is also the default release name; else the directory's."""
     name = chart_metadata(chart).get("name")
@@ -168,9 +181,9 @@ def _local_dependencies(chart: Path, run: RenderRun) -> list[tuple[str, Path]]:
     remote = [(name, repo) for name, repo in missing if not repo.startswith("file://")]
     if remote:
         name, repo = remote[0]
-        raise RenderError(
-            f"{chart}: dependency `{name}` ({repo or 'no repository'}) is not in "
-            f"{chart}/charts/; run `helm dependency build {chart}` where the network is "
+        raise Unbuildable(
+            f"{chart}: dependency `{name}` ({repo or 'no repository'}) is not in its "
+            "`charts/`; run `helm dependency build` on the chart where the network is "
             "reachable, then check again"
         )
     local = []

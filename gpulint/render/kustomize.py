@@ -25,6 +25,7 @@ from gpulint.render.tools import (
     RenderError,
     RenderRun,
     ToolInTree,
+    Unbuildable,
     find_tool,
     run_tool,
     tool_identity,
@@ -283,7 +284,7 @@ def _local_target(directory: Path, field: str, entry: str, named: str, tree: Pat
     if not os.path.lexists(target):
         if field == "patchesStrategicMerge":
             return None  # an inline patch: kustomize parses it
-        raise RenderError(f"{named}: no such file or directory")
+        raise Unbuildable(f"{named}: no such file or directory")
     if not is_inside(target, tree):
         raise RenderError(
             f"{named} is outside the checked tree {tree}; gpulint reads only files inside it"

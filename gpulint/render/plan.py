@@ -16,7 +16,13 @@ from typing import Any
 
 from gpulint.errors import GpulintError
 from gpulint.render.confine import checked_files, is_inside
-from gpulint.render.helm import HelmRender, checked_namespace, checked_release, render_chart
+from gpulint.render.helm import (
+    HelmRender,
+    checked_namespace,
+    checked_release,
+    is_library_chart,
+    render_chart,
+)
 from gpulint.render.kustomize import (
     KustomizeOrigin,
     build_overlay,
@@ -26,7 +32,7 @@ from gpulint.render.kustomize import (
 from gpulint.render.locate import HelmOrigin
 from gpulint.render.options import RenderOptions
 from gpulint.render.rendered import RenderedInput, RenderFailure
-from gpulint.render.tools import RenderError, RenderRun, ToolFailed, ToolMissing
+from gpulint.render.tools import RenderError, RenderRun, ToolFailed, ToolMissing, Unbuildable
 
 HELM, KUSTOMIZE = "helm", "kustomize"
 
@@ -69,7 +75,7 @@ def plan_renders(
             text = build_overlay(Path(directory), cache_dir, run)
             origin = KustomizeOrigin(Path(directory), directory)
             return [RenderedInput(directory, text.encode(), origin)]
-        except (ToolMissing, ToolFailed) as exc:
+        except (ToolMissing, ToolFailed, Unbuildable) as exc:
             # The rest of the run is still checked; the chart or overlay is one finding.
             return [_not_rendered(directory, kind, exc)]
 
@@ -129,6 +135,10 @@ def _chart_inputs(
     chart = Path(directory)
     # Before Chart.yaml is read for the default release name.
     checked_files(chart, directory, "chart", skip_vcs=False)
+    if is_library_chart(chart):
+        # Its templates are checked through the charts that depend on it; on its own it
+        # makes no objects, and helm refuses to render it.
+        return []
     from_config = chart.resolve() in options.charts
     settings = options.settings_for(chart)
     release = checked_release(settings.release, chart, directory)

@@ -43,6 +43,13 @@ class ToolFailed(RenderError):
     """The tool ran and refused the chart or overlay: that render is skipped with a note."""
 
 
+class Unbuildable(RenderError):
+    """A chart or overlay that cannot be built from what the tree holds: a chart dependency
+    that only a repository has, an overlay entry naming a file that is not there (kustomize
+    would try it as a remote). Nothing is fetched or built; that render is skipped with a
+    note, as a failing tool's is."""
+
+
 class RenderTimeout(RenderError):
     """A render that outlasted its timeout or the run's budget."""
 

@@ -41,7 +41,9 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 w.document is document for w in ctx.workloads
             ):
                 # The pods exist only once the operator runs: no config entry reads them.
-                reason = f"gpulint does not read the pods kind {ref.kind} ({ref.api_version}) runs"
+                reason = first.runs_in or (
+                    f"gpulint does not read the pods kind {ref.kind} ({ref.api_version}) runs"
+                )
                 fix = _OPERATOR_FIX
             elif first.form == EMBEDDED:
                 reason = "that is in a manifest the workflow creates at run time"
@@ -100,11 +102,12 @@ def operator_decision_not_judged(ctx: CheckContext) -> Iterator[Problem]:
     """One note per thing an operator decides about a workload's pods from fields whose
     effect gpulint does not judge (Workload.unjudged), at the field."""
     for workload in ctx.workloads:
-        for what, pos in workload.unjudged:
+        for what, pos, *fix in workload.unjudged:
             yield Problem.at(
                 workload.document,
                 pos,
                 f"{workload.document.ref}: {what}",
+                fix[0] if fix else None,
                 names_workload=True,
             )
 

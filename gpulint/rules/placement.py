@@ -49,7 +49,7 @@ from gpulint.scheduling import (
     usable,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import Pos, YMap
+from gpulint.yamltree import BuiltMap, Pos, YMap
 
 _HOSTNAME = "kubernetes.io/hostname"
 # How alike a pool's name must be spelt to the one written to be a "did you mean" (difflib).
@@ -495,6 +495,14 @@ def _admission_note(item: GpuPlacement, taints: tuple[Taint, ...], profile: Clus
 
 def _tolerations_fix(template: PodTemplate, taints: tuple[Taint, ...]) -> str:
     entries = "\n".join(toleration_yaml(t) for t in taints)
+    if isinstance(template.spec, BuiltMap):
+        # An operator writes the pod from other fields: there is no pod spec to add to.
+        return (
+            "The operator builds this pod and gives it no such toleration (keep the taint on "
+            "the pool): give it through the operator's own setting for tolerations, if it has "
+            "one, or run the ExtendedResourceToleration admission plugin, which tolerates "
+            f"taints keyed by the extended resources a pod requests:\n{entries}"
+        )
     if "tolerations" in template.spec:
         return f"Add to the pod's `tolerations:` (keep the taint on the pool):\n{entries}"
     return f"Add to the pod spec (keep the taint on the pool):\ntolerations:\n{entries}"
