@@ -3,10 +3,10 @@
 The scheduler never sees a pod as written. The API server's mutating admission runs first
 (LimitRanger's defaults, the RuntimeClass plugin's scheduling and overhead, then the platform's
 plugins and webhooks), and a workload admitted through a Kueue LocalQueue carries its
-ResourceFlavor's tolerations. `admit()` works this out
-once per pod template, in that order, and keeps apart what is certain from what holds only if
-something gpulint does not know is so (the platform's plugins, the flavor Kueue picks): a
-verdict that holds only for some values of an unknown is a warning naming the assumption.
+ResourceFlavor's tolerations. `admit()` works this out once per pod template, in that order,
+and keeps apart what is certain from what holds only if something gpulint does not know is so
+(the platform's plugins, a RuntimeClass the profile does not define, the flavor Kueue picks):
+a verdict that holds only for some values of an unknown is a warning naming the assumption.
 """
 
 from __future__ import annotations
