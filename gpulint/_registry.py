@@ -346,6 +346,18 @@ RULES = (
         check='gpulint.rules.quota:policy_refuses_pod',
     ),
     Rule(
+        code='GPU307',
+        name='runtime-class-refuses-pod',
+        severity=Severity.ERROR,
+        fix='Name a RuntimeClass the cluster has, or create the RuntimeClass before the workload; drop the nodeSelector entries and the overhead the RuntimeClass already sets.',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        reads=frozenset(['RuntimeClass']),
+        check='gpulint.rules.runtime_class:runtime_class_refuses_pod',
+        profile_fields=('runtime_classes', 'runtime_classes_known'),
+    ),
+    Rule(
         code='GPU310',
         name='kueue-queue-lacks-gpu-quota',
         severity=Severity.ERROR,

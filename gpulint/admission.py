@@ -1,11 +1,12 @@
 """The pod the scheduler sees: a pod template after the cluster's admission chain.
 
 The scheduler never sees a pod as written. The API server's mutating admission runs first
-(LimitRanger's defaults, then the platform's plugins and webhooks), and a workload admitted
-through a Kueue LocalQueue carries its ResourceFlavor's tolerations. `admit()` works this out
-once per pod template, in that order, and keeps apart what is certain from what holds only if
-something gpulint does not know is so (the platform's plugins, the flavor Kueue picks): a
-verdict that holds only for some values of an unknown is a warning naming the assumption.
+(LimitRanger's defaults, the RuntimeClass plugin's scheduling and overhead, then the platform's
+plugins and webhooks), and a workload admitted through a Kueue LocalQueue carries its
+ResourceFlavor's tolerations. `admit()` works this out once per pod template, in that order,
+and keeps apart what is certain from what holds only if something gpulint does not know is so
+(the platform's plugins, a RuntimeClass the profile does not define, the flavor Kueue picks):
+a verdict that holds only for some values of an unknown is a warning naming the assumption.
 """
 
 from __future__ import annotations
@@ -37,13 +38,13 @@ from gpulint.profile.platforms import (
 from gpulint.quantity import format_quantity
 from gpulint.scheduling import extended_resource_tolerations, format_amount
 from gpulint.views import NamedTuple
-from gpulint.yamltree import Pos
+from gpulint.yamltree import Pos, YMap
 
 if TYPE_CHECKING:
     # Only GPU304 reads LimitRanges; a placement run does not import the policy model.
     from gpulint.profile.admission_policies import RequiredResources
     from gpulint.profile.objects import ClusterQueue, LimitRangeItem, LocalQueue, ResourceFlavor
-    from gpulint.profile.policy import LimitRangeInEffect
+    from gpulint.profile.policy import LimitRangeInEffect, RuntimeClassInEffect
 
 
 class Admission(NamedTuple):
@@ -60,8 +61,14 @@ class Admission(NamedTuple):
     choices: tuple[tuple[tuple[Toleration, ...], Mapping[str, str]], ...] = ()
     # The tolerations each assumption would add, in the order of `assumptions`.
     assumed_by: tuple[tuple[Toleration, ...], ...] = ()
-    # The nodeSelector entries admission surely adds: the one Kueue flavor's nodeLabels.
+    # The nodeSelector entries admission surely adds: the RuntimeClass's scheduling.nodeSelector
+    # and the one Kueue flavor's nodeLabels.
     node_selector: Mapping[str, str] = {}
+    # The pod overhead admission sets (the RuntimeClass's overhead.podFixed), which the
+    # scheduler and ResourceQuota add to the pod's requests; empty when the pod writes its own.
+    overhead: Mapping[str, Decimal] = {}
+    # The RuntimeClass admission applied (None: the pod names none the profile defines).
+    runtime_class: str | None = None
 
     def assumptions_for(self, enough: Callable[[tuple[Toleration, ...]], bool]) -> str:
         """The assumptions a verdict rests on: those whose tolerations alone are `enough` to
@@ -88,11 +95,15 @@ def admit(
 ) -> Admission:
     """The pod template after the platform's admission plugins and Kueue's flavor.
 
-    Platform mutations: ExtendedResourceToleration (a toleration per requested extended
-    resource) and GKE's compute-class toleration (`cloud.google.com/compute-class=<class>:
-    NoSchedule` for a pod that selects the class). Kueue: a workload naming a LocalQueue gets
-    the tolerations and nodeLabels of the ResourceFlavor its ClusterQueue admits it to; with
-    several flavors the one Kueue picks is not known.
+    RuntimeClass (on by default): a pod naming a class the profile defines gets its
+    scheduling.tolerations and nodeSelector, and its overhead.podFixed as the pod's overhead
+    (k8s plugin/pkg/admission/runtimeclass/admission.go); a class the profile does not define,
+    where it does not know every class, may add any toleration. Platform mutations:
+    ExtendedResourceToleration (a toleration per requested extended resource) and GKE's
+    compute-class toleration (`cloud.google.com/compute-class=<class>:NoSchedule` for a pod
+    that selects the class). Kueue: a workload naming a LocalQueue gets the tolerations and
+    nodeLabels of the ResourceFlavor its ClusterQueue admits it to; with several flavors the
+    one Kueue picks is not known.
     """
     certain: list[Toleration] = list(template.tolerations)
     assumed: list[Toleration] = []
@@ -150,17 +161,54 @@ def admit(
             f"profile to make it certain",
         )
 
+    runtime_selector: Mapping[str, str] = {}
+    overhead: Mapping[str, Decimal] = {}
+    name = template.runtime_class_name
+    applied = None
+    if name is not None:
+        found = next((c for c in profile.runtime_classes if c.name == name), None)
+        if found is not None:
+            applied = name
+            pos = template.runtime_class_pos
+            added = [
+                Toleration(t.key, t.operator, t.value, t.effect, None, pos)
+                for t in found.tolerations
+            ]
+            if added:
+                mutate(added, True, f"RuntimeClass {name} adds {_keys(added)}", "")
+            # An entry the pod selects otherwise refuses the pod (GPU307): the pod's stays.
+            runtime_selector = {
+                k: v for k, v in found.node_selector.items() if k not in template.node_selector
+            }
+            if "overhead" not in template.spec:
+                overhead = found.overhead
+        elif not profile.runtime_classes_known:
+            # Its scheduling may tolerate any taint: a verdict on taints rests on it adding none.
+            anything = Toleration("", "Exists", "", "", None, template.runtime_class_pos)
+            mutate(
+                [anything],
+                None,
+                "",
+                f"this assumes RuntimeClass `{name}`, which the profile does not define, adds no "
+                f"tolerations (its scheduling.tolerations are added to every pod that names "
+                f"it): list the cluster's RuntimeClasses in the profile (`runtimeClasses:`, or "
+                f"a dump of `kubectl get runtimeclasses -o yaml`) to make it certain",
+            )
+
     flavors = kueue_flavors(profile, workload, namespace) if workload is not None else ()
     choices: tuple[tuple[tuple[Toleration, ...], Mapping[str, str]], ...] = ()
-    node_selector: Mapping[str, str] = {}
+    node_selector: Mapping[str, str] = runtime_selector
     if len(flavors) == 1:
         (flavor,) = flavors
         added = _flavor_tolerations(flavor, template)
-        node_selector = flavor.node_labels
+        node_selector = {**runtime_selector, **flavor.node_labels}
         if added:
             mutate(added, True, f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}", "")
     elif flavors:
-        choices = tuple((tuple(_flavor_tolerations(f, template)), f.node_labels) for f in flavors)
+        choices = tuple(
+            (tuple(_flavor_tolerations(f, template)), {**runtime_selector, **f.node_labels})
+            for f in flavors
+        )
         names = ", ".join(f.name for f in flavors)
         # Last of the assumptions: the placement rules name it by that place.
         mutate(
@@ -180,6 +228,8 @@ def admit(
         choices if flavors and len(flavors) > 1 else (),
         tuple(assumed_by),
         node_selector,
+        overhead,
+        applied,
     )
 
 
@@ -294,6 +344,93 @@ def with_manifest_queues(
     )
 
 
+def with_manifest_runtime_classes(
+    profile: ClusterProfile, documents: Iterable[Document]
+) -> ClusterProfile:
+    """`profile` with the RuntimeClasses among the manifests (`documents`), each replacing the
+    profile's of its name: they are applied with the pods that name them. Whether the profile
+    knows every class of the cluster is left as it is."""
+    if not of_kind(documents, "RuntimeClass"):
+        return profile
+    from gpulint.profile.policy import runtime_classes_in_effect
+
+    found = runtime_classes_in_effect(documents, profile)
+    return replace(profile, runtime_classes=tuple(c.runtime_class for c in found.values()))
+
+
+def runtime_class_refusal(
+    template: PodTemplate, classes: Mapping[str, RuntimeClassInEffect], known: bool
+) -> Refusal | None:
+    """Why the RuntimeClass admission plugin refuses the pod, when it surely does: the class it
+    names does not exist (`known`: `classes` are all the cluster has), its nodeSelector
+    contradicts the pod's, or the pod writes an overhead other than the class's."""
+    name = template.runtime_class_name
+    if name is None:
+        return None
+    pos = template.runtime_class_pos
+    found = classes.get(name)
+    if found is None:
+        if not known:
+            return None
+        have = ", ".join(f"`{n}`" for n in sorted(classes)) or "none"
+        instead = (
+            f"Name a RuntimeClass the cluster has ({have})"
+            if classes
+            else "Remove runtimeClassName (the cluster has no RuntimeClass)"
+        )
+        return Refusal(
+            "RuntimeClass",
+            f"runtimeClassName `{name}` names a RuntimeClass the cluster does not have (it has "
+            f"{have}): the API server refuses every such pod (`pod rejected: RuntimeClass "
+            f'"{name}" not found`), and its workload never gets one',
+            pos,
+            fix=f"{instead}, or create RuntimeClass `{name}` before the workload (its handler "
+            f"one the nodes' container runtime configures: the GPU Operator's container "
+            f"toolkit and k3s configure `nvidia`); if the profile is out of date, refresh it "
+            f"(`gpulint profile snapshot`, or its `runtimeClasses:`).",
+        )
+    runtime_class = found.runtime_class
+    for key, wanted in runtime_class.node_selector.items():
+        have_value = template.node_selector.get(key)
+        if have_value is not None and have_value != wanted:
+            selector = template.spec.get("nodeSelector")
+            where = selector.pos_of_value(key) if isinstance(selector, YMap) else pos
+            return Refusal(
+                f"RuntimeClass {name}",
+                f"RuntimeClass `{name}` requires nodeSelector `{key}: {wanted}`, and the pod "
+                f"selects `{key}: {have_value}`: the API server refuses the pod (`conflict: "
+                f"runtimeClass.scheduling.nodeSelector[{key}] = {wanted}; "
+                f"pod.spec.nodeSelector[{key}] = {have_value}`)",
+                where,
+                found.document,
+                f"Remove `{key}` from the pod's nodeSelector: RuntimeClass `{name}` sets it to "
+                f"`{wanted}` (or name a RuntimeClass for the nodes the pod selects).",
+            )
+    written = template.spec.get("overhead")
+    if runtime_class.overhead and isinstance(written, YMap):
+        from gpulint.quantity import parse_quantity
+
+        amounts = {str(k): parse_quantity(v) for k, v in written.items()}
+        if None not in amounts.values() and amounts != dict(runtime_class.overhead):
+            return Refusal(
+                f"RuntimeClass {name}",
+                f"the pod writes an overhead, and RuntimeClass `{name}` sets another "
+                f"({overhead_text(runtime_class.overhead)}): the API server refuses the pod "
+                f"(`pod rejected: Pod's Overhead doesn't match RuntimeClass's defined "
+                f"Overhead`)",
+                template.spec.pos_of_key("overhead"),
+                found.document,
+                f"Remove `overhead` from the pod spec: the RuntimeClass admission plugin sets "
+                f"it from RuntimeClass `{name}`.",
+            )
+    return None
+
+
+def overhead_text(amounts: Mapping[str, Decimal]) -> str:
+    """`cpu 250m, memory 120Mi`: a pod overhead for messages."""
+    return ", ".join(f"{r} {_amount(r, a)}" for r, a in amounts.items())
+
+
 def _flavor_tolerations(flavor: ResourceFlavor, template: PodTemplate) -> list[Toleration]:
     return [
         Toleration(t.key, t.operator, t.value, t.effect, None, template.spec.pos)
@@ -323,6 +460,7 @@ class Refusal(NamedTuple):
     message: str
     pos: Pos
     involves: Document | None = None  # the manifest object that refuses (None: the profile's)
+    fix: str | None = None  # what to do, where the refusal says more than the rule's fix
 
 
 def limit_range_refusals(

@@ -404,6 +404,17 @@ class PodTemplate:
             return self.inherited_priority_class[1]
         return self.spec.pos_of_value("priorityClassName")
 
+    @property
+    def runtime_class_name(self) -> str | None:
+        """spec.runtimeClassName, when set to a name (None: unset, empty or not a string)."""
+        value = self.spec.get("runtimeClassName")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def runtime_class_pos(self) -> Pos:
+        """Where the value of spec.runtimeClassName is written."""
+        return self.spec.pos_of_value("runtimeClassName")
+
     @cached_property
     def labels(self) -> Mapping[str, str]:
         """The template's metadata.labels as strings (the labels its pods get)."""

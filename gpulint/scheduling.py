@@ -19,7 +19,7 @@ from gpulint.constraints import (
     Toleration,
 )
 from gpulint.gpus import is_gpu_resource
-from gpulint.model import ContainerRole, PodTemplate
+from gpulint.model import ContainerRole, PodTemplate, add_amounts
 from gpulint.profile.model import ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.quantity import format_quantity
 from gpulint.views import NamedTuple, frozen_view
@@ -660,6 +660,7 @@ def place(
     profile: ClusterProfile,
     tolerations: tuple[Toleration, ...] | None = None,
     added: Mapping[str, str] = {},
+    overhead: Mapping[str, Decimal] = {},
 ) -> Placement:
     """The verdict of every pool of the profile for the pod template.
 
@@ -669,13 +670,17 @@ def place(
     distinct node group shapes rather than the number of pools. `tolerations`: the pod's
     tolerations after admission (`admission.admit`); None: its own and, when the cluster is
     known to run it, ExtendedResourceToleration's. `added`: the nodeSelector entries admission
-    adds (a Kueue flavor's nodeLabels).
+    adds (a RuntimeClass's, a Kueue flavor's nodeLabels); `overhead`: the pod overhead it sets
+    (a RuntimeClass's), which the scheduler adds to the pod's requests.
     """
     index = profile.pool_index
     if tolerations is None:
         tolerations = admitted_tolerations(template, profile)
     untolerated = [untolerated_taints(tolerations, taints) for taints in index.taint_sets]
     requests = template.effective_requests
+    if overhead:
+        requests = dict(requests)
+        add_amounts(requests, overhead)
     shortfalls = [resource_shortfalls(requests, pool) for pool in index.allocatable_pools]
     # A deprecated label reads its stable twin where a pool does not state it (_with_twin).
     keys = [(key, _STABLE_TWIN.get(key)) for key in selector_keys(template, added)]

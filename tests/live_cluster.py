@@ -26,6 +26,7 @@ LIST_PATHS = {
     "limitranges": "/api/v1/limitranges",
     "priorityclasses": "/apis/scheduling.k8s.io/v1/priorityclasses",
     "nodepools": "/apis/karpenter.sh/v1/nodepools",
+    "runtimeclasses": "/apis/node.k8s.io/v1/runtimeclasses",
 }
 NOT_FOUND = status(404, "NotFound", "the server could not find the requested resource")
 KUEUE = "kueue.x-k8s.io"
@@ -184,9 +185,11 @@ def serve(
         "limitranges": ("LimitRange", "v1"),
         "priorityclasses": ("PriorityClass", "scheduling.k8s.io/v1"),
         "nodepools": ("NodePool", "karpenter.sh/v1"),
+        "runtimeclasses": ("RuntimeClass", "node.k8s.io/v1"),
     }
     defaults = {"nodes": NODES, "pods": PODS, "resourcequotas": [QUOTA]}
     defaults |= {"priorityclasses": [PRIORITY], "limitranges": [], "nodepools": None}
+    defaults |= {"runtimeclasses": None}
     for resource, (kind, api_version) in kinds.items():
         found = items.get(resource, defaults[resource])
         path = f"get {LIST_PATHS[resource]}"
@@ -203,6 +206,7 @@ RESOURCES = {
     "ResourceQuota": "resourcequotas",
     "LimitRange": "limitranges",
     "PriorityClass": "priorityclasses",
+    "RuntimeClass": "runtimeclasses",
     "ClusterQueue": "clusterqueues",
     "LocalQueue": "localqueues",
     **{kind: resource for resource, (kind, _) in DRA_LISTS.items()},

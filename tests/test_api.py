@@ -120,12 +120,13 @@ def test_each_templates_placement_is_computed_once_per_run(
         profile: ClusterProfile,
         tolerations: object = None,
         added: object = None,
+        overhead: object = None,
     ) -> Placement:
         # The verdict on the pod as admitted, and the one if the admission's assumptions held,
         # are two verdicts: each is computed once.
         key = (template.document.file.path, template.document.ref, template.node.pos)
         placed.append((*key, tolerations))
-        return place(template, profile, tolerations, added or {})  # type: ignore[arg-type]
+        return place(template, profile, tolerations, added or {}, overhead or {})  # type: ignore[arg-type]
 
     monkeypatch.setattr(gpulint.scheduling, "place", counted)
     cases = ROOT / "fixtures" / "cases"

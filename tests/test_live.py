@@ -79,6 +79,7 @@ def test_live_reads_each_resource_once_with_pagination_params(k, kubeconfig, man
             ("GET", "/api/v1/limitranges", {"limit": LIMIT}),
             ("GET", "/apis/scheduling.k8s.io/v1/priorityclasses", {"limit": LIMIT}),
             ("GET", "/apis/karpenter.sh/v1/nodepools", {"limit": LIMIT}),
+            ("GET", "/apis/node.k8s.io/v1/runtimeclasses", {"limit": LIMIT}),
             KUEUE_DISCOVERY,
             DRA_DISCOVERY,
             VERSION,
@@ -836,7 +837,7 @@ def test_context_picks_a_cluster_other_than_the_current_one(k, tmp_path, manifes
     result = run("check", "--isolated", "--live", "--context", "kmock", str(manifests),
                  env={"KUBECONFIG": str(tmp_path / "kc")})  # fmt: skip
     assert result.exit_code == 1, result.output
-    assert len(requests(k)) == 9
+    assert len(requests(k)) == 10
 
 
 def test_unknown_context(kubeconfig: Path, manifests: Path) -> None:
@@ -881,7 +882,7 @@ def test_five_thousand_nodes_take_one_request(k, kubeconfig, manifests) -> None:
     paths = [path for _, path, _ in requests(k)]
     assert paths.count("/api/v1/nodes") == 1
     assert paths.count("/api/v1/pods") == 1
-    assert len(paths) == 9
+    assert len(paths) == 10
 
 
 # --- import isolation -----------------------------------------------------------------------
@@ -951,3 +952,59 @@ def test_a_refused_version_is_no_error_and_leaves_the_default_release(k, kubecon
     # Without the server's word the target is the newest release: v2beta2 is gone there.
     assert [f[:3] for f in findings(result)] == [("GPU010", 1, 13)]
     assert "kubernetesVersion" not in snapshot_of(k, kubeconfig)
+
+
+# --- RuntimeClasses ---------------------------------------------------------------------------
+
+#: MANIFEST with a runtimeClassName: the pod names the class `nvidia` (line 15, column 25).
+NAMES_NVIDIA = MANIFEST.replace(
+    "      priorityClassName: gpu-urgent\n",
+    "      priorityClassName: gpu-urgent\n      runtimeClassName: nvidia\n",
+)
+NVIDIA_CDI = {"metadata": {"name": "nvidia-cdi"}, "handler": "nvidia-cdi"}
+GPU307_MESSAGE = (
+    "runtimeClassName `nvidia` names a RuntimeClass the cluster does not have (it has "
+    "`nvidia-cdi`): the API server refuses every such pod (`pod rejected: RuntimeClass "
+    '"nvidia" not found`), and its workload never gets one'
+)
+
+
+def test_runtime_classes_are_read_and_a_missing_one_is_gpu307(k, kubeconfig, tmp_path) -> None:
+    serve(k, runtimeclasses=[NVIDIA_CDI])
+    named = manifest_dir(tmp_path / "named", "trainer.yaml", NAMES_NVIDIA)
+    result = check_live(kubeconfig, named)
+    assert ("GPU307", 15, 25, GPU307_MESSAGE) in findings(result)
+    assert report(result)["notes"] == []
+    assert ("GET", "/apis/node.k8s.io/v1/runtimeclasses", {"limit": LIMIT}) in requests(k)
+
+
+def test_a_cluster_without_runtime_classes_knows_it_has_none(k, kubeconfig) -> None:
+    serve(k, runtimeclasses=[])
+    assert "  runtimeClasses: []\n" in snapshot_of(k, kubeconfig)
+
+
+def test_a_snapshot_of_runtime_classes_checks_alike_offline(k, kubeconfig, tmp_path) -> None:
+    serve(k, runtimeclasses=[NVIDIA_CDI])
+    text = snapshot_of(k, kubeconfig)
+    assert "  runtimeClasses:\n  - name: nvidia-cdi\n    handler: nvidia-cdi\n" in text
+    snapshot = tmp_path / "profile.yaml"
+    snapshot.write_text(text, encoding="utf-8")
+    named = manifest_dir(tmp_path / "named", "trainer.yaml", NAMES_NVIDIA)
+    static = run("check", "--isolated", "--format", "json", "--profile", str(snapshot),
+                 str(named))  # fmt: skip
+    assert ("GPU307", 15, 25, GPU307_MESSAGE) in findings(static)
+
+
+def test_runtime_classes_rbac_denies_are_a_note_and_no_gpu307(k, kubeconfig, tmp_path) -> None:
+    path = "/apis/node.k8s.io/v1/runtimeclasses"
+    k[f"get {path}"] << 403 << forbidden("runtimeclasses", "node.k8s.io")
+    serve(k)
+    named = manifest_dir(tmp_path / "named", "trainer.yaml", NAMES_NVIDIA)
+    result = check_live(kubeconfig, named)
+    assert [f for f in findings(result) if f[0] == "GPU307"] == []
+    assert report(result)["notes"] == [
+        "RuntimeClasses not read (GPU307 checks no runtimeClassName): not allowed to list "
+        "runtimeclasses.node.k8s.io (403 Forbidden): grant the gpulint-live ClusterRole of "
+        "docs/rbac.yaml to context `kmock`; the server said: "
+        + forbidden("runtimeclasses", "node.k8s.io")["message"]
+    ]

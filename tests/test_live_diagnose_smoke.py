@@ -75,8 +75,9 @@ def test_live_diagnose_asks_only_for_what_the_rbac_roles_grant(k, kubeconfig) ->
     run_diagnose("--live", "--kubeconfig", str(kubeconfig), "--now", NOW)
     rules = role_rules("gpulint-live") + role_rules("gpulint-diagnose")
     made = requests(k)
-    # And Karpenter's list, the discovery of Kueue and of DRA: none of them is installed.
-    assert len(made) == len(LISTS) + 3
+    # And Karpenter's list, the discovery of Kueue and of DRA: none of them is installed; and
+    # the RuntimeClasses.
+    assert len(made) == len(LISTS) + 4
     assert all(allowed(rules, method, path) for method, path, _ in made)
 
 

@@ -283,7 +283,7 @@ def test_dry_run_is_skipped_when_gpu900_is_not_selected(k, kubeconfig, manifests
     report(result)
     # Only the reads of the profile (and Kueue's discovery, and the server's version): no
     # dry-run discovery, no dry-run.
-    assert [m for m, _, _ in requests(k)] == ["GET"] * 9
+    assert [m for m, _, _ in requests(k)] == ["GET"] * 10
     assert "/apis/apps/v1" not in [p for _, p, _ in requests(k)]
 
 
@@ -339,7 +339,7 @@ def test_read_only_live_mode_stays_inside_the_gpulint_live_role(k, kubeconfig, m
     report(run("check", "--live", "--format", "json", "--kubeconfig", str(kubeconfig),
                str(manifests)))  # fmt: skip
     sent = requests(k)
-    assert len(sent) == 15
+    assert len(sent) == 16
     rules = role_rules("gpulint-live")
     assert [(m, p) for m, p, _ in sent if not allowed(rules, m, p)] == []
     # And the role is minimal: every rule it grants was used; resources are only listed.

@@ -324,7 +324,10 @@ def _profile(paths: tuple[str, ...]) -> ClusterProfile:
 
 def _without_kinds(profile: ClusterProfile, kinds: frozenset[str]) -> ClusterProfile:
     """`profile` without the objects of `kinds` it lists."""
-    emptied = {name: () for kind, name in OBJECT_FIELDS.items() if kind in kinds}
+    emptied: dict[str, object] = {name: () for kind, name in OBJECT_FIELDS.items() if kind in kinds}
+    if "RuntimeClass" in kinds:
+        # A profile that knows every class lists the kind even when there is none.
+        emptied["runtime_classes_known"] = False
     claims = tuple(c for c in profile.resource_claims if c.kind not in kinds)
     stripped = replace(profile, **emptied, resource_claims=claims)
     assert stripped.object_kinds.isdisjoint(kinds)

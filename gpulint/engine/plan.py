@@ -44,6 +44,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
     # Seldon Core 2's ServerConfigs: the pods of the Servers (in other files) that name them.
     | {"ServerConfig"}
+    # What the RuntimeClass admission plugin writes into the pods that name a class.
+    | {"RuntimeClass"}
 )
 #: A file is parsed for knowledge objects only if its bytes name one of their kinds.
 KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))

@@ -56,6 +56,10 @@ LIMIT_RANGES = ListCall("", "limitranges", "/api/v1/limitranges")
 PRIORITY_CLASSES = ListCall(
     "scheduling.k8s.io", "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses"
 )
+#: Every RuntimeClass: read on its own, as a denial or an old server costs only GPU307.
+RUNTIME_CLASSES = ListCall(
+    "node.k8s.io", "runtimeclasses", "/apis/node.k8s.io/v1/runtimeclasses", optional=True
+)
 #: What live mode reads of every cluster, in order; then the ADD_ONS.
 READS: tuple[ListCall, ...] = (NODES, PODS, QUOTAS, LIMIT_RANGES, PRIORITY_CLASSES)
 
@@ -176,6 +180,8 @@ class ClusterObjects:
     versions: Mapping[str, str] = field(default_factory=dict)
     server_version: str | None = None  # the API server's own (`GET /version`), when it says
     uses: tuple[PodUse, ...] = ()  # of the active pods that request extended resources
+    # Every RuntimeClass; None when they could not be read (the set is then unknown).
+    runtime_classes: tuple[dict[str, Any], ...] | None = None
 
 
 #: List calls made at once: each waits mostly on the server, which pages the others meanwhile.
@@ -216,10 +222,12 @@ def read_cluster(
             for add_on, seen in zip(ADD_ONS, found_versions, strict=False)
         ]
         dra_read = pool.submit(read_dra, client, dra, found_versions[-1])
+        runtime_read = pool.submit(read_runtime_classes, client)
         version = pool.submit(server_version, client) if with_version else None
         found = dict(zip(READS, (f.result() for f in lists), strict=True))
         add_ons = {add_on: f.result() for add_on, f in zip(ADD_ONS, add_on_reads, strict=True)}
         dra_objects, dra_notes = dra_read.result()
+        runtime_classes, runtime_note = runtime_read.result()
         said_version = version.result() if version is not None else None
     versions = {k: v for seen in found_versions for k, v in seen.items()}
     pods = found[PODS]
@@ -229,8 +237,13 @@ def read_cluster(
         policies=(*found[QUOTAS], *found[LIMIT_RANGES], *found[PRIORITY_CLASSES]),
         nodepools=add_ons[KARPENTER][0],
         queues=add_ons[KUEUE][0] or (),
-        notes=(*(note for _, note in add_ons.values() if note), *dra_notes),
+        notes=(
+            *(note for _, note in add_ons.values() if note),
+            *dra_notes,
+            *((runtime_note,) if runtime_note else ()),
+        ),
         dra=dra_objects,
+        runtime_classes=runtime_classes,
         versions=versions,
         server_version=said_version,
         uses=tuple(u for p in pods if (u := pod_use(p, memo))) if whole else pods,
@@ -290,6 +303,19 @@ def read_add_on(
     return tuple(objects), None
 
 
+def read_runtime_classes(
+    client: KubeClient,
+) -> tuple[tuple[dict[str, Any], ...] | None, str | None]:
+    """Every RuntimeClass (None: the server serves no node.k8s.io/v1, before Kubernetes 1.20),
+    and a note when RBAC denies them."""
+    call = RUNTIME_CLASSES
+    try:
+        items = client.list_all(call.path, call.what, call.query, call.optional)
+    except AccessDenied as denied:
+        return None, f"RuntimeClasses not read (GPU307 checks no runtimeClassName): {denied}"
+    return (None if items is None else tuple(items)), None
+
+
 def read_dra(
     client: KubeClient,
     dra: DraReads = CHECK_DRA,
@@ -338,6 +364,9 @@ def profile_from_cluster(
 ) -> ClusterProfile:
     """The ClusterProfile of what the API returned (see the module docstring)."""
     dump_like = [*objects.nodes, *objects.policies, *objects.queues, *objects.dra]
+    if objects.runtime_classes is not None:
+        # As a List of their kind: the profile then knows them all, even when there are none.
+        dump_like.append({"kind": "RuntimeClassList", "items": list(objects.runtime_classes)})
     views: list[NodeView] = []
     facts = [facts_from_objects(dump_like, pool_label, source, views)]
     if objects.nodepools:

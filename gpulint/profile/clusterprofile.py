@@ -25,6 +25,7 @@ from gpulint.profile.policy import (
     limit_range_from_object,
     priority_class_from_object,
     quota_from_object,
+    runtime_class_from_object,
 )
 from gpulint.profile.values import check_quantities, location, mapping, quantities, sequence, text
 from gpulint.quantity import format_quantity
@@ -32,6 +33,7 @@ from gpulint.schema import dotted, validate
 
 if TYPE_CHECKING:
     from gpulint.dra import Claim, DeviceClass, DeviceRequest, ResourceSlice
+    from gpulint.profile.objects import RuntimeClass
 
 API_VERSION = "gpulint.io/v1alpha1"
 KIND = "ClusterProfile"
@@ -69,6 +71,7 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
     _check_unique(display, spec, "pools")
     _check_unique(display, spec, "namespaces")
     _check_unique(display, spec, "priorityClasses")
+    _check_unique(display, spec, "runtimeClasses")
     _check_unique(display, spec, "deviceClasses")
     admission = mapping(spec.get("admission"))
     provider = spec.get("platform") or spec.get("provider")
@@ -94,6 +97,9 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
             priority_class_from_object({**pc, "metadata": {"name": pc["name"]}})
             for pc in sequence(spec.get("priorityClasses"))
         ),
+        runtime_classes=tuple(_runtime_classes(display, spec)),
+        # Written at all (even `[]`): the cluster's classes are these and no others.
+        runtime_classes_known="runtimeClasses" in spec,
         cluster_queues=tuple(
             cluster_queue_from_object(
                 {"metadata": {"name": q["name"]}, "spec": q}, display, ["spec", "clusterQueues", i]
@@ -142,6 +148,17 @@ def _gpu_operator(display: str, spec: Mapping[str, Any]) -> dict[str, Any]:
         )
     origin = f"GPU Operator {release.version} default driver ({release.source})"
     return {"gpu_operator_drivers": (OperatorDriver(release.driver, origin),)}
+
+
+def _runtime_classes(display: str, spec: Mapping[str, Any]) -> list[RuntimeClass]:
+    """`spec.runtimeClasses`, each shaped as the RuntimeClass object (name for metadata)."""
+    found = []
+    for i, item in enumerate(sequence(spec.get("runtimeClasses"))):
+        overhead = mapping(item.get("overhead")).get("podFixed")
+        path = ["spec", "runtimeClasses", i, "overhead", "podFixed"]
+        check_quantities(display, overhead, path)
+        found.append(runtime_class_from_object({**item, "metadata": {"name": item["name"]}}))
+    return found
 
 
 def _check_unique(display: str, spec: Mapping[str, Any], key: str) -> None:

@@ -17,6 +17,7 @@ from gpulint.profile.model import (
     LimitRange,
     Pool,
     ResourceQuota,
+    RuntimeClass,
 )
 from gpulint.quantity import format_quantity
 from gpulint.yamltree import resolve_plain
@@ -62,6 +63,10 @@ def dump_profile(profile: ClusterProfile) -> str:
             f"globalDefault: {str(pc.global_default).lower()}, "
             f"preemptionPolicy: {_scalar(pc.preemption_policy)}}}"
         )
+    if profile.runtime_classes_known:
+        spec.append("runtimeClasses:" if profile.runtime_classes else "runtimeClasses: []")
+    for runtime_class in profile.runtime_classes:
+        spec += _runtime_class(runtime_class)
     if profile.cluster_queues:
         spec.append("clusterQueues:")
     for queue in profile.cluster_queues:
@@ -82,6 +87,29 @@ def dump_profile(profile: ClusterProfile) -> str:
         spec += _resource_slice(item)
     lines += [f"  {line}" for line in spec]
     return "\n".join(lines) + "\n"
+
+
+def _runtime_class(runtime_class: RuntimeClass) -> list[str]:
+    """A RuntimeClass as `runtimeClasses:` lists it (the object's shape, its name for its
+    metadata)."""
+    lines = [f"- name: {_scalar(runtime_class.name)}"]
+    if runtime_class.handler:
+        lines.append(f"  handler: {_scalar(runtime_class.handler)}")
+    if runtime_class.node_selector or runtime_class.tolerations:
+        lines.append("  scheduling:")
+        if runtime_class.node_selector:
+            selector = {k: _scalar(v) for k, v in runtime_class.node_selector.items()}
+            lines.append(f"    nodeSelector: {_flow(selector)}")
+        if runtime_class.tolerations:
+            lines.append("    tolerations:")
+        for t in runtime_class.tolerations:
+            fields = {"key": _scalar(t.key), "operator": _scalar(t.operator)}
+            fields.update({"value": _scalar(t.value)} if t.value else {})
+            fields.update({"effect": _scalar(t.effect)} if t.effect else {})
+            lines.append(f"    - {_flow(fields)}")
+    if runtime_class.overhead:
+        lines.append(f"  overhead: {{podFixed: {_quantities(runtime_class.overhead)}}}")
+    return lines
 
 
 def _device_class(device_class: DeviceClass) -> str:

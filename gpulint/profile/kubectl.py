@@ -23,6 +23,7 @@ from gpulint.profile.policy import (
     limit_range_from_object,
     priority_class_from_object,
     quota_from_object,
+    runtime_class_from_object,
 )
 from gpulint.profile.values import check_quantities, mapping, sequence
 
@@ -33,6 +34,8 @@ KINDS = frozenset(
         "ResourceQuota",
         "LimitRange",
         "PriorityClass",
+        # What the RuntimeClass admission plugin writes into the pods that name one.
+        "RuntimeClass",
         "ClusterQueue",
         "LocalQueue",
         # The node labels and tolerations Kueue writes into the pods it admits to a flavor.
@@ -83,15 +86,18 @@ def facts_from_objects(
 
     The view of each Node is appended to `nodes` when given (live mode reads them again)."""
     nodes = [] if nodes is None else nodes
-    quotas, limit_ranges, priority_classes = [], [], []
+    quotas, limit_ranges, priority_classes, runtime_classes = [], [], [], []
+    # A `kubectl get runtimeclasses` lists every class: even an empty RuntimeClassList says so.
+    runtime_classes_known = False
     cluster_queues, local_queues, flavors, policies = [], [], [], []
     classes, slices, claims = [], [], []
     operator_drivers = []
     kubelets: list[str] = []
     crds: list[CustomResourceDefinition] = []
     amounts: dict[tuple[Any, ...], dict[str, Decimal]] = {}  # the nodes' amounts, parsed once
-    for obj, path in _flatten(objects):
+    for obj, path, listed in _flatten(objects):
         kind = _kind(obj)
+        runtime_classes_known = runtime_classes_known or listed == "RuntimeClassList"
         if kind == "Node":
             nodes.append(node_view(obj, source, path, amounts))
             info = mapping(mapping(obj.get("status")).get("nodeInfo"))
@@ -117,6 +123,11 @@ def facts_from_objects(
             limit_ranges.append(limit_range_from_object(obj))
         elif kind == "PriorityClass":
             priority_classes.append(priority_class_from_object(obj))
+        elif kind == "RuntimeClass":
+            overhead = mapping(obj.get("overhead")).get("podFixed")
+            check_quantities(source, overhead, [*path, "overhead", "podFixed"])
+            runtime_classes.append(runtime_class_from_object(obj))
+            runtime_classes_known = True
         elif kind == "ClusterQueue":
             cluster_queues.append(cluster_queue_from_object(obj, source, path))
         elif kind == "LocalQueue":
@@ -144,6 +155,8 @@ def facts_from_objects(
         quotas=tuple(quotas),
         limit_ranges=tuple(limit_ranges),
         priority_classes=tuple(priority_classes),
+        runtime_classes=tuple(runtime_classes),
+        runtime_classes_known=runtime_classes_known,
         cluster_queues=tuple(cluster_queues),
         local_queues=tuple(local_queues),
         resource_flavors=tuple(flavors),
@@ -184,15 +197,20 @@ def _crd(obj: Mapping[str, Any]) -> CustomResourceDefinition | None:
 
 
 def _flatten(
-    objects: Iterable[Mapping[str, Any]], path: Sequence[Any] = ()
-) -> Iterator[tuple[Mapping[str, Any], list[Any]]]:
+    objects: Iterable[Mapping[str, Any]], path: Sequence[Any] = (), listed: str | None = None
+) -> Iterator[tuple[Mapping[str, Any], list[Any], str | None]]:
+    """Every object with its path, and the kind of List it came in (None: none); an empty
+    List is given as itself, so that a reader learns that it listed nothing."""
     for index, obj in enumerate(objects):
         if not isinstance(obj, Mapping):
             continue
         # A top-level object keeps the path of its own document; items of a List get theirs.
         here = [*path, index] if path else []
-        if _kind(obj) in _LIST_KINDS:
+        kind = _kind(obj)
+        if kind in _LIST_KINDS:
             items = sequence(obj.get("items"))
-            yield from _flatten(items, [*here, "items"])
+            if not items:
+                yield obj, here, kind
+            yield from _flatten(items, [*here, "items"], kind)
         else:
-            yield obj, here
+            yield obj, here, listed

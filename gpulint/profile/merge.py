@@ -95,6 +95,9 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
             base.limit_ranges, later.limit_ranges, lambda r: (r.namespace, r.name)
         ),
         priority_classes=_by_key(base.priority_classes, later.priority_classes, lambda c: c.name),
+        runtime_classes=_by_key(base.runtime_classes, later.runtime_classes, lambda c: c.name),
+        # One input that lists every class makes the set known; the others add to it.
+        runtime_classes_known=base.runtime_classes_known or later.runtime_classes_known,
         cluster_queues=_by_key(base.cluster_queues, later.cluster_queues, lambda q: q.name),
         local_queues=_by_key(
             base.local_queues, later.local_queues, lambda q: (q.namespace, q.name)

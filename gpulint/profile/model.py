@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from gpulint.profile.objects import PriorityClass as PriorityClass
     from gpulint.profile.objects import ResourceFlavor as ResourceFlavor
     from gpulint.profile.objects import ResourceQuota as ResourceQuota
+    from gpulint.profile.objects import RuntimeClass as RuntimeClass
     from gpulint.profile.objects import ScopeRequirement as ScopeRequirement
     from gpulint.profile.platforms import AdmissionFact
 
@@ -51,6 +52,7 @@ OBJECT_FIELDS = {
     "ResourceQuota": "quotas",
     "LimitRange": "limit_ranges",
     "PriorityClass": "priority_classes",
+    "RuntimeClass": "runtime_classes",
     "ClusterQueue": "cluster_queues",
     "LocalQueue": "local_queues",
     "ResourceFlavor": "resource_flavors",
@@ -277,6 +279,10 @@ class ClusterProfile:
     quotas: "tuple[ResourceQuota, ...]" = ()
     limit_ranges: "tuple[LimitRange, ...]" = ()
     priority_classes: "tuple[PriorityClass, ...]" = ()
+    runtime_classes: "tuple[RuntimeClass, ...]" = ()
+    # Whether `runtime_classes` is every RuntimeClass of the cluster (a live read, a dump of
+    # them, `runtimeClasses:` declared): only then is a class it lacks known to be missing.
+    runtime_classes_known: bool = False
     cluster_queues: "tuple[ClusterQueue, ...]" = ()
     local_queues: "tuple[LocalQueue, ...]" = ()
     resource_flavors: "tuple[ResourceFlavor, ...]" = ()
@@ -336,6 +342,8 @@ class ClusterProfile:
         """The kinds of Kubernetes object the profile lists at least one of (ResourceQuota,
         PriorityClass, DeviceClass ...): rules that read only other kinds have nothing to read."""
         listed = {kind for kind, name in OBJECT_FIELDS.items() if getattr(self, name)}
+        if self.runtime_classes_known:
+            listed.add("RuntimeClass")  # that none exists is something to judge pods against
         return frozenset(listed | {c.kind for c in self.resource_claims})
 
     @cached_property
@@ -431,6 +439,7 @@ _OBJECTS = frozenset(
         "PriorityClass",
         "ResourceFlavor",
         "ResourceQuota",
+        "RuntimeClass",
         "ScopeRequirement",
     }
 )

@@ -1,6 +1,6 @@
 """The cluster's objects a profile may list besides its pools: ResourceQuotas, LimitRanges,
-PriorityClasses, Kueue's queues and flavors, CustomResourceDefinitions, the GPU Operator's
-drivers, and the conditions an importer leaves to the merge.
+PriorityClasses, RuntimeClasses, Kueue's queues and flavors, CustomResourceDefinitions, the GPU
+Operator's drivers, and the conditions an importer leaves to the merge.
 
 gpulint.profile.model gives them under its own name too; they are kept apart so that a run
 whose profile lists none of them (pools alone, the usual pre-commit run) does not define their
@@ -101,6 +101,18 @@ class ResourceFlavor(NamedTuple):
     name: str
     node_labels: Mapping[str, str] = {}
     tolerations: tuple[FlavorToleration, ...] = ()
+
+
+class RuntimeClass(NamedTuple):
+    """A node.k8s.io RuntimeClass: what the RuntimeClass admission plugin writes into every pod
+    that names it (its scheduling nodeSelector and tolerations, its overhead)."""
+
+    name: str
+    handler: str = ""
+    node_selector: Mapping[str, str] = {}
+    # Same four fields as a flavor's: what the scheduler's taint filter reads of a toleration.
+    tolerations: tuple[FlavorToleration, ...] = ()
+    overhead: Mapping[str, Decimal] = {}  # overhead.podFixed
 
 
 class CustomResourceDefinition(NamedTuple):

@@ -1,4 +1,5 @@
-"""Kubernetes policy objects (ResourceQuota, LimitRange, PriorityClass) -> profile dataclasses.
+"""Kubernetes policy objects (ResourceQuota, LimitRange, PriorityClass, RuntimeClass) -> profile
+dataclasses.
 
 The same conversion serves a live API response, a kubectl dump and an object found in the
 checked manifests: each is a mapping shaped like the Kubernetes object (a plain dict or a YMap).
@@ -25,6 +26,7 @@ from gpulint.profile.model import (
     LimitRangeItem,
     PriorityClass,
     ResourceQuota,
+    RuntimeClass,
     ScopeRequirement,
 )
 from gpulint.quantity import parse_stored_quantity
@@ -130,6 +132,44 @@ def priority_class_from_object(obj: Mapping[str, Any]) -> PriorityClass:
     )
 
 
+def runtime_class_from_object(obj: Mapping[str, Any]) -> RuntimeClass:
+    """A RuntimeClass object (node.k8s.io/v1: handler, scheduling and overhead at the top
+    level); a toleration or selector value of the wrong type is skipped (the schema rules
+    report it)."""
+    from gpulint.profile.model import FlavorToleration
+
+    scheduling = _mapping(obj.get("scheduling"))
+    handler = obj.get("handler")
+    tolerations = tuple(
+        FlavorToleration(
+            _text(t.get("key")),
+            _text(t.get("operator")) or "Equal",
+            _text(t.get("value")),
+            _text(t.get("effect")),
+        )
+        for t in _sequence(scheduling.get("tolerations"))
+        if isinstance(t, Mapping)
+    )
+    return RuntimeClass(
+        name=_name(obj),
+        handler=handler if isinstance(handler, str) else "",
+        node_selector={
+            str(k): _text(v)
+            for k, v in _mapping(scheduling.get("nodeSelector")).items()
+            if isinstance(v, str | int | float | bool)
+        },
+        tolerations=tolerations,
+        overhead=quantities(_mapping(obj.get("overhead")).get("podFixed")),
+    )
+
+
+def _text(value: Any) -> str:
+    """A scalar as the API stores it (`true`, `8`); anything else as no value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, str | int | float) else ""
+
+
 @dataclass(frozen=True)
 class QuotaInEffect:
     """A ResourceQuota that applies, and the manifest object it was read from (None: profile)."""
@@ -184,6 +224,14 @@ class PriorityClassInEffect:
     document: Document | None = None
 
 
+@dataclass(frozen=True)
+class RuntimeClassInEffect:
+    """A RuntimeClass that exists, and the manifest object it was read from (None: profile)."""
+
+    runtime_class: RuntimeClass
+    document: Document | None = None
+
+
 def _objects(documents: Iterable[Document], kind: str) -> Iterator[Document]:
     # A run's knowledge objects are indexed by kind: every file's checks ask.
     return (d for d in of_kind(documents, kind) if d.ref.api_version in _CORE_APIS[kind])
@@ -195,6 +243,8 @@ _CORE_APIS: dict[str, frozenset[str]] = {
     "PriorityClass": frozenset(
         {"scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"}
     ),
+    # v1alpha1 nests the same fields under `spec` (and served until 1.25): not read.
+    "RuntimeClass": frozenset({"node.k8s.io/v1", "node.k8s.io/v1beta1"}),
 }
 
 
@@ -251,6 +301,21 @@ def priority_classes_in_effect(
         priority_class = priority_class_from_object(document.obj)
         if priority_class.name:
             result[priority_class.name] = PriorityClassInEffect(priority_class, document)
+    return result
+
+
+def runtime_classes_in_effect(
+    documents: Iterable[Document], profile: ClusterProfile | None
+) -> dict[str, RuntimeClassInEffect]:
+    """Every RuntimeClass known by name: the profile's, replaced by a manifest one of the same
+    name (it is applied with the pods that name it)."""
+    result = {
+        rc.name: RuntimeClassInEffect(rc) for rc in (profile.runtime_classes if profile else ())
+    }
+    for document in _objects(documents, "RuntimeClass"):
+        runtime_class = runtime_class_from_object(document.obj)
+        if runtime_class.name:
+            result[runtime_class.name] = RuntimeClassInEffect(runtime_class, document)
     return result
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from gpulint.loader import display_path
 from gpulint.profile.model import (
@@ -14,6 +15,9 @@ from gpulint.profile.model import (
 from gpulint.profile.nodes import is_accelerator_resource
 from gpulint.profile.platforms import EXTENDED_RESOURCE_TOLERATION, FACTS
 from gpulint.quantity import format_quantity
+
+if TYPE_CHECKING:
+    from gpulint.profile.objects import RuntimeClass
 
 _HEADERS = (
     "POOL",
@@ -90,6 +94,10 @@ def show_profile(profile: ClusterProfile, root: str | None = None) -> str:
     for pc in profile.priority_classes:
         default = ", global default" if pc.global_default else ""
         lines.append(f"PriorityClass {pc.name}: {pc.value} ({pc.preemption_policy}{default})")
+    for runtime_class in profile.runtime_classes:
+        lines.append(f"RuntimeClass {runtime_class.name}{_runtime_class_text(runtime_class)}")
+    if profile.runtime_classes_known and not profile.runtime_classes:
+        lines.append("RuntimeClass: none")
     for queue in profile.cluster_queues:
         quotas = "; ".join(
             f"{flavor.name}: {_quantities_text(flavor.nominal)}" for flavor in queue.flavors
@@ -166,6 +174,26 @@ def dra_lines(profile: ClusterProfile) -> list[str]:
 
 
 _ERT_KEY = "extendedResourceToleration"
+
+
+def _runtime_class_text(runtime_class: RuntimeClass) -> str:
+    """`: handler nvidia, nodeSelector a=b, tolerates k:NoSchedule, overhead cpu 250m`."""
+    parts = [f"handler {runtime_class.handler}"] if runtime_class.handler else []
+    if runtime_class.node_selector:
+        selector = ", ".join(f"{k}={v}" for k, v in runtime_class.node_selector.items())
+        parts.append(f"nodeSelector {selector}")
+    if runtime_class.tolerations:
+        tolerated = ", ".join(
+            f"{t.key or '*'}{'=' + t.value if t.value else ''}:{t.effect or '*'}"
+            for t in runtime_class.tolerations
+        )
+        parts.append(f"tolerates {tolerated}")
+    if runtime_class.overhead:
+        from gpulint.scheduling import format_amount  # memory as 2Gi, not in bytes
+
+        amounts = runtime_class.overhead.items()
+        parts.append("overhead " + ", ".join(f"{r} {format_amount(r, a)}" for r, a in amounts))
+    return f": {'; '.join(parts)}" if parts else ""
 
 
 def _quantities_text(amounts: Mapping[str, Decimal]) -> str:

@@ -168,7 +168,11 @@ class CheckContext:
         if verdict is None:
             admitted = self.admission(template)
             verdict = self.placements[id(template)] = place(
-                template, self.profile, admitted.tolerations, admitted.node_selector
+                template,
+                self.profile,
+                admitted.tolerations,
+                admitted.node_selector,
+                admitted.overhead,
             )
         return verdict
 
@@ -189,13 +193,15 @@ class CheckContext:
 
     @cached_property
     def _admission_profile(self) -> ClusterProfile:
-        """The profile with the Kueue queues and flavors of every input: admission reads them
-        (a LocalQueue's flavor tolerates the pods it admits); the queue rules read only the
-        profile's, so a queue defined outside the inputs is not called missing."""
-        from gpulint.admission import with_manifest_queues
+        """The profile with the Kueue queues and flavors and the RuntimeClasses of every input:
+        admission reads them (a LocalQueue's flavor tolerates the pods it admits, a
+        RuntimeClass those that name it); the queue rules read only the profile's, so a queue
+        defined outside the inputs is not called missing."""
+        from gpulint.admission import with_manifest_queues, with_manifest_runtime_classes
 
         assert self.profile is not None
-        return with_manifest_queues(self.profile, self.knowledge, self.namespace_of)
+        queued = with_manifest_queues(self.profile, self.knowledge, self.namespace_of)
+        return with_manifest_runtime_classes(queued, self.knowledge)
 
     def assumed_placement(self, template: PodTemplate) -> Placement | None:
         """The verdict if every assumption of the admission held (None: nothing assumed).
@@ -214,6 +220,7 @@ class CheckContext:
             self.profile,
             (*admitted.tolerations, *admitted.assumed),
             admitted.node_selector,
+            admitted.overhead,
         )
 
     @cached_property
@@ -257,7 +264,13 @@ class CheckContext:
         admitted = self.admission(template)
         assert self.profile is not None
         return tuple(
-            place(template, self.profile, (*admitted.tolerations, *choice), labels)
+            place(
+                template,
+                self.profile,
+                (*admitted.tolerations, *choice),
+                labels,
+                admitted.overhead,
+            )
             for choice, labels in admitted.choices
         )
 

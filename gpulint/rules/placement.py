@@ -14,7 +14,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from gpulint.accelerators import is_extended_resource
-from gpulint.admission import compute_classes
+from gpulint.admission import compute_classes, overhead_text
 from gpulint.constraints import PodAffinityTerm, Toleration, toleration_fields, toleration_yaml
 from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
 from gpulint.edits import add_items
@@ -124,7 +124,11 @@ def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | N
 
     def enough(tolerations: tuple[Toleration, ...]) -> bool:
         alone = place(
-            template, profile, (*admitted.tolerations, *tolerations), admitted.node_selector
+            template,
+            profile,
+            (*admitted.tolerations, *tolerations),
+            admitted.node_selector,
+            admitted.overhead,
         )
         return blocker(item._replace(placement=alone), profile) is None
 
@@ -199,7 +203,9 @@ def _unlabelled(item: GpuPlacement, profile: ClusterProfile) -> str | None:
     )
     assumed = replace(profile, pools=opened)
     admitted = item.admission
-    alone = place(item.template, assumed, admitted.tolerations, admitted.node_selector)
+    alone = place(
+        item.template, assumed, admitted.tolerations, admitted.node_selector, admitted.overhead
+    )
     if blocker(item._replace(placement=alone), assumed) is not None:
         return None
     labels = ", ".join(dict.fromkeys(key for key, _ in unknown))
@@ -255,7 +261,8 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
         yield Problem.at(
             template.document,
             _compute_class_pos(template) if unknown else _obstacle_pos(item, closest),
-            f"no node pool can run this pod ({_gpu_text(item)}): {_per_pool(item)}{assumed}",
+            f"no node pool can run this pod ({_gpu_text(item)}): {_per_pool(item)}"
+            f"{_overhead_note(item, closest)}{assumed}",
             f"Give compute class `{unknown}`'s ComputeClass (or its nodes) to --profile, or "
             "select a pool the cluster has."
             if unknown
@@ -373,13 +380,34 @@ def _no_pool_fix(item: GpuPlacement, closest: PoolFit) -> str:
         return f"Change or drop the `{key}` requirement: {values}."
     if first == Filter.NODE_AFFINITY:
         return "Give the required node affinity a term that a GPU pool's labels satisfy."
+    overhead = item.admission.overhead
     return (
         "Request only what one node of a GPU pool has: "
         + "; ".join(
-            f"{s.resource} at most {format_amount(s.resource, s.allocatable)}"
+            f"{s.resource} at most "
+            f"{format_amount(s.resource, s.allocatable - overhead.get(s.resource, Decimal(0)))}"
             for s in closest.shortfalls
         )
-        + f" on {pool.name}."
+        + f" on {pool.name}"
+        + (
+            " (the RuntimeClass's overhead takes the rest)."
+            if _overhead_note(item, closest)
+            else "."
+        )
+    )
+
+
+def _overhead_note(item: GpuPlacement, closest: PoolFit) -> str:
+    """`; the requests include RuntimeClass `kata`'s overhead (cpu 250m)`, when the pool falls
+    short of a resource the overhead adds to."""
+    overhead = item.admission.overhead
+    short = {s.resource for s in closest.shortfalls} & set(overhead)
+    if not short:
+        return ""
+    added = overhead_text({r: a for r, a in overhead.items() if r in short})
+    return (
+        f"; the requests include the overhead RuntimeClass `{item.admission.runtime_class}` "
+        f"sets ({added})"
     )
 
 
