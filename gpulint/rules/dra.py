@@ -48,7 +48,7 @@ class _DraObjects(NamedTuple):
 
 
 def _objects(ctx: CheckContext) -> _DraObjects:
-    from gpulint.dra import claim, device_class
+    from gpulint.dra import claim, compute_domain_channel_template, device_class
 
     known = of_kind(ctx.knowledge, *_DRA_KINDS)
     seen = {id(d.obj) for d in known}
@@ -67,6 +67,13 @@ def _objects(ctx: CheckContext) -> _DraObjects:
     from_inputs = tuple(
         claim(d.obj, ctx.namespace_of(d)) for d in documents if d.ref.kind in _CLAIM_KINDS
     )
+    # A ComputeDomain of the inputs brings the template its controller creates.
+    created = (
+        compute_domain_channel_template(d.obj, ctx.namespace_of(d))
+        for d in documents
+        if d.ref.kind == "ComputeDomain"
+    )
+    from_inputs += tuple(c for c in created if c is not None)
     return _DraObjects(
         profile_classes,
         input_classes,
@@ -76,7 +83,7 @@ def _objects(ctx: CheckContext) -> _DraObjects:
     )
 
 
-_DRA_KINDS = (*_CLAIM_KINDS, "DeviceClass", "ResourceSlice")
+_DRA_KINDS = (*_CLAIM_KINDS, "DeviceClass", "ResourceSlice", "ComputeDomain")
 
 
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
