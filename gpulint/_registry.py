@@ -466,7 +466,7 @@ RULES = (
         enabled=True,
         needs_profile=False,
         scope='file',
-        reads=frozenset(['ComputeDomain', 'ResourceClaim', 'ResourceClaimTemplate']),
+        reads=frozenset(['ResourceClaim', 'ResourceClaimTemplate']),
         check='gpulint.rules.dra:resource_claim_not_found',
     ),
     Rule(
