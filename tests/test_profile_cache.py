@@ -423,3 +423,18 @@ def test_the_key_follows_the_model_sources(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(cache_module, "MODEL_MODULES", ("gpulint.no_such_module",))
     monkeypatch.setattr(cache_module, "model_fields", lambda: "Pool(name:str)")
     assert cache_module._layout() == b"Pool(name:str)"
+
+
+def test_an_importer_changed_within_a_version_leaves_its_entries_unused() -> None:
+    # A checkout installed for development changes its importers without a new version.
+    from gpulint.profile import cache
+
+    before = cache.entry_hash(0, None).hexdigest()
+    importer = Path(cache.__file__).with_name("eksctl.py")
+    info = importer.stat()
+    try:
+        os.utime(importer, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+        assert cache.entry_hash(0, None).hexdigest() != before
+    finally:
+        os.utime(importer, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert cache.entry_hash(0, None).hexdigest() == before
