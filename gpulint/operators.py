@@ -76,12 +76,7 @@ def kserve_component(obj: YMap, component: YMap) -> YMap:
         selector.spans.update(written.spans)
     selector["cloud.google.com/gke-accelerator"] = str(notes[_GKE_ACCELERATOR])
     selector.spans["cloud.google.com/gke-accelerator"] = (*pos, *pos)
-    pod = YMap(component.pos)
-    pod.update(component)
-    pod.spans.update(component.spans)
-    pod["nodeSelector"] = selector
-    pod.spans.setdefault("nodeSelector", (*pos, *pos))
-    return pod
+    return component.with_entry("nodeSelector", selector, pos)
 
 
 def _component_containers(component: YMap) -> Iterator[YMap]:
@@ -815,9 +810,4 @@ def _with_engine(spec: YMap, predictor: YMap, pos: Pos) -> YMap:
         containers.item_pos.extend(own.item_pos)
     containers.append(engine)
     containers.item_pos.append(pos)
-    pod = YMap(spec.pos)
-    pod.update(spec)
-    pod.spans.update(spec.spans)
-    pod["containers"] = containers
-    pod.spans.setdefault("containers", (*pos, *pos))
-    return pod
+    return spec.with_entry("containers", containers, pos)

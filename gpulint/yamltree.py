@@ -63,6 +63,16 @@ class YMap(dict):
         span = self.spans.get(key)
         return (span[2], span[3]) if span else self.pos
 
+    def with_entry(self, key: Any, value: Any, pos: Pos) -> YMap:
+        """A copy of this mapping (its positions kept) with `key` set to `value`: what an
+        operator builds from a written spec. A key it did not have is placed at `pos`."""
+        copy = YMap(self.pos)
+        copy.update(self)
+        copy.spans.update(self.spans)
+        copy[key] = value
+        copy.spans.setdefault(key, (*pos, *pos))
+        return copy
+
 
 class BuiltMap(YMap):
     """A pod spec gpulint built for a pod an operator writes from other fields

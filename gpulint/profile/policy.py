@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from gpulint.fields import mapping_at
 from gpulint.model import Document, of_kind
@@ -290,18 +290,22 @@ def limit_ranges_in_effect(
     return tuple(result.values())
 
 
+class _HasName(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_Named = TypeVar("_Named", bound=_HasName)
+_InEffect = TypeVar("_InEffect")
+
+
 def priority_classes_in_effect(
     documents: Iterable[Document], profile: ClusterProfile | None
 ) -> dict[str, PriorityClassInEffect]:
     """Every PriorityClass by name: the profile's, replaced by a manifest one of the same name."""
-    result = {
-        pc.name: PriorityClassInEffect(pc) for pc in (profile.priority_classes if profile else ())
-    }
-    for document in _objects(documents, "PriorityClass"):
-        priority_class = priority_class_from_object(document.obj)
-        if priority_class.name:
-            result[priority_class.name] = PriorityClassInEffect(priority_class, document)
-    return result
+    known = profile.priority_classes if profile else ()
+    read = priority_class_from_object
+    return _by_name(documents, "PriorityClass", known, read, PriorityClassInEffect)
 
 
 def runtime_classes_in_effect(
@@ -309,13 +313,25 @@ def runtime_classes_in_effect(
 ) -> dict[str, RuntimeClassInEffect]:
     """Every RuntimeClass known by name: the profile's, replaced by a manifest one of the same
     name (it is applied with the pods that name it)."""
-    result = {
-        rc.name: RuntimeClassInEffect(rc) for rc in (profile.runtime_classes if profile else ())
-    }
-    for document in _objects(documents, "RuntimeClass"):
-        runtime_class = runtime_class_from_object(document.obj)
-        if runtime_class.name:
-            result[runtime_class.name] = RuntimeClassInEffect(runtime_class, document)
+    known = profile.runtime_classes if profile else ()
+    read = runtime_class_from_object
+    return _by_name(documents, "RuntimeClass", known, read, RuntimeClassInEffect)
+
+
+def _by_name(
+    documents: Iterable[Document],
+    kind: str,
+    known: Iterable[_Named],
+    read: Callable[[YMap], _Named],
+    in_effect: Callable[[_Named, Document | None], _InEffect],
+) -> dict[str, _InEffect]:
+    """The profile's objects of a kind (`known`) by name, each replaced by a manifest object
+    of the same name (`read` from its tree), as `in_effect` wraps them."""
+    result = {item.name: in_effect(item, None) for item in known}
+    for document in _objects(documents, kind):
+        item = read(document.obj)
+        if item.name:
+            result[item.name] = in_effect(item, document)
     return result
 
 
