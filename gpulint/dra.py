@@ -269,6 +269,34 @@ def claim(obj: Mapping[str, Any], default_namespace: str = "default") -> Claim:
     )
 
 
+#: The API group of the NVIDIA GPU DRA driver's ComputeDomain.
+COMPUTE_DOMAIN_GROUP = "resource.nvidia.com"
+
+
+def compute_domain_channel_template(
+    obj: Mapping[str, Any], default_namespace: str = "default"
+) -> Claim | None:
+    """The ResourceClaimTemplate a ComputeDomain's controller creates for its IMEX channel.
+
+    The NVIDIA GPU DRA driver creates `spec.channel.resourceClaimTemplate.name` in the
+    ComputeDomain's namespace, and pods name it in `resourceClaimTemplateName` (its template
+    `compute-domain-channel.tmpl.yaml`); the manifests ship the ComputeDomain, never the
+    template. None for any other object.
+    """
+    if _text(obj.get("kind")) != "ComputeDomain":
+        return None
+    if _text(obj.get("apiVersion")).partition("/")[0] != COMPUTE_DOMAIN_GROUP:
+        return None
+    channel = _mapping(_mapping(obj.get("spec")).get("channel"))
+    name = _text(_mapping(channel.get("resourceClaimTemplate")).get("name"))
+    if not name:
+        return None
+    namespace = _text(_mapping(obj.get("metadata")).get("namespace")) or default_namespace
+    # One channel of the domain's default channel class: what the driver's template asks for.
+    request = DeviceRequest("channel", "compute-domain-default-channel.nvidia.com", 1, "ExactCount")
+    return Claim("ResourceClaimTemplate", namespace, name, (request,))
+
+
 def claims(objects: Iterable[Mapping[str, Any]]) -> tuple[Claim, ...]:
     """Every ResourceClaim and ResourceClaimTemplate among `objects`, in order."""
     return tuple(

@@ -94,6 +94,37 @@ def test_an_aks_pool_of_a_cpu_vm_size_has_no_accelerator_label(tmp_path: Path) -
     assert "kubernetes.azure.com/accelerator" not in pool.labels
 
 
+def test_a_gke_flex_start_pool_is_labelled_and_made_per_pod(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'resource "google_container_node_pool" "h200" {\n'
+        '  name    = "h200"\n'
+        "  autoscaling {\n"
+        "    total_min_node_count = 0\n"
+        "    total_max_node_count = 4\n"
+        "  }\n"
+        "  node_config {\n"
+        '    machine_type = "a3-ultragpu-8g"\n'
+        "    flex_start   = true\n"
+        "    guest_accelerator {\n"
+        '      type  = "nvidia-h200-141gb"\n'
+        "      count = 8\n"
+        "    }\n"
+        "  }\n"
+        "}\n"
+        'resource "google_container_node_pool" "l4" {\n'
+        '  name = "l4"\n'
+        "  node_config {\n"
+        '    machine_type = "g2-standard-24"\n'
+        "  }\n"
+        "}\n"
+    )
+    pools = {p.name: p for p in load_profiles([str(tmp_path)]).pools}
+    assert pools["h200"].labels["cloud.google.com/gke-flex-start"] == "true"
+    assert pools["h200"].made_per_pod
+    assert "cloud.google.com/gke-flex-start" not in pools["l4"].labels
+    assert not pools["l4"].made_per_pod
+
+
 def test_auto_scaling_groups_are_pools_as_cluster_autoscaler_sees_them_at_zero() -> None:
     profile = load_profiles([ASG])
     pools = {p.name: p for p in profile.pools}

@@ -220,7 +220,7 @@ RESOURCES: tuple[AcceleratorResource, ...] = (
         "aliyun.com/gpu-mem",
         "NVIDIA",
         MEMORY,
-        "1 GiB of GPU memory",
+        "1 GiB of GPU memory (1 MiB when the plugin runs with `--memory-unit=MiB`)",
         DEVICE_PLUGIN,
         "Alibaba gpushare",
         source="AliyunContainerService/gpushare-scheduler-extender pkg/utils/const.go",

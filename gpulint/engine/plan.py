@@ -36,6 +36,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"AccountQuota"}
     # DRA objects: claims and classes that pods and claims of other files name.
     | {"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"}
+    # NVIDIA's ComputeDomain: its controller creates the channel's ResourceClaimTemplate.
+    | {"ComputeDomain"}
     # The schemas of custom resources in other files (gpulint.validation.crds).
     | {"CustomResourceDefinition"}
     # The GPU Operator's objects: the driver of the pools (GPU801, gpulint.cuda).

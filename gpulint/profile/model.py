@@ -46,6 +46,9 @@ POOL_LABELS: tuple[str, ...] = (
 NODEPOOL_GROUP = "NodePool "
 #: The limit group of the pools GKE creates for a compute class (`ComputeClass <name>`).
 COMPUTE_CLASS_GROUP = "ComputeClass "
+#: The label GKE puts on the nodes of a flex-start node pool, whose VMs Dynamic Workload
+#: Scheduler obtains when pods ask for them (queued provisioning included).
+GKE_FLEX_START = "cloud.google.com/gke-flex-start"
 #: The ClusterProfile field that holds the objects of each kind it lists (claims of both
 #: kinds are in `resource_claims`).
 OBJECT_FIELDS = {
@@ -236,8 +239,11 @@ class Pool:
     @property
     def made_per_pod(self) -> bool:
         """True for a pool of a Karpenter NodePool or of a GKE compute class's node
-        auto-creation: nodes are launched for pending pods and never kept warm, so waiting for
-        one is how the pool works, not a choice to revisit."""
+        auto-creation, or a GKE flex-start pool (Dynamic Workload Scheduler): nodes are
+        launched for pending pods and never kept warm, so waiting for one is how the pool
+        works, not a choice to revisit."""
+        if self.labels.get(GKE_FLEX_START) == "true":
+            return True
         return (self.limit_group or "").startswith((NODEPOOL_GROUP, COMPUTE_CLASS_GROUP))
 
     @property

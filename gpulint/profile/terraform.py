@@ -48,6 +48,7 @@ from gpulint.profile.cache import ProfileCache, entry_hash, read_entry, write_en
 from gpulint.profile.instances import EFA, NVIDIA, catalogue_allocatable, instance_type
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
+    GKE_FLEX_START,
     ClusterProfile,
     LabelRequirement,
     Pool,
@@ -508,6 +509,9 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
         "node.kubernetes.io/instance-type": machine,
     }
     labels.update(_labels(reader.get(config, "labels", {})))
+    if reader.get(config, "flex_start", False) is True:
+        # GKE labels flex-start nodes so; their VMs come when pods ask (Pool.made_per_pod).
+        labels[GKE_FLEX_START] = "true"
     taints = [_taint(t, defined_at) for t in _blocks(config.get("taint"))]
     allocatable = dict(catalogue_allocatable(machine) or {})
     estimated = {"allocatable"} if allocatable else set()

@@ -29,6 +29,7 @@ PLUGIN_IMAGES: Mapping[str, str] = {
     "intel-gpu-plugin": "intel",
     "neuron-device-plugin": "neuron",
     "docker-k8s-device-plugin": "habana",  # vault.habana.ai/docker-k8s-device-plugin/...
+    "k8s-gpushare-plugin": "aliyun",  # Alibaba gpushare: registry.*.aliyuncs.com/acs/...
 }
 #: Programs shipped in a device plugin's image that are not the plugin: NVIDIA's image also
 #: runs GPU Feature Discovery and, in its Helm chart, the config-manager and MPS sidecars;
@@ -43,6 +44,9 @@ VENDOR_RESOURCES: Mapping[str, tuple[str, ...]] = {
     "intel": ("gpu.intel.com/",),
     "neuron": ("aws.amazon.com/neuron",),
     "habana": ("habana.ai/",),
+    # gpushare registers only the memory with the kubelet; it patches `aliyun.com/gpu-count`
+    # into node status itself.
+    "aliyun": ("aliyun.com/gpu-mem",),
 }
 # Node labels that say "this node has an NVIDIA GPU" (GPU Operator, NFD, GKE, EKS, AKS, Karpenter).
 _NVIDIA_LABELS = (
@@ -64,6 +68,10 @@ _NEURON_LABEL = "karpenter.k8s.aws/instance-accelerator-count"
 _DISCOVERED_LABEL_PREFIXES = ("feature.node.kubernetes.io/", "nvidia.com/")
 # A full version (v0.17.0, 0.17.0-ubi8, 2.22.4.0); `v0.17`, `1`, `stable` float.
 _FULL_VERSION = re.compile(r"v?[0-9]+\.[0-9]+\.[0-9]+")
+# A tag naming the commit it was built from (gpushare's `v2-1.11-aff8a23`): one build, pinned.
+_COMMIT_TAG = re.compile(
+    r"(?:^|[-_.])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?:$|[-_.])"
+)
 # Tolerations the DaemonSet controller adds to every DaemonSet pod.
 _DAEMONSET_TOLERATIONS = tuple(
     Toleration(key, "Exists", "", effect, None, (0, 0))
@@ -136,7 +144,7 @@ def unpinned_reason(image: ImageRef) -> str | None:
         return "has no tag, so it pulls `latest`"
     if image.tag == "latest":
         return "uses `latest`"
-    if not _FULL_VERSION.match(image.tag):
+    if not _FULL_VERSION.match(image.tag) and not _COMMIT_TAG.search(image.tag):
         return f"uses the floating tag `{image.tag}`"
     return None
 
@@ -171,7 +179,11 @@ def device_plugin_without_liveness_probe(ctx: CheckContext) -> Iterator[Problem]
 
 
 # What a vendor's plugin advertises, in a message; GPUs unless named here.
-_DEVICE_NOUNS: Mapping[str, str] = {"neuron": "Neuron devices", "habana": "Gaudi devices"}
+_DEVICE_NOUNS: Mapping[str, str] = {
+    "neuron": "Neuron devices",
+    "habana": "Gaudi devices",
+    "aliyun": "shared GPU memory (`aliyun.com/gpu-mem`)",
+}
 
 
 def _devices(vendor: str) -> str:

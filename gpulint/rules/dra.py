@@ -39,6 +39,9 @@ class _DraObjects(NamedTuple):
     classes: dict[str, DeviceClass]  # by name; an input's class over the profile's
     claims: tuple[Claim, ...]  # the profile's, then the inputs'
     profiled_claim_kinds: frozenset[str]  # the kinds of claim the profile lists
+    # Templates a controller makes from an input (a ComputeDomain's channel): they exist, but
+    # say nothing of whether the inputs hold the namespace's other templates.
+    created: tuple[Claim, ...] = ()
 
     def claims_known(self, kind: str, namespace: str) -> bool:
         """Whether a missing `kind` in `namespace` is a defect (see the module docstring)."""
@@ -48,7 +51,7 @@ class _DraObjects(NamedTuple):
 
 
 def _objects(ctx: CheckContext) -> _DraObjects:
-    from gpulint.dra import claim, device_class
+    from gpulint.dra import claim, compute_domain_channel_template, device_class
 
     known = of_kind(ctx.knowledge, *_DRA_KINDS)
     seen = {id(d.obj) for d in known}
@@ -67,16 +70,23 @@ def _objects(ctx: CheckContext) -> _DraObjects:
     from_inputs = tuple(
         claim(d.obj, ctx.namespace_of(d)) for d in documents if d.ref.kind in _CLAIM_KINDS
     )
+    # A ComputeDomain of the inputs brings the template its controller creates.
+    made = (
+        compute_domain_channel_template(d.obj, ctx.namespace_of(d))
+        for d in documents
+        if d.ref.kind == "ComputeDomain"
+    )
     return _DraObjects(
         profile_classes,
         input_classes,
         classes,
         (*profiled, *from_inputs),
         frozenset(c.kind for c in profiled),
+        tuple(c for c in made if c is not None),
     )
 
 
-_DRA_KINDS = (*_CLAIM_KINDS, "DeviceClass", "ResourceSlice")
+_DRA_KINDS = (*_CLAIM_KINDS, "DeviceClass", "ResourceSlice", "ComputeDomain")
 
 
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
@@ -166,7 +176,11 @@ def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
                 continue
             # A claim of the inputs may be in the profile too: each name once, sorted.
             same = sorted(
-                {c.name for c in objects.claims if (c.kind, c.namespace) == (entry.kind, namespace)}
+                {
+                    c.name
+                    for c in (*objects.claims, *objects.created)
+                    if (c.kind, c.namespace) == (entry.kind, namespace)
+                }
             )
             if target in same:
                 continue

@@ -848,6 +848,7 @@ def gpu_exceeds_node(ctx: CheckContext) -> Iterator[Problem]:
         return
     if profile.scheduler_extenders and _HAMI in profile.scheduler_extenders:
         yield from _hami_vgpus_exceed_gpus(ctx)
+    yield from _gpushare_memory_exceeds_gpu(ctx)
     for item in gpu_placements(ctx):
         if blocker(item, profile) != Blocker.TOO_MANY_GPUS:
             continue
@@ -920,6 +921,58 @@ def _hami_vgpus_exceed_gpus(ctx: CheckContext) -> Iterator[Problem]:
 def _gpu_count(pool: Pool) -> int | None:
     text = pool.labels.get(_GPU_COUNT_LABEL, "")
     return int(text) if text.isdigit() and text.isascii() and len(text) < 6 else None
+
+
+# Alibaba gpushare (AliyunContainerService/gpushare-scheduler-extender pkg/cache/nodeinfo.go,
+# pkg/utils/pod.go): the extender places a pod's whole `aliyun.com/gpu-mem` (the sum of its
+# containers' limits) on ONE GPU, each GPU holding the node's gpu-mem divided by its
+# `aliyun.com/gpu-count`. A pod that fits the node's total but no single GPU passes the
+# scheduler's own fit and is filtered out by the extender on every node: it stays Pending
+# (the project's README, "Demo 2").
+_GPUSHARE_MEMORY = "aliyun.com/gpu-mem"
+_GPUSHARE_COUNT = "aliyun.com/gpu-count"
+
+
+def _gpushare_memory_exceeds_gpu(ctx: CheckContext) -> Iterator[Problem]:
+    """A pod asking gpushare for more GPU memory than one GPU of any node it can run on has."""
+    for item in gpu_placements(ctx):
+        template = item.template
+        limits = [
+            q
+            for c in template.containers
+            if c.role is ContainerRole.APP
+            and (q := c.resources.limits.get(_GPUSHARE_MEMORY)) is not None
+            and q.amount is not None
+        ]
+        asked = sum((q.amount for q in limits if q.amount is not None), Decimal(0))
+        pools = usable(item.placement.eligible)
+        per_gpu = [_gpushare_per_gpu(p) for p in pools]
+        if asked <= 0 or not pools or None in per_gpu:
+            continue  # where it may run, or how many GPUs share a node's memory, is not known
+        most = max(m for m in per_gpu if m is not None)
+        if asked <= most:
+            continue
+        largest = max(limits, key=lambda q: q.amount or Decimal(0))
+        summed = " (the sum of its containers' limits)" if len(limits) > 1 else ""
+        yield Problem.at(
+            template.document,
+            largest.key_pos,
+            f"pod asks gpushare for {format_quantity(asked)} {_GPUSHARE_MEMORY}{summed}, which "
+            f"the scheduler extender must place on one GPU, but one GPU of the nodes it can run "
+            f"on has at most {format_quantity(most)} ({describe_pools(pools)}: "
+            f"`{_GPUSHARE_MEMORY}` / `{_GPUSHARE_COUNT}`); it fits the node, not a GPU, so "
+            f"the extender filters out every node and the pod stays Pending",
+            f"Ask for at most {format_quantity(most)} {_GPUSHARE_MEMORY} per pod, or split "
+            f"the work across pods.",
+        )
+
+
+def _gpushare_per_gpu(pool: Pool) -> Decimal | None:
+    """One GPU's share of a node's gpu-mem, as the extender divides it (None: not known)."""
+    memory, count = allocatable(pool, _GPUSHARE_MEMORY), allocatable(pool, _GPUSHARE_COUNT)
+    if memory <= 0 or count <= 0:
+        return None
+    return Decimal(int(memory) // int(count))
 
 
 def resource_pos(template: PodTemplate, resource: str) -> Pos:
