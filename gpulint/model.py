@@ -500,6 +500,9 @@ class Workload:
     by_shape: bool = False
     # `gang_min` is met with the first pods in role order (Volcano), not the cheapest.
     gang_min_in_order: bool = False
+    # Each of its groups (the first factor of every template's count, a LeaderWorkerSet's
+    # `replicas`) is a gang of its own: the groups start, and an HPA scales them, one by one.
+    group_gang: bool = False
     # What its operator decides from fields whose effect gpulint does not judge (a pod
     # affinity to another workload's pods), each completing "{ref}: ..." with where it is
     # written (GPU013).

@@ -96,6 +96,21 @@ def peak_replicas(
     if count is None:
         return None
     peak = PeakReplicas(count.value, count.field, workload.document, count.pos, None, count)
+    if workload.group_gang and count.factors:
+        # The HPA scales the groups (`spec.replicas`), each of `count / groups` such pods.
+        groups = count.factors[0].value
+        scaler = autoscaler_for(workload, scalers)
+        if scaler is not None and groups and scaler.max_replicas >= groups:
+            per_group = count.value // groups
+            return PeakReplicas(
+                scaler.max_replicas * per_group,
+                "maxReplicas",
+                scaler.document,
+                scaler.pos,
+                scaler,
+                count,
+            )
+        return peak
     if count.factors or not count.field:
         return peak  # an HPA scales a single replica count
     scaler = autoscaler_for(workload, scalers)
@@ -122,7 +137,8 @@ def gang_parts(
     """The pods each role of a gang needs at once, to hold the least of `amount` in total.
 
     A role's share is its pod count, or its own gang minimum (Ray worker `minReplicas` under
-    autoscaling, Volcano task `minAvailable`). A workload-wide minimum (`minAvailable`) is met
+    autoscaling, Volcano task `minAvailable`); of a workload whose groups are gangs of their
+    own (a LeaderWorkerSet), its pods in one group. A workload-wide minimum (`minAvailable`) is met
     with the pods that hold the least `amount`: less can never start the job; Volcano meets it
     with the first pods of its tasks sorted by priority class (`gang_min_in_order`, see
     `volcano_task_order`), when the value of every class they name is in `priorities`.
@@ -136,7 +152,14 @@ def gang_parts(
         if template.gang_min is not None and template.replicas and template.replicas.factors:
             # minReplicas counts groups; a group of a multi-host Ray worker has numOfHosts pods.
             pods *= template.replicas.value // max(template.replicas.factors[0].value, 1)
-        parts.append(GangPart(template, pods, count))
+        if workload.group_gang:
+            # One group: the leader, and `size - 1` workers (the count's other factors).
+            rest = count.factors[1:]
+            group = rest[0] if len(rest) == 1 else ReplicaCount(1, "", None)
+            pods = group.value
+        else:
+            group = count
+        parts.append(GangPart(template, pods, group))
     minimum = workload.gang_min
     if minimum is None or minimum.pos is None or any(t.gang_min for t in workload.templates):
         return tuple(parts)
@@ -190,6 +213,8 @@ def describe_gang(parts: Iterable[tuple[GangPart, Decimal]]) -> str:
 
 
 def _part_count(part: GangPart) -> str:
+    if not part.count.field:
+        return str(part.pods)  # one pod of a group (a LeaderWorkerSet's leader)
     described = part.count.describe()
     return described if part.count.value == part.pods else f"{part.pods} of {described}"
 

@@ -122,6 +122,8 @@ class WorkloadShape(NamedTuple):
     # The operator meets `gang_min` with the first pods in role order (Volcano), not with the
     # cheapest.
     gang_min_in_order: bool = False
+    # The gang is one group of `/spec.replicas` (Workload.group_gang), not all the pods.
+    group_gang: bool = False
     # Object path: the priority class the operator gives pods whose template names none.
     priority_class: str | None = None
     # What the operator decides from the object's fields that gpulint does not judge: the
@@ -368,6 +370,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         ("leaderworkerset.x-k8s.io/*",),
         _leader_worker("spec.leaderWorkerTemplate"),
         gang=True,
+        group_gang=True,
     ),
     # llmaz's inference Service is run as a LeaderWorkerSet of its `workloadTemplate`
     # (pkg/controller/inference/service_controller.go buildWorkloadApplyConfiguration); the
@@ -377,6 +380,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         ("inference.llmaz.io/*",),
         _leader_worker("spec.workloadTemplate"),
         gang=True,
+        group_gang=True,
         unjudged=_built_by("llmaz_service_unjudged"),
     ),
     # A Playground runs an inference Service of one pod per replica, built from its backend

@@ -106,6 +106,7 @@ def _typed(
         tuple(unread_roles),
         _unknown_count(unknown),
         gang_min_in_order=shape.gang_min_in_order,
+        group_gang=shape.group_gang,
         unjudged=shape.unjudged(obj) if shape.unjudged is not None else (),
     )
     return workload, tuple(sorted(problems, key=_position))

@@ -126,3 +126,29 @@ def test_a_profile_that_knows_the_labels_makes_it_an_error(tmp_path: Path, profi
 def test_a_label_no_labeller_sets_stays_an_error(tmp_path: Path) -> None:
     [(code, severity, *_)] = check(tmp_path, "team.example.com/gpu", EKSCTL)
     assert (code, severity) == ("GPU101", "error")
+
+
+@pytest.mark.parametrize("label", ["nvidia.com/gpu", "amd.com/gpu"])
+def test_a_device_plugin_resource_name_is_no_labellers_label(tmp_path: Path, label: str) -> None:
+    # GFD and the AMD labeller write `nvidia.com/gpu.product`, `amd.com/gpu.family`, never the
+    # resource name itself: a node has it only if someone labelled it, which the group says.
+    [(code, severity, line, column, message)] = check(tmp_path, label, EKSCTL)
+    assert (code, severity, line, column) == ("GPU101", "error", 6, 5)
+    assert f"nodeSelector {label}=true (pool lacks the label)" in message
+    assert "assumes" not in message
+
+
+def test_a_hand_set_gpu_label_does_not_say_where_gpu_feature_discovery_runs(
+    tmp_path: Path,
+) -> None:
+    # awsome-inference's setup labels its p5 nodes `nvidia.com/gpu=present` by hand and runs
+    # GFD: a group given that label still says nothing of GFD's `nvidia.com/gpu.present`.
+    labelled = EKSCTL + "  labels: {nvidia.com/gpu: present}\n"
+    [(code, severity, line, column, message)] = check(tmp_path, GFD, labelled)
+    assert (code, severity, line, column) == ("GPU101", "warning", 6, 5)
+    assert message.endswith(
+        "; assumes GPU Feature Discovery (the GPU Operator, or the NVIDIA device plugin's "
+        "chart with gfd.enabled) does not label the pools' nodes with nvidia.com/gpu.present, "
+        "which the profile's pools do not say: a profile read from the nodes (a node dump, "
+        "--live) makes this certain"
+    )

@@ -458,6 +458,19 @@ def test_eksctl_sizes_default_as_eksctl_fills_them(
             "5:3: nodeGroups.0.name: every node group needs a name",
         ),
         ("nodeGroups: {a: 1}\n", "4:13: nodeGroups: expected a list"),
+        (
+            # awsome-inference's cluster templates leave the GPU group's type to the user.
+            "managedNodeGroups:\n- name: a\n  instanceType: $INSTANCE_TYPE\n",
+            "6:17: managedNodeGroups.0.instanceType: '$INSTANCE_TYPE' is a placeholder, not an "
+            "instance type: write the type the cluster is created with (substitute the "
+            "template's variables first)",
+        ),
+        (
+            "nodeGroups:\n- name: a\n  instanceTypes: [g5.xlarge]\n  instanceType: ${TYPE}\n",
+            "7:17: nodeGroups.0.instanceType: '${TYPE}' is a placeholder, not an instance type: "
+            "write the type the cluster is created with (substitute the template's variables "
+            "first)",
+        ),
     ],
 )
 def test_eksctl_errors_point_at_the_value(tmp_path: Path, body: str, message: str) -> None:

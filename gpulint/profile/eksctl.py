@@ -172,6 +172,17 @@ def _instance_type(display: str, group: Mapping[str, Any], where: str) -> str:
             f"{location(display, group, 'instanceType')}: {where}.instanceType: expected a name "
             "like g5.12xlarge"
         )
+    from gpulint.placeholders import placeholder_in
+
+    if placeholder_in(value) is not None:
+        # A template's `$INSTANCE_TYPE`: what the group's nodes have is not written, and a
+        # pool of no known type would advertise no GPU (a false "no pool advertises" error).
+        key = "instanceType" if "instanceType" in group else None
+        raise GpulintError(
+            f"{location(display, group, key)}: {where}.instanceType: {value!r} is a "
+            "placeholder, not an instance type: write the type the cluster is created with "
+            "(substitute the template's variables first)"
+        )
     return value
 
 

@@ -319,12 +319,20 @@ class Sharing(NamedTuple):
     def describe(self, resource: str) -> str:
         """`Deployment/a (16: replicas: 2 × 8), ... and 40 more`, the largest first."""
         listed = ", ".join(
-            f"{d.workload.document.ref} ({format_quantity(d.total(resource))}: "
+            f"{_named(d)} ({format_quantity(d.total(resource))}: "
             f"{d.planned.source} × {format_quantity(d.gpus[resource])})"
             for d in self.largest
         )
         more = self.count - len(self.largest)
         return f"{listed} and {more:,} more" if more > 0 else listed
+
+
+def _named(demand: GpuDemand) -> str:
+    """The workload, with the role for a group gang's (its leader's and workers' pods are
+    counted apart): `LeaderWorkerSet/x worker`."""
+    ref = str(demand.workload.document.ref)
+    role = demand.template.role
+    return f"{ref} {role}" if demand.workload.group_gang and role else ref
 
 
 class GangDemand(NamedTuple):
@@ -400,11 +408,12 @@ def _gang_problems(
         counted = (
             "; counted where the pods surely run: " + "; ".join(assumptions) if assumptions else ""
         )
+        gang_is = "each of its groups is a gang that" if workload.group_gang else "its gang"
         if need > most:
             yield Problem.at(
                 workload.document,
                 pos,
-                f"{ref} can never start: its gang needs {format_quantity(need)} {resource} at "
+                f"{ref} can never start: {gang_is} needs {format_quantity(need)} {resource} at "
                 f"once ({gang.describe()}), but {describe_pools(pools)} can have at most "
                 f"{format_quantity(most)} ({room}){counted}",
                 f"Shrink the gang to at most {format_quantity(most)} {resource} (lower "
@@ -416,6 +425,12 @@ def _gang_problems(
             continue
         sharing = Sharing.of(groups.get(resource, ()), gang.pools, members, resource)
         have = _room(pools, resource)
+        if workload.group_gang:
+            # Its groups start one by one: those that fit run, the others wait.
+            found = _groups_problem(members, gang, sharing, have, pools, counted)
+            if found is not None:
+                yield found
+            continue
         others = sharing.confined
         if need + others <= have:
             continue
@@ -437,6 +452,54 @@ def _gang_problems(
             names_workload=True,
             involves=sharing.involved(),
         )
+
+
+def _groups_problem(
+    members: list[GpuDemand],
+    gang: GangDemand,
+    sharing: Sharing,
+    have: Decimal,
+    pools: tuple[Pool, ...],
+    counted: str,
+) -> Problem | None:
+    """The groups of a group gang (a LeaderWorkerSet) at their peak, with what else can only
+    run on their pools, need more than the pools can have: the groups beyond stay Pending."""
+    resource = gang.resource
+    own = [m for m in members if resource in m.gpus]
+    total = sum((m.total(resource) for m in own), Decimal(0))
+    need = total + sharing.confined
+    if need <= have:
+        return None
+    planned = own[0].planned
+    per_group = gang.total
+    groups = int(total / per_group) if per_group else 0
+    text = (
+        f"{gang.workload.document.ref} needs {format_quantity(total)} {resource}: {groups} "
+        f"groups ({planned.source}) of {format_quantity(per_group)} each ({gang.describe()})"
+    )
+    if sharing.count:
+        text += f"; with {sharing.describe(resource)}, which can only run on the same pools, "
+        text += f"that is {format_quantity(need)}"
+    room = "; ".join(_pool_room(p, resource) for p in pools)
+    text += (
+        f", but {describe_pools(pools)} can have at most {format_quantity(have)} ({room}): "
+        f"{format_quantity(need - have)} {resource} worth of pods stay Pending{counted}"
+    )
+    fits = math.floor((have - sharing.confined) / per_group) if have > sharing.confined else 0
+    grow = _grow(pools, resource, need - have)
+    if fits >= 1 and planned.field:
+        fix = f"Lower {planned.field} to {fits}, or {grow}."
+    else:
+        fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
+    return Problem.at(
+        planned.document,
+        planned.pos,
+        text,
+        fix,
+        names_workload=True,
+        severity=Severity.WARNING if counted else None,
+        involves=sharing.involved(gang.workload.document),
+    )
 
 
 def _grow(pools: tuple[Pool, ...], resource: str, short: Decimal) -> str:

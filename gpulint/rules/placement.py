@@ -149,8 +149,17 @@ _LABELLERS = (
 )
 
 
+#: Device plugins' resource names, under a labeller's prefix but no label it sets (GFD writes
+#: `nvidia.com/gpu.product`, the AMD labeller `amd.com/gpu.family`): a node carries one only
+#: when someone labels it by hand (`kubectl label nodes ... nvidia.com/gpu=present`), which a
+#: profile of the pools says as it says any other label.
+_RESOURCE_NAMES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
+
+
 def _labeller(key: str) -> tuple[str, str] | None:
     """The labeller that sets node label `key` (prefix, what it is), if one does."""
+    if key in _RESOURCE_NAMES:
+        return None
     tail = key.split("/", 1)[0] + "/"
     for prefix, name in _LABELLERS:
         if key.startswith(prefix) or (prefix.startswith("feature.") and tail.endswith(prefix)):

@@ -393,7 +393,14 @@ def _gang_exceeded(
     )
     need = sum((part.pods * amount for part, amount in parts), Decimal(0))
     others = requested - sum((c.total for c in members), Decimal(0))
-    if not parts or used + others + need <= hard:
+    if not parts:
+        return
+    if workload.group_gang and need <= hard:
+        # Its groups are created one by one: those the quota admits run, the others are
+        # refused, as a Deployment's replicas are (the caller found the sum over hard).
+        yield _groups_exceeded(limit, members, charges, need, describe_gang(parts))
+        return
+    if used + others + need <= hard:
         return
     part = max(parts, key=lambda item: item[0].pods * item[1])[0]
     pos = part.count.pos
@@ -402,7 +409,8 @@ def _gang_exceeded(
         found = gpu_limit_pos(part.template, resource)
         pos = found[1] if found else part.template.spec.pos
     ref = f"{_ref(members[0].demand, source.quota.namespace)}"
-    gang = f"its gang needs {format_quantity(need)} `{key}` at once ({describe_gang(parts)})"
+    gang_is = "each of its groups is a gang that" if workload.group_gang else "its gang"
+    gang = f"{gang_is} needs {format_quantity(need)} `{key}` at once ({describe_gang(parts)})"
     if need > hard:
         message = (
             f"{source.label}: {ref} can never start: {gang}, but hard is "
@@ -434,6 +442,46 @@ def _gang_exceeded(
         fix,
         names_workload=True,
         involves=chain((source.document,), involved),
+    )
+
+
+def _groups_exceeded(
+    limit: _Limit, members: Sequence[_Charge], charges: Sequence[_Charge], need: Decimal, parts: str
+) -> Problem:
+    """The groups of a group gang (a LeaderWorkerSet) and the other workloads' pods need more
+    than the quota holds: the groups beyond it are refused at creation."""
+    source, key = limit.source, limit.key
+    hard, used, requested = limit.hard, limit.used, limit.requested
+    demand = members[0].demand
+    own = sum((c.total for c in members), Decimal(0))
+    groups = int(own / need) if need else 0
+    total = used + requested
+    others = requested - own
+    beside = f" + {format_quantity(others)} of the other workloads" if others else ""
+    scaler = demand.document.ref
+    scaled = ""
+    if scaler != demand.workload.document.ref:
+        scaled = f" (maxReplicas of HPA {scaler.name})"
+    message = (
+        f"{source.label}: {_ref(demand, source.quota.namespace)} requests "
+        f"{format_quantity(own)} `{key}`: {groups} groups{scaled} of "
+        f"{format_quantity(need)} each ({parts}); with used {format_quantity(used)}{beside} "
+        f"that is {format_quantity(total)} > hard {format_quantity(hard)}, "
+        f"{format_quantity(total - hard)} over: the groups beyond the quota are refused at "
+        "creation (exceeded quota)"
+    )
+    fix = (
+        f"Raise `{key}` of {source.quota.name} to {format_quantity(total)}, or run fewer "
+        "groups (its replicas, or its HPA's maxReplicas)."
+    )
+    document, pos = _demand_pos(demand, limit.resource)
+    return Problem.at(
+        document,
+        pos,
+        message,
+        fix,
+        names_workload=True,
+        involves=chain((source.document,), _documents(charges)),
     )
 
 
