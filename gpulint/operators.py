@@ -43,8 +43,7 @@ def argo_pod(spec_path: str, obj: YMap, template: YMap) -> YMap:
     if not defaults:
         return template
     pod = YMap(template.pos)
-    pod.update(template)
-    pod.spans.update(template.spans)
+    pod.update_from(template)
     for key, field in defaults:
         pod[field] = workflow[key]
         pod.spans[field] = workflow.spans[key]
@@ -72,8 +71,7 @@ def kserve_component(obj: YMap, component: YMap) -> YMap:
     written = component.get("nodeSelector")
     selector = YMap(written.pos if isinstance(written, YMap) else pos)
     if isinstance(written, YMap):
-        selector.update(written)
-        selector.spans.update(written.spans)
+        selector.update_from(written)
     selector["cloud.google.com/gke-accelerator"] = str(notes[_GKE_ACCELERATOR])
     selector.spans["cloud.google.com/gke-accelerator"] = (*pos, *pos)
     return component.with_entry("nodeSelector", selector, pos)
@@ -212,8 +210,7 @@ def kaito_template(obj: YMap, inference: YMap) -> YMap | None:
     if not isinstance(spec, YMap):
         return None
     pod = YMap(spec.pos)
-    pod.update(spec)
-    pod.spans.update(spec.spans)
+    pod.update_from(spec)
     written = spec.get("tolerations")
     tolerations = YSeq(written.pos if isinstance(written, YSeq) else spec.pos)
     if isinstance(written, YSeq):
@@ -302,8 +299,7 @@ def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
     written = extra.get("mainContainer")
     main = YMap(written.pos if isinstance(written, YMap) else service.pos)
     if isinstance(written, YMap):
-        main.update(written)
-        main.spans.update(written.spans)
+        main.update_from(written)
     main.setdefault("name", "main")
     main.spans.setdefault("name", (*main.pos, *main.pos))
     resources = service.get("resources")
@@ -329,8 +325,7 @@ def _dynamo_resources(container: Any, service: YMap) -> YMap:
         below = container.get(section) if isinstance(container, YMap) else None
         items = YMap(below.pos if isinstance(below, YMap) else service.pos)
         if isinstance(below, YMap):
-            items.update(below)
-            items.spans.update(below.spans)
+            items.update_from(below)
         written = service.get(section)
         if isinstance(written, YMap):
             for key, value in written.items():
@@ -344,8 +339,7 @@ def _dynamo_resources(container: Any, service: YMap) -> YMap:
                         *written.pos_of_value(key),
                     )
                 elif key == "custom" and isinstance(value, YMap):
-                    items.update(value)
-                    items.spans.update(value.spans)
+                    items.update_from(value)
                 elif key != "gpuType":
                     items[key] = value
                     items.spans[key] = written.spans[key]
@@ -368,8 +362,7 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
     if not spec or not isinstance(device, YMap):
         return spec or None
     pod = YMap(spec.pos)
-    pod.update(spec)
-    pod.spans.update(spec.spans)
+    pod.update_from(spec)
     tolerations = device.get("tolerations")
     if isinstance(tolerations, YSeq) and tolerations:
         joined = YSeq(tolerations.pos)
@@ -384,8 +377,7 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
         both = YMap(selector.pos)
         for source in (selector, spec.get("nodeSelector")):  # the pod's own value wins
             if isinstance(source, YMap):
-                both.update(source)
-                both.spans.update(source.spans)
+                both.update_from(source)
         pod["nodeSelector"] = both
         pod.spans["nodeSelector"] = spec.spans.get("nodeSelector", device.spans["nodeSelector"])
     amounts = device.get("resources")
@@ -394,16 +386,13 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
         first = containers[0]
         if isinstance(first, YMap):
             main = YMap(first.pos)
-            main.update(first)
-            main.spans.update(first.spans)
+            main.update_from(first)
             resources = YMap(device.pos_of_key("resources"))
             for section in ("requests", "limits"):
                 below = mapping_at(first, "resources", section)
                 items = YMap(below.pos if below else amounts.pos)
-                items.update(below)
-                items.spans.update(below.spans)
-                items.update(amounts)  # the device's amounts win, requests equal to limits
-                items.spans.update(amounts.spans)
+                items.update_from(below)
+                items.update_from(amounts)  # the device's amounts win, requests equal limits
                 resources[section] = items
                 resources.spans[section] = (*amounts.pos, *amounts.pos)
             main["resources"] = resources
@@ -654,16 +643,14 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
     containers the operator builds from the fields of those names (named after them)."""
     written = mapping_at(spec, "template", "spec")
     pod = YMap(written.pos if written else spec.pos)
-    pod.update(written)
-    pod.spans.update(written.spans)
+    pod.update_from(written)
     containers = YSeq(spec.pos)
     for field in _SLURM_CONTAINERS:
         container = spec.get(field)
         if not isinstance(container, YMap):
             continue
         named = YMap(container.pos)
-        named.update(container)
-        named.spans.update(container.spans)
+        named.update_from(container)
         if not named.get("name"):
             named["name"] = field
             named.spans["name"] = spec.spans[field]
@@ -695,8 +682,7 @@ def seldon_server_pod(override: Any, config_spec: YMap, anchor: Pos) -> BuiltMap
     """
     base = _synthetic(config_spec, anchor)
     pod = BuiltMap(override.pos if isinstance(override, YMap) else anchor)
-    pod.update(base)
-    pod.spans.update(base.spans)
+    pod.update_from(base)
     if isinstance(override, YMap):
         _merge_into(pod, override, by_name="containers")
     return pod
@@ -720,8 +706,7 @@ def _merge_into(target: YMap, override: YMap, by_name: str | None = None) -> Non
             value = _merged_by_name(current, value)
         elif isinstance(current, YMap) and isinstance(value, YMap):
             merged = YMap(value.pos)
-            merged.update(current)
-            merged.spans.update(current.spans)
+            merged.update_from(current)
             _merge_into(merged, value)
             value = merged
         elif isinstance(current, YSeq) and isinstance(value, YSeq):
@@ -744,8 +729,7 @@ def _merged_by_name(existing: YSeq, overrides: YSeq) -> YSeq:
         match = next((c for c in existing if isinstance(c, YMap) and c.get("name") == name), None)
         if match is not None and name is not None:
             container = YMap(item.pos)
-            container.update(match)
-            container.spans.update(match.spans)
+            container.update_from(match)
             _merge_into(container, item)
             item = container
         merged.append(item)

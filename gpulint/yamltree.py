@@ -63,12 +63,17 @@ class YMap(dict):
         span = self.spans.get(key)
         return (span[2], span[3]) if span else self.pos
 
+    def update_from(self, other: YMap) -> None:
+        """Take the entries of `other` with where each is written (later ones win), as an
+        operator merges one written spec into another."""
+        self.update(other)
+        self.spans.update(other.spans)
+
     def with_entry(self, key: Any, value: Any, pos: Pos) -> YMap:
         """A copy of this mapping (its positions kept) with `key` set to `value`: what an
         operator builds from a written spec. A key it did not have is placed at `pos`."""
         copy = YMap(self.pos)
-        copy.update(self)
-        copy.spans.update(self.spans)
+        copy.update_from(self)
         copy[key] = value
         copy.spans.setdefault(key, (*pos, *pos))
         return copy
