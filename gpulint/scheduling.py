@@ -497,10 +497,11 @@ def resource_shortfalls(requests: Mapping[str, Decimal], pool: Pool) -> tuple[Sh
     if "pods" in pool.allocatable and pool.allocatable["pods"] < 1:
         short.append(Shortfall("pods", Decimal(1), pool.allocatable["pods"]))
     for name, amount in requests.items():
-        unknown = name in _ALWAYS_PRESENT or name.startswith(_HUGE_PAGES)
+        # What the pool does not list and may still have, it is not judged on.
+        unknown = (
+            name in _ALWAYS_PRESENT or name.startswith(_HUGE_PAGES) or name in pool.unknown_amounts
+        )
         if amount <= 0 or (unknown and name not in pool.allocatable):
-            continue
-        if name in pool.unknown_amounts and name not in pool.allocatable:
             continue
         if is_extender_resource(name):
             continue  # a scheduler extender fits it (HAMi's gpumem); allocatable never lists it
