@@ -70,6 +70,7 @@ def _unconditional_lines(template: str) -> frozenset[int]:
             depth = max(depth - 1, 0)
         depth_at[last + 1] = depth
     lines = template.split("\n")
+    inside_actions = spanned | controlled
     found = set()
     depth = 0
     for number, line in enumerate(lines, start=1):
@@ -81,7 +82,7 @@ def _unconditional_lines(template: str) -> frozenset[int]:
         if (
             depth == 0
             and not line.lstrip().startswith("{{")
-            and number not in spanned | controlled
+            and number not in inside_actions
             and not joined
             and _keeps_line_break(following)
         ):
