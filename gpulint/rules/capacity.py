@@ -480,9 +480,8 @@ def _groups_problem(
     if sharing.count:
         text += f"; with {sharing.describe(resource)}, which can only run on the same pools, "
         text += f"that is {format_quantity(need)}"
-    room = "; ".join(_pool_room(p, resource) for p in pools)
     text += (
-        f", but {describe_pools(pools)} can have at most {format_quantity(have)} ({room}): "
+        f", but {_can_have(pools, resource, have)}: "
         f"{format_quantity(need - have)} {resource} worth of pods stay Pending{counted}"
     )
     fits = math.floor((have - sharing.confined) / per_group) if have > sharing.confined else 0
