@@ -110,3 +110,35 @@ def test_families_with_accelerators(name: str, accelerated: bool) -> None:
 
 def test_every_catalogued_type_is_of_a_family_with_accelerators() -> None:
     assert [name for name in INSTANCE_TYPES if not accelerated_family(name)] == []
+
+
+NODEPOOL = """apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: gpu}}
+spec:
+  template:
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
+      requirements:
+      - {{key: {key}, operator: In, values: [{value}]}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "named"),
+    [
+        ("node.kubernetes.io/instance-type", "g7e.12xlarge", "g7e.12xlarge"),
+        ("karpenter.k8s.aws/instance-family", "g7e", "g7e.*"),
+    ],
+)
+def test_a_nodepool_of_gpu_types_the_catalogue_lacks_is_not_judged_for_them(
+    tmp_path: Path, key: str, value: str, named: str
+) -> None:
+    profile = tmp_path / "nodepool.yaml"
+    profile.write_text(NODEPOOL.format(key=key, value=value))
+    manifest = tmp_path / "deployment.yaml"
+    manifest.write_text(DEPLOYMENT)
+    args = ["check", "--isolated", "--format", "json", "--profile", str(profile), str(manifest)]
+    (finding,) = json.loads(CliRunner().invoke(main, args).stdout)["findings"]
+    assert (finding["code"], finding["severity"]) == ("GPU001", "warning")
+    assert f"pool gpu is of instance type `{named}`, which gpulint's" in finding["message"]
