@@ -216,6 +216,10 @@ class Pool:
     # template does not (a self-managed Auto Scaling group whose tags do not repeat them):
     # with the pool at zero nodes, a pod that requires one never triggers a scale-up.
     template_missing_labels: tuple[str, ...] = ()
+    # Where a label joins that template, for fix texts: "capacity-annotation" (a Cluster API
+    # group's `capacity.cluster-autoscaler.kubernetes.io/labels`); None: an Auto Scaling
+    # group's `k8s.io/cluster-autoscaler/node-template/label/` tags.
+    template_labels_by: str | None = field(default=None, compare=False)
     # Extended resources the pool's nodes have in an amount its files do not say (the EFA
     # interfaces of an eksctl group with `efaEnabled`, counted by EC2 at launch): not judged.
     unknown_amounts: frozenset[str] = frozenset()
