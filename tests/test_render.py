@@ -226,6 +226,30 @@ def test_a_packaged_subchart_s_api_probes_are_read_from_its_archive(
     assert "nvidia.com/gpu: 1" in text
 
 
+def test_a_packaged_subchart_is_read_no_further_than_helm_unpacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import tarfile
+
+    from gpulint.render import helm as helm_module
+
+    archive = tmp_path / "charts" / "ingest-0.1.0.tgz"
+    archive.parent.mkdir()
+    with tarfile.open(archive, "w:gz") as packed:
+        for name, data in (
+            ("ingest/files/blob", b"0" * 4096),
+            ("ingest/templates/nim.yaml", OPERATOR_CHART["templates/nim.yaml"].encode()),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            packed.addfile(info, io.BytesIO(data))
+    assert helm_module.probed_apis([tmp_path], [archive]) == ("apps.nvidia.com/v1alpha1",)
+    # An archive that unpacks to more than helm accepts is not read to its end.
+    monkeypatch.setattr(helm_module, "_ARCHIVE_LIMIT", 2048)
+    assert helm_module.probed_apis([tmp_path], [archive]) == ()
+
+
 def test_api_probes_name_custom_resource_groups_only() -> None:
     from gpulint.render.helm import _is_custom_api
 

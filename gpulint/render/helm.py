@@ -36,16 +36,18 @@ NAMESPACE_LIMIT = 63
 #: Where a chart keeps the files helm renders.
 TEMPLATES = "templates"
 #: `.Capabilities.APIVersions.Has "group/version"` in a template (also `$.Capabilities...`).
-_API_PROBE = re.compile(r'Capabilities\.APIVersions\.Has\s+"([^"\s]{1,300})"')
+_API_PROBE = r'Capabilities\.APIVersions\.Has\s+"([^"\s]{1,300})"'
 #: A custom resource's API as a chart names it: a group holding a dot (as every CRD's
 #: must), a version, optionally a kind.
-_CUSTOM_API = re.compile(
+_CUSTOM_API = (
     r"(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?\.)+[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
     r"/v[0-9]+(?:(?:alpha|beta)[0-9]+)?(?:/[A-Za-z][A-Za-z0-9]*)?"
 )
 #: A template larger than this is not searched for API probes (helm's own limit on a
 #: chart's files is far above any real template).
 _TEMPLATE_LIMIT = 1 << 20
+#: helm's own bound on what a packaged chart unpacks to (MaxDecompressedChartSize).
+_ARCHIVE_LIMIT = 100 << 20
 #: At most this many probed APIs are passed to helm.
 _PROBE_LIMIT = 64
 #: The release `helm template` names when given none: used for a chart whose `name:` is not a
@@ -219,35 +221,57 @@ def probed_apis(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...
         else:
             continue
         for text in texts:
-            found.update(a for a in _API_PROBE.findall(text) if _is_custom_api(a))
+            found.update(a for a in re.findall(_API_PROBE, text) if _is_custom_api(a))
     return tuple(sorted(found)[:_PROBE_LIMIT])
 
 
 def _is_custom_api(api: str) -> bool:
     """Whether `api` (`group/version` or `group/version/Kind`) is a custom resource's."""
     group = api.partition("/")[0]
-    return _CUSTOM_API.fullmatch(api) is not None and not (
+    return re.fullmatch(_CUSTOM_API, api) is not None and not (
         group == "k8s.io" or group.endswith(".k8s.io")
     )
 
 
 def _packaged_templates(archive: Path) -> Iterator[str]:
     """The template texts of a packaged subchart (`charts/name-1.2.3.tgz`), as helm reads
-    them: every regular file under a `templates/` directory, read, never extracted."""
+    them: every regular file under a `templates/` directory, read in one pass, never
+    extracted, and no more of the archive than helm itself would unpack."""
+    import gzip
     import tarfile
 
     try:
-        with tarfile.open(archive, "r:gz") as packaged:
-            for member in packaged:
-                if not member.isfile() or member.size > _TEMPLATE_LIMIT:
-                    continue
-                if TEMPLATES not in member.name.split("/"):
-                    continue
-                stream = packaged.extractfile(member)
-                if stream is not None:
-                    yield stream.read().decode("utf-8", errors="replace")
-    except (OSError, EOFError, tarfile.TarError):
+        with gzip.open(archive) as unzipped:
+            stream = _Bounded(unzipped, _ARCHIVE_LIMIT)
+            with tarfile.open(fileobj=stream, mode="r|") as packaged:  # type: ignore[call-overload]
+                for member in packaged:
+                    if not member.isfile() or member.size > _TEMPLATE_LIMIT:
+                        continue
+                    if TEMPLATES not in member.name.split("/")[:-1]:
+                        continue
+                    data = packaged.extractfile(member)
+                    if data is not None:
+                        yield data.read().decode("utf-8", errors="replace")
+    except (OSError, EOFError, tarfile.TarError, _TooLarge):
         return  # helm says what is wrong with the archive when it renders the chart
+
+
+class _TooLarge(Exception):
+    """An archive that unpacks to more than helm accepts."""
+
+
+class _Bounded:
+    """A binary stream that raises _TooLarge once more than `limit` bytes are read."""
+
+    def __init__(self, stream: Any, limit: int) -> None:
+        self._stream, self._left = stream, limit
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        self._left -= len(data)
+        if self._left < 0:
+            raise _TooLarge
+        return data
 
 
 def _what(request: HelmRender) -> str:
