@@ -31,7 +31,14 @@ from gpulint.model import (
     Suppression,
     Workload,
 )
-from gpulint.placeholders import Unknown, not_judged, unknown_fields
+from gpulint.placeholders import (
+    FILL_IN_ANYWHERE,
+    Unknown,
+    is_fill_in,
+    not_filled,
+    not_judged,
+    unknown_fields,
+)
 from gpulint.render.rendered import RenderedInput
 from gpulint.requestscan import Unchecked
 from gpulint.shapes import WorkloadShape
@@ -673,7 +680,9 @@ def load_text(
             source_file = SourceFile(name)
             issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), str(exc))
             return LoadResult((source_file,), (), (issue,))
-    result = parse(text, line_breaks_normalized=True, watch="$")
+    # `$` for envsubst placeholders; `<` too when some value may be one to fill in.
+    watch = ("$", "<") if "<" in text and re.search(FILL_IN_ANYWHERE, text) else "$"
+    result = parse(text, line_breaks_normalized=True, watch=watch)
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []
     if result.error is not None and "{{" in text:
@@ -739,11 +748,14 @@ def load_text(
             LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
             for dup in parsed.duplicates
         )
-    if unknown:
-        first = min(unknown, key=_at_pos)
-        issues.append(
-            LoadIssue(IssueKind.ENV_TEMPLATE, source_file, first.pos, not_judged(unknown))
-        )
+    filled = [u for u in unknown if not is_fill_in(u.placeholder)]
+    if filled:
+        first = min(filled, key=_at_pos)
+        issues.append(LoadIssue(IssueKind.ENV_TEMPLATE, source_file, first.pos, not_judged(filled)))
+    to_fill = [u for u in unknown if is_fill_in(u.placeholder)]
+    if to_fill:
+        first = min(to_fill, key=_at_pos)
+        issues.append(LoadIssue(IssueKind.FILL_IN, source_file, first.pos, not_filled(to_fill)))
     if documents or result.error is not None:
         issues.extend(
             LoadIssue(
