@@ -85,6 +85,7 @@ class LoadIssue(NamedTuple):
     pos: Pos
     message: str
     document: Document | None = None
+    fix: str | None = None  # what to do, when more precise than the rule's own fix
 
 
 class Suppression(NamedTuple):

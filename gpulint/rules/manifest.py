@@ -73,7 +73,7 @@ def chart_not_rendered(ctx: CheckContext) -> Iterator[Problem]:
     """A chart or overlay helm or kubectl could not render: one note at its own file."""
     for issue in ctx.issues:
         if issue.kind is IssueKind.NOT_RENDERED:
-            yield Problem(issue.file, issue.pos, issue.message)
+            yield Problem(issue.file, issue.pos, issue.message, issue.fix)
 
 
 def unsubstituted_env_template(ctx: CheckContext) -> Iterator[Problem]:
