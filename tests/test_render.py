@@ -283,6 +283,55 @@ def test_a_value_is_traced_to_its_values_file_only_when_changing_it_changes_the_
     assert (unmapped.path, unmapped.line, unmapped.column) == (values.as_posix(), 3, 22)
 
 
+def test_a_key_the_charts_defaults_also_set_is_traced_by_its_value(
+    helm: Path, tmp_path: Path
+) -> None:
+    # The chart's values.yaml limits `nvidia.com/gpu: 1`; the user's file raises it to 16.
+    # Renaming either key brings the other back beside it, so the key alone cannot be traced;
+    # its value 16 can, and the entry holding it spells the key as it is rendered.
+    values = tmp_path / "values-prod.yaml"
+    values.write_text("resources:\n  limits:\n    nvidia.com/gpu: 16\n")
+    request = HelmRender(NIM, "nim-llm", None, (values,))
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("              nvidia.com/gpu: 16") + 1
+    origin = HelmOrigin(request, "nim-llm", str(NIM), None)
+    source = "nim-llm/templates/deployment.yaml"
+    key, count = origin.locate(
+        [finding_at(line, 15, source), finding_at(line, 31, source)], rendered
+    )
+    assert (key.path, key.line, key.column) == (values.as_posix(), 3, 5)
+    assert (count.path, count.line, count.column) == (values.as_posix(), 3, 21)
+
+
+def test_a_key_is_not_traced_by_a_value_whose_entry_spells_another_key(
+    helm: Path, tmp_path: Path
+) -> None:
+    # The value of `pool` comes from the values file, under the key `gpuPool` the template
+    # reads: the entry does not spell the rendered key, which stays where the template spells it.
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpuPool: p4d\n")
+    (chart / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  nodeSelector:\n"
+        '    {{ printf "%s" "pool" }}: {{ .Values.gpuPool }}\n'
+        "  containers:\n  - name: app\n    image: app:1\n"
+    )
+    request = HelmRender(chart, "app", None)
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("    pool: p4d") + 1
+    origin = HelmOrigin(request, "app", str(chart), None)
+    key, value = origin.locate(
+        [
+            finding_at(line, 5, "app/templates/pod.yaml"),
+            finding_at(line, 11, "app/templates/pod.yaml"),
+        ],
+        rendered,
+    )
+    assert (key.path, key.line, key.column) == (f"{chart}/templates/pod.yaml", 7, 21)
+    assert (value.path, value.line, value.column) == (f"{chart}/values.yaml", 1, 10)
+
+
 def test_an_equal_text_written_elsewhere_is_not_taken_for_the_origin(
     helm: Path, tmp_path: Path
 ) -> None:

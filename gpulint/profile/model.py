@@ -125,12 +125,15 @@ class LabelRequirement(NamedTuple):
 
 
 #: Labels the kubelet and the cloud provider put on every node, with values a node group's
-#: infrastructure code often does not state: the OS, the CPU architecture, the zone, the region.
+#: infrastructure code often does not state: the OS, the CPU architecture, the zone, the region,
+#: and the hostname, which differs from node to node and no pool states (a Job pinned to one
+#: node by `kubernetes.io/hostname` is not ruled out by a profile of pools).
 NODE_LABELS = (
     "topology.kubernetes.io/zone",
     "topology.kubernetes.io/region",
     "kubernetes.io/os",
     "kubernetes.io/arch",
+    "kubernetes.io/hostname",
 )
 
 

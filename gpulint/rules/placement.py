@@ -146,6 +146,9 @@ _LABELLERS = (
     ("amd.com/", "the AMD GPU node labeller"),
     ("beta.amd.com/", "the AMD GPU node labeller"),
     ("gpu.intel.com/", "Intel's GPU labelling rules for Node Feature Discovery"),
+    # skypilot.co/accelerator: a Job or DaemonSet per GPU node reads nvidia-smi and patches
+    # the node (sky/utils/kubernetes/gpu_labeler.py), after the node group is made.
+    ("skypilot.co/", "SkyPilot's GPU labeler (`sky gpus label`)"),
 )
 
 
