@@ -545,6 +545,17 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU804',
+        name='invalid-image-reference',
+        severity=Severity.ERROR,
+        fix='Write the reference as the registry shows it: `registry/path/name:tag`, the path in lowercase.',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.pulls:invalid_image_reference',
+        profile_fields=(),
+    ),
+    Rule(
         code='GPU900',
         name='server-rejected',
         severity=Severity.ERROR,

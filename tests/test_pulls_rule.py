@@ -3,12 +3,15 @@ size gpulint/data/image_sizes.py states; an image of unknown size is not reporte
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
 import pytest
 
+from gpulint import images
 from gpulint.data.image_sizes import IMAGE_SIZES
+from gpulint.images import reference_problem
 from gpulint.rules.pulls import image_size, implies_always
 from tests.test_cli import run
 
@@ -168,3 +171,41 @@ def test_a_profile_with_a_bad_image_pull_seconds_is_one_line_and_exit_2(tmp_path
     assert result.exit_code == 2
     assert "imagePullSeconds" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("image", "problem"),
+    [
+        ("nvcr.io/nvidia/cuda:12.4.0-base-ubuntu22.04", None),
+        ("vllm/vllm-openai", None),
+        ("localhost:5000/team/tool:v1", None),
+        ("[::1]:5000/tool:1", None),
+        ("Registry.Example.com/team/tool:1", None),  # a host may hold capitals
+        ("x_y__z--w:1", None),
+        ("busybox@sha256:" + "a" * 64, None),
+        ("ubuntu:22.04 ", "holds whitespace, which no reference may"),
+        ("MyOrg/Trainer:1", "names its repository in capitals, which a reference may not"),
+        ("repo:tag:more", "is not a reference of the form `registry/path:tag` or `path@digest`"),
+        ("repo:-dash", "is not a reference of the form `registry/path:tag` or `path@digest`"),
+        ("a" * 64, "is 64 hexadecimal digits, which reads as an image ID, not a name"),
+        ("tool@sha256:" + "A" * 64, "has a sha256 digest that is not 64 lowercase hex digits"),
+        ("tool@md5:" + "a" * 32, "has a digest of algorithm `md5`, not sha256, sha384 or sha512"),
+        ("r/" + "a" * 260, "has a repository name of 262 characters, more than 255"),
+    ],
+)
+def test_image_references_as_the_kubelet_parses_them(image: str, problem: str | None) -> None:
+    assert reference_problem(image) == problem
+
+
+def test_the_quick_test_of_a_reference_never_passes_one_the_grammar_refuses() -> None:
+    # The string tests that spare compiling the grammar must be stricter than it: every
+    # reference they pass, the grammar passes too (random shapes from a small alphabet).
+    rng = random.Random(804)
+    parts = ["a", "b1", "Z", "0", ".", "_", "__", "-", "--", ":", "/", "5000", "x.io", "@", " "]
+    passed = 0
+    for _ in range(20000):
+        image = "".join(rng.choice(parts) for _ in range(rng.randint(1, 9)))
+        if images._plainly_valid(image):
+            passed += 1
+            assert re.match(images._REFERENCE, image), image
+    assert passed > 500  # the quick test does pass the ordinary shapes

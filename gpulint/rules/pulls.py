@@ -1,5 +1,5 @@
 """GPU610 always-pull-multi-gb-gpu-image: a GPU pod that asks the registry for a multi-GB image
-at every start."""
+at every start; GPU804 invalid-image-reference: a GPU pod's image the kubelet cannot parse."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from gpulint.data.image_sizes import IMAGE_SIZES, ImageSize
 from gpulint.gpus import gpu_requests
+from gpulint.images import reference_problem
 from gpulint.rules.base import CheckContext, Problem
 
 #: Registry and namespace prefixes Docker Hub references may carry.
@@ -82,3 +83,36 @@ def always_pull_multi_gb_gpu_image(ctx: CheckContext) -> Iterator[Problem]:
                     f"Pin a release tag or a digest in container `{container.name}` (the "
                     "default is then IfNotPresent).",
                 )
+
+
+def invalid_image_reference(ctx: CheckContext) -> Iterator[Problem]:
+    """A container of a GPU pod whose image the API server or the kubelet refuses to read."""
+    for _, template in ctx.pod_templates():
+        if not gpu_requests(template):
+            continue
+        for container in template.containers:
+            node = container.node
+            image = node.get("image")
+            # A template's value (`${IMAGE}`, `{{ .image }}`, `<your-image>`) is not judged.
+            if not isinstance(image, str) or any(mark in image for mark in "${}<>"):
+                continue
+            if image != image.strip():
+                what = (
+                    "starts or ends with whitespace: the API server refuses the pod "
+                    "(`must not have leading or trailing whitespace`)"
+                )
+            else:
+                problem = reference_problem(image)
+                if problem is None:
+                    continue
+                what = (
+                    f"{problem}: the pod is scheduled and holds its GPUs, but the kubelet never "
+                    "pulls the image (`InvalidImageName`) and the container never starts"
+                )
+            yield Problem.at(
+                template.document,
+                node.pos_of_value("image"),
+                f"image `{image}` of container `{container.name}` {what}",
+                "Write the reference as the registry shows it: `registry/path/name:tag`, the "
+                "path in lowercase.",
+            )
