@@ -11,6 +11,7 @@ from gpulint.accelerators import (
     DRA_CLASS_RESOURCE_PREFIX,
     MIG_RESOURCE,
     extender_of,
+    former_name,
     gpu_model_resource,
     is_extended_resource,
     is_extender_resource,
@@ -36,7 +37,7 @@ from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import YMap, YSeq
 
 if TYPE_CHECKING:
-    from gpulint.data.accelerators import ModelNames
+    from gpulint.data.accelerators import FormerName, ModelNames
     from gpulint.edits import Edit
     from gpulint.profile.model import Pool
 
@@ -140,6 +141,19 @@ def _unknown_name(
     model = gpu_model_resource(name)
     if model is not None:
         return _model_named(template, container, section, quantity, model, None)
+    former = former_name(name)
+    if former is not None:
+        # Whether the nodes still advertise the old name depends on the provider's release,
+        # which only a profile tells.
+        return Problem.at(
+            template.document,
+            quantity.key_pos,
+            f"{what}, {_renamed(former)}: its scheduler still reads it, but the nodes of "
+            f"{former.release} or later advertise only `{former.now}`, and the kubelet refuses "
+            f"a pod asking for a resource its node lacks; did you mean `{former.now}`?",
+            _renamed_fix(former),
+            severity=Severity.WARNING,
+        )
     typo = near_miss(name)
     if typo is not None:
         case = " (resource names are case-sensitive)" if typo.lower() == name.lower() else ""
@@ -157,6 +171,18 @@ def _unknown_name(
         "Check the name against the plugin that serves it (docs/accelerators.md lists the "
         "known ones), or give a cluster profile.",
         severity=Severity.INFO,
+    )
+
+
+def _renamed(former: FormerName) -> str:
+    """`kubernetes.io/gpu`: what its provider calls it now, and since when."""
+    return f"{former.provider}'s name for `{former.now}` before {former.release}"
+
+
+def _renamed_fix(former: FormerName) -> str:
+    return (
+        f"Rename the key to `{former.now}`, keeping the amount: {former.provider} "
+        f"{former.release} renamed `{former.name}` without changing its unit."
     )
 
 
@@ -328,6 +354,19 @@ def _not_advertised(
 ) -> Problem:
     name = quantity.resource
     suggestion = suggest_resource(name, sorted(advertised))
+    former = former_name(name)
+    if former is not None:
+        # koord-scheduler places the pod by the new name; the kubelet then refuses it.
+        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+        return Problem.at(
+            template.document,
+            quantity.key_pos,
+            f"container `{container.name}` {section} `{name}`, {_renamed(former)}, which no "
+            f"pool of this cluster advertises (pools advertise "
+            f"{', '.join(sorted(advertised)) or 'no accelerator'}): no node runs the pod (a "
+            f"scheduler that reads the old name places it, and the kubelet refuses it){hint}",
+            _renamed_fix(former) if suggestion else None,
+        )
     if re.match(MIG_RESOURCE, name):
         what = "a MIG profile no pool of this cluster exposes"
     elif is_known_accelerator(name):
