@@ -604,6 +604,16 @@ ANNOTATIONS: tuple[AcceleratorAnnotation, ...] = (
 )
 
 
+# Koordinator's GPU percentages as koord-scheduler's DeviceShare plugin validates a pod's total
+# request (pkg/scheduler/plugins/deviceshare/utils.go, ValidateDeviceRequest): above 100,
+# `koordinator.sh/gpu` must be whole GPUs (a multiple of 100); with `gpu.shared` n, each
+# percentage is split evenly over n GPUs, at most 100 on each. Any other amount is refused
+# ("invalid resource unit", "invalid resource device requests") and the pod stays Pending.
+KOORDINATOR_GPU = "koordinator.sh/gpu"
+KOORDINATOR_SHARED = "koordinator.sh/gpu.shared"
+KOORDINATOR_SPLIT = ("koordinator.sh/gpu-core", "koordinator.sh/gpu-memory-ratio")
+
+
 class FormerName(NamedTuple):
     """A resource name a provider once served and has since renamed."""
 

@@ -22,6 +22,7 @@ from gpulint.accelerators import (
     suggest_resource,
 )
 from gpulint.fields import spelt_like
+from gpulint.gpus import gpu_limit_pos
 from gpulint.model import (
     Container,
     ContainerRole,
@@ -460,6 +461,55 @@ def fractional_gpu_quantity(ctx: CheckContext) -> Iterator[Problem]:
             else:
                 continue
             yield Problem.at(template.document, quantity.value_pos, message, edits=edits)
+    for _, template in ctx.pod_templates():
+        yield from _koordinator_percentages(template)
+
+
+def _koordinator_percentages(template: PodTemplate) -> Iterator[Problem]:
+    """Koordinator's GPU percentages that koord-scheduler refuses for the pod's total request:
+    a `koordinator.sh/gpu` past one GPU that is no whole number of GPUs, or a `gpu-core` or
+    `gpu-memory-ratio` that `gpu.shared` GPUs cannot split evenly, at most 100 each."""
+    from gpulint.data.accelerators import KOORDINATOR_GPU, KOORDINATOR_SHARED, KOORDINATOR_SPLIT
+
+    requests = template.effective_requests
+    gpu = requests.get(KOORDINATOR_GPU)
+    if gpu is not None and gpu > 100 and gpu % 100:
+        yield _refused_percentage(
+            template,
+            KOORDINATOR_GPU,
+            f"{format_quantity(gpu)} `{KOORDINATOR_GPU}` is more than one GPU (100) but no "
+            f"whole number of GPUs",
+            f"Ask for at most 100 (one GPU, or part of one) or a multiple of 100 (whole GPUs): "
+            f"{format_quantity(gpu - gpu % 100)} or {format_quantity(gpu - gpu % 100 + 100)}.",
+        )
+    shared = requests.get(KOORDINATOR_SHARED)
+    if shared is None or shared <= 0 or not is_whole(shared):
+        return
+    for name in KOORDINATOR_SPLIT:
+        amount = requests.get(name)
+        if amount is None or amount <= 0 or (amount % shared == 0 and amount <= 100 * shared):
+            continue
+        count = format_quantity(shared)
+        yield _refused_percentage(
+            template,
+            name,
+            f"{format_quantity(amount)} `{name}` over {count} shared GPU"
+            f"{'s' if shared != 1 else ''} (`{KOORDINATOR_SHARED}`) is "
+            + ("more than 100 on each" if amount % shared == 0 else "no equal share of each"),
+            f"Ask for a multiple of {count} `{name}`, at most {format_quantity(100 * shared)} "
+            f"(100 on each of the {count} GPUs), or change `{KOORDINATOR_SHARED}`.",
+        )
+
+
+def _refused_percentage(template: PodTemplate, name: str, what: str, fix: str) -> Problem:
+    found = gpu_limit_pos(template, name)
+    pos = found[1] if found is not None else template.document.kind_pos
+    return Problem.at(
+        template.document,
+        pos,
+        f"the pod's {what}: koord-scheduler refuses the request and the pod stays Pending",
+        fix,
+    )
 
 
 _RESOURCES_KEY = "resources"
