@@ -410,6 +410,11 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
             if not is_extended_resource(name):
                 continue
             limit = limits.get(name)
+            rewritten = _rewritten_by_webhook(template, container, name)
+            if rewritten is not None:
+                if rewritten and (limit is None or limit.amount != request.amount):
+                    yield _left_to_webhook(template, container, name, request, limit)
+                continue
             if limit is None:
                 yield Problem.at(
                     template.document,
@@ -434,6 +439,48 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
                     "extended resource defaults to its limit.",
                     edits=_set_to(request, _written(limit)),
                 )
+
+
+def _rewritten_by_webhook(template: PodTemplate, container: Container, name: str) -> bool | None:
+    """Whether a webhook on a pod's creation rewrites resource `name` of a bare Pod's
+    container before the API validates it: True for the name it replaces, False for one it
+    overwrites as a consequence, None when it leaves the name as written.
+
+    koord-manager turns `koordinator.sh/gpu` into `gpu-core` and `gpu-memory-ratio` of the same
+    amount, limits included (pkg/webhook/pod/mutating/device_resource_spec.go). A workload's
+    pod template is validated as written, when the workload is created.
+    """
+    from gpulint.data.accelerators import KOORDINATOR_GPU, KOORDINATOR_SPLIT
+
+    ref = template.document.ref
+    if (ref.api_version, ref.kind) != ("v1", "Pod"):
+        return None
+    if name == KOORDINATOR_GPU:
+        return True
+    if name in KOORDINATOR_SPLIT and KOORDINATOR_GPU in container.resources.requests:
+        return False
+    return None
+
+
+def _left_to_webhook(
+    template: PodTemplate,
+    container: Container,
+    name: str,
+    request: Quantity,
+    limit: Quantity | None,
+) -> Problem:
+    written = "without a limit" if limit is None else "with a limit that differs"
+    return Problem.at(
+        template.document,
+        request.key_pos,
+        f"container `{container.name}` requests `{name}` {written}: the API accepts the pod "
+        f"only if koord-manager's pod webhook (on unless its DisableDeviceResourceSpec gate "
+        f"is set) first replaces `{name}` with `koordinator.sh/gpu-core` and "
+        f"`koordinator.sh/gpu-memory-ratio`, limits included; elsewhere it is rejected",
+        f"Write `limits: {{{name}: {request.shown}}}` and drop the request (it defaults to "
+        f"the limit): the pod then needs no webhook to be valid.",
+        severity=Severity.WARNING,
+    )
 
 
 def fractional_gpu_quantity(ctx: CheckContext) -> Iterator[Problem]:
