@@ -204,6 +204,7 @@ def _role_template(
         role_node if role_node is not obj else None,
         role.operator_resources,
         inherited_priority,
+        (role.completed_by, role_node.pos) if role.completed_by else None,
     )
 
 
