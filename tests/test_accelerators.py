@@ -103,6 +103,8 @@ def test_meaning_of(name: str, meaning: str) -> None:
         ("amd.com/gpus", "amd.com/gpu"),
         ("volcano.sh/gpu-mem", "volcano.sh/gpu-memory"),
         ("nvidia.com/gpu-shared", "nvidia.com/gpu.shared"),
+        # a percentage's typo is that percentage, not a device count
+        ("koordinator.sh/gpus", "koordinator.sh/gpu"),
         # another vendor's plausible name, or a name of another meaning: not a typo
         ("example.com/gpu", None),
         ("acme.com/gpu", None),
