@@ -50,7 +50,9 @@ ARMADA_JOB = "ArmadaJob"
 # (internal/server/submit/conversion/post_process.go, config/server/config.yaml).
 _ARMADA_SERVER = (
     "the Armada server's submission configuration (defaultJobTolerations, "
-    "defaultJobTolerationsByResourceRequest)"
+    "defaultJobTolerationsByResourceRequest)",
+    "compare the tolerations it lists with the pools' taints, or write the toleration in the "
+    "job's pod spec, to make it certain",
 )
 
 
@@ -121,8 +123,9 @@ class Role(NamedTuple):
     # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
     operator_resources: bool = False
     # What completes the pod that gpulint never reads (a server's configuration), as messages
-    # name it: the tolerations it adds are unknown (PodTemplate.completed_by).
-    completed_by: str | None = None
+    # name it, and what makes a verdict on it certain: the tolerations it adds are unknown
+    # (PodTemplate.completed_by).
+    completed_by: tuple[str, str] | None = None
 
 
 class WorkloadShape(NamedTuple):
