@@ -163,6 +163,17 @@ RULES = (
         check='gpulint.rules.coverage:operator_decision_not_judged',
     ),
     Rule(
+        code='GPU014',
+        name='unfilled-placeholder',
+        severity=Severity.INFO,
+        fix='Check the copy you apply, with its values filled in; ignore GPU014 for the samples themselves (per-file-ignores).',
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.manifest:unfilled_placeholder',
+        profile_fields=(),
+    ),
+    Rule(
         code='GPU030',
         name='chart-not-rendered',
         severity=Severity.WARNING,

@@ -149,11 +149,11 @@ class Config:
             return None
         return _gitignore_on_first_walk()
 
-    def is_excluded(self, path: Path) -> bool:
+    def is_excluded(self, path: str | Path) -> bool:
         """True when `path` matches an `exclude` glob (relative to the config's directory)."""
-        return bool(self.exclude) and _matches_any(path, self.root, self.exclude)
+        return bool(self.exclude) and _matches_any(Path(path), self.root, self.exclude)
 
-    def walk_excluded(self, cluster: str | None) -> Callable[[Path], bool]:
+    def walk_excluded(self, cluster: str | None) -> Callable[[str], bool]:
         """What a walk of the checked paths skips: what `excluded_in(cluster)` skips, and the
         directories another config file governs."""
         excluded = self.excluded_in(cluster)
@@ -162,14 +162,15 @@ class Config:
         elsewhere = self.governed_elsewhere
         return lambda path: os.path.abspath(path) in elsewhere or excluded(path)
 
-    def applied_elsewhere(self, path: Path, cluster: str) -> bool:
+    def applied_elsewhere(self, path: str | Path, cluster: str) -> bool:
         """True when `applied-to` binds `path` to named clusters other than `cluster`."""
+        path = Path(path)
         return any(
             cluster not in clusters and _matches_any(path, self.root, (pattern,))
             for pattern, clusters in self.applied_to.items()
         )
 
-    def excluded_in(self, cluster: str | None) -> Callable[[Path], bool]:
+    def excluded_in(self, cluster: str | None) -> Callable[[str], bool]:
         """What a run against `cluster` skips: `exclude`, and what is applied elsewhere."""
         if cluster is None or not self.applied_to:
             return self.is_excluded
@@ -389,7 +390,7 @@ def configs_under(
         found = []
         for name in names:
             path = prefix + name
-            if config.is_excluded(Path(path)) or (ignored is not None and ignored(path, True)):
+            if config.is_excluded(path) or (ignored is not None and ignored(path, True)):
                 continue
             if render_kind_of(path) is not None:
                 own = _config_in(Path(path), skipped)

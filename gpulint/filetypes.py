@@ -36,12 +36,13 @@ def refused(path: str, mode: int) -> bool:
     return not ((stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)) and is_pipe_name(path))
 
 
-def link_out_of_tree(path: str) -> str | None:
+def link_out_of_tree(path: str, mode: int | None = None) -> str | None:
     """The real path `path` leads to when a symlink on the way (the file itself, or a directory
     it is named through) leads outside its tree (the git work tree holding the link, else the
-    working directory); None for anything else."""
+    working directory); None for anything else. `mode`: the path's own (lstat) mode, when the
+    caller has it."""
     try:
-        linked = stat.S_ISLNK(os.lstat(path).st_mode)
+        linked = stat.S_ISLNK(os.lstat(path).st_mode if mode is None else mode)
     except (OSError, ValueError):
         return None
     holder = os.path.dirname(os.path.abspath(path))

@@ -31,7 +31,14 @@ from gpulint.model import (
     Suppression,
     Workload,
 )
-from gpulint.placeholders import Unknown, not_judged, unknown_fields
+from gpulint.placeholders import (
+    FILL_IN_ANYWHERE,
+    Unknown,
+    is_fill_in,
+    not_filled,
+    not_judged,
+    unknown_fields,
+)
 from gpulint.render.rendered import RenderedInput
 from gpulint.requestscan import Unchecked
 from gpulint.shapes import ARMADA_JOB, WorkloadShape
@@ -123,7 +130,7 @@ class Inputs:
     def __init__(
         self,
         roots: Sequence[str],
-        is_excluded: Callable[[Path], bool],
+        is_excluded: Callable[[str], bool],
         stdin: tuple[str, bytes] | None = None,
         overlay: Mapping[str, bytes] | None = None,
         render: RenderOptions | None = None,
@@ -131,6 +138,7 @@ class Inputs:
         ignored: Callable[[str, bool], bool] | None = None,
         base: str | None = None,
         jobs: int = 1,
+        listed: bool = False,
     ) -> None:
         self._roots = tuple(roots)  # as given: the paths to read
         self._base = base  # inputs are reported relative to it (display_path)
@@ -148,15 +156,25 @@ class Inputs:
         self._marks: dict[str, str] | None = {}
         self._renders: dict[str, list[RenderedInput]] = {}
         self._kinds: dict[str, str | None] = {}  # directory -> "helm", "kustomize" or None
+        # With `listed`, the caller lists every input anyway: the counting walk keeps what it
+        # finds, and iterating does not walk the tree again (unless a chart or overlay was met).
+        self._listed: dict[str, list[Input]] | None = {} if listed else None
         for root in self._roots:
-            data = None if is_excluded(Path(root)) else _pipe_bytes(root)
+            data = None if is_excluded(root) else _pipe_bytes(root)
             if data is not None:
                 self._piped[root] = (root, data)
-            for _, is_link, size in self._files_of(root):
+            found: list[Input] = []
+            for item, is_link, size in self._files_of(root):
                 self.files += 1
                 self.size += size
                 self._twice = self._twice or is_link
+                if listed:
+                    found.append(item)
+            if self._listed is not None:
+                self._listed[root] = found
         marks, self._marks = self._marks, None
+        if marks:
+            self._listed = None
         if marks:
             from gpulint.render.options import RenderOptions
             from gpulint.render.plan import plan_renders
@@ -190,8 +208,10 @@ class Inputs:
         return found
 
     def __iter__(self) -> Iterator[Input]:
+        listed = self._listed
         streams: list[Iterable[Input]] = [
-            (path for path, _, _ in self._files_of(root)) for root in self._roots
+            listed[root] if listed is not None else (path for path, _, _ in self._files_of(root))
+            for root in self._roots
         ]
         if self._stdin is not None:
             streams.append((self._stdin,))
@@ -214,7 +234,7 @@ class Inputs:
             yield from _walk(root, self._is_excluded, self._rendered, self._ignored)
         elif root in self._piped:
             yield self._piped[root], False, len(self._piped[root][1])
-        elif not self._is_excluded(Path(root)):
+        elif not self._is_excluded(root):
             owner = _render_owner(root, self._kinds)
             if owner is not None:
                 # A file of a chart or overlay is checked as part of its render.
@@ -234,7 +254,7 @@ class Inputs:
 
 def discover(
     paths: Sequence[str],
-    is_excluded: Callable[[Path], bool] = lambda _: False,
+    is_excluded: Callable[[str], bool] = lambda _: False,
     stdin: tuple[str, bytes] | None = None,
     overlay: Mapping[str, bytes] | None = None,
     render: RenderOptions | None = None,
@@ -242,6 +262,7 @@ def discover(
     ignored: Callable[[str, bool], bool] | None = None,
     base: str | None = None,
     jobs: int = 1,
+    listed: bool = False,
 ) -> Inputs:
     """Files to check: given files, and manifests found recursively under given directories.
 
@@ -258,7 +279,8 @@ def discover(
     order (by `display_path(name, base)`), with `stdin` among them. A file reached
     twice (given twice, through a directory and by name, or through a symlink) is read once,
     under the first of its paths. An input named in `overlay` is read from there instead.
-    Raises GpulintError for a missing path.
+    With `listed` (for a caller that lists every input anyway), the files found are kept and
+    the tree is walked once. Raises GpulintError for a missing path.
     """
     roots = []
     for raw in paths:
@@ -267,7 +289,9 @@ def discover(
         roots.append(Path(raw).as_posix())
     if stdin is not None and not allow_empty:
         _require_objects(display_path(stdin[0], base), stdin[1])
-    return Inputs(roots, is_excluded, stdin, overlay, render, allow_empty, ignored, base, jobs)
+    return Inputs(
+        roots, is_excluded, stdin, overlay, render, allow_empty, ignored, base, jobs, listed
+    )
 
 
 def _named_for_display(
@@ -353,7 +377,7 @@ class _Enter(NamedTuple):
 
 def _walk(
     directory: str,
-    is_excluded: Callable[[Path], bool],
+    is_excluded: Callable[[str], bool],
     rendered: Callable[[str, str], Iterable[tuple[Input, bool, int]]],
     ignored: Callable[[str, bool], bool] | None = None,
 ) -> Iterator[tuple[Input, bool, int]]:
@@ -378,7 +402,7 @@ def _walk(
 
 def _walk_level(
     directory: str,
-    is_excluded: Callable[[Path], bool],
+    is_excluded: Callable[[str], bool],
     rendered: Callable[[str, str], Iterable[tuple[Input, bool, int]]],
     ignored: Callable[[str, bool], bool] | None = None,
 ) -> Iterator[tuple[Input, bool, int] | _Enter]:
@@ -399,13 +423,13 @@ def _walk_level(
         if _is_dir(entry):
             if (
                 not entry.is_symlink()
-                and not is_excluded(Path(path))
+                and not is_excluded(path)
                 and not (ignored and ignored(path, True))
             ):
                 yield _Enter(path)
         elif (
             entry.name.endswith(MANIFEST_SUFFIXES)
-            and not is_excluded(Path(path))
+            and not is_excluded(path)
             and not (ignored and ignored(path, False))
         ):
             try:
@@ -647,7 +671,9 @@ def load_text(
             source_file = SourceFile(name)
             issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), str(exc))
             return LoadResult((source_file,), (), (issue,))
-    result = parse(text, line_breaks_normalized=True, watch="$")
+    # `$` for envsubst placeholders; `<` too when some value may be one to fill in.
+    watch = ("$", "<") if "<" in text and re.search(FILL_IN_ANYWHERE, text) else "$"
+    result = parse(text, line_breaks_normalized=True, watch=watch)
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []
     if result.error is not None and "{{" in text:
@@ -718,11 +744,14 @@ def load_text(
             LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
             for dup in parsed.duplicates
         )
-    if unknown:
-        first = min(unknown, key=_at_pos)
-        issues.append(
-            LoadIssue(IssueKind.ENV_TEMPLATE, source_file, first.pos, not_judged(unknown))
-        )
+    filled = [u for u in unknown if not is_fill_in(u.placeholder)]
+    if filled:
+        first = min(filled, key=_at_pos)
+        issues.append(LoadIssue(IssueKind.ENV_TEMPLATE, source_file, first.pos, not_judged(filled)))
+    to_fill = [u for u in unknown if is_fill_in(u.placeholder)]
+    if to_fill:
+        first = min(to_fill, key=_at_pos)
+        issues.append(LoadIssue(IssueKind.FILL_IN, source_file, first.pos, not_filled(to_fill)))
     if documents or result.error is not None:
         issues.extend(
             LoadIssue(

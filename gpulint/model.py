@@ -61,7 +61,8 @@ class ObjectRef(NamedTuple):
 
 
 class IssueKind(enum.Enum):
-    """Problems the loader finds while reading a file (GPU000, GPU005, GPU008, GPU030)."""
+    """Problems the loader finds while reading a file (GPU000, GPU005, GPU008, GPU014,
+    GPU030)."""
 
     SYNTAX = "syntax"
     NOT_A_MAPPING = "not-a-mapping"
@@ -72,6 +73,7 @@ class IssueKind(enum.Enum):
     MALFORMED = "malformed"  # a field of the wrong type, which the API server refuses
     UNRENDERED_TEMPLATE = "unrendered-template"
     ENV_TEMPLATE = "env-template"  # envsubst placeholders where the API needs a value
+    FILL_IN = "fill-in"  # a sample's values to fill in (`<instance-type>`) where it needs one
     NOT_RENDERED = "not-rendered"  # a chart or overlay its tool could not render
 
 
@@ -83,6 +85,7 @@ class LoadIssue(NamedTuple):
     pos: Pos
     message: str
     document: Document | None = None
+    fix: str | None = None  # what to do, when more precise than the rule's own fix
 
 
 class Suppression(NamedTuple):

@@ -1,5 +1,7 @@
-"""Placeholders an envsubst template leaves where the API needs a value (`replicas: $N`,
-`serviceAccountName: ${SA}`): which fields they make unknown, and what is then not judged.
+"""Placeholders a template leaves where the API needs a value: an envsubst template's
+(`replicas: $N`, `serviceAccountName: ${SA}`) and a documentation sample's values to fill in
+(`nvidia.com/gpu: <number-of-gpus>`): which fields they make unknown, and what is then not
+judged.
 
 A placeholder makes only its own field unknown. The rest of the file is checked; a finding
 that points into what the placeholder decides (its entry, or the whole `resources`,
@@ -21,6 +23,12 @@ from gpulint.yamltree import Pos, Watched, WatchedEntries, YMap, YSeq, last_line
 # Compiled on first use: only files holding `$` are searched.
 _BRACED = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}"
 _WHOLE = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
+# A value to fill in, the whole of a scalar: `<instance-type>`, `<YOUR_NAMESPACE>`, `<N>`. No
+# Kubernetes name, label value or quantity holds `<`; text that may (commands, annotations)
+# is not looked at (unknown_fields' `skip`).
+_FILL_IN = r"<[A-Za-z][A-Za-z0-9 _./-]{0,62}>\Z"
+#: What a file must hold for its values to be looked at for one (loader.load_text).
+FILL_IN_ANYWHERE = r"<[A-Za-z][A-Za-z0-9 _./-]{0,62}>"
 # Blocks a rule judges as a whole: one unknown value in them leaves the block not judged (a
 # request/limit pair, a selector against the pools, tolerations against the taints).
 _JUDGED_WHOLE = frozenset(
@@ -50,14 +58,24 @@ class Unknown(NamedTuple):
 
 def placeholder_in(text: Any) -> str | None:
     """The placeholder a key or string value holds: `${NAME}` anywhere (no Kubernetes name or
-    quantity holds braces), a bare `$NAME` only as the whole value (`$` also starts ordinary
-    text); None for anything else."""
-    if type(text) is not str or "$" not in text:
+    quantity holds braces), a bare `$NAME` or a `<value to fill in>` only as the whole value
+    (`$` and `<` also start ordinary text); None for anything else."""
+    if type(text) is not str:
+        return None
+    if text.startswith("<"):
+        return text if re.match(_FILL_IN, text) else None
+    if "$" not in text:
         return None
     braced = re.search(_BRACED, text)
     if braced:
         return braced.group(0)
     return text if re.match(_WHOLE, text) else None
+
+
+def is_fill_in(placeholder: str) -> bool:
+    """Whether `placeholder` is a documentation sample's value to fill in (`<N>`), not an
+    envsubst variable."""
+    return placeholder.startswith("<")
 
 
 def unknown_fields(
@@ -112,10 +130,23 @@ def _step(path: str, node: Any, key: Any) -> str:
 
 def not_judged(unknown: Iterable[Unknown]) -> str:
     """The GPU008 note: every field left unknown, and how to give the values."""
-    listed = list(dict.fromkeys(u.describe() for u in unknown))
-    shown_ = ", ".join(listed[:5])
-    more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
     return (
-        f"this file is an envsubst template; not judged: {shown_}{more} (the rest is checked); "
-        "give the values (--var NAME=VALUE, or `variables:` in the config) to check them too"
+        f"this file is an envsubst template; not judged: {_listed(unknown)} (the rest is "
+        "checked); give the values (--var NAME=VALUE, or `variables:` in the config) to check "
+        "them too"
     )
+
+
+def not_filled(unknown: Iterable[Unknown]) -> str:
+    """The GPU014 note: every field a sample leaves to fill in, and what to do."""
+    return (
+        f"this file is a sample with values to fill in; not judged: {_listed(unknown)} (the "
+        "rest is checked); the API server refuses them as written: check the copy you apply, "
+        "with its values"
+    )
+
+
+def _listed(unknown: Iterable[Unknown]) -> str:
+    listed = list(dict.fromkeys(u.describe() for u in unknown))
+    more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
+    return ", ".join(listed[:5]) + more

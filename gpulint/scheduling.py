@@ -498,9 +498,7 @@ def resource_shortfalls(requests: Mapping[str, Decimal], pool: Pool) -> tuple[Sh
         short.append(Shortfall("pods", Decimal(1), pool.allocatable["pods"]))
     for name, amount in requests.items():
         # What the pool does not list and may still have, it is not judged on.
-        unknown = (
-            name in _ALWAYS_PRESENT or name.startswith(_HUGE_PAGES) or name in pool.unknown_amounts
-        )
+        unknown = name in _ALWAYS_PRESENT or name.startswith(_HUGE_PAGES) or pool.may_have(name)
         if amount <= 0 or (unknown and name not in pool.allocatable):
             continue
         if is_extender_resource(name):

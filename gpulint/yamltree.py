@@ -227,21 +227,24 @@ MAX_DEPTH = 500
 _ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
 
 
-def parse(text: str, *, line_breaks_normalized: bool = False, watch: str = "") -> ParseResult:
+def parse(
+    text: str, *, line_breaks_normalized: bool = False, watch: str | tuple[str, ...] = ""
+) -> ParseResult:
     """Parse every document of `text`; stop at the first error and report it.
 
     Besides YAML syntax, an error is whatever Kubernetes' YAML decoder refuses: an unknown
     anchor, an anchor that contains itself, excessive aliasing, a `<<` merge of something other
     than mappings, a collection as a mapping key; and nesting deeper than MAX_DEPTH.
     `line_breaks_normalized` says the caller has passed `text` through normalize_line_breaks.
-    With `watch`, each document lists where its tree holds that text (ParsedDocument.watched),
-    noted as the tree is built: text without it costs nothing more.
+    With `watch` (a text, or several), each document lists where its tree holds it
+    (ParsedDocument.watched), noted as the tree is built: text without it costs nothing more.
     """
     if not line_breaks_normalized:
         text = normalize_line_breaks(text)
     documents: list[ParsedDocument] = []
+    present = [w for w in ((watch,) if type(watch) is str else watch) if w and w in text]
     try:
-        _parse_into(text, documents, watch if watch and watch in text else "")
+        _parse_into(text, documents, _watcher(present))
     except YamlSyntaxError as exc:
         return ParseResult(tuple(documents), exc)
     except Exception as exc:  # ruamel raises MarkedYAMLError subclasses; anything else is a bug
@@ -350,7 +353,19 @@ def _char_at(text: str, index: int) -> str:
     return text[index] if 0 <= index < len(text) else ""
 
 
-def _parse_into(text: str, documents: list[ParsedDocument], watch: str) -> None:
+def _watcher(texts: Sequence[str]) -> str | re.Pattern[str]:
+    """What `_parse_into` looks for in scalars: one text, a pattern of several, "" for none."""
+    if len(texts) <= 1:
+        return texts[0] if texts else ""
+    return re.compile("|".join(map(re.escape, texts)))
+
+
+def _holds(watch: str | re.Pattern[str], value: str) -> bool:
+    """Whether scalar `value` holds what is watched (`_watcher`)."""
+    return watch in value if isinstance(watch, str) else watch.search(value) is not None
+
+
+def _parse_into(text: str, documents: list[ParsedDocument], watch: str | re.Pattern[str]) -> None:
     # The hot path of every run: one pass over the C parser's events, dispatching on the event
     # class by identity and keeping the innermost open collection in locals.
     next_event = CParser(text).get_event
@@ -435,7 +450,7 @@ def _parse_into(text: str, documents: list[ParsedDocument], watch: str) -> None:
                 value = resolve_plain(value)
             if event.anchor:
                 anchors[event.anchor] = value
-            if container is not None and type(value) is str and watch in value:
+            if container is not None and type(value) is str and _holds(watch, value):
                 _watch_scalar(watched, stack, container, key, value, pos)
         elif cls is AliasEvent:
             mark = event.start_mark
@@ -445,7 +460,7 @@ def _parse_into(text: str, documents: list[ParsedDocument], watch: str) -> None:
             if _excessive_aliasing(alias_nodes, mark.index - doc_start):
                 raise YamlSyntaxError(*pos, "document contains excessive aliasing")
             if watch and container is not None:
-                if type(value) is str and watch in value:
+                if type(value) is str and _holds(watch, value):
                     _watch_scalar(watched, stack, container, key, value, pos)
                 elif id(value) in watched:
                     _watch(watched, stack, container, key, value)

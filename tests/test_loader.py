@@ -295,8 +295,18 @@ def test_discover_gives_files_in_the_order_of_their_whole_paths(
     ]
 
 
+def test_listed_inputs_walk_the_tree_once(tree: Path) -> None:
+    listed = discover(["."], listed=True)
+    walked = discover(["."])
+    (tree / "b" / "late.yaml").write_text(POD.format(name="late"))
+    # A listed run keeps what its one walk found; a plain one walks again on each iteration.
+    assert list(listed) == list(listed) == ["a.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
+    assert list(walked) == ["a.yaml", "b/c.yml", "b/d/e.json", "b/late.yaml", "vendor/v.yaml"]
+    assert len(listed) == 4
+
+
 def test_discover_applies_the_exclude_predicate_to_dirs_and_files(tree: Path) -> None:
-    found = list(discover(["."], lambda p: p.name in ("vendor", "c.yml")))
+    found = list(discover(["."], lambda p: os.path.basename(p) in ("vendor", "c.yml")))
     assert found == ["a.yaml", "b/d/e.json"]
 
 

@@ -54,6 +54,22 @@ def test_placeholders_where_the_api_needs_a_value_make_one_issue_listing_them() 
     assert [(u.start, u.end[0]) for u in loaded.unknown] == [((15, 7), 18), ((15, 7), 18)]
 
 
+def test_values_to_fill_in_make_a_note_of_their_own_beside_the_envsubst_one() -> None:
+    text = TEMPLATE.replace("memory: $MEMORY", "memory: <memory>").replace(
+        "image: trainer:1", "image: <image>"
+    )
+    loaded = load_text("pod.yaml", text)
+    env, fill = loaded.issues
+    assert (env.kind, env.pos) == (IssueKind.ENV_TEMPLATE, (17, 27))
+    assert "`${GPU_PER_NODE}` (the rest is checked)" in env.message
+    assert (fill.kind, fill.pos) == (IssueKind.FILL_IN, (18, 19))
+    assert fill.message == (
+        "this file is a sample with values to fill in; not judged: "
+        "`spec.containers[0].resources.limits.memory` is `<memory>` (the rest is checked); the "
+        "API server refuses them as written: check the copy you apply, with its values"
+    )
+
+
 def test_placeholders_only_in_text_expanded_at_run_time_are_left_alone() -> None:
     text = TEMPLATE.replace("${GPU_PER_NODE}", "1").replace("$MEMORY", "1Gi")
     loaded = load_text("pod.yaml", text)

@@ -366,13 +366,28 @@ def test_an_overlay_naming_a_missing_file_is_not_built_and_the_rest_is_checked(
     result = run("--format", "json", "overlay", "pod.yaml")
     assert result.exit_code == 0, result.output  # warnings only
     findings = json.loads(result.stdout)["findings"]
-    assert [(f["code"], f["path"], f["line"]) for f in findings] == [
-        ("GPU030", "overlay/kustomization.yaml", 1),
-        ("GPU601", "pod.yaml", 4),
+    assert [(f["code"], f["path"], f["line"], f["column"]) for f in findings] == [
+        ("GPU030", "overlay/kustomization.yaml", 3, 5),  # at the entry
+        ("GPU601", "pod.yaml", 4, 41),
     ]
     assert findings[0]["message"] == (
         "not rendered, so not checked: `resources` entry `renamed.yaml`: no such file or directory"
     )
+    assert findings[0]["fix"] == (
+        "Create `renamed.yaml` (relative to the kustomization), or remove the entry: kustomize "
+        "refuses an overlay that names a file it cannot find."
+    )
+    # An entry of a base it builds on is not in the overlay's file: reported at its top.
+    write_files(
+        repo,
+        {
+            "overlay/kustomization.yaml": "resources:\n  - ../base\n",
+            "base/kustomization.yaml": "resources:\n  - renamed.yaml\n",
+        },
+    )
+    (finding, _) = json.loads(run("--format", "json", "overlay", "pod.yaml").stdout)["findings"]
+    assert (finding["line"], finding["column"]) == (1, 1)
+    assert "`resources` entry `renamed.yaml` of ../base: no such file" in finding["message"]
 
 
 # Files: only regular files inside the chart or overlay are read.

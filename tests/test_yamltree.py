@@ -256,3 +256,12 @@ def test_watch_notes_where_the_finished_tree_holds_the_text() -> None:
     assert below(root, frozenset({"a", "b", "$E"})) == [a, d]
     assert (below(root["c"]), below(root["f"]), below(root["d"])) == ([], [a], [d])
     assert parse(text).documents[0].watched == {}
+
+
+def test_watch_several_texts_notes_each_and_only_what_the_text_holds() -> None:
+    text = "a: $A\nb: <b>\nc: plain\n"
+    (document,) = parse(text, watch=("$", "<", "absent")).documents
+    found = sorted(tuple(w) for w in watched_below(document.watched, document.value))
+    assert found == [("$A", (1, 4), False), ("<b>", (2, 4), False)]
+    (only,) = parse(text, watch=("<",)).documents
+    assert [w.text for w in watched_below(only.watched, only.value)] == ["<b>"]

@@ -47,6 +47,7 @@ def context_inputs(
             config.excluded_in(cluster),
             render=render,
             ignored=config.gitignore_filter(),
+            listed=True,
         )
     except GpulintError as exc:
         # A chart under `context` is rendered for any file given: say why it was.

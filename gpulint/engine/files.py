@@ -190,8 +190,8 @@ def load_input(
         return load_path(Path(item), variables, shapes)
     if isinstance(item, RenderedInput) and isinstance(item.origin, RenderFailure):
         source = SourceFile(item.name)
-        message = f"not rendered, so not checked: {item.origin.message}"
-        return LoadResult(
-            (source,), (), (LoadIssue(IssueKind.NOT_RENDERED, source, (1, 1), message),)
-        )
+        failure = item.origin
+        message = f"not rendered, so not checked: {failure.message}"
+        issue = LoadIssue(IssueKind.NOT_RENDERED, source, failure.pos, message, fix=failure.fix)
+        return LoadResult((source,), (), (issue,))
     return load_bytes(item[0], item[1], variables, shapes)

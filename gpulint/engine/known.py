@@ -94,7 +94,7 @@ class FileIndex:
             info = os.lstat(name)
         except (OSError, ValueError) as exc:
             return exc if isinstance(exc, OSError) else OSError(str(exc))
-        if not S_ISREG(info.st_mode) or link_out_of_tree(name) is not None:
+        if not S_ISREG(info.st_mode) or link_out_of_tree(name, info.st_mode) is not None:
             # A symlink (or anything but a regular file), or a file named through a directory
             # that links out of the tree, is read each time: whether it may be read at all
             # (`gpulint.filetypes.open_input`) is asked each time too.

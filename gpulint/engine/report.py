@@ -41,7 +41,7 @@ def findings_of(
     # Pods built from one field share it (an Argo workflow's nodeSelector, given to each of
     # its templates): what is wrong with it is told once.
     seen: set[tuple[int, Pos, str]] = set()
-    unknown = () if rule.code == ENV_TEMPLATE_RULE else context.loaded.unknown
+    unknown = () if rule.code in PLACEHOLDER_RULES else context.loaded.unknown
     for problem in rule.check_function()(context):
         if _dropped(problem, rule, config, tracker):
             continue
@@ -58,8 +58,9 @@ def findings_of(
             yield to_finding(rule, problem, config)
 
 
-#: The rule that lists what envsubst placeholders leave unknown; its note points at one.
-ENV_TEMPLATE_RULE = "GPU008"
+#: The rules that list what placeholders leave unknown (envsubst's, a sample's to fill in);
+#: each note points at one.
+PLACEHOLDER_RULES = frozenset({"GPU008", "GPU014"})
 
 
 def _not_judged(problem: Problem, unknown: Iterable[Unknown]) -> bool:

@@ -171,6 +171,24 @@ def instance_type(name: str | None) -> InstanceType | None:
     return found
 
 
+#: The machine families with accelerators, by each provider's naming: AWS GPU (p, g, gr),
+#: Inferentia, Trainium, Gaudi (dl), FPGA (f) and video (vt) families; Google Cloud's A and G
+#: series and TPU machines (ct5lp-, ct6e-, tpu7x-); Azure's N series. Every other family has
+#: none (`m5.2xlarge`, `n2-standard-8`, `Standard_D4s_v5`).
+_ACCELERATED_FAMILY = (
+    r"(?:(?:p|g|gr|inf|trn|dl|f|vt)\d[a-z0-9-]*\."  # AWS: family, then `.size`
+    r"|(?:a|g)\d[a-z]?-|ct\d|tpu"  # Google Cloud
+    r"|standard_n)"  # Azure
+)
+
+
+def accelerated_family(name: str) -> bool:
+    """Whether instance type `name` is of a family whose machines carry accelerators."""
+    import re
+
+    return re.match(_ACCELERATED_FAMILY, name, re.IGNORECASE) is not None
+
+
 def catalogue_allocatable(name: str | None) -> dict[str, Decimal] | None:
     """Per-node cpu, memory, pods and accelerators of instance type `name`; None if unknown."""
     entry = instance_type(name)

@@ -28,6 +28,7 @@ from gpulint.profile.instances import (
     NEURON,
     NVIDIA,
     InstanceType,
+    accelerated_family,
     catalogue_allocatable,
 )
 from gpulint.profile.merge import PoolFacts, ProfileFacts
@@ -211,11 +212,13 @@ def nodepool_pools(nodepool: Mapping[str, Any], display: str) -> list[PoolFacts]
     if not types:
         # No accelerator type of the catalogue: a NodePool of other machines, whose size
         # gpulint does not know; every requirement, on instance attributes too, is a label.
+        # Accelerator types it names that the catalogue lacks have accelerators of unknown
+        # number (Pool.allocatable_unknown).
         stated = [*requirements, Requirement(CAPACITY_TYPE, "In", capacity_types)]
         labels, varying = requirement_labels(stated, template_labels, name, set())
         pool = Pool(name=name, labels=labels, label_requirements=varying, taints=taints,
                     max_nodes=UNLIMITED_NODES, scale_from_zero=True, limit_group=group,
-                    group_limits=limits)  # fmt: skip
+                    group_limits=limits, instance_type=_uncatalogued(requirements))  # fmt: skip
         return [PoolFacts(pool, _STATED)]
     typed = {r.key for r in requirements if _recorded(_attribute(r.key) or "")}
     labels, varying = requirement_labels(
@@ -397,6 +400,19 @@ def allowed_types(requirements: Sequence[Requirement]) -> list[InstanceType]:
         ):
             found.append(entry)
     return found
+
+
+def _uncatalogued(requirements: Sequence[Requirement]) -> str | None:
+    """The accelerator instance types (`g7e.12xlarge`) and families (`g7e.*`) a NodePool's
+    requirements allow by name, none of them in the catalogue; None when there are none."""
+    named = []
+    for requirement in requirements:
+        attribute = _attribute(requirement.key) if requirement.operator == "In" else None
+        if attribute == "node.kubernetes.io/instance-type":
+            named += [v for v in requirement.values if accelerated_family(v)]
+        elif attribute == "instance-family":
+            named += [f"{v}.*" for v in requirement.values if accelerated_family(f"{v}.")]
+    return ", ".join(named) or None
 
 
 def _recorded(attribute: str) -> bool:

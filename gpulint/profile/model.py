@@ -247,6 +247,24 @@ class Pool:
         return (self.limit_group or "").startswith((NODEPOOL_GROUP, COMPUTE_CLASS_GROUP))
 
     @property
+    def allocatable_unknown(self) -> bool:
+        """Whether what one node has is unknown: nothing says what a node of the pool has (no
+        `allocatable` written, none read from a node) and its instance type is of a family
+        with accelerators that gpulint's catalogue does not list (a launch newer than the
+        catalogue). Its extended resources, GPUs included, are then not judged. A type of a
+        family without accelerators (`m5.2xlarge`) has none."""
+        if self.instance_type is None or self.allocatable:
+            return False
+        from gpulint.profile.instances import accelerated_family  # the rare case only
+
+        return accelerated_family(self.instance_type)
+
+    def may_have(self, resource: str) -> bool:
+        """Whether a node may have `resource` though the pool does not list it: an amount its
+        files do not say (`unknown_amounts`), or an instance type nothing describes."""
+        return resource in self.unknown_amounts or self.allocatable_unknown
+
+    @property
     def described(self) -> str:
         """The pool's name for messages, with where it is written when known."""
         return f"{self.name} ({self.defined_at})" if self.defined_at else self.name

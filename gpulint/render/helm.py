@@ -184,7 +184,9 @@ def _local_dependencies(chart: Path, run: RenderRun) -> list[tuple[str, Path]]:
         raise Unbuildable(
             f"{chart}: dependency `{name}` ({repo or 'no repository'}) is not in its "
             "`charts/`; run `helm dependency build` on the chart where the network is "
-            "reachable, then check again"
+            "reachable, then check again",
+            fix="Run `helm dependency build` on the chart where the network is reachable (or "
+            "commit its `charts/`), then check again.",
         )
     local = []
     tree = run.tree(chart)

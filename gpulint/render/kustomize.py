@@ -31,7 +31,7 @@ from gpulint.render.tools import (
     tool_identity,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import YMap, YSeq, parse
+from gpulint.yamltree import Pos, YMap, YSeq, parse
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 KUSTOMIZE_INSTALL = (
@@ -76,10 +76,17 @@ def referenced_directories(directory: Path) -> list[Path]:
 
 
 def _entries(data: YMap, keys: Sequence[str]) -> Iterator[str]:
+    return (entry for entry, _ in _entries_at(data, keys))
+
+
+def _entries_at(data: YMap, keys: Sequence[str]) -> Iterator[tuple[str, Pos]]:
+    """The text entries of the lists `keys` of `data`, each with where it is written."""
     for key in keys:
         items = data.get(key)
         if isinstance(items, YSeq):
-            yield from (item for item in items if isinstance(item, str))
+            for index, item in enumerate(items):
+                if isinstance(item, str):
+                    yield item, items.pos_of_item(index)
 
 
 class OverlayFiles(NamedTuple):
@@ -217,8 +224,11 @@ def check_overlay(directory: Path, label: str, run: RenderRun) -> list[Path]:
         # The entry named as `field` entry `x` (of ../base): the label is the overlay.
         where = f"{label}: `{{}}` entry `{{}}`" + ("" if relative == "." else f" of {relative}")
         read = _checked_kustomization(current, label, directory)
-        for field, entry in _named_paths(read):
-            target = _local_target(current, field, entry, where.format(field, entry), tree)
+        for field, entry, pos in _named_paths(read):
+            named = where.format(field, entry)
+            # A position is one in the overlay's own kustomization, where GPU030 reports.
+            at = pos if relative == "." else None
+            target = _local_target(current, field, entry, named, tree, at)
             if target is not None and target.is_dir():
                 pending.append(target)
     return files
@@ -245,36 +255,40 @@ def _checked_kustomization(directory: Path, label: str, overlay: Path) -> YMap:
     return value if isinstance(value, YMap) else YMap()
 
 
-def _named_paths(data: YMap) -> Iterator[tuple[str, str]]:
-    """(field, entry) of each file or directory the kustomization `data` names."""
+def _named_paths(data: YMap) -> Iterator[tuple[str, str, Pos]]:
+    """(field, entry, where it is written) of each file or directory the kustomization `data`
+    names."""
     for field in _PATH_LISTS:
-        for entry in _entries(data, (field,)):
+        for entry, pos in _entries_at(data, (field,)):
             # A patch or a generator configuration may be written inline.
             if "\n" not in entry:
-                yield field, entry
+                yield field, entry, pos
     for field in _PATH_ITEMS:
         items = data.get(field)
         for item in items if isinstance(items, YSeq) else ():
             if isinstance(item, YMap) and isinstance(item.get("path"), str):
-                yield field, item["path"]
+                yield field, item["path"], item.pos_of_value("path")
     openapi = data.get("openapi")
     if isinstance(openapi, YMap) and isinstance(openapi.get("path"), str):
-        yield "openapi", openapi["path"]
+        yield "openapi", openapi["path"], openapi.pos_of_value("path")
     for field in _GENERATORS:
         generators = data.get(field)
         for generator in generators if isinstance(generators, YSeq) else ():
             if not isinstance(generator, YMap):
                 continue
-            for entry in _entries(generator, ("files", "envs")):
+            for entry, pos in _entries_at(generator, ("files", "envs")):
                 # `files` entries may be `key=path`.
-                yield field, entry.split("=", 1)[-1]
+                yield field, entry.split("=", 1)[-1], pos
             if isinstance(generator.get("env"), str):
-                yield field, generator["env"]
+                yield field, generator["env"], generator.pos_of_value("env")
 
 
-def _local_target(directory: Path, field: str, entry: str, named: str, tree: Path) -> Path | None:
-    """The file or directory `entry` names (`named` in messages); RenderError when it is
-    remote, missing or not regular; None for a `patchesStrategicMerge` entry written inline."""
+def _local_target(
+    directory: Path, field: str, entry: str, named: str, tree: Path, pos: Pos | None = None
+) -> Path | None:
+    """The file or directory `entry` names (`named` in messages, written at `pos` of the
+    overlay's kustomization); RenderError when it is remote, missing or not regular; None
+    for a `patchesStrategicMerge` entry written inline."""
     if is_remote(entry):
         raise RenderError(
             f"{named} is remote; gpulint never fetches kustomize resources (vendor them into "
@@ -284,7 +298,12 @@ def _local_target(directory: Path, field: str, entry: str, named: str, tree: Pat
     if not os.path.lexists(target):
         if field == "patchesStrategicMerge":
             return None  # an inline patch: kustomize parses it
-        raise Unbuildable(f"{named}: no such file or directory")
+        raise Unbuildable(
+            f"{named}: no such file or directory",
+            pos,
+            f"Create `{entry}` (relative to the kustomization), or remove the entry: kustomize "
+            "refuses an overlay that names a file it cannot find.",
+        )
     if not is_inside(target, tree):
         raise RenderError(
             f"{named} is outside the checked tree {tree}; gpulint reads only files inside it"

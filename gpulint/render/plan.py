@@ -122,6 +122,8 @@ def _not_rendered(directory: str, kind: str, exc: GpulintError) -> RenderedInput
     # Reported at the chart's own file: the directory it names goes without saying.
     for prefix in (directory, os.path.abspath(directory)):
         message = message.removeprefix(f"{prefix}: ")
+    if isinstance(exc, Unbuildable):
+        return RenderedInput(name, b"", RenderFailure(message, exc.pos or (1, 1), exc.fix))
     return RenderedInput(name, b"", RenderFailure(message))
 
 

@@ -22,6 +22,8 @@ class RenderFailure(NamedTuple):
     reason reported at its Chart.yaml or kustomization.yaml (GPU030)."""
 
     message: str
+    pos: tuple[int, int] = (1, 1)  # where in that file, when the reason is at a line of it
+    fix: str | None = None  # what to do, when more precise than GPU030's
 
     def locate(self, findings: Any, rendered: str) -> list[Any]:
         """The findings where they are: at the chart's or overlay's own file."""

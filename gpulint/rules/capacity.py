@@ -63,6 +63,10 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
         unknown = item.workload.unknown_count or item.template.unknown_amounts
         if runs_on_every_node(item.workload) or not pools or unknown:
             continue
+        # A pool whose nodes have an amount nothing says (an instance type the catalogue does
+        # not list) holds an unknown share of the demand: what is left for the rest is unknown.
+        if any(p.may_have(r) and r not in p.allocatable for p in pools for r in item.gpus):
+            continue
         # Uncertain when an assumption of the admission (the platform's plugins, the flavor
         # Kueue picks) would change the pools the pod can run on.
         certain_pools = {p.name for p in item.placement.eligible}

@@ -1,5 +1,5 @@
-"""GPU000 invalid-manifest, GPU005 unrendered-helm-template and GPU008
-unsubstituted-env-template: what the loader found."""
+"""GPU000 invalid-manifest, GPU005 unrendered-helm-template, GPU008
+unsubstituted-env-template and GPU014 unfilled-placeholder: what the loader found."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ def invalid_manifest(ctx: CheckContext) -> Iterator[Problem]:
         if issue.kind in (
             IssueKind.UNRENDERED_TEMPLATE,
             IssueKind.ENV_TEMPLATE,
+            IssueKind.FILL_IN,
             IssueKind.NOT_RENDERED,
         ):
-            continue  # notes of their own rules (GPU005, GPU008, GPU030)
+            continue  # notes of their own rules (GPU005, GPU008, GPU014, GPU030)
         yield Problem(issue.file, issue.pos, issue.message, _FIXES[issue.kind], issue.document)
     yield from _invalid_quantities(ctx)
 
@@ -72,11 +73,18 @@ def chart_not_rendered(ctx: CheckContext) -> Iterator[Problem]:
     """A chart or overlay helm or kubectl could not render: one note at its own file."""
     for issue in ctx.issues:
         if issue.kind is IssueKind.NOT_RENDERED:
-            yield Problem(issue.file, issue.pos, issue.message)
+            yield Problem(issue.file, issue.pos, issue.message, issue.fix)
 
 
 def unsubstituted_env_template(ctx: CheckContext) -> Iterator[Problem]:
     """A file with `$VAR`/`${VAR}` placeholders where the API needs a value: one note."""
     for issue in ctx.issues:
         if issue.kind is IssueKind.ENV_TEMPLATE:
+            yield Problem(issue.file, issue.pos, issue.message)
+
+
+def unfilled_placeholder(ctx: CheckContext) -> Iterator[Problem]:
+    """A sample with `<values to fill in>` where the API needs a value: one note."""
+    for issue in ctx.issues:
+        if issue.kind is IssueKind.FILL_IN:
             yield Problem(issue.file, issue.pos, issue.message)

@@ -314,11 +314,39 @@ def _not_in_cluster(
         return None
     if is_extender_resource(name):
         return _extender_not_running(ctx, template, container, section, quantity)
+    assert ctx.profile is not None
+    undescribed = [p for p in ctx.profile.pools if p.allocatable_unknown]
+    if undescribed and not suggest_resource(name, sorted(advertised)):
+        return _maybe_advertised(template, container, section, quantity, undescribed)
     model = gpu_model_resource(name)
     if model is not None:
-        assert ctx.profile is not None
         return _model_named(template, container, section, quantity, model, ctx.profile.pools)
     return _not_advertised(template, container, section, quantity, advertised)
+
+
+def _maybe_advertised(
+    template: PodTemplate,
+    container: Container,
+    section: str,
+    quantity: Quantity,
+    undescribed: Sequence[Pool],
+) -> Problem:
+    """A name no described pool advertises, while some pool's nodes are of an instance type
+    nothing describes: whether they advertise it is the assumption a verdict would rest on."""
+    first = undescribed[0]
+    more = f" and {len(undescribed) - 1} more" if len(undescribed) > 1 else ""
+    return Problem.at(
+        template.document,
+        quantity.key_pos,
+        f"container `{container.name}` {section} `{quantity.resource}`, which no pool of this "
+        f"cluster is known to advertise: pool {first.described}{more} is of instance type "
+        f"`{first.instance_type}`, which gpulint's catalogue does not list, so what its nodes "
+        f"advertise is not known; unless they advertise `{quantity.resource}`, the pod can "
+        f"never be scheduled",
+        f"Check that instance type `{first.instance_type}` has this accelerator; give the "
+        f"pool's `allocatable` in a cluster profile (docs/profile.md) to have it judged.",
+        severity=Severity.WARNING,
+    )
 
 
 def _extender_not_running(
