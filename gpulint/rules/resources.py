@@ -485,7 +485,11 @@ def _rewritten_by_webhook(template: PodTemplate, container: Container, name: str
         return None
     if name == KOORDINATOR_GPU:
         return True
-    if name in KOORDINATOR_SPLIT and KOORDINATOR_GPU in container.resources.requests:
+    # A limit alone is a request too: the API copies it before any webhook runs.
+    resources = container.resources
+    if name in KOORDINATOR_SPLIT and (
+        KOORDINATOR_GPU in resources.requests or KOORDINATOR_GPU in resources.limits
+    ):
         return False
     return None
 
