@@ -636,6 +636,15 @@ def load_bytes(
     return load_text(name, text, variables, shapes)
 
 
+#: What only a Helm template names inside `{{ }}`: the objects helm gives it and its own
+#: functions. Other templates (a test tool's `{{.namespace}}`, Jinja's `{{ name }}`) are
+#: filled by other tools, so the note does not send their users to helm.
+_HELM_NAMES = (
+    r"\{\{[^}]*?(?:\.(?:Values|Release|Chart|Capabilities|Files|Template)\b"
+    r"|\b(?:include|template|tpl|required|lookup|toYaml)\b)"
+)
+
+
 def _tool_json(name: str, text: str) -> bool:
     """Whether a `.json` file that does not parse names neither `kind` nor `apiVersion`: a tool's
     config written with comments or trailing commas (tsconfig.json, .vscode/settings.json), which
@@ -681,6 +690,10 @@ def load_text(
         message = (
             "this looks like an unrendered Helm template; render it first "
             "(helm template RELEASE CHART | gpulint check -) and check the output"
+            if re.search(_HELM_NAMES, text)
+            else "this looks like an unrendered template, not a Helm chart's (it names no "
+            "`.Values`, `.Release`, `.Chart` or `include`); render it with the tool that fills "
+            "it and check the output (... | gpulint check -)"
         )
         issue = LoadIssue(IssueKind.UNRENDERED_TEMPLATE, source_file, (line, column), message)
         return LoadResult((source_file,), (), (issue,))

@@ -395,6 +395,11 @@ class PodTemplate:
         return own
 
     @property
+    def node_name(self) -> str | None:
+        """spec.nodeName, when the pod is bound to a node by name and never scheduled."""
+        return text_of(self.spec.get("nodeName")) or None
+
+    @property
     def own_priority_class_name(self) -> str | None:
         """The template's own spec.priorityClassName, when set."""
         value = self.spec.get("priorityClassName")

@@ -27,6 +27,9 @@ from gpulint.yamltree import Pos, YMap
 
 #: Effects the scheduler filters on; PreferNoSchedule only lowers a node's score.
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+#: What keeps a pod bound by spec.nodeName off its node: the scheduler never sees it, and the
+#: kubelet's admission checks only NoExecute taints (pkg/kubelet/lifecycle/predicate.go).
+BOUND_BLOCKING_EFFECTS = frozenset({"NoExecute"})
 # Every node has these; a profile that leaves them out does not know them, so they do not
 # constrain. So do huge pages (`hugepages-2Mi`), which the kubelet reports on every node, 0 or
 # what the machine image reserves: a pool built from infrastructure code does not know them.
@@ -410,15 +413,24 @@ def tolerates(toleration: Toleration, taint: Taint) -> bool:
 
 
 def untolerated_taints(
-    tolerations: Iterable[Toleration], taints: Iterable[Taint]
+    tolerations: Iterable[Toleration],
+    taints: Iterable[Taint],
+    effects: frozenset[str] = BLOCKING_EFFECTS,
 ) -> tuple[Taint, ...]:
-    """The NoSchedule/NoExecute taints no toleration matches, in the pool's order."""
+    """The NoSchedule/NoExecute taints no toleration matches, in the pool's order (`effects`:
+    those that keep the pod off, BOUND_BLOCKING_EFFECTS for a pod bound by nodeName)."""
     held = tuple(tolerations)
     return tuple(
         taint
         for taint in taints
-        if taint.effect in BLOCKING_EFFECTS and not any(tolerates(t, taint) for t in held)
+        if taint.effect in effects and not any(tolerates(t, taint) for t in held)
     )
+
+
+def blocking_effects(template: PodTemplate) -> frozenset[str]:
+    """The taint effects that keep the pod off a node: a pod bound by spec.nodeName bypasses
+    the scheduler, so only NoExecute taints, which the kubelet checks, refuse it."""
+    return BOUND_BLOCKING_EFFECTS if template.node_name else BLOCKING_EFFECTS
 
 
 def extended_resource_tolerations(template: PodTemplate) -> tuple[Toleration, ...]:
@@ -647,7 +659,9 @@ def pool_fit(template: PodTemplate, pool: Pool, profile: ClusterProfile | None) 
     """Every filter of the pod template against one pool."""
     return PoolFit(
         pool=pool,
-        untolerated=untolerated_taints(admitted_tolerations(template, profile), pool.taints),
+        untolerated=untolerated_taints(
+            admitted_tolerations(template, profile), pool.taints, blocking_effects(template)
+        ),
         mismatch=selector_mismatch(template, pool.labels, pool.label_requirements)
         or zero_node_mismatch(template, pool),
         shortfalls=resource_shortfalls(template.effective_requests, pool),
@@ -675,7 +689,8 @@ def place(
     index = profile.pool_index
     if tolerations is None:
         tolerations = admitted_tolerations(template, profile)
-    untolerated = [untolerated_taints(tolerations, taints) for taints in index.taint_sets]
+    effects = blocking_effects(template)
+    untolerated = [untolerated_taints(tolerations, taints, effects) for taints in index.taint_sets]
     requests = template.effective_requests
     if overhead:
         requests = dict(requests)

@@ -383,8 +383,8 @@ spec:
 def test_a_pod_that_writes_an_accelerator_nodes_do_not_count_is_not_one_without_gpus(
     tmp_path: Path, limits: str
 ) -> None:
-    # gpu_requests keeps only what nodes count; GPU104 ("pod requests no GPU") and GPU601
-    # speak of any accelerator a pod writes.
+    # gpu_requests keeps only what nodes count; GPU104 ("pod requests no GPU") speaks of
+    # any accelerator a pod writes.
     from gpulint.gpus import accelerator_names, gpu_requests
     from gpulint.loader import load_text
 

@@ -93,16 +93,15 @@ def test_a_resource_name_a_helper_takes_from_values_is_traced_to_the_values_file
     ]
 
 
-def test_text_that_cannot_be_traced_names_the_template_and_the_rendered_position(
+def test_a_key_toyaml_rewrote_is_traced_by_its_value_with_the_rendered_position(
     fixtures: Path,
 ) -> None:
-    # The finding sits on a matchExpressions item that toYaml re-wrote (keys sorted, quotes
-    # dropped): no single scalar of a values file is certainly its origin.
+    # The finding sits on the `key` of a matchExpressions item that toYaml re-wrote (keys
+    # sorted, quotes dropped): renamed, the key sorts elsewhere and the render tells nothing,
+    # but its value is traced to line 14, whose entry spells the same key.
     result = check("charts/vllm-stack", "-f", "charts/vllm-stack/values-h100.yaml")
     assert result.exit_code == 1, result.output
-    assert located(result) == [
-        ("GPU101", "charts/vllm-stack/templates/deployment-vllm-multi.yaml", 1, 1, (46, 19))
-    ]
+    assert located(result) == [("GPU101", "charts/vllm-stack/values-h100.yaml", 14, 15, (46, 19))]
     text = run(
         "check",
         "--isolated",

@@ -159,10 +159,16 @@ TODAY_CAUSES = {
     "dra-train-0": "resource-claim-unallocatable",
     "dra-typo-0": "resource-claim-missing",
     "notebook-0": "untolerated-taint",
+    "embed-": "unknown-runtime-class",
 }
 
 
-NEW_CAUSES = {"kueue-inadmissible", "resource-claim-unallocatable", "resource-claim-missing"}
+NEW_CAUSES = {
+    "kueue-inadmissible",
+    "resource-claim-unallocatable",
+    "resource-claim-missing",
+    "unknown-runtime-class",
+}
 # Pods that were scheduled and failed at their first CUDA call: tests/test_cuda_diagnose.py.
 CRASHED_CAUSES = {"cuda-driver-mismatch"}
 
@@ -545,7 +551,7 @@ def test_slow_pods_are_listed_above_the_threshold() -> None:
     }
     text = run(TODAY, "--now", NOW, "--slow-threshold", "5m").stdout
     assert "Scheduled after more than 5m: 1\n  research/eval-0 (pool a100): 20m\n" in text
-    assert text.splitlines()[0].startswith("4 stuck GPU pods: ")
+    assert text.splitlines()[0].startswith("5 stuck GPU pods: ")
 
 
 def test_a_dump_without_events_or_nodes_says_what_it_could_not_judge(tmp_path: Path) -> None:

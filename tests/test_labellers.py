@@ -99,6 +99,18 @@ def test_node_feature_discovery_is_named_for_its_labels(tmp_path: Path) -> None:
     assert "; assumes Node Feature Discovery does not label the pools' nodes" in message
 
 
+def test_skypilots_gpu_labeler_is_named_for_its_label(tmp_path: Path) -> None:
+    # SkyPilot's docs have EKS GPU nodes labelled `skypilot.co/accelerator: <gpu>` by its
+    # labeler once they run; the eksctl config that makes the group cannot say so.
+    [(code, severity, *_, message)] = check(tmp_path, "skypilot.co/accelerator", EKSCTL)
+    assert (code, severity) == ("GPU101", "warning")
+    assert message.endswith(
+        "; assumes SkyPilot's GPU labeler (`sky gpus label`) does not label the pools' nodes "
+        "with skypilot.co/accelerator, which the profile's pools do not say: a profile read "
+        "from the nodes (a node dump, --live) makes this certain"
+    )
+
+
 @pytest.mark.parametrize(
     "profile",
     [

@@ -28,7 +28,7 @@ GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 
 HEADER = "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\n"
 
-# What reading a pool that leaves out the kubelet's OS and architecture labels gives.
+# What reading a pool that leaves out the kubelet's OS, architecture and hostname labels gives.
 KUBELET_OPEN = tuple(LabelRequirement(key, "Exists") for key in KUBELET_LABELS)
 
 
@@ -79,6 +79,8 @@ def test_eks_example_profile() -> None:
         scale_from_zero=True,
         provisioning_seconds=900,
         instance_type="p4d.24xlarge",
+        # Every node has a hostname of its own, which no pool states.
+        label_requirements=(LabelRequirement("kubernetes.io/hostname", "Exists"),),
     )
     assert p4d.can_grow and p4d.ceiling == 4
     assert profile.quotas[0] == ResourceQuota(
@@ -613,6 +615,10 @@ def test_a_pool_that_leaves_out_the_kubelet_labels_is_selected_by_any_os(tmp_pat
         "  - {name: gpu, labels: {kubernetes.io/arch: amd64}, nodes: 1}\n",
     )
     (pool,) = profile.pools
-    # The kubelet puts kubernetes.io/os on every node: open; the stated arch stays fixed.
-    assert pool.label_requirements == (LabelRequirement("kubernetes.io/os", "Exists"),)
+    # The kubelet puts kubernetes.io/os and a hostname on every node: open; the stated arch
+    # stays fixed.
+    assert pool.label_requirements == (
+        LabelRequirement("kubernetes.io/os", "Exists"),
+        LabelRequirement("kubernetes.io/hostname", "Exists"),
+    )
     assert "labelRequirements" not in dump_profile(profile)  # and reading it back reopens it

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from gpulint.cli import main
 from gpulint.errors import GpulintError
 from gpulint.profile import Taint, load_profiles
 from gpulint.profile.dump import dump_profile
@@ -38,6 +41,32 @@ def test_machinedeployments_with_autoscaler_annotations() -> None:
     assert (a10g.instance_type, a10g.allocatable["nvidia.com/gpu"]) == ("g5.12xlarge", 4)
     assert a10g.labels == {"purpose": "a10g", "node.kubernetes.io/instance-type": "g5.12xlarge"}
     assert a10g.template_missing == ("nvidia.com/gpu",)
+    # Its label comes from kubelet's --node-labels alone, which the zero-node template lacks;
+    # my-cluster-gpu's annotation repeats its own.
+    assert (gpu.template_missing_labels, a10g.template_missing_labels) == ((), ("purpose",))
+
+
+def test_a_label_only_kubelet_sets_keeps_a_group_at_zero_from_scaling_up(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  nodeSelector: {purpose: a10g}\n  containers:\n  - name: c\n    image: c:1\n"
+        "    resources: {limits: {cpu: '1', memory: 1Gi, nvidia.com/gpu: 1}}\n"
+    )
+    args = ["check", "--isolated", "--format", "json", "--select", "GPU101", "--profile", GROUPS]
+    (finding,) = json.loads(CliRunner().invoke(main, [*args, str(pod)]).stdout)["findings"]
+    assert (finding["line"], finding["column"]) == (5, 18)
+    assert finding["message"] == (
+        "no node pool can run this pod (requests 1 nvidia.com/gpu): a10g-md: nodeSelector "
+        "purpose=a10g (the pool has no node, and cluster-autoscaler's zero-node template lacks "
+        "the label); my-cluster-gpu: untolerated taint nvidia.com/gpu=present:NoSchedule"
+    )
+    assert finding["fix"] == (
+        "Add `purpose=a10g` to the `capacity.cluster-autoscaler.kubernetes.io/labels` annotation "
+        "of Cluster API node group a10g-md so that cluster-autoscaler knows its nodes carry the "
+        "label (kubelet's `--node-labels` are not in its zero-node template), or drop the "
+        "`purpose` requirement."
+    )
 
 
 def test_a_group_without_autoscaler_annotations_keeps_its_replicas(tmp_path: Path) -> None:

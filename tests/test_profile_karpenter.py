@@ -140,6 +140,7 @@ def test_requirements_of_several_values_are_labels_each_node_has_one_value_of() 
         LabelRequirement("topology.kubernetes.io/zone", "In", ("us-west-2a", "us-west-2b")),
         LabelRequirement("company.com/team", "Exists"),
         LabelRequirement("topology.kubernetes.io/region", "Exists"),
+        LabelRequirement("kubernetes.io/hostname", "Exists"),
         # Attribute labels every node carries, with values the catalogue does not record.
         *(
             LabelRequirement(f"karpenter.k8s.aws/{attribute}", "Exists")
@@ -175,6 +176,7 @@ def test_a_single_valued_requirement_is_a_label_and_template_labels_win(tmp_path
         LabelRequirement("topology.kubernetes.io/region", "Exists"),
         LabelRequirement("kubernetes.io/os", "Exists"),
         LabelRequirement("kubernetes.io/arch", "Exists"),
+        LabelRequirement("kubernetes.io/hostname", "Exists"),
     )
     assert pool.labels["karpenter.sh/capacity-type"] == "on-demand"
 

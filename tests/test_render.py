@@ -162,6 +162,105 @@ def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: P
     )
 
 
+OPERATOR_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: ingest\nversion: 0.1.0\n",
+    # The NIM Operator's objects, written only where the cluster serves their API.
+    "templates/nim.yaml": (
+        '{{ if .Capabilities.APIVersions.Has "apps.nvidia.com/v1alpha1" -}}\n'
+        "apiVersion: apps.nvidia.com/v1alpha1\nkind: NIMService\nmetadata: {name: ocr}\n"
+        "spec:\n  resources: {limits: {nvidia.com/gpu: 1}}\n{{- end }}\n"
+    ),
+    # A Kubernetes API helm decides from its own version: not one to assume served.
+    "templates/psp.yaml": (
+        '{{ if $.Capabilities.APIVersions.Has "policy/v1beta1/PodSecurityPolicy" -}}\n'
+        "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: old}\n"
+        "{{- end }}\n"
+    ),
+}
+
+
+def write_chart(directory: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
+    return directory
+
+
+def test_a_chart_is_rendered_as_for_a_cluster_serving_the_custom_apis_it_asks_about(
+    tool_env, helm4_dir: Path, tmp_path: Path
+) -> None:
+    calls = tmp_path / "calls"
+    counting = tmp_path / "counting-helm"
+    counting.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {helm4_dir / "helm"} "$@"\n')
+    counting.chmod(0o755)
+    tool_env(helm=counting)
+    chart = write_chart(tmp_path / "ingest", OPERATOR_CHART)
+    text = render_chart(HelmRender(chart, "ingest", None), None)
+    assert "kind: NIMService" in text
+    assert "PodSecurityPolicy" not in text
+    assert calls.read_text().splitlines() == [
+        f"template --api-versions=apps.nvidia.com/v1alpha1 -- ingest {chart}"
+    ]
+
+
+def test_a_packaged_subchart_s_api_probes_are_read_from_its_archive(
+    helm: Path, tmp_path: Path
+) -> None:
+    import tarfile
+
+    parent = write_chart(
+        tmp_path / "rag",
+        {
+            "Chart.yaml": (
+                "apiVersion: v2\nname: rag\nversion: 0.1.0\ndependencies:\n"
+                "  - {name: ingest, version: 0.1.0, repository: https://charts.example}\n"
+            )
+        },
+    )
+    source = write_chart(tmp_path / "src" / "ingest", OPERATOR_CHART)
+    (parent / "charts").mkdir()
+    with tarfile.open(parent / "charts" / "ingest-0.1.0.tgz", "w:gz") as archive:
+        archive.add(source, arcname="ingest")
+    text = render_chart(HelmRender(parent, "rag", None), None)
+    assert "# Source: rag/charts/ingest/templates/nim.yaml" in text
+    assert "nvidia.com/gpu: 1" in text
+
+
+def test_a_packaged_subchart_is_read_no_further_than_helm_unpacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import tarfile
+
+    from gpulint.render import helm as helm_module
+
+    archive = tmp_path / "charts" / "ingest-0.1.0.tgz"
+    archive.parent.mkdir()
+    with tarfile.open(archive, "w:gz") as packed:
+        for name, data in (
+            ("ingest/files/blob", b"0" * 4096),
+            ("ingest/templates/nim.yaml", OPERATOR_CHART["templates/nim.yaml"].encode()),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            packed.addfile(info, io.BytesIO(data))
+    assert helm_module.probed_apis([tmp_path], [archive]) == ("apps.nvidia.com/v1alpha1",)
+    # An archive that unpacks to more than helm accepts is not read to its end.
+    monkeypatch.setattr(helm_module, "_ARCHIVE_LIMIT", 2048)
+    assert helm_module.probed_apis([tmp_path], [archive]) == ()
+
+
+def test_api_probes_name_custom_resource_groups_only() -> None:
+    from gpulint.render.helm import _is_custom_api
+
+    assert _is_custom_api("apps.nvidia.com/v1alpha1")
+    assert _is_custom_api("leaderworkerset.x-k8s.io/v1/LeaderWorkerSet")
+    assert not _is_custom_api("policy/v1beta1")
+    assert not _is_custom_api("gateway.networking.k8s.io/v1")
+    assert not _is_custom_api("--set-file=x=/etc/passwd")
+    assert not _is_custom_api("apps.nvidia.com/latest")
+
+
 def test_a_value_is_traced_to_its_values_file_only_when_changing_it_changes_the_finding(
     helm: Path, tmp_path: Path
 ) -> None:
@@ -182,6 +281,55 @@ def test_a_value_is_traced_to_its_values_file_only_when_changing_it_changes_the_
     # `1` is written in both values files; re-rendering with each changed in turn tells which
     # one this count is (the chart's own `1` is the count of nvidia.com/gpu, a line above).
     assert (unmapped.path, unmapped.line, unmapped.column) == (values.as_posix(), 3, 22)
+
+
+def test_a_key_the_charts_defaults_also_set_is_traced_by_its_value(
+    helm: Path, tmp_path: Path
+) -> None:
+    # The chart's values.yaml limits `nvidia.com/gpu: 1`; the user's file raises it to 16.
+    # Renaming either key brings the other back beside it, so the key alone cannot be traced;
+    # its value 16 can, and the entry holding it spells the key as it is rendered.
+    values = tmp_path / "values-prod.yaml"
+    values.write_text("resources:\n  limits:\n    nvidia.com/gpu: 16\n")
+    request = HelmRender(NIM, "nim-llm", None, (values,))
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("              nvidia.com/gpu: 16") + 1
+    origin = HelmOrigin(request, "nim-llm", str(NIM), None)
+    source = "nim-llm/templates/deployment.yaml"
+    key, count = origin.locate(
+        [finding_at(line, 15, source), finding_at(line, 31, source)], rendered
+    )
+    assert (key.path, key.line, key.column) == (values.as_posix(), 3, 5)
+    assert (count.path, count.line, count.column) == (values.as_posix(), 3, 21)
+
+
+def test_a_key_is_not_traced_by_a_value_whose_entry_spells_another_key(
+    helm: Path, tmp_path: Path
+) -> None:
+    # The value of `pool` comes from the values file, under the key `gpuPool` the template
+    # reads: the entry does not spell the rendered key, which stays where the template spells it.
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpuPool: p4d\n")
+    (chart / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n  nodeSelector:\n"
+        '    {{ printf "%s" "pool" }}: {{ .Values.gpuPool }}\n'
+        "  containers:\n  - name: app\n    image: app:1\n"
+    )
+    request = HelmRender(chart, "app", None)
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("    pool: p4d") + 1
+    origin = HelmOrigin(request, "app", str(chart), None)
+    key, value = origin.locate(
+        [
+            finding_at(line, 5, "app/templates/pod.yaml"),
+            finding_at(line, 11, "app/templates/pod.yaml"),
+        ],
+        rendered,
+    )
+    assert (key.path, key.line, key.column) == (f"{chart}/templates/pod.yaml", 7, 21)
+    assert (value.path, value.line, value.column) == (f"{chart}/values.yaml", 1, 10)
 
 
 def test_an_equal_text_written_elsewhere_is_not_taken_for_the_origin(

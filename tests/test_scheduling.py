@@ -151,6 +151,18 @@ def test_every_taint_must_be_tolerated() -> None:
     assert untolerated_taints(held, taints) == (taints[1],)
 
 
+def test_a_pod_bound_by_node_name_is_kept_off_only_by_no_execute_taints() -> None:
+    # The scheduler never sees it; the kubelet's admission checks NoExecute taints alone.
+    bound = pod("nodeName: gpu-node-1\n" + GPU_POD)
+    evicting = Taint("maintenance", "true", "NoExecute")
+    pool = gpu_pool(taints=(GPU_TAINT, evicting))
+    assert pool_fit(bound, pool, None).untolerated == (evicting,)
+    assert pool_fit(pod(GPU_POD), pool, None).untolerated == (GPU_TAINT, evicting)
+    profile = ClusterProfile(pools=(pool,))
+    (fit,) = place(bound, profile).fits
+    assert fit.untolerated == (evicting,)
+
+
 # --- node selector requirements --------------------------------------------------------------
 
 

@@ -101,6 +101,14 @@ CAUSES: tuple[Cause, ...] = (
         "Create PriorityClass {priority_class} or set priorityClassName to one that exists.",
     ),
     Cause(
+        "unknown-runtime-class",
+        "the pod names a RuntimeClass the cluster does not have",
+        "GPU307",
+        "kubectl get runtimeclasses",
+        "Create RuntimeClass {runtime_class} or set runtimeClassName to one that exists (the "
+        "GPU Operator creates `nvidia`, or the name its operator.runtimeClass value gives).",
+    ),
+    Cause(
         "device-plugin-not-ready",
         "GPU nodes show the GPUs in capacity but the device plugin is not serving them",
         "GPU503",
@@ -227,6 +235,10 @@ REFUSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"status unknown for quota: (?P<quota>[^,]+)", "quota-exceeded"),
         (r"insufficient quota to (?:consume|match these scopes)", "quota-exceeded"),
         (r"no PriorityClass with name (?P<priority_class>\S+) was found", "unknown-priority-class"),
+        (
+            r'pod rejected: RuntimeClass "(?P<runtime_class>[^"]+)" not found',
+            "unknown-runtime-class",
+        ),
         (r"maximum \S+ usage per (?:Container|Pod) is", "limitrange-rejected"),
         (r"minimum \S+ usage per (?:Container|Pod) is", "limitrange-rejected"),
         (r"max limit to request ratio per (?:Container|Pod)", "limitrange-rejected"),

@@ -896,6 +896,7 @@ def _refused(
         resource=resources[0] if resources else "the GPU",
         quota_arg=f" {groups['quota']}" if "quota" in groups else "",
         priority_class=groups.get("priority_class", ""),
+        runtime_class=groups.get("runtime_class", ""),
         describe=f"{kind.lower()} {name}",
     )
     what = "admission refuses its pods" if slug != "unclassified" else "its pods are refused"

@@ -85,18 +85,19 @@ def _group(
     infrastructure = known.get(_ref(machine.get("infrastructureRef")), {})
     instance = _instance_type(infrastructure)
     bootstrap = known.get(_ref(mapping(machine.get("bootstrap")).get("configRef")), {})
-    labels = _node_labels(bootstrap)
-    labels.update(
-        {
-            str(k): text(v)
-            for k, v in mapping(
-                mapping(mapping(spec.get("template")).get("metadata")).get("labels")
-            ).items()
-            if str(k).startswith(_PROPAGATED)
-        }
-    )
+    kubelet_labels = _node_labels(bootstrap)
+    propagated = {
+        str(k): text(v)
+        for k, v in mapping(
+            mapping(mapping(spec.get("template")).get("metadata")).get("labels")
+        ).items()
+        if str(k).startswith(_PROPAGATED)
+    }
     template_labels = _pairs(text(annotations.get(f"{CAPACITY}labels")))
-    labels.update(template_labels)
+    labels = {**kubelet_labels, **propagated, **template_labels}
+    # cluster-autoscaler's zero-node template has the annotation's labels and those Cluster
+    # API propagates from the machine template, never kubelet's `--node-labels`.
+    lacking = tuple(k for k in kubelet_labels if k not in template_labels and k not in propagated)
     if instance:
         labels.setdefault("node.kubernetes.io/instance-type", instance)
     taints = _kubeadm_taints(display, bootstrap) + _annotation_taints(
@@ -115,6 +116,8 @@ def _group(
         "scale_from_zero": autoscaled and {"cpu", "memory"} <= advertised.keys(),
         "instance_type": instance,
         "template_missing": tuple(k for k in has_gpus if k not in advertised and autoscaled),
+        "template_missing_labels": lacking if autoscaled else (),
+        "template_labels_by": "capacity-annotation",
     }
     stated = set(values) - ({"instance_type"} if instance is None else set())
     estimated = {"nodes"}

@@ -125,12 +125,15 @@ class LabelRequirement(NamedTuple):
 
 
 #: Labels the kubelet and the cloud provider put on every node, with values a node group's
-#: infrastructure code often does not state: the OS, the CPU architecture, the zone, the region.
+#: infrastructure code often does not state: the OS, the CPU architecture, the zone, the region,
+#: and the hostname, which differs from node to node and no pool states (a Job pinned to one
+#: node by `kubernetes.io/hostname` is not ruled out by a profile of pools).
 NODE_LABELS = (
     "topology.kubernetes.io/zone",
     "topology.kubernetes.io/region",
     "kubernetes.io/os",
     "kubernetes.io/arch",
+    "kubernetes.io/hostname",
 )
 
 
@@ -216,6 +219,10 @@ class Pool:
     # template does not (a self-managed Auto Scaling group whose tags do not repeat them):
     # with the pool at zero nodes, a pod that requires one never triggers a scale-up.
     template_missing_labels: tuple[str, ...] = ()
+    # Where a label joins that template, for fix texts: "capacity-annotation" (a Cluster API
+    # group's `capacity.cluster-autoscaler.kubernetes.io/labels`); None: an Auto Scaling
+    # group's `k8s.io/cluster-autoscaler/node-template/label/` tags.
+    template_labels_by: str | None = field(default=None, compare=False)
     # Extended resources the pool's nodes have in an amount its files do not say (the EFA
     # interfaces of an eksctl group with `efaEnabled`, counted by EC2 at launch): not judged.
     unknown_amounts: frozenset[str] = frozenset()

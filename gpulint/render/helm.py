@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +33,23 @@ RELEASE_LIMIT = 53
 #: A namespace name: a DNS-1123 label.
 NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 NAMESPACE_LIMIT = 63
+#: Where a chart keeps the files helm renders.
+TEMPLATES = "templates"
+#: `.Capabilities.APIVersions.Has "group/version"` in a template (also `$.Capabilities...`).
+_API_PROBE = r'Capabilities\.APIVersions\.Has\s+"([^"\s]{1,300})"'
+#: A custom resource's API as a chart names it: a group holding a dot (as every CRD's
+#: must), a version, optionally a kind.
+_CUSTOM_API = (
+    r"(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?\.)+[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
+    r"/v[0-9]+(?:(?:alpha|beta)[0-9]+)?(?:/[A-Za-z][A-Za-z0-9]*)?"
+)
+#: A template larger than this is not searched for API probes (helm's own limit on a
+#: chart's files is far above any real template).
+_TEMPLATE_LIMIT = 1 << 20
+#: helm's own bound on what a packaged chart unpacks to (MaxDecompressedChartSize).
+_ARCHIVE_LIMIT = 100 << 20
+#: At most this many probed APIs are passed to helm.
+_PROBE_LIMIT = 64
 #: The release `helm template` names when given none: used for a chart whose `name:` is not a
 #: valid release name.
 DEFAULT_RELEASE = "release-name"
@@ -48,9 +65,15 @@ class HelmRender:
     values: tuple[Path, ...] = ()
     set_values: tuple[str, ...] = ()
 
-    def arguments(self, chart: Path, values: tuple[Path, ...] | None = None) -> list[str]:
+    def arguments(
+        self,
+        chart: Path,
+        values: tuple[Path, ...] | None = None,
+        api_versions: tuple[str, ...] = (),
+    ) -> list[str]:
         """helm's arguments after `template`, for the chart at `chart` (a copy, an absolute
-        path: helm takes a relative one that does not exist for a repository's chart).
+        path: helm takes a relative one that does not exist for a repository's chart), as for
+        a cluster that also serves `api_versions`.
 
         Every option is one `--flag=value` word and the release and chart come after `--`, so
         no text of the chart or the config becomes a flag. Values files are absolute: helm
@@ -59,6 +82,8 @@ class HelmRender:
         args = []
         if self.namespace:
             args.append(f"--namespace={self.namespace}")
+        for api in api_versions:
+            args.append(f"--api-versions={api}")
         for path in self.values if values is None else values:
             args.append(f"--values={os.path.abspath(path)}")
         for assignment in self.set_values:
@@ -156,18 +181,97 @@ def render_chart(
     for _, target in local:
         files.extend(checked_files(target, label, "chart", skip_vcs=False))
     helm = find_tool("helm", HELM_INSTALL, run.tool_tree(request.chart))
+    apis = probed_apis([request.chart, *(target for _, target in local)], files)
     key = render_key(
-        ["helm", tool_identity(helm), *request.arguments(Path("."), values)],
+        ["helm", tool_identity(helm), *request.arguments(Path("."), values, apis)],
         [*files, *values],
     )
     cached = read_render(cache_dir, key)
     if cached is not None:
         return cached
     with _ready_chart(request.chart, local, helm, run) as chart:
-        command = [helm, "template", *request.arguments(Path(os.path.abspath(chart)), values)]
+        arguments = request.arguments(Path(os.path.abspath(chart)), values, apis)
+        command = [helm, "template", *arguments]
         text = run_tool(command, _what(request), run)
     write_render(cache_dir, key, text)
     return text
+
+
+def probed_apis(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...]:
+    """The custom resource APIs the templates among `files` (of the chart directories
+    `charts`) ask about (`.Capabilities.APIVersions.Has "apps.nvidia.com/v1alpha1"`), sorted.
+
+    An operator's chart writes its objects (the NIM Operator's NIMServices, a
+    ServiceMonitor) only where the cluster serves their API, and installs them where it
+    does. `helm template` knows no cluster, so it serves only Kubernetes' own APIs: the
+    chart would render without those objects, and their GPU requests would never be
+    checked. The chart is rendered as for the cluster it is written for, one that serves
+    what it asks about. Kubernetes' own groups (no dot, or `*.k8s.io`) are left to helm,
+    which knows which of them its Kubernetes version serves.
+    """
+    roots = list(charts)
+    found: set[str] = set()
+    for path in files:
+        parts = next((path.relative_to(r).parts for r in roots if path.is_relative_to(r)), ())
+        if path.suffix == ".tgz" and parts[-2:-1] == ("charts",):
+            texts: Iterable[str] = _packaged_templates(path)
+        elif TEMPLATES in parts[:-1]:
+            text = read_text(path)
+            texts = () if text is None or len(text) > _TEMPLATE_LIMIT else (text,)
+        else:
+            continue
+        for text in texts:
+            found.update(a for a in re.findall(_API_PROBE, text) if _is_custom_api(a))
+    return tuple(sorted(found)[:_PROBE_LIMIT])
+
+
+def _is_custom_api(api: str) -> bool:
+    """Whether `api` (`group/version` or `group/version/Kind`) is a custom resource's."""
+    group = api.partition("/")[0]
+    return re.fullmatch(_CUSTOM_API, api) is not None and not (
+        group == "k8s.io" or group.endswith(".k8s.io")
+    )
+
+
+def _packaged_templates(archive: Path) -> Iterator[str]:
+    """The template texts of a packaged subchart (`charts/name-1.2.3.tgz`), as helm reads
+    them: every regular file under a `templates/` directory, read in one pass, never
+    extracted, and no more of the archive than helm itself would unpack."""
+    import gzip
+    import tarfile
+
+    try:
+        with gzip.open(archive) as unzipped:
+            stream = _Bounded(unzipped, _ARCHIVE_LIMIT)
+            with tarfile.open(fileobj=stream, mode="r|") as packaged:  # type: ignore[call-overload]
+                for member in packaged:
+                    if not member.isfile() or member.size > _TEMPLATE_LIMIT:
+                        continue
+                    if TEMPLATES not in member.name.split("/")[:-1]:
+                        continue
+                    data = packaged.extractfile(member)
+                    if data is not None:
+                        yield data.read().decode("utf-8", errors="replace")
+    except (OSError, EOFError, tarfile.TarError, _TooLarge):
+        return  # helm says what is wrong with the archive when it renders the chart
+
+
+class _TooLarge(Exception):
+    """An archive that unpacks to more than helm accepts."""
+
+
+class _Bounded:
+    """A binary stream that raises _TooLarge once more than `limit` bytes are read."""
+
+    def __init__(self, stream: Any, limit: int) -> None:
+        self._stream, self._left = stream, limit
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        self._left -= len(data)
+        if self._left < 0:
+            raise _TooLarge
+        return data
 
 
 def _what(request: HelmRender) -> str:

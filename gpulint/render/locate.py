@@ -5,6 +5,9 @@ Only exact origins are used:
 - a value from a values file: the values file is changed at that one scalar (same length, so
   nothing else moves) and the chart rendered again; if exactly the characters at the finding's
   position change to the new text, they come from that scalar;
+- a key whose renaming tells nothing (the chart's defaults set the same key, which comes back
+  beside the renamed one; toYaml sorts the renamed key elsewhere): the key of the values-file
+  entry its value comes from, when that entry spells the key as it is rendered;
 - text written literally in a template: the rendered line matches exactly one line of the
   template named by `# Source:` (its `{{ }}` actions standing for any text), and the finding's
   characters lie in that line's literal start;
@@ -177,6 +180,7 @@ class HelmOrigin:
             known = self._from_one_render([t for t in at_tokens if t is not None], rendered, values)
         # (file, scalar offset) -> the render with that scalar changed (None: refused)
         renders: dict[tuple[int, int], str | None] = {}
+        entries = {t.path: t for t in found.values() if not t.is_key}  # value of each key
         located = []
         for finding, token in zip(findings, at_tokens, strict=True):
             at = RenderedAt(self.label, finding.line, finding.column)
@@ -188,6 +192,10 @@ class HelmOrigin:
                     where = self._from_values(token, rendered, values, renders)
             if where is None:
                 where = self._from_template(finding, index, token)
+            if where is None and token is not None and token.is_key and values is not None:
+                value = entries.get(token.path)
+                if value is not None:
+                    where = self._key_of_value(token, value, rendered, values, renders)
             if where is None and token is not None:
                 where = self._from_template_text(finding, token)
             if where is None:
@@ -340,16 +348,57 @@ class HelmOrigin:
     ) -> Location | None:
         """The values-file scalar `token` comes from, candidate by candidate: one render each
         (one `renders` holds from an earlier token is not made again)."""
+        origin = self._values_origin(token, rendered, values, renders)
+        if origin is None:
+            return None
+        number, candidate = origin
+        line, column = candidate.pos
+        return Location(values.files[number][0], line, column)
+
+    def _values_origin(
+        self,
+        token: Token,
+        rendered: str,
+        values: _ValuesFiles,
+        renders: dict[tuple[int, int], str | None] | None = None,
+    ) -> tuple[int, Token] | None:
+        """The values file (its number) and scalar `token` comes from, as _from_values
+        proves it."""
         candidates = _candidates(token, values)
         if candidates is None:
             return None
         renders = {} if renders is None else renders
         for number, candidate in candidates:
             if self._changes(values, number, candidate, token, rendered, renders):
-                path = values.files[number][0]
-                line, column = candidate.pos
-                return Location(path, line, column)
+                return number, candidate
         return None
+
+    def _key_of_value(
+        self,
+        key: Token,
+        value: Token,
+        rendered: str,
+        values: _ValuesFiles,
+        renders: dict[tuple[int, int], str | None],
+    ) -> Location | None:
+        """Where the rendered `key` is written in a values file, told by its `value`.
+
+        Renaming a key the chart's own values.yaml also sets brings the default back beside the
+        renamed one (a user's `nvidia.com/gpu: 16` over the chart's `nvidia.com/gpu: 1`), and
+        toYaml sorts a renamed key elsewhere: the render moves and tells nothing. The value can
+        still be traced by a change of the same length; the entry it is written in holds the
+        key, when it spells it as the rendered key is spelled (a key a template writes itself
+        is tried on the template first)."""
+        origin = self._values_origin(value, rendered, values, renders)
+        if origin is None:
+            return None
+        number, scalar = origin
+        path, _, file_tokens = values.files[number]
+        written = next((t for t in file_tokens if t.is_key and t.path == scalar.path), None)
+        if written is None or written.text != key.text:
+            return None
+        line, column = written.pos
+        return Location(path, line, column)
 
     def _changes(
         self,

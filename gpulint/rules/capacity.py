@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
+from functools import cache
 
 from gpulint.gpus import gpu_limit_pos, gpu_requests
 from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
@@ -115,6 +116,15 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     # What the pools of a set can give, and how a message says it: the same for each of the
     # thousands of workloads a busy set may hold.
     rooms: dict[tuple[frozenset[str], str], tuple[tuple[Pool, ...], Decimal]] = {}
+
+    @cache
+    def queued_profile() -> ClusterProfile:
+        # The queues of the inputs too: a ClusterQueue and LocalQueue applied beside the jobs
+        # they admit queue those jobs as the profile's would.
+        from gpulint.admission import with_manifest_queues
+
+        return with_manifest_queues(profile, ctx.knowledge, ctx.namespace_of)
+
     can_have: dict[tuple[frozenset[str], str], str] = {}  # said only of sets that overflow
     for demand in demands:
         if demand.workload.gang or not judged((demand,)):
@@ -131,12 +141,13 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             if need <= have:
                 continue
             queue = None
-            if sharing.count and (profile.cluster_queues or profile.local_queues):
+            queues = queued_profile() if sharing.count else None
+            if queues is not None and (queues.cluster_queues or queues.local_queues):
                 # Only then: a run whose profile has no queue does not import Kueue's model.
                 from gpulint.kueue import admitting_queue
 
                 namespace = ctx.namespace_of(demand.workload.document)
-                queue = admitting_queue(profile, demand.workload, namespace)
+                queue = admitting_queue(queues, demand.workload, namespace)
             if queue is not None and demand.total(resource) <= have:
                 yield _queued_problem(demand, resource, sharing, have, pools, queue)
                 continue

@@ -42,6 +42,27 @@ def _names(pools: Sequence[Pool]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def _alike(judged: Iterable[tuple[Pool, str]]) -> list[tuple[str, list[Pool]]]:
+    """The judged pools grouped by what a message says of them (`judged`: each pool with that
+    text), in the order each text first comes: only pools of one text share a clause."""
+    groups: dict[str, list[Pool]] = {}
+    for pool, said in judged:
+        groups.setdefault(said, []).append(pool)
+    return list(groups.items())
+
+
+def _clauses(groups: Sequence[tuple[str, list[Pool]]], lead: str) -> str:
+    """`lead A (also B) SAID; C SAID2`: a clause per group, the first `_NAMED` groups named."""
+    parts = []
+    for said, pools in groups[:_NAMED]:
+        also = f" (also {_names(pools[1:])})" if len(pools) > 1 else ""
+        parts.append(f"{pools[0].described}{also}{said}")
+    more = sum(len(pools) for _, pools in groups[_NAMED:])
+    if more:
+        parts.append(f"and {more} more pool{'s' if more > 1 else ''}")
+    return lead + "; ".join(parts)
+
+
 def _has_operator_objects(documents: Iterable[Document]) -> bool:
     """Whether `documents` hold a GPU Operator object that may say which driver it installs."""
     return any(d.ref.kind in _OPERATOR_KINDS for d in documents)
@@ -107,20 +128,18 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
                     risky.append((pool, driver, verdict))
             if not failing and not risky:
                 continue
-            judged = failing or risky
-            pool, driver, verdict = judged[0]
             certain = bool(failing) and len(failing) == len(eligible)
-            others = [p for p, _, _ in judged[1:]]
-            also = f" (also {_names(others)})" if others else ""
-            where = (
-                f"every pool it can run on has an older driver: {pool.described}{also} has "
-                if certain
-                else f"pool {pool.described}{also} has "
+            # Pools of different drivers are judged apart: each clause says its own driver and
+            # why it cannot run the image, never another pool's.
+            groups = _alike(
+                (pool, f" has {driver.text} ({driver.origin}): {verdict.reason}")
+                for pool, driver, verdict in (*failing, *risky)
             )
+            floor = (failing or risky)[0][2].floor
+            lead = "every pool it can run on has an older driver: " if certain else "pool "
             message = (
                 f"image `{need.image}` needs CUDA {need.cuda} (from {need.origin}), which needs "
-                f"NVIDIA driver {verdict.floor.driver} or later; {where}{driver.text} "
-                f"({driver.origin}): {verdict.reason}"
+                f"NVIDIA driver {floor.driver} or later; {_clauses(groups, lead)}"
             )
             if not certain and fine:
                 message += (
@@ -131,6 +150,8 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
                 message += (
                     "; NVIDIA_DISABLE_REQUIRE is set, which only hides the runtime's own check"
                 )
+            # An older image must run on the oldest of these drivers to run on them all.
+            driver = min((d for _, d, _ in (*failing, *risky)), key=lambda d: d.version)
             runs = highest_cuda(driver.version) if driver.ceiling is None else None
             image_fix = (
                 f"an image built for CUDA {runs} or earlier (the newest {driver.text} runs)"
@@ -138,7 +159,7 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
                 else "an image built for an older CUDA"
             )
             fix = (
-                f"Run the pod on nodes with driver {verdict.floor.driver} or later (upgrade the "
+                f"Run the pod on nodes with driver {floor.driver} or later (upgrade the "
                 f"pool's driver: node image, GKE driver channel, GPU Operator driver.version, or "
                 f"select a pool that has it), or use {image_fix}."
             )
@@ -177,22 +198,28 @@ def image_lacks_gpu_architecture(ctx: CheckContext) -> Iterator[Problem]:
                     failing.append((pool, verdict))
             if not failing:
                 continue
-            pool, verdict = failing[0]
-            others = [p for p, _ in failing[1:]]
-            also = f" (also {_names(others)})" if others else ""
             every = len(failing) == len(eligible)
             certain = every and all(v.certain for _, v in failing)
-            lead = "every pool it can run on" if every else "pool"
+            # Pools of different GPUs are judged apart: each clause names its own GPU.
+            groups = _alike((pool, f": {verdict.reason}") for pool, verdict in failing)
+            lead = "every pool it can run on, " if every else "pool "
             message = (
                 f"image `{need.image}` (CUDA {need.cuda}, from {need.origin}) has no GPU code for "
-                f"the GPU of {lead}, {pool.described}{also}: {verdict.reason}; its first kernel "
-                "launch fails with 'no kernel image is available for execution on the device'"
+                f"the GPU of {_clauses(groups, lead)}; its first kernel launch fails with 'no "
+                "kernel image is available for execution on the device'"
             )
             if fine:
                 message += f"; it can also land on {_names(fine)}, which it runs on"
+            # Each GPU may need another image: one fix per need, naming its pools.
+            needs = _alike((pool, verdict.needs) for pool, verdict in failing)
+            use = (
+                needs[0][0]
+                if len(needs) == 1
+                else ", ".join(f"{need} for {_names(pools)}" for need, pools in needs)
+            )
             fix = (
-                f"Use {verdict.needs}, or select pools whose GPU the image is built for "
-                "(a nodeSelector on nvidia.com/gpu.product or the node group)."
+                f"Use {use}, or select pools whose GPU the image is built for (a nodeSelector "
+                "on nvidia.com/gpu.product or the node group)."
             )
             yield Problem.at(
                 template.document,

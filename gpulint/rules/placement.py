@@ -146,6 +146,9 @@ _LABELLERS = (
     ("amd.com/", "the AMD GPU node labeller"),
     ("beta.amd.com/", "the AMD GPU node labeller"),
     ("gpu.intel.com/", "Intel's GPU labelling rules for Node Feature Discovery"),
+    # skypilot.co/accelerator: a Job or DaemonSet per GPU node reads nvidia-smi and patches
+    # the node (sky/utils/kubernetes/gpu_labeler.py), after the node group is made.
+    ("skypilot.co/", "SkyPilot's GPU labeler (`sky gpus label`)"),
 )
 
 
@@ -367,6 +370,14 @@ def _no_pool_fix(item: GpuPlacement, closest: PoolFit) -> str:
     if first == Filter.NODE_AFFINITY and closest.mismatch is not None and closest.mismatch.key:
         key = closest.mismatch.key
         if pool.nodes == 0 and key in pool.template_missing_labels and key in pool.labels:
+            if pool.template_labels_by == "capacity-annotation":
+                return (
+                    f"Add `{key}={pool.labels[key]}` to the "
+                    f"`capacity.cluster-autoscaler.kubernetes.io/labels` annotation of Cluster "
+                    f"API node group {pool.name} so that cluster-autoscaler knows its nodes carry "
+                    f"the label (kubelet's `--node-labels` are not in its zero-node template), "
+                    f"or drop the `{key}` requirement."
+                )
             return (
                 f"Tag pool {pool.name}'s Auto Scaling group with "
                 f"`k8s.io/cluster-autoscaler/node-template/label/{key}: {pool.labels[key]}` "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 
 from gpulint.gpus import accelerator_names
 from gpulint.rules.base import CheckContext, Problem
@@ -11,10 +12,12 @@ from gpulint.rules.base import CheckContext, Problem
 def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
     """QoS looks only at cpu and memory: a pod that asks only for GPUs is BestEffort."""
     for _, template in ctx.pod_templates():
+        # A zero asks for nothing (`nvidia.com/gpu: "0"` beside a MIG slice): not named, and
+        # a pod that asks only zeros asks no accelerator to be evicted from.
         asked = [
             (c, names)
             for c in template.containers
-            if (names := accelerator_names(c.resources.effective_requests()))
+            if (names := accelerator_names(_nonzero(c.resources.effective_requests())))
         ]
         if not asked:
             continue
@@ -30,3 +33,7 @@ def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
             f"Add cpu and memory requests to container `{first.name}` (limits equal to the "
             f"requests make the pod Guaranteed).",
         )
+
+
+def _nonzero(requests: dict[str, Decimal]) -> list[str]:
+    return [name for name, amount in requests.items() if amount != 0]
