@@ -14,6 +14,7 @@ from gpulint.data.accelerators import (
     ANNOTATIONS,
     DEVICE_LIKE,
     EXTENDER,
+    FORMER_NAMES,
     MODEL_NAMES,
     NETWORK_DOMAINS,
     NETWORK_PREFIXES,
@@ -21,6 +22,7 @@ from gpulint.data.accelerators import (
     RESOURCES,
     AcceleratorAnnotation,
     AcceleratorResource,
+    FormerName,
     ModelNames,
 )
 
@@ -45,6 +47,7 @@ KNOWN_RESOURCES: tuple[str, ...] = (
 DRA_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 _BY_NAME: dict[str, AcceleratorResource] = {r.name: r for r in RESOURCES if r.pattern is None}
 _BY_ANNOTATION: dict[str, AcceleratorAnnotation] = {a.key: a for a in ANNOTATIONS}
+_FORMER: dict[str, FormerName] = {f.name: f for f in FORMER_NAMES}
 # NVIDIA MIG devices under the `mixed` strategy: nvidia.com/mig-<slices>g.<memory>gb[.me]
 # (A pattern string, compiled on first use.)
 MIG_RESOURCE = r"nvidia\.com/mig-(?:[1-8]c\.)?[1-8]g\.[0-9]+gb(?:\.[a-z]+)*\Z"
@@ -118,6 +121,12 @@ def extender_of(name: str) -> str | None:
     """The `schedulerExtenders` name of the extender serving `name`, if one does."""
     entry = accelerator_info(name)
     return entry.extender if entry is not None else None
+
+
+def former_name(name: str) -> FormerName | None:
+    """The registry's record of `name` when it is a name its provider has since renamed
+    (Koordinator's `kubernetes.io/gpu`, now `koordinator.sh/gpu`), else None."""
+    return _FORMER.get(name)
 
 
 def accelerator_annotation(key: str) -> AcceleratorAnnotation | None:
@@ -216,8 +225,10 @@ def is_valid_resource_name(name: str) -> bool:
 
 def meaning_of(name: str) -> str:
     """What a request of `name` counts: `device` (devices, slices, shares), `memory`, `cores`
-    or, for registry entries, their own unit."""
-    entry = accelerator_info(name)
+    or, for registry entries, their own unit (`percent` for Koordinator's `koordinator.sh/gpu`);
+    a renamed name counts what its new name does."""
+    former = former_name(name)
+    entry = accelerator_info(former.now if former is not None else name)
     if entry is not None:
         return "device" if entry.unit in DEVICE_LIKE else entry.unit
     tokens = _TOKEN_SPLIT.split(name.lower())
@@ -225,7 +236,26 @@ def meaning_of(name: str) -> str:
         return "memory"
     if any(t.endswith(_CORE_WORDS) for t in tokens):
         return "cores"
-    return "device"
+    # A close spelling of a name of its own domain means what that name does: Koordinator's
+    # `koordinator.sh/gpus` is a percentage as `koordinator.sh/gpu` is, not a device count.
+    return _domain_meaning(name) or "device"
+
+
+@functools.lru_cache(maxsize=1024)
+def _domain_meaning(name: str) -> str | None:
+    """The unit of the known name under `name`'s domain closest to it, if one is close."""
+    import difflib  # only for a name that is not known: most runs never get here
+
+    domain, _, part = name.lower().rpartition("/")
+    best, meaning = 0.8, None
+    for known, entry in _BY_NAME.items():
+        known_domain, _, known_part = known.lower().rpartition("/")
+        if known_domain != domain:
+            continue
+        ratio = difflib.SequenceMatcher(None, part, known_part).ratio()
+        if ratio >= best:
+            best, meaning = ratio, ("device" if entry.unit in DEVICE_LIKE else entry.unit)
+    return meaning
 
 
 def suggest_resource(name: str, candidates: Iterable[str] = KNOWN_RESOURCES) -> str | None:
@@ -239,6 +269,10 @@ def suggest_resource(name: str, candidates: Iterable[str] = KNOWN_RESOURCES) -> 
 
 @functools.lru_cache(maxsize=4096)
 def _suggest(name: str, candidates: tuple[str, ...]) -> str | None:
+    former = former_name(name)
+    if former is not None:
+        # Its provider's new name, or nothing: another close spelling would count another unit.
+        return former.now if former.now in candidates else None
     meaning = meaning_of(name)
     options = [c for c in candidates if meaning_of(c) == meaning]
     if not options:

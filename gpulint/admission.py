@@ -87,6 +87,10 @@ class Admission(NamedTuple):
         return "; ".join(self.assumptions)
 
 
+# What makes a verdict on a pod certain when an input it is completed from is missing.
+_CHECK_IT_TOO = "check the file that defines it too to make it certain"
+
+
 def admit(
     template: PodTemplate,
     profile: ClusterProfile,
@@ -136,13 +140,14 @@ def admit(
 
     if template.completed_by is not None:
         # Every toleration the missing object could add: a key-less Exists tolerates all.
-        what, _ = template.completed_by
+        what, _, *making_sure = template.completed_by
+        sure = making_sure[0] if making_sure else _CHECK_IT_TOO
         mutate(
             [Toleration("", "Exists", "", "", None, template.spec.pos)],
             None,
             "",
             f"this assumes {what}, which is not among the inputs, adds no toleration for it: "
-            f"check the file that defines it too to make it certain",
+            f"{sure}",
         )
 
     classes = compute_classes(template)

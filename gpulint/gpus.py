@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from gpulint.accelerators import (
+    former_name,
     is_extended_resource,
     is_extender_resource,
     looks_like_accelerator,
@@ -18,8 +19,11 @@ if TYPE_CHECKING:
 
 
 def is_gpu_resource(name: str) -> bool:
-    """An extended resource that reads as an accelerator (`nvidia.com/gpu`, MIG profiles ...)."""
-    return is_extended_resource(name) and looks_like_accelerator(name)
+    """An extended resource that reads as an accelerator (`nvidia.com/gpu`, MIG profiles ...),
+    or an accelerator's former name that is not one (Koordinator's `kubernetes.io/gpu`)."""
+    return (is_extended_resource(name) or former_name(name) is not None) and (
+        looks_like_accelerator(name)
+    )
 
 
 def accelerator_names(requests: Iterable[str]) -> list[str]:

@@ -41,7 +41,7 @@ from gpulint.placeholders import (
 )
 from gpulint.render.rendered import RenderedInput
 from gpulint.requestscan import Unchecked
-from gpulint.shapes import WorkloadShape
+from gpulint.shapes import ARMADA_JOB, WorkloadShape
 from gpulint.views import NamedTuple
 from gpulint.workloads import read_workload
 from gpulint.yamltree import (
@@ -724,15 +724,24 @@ def load_text(
         if not isinstance(value, YMap):
             stray.append(parsed)
             continue
-        if not _is_object(value):
-            if _lacks_kind(value):
-                issues.append(_kind_missing(source_file, value.pos))
-            continue
-        for obj in _expand_lists(value):
-            if not isinstance(obj, YMap):  # an item without kind: kubectl refuses the list
-                issues.append(_kind_missing(source_file, obj))
+        if _is_object(value):
+            objects: Iterable[YMap | Pos | tuple[YMap, ObjectRef]] = _expand_lists(value)
+        else:
+            jobs = _armada_jobs(value)
+            if jobs is None:
+                if _lacks_kind(value):
+                    issues.append(_kind_missing(source_file, value.pos))
                 continue
-            document = Document(source_file, obj, _ref(obj), source)
+            objects = jobs
+        for found in objects:
+            if isinstance(found, YMap):
+                obj, ref = found, _ref(found)
+            elif isinstance(found[0], YMap):  # an Armada job and the ref it is given
+                obj, ref = found
+            else:  # the position of an item without kind: kubectl refuses the list
+                issues.append(_kind_missing(source_file, found))
+                continue
+            document = Document(source_file, obj, ref, source)
             documents.append(document)
             if parsed.watched:
                 unknown.extend(
@@ -863,6 +872,22 @@ def _expand_lists(obj: YMap) -> Iterator[YMap | Pos]:
                 yield item.pos
         return
     yield obj
+
+
+def _armada_jobs(value: YMap) -> list[tuple[YMap, ObjectRef]] | None:
+    """The jobs of an Armada job file (`queue`, `jobSetId`, `jobs`, as `armadactl submit` reads
+    it), each an object of kind ARMADA_JOB named after its job set and place; None for any
+    other mapping. Each job runs one pod, in its own `namespace`."""
+    jobs = value.get("jobs")
+    if type(jobs) is not YSeq or ("queue" not in value and "jobSetId" not in value):
+        return None
+    job_set = _scalar(value.get("jobSetId")) or "jobs"
+    found = [
+        (item, ObjectRef("", ARMADA_JOB, _scalar(item.get("namespace")) or None, f"{job_set}[{i}]"))
+        for i, item in enumerate(jobs)
+        if type(item) is YMap and ("podSpec" in item or "podSpecs" in item)
+    ]
+    return found or None
 
 
 def _lacks_kind(value: YMap, in_list: bool = False) -> bool:

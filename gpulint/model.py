@@ -300,8 +300,9 @@ class PodTemplate:
     inherited_priority_class: tuple[str, Pos] | None = None
     # The object its operator completes the pod from that is not among the inputs (a Seldon
     # Server's ServerConfig), as messages name it, and where the workload names it: what it
-    # adds (tolerations above all) is unknown.
-    completed_by: tuple[str, Pos] | None = None
+    # adds (tolerations above all) is unknown. A third item says what makes a verdict certain
+    # when no input can (an Armada server's configuration); else it is checking that object.
+    completed_by: tuple[str, Pos] | tuple[str, Pos, str] | None = None
 
     @cached_property
     def annotations(self) -> YMap:

@@ -361,6 +361,9 @@ _NO_REQUESTS = {
     "policy": frozenset({"PodDisruptionBudget"}),
     # KAI Scheduler's queue: `spec.resources.gpu` is its GPU quota, no pod's request.
     "scheduling.run.ai": frozenset({"Queue"}),
+    # Koordinator's Device: koordlet's inventory of a node's devices, each with the
+    # `resources` it has (apis/scheduling/v1alpha1/device_types.go), no pod's request.
+    "scheduling.koordinator.sh": frozenset({"Device"}),
 }
 
 

@@ -42,6 +42,20 @@ def _built_by(name: str) -> Callable[..., Any]:
     return build
 
 
+#: The kind gpulint gives a job of an Armada job file (gpulint.loader), which writes none.
+ARMADA_JOB = "ArmadaJob"
+# The Armada server completes each job's pod from its submission configuration before the pod
+# exists: `defaultJobLimits` for containers that set no cpu or memory, and the tolerations of
+# `defaultJobTolerations`, `...ByPriorityClass` and `...ByResourceRequest`
+# (internal/server/submit/conversion/post_process.go, config/server/config.yaml).
+_ARMADA_SERVER = (
+    "the Armada server's submission configuration (defaultJobTolerations, "
+    "defaultJobTolerationsByResourceRequest)",
+    "compare the tolerations it lists with the pools' taints, or write the toleration in the "
+    "job's pod spec, to make it certain",
+)
+
+
 class Count(NamedTuple):
     """A field that multiplies a role's pod count."""
 
@@ -108,6 +122,10 @@ class Role(NamedTuple):
     generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
     # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
     operator_resources: bool = False
+    # What completes the pod that gpulint never reads (a server's configuration), as messages
+    # name it, and what makes a verdict on it certain: the tolerations it adds are unknown
+    # (PodTemplate.completed_by).
+    completed_by: tuple[str, str] | None = None
 
 
 class WorkloadShape(NamedTuple):
@@ -678,6 +696,34 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                     ),
                 ),
                 derive=_built_by("seldon_component_pod"),
+            ),
+        ),
+    ),
+    # Armada (armadaproject/armada): a job of a file `armadactl submit` reads is no Kubernetes
+    # object; the loader reads each as one of kind ARMADA_JOB without an apiVersion. Its pod is
+    # its `podSpec`, or the one item of `podSpecs` (the server refuses jobs of several pods:
+    # internal/server/submit/validation/submit_request.go).
+    WorkloadShape(
+        ARMADA_JOB,
+        ("",),
+        (
+            Role(
+                "",
+                template="",
+                spec="podSpec",
+                counts=(),
+                optional=True,
+                operator_resources=True,
+                completed_by=_ARMADA_SERVER,
+            ),
+            Role(
+                "podSpecs[]",
+                template="",
+                spec="",
+                counts=(),
+                optional=True,
+                operator_resources=True,
+                completed_by=_ARMADA_SERVER,
             ),
         ),
     ),

@@ -204,6 +204,7 @@ def _role_template(
         role_node if role_node is not obj else None,
         role.operator_resources,
         inherited_priority,
+        (role.completed_by[0], role_node.pos, role.completed_by[1]) if role.completed_by else None,
     )
 
 

@@ -83,6 +83,10 @@ def test_extender_resources() -> None:
         ("example.com/gpu-cores", "cores"),
         ("nvidia.com/gpu.shared", "device"),
         ("example.com/gpu", "device"),
+        # Koordinator's percentage of a GPU, under its name and its name before v1.2
+        ("koordinator.sh/gpu", "percent"),
+        ("kubernetes.io/gpu", "percent"),
+        ("kubernetes.io/gpu-memory", MEMORY),
     ],
 )
 def test_meaning_of(name: str, meaning: str) -> None:
@@ -99,6 +103,8 @@ def test_meaning_of(name: str, meaning: str) -> None:
         ("amd.com/gpus", "amd.com/gpu"),
         ("volcano.sh/gpu-mem", "volcano.sh/gpu-memory"),
         ("nvidia.com/gpu-shared", "nvidia.com/gpu.shared"),
+        # a percentage's typo is that percentage, not a device count
+        ("koordinator.sh/gpus", "koordinator.sh/gpu"),
         # another vendor's plausible name, or a name of another meaning: not a typo
         ("example.com/gpu", None),
         ("acme.com/gpu", None),
@@ -108,6 +114,19 @@ def test_meaning_of(name: str, meaning: str) -> None:
 )
 def test_near_miss(name: str, typo_of: str | None) -> None:
     assert near_miss(name) == typo_of
+
+
+def test_a_renamed_name_is_suggested_only_its_new_name() -> None:
+    # `kubernetes.io/gpu: 100` is one GPU: `nvidia.com/gpu: 100` would be a hundred.
+    both = ["koordinator.sh/gpu", "nvidia.com/gpu"]
+    assert suggest_resource("kubernetes.io/gpu", both) == "koordinator.sh/gpu"
+    assert suggest_resource("kubernetes.io/gpu", ["nvidia.com/gpu"]) is None
+    assert suggest_resource("kubernetes.io/gpu-core", ["koordinator.sh/gpu-core"]) == (
+        "koordinator.sh/gpu-core"
+    )
+    # A device count is never renamed to a percentage, nor the other way round.
+    assert suggest_resource("nvidia.com/gpus", ["koordinator.sh/gpu"]) is None
+    assert suggest_resource("koordinator.sh/gpus", ["nvidia.com/gpu"]) is None
 
 
 @pytest.mark.parametrize("name", ["volcano.sh/gpu-mem", "example.com/gpu-memory", "x.io/gpucore"])

@@ -84,6 +84,8 @@ def test_json_file_with_positions() -> None:
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
         "on: push\njobs:\n  lint:\n    runs-on: ubuntu-latest\n",  # a GitHub workflow
         "- id: gpulint\n  entry: gpulint check\n",  # .pre-commit-hooks.yaml
+        # a list of jobs that names no Armada queue or job set: some other tool's
+        "jobs:\n- podSpec: {containers: [{name: a, image: b}]}\n",
         "apiVersion: v1\nkind: Config\nclusters: []\n",  # kubeconfig
         "",
         "# only a comment\n",
@@ -94,6 +96,28 @@ def test_files_that_are_not_manifests_are_skipped_silently(text: str) -> None:
     assert result.documents == ()
     assert result.issues == ()
     assert [f.path for f in result.files] == ["x.yaml"]
+
+
+def test_an_armada_job_file_is_one_object_per_job() -> None:
+    # `armadactl submit` reads `queue`, `jobSetId` and `jobs`; each job runs one pod, from its
+    # `podSpec` or its one `podSpecs` item, in its own namespace.
+    text = (
+        "queue: q\njobSetId: set1\njobs:\n"
+        "- namespace: ml\n  podSpec:\n    containers:\n"
+        "    - {name: a, image: cuda, resources: {limits: {nvidia.com/gpu: 2}}}\n"
+        "- podSpecs:\n  - containers:\n    - {name: b, image: cuda}\n"
+        "- priority: 1\n"
+    )
+    result = load_text("jobs.yaml", text)
+    assert [str(d.ref) for d in result.documents] == ["ArmadaJob/ml/set1[0]", "ArmadaJob/set1[1]"]
+    assert result.issues == ()
+    first, second = result.workloads
+    assert [t.containers[0].resources.limits["nvidia.com/gpu"].amount for t in first.templates] == [
+        2
+    ]
+    assert [t.role for t in second.templates] == ["podSpecs[0]"]
+    # The server completes the pod: default cpu and memory limits, tolerations of its own.
+    assert not first.templates[0].best_effort and first.templates[0].completed_by is not None
 
 
 def test_non_mapping_documents_in_a_manifest_file_are_issues() -> None:

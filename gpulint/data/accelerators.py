@@ -15,6 +15,7 @@ SLICE = "slice"  # a hardware partition of one (MIG instance, AMD compute partit
 SHARE = "share"  # a time-sliced or virtual share of one
 MEMORY = "memory"  # an amount of accelerator memory
 CORES = "cores"  # a share of an accelerator's compute
+PERCENT = "percent"  # a percentage of one accelerator, its compute and memory together
 MONITORING = "monitoring"  # access to every device for monitoring, no device of its own
 SETTING = "setting"  # a scheduling setting carried as a resource (HAMi's priority)
 
@@ -303,11 +304,15 @@ RESOURCES: tuple[AcceleratorResource, ...] = (
     ),
     # Koordinator: koord-manager writes these into node allocatable from each node's Device
     # object; koord-scheduler's DeviceShare plugin assigns the devices
+    # `koordinator.sh/gpu` is a percentage (50 is half a GPU, 200 two whole ones): the node's
+    # amount is the sum of its GPUs' `gpu-core` (pkg/slo-controller/noderesource/plugins/
+    # gpudeviceresource/plugin.go), and koord-scheduler reads a request as that much
+    # `gpu-core` and `gpu-memory-ratio` (pkg/scheduler/plugins/deviceshare/utils.go).
     AcceleratorResource(
         "koordinator.sh/gpu",
         "NVIDIA",
-        DEVICE,
-        "one whole GPU",
+        PERCENT,
+        "1 % of one GPU's compute and memory (100 is a whole GPU)",
         DEVICE_PLUGIN,
         "Koordinator",
         _KOORDINATOR_LABELS,
@@ -596,6 +601,45 @@ ANNOTATIONS: tuple[AcceleratorAnnotation, ...] = (
         "KAI Scheduler",
         "NVIDIA/KAI-Scheduler pkg/common/constants/constants.go",
     ),
+)
+
+
+# Koordinator's GPU percentages as koord-scheduler's DeviceShare plugin validates a pod's total
+# request (pkg/scheduler/plugins/deviceshare/utils.go, ValidateDeviceRequest): above 100,
+# `koordinator.sh/gpu` must be whole GPUs (a multiple of 100); with `gpu.shared` n, each
+# percentage is split evenly over n GPUs, at most 100 on each. Any other amount is refused
+# ("invalid resource unit", "invalid resource device requests") and the pod stays Pending.
+KOORDINATOR_GPU = "koordinator.sh/gpu"
+KOORDINATOR_SHARED = "koordinator.sh/gpu.shared"
+KOORDINATOR_SPLIT = ("koordinator.sh/gpu-core", "koordinator.sh/gpu-memory-ratio")
+
+
+class FormerName(NamedTuple):
+    """A resource name a provider once served and has since renamed."""
+
+    name: str  # the name as older manifests and documents write it
+    now: str  # the name the provider's current releases serve, of the same unit
+    provider: str
+    release: str  # the provider's first release that serves `now` instead
+    source: str = ""
+
+
+_KOORDINATOR_RENAME = (
+    "koordinator-sh/koordinator apis/extension/deprecated.go (#1025, v1.2.0); "
+    "pkg/util/transformer/pod_transformer.go"
+)
+#: Renamed resources: koord-scheduler still reads Koordinator's `kubernetes.io/` names in a
+#: pod as their `koordinator.sh/` names, but since v1.2 koord-manager writes only the new
+#: names into node allocatable, and the kubelet admits a pod only for resources its node has.
+FORMER_NAMES: tuple[FormerName, ...] = tuple(
+    FormerName(
+        f"kubernetes.io/{part}",
+        f"koordinator.sh/{part}",
+        "Koordinator",
+        "v1.2",
+        _KOORDINATOR_RENAME,
+    )
+    for part in ("gpu", "gpu-core", "gpu-memory", "gpu-memory-ratio")
 )
 
 

@@ -38,6 +38,10 @@ TOOL_CONFIGS: tuple[ToolConfig, ...] = (
     ToolConfig("k0sctl.k0sproject.io", "k0sctl", ("Cluster",)),
     ToolConfig("config.kwok.x-k8s.io", "kwokctl", ("KwokctlConfiguration", "KwokConfiguration")),
     ToolConfig("krew.googlecontainertools.github.com", "krew plugin index", ("Plugin",)),
+    # Armada's queues and retry policies, which armadactl sends to Armada's own API
+    # (armadaproject/armada pkg/client/resource.go); its operator's CRDs are in
+    # `install.armadaproject.io`.
+    ToolConfig("armadaproject.io", "armadactl", ("Queue", "RetryPolicy")),
     ToolConfig("kubeadm.k8s.io", "kubeadm", ("InitConfiguration", "ClusterConfiguration")),
     ToolConfig("audit.k8s.io", "kube-apiserver audit policy file", ("Policy",)),
     ToolConfig(

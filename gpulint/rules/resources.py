@@ -11,6 +11,7 @@ from gpulint.accelerators import (
     DRA_CLASS_RESOURCE_PREFIX,
     MIG_RESOURCE,
     extender_of,
+    former_name,
     gpu_model_resource,
     is_extended_resource,
     is_extender_resource,
@@ -21,6 +22,7 @@ from gpulint.accelerators import (
     suggest_resource,
 )
 from gpulint.fields import spelt_like
+from gpulint.gpus import gpu_limit_pos
 from gpulint.model import (
     Container,
     ContainerRole,
@@ -36,7 +38,7 @@ from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import YMap, YSeq
 
 if TYPE_CHECKING:
-    from gpulint.data.accelerators import ModelNames
+    from gpulint.data.accelerators import FormerName, ModelNames
     from gpulint.edits import Edit
     from gpulint.profile.model import Pool
 
@@ -140,6 +142,19 @@ def _unknown_name(
     model = gpu_model_resource(name)
     if model is not None:
         return _model_named(template, container, section, quantity, model, None)
+    former = former_name(name)
+    if former is not None:
+        # Whether the nodes still advertise the old name depends on the provider's release,
+        # which only a profile tells.
+        return Problem.at(
+            template.document,
+            quantity.key_pos,
+            f"{what}, {_renamed(former)}: its scheduler still reads it, but the nodes of "
+            f"{former.release} or later advertise only `{former.now}`, and the kubelet refuses "
+            f"a pod asking for a resource its node lacks; did you mean `{former.now}`?",
+            _renamed_fix(former),
+            severity=Severity.WARNING,
+        )
     typo = near_miss(name)
     if typo is not None:
         case = " (resource names are case-sensitive)" if typo.lower() == name.lower() else ""
@@ -157,6 +172,18 @@ def _unknown_name(
         "Check the name against the plugin that serves it (docs/accelerators.md lists the "
         "known ones), or give a cluster profile.",
         severity=Severity.INFO,
+    )
+
+
+def _renamed(former: FormerName) -> str:
+    """`kubernetes.io/gpu`: what its provider calls it now, and since when."""
+    return f"{former.provider}'s name for `{former.now}` before {former.release}"
+
+
+def _renamed_fix(former: FormerName) -> str:
+    return (
+        f"Rename the key to `{former.now}`, keeping the amount: {former.provider} "
+        f"{former.release} renamed `{former.name}` without changing its unit."
     )
 
 
@@ -356,6 +383,19 @@ def _not_advertised(
 ) -> Problem:
     name = quantity.resource
     suggestion = suggest_resource(name, sorted(advertised))
+    former = former_name(name)
+    if former is not None:
+        # koord-scheduler places the pod by the new name; the kubelet then refuses it.
+        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+        return Problem.at(
+            template.document,
+            quantity.key_pos,
+            f"container `{container.name}` {section} `{name}`, {_renamed(former)}, which no "
+            f"pool of this cluster advertises (pools advertise "
+            f"{', '.join(sorted(advertised)) or 'no accelerator'}): no node runs the pod (a "
+            f"scheduler that reads the old name places it, and the kubelet refuses it){hint}",
+            _renamed_fix(former) if suggestion else None,
+        )
     if re.match(MIG_RESOURCE, name):
         what = "a MIG profile no pool of this cluster exposes"
     elif is_known_accelerator(name):
@@ -398,6 +438,11 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
             if not is_extended_resource(name):
                 continue
             limit = limits.get(name)
+            rewritten = _rewritten_by_webhook(template, container, name)
+            if rewritten is not None:
+                if rewritten and (limit is None or limit.amount != request.amount):
+                    yield _left_to_webhook(template, container, name, request, limit)
+                continue
             if limit is None:
                 yield Problem.at(
                     template.document,
@@ -422,6 +467,52 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
                     "extended resource defaults to its limit.",
                     edits=_set_to(request, _written(limit)),
                 )
+
+
+def _rewritten_by_webhook(template: PodTemplate, container: Container, name: str) -> bool | None:
+    """Whether a webhook on a pod's creation rewrites resource `name` of a bare Pod's
+    container before the API validates it: True for the name it replaces, False for one it
+    overwrites as a consequence, None when it leaves the name as written.
+
+    koord-manager turns `koordinator.sh/gpu` into `gpu-core` and `gpu-memory-ratio` of the same
+    amount, limits included (pkg/webhook/pod/mutating/device_resource_spec.go). A workload's
+    pod template is validated as written, when the workload is created.
+    """
+    from gpulint.data.accelerators import KOORDINATOR_GPU, KOORDINATOR_SPLIT
+
+    ref = template.document.ref
+    if (ref.api_version, ref.kind) != ("v1", "Pod"):
+        return None
+    if name == KOORDINATOR_GPU:
+        return True
+    # A limit alone is a request too: the API copies it before any webhook runs.
+    resources = container.resources
+    if name in KOORDINATOR_SPLIT and (
+        KOORDINATOR_GPU in resources.requests or KOORDINATOR_GPU in resources.limits
+    ):
+        return False
+    return None
+
+
+def _left_to_webhook(
+    template: PodTemplate,
+    container: Container,
+    name: str,
+    request: Quantity,
+    limit: Quantity | None,
+) -> Problem:
+    written = "without a limit" if limit is None else "with a limit that differs"
+    return Problem.at(
+        template.document,
+        request.key_pos,
+        f"container `{container.name}` requests `{name}` {written}: the API accepts the pod "
+        f"only if koord-manager's pod webhook (on unless its DisableDeviceResourceSpec gate "
+        f"is set) first replaces `{name}` with `koordinator.sh/gpu-core` and "
+        f"`koordinator.sh/gpu-memory-ratio`, limits included; elsewhere it is rejected",
+        f"Write `limits: {{{name}: {request.shown}}}` and drop the request (it defaults to "
+        f"the limit): the pod then needs no webhook to be valid.",
+        severity=Severity.WARNING,
+    )
 
 
 def fractional_gpu_quantity(ctx: CheckContext) -> Iterator[Problem]:
@@ -449,6 +540,55 @@ def fractional_gpu_quantity(ctx: CheckContext) -> Iterator[Problem]:
             else:
                 continue
             yield Problem.at(template.document, quantity.value_pos, message, edits=edits)
+    for _, template in ctx.pod_templates():
+        yield from _koordinator_percentages(template)
+
+
+def _koordinator_percentages(template: PodTemplate) -> Iterator[Problem]:
+    """Koordinator's GPU percentages that koord-scheduler refuses for the pod's total request:
+    a `koordinator.sh/gpu` past one GPU that is no whole number of GPUs, or a `gpu-core` or
+    `gpu-memory-ratio` that `gpu.shared` GPUs cannot split evenly, at most 100 each."""
+    from gpulint.data.accelerators import KOORDINATOR_GPU, KOORDINATOR_SHARED, KOORDINATOR_SPLIT
+
+    requests = template.effective_requests
+    gpu = requests.get(KOORDINATOR_GPU)
+    if gpu is not None and gpu > 100 and gpu % 100:
+        yield _refused_percentage(
+            template,
+            KOORDINATOR_GPU,
+            f"{format_quantity(gpu)} `{KOORDINATOR_GPU}` is more than one GPU (100) but no "
+            f"whole number of GPUs",
+            f"Ask for at most 100 (one GPU, or part of one) or a multiple of 100 (whole GPUs): "
+            f"{format_quantity(gpu - gpu % 100)} or {format_quantity(gpu - gpu % 100 + 100)}.",
+        )
+    shared = requests.get(KOORDINATOR_SHARED)
+    if shared is None or shared <= 0 or not is_whole(shared):
+        return
+    for name in KOORDINATOR_SPLIT:
+        amount = requests.get(name)
+        if amount is None or amount <= 0 or (amount % shared == 0 and amount <= 100 * shared):
+            continue
+        count = format_quantity(shared)
+        yield _refused_percentage(
+            template,
+            name,
+            f"{format_quantity(amount)} `{name}` over {count} shared GPU"
+            f"{'s' if shared != 1 else ''} (`{KOORDINATOR_SHARED}`) is "
+            + ("more than 100 on each" if amount % shared == 0 else "no equal share of each"),
+            f"Ask for a multiple of {count} `{name}`, at most {format_quantity(100 * shared)} "
+            f"(100 on each of the {count} GPUs), or change `{KOORDINATOR_SHARED}`.",
+        )
+
+
+def _refused_percentage(template: PodTemplate, name: str, what: str, fix: str) -> Problem:
+    found = gpu_limit_pos(template, name)
+    pos = found[1] if found is not None else template.document.kind_pos
+    return Problem.at(
+        template.document,
+        pos,
+        f"the pod's {what}: koord-scheduler refuses the request and the pod stays Pending",
+        fix,
+    )
 
 
 _RESOURCES_KEY = "resources"
