@@ -841,9 +841,12 @@ def _duplicate_message(dup: DuplicateKey) -> str:
         if dup.first[0] == dup.pos[0]
         else f"(lines {dup.first[0]} and {dup.pos[0]})"
     )
+    # kubectl decodes YAML to JSON before sending it, so the API server's strict field
+    # validation never sees the first value; kustomize's decoder refuses the file.
     return (
-        f"key `{key}` is written twice in one mapping {lines}: the API server keeps the "
-        "later value, or rejects the object under strict field validation"
+        f"key `{key}` is written twice in one mapping {lines}: `kubectl apply` keeps the "
+        "later value without a word (the first never reaches the API server), kustomize "
+        "refuses the file"
     )
 
 

@@ -151,8 +151,9 @@ def test_duplicate_key_names_the_first_occurrence() -> None:
     (issue,) = load_text("d.yaml", text).issues
     assert (issue.kind, issue.pos) == (IssueKind.DUPLICATE_KEY, (6, 1))
     assert issue.message == (
-        "key `spec` is written twice in one mapping (lines 5 and 6): the API server keeps the "
-        "later value, or rejects the object under strict field validation"
+        "key `spec` is written twice in one mapping (lines 5 and 6): `kubectl apply` keeps the "
+        "later value without a word (the first never reaches the API server), kustomize "
+        "refuses the file"
     )
 
 

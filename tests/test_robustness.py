@@ -304,8 +304,9 @@ def test_junit_is_well_formed_xml_whatever_a_key_holds(tmp_path: Path) -> None:
     messages = [failure.get("message") for failure in suite.iter("failure")]
     assert messages[0].startswith(f"GPU003 container `{ESCAPED_NAME}` limits")
     assert messages[1] == (
-        r"GPU000 key `\x02key` is written twice in one mapping (lines 12 and 13): the API "
-        "server keeps the later value, or rejects the object under strict field validation"
+        r"GPU000 key `\x02key` is written twice in one mapping (lines 12 and 13): `kubectl "
+        "apply` keeps the later value without a word (the first never reaches the API server), "
+        "kustomize refuses the file"
     )
 
 
