@@ -30,6 +30,8 @@ from gpulint.model import (
 )
 from gpulint.profile.model import ClusterProfile
 from gpulint.profile.platforms import (
+    ARCH_LABEL,
+    ARM_TOLERATION,
     COMPUTE_CLASS_LABEL,
     COMPUTE_CLASS_TOLERATION,
     DECLARE_PLATFORM,
@@ -105,7 +107,8 @@ def admit(
     where it does not know every class, may add any toleration. Platform mutations:
     ExtendedResourceToleration (a toleration per requested extended resource) and GKE's
     compute-class toleration (`cloud.google.com/compute-class=<class>:NoSchedule` for a pod
-    that selects the class). Kueue: a workload naming a LocalQueue gets the tolerations and
+    that selects the class) and Arm toleration (`kubernetes.io/arch=arm64:NoSchedule` for a
+    pod that selects arm64). Kueue: a workload naming a LocalQueue gets the tolerations and
     nodeLabels of the ResourceFlavor its ClusterQueue admits it to; with several flavors the
     one Kueue picks is not known.
     """
@@ -164,6 +167,25 @@ def admit(
             f"this assumes the cluster is not GKE, which tolerates the taint of the compute "
             f"class {named} the pod selects; declare `{DECLARE_PLATFORM}` in the "
             f"profile to make it certain",
+        )
+
+    arm = selects_arm64(template)
+    if arm is not None:
+        fact = profile.admission_fact(ARM_TOLERATION).state
+        mutate(
+            [Toleration(ARCH_LABEL, "Equal", "arm64", "NoSchedule", None, template.spec.pos)],
+            # A pod that also allows other architectures may be left to tolerate it itself.
+            fact if arm or fact is not True else None,
+            "GKE tolerates the taint of its Arm nodes",
+            (
+                "this assumes the cluster is not GKE, which tolerates the taint of its Arm "
+                f"nodes for a pod that selects arm64; declare `{DECLARE_PLATFORM}` in the "
+                "profile to make it certain"
+                if arm
+                else "this assumes GKE does not give a pod that allows arm64 among other "
+                "architectures the toleration of its Arm nodes' taint; tolerate "
+                "`kubernetes.io/arch=arm64:NoSchedule` to make it certain"
+            ),
         )
 
     runtime_selector: Mapping[str, str] = {}
@@ -253,6 +275,27 @@ def compute_classes(template: PodTemplate) -> tuple[str, ...]:
                 if requirement.key == COMPUTE_CLASS_LABEL and requirement.operator == "In":
                     found.update(dict.fromkeys(requirement.values))
     return tuple(found)
+
+
+def selects_arm64(template: PodTemplate) -> bool | None:
+    """Whether a pod selects Arm nodes, as GKE reads it to add their taint's toleration: True
+    for `nodeSelector: {kubernetes.io/arch: arm64}` or a required node affinity
+    `kubernetes.io/arch In [arm64]` (cloud.google.com/kubernetes-engine/docs/how-to/
+    prepare-arm-workloads-for-deployment), False when that `In` allows other architectures
+    too (the page says nothing of those), None when it does not select arm64."""
+    if template.node_selector.get(ARCH_LABEL) == "arm64":
+        return True
+    found: bool | None = None
+    if "affinity" in template.spec:
+        for term in template.required_node_affinity or ():
+            for requirement in term.match_expressions:
+                if (
+                    requirement.key == ARCH_LABEL
+                    and requirement.operator == "In"
+                    and "arm64" in requirement.values
+                ):
+                    found = found or set(requirement.values) == {"arm64"}
+    return found
 
 
 def kueue_flavors(

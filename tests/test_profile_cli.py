@@ -194,6 +194,10 @@ def test_profile_show_table() -> None:
         "compute-class toleration: on (GKE mutates a pod that selects a compute class by "
         "nodeSelector or node affinity with the toleration of its taint (kubernetes-engine-"
         "samples autoscaling/custom-compute-classes/vap))",
+        "Arm toleration: on (GKE 'Prepare an Arm workload for deployment' (cloud.google.com/"
+        "kubernetes-engine/docs/how-to/prepare-arm-workloads-for-deployment): a pod that selects "
+        "kubernetes.io/arch=arm64 by nodeSelector or node affinity is given the toleration of the "
+        "Arm nodes' taint)",
         "Autopilot GPU rules: off (GKE Standard has no Autopilot constraints)",
         "ResourceQuota default/gpu-quota: used/hard requests.nvidia.com/gpu 2/8",
         "PriorityClass training-high: 10000 (PreemptLowerPriority)",

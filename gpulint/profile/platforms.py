@@ -15,11 +15,19 @@ PLATFORMS = ("eks", "gke", "gke-autopilot", "aks", "oke", "openshift", "kubeadm"
 #: The admission facts gpulint models, in the order `profile show` prints them.
 EXTENDED_RESOURCE_TOLERATION = "ExtendedResourceToleration"
 COMPUTE_CLASS_TOLERATION = "compute-class toleration"
+ARM_TOLERATION = "Arm toleration"
 AUTOPILOT_GPU_RULES = "Autopilot GPU rules"
-FACTS = (EXTENDED_RESOURCE_TOLERATION, COMPUTE_CLASS_TOLERATION, AUTOPILOT_GPU_RULES)
+FACTS = (
+    EXTENDED_RESOURCE_TOLERATION,
+    COMPUTE_CLASS_TOLERATION,
+    ARM_TOLERATION,
+    AUTOPILOT_GPU_RULES,
+)
 
 #: The node label of a GKE compute class, and the taint key of its nodes.
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+#: The well-known architecture label, and the key of the taint GKE gives its Arm nodes.
+ARCH_LABEL = "kubernetes.io/arch"
 
 # Sources, in short; docs/platforms.md quotes each.
 _EKS_PV = "EKS platform versions (docs.aws.amazon.com/eks/latest/userguide/platform-versions.html)"
@@ -30,6 +38,11 @@ _GKE_GPU = (
 _GKE_CCC = (
     "GKE mutates a pod that selects a compute class by nodeSelector or node affinity with the "
     "toleration of its taint (kubernetes-engine-samples autoscaling/custom-compute-classes/vap)"
+)
+_GKE_ARM = (
+    "GKE 'Prepare an Arm workload for deployment' (cloud.google.com/kubernetes-engine/docs/"
+    "how-to/prepare-arm-workloads-for-deployment): a pod that selects kubernetes.io/arch=arm64 "
+    "by nodeSelector or node affinity is given the toleration of the Arm nodes' taint"
 )
 _AUTOPILOT = (
     "GKE Warden's autogke-gpu-limitation and autogke-node-affinity-selector-limitation "
@@ -71,36 +84,43 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
     "eks": {
         EXTENDED_RESOURCE_TOLERATION: (True, _EKS_PV),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
     },
     "gke": {
         EXTENDED_RESOURCE_TOLERATION: (True, _GKE_GPU),
         COMPUTE_CLASS_TOLERATION: (True, _GKE_CCC),
+        ARM_TOLERATION: (True, _GKE_ARM),
         AUTOPILOT_GPU_RULES: (False, _STANDARD),
     },
     "gke-autopilot": {
         EXTENDED_RESOURCE_TOLERATION: (True, _GKE_GPU),
         COMPUTE_CLASS_TOLERATION: (True, _GKE_CCC),
+        ARM_TOLERATION: (True, _GKE_ARM),
         AUTOPILOT_GPU_RULES: (True, _AUTOPILOT),
     },
     "aks": {
         EXTENDED_RESOURCE_TOLERATION: (None, _AKS_UNKNOWN),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
     },
     "oke": {
         EXTENDED_RESOURCE_TOLERATION: (True, _OKE),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
     },
     "openshift": {
         EXTENDED_RESOURCE_TOLERATION: (None, _OPENSHIFT_UNKNOWN),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
     },
     "kubeadm": {
         EXTENDED_RESOURCE_TOLERATION: (False, _UPSTREAM),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
     },
 }
