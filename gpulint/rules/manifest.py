@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpulint.accelerators import is_extended_resource
-from gpulint.model import IssueKind
+from gpulint.model import IssueKind, Severity
 from gpulint.rules.base import CheckContext, Problem
 
 _FIXES = {
@@ -31,7 +31,12 @@ def invalid_manifest(ctx: CheckContext) -> Iterator[Problem]:
             IssueKind.NOT_RENDERED,
         ):
             continue  # notes of their own rules (GPU005, GPU008, GPU014, GPU030)
-        yield Problem(issue.file, issue.pos, issue.message, _FIXES[issue.kind], issue.document)
+        # A key written twice is not refused by `kubectl apply`, which keeps the later value
+        # (kustomize refuses the file): how the file is applied is not known, so a warning.
+        severity = Severity.WARNING if issue.kind is IssueKind.DUPLICATE_KEY else None
+        yield Problem(
+            issue.file, issue.pos, issue.message, _FIXES[issue.kind], issue.document, severity
+        )
     yield from _invalid_quantities(ctx)
 
 
