@@ -33,6 +33,7 @@ from gpulint.model import (
 )
 from gpulint.placeholders import (
     FILL_IN_ANYWHERE,
+    SED_FILL_IN_ANYWHERE,
     Unknown,
     is_fill_in,
     not_filled,
@@ -680,8 +681,12 @@ def load_text(
             source_file = SourceFile(name)
             issue = LoadIssue(IssueKind.UNREADABLE, source_file, (1, 1), str(exc))
             return LoadResult((source_file,), (), (issue,))
-    # `$` for envsubst placeholders; `<` too when some value may be one to fill in.
-    watch = ("$", "<") if "<" in text and re.search(FILL_IN_ANYWHERE, text) else "$"
+    # `$` for envsubst placeholders; `<` and `__` too when some value may be one to fill in.
+    watch = ("$",)
+    if "<" in text and re.search(FILL_IN_ANYWHERE, text):
+        watch += ("<",)
+    if "__" in text and re.search(SED_FILL_IN_ANYWHERE, text):
+        watch += ("__",)
     result = parse(text, line_breaks_normalized=True, watch=watch)
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []

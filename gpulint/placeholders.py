@@ -27,8 +27,13 @@ _WHOLE = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
 # Kubernetes name, label value or quantity holds `<`; text that may (commands, annotations)
 # is not looked at (unknown_fields' `skip`).
 _FILL_IN = r"<[A-Za-z][A-Za-z0-9 _./-]{0,62}>\Z"
+# A value a script fills in with sed, the whole of a scalar: `__NUM_NODES__`. No Kubernetes
+# name, label value, quantity or count starts with `_`.
+_SED_FILL_IN = r"__[A-Z][A-Z0-9_]{0,62}__\Z"
 #: What a file must hold for its values to be looked at for one (loader.load_text).
 FILL_IN_ANYWHERE = r"<[A-Za-z][A-Za-z0-9 _./-]{0,62}>"
+#: The same for a sed placeholder; `__` is what the parser watches for (loader.load_text).
+SED_FILL_IN_ANYWHERE = r"__[A-Z][A-Z0-9_]{0,62}__"
 # Blocks a rule judges as a whole: one unknown value in them leaves the block not judged (a
 # request/limit pair, a selector against the pools, tolerations against the taints).
 _JUDGED_WHOLE = frozenset(
@@ -58,12 +63,14 @@ class Unknown(NamedTuple):
 
 def placeholder_in(text: Any) -> str | None:
     """The placeholder a key or string value holds: `${NAME}` anywhere (no Kubernetes name or
-    quantity holds braces), a bare `$NAME` or a `<value to fill in>` only as the whole value
-    (`$` and `<` also start ordinary text); None for anything else."""
+    quantity holds braces), a bare `$NAME`, a `<value to fill in>` or a `__NAME__` only as the
+    whole value (`$`, `<` and `_` also start ordinary text); None for anything else."""
     if type(text) is not str:
         return None
     if text.startswith("<"):
         return text if re.match(_FILL_IN, text) else None
+    if text.startswith("__"):
+        return text if re.match(_SED_FILL_IN, text) else None
     if "$" not in text:
         return None
     braced = re.search(_BRACED, text)
@@ -73,9 +80,9 @@ def placeholder_in(text: Any) -> str | None:
 
 
 def is_fill_in(placeholder: str) -> bool:
-    """Whether `placeholder` is a documentation sample's value to fill in (`<N>`), not an
-    envsubst variable."""
-    return placeholder.startswith("<")
+    """Whether `placeholder` is a documentation sample's value to fill in (`<N>`,
+    `__NUM_NODES__`), not an envsubst variable."""
+    return placeholder.startswith(("<", "__"))
 
 
 def unknown_fields(
