@@ -445,7 +445,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.qos:gpu_pod_besteffort',
-        profile_fields=(),
+        profile_fields=('provider',),
     ),
     Rule(
         code='GPU610',

@@ -11,6 +11,11 @@ from gpulint.rules.base import CheckContext, Problem
 
 def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
     """QoS looks only at cpu and memory: a pod that asks only for GPUs is BestEffort."""
+    if ctx.profile is not None and ctx.profile.provider == "gke-autopilot":
+        # Autopilot gives a container that requests no cpu or memory its default requests
+        # (cloud.google.com/kubernetes-engine/docs/concepts/autopilot-resource-requests,
+        # "Default resource requests"): no pod it runs is BestEffort.
+        return
     for _, template in ctx.pod_templates():
         # A zero asks for nothing (`nvidia.com/gpu: "0"` beside a MIG slice): not named, and
         # a pod that asks only zeros asks no accelerator to be evicted from.
