@@ -24,6 +24,7 @@ from gpulint.replicas import (
     gang_parts,
     planned_pods,
     runs_on_every_node,
+    runs_to_completion,
 )
 from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.scheduling import (
@@ -34,7 +35,6 @@ from gpulint.scheduling import (
     usable,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import YMap
 
 # Other workloads a message names before `and N more`.
 _MAX_LISTED = 3
@@ -86,32 +86,8 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
             item.gpus,
             frozenset(p.name for p in pools),
             item.admission.assumption_text if uncertain else "",
-            _runs_to_completion(item.workload, item.template),
+            runs_to_completion(item.workload, item.template),
         )
-
-
-#: The restart policies of pods that run to completion (a Job's must be one of them).
-_FINITE = ("Never", "OnFailure")
-
-
-def _runs_to_completion(workload: Workload, template: PodTemplate) -> bool:
-    """Whether the pods are independent and end: a bare Pod or a Job's (a CronJob's) whose
-    restartPolicy is Never or OnFailure. An Indexed Job's pods are often one distributed
-    program whose pods wait for each other, holding their GPUs, and an operator's may be
-    started together: neither frees GPUs surely, so neither counts."""
-    if workload.gang or template.spec.get("restartPolicy") not in _FINITE:
-        return False
-    obj = workload.document.obj
-    kind, version = workload.kind, str(obj.get("apiVersion", ""))
-    if kind == "Pod":
-        return version == "v1"
-    if kind not in ("Job", "CronJob") or not version.startswith("batch/"):
-        return False
-    spec = obj.get("spec")
-    if kind == "CronJob":
-        job = spec.get("jobTemplate") if isinstance(spec, YMap) else None
-        spec = job.get("spec") if isinstance(job, YMap) else None
-    return not (isinstance(spec, YMap) and spec.get("completionMode") == "Indexed")
 
 
 def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
