@@ -46,7 +46,7 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 )
                 fix = _OPERATOR_FIX
             elif first.form == EMBEDDED:
-                reason = "that is in a manifest the workflow creates at run time"
+                reason = first.runs_in or "that is in a manifest the workflow creates at run time"
                 fix = _EMBEDDED_FIX
             elif first.form not in CHECKED_FORMS:
                 reason = f"no rule checks a request made with a {_FORMS[first.form]} yet"
