@@ -24,7 +24,7 @@ from gpulint.model import ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.profile.platforms import AUTOPILOT_GPU_RULES, COMPUTE_CLASS_LABEL
 from gpulint.quantity import format_quantity
-from gpulint.replicas import planned_pods, runs_on_every_node
+from gpulint.replicas import planned_pods, runs_on_every_node, runs_to_completion
 from gpulint.rules.base import CheckContext, GpuPlacement, Problem
 from gpulint.scheduling import (
     Filter,
@@ -1039,6 +1039,10 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
         nodes = sum(node_ceiling(p) for p in pools)
         if demand.count <= nodes:
             continue
+        # A finished pod no longer keeps others off its node: pods that run to completion
+        # take the nodes in turn.
+        in_turn = runs_to_completion(workload, template)
+        surplus = demand.count - nodes
         yield Problem.at(
             template.document,
             term.pos,
@@ -1046,9 +1050,15 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             f"{demand.source} asks for {demand.count} and the pools the pod can run on have at "
             f"most {nodes} node{'s' if nodes != 1 else ''} "
             f"({', '.join(f'{p.name}: {node_ceiling(p)}' for p in pools)}): "
-            f"{demand.count - nodes} stay Pending",
+            + (
+                f"{surplus} {'waits' if surplus == 1 else 'wait'} until earlier ones finish "
+                "(the pods run to completion)"
+                if in_turn
+                else f"{surplus} stay Pending"
+            ),
             f"Lower {demand.field} to {nodes}, raise maxNodes of the pools, or make the "
             f"anti-affinity preferredDuringSchedulingIgnoredDuringExecution.",
+            severity=Severity.WARNING if in_turn else None,
             involves=(demand.document,),  # the HPA that sets the count
         )
 
