@@ -311,16 +311,17 @@ def _record(
     what the engine checks."""
     candidates = registry() if options.rules is None else options.rules
     selected = tuple(r for r in candidates if config.is_selected(r.code, r.enabled))
+    profile = _with_platform(options.profile, config)
     record = Run(
         paths=tuple(paths),
         config=config,
         rules=selected,
-        profile=_with_platform(options.profile, config),
+        profile=profile,
         namespace=options.namespace,
         dry_run=options.dry_run,
         stdin=options.stdin,
         overlay=options.overlay,
-        render=options.render,
+        render=_for_release(options.render, config, profile),
         allow_empty=options.allow_empty,
         jobs=options.jobs,
         keep_checked=options.keep_checked,
@@ -331,6 +332,24 @@ def _record(
     )
     root = options.root
     return record if root is None else _from_root(record, root)
+
+
+def _for_release(
+    render: RenderOptions | None, config: Config, profile: ClusterProfile | None
+) -> RenderOptions | None:
+    """`render` with the release charts are rendered for: the one the run checks objects
+    against, when the config or the profile states it (a chart whose `kubeVersion:` excludes
+    helm's own default release renders for the cluster it is installed on)."""
+    if config.kubernetes_version is None and profile is None:
+        return render  # a plain run imports nothing more
+    from gpulint.render.options import RenderOptions
+    from gpulint.validation.apiversions import shown
+    from gpulint.validation.target import stated_release
+
+    found = stated_release(config.kubernetes_version, profile)
+    if found is None:
+        return render
+    return (render or RenderOptions())._replace(kube_version=shown(found))
 
 
 def _with_platform(profile: ClusterProfile | None, config: Config) -> ClusterProfile | None:

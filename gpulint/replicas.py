@@ -13,7 +13,7 @@ from gpulint.fields import mapping_at
 from gpulint.model import Document, DocumentKey, DocumentLike, PodTemplate, ReplicaCount, Workload
 from gpulint.quantity import format_quantity
 from gpulint.views import NamedTuple
-from gpulint.yamltree import Pos, YMap
+from gpulint.yamltree import Pos, YMap, YSeq
 
 
 class Autoscaler(NamedTuple):
@@ -24,6 +24,12 @@ class Autoscaler(NamedTuple):
     target_name: str
     max_replicas: int
     pos: Pos  # where maxReplicas is written
+    # When every metric is the utilization of a resource (the default, cpu, when it lists
+    # none): per metric, the resource and the container it reads ("" for every container).
+    # Utilization is usage over request: the HPA computes none for pods that do not request
+    # the resource. None: some metric needs no request (a value, a Pods or External metric).
+    utilization_of: tuple[tuple[str, str], ...] | None = None
+    min_replicas: int = 1
 
 
 def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
@@ -44,7 +50,57 @@ def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
             str(target.get("name", "")),
             maximum,
             spec.pos_of_key("maxReplicas"),
+            _utilization_metrics(document.ref.api_version, spec),
+            minimum if isinstance(minimum := spec.get("minReplicas", 1), int) else 1,
         )
+
+
+def _utilization_metrics(api_version: str, spec: YMap) -> tuple[tuple[str, str], ...] | None:
+    """Autoscaler.utilization_of of an HPA's spec, as the API defaults it: autoscaling/v1 has
+    only `targetCPUUtilizationPercentage`; v2 (and its betas) default an empty `metrics` to
+    80% cpu utilization (SetDefaults_HorizontalPodAutoscaler)."""
+    if api_version == "autoscaling/v1":
+        return (("cpu", ""),)
+    metrics = spec.get("metrics")
+    if metrics is None or (isinstance(metrics, YSeq) and not metrics):
+        return (("cpu", ""),)
+    if not isinstance(metrics, YSeq):
+        return None
+    found = []
+    for metric in metrics:
+        kind = metric.get("type") if isinstance(metric, YMap) else None
+        key = {"Resource": "resource", "ContainerResource": "containerResource"}.get(str(kind))
+        source = metric.get(key) if key is not None and isinstance(metric, YMap) else None
+        if not isinstance(source, YMap) or not isinstance(source.get("name"), str):
+            return None
+        target = source.get("target")
+        by_utilization = (
+            isinstance(target, YMap) and target.get("type") == "Utilization"
+        ) or "targetAverageUtilization" in source  # v2beta1
+        if not by_utilization:
+            return None
+        container = source.get("container", "") if key == "containerResource" else ""
+        found.append((source["name"], str(container)))
+    return tuple(found)
+
+
+def can_scale(scaler: Autoscaler, template: PodTemplate) -> bool:
+    """Whether the HPA can compute a replica count for pods of `template`: some metric needs no
+    request, or the pods request what one utilization metric reads, in every container it
+    reads (app containers and sidecars; replica_calculator.go calculatePodRequests: "missing
+    request for cpu"). When no metric can be computed the HPA keeps the count in its range and
+    never scales on load (computeReplicasForMetrics). A request the namespace's LimitRange
+    would default is not seen here: the HPA is then taken to scale by less than it may."""
+    if scaler.utilization_of is None or template.operator_resources:
+        return True
+    pod_level = mapping_at(template.spec, "resources", "requests")
+    for resource, container in scaler.utilization_of:
+        if not container and resource in pod_level:
+            return True  # pod-level resources: the HPA reads the pod's request
+        read = [c for c in template.app_containers if not container or c.name == container]
+        if read and all(resource in c.resources.effective_requests() for c in read):
+            return True
+    return False
 
 
 def autoscaler_for(workload: Workload, scalers: Iterable[Autoscaler]) -> Autoscaler | None:
@@ -91,6 +147,7 @@ def peak_replicas(
 
     With an HPA the peak is the larger of its maxReplicas and the written replica count: the
     HPA moves the count into its range, but a count above maxReplicas exists until it does.
+    An HPA that can compute no metric of the pods (`can_scale`) leaves the written count.
     """
     count = template.replicas if template is not None else workload.replicas
     if count is None:
@@ -114,6 +171,14 @@ def peak_replicas(
     if count.factors or not count.field:
         return peak  # an HPA scales a single replica count
     scaler = autoscaler_for(workload, scalers)
+    first = template if template is not None else next(iter(workload.templates), None)
+    if (
+        scaler is not None
+        and first is not None
+        and scaler.min_replicas <= count.value
+        and not can_scale(scaler, first)
+    ):
+        return peak  # the HPA keeps the written count: it never scales on load
     if scaler is not None and scaler.max_replicas >= count.value:
         return PeakReplicas(
             scaler.max_replicas, "maxReplicas", scaler.document, scaler.pos, scaler, count

@@ -276,6 +276,43 @@ def _embedded_requests(resource: YMap, path: list[Any], found: list[AcceleratorR
             )
 
 
+def _is_config_map(document: Document) -> bool:
+    ref = document.ref
+    return ref.kind == "ConfigMap" and api_group(ref.api_version) == ""
+
+
+def _config_map_requests(obj: YMap) -> list[AcceleratorRequest]:
+    """The accelerator requests of manifests a ConfigMap holds as text (`data` values): a pod
+    template a controller reads at run time (the ClearML k8s glue's `template.yaml`), at the
+    data key. Only a value naming `resources` and `limits` or `requests` is parsed (a substring
+    test, linear in any text); a value that does not parse as YAML (a script, an INI file)
+    holds none."""
+    data = obj.get("data")
+    if type(data) is not YMap:
+        return []
+    found: list[AcceleratorRequest] = []
+    for key, text in data.items():
+        if type(text) is not str or "resources" not in text:
+            continue
+        if "limits" not in text and "requests" not in text:
+            continue
+        pos = data.pos_of_key(key)
+        where = f"data.{key}" if re.fullmatch(r"[A-Za-z_][\w.-]*", str(key)) else "data"
+        runs_in = (
+            f"that is in text the ConfigMap holds (`{shown(key)}`), which only the program "
+            "reading it turns into pods"
+        )
+        for document in parse(text).documents:
+            if type(document.value) is YMap:
+                found.extend(
+                    AcceleratorRequest(
+                        r.what, f"{where}: {r.field}", pos, (id(data),), EMBEDDED, runs_in
+                    )
+                    for r in accelerator_requests(document.value)
+                )
+    return found
+
+
 def _is_claim(item: Any) -> bool:
     return isinstance(item, YMap) and isinstance(item.get("name"), str) and "/" not in item["name"]
 
@@ -387,6 +424,9 @@ def unchecked(
     of enumerating those mappings and lists again.
     """
     if workload is None and holds_no_requests(document):
+        if _is_config_map(document):
+            embedded = _config_map_requests(document.obj)
+            return Unchecked(document, tuple(embedded)) if embedded else None
         return None
     walked = {} if walked is None else walked
     read: set[int] = set()

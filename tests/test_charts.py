@@ -602,3 +602,76 @@ def test_a_chart_whose_dependency_only_a_repository_has_is_a_warning_and_the_res
         "not in its `charts/`; run `helm dependency build` on the chart where the network is "
         "reachable, then check again"
     )
+
+
+# A chart that supports the releases up to 1.32 only, as many published charts say: helm
+# refuses it for its own default release (newer), and renders it for the cluster's.
+KUBE_VERSION_CHART = {
+    "chart/Chart.yaml": (
+        'apiVersion: v2\nname: app\nversion: 0.1.0\nkubeVersion: ">= 1.21.0-0 < 1.33.0-0"\n'
+    ),
+    "chart/values.yaml": "gpus: 1\n",
+    "chart/templates/pod.yaml": (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+        "    rendered-for: {{ .Capabilities.KubeVersion.Version | quote }}\nspec:\n"
+        "  containers:\n  - name: c\n    image: x\n"
+        "    resources: {limits: {nvidia.com/gpu: {{ .Values.gpus }}}}\n"
+    ),
+}
+
+
+def test_a_chart_is_rendered_for_the_release_of_the_cluster_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    write_files(tmp_path, KUBE_VERSION_CHART)
+    shutil.copy(FIXTURES / PROFILE, tmp_path / ".profile.yaml")  # kubernetesVersion "1.31"
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "--format", "json", "--profile", ".profile.yaml", "chart")
+    assert result.exit_code == 0, result.output  # a warning only
+    findings = json.loads(result.stdout)["findings"]
+    # Rendered, so checked: a pod that asks only for a GPU is BestEffort.
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [
+        ("GPU601", "chart/templates/pod.yaml", 11),
+    ]
+
+
+def test_the_configs_kubernetes_version_is_the_release_a_chart_is_rendered_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    write_files(tmp_path, {**KUBE_VERSION_CHART, ".gpulint.yaml": 'kubernetesVersion: "1.32"\n'})
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--format", "json", "chart")
+    assert result.exit_code == 0, result.output
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["path"], f["line"]) for f in findings] == [
+        ("GPU601", "chart/templates/pod.yaml", 11),
+    ]
+
+
+def test_a_chart_refused_for_helms_default_release_names_the_release_to_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    # Without a stated release helm renders for its own, which the chart excludes: the chart
+    # is not broken, the run lacks the cluster's release. The warning is at `kubeVersion:`.
+    write_files(tmp_path, KUBE_VERSION_CHART)
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "--format", "json", "chart")
+    assert result.exit_code == 0, result.output
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert (finding["code"], finding["path"], finding["line"], finding["column"]) == (
+        "GPU030",
+        "chart/Chart.yaml",
+        4,
+        1,
+    )
+    assert "chart requires kubeVersion: >= 1.21.0-0 < 1.33.0-0" in finding["message"]
+    assert finding["fix"] == (
+        "State the cluster's release, `kubernetesVersion:` in the config or a cluster profile "
+        "that gives it (`--profile`): the chart is then rendered for that release."
+    )
+    # A stated release the chart excludes: the fix says so.
+    (tmp_path / ".gpulint.yaml").write_text('kubernetesVersion: "1.34"\n')
+    result = run("check", "--format", "json", "chart")
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert "incompatible with Kubernetes v1.34.0" in finding["message"]
+    assert finding["fix"].startswith("The chart does not support Kubernetes 1.34, the release")

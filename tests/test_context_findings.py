@@ -114,6 +114,10 @@ spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: wide}
   maxReplicas: 200
   minReplicas: 100
+  # A value target: the pods request no cpu, which a utilization target would need.
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: AverageValue, averageValue: 500m}}
 """
 
 

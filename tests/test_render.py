@@ -507,3 +507,34 @@ def test_the_lines_every_render_prints_once_are_outside_control_and_actions() ->
         ]
     )
     assert _unconditional_lines(template) == {1, 10, 16, 18}
+
+
+def test_a_chart_is_rendered_for_the_release_given_and_keeps_a_render_per_release(
+    helm: Path, tmp_path: Path
+) -> None:
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(
+        'apiVersion: v2\nname: app\nversion: 0.1.0\nkubeVersion: "< 1.33.0-0"\n'
+    )
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+        "data: {release: {{ .Capabilities.KubeVersion.Version | quote }}}\n"
+    )
+    cache = tmp_path / "cache"
+    assert 'release: "v1.31.0"' in render_chart(HelmRender(chart, "a", kube_version="1.31"), cache)
+    # The cache keeps each release's render apart.
+    assert 'release: "v1.32.0"' in render_chart(HelmRender(chart, "a", kube_version="1.32"), cache)
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(chart, "a"), cache)  # helm's default release, newer
+    assert "chart requires kubeVersion: < 1.33.0-0" in str(caught.value)
+    assert caught.value.pos == (4, 1)
+
+
+def test_only_a_release_number_becomes_helms_kube_version() -> None:
+    # The profile and the config come with the pull request: what is not `MAJOR.MINOR` is
+    # never passed to helm.
+    assert "--kube-version=1.31.0" in HelmRender(NIM, "a", kube_version="1.31").arguments(NIM)
+    for written in ("1.31 --set=x=1", "v1.31", "1", "1.31.2"):
+        arguments = HelmRender(NIM, "a", kube_version=written).arguments(NIM)
+        assert not any(a.startswith("--kube-version") for a in arguments)

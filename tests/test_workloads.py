@@ -20,7 +20,7 @@ spec:
   replicas: 4
   template:
     spec:
-      containers: [{name: c}]
+      containers: [{name: c, resources: {requests: {cpu: "1"}}}]
 """
 HPA = """\
 ---
@@ -49,6 +49,72 @@ def test_an_hpa_with_a_higher_max_sets_the_peak_at_its_max_replicas() -> None:
     peak = _peak(DEPLOYMENT + HPA % 10)
     assert (peak.count, peak.field, peak.pos) == (10, "maxReplicas", (15, 3))
     assert peak.document.ref.kind == "HorizontalPodAutoscaler"
+
+
+def _scaled(container: str, hpa_spec: str, api_version: str = "autoscaling/v2") -> int:
+    """The peak of a Deployment of 2 replicas with `container`, under an HPA of 10."""
+    return _peak(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
+        f"  replicas: 2\n  template:\n    spec:\n      containers: [{container}]\n---\n"
+        f"apiVersion: {api_version}\nkind: HorizontalPodAutoscaler\nmetadata: {{name: web}}\n"
+        "spec:\n  scaleTargetRef: {kind: Deployment, name: web}\n  maxReplicas: 10\n"
+        f"{hpa_spec}"
+    ).count
+
+
+CPU = "{name: c, resources: {requests: {cpu: 1}}}"
+GPU_ONLY = "{name: c, resources: {limits: {nvidia.com/gpu: 1}}}"
+CPU_LIMIT = "{name: c, resources: {limits: {cpu: 1, nvidia.com/gpu: 1}}}"
+UTILIZATION = (
+    "  metrics:\n  - type: Resource\n    resource: {name: %s, target: {type: Utilization}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("container", "hpa_spec", "api_version", "peak"),
+    [
+        # No metrics: the API's default, 80% cpu utilization, which needs a cpu request.
+        (GPU_ONLY, "", "autoscaling/v2", 2),
+        (CPU, "", "autoscaling/v2", 10),
+        (CPU_LIMIT, "", "autoscaling/v2", 10),  # the request defaults to the limit
+        (GPU_ONLY, "  targetCPUUtilizationPercentage: 50\n", "autoscaling/v1", 2),
+        (CPU, "  targetCPUUtilizationPercentage: 50\n", "autoscaling/v1", 10),
+        (CPU, UTILIZATION % "memory", "autoscaling/v2", 2),
+        (CPU, UTILIZATION % "memory" + UTILIZATION.split("\n", 1)[1] % "cpu", "autoscaling/v2", 10),
+        # A value target, a Pods or External metric need no request.
+        (
+            GPU_ONLY,
+            "  metrics:\n  - type: Resource\n"
+            "    resource: {name: cpu, target: {type: AverageValue, averageValue: 1}}\n",
+            "autoscaling/v2",
+            10,
+        ),
+        (GPU_ONLY, "  metrics:\n  - type: External\n    external: {}\n", "autoscaling/v2", 10),
+        # v2beta1 writes the utilization on the source.
+        (
+            GPU_ONLY,
+            "  metrics:\n  - type: Resource\n"
+            "    resource: {name: cpu, targetAverageUtilization: 50}\n",
+            "autoscaling/v2beta1",
+            2,
+        ),
+        # A container metric reads its container only.
+        (
+            f"{CPU}, {{name: side, image: x}}",
+            "  metrics:\n  - type: ContainerResource\n"
+            "    containerResource: {name: cpu, container: c, target: {type: Utilization}}\n",
+            "autoscaling/v2",
+            10,
+        ),
+        (f"{CPU}, {{name: side, image: x}}", "", "autoscaling/v2", 2),
+    ],
+)
+def test_an_hpa_that_computes_no_metric_of_its_pods_never_scales_them(
+    container: str, hpa_spec: str, api_version: str, peak: int
+) -> None:
+    # Utilization is usage over request: pods without the request give the HPA no metric
+    # ("missing request for cpu"), and it keeps the written count.
+    assert _scaled(container, hpa_spec, api_version) == peak
 
 
 def test_replicas_above_the_hpa_max_still_exist_until_the_hpa_acts() -> None:

@@ -17,6 +17,7 @@ from gpulint.render.confine import checked_files, is_inside, read_text, regular_
 from gpulint.render.tools import (
     RenderError,
     RenderRun,
+    ToolFailed,
     Unbuildable,
     find_tool,
     run_tool,
@@ -53,6 +54,10 @@ _PROBE_LIMIT = 64
 #: The release `helm template` names when given none: used for a chart whose `name:` is not a
 #: valid release name.
 DEFAULT_RELEASE = "release-name"
+#: A Kubernetes release as `--kube-version` takes it (gpulint passes `MAJOR.MINOR`).
+KUBE_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,4}")
+#: helm's refusal of a chart whose `kubeVersion:` excludes the release it renders for.
+_KUBE_VERSION_REFUSED = "chart requires kubeVersion"
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,9 @@ class HelmRender:
     namespace: str | None = None
     values: tuple[Path, ...] = ()
     set_values: tuple[str, ...] = ()
+    # The cluster's release, `1.32`: what `.Capabilities.KubeVersion` says and a chart's
+    # `kubeVersion:` is checked against. None: helm's default (the release it was built for).
+    kube_version: str | None = None
 
     def arguments(
         self,
@@ -82,6 +90,8 @@ class HelmRender:
         args = []
         if self.namespace:
             args.append(f"--namespace={self.namespace}")
+        if self.kube_version and KUBE_VERSION.fullmatch(self.kube_version):
+            args.append(f"--kube-version={self.kube_version}.0")
         for api in api_versions:
             args.append(f"--api-versions={api}")
         for path in self.values if values is None else values:
@@ -192,9 +202,34 @@ def render_chart(
     with _ready_chart(request.chart, local, helm, run) as chart:
         arguments = request.arguments(Path(os.path.abspath(chart)), values, apis)
         command = [helm, "template", *arguments]
-        text = run_tool(command, _what(request), run)
+        try:
+            text = run_tool(command, _what(request), run)
+        except ToolFailed as exc:
+            raise _kube_version_refused(exc, request) from None
     write_render(cache_dir, key, text)
     return text
+
+
+def _kube_version_refused(exc: ToolFailed, request: HelmRender) -> ToolFailed:
+    """`exc`, at the chart's `kubeVersion:` with a fix naming the release to state, when helm
+    refused the chart for the release it rendered for (its own default, unless the run stated
+    the cluster's): a chart for the clusters it supports is not a broken chart."""
+    if _KUBE_VERSION_REFUSED not in str(exc):
+        return exc
+    metadata = chart_metadata(request.chart)
+    if request.kube_version:
+        fix = (
+            f"The chart does not support Kubernetes {request.kube_version}, the release of the "
+            "cluster profile (or the config's `kubernetesVersion:`): use a version of the chart "
+            "that does, or correct the release stated."
+        )
+    else:
+        fix = (
+            "State the cluster's release, `kubernetesVersion:` in the config or a cluster "
+            "profile that gives it (`--profile`): the chart is then rendered for that release."
+        )
+    pos = metadata.pos_of_key("kubeVersion") if "kubeVersion" in metadata else None
+    return ToolFailed(str(exc), pos, fix)
 
 
 def probed_apis(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...]:

@@ -48,6 +48,9 @@ class RenderOptions(NamedTuple):
     #: The named cluster a run checks (gpulint.clusters): values sets bound to others are
     #: not rendered. None: every values set.
     cluster: str | None = None
+    #: The release of the cluster a run checks, `1.32` (the config's `kubernetesVersion:`, else
+    #: the profile's): charts are rendered for it (helm's `--kube-version`). None: helm's default.
+    kube_version: str | None = None
 
     def cache_path(self) -> Path | None:
         """Where renders are kept: next to the profile cache; None with --no-cache."""

@@ -122,7 +122,7 @@ def _not_rendered(directory: str, kind: str, exc: GpulintError) -> RenderedInput
     # Reported at the chart's own file: the directory it names goes without saying.
     for prefix in (directory, os.path.abspath(directory)):
         message = message.removeprefix(f"{prefix}: ")
-    if isinstance(exc, Unbuildable):
+    if isinstance(exc, RenderError):
         return RenderedInput(name, b"", RenderFailure(message, exc.pos or (1, 1), exc.fix))
     return RenderedInput(name, b"", RenderFailure(message))
 
@@ -154,7 +154,9 @@ def _chart_inputs(
         if from_config:
             # The config comes with the pull request; the command line is the user's own.
             _values_inside(chart, values, directory, run)
-        request = HelmRender(chart, release, namespace, values, tuple(values_set.set_values))
+        request = HelmRender(
+            chart, release, namespace, values, tuple(values_set.set_values), options.kube_version
+        )
         text = render_chart(request, cache_dir, run=run)
         label = directory if values_set.name is None else f"{directory}[{values_set.name}]"
         origin = HelmOrigin(request, label, directory, cache_dir, run=run)

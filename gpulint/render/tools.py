@@ -28,7 +28,14 @@ DEAD_PROXY = "http://127.0.0.1:9"
 
 
 class RenderError(GpulintError):
-    """A chart or overlay that cannot be rendered: the tool's own message, exit 2."""
+    """A chart or overlay that cannot be rendered: the tool's own message, exit 2; at `pos` in
+    its Chart.yaml or kustomization when known, with `fix` when there is one better than
+    GPU030's."""
+
+    def __init__(self, message: str, pos: tuple[int, int] | None = None, fix: str | None = None):
+        super().__init__(message)
+        self.pos = pos
+        self.fix = fix
 
 
 class ToolInTree(GpulintError):
@@ -47,13 +54,7 @@ class Unbuildable(RenderError):
     """A chart or overlay that cannot be built from what the tree holds: a chart dependency
     that only a repository has, an overlay entry naming a file that is not there (kustomize
     would try it as a remote). Nothing is fetched or built; that render is skipped with a
-    note, as a failing tool's is: at `pos` in its Chart.yaml or kustomization when known,
-    with `fix` when there is one better than the rule's."""
-
-    def __init__(self, message: str, pos: tuple[int, int] | None = None, fix: str | None = None):
-        super().__init__(message)
-        self.pos = pos
-        self.fix = fix
+    note, as a failing tool's is."""
 
 
 class RenderTimeout(RenderError):

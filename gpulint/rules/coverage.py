@@ -46,8 +46,9 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
                 )
                 fix = _OPERATOR_FIX
             elif first.form == EMBEDDED:
-                reason = "that is in a manifest the workflow creates at run time"
-                fix = _EMBEDDED_FIX
+                reason = first.runs_in or "that is in a manifest the workflow creates at run time"
+                # A ConfigMap's text (runs_in says so) may be a bare pod template, no object.
+                fix = _HELD_AS_TEXT_FIX if first.runs_in else _EMBEDDED_FIX
             elif first.form not in CHECKED_FORMS:
                 reason = f"no rule checks a request made with a {_FORMS[first.form]} yet"
                 fix = _UNREAD_FORM_FIX
@@ -142,6 +143,10 @@ _OPERATOR_FIX = (
 )
 _EMBEDDED_FIX = (
     "Check the embedded manifest on its own: write it to a file and run `gpulint check` on it."
+)
+_HELD_AS_TEXT_FIX = (
+    "Check the pods the program creates from it (`kubectl get pods -o yaml | gpulint check -`), "
+    "or write the text to a file as a Pod (`apiVersion: v1`, `kind: Pod`) and check that."
 )
 _UNREAD_FORM_FIX = (
     "Nothing to change in the manifest for gpulint: check that the cluster can allocate the "

@@ -8,6 +8,7 @@ from gpulint.validation.apiversions import Release, release, shown
 from gpulint.views import NamedTuple
 
 if TYPE_CHECKING:
+    from gpulint.profile.model import ClusterProfile
     from gpulint.rules.base import CheckContext
 
 #: The newest release gpulint knows of: the default target without a stated version.
@@ -52,6 +53,20 @@ def target_of(ctx: CheckContext) -> Target:
         if found is not None:
             return Target(found, "the cluster profile's minimumKubernetesVersion")
     return Target(newest, "the default")
+
+
+def stated_release(stated: str | None, profile: ClusterProfile | None) -> Release | None:
+    """The release `target_of` takes from the config's `kubernetesVersion` (`stated`) or the
+    cluster profile (its version, else its minimum); None when neither states one. Charts are
+    rendered for it (gpulint.render), so a chart sees the release its objects are checked
+    against."""
+    candidates = (stated,)
+    if profile is not None:
+        candidates += (profile.kubernetes_version, profile.minimum_kubernetes_version)
+    for text in candidates:
+        if text and (found := release(str(text))) is not None:
+            return found
+    return None
 
 
 def _newest() -> Release:
