@@ -317,3 +317,27 @@ def pod_demand(
         label = singular if peak.count == 1 else plural
     surge = rollout_surge(workload, peak.count)
     return PodDemand(workload, template, peak.count, label, surge, peak.document, peak.pos)
+
+
+#: The restart policies of pods that run to completion (a Job's must be one of them).
+_FINITE = ("Never", "OnFailure")
+
+
+def runs_to_completion(workload: Workload, template: PodTemplate) -> bool:
+    """Whether the pods are independent and end: a bare Pod or a Job's (a CronJob's) whose
+    restartPolicy is Never or OnFailure. An Indexed Job's pods are often one distributed
+    program whose pods wait for each other, holding their GPUs, and an operator's may be
+    started together: neither frees GPUs surely, so neither counts."""
+    if workload.gang or template.spec.get("restartPolicy") not in _FINITE:
+        return False
+    obj = workload.document.obj
+    kind, version = workload.kind, str(obj.get("apiVersion", ""))
+    if kind == "Pod":
+        return version == "v1"
+    if kind not in ("Job", "CronJob") or not version.startswith("batch/"):
+        return False
+    spec = obj.get("spec")
+    if kind == "CronJob":
+        job = spec.get("jobTemplate") if isinstance(spec, YMap) else None
+        spec = job.get("spec") if isinstance(job, YMap) else None
+    return not (isinstance(spec, YMap) and spec.get("completionMode") == "Indexed")

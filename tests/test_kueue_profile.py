@@ -142,8 +142,8 @@ def test_queued_jobs_that_fit_alone_wait_their_turn() -> None:
     result = CliRunner().invoke(main, [*args, str(cases / "GPU201-kueue-queued.yaml")])
     findings = json.loads(result.stdout)["findings"]
     assert [(f["code"], f["line"], f["severity"]) for f in findings] == [
-        ("GPU201", 12, "warning"),
-        ("GPU201", 34, "warning"),
+        ("GPU201", 13, "warning"),
+        ("GPU201", 35, "warning"),
     ]
     assert findings[0]["message"] == (
         "Job/ml/finetune-a needs 8 nvidia.com/gpu (parallelism: 2 × 4 per pod), which pool g5 "
@@ -151,7 +151,19 @@ def test_queued_jobs_that_fit_alone_wait_their_turn() -> None:
         "ClusterQueue team-a admits it when enough of them finish, so it is queued behind the "
         "others"
     )
-    # Without the queues, the same Jobs are an error: 4 GPUs worth of pods stay Pending.
+    # Without the queues, the scheduler takes their pods in turn as others finish: a warning.
     plain = CliRunner().invoke(main, [*args[:-2], str(cases / "GPU201-kueue-queued.yaml")])
-    severities = {f["severity"] for f in json.loads(plain.stdout)["findings"]}
-    assert severities == {"error"}
+    found = json.loads(plain.stdout)["findings"]
+    assert {f["severity"] for f in found} == {"warning"}
+    assert found[0]["message"].endswith(
+        "4 nvidia.com/gpu worth of pods wait until pods that run to completion (Jobs) free "
+        "their GPUs, then run"
+    )
+    # Indexed, their pods may wait for each other while holding GPUs: an error.
+    indexed = (
+        (cases / "GPU201-kueue-queued.yaml")
+        .read_text()
+        .replace("  parallelism: 2", "  completionMode: Indexed\n  parallelism: 2")
+    )
+    plain = CliRunner().invoke(main, [*args[:-2], "-"], input=indexed)
+    assert {f["severity"] for f in json.loads(plain.stdout)["findings"]} == {"error"}

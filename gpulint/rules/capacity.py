@@ -24,6 +24,7 @@ from gpulint.replicas import (
     gang_parts,
     planned_pods,
     runs_on_every_node,
+    runs_to_completion,
 )
 from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.scheduling import (
@@ -49,6 +50,9 @@ class GpuDemand(NamedTuple):
     pools: frozenset[str]
     # The admission assumption its pools rest on ("": none; docs/platforms.md).
     assumption: str = ""
+    # Its pods run to completion (restartPolicy Never or OnFailure, no gang): they free their
+    # GPUs when done, so pods waiting for them run in turn rather than never.
+    finite: bool = False
 
     def total(self, resource: str) -> Decimal:
         """GPUs of `resource` all planned pods hold together."""
@@ -86,6 +90,7 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
             item.gpus,
             frozenset(p.name for p in pools),
             item.admission.assumption_text if uncertain else "",
+            runs_to_completion(item.workload, item.template),
         )
 
 
@@ -155,6 +160,11 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             if queue is not None and demand.total(resource) <= have:
                 yield _queued_problem(demand, resource, sharing, have, pools, queue)
                 continue
+            # Pods that run to completion free their GPUs: when what never ends (the others
+            # that do not, and this workload's pods, or one of them if they end too) fits,
+            # every pod runs in its turn.
+            lasting = sharing.lasting + (per_pod if demand.finite else demand.total(resource))
+            in_turn = lasting <= have
             # Pods counted where they surely run: where an admission assumption could move
             # some of them, the verdict is a warning naming it.
             # (Each group's are gathered once: a group may hold thousands of workloads.)
@@ -167,7 +177,16 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             if said is None:
                 said = can_have[demand.pools, resource] = _can_have(pools, resource, have)
             yield _capacity_problem(
-                demand, resource, per_pod, sharing, need, have, pools, said, tuple(assumptions)
+                demand,
+                resource,
+                per_pod,
+                sharing,
+                need,
+                have,
+                pools,
+                said,
+                tuple(assumptions),
+                in_turn,
             )
 
 
@@ -231,6 +250,7 @@ class PoolGroup(NamedTuple):
     files: frozenset[str] = frozenset()  # where the members and their HPAs are written
     # The admission assumptions the members' pools rest on, each once, in the members' order.
     assumptions: tuple[str, ...] = ()
+    lasting: Decimal = Decimal(0)  # GPUs of the members whose pods do not run to completion
 
 
 def _assumptions_of(groups: Iterable[PoolGroup]) -> Iterator[str]:
@@ -255,6 +275,7 @@ def _group(
             for path in (d.workload.document.file.path, d.planned.document.file.path)
         ),
         tuple(dict.fromkeys(d.assumption for d in members if d.assumption)),
+        sum((d.total(resource) for d in found if not d.finite), Decimal(0)),
     )
 
 
@@ -285,6 +306,7 @@ class Sharing(NamedTuple):
     largest: tuple[GpuDemand, ...]  # the biggest of them, for the message
     count: int  # how many there are
     groups: tuple[PoolGroup, ...] = ()  # theirs (with the demands left out)
+    lasting: Decimal = Decimal(0)  # what of `confined` pods that do not run to completion hold
 
     @classmethod
     def of(
@@ -299,28 +321,37 @@ class Sharing(NamedTuple):
         A group can take no more than its pools hold; what overflows a smaller set of pools is
         reported on those workloads, not again on every larger set that contains them.
         """
-        minus: dict[frozenset[str], tuple[int, Decimal]] = {}
+        zero = Decimal(0)
+        minus: dict[frozenset[str], tuple[int, Decimal, Decimal]] = {}
         for demand in left_out:
             if resource in demand.gpus:
-                count, total = minus.get(demand.pools, (0, Decimal(0)))
-                minus[demand.pools] = (count + 1, total + demand.total(resource))
+                count, total, lasting = minus.get(demand.pools, (0, zero, zero))
+                own = demand.total(resource)
+                minus[demand.pools] = (
+                    count + 1,
+                    total + own,
+                    lasting + (zero if demand.finite else own),
+                )
         skip = {id(d) for d in left_out}
-        confined, count, largest, within = Decimal(0), 0, [], []
+        confined, lasting, count, largest, within = zero, zero, 0, [], []
         for group in groups:
             if not group.pools <= pools:
                 continue
             within.append(group)
-            skipped, skipped_total = minus.get(group.pools, (0, Decimal(0)))
+            skipped, skipped_total, skipped_lasting = minus.get(group.pools, (0, zero, zero))
             others = group.total - skipped_total
+            others_lasting = group.lasting - skipped_lasting
             # Capped only on a smaller set of pools: on the judged one's own pools, every
             # workload's message adds up to the same total, and the overflow is that total
             # less the room.
-            confined += others if group.pools == pools else min(others, group.room)
+            own_pools = group.pools == pools
+            confined += others if own_pools else min(others, group.room)
+            lasting += others_lasting if own_pools else min(others_lasting, group.room)
             count += len(group.members) - skipped
             kept = (d for d in group.members if id(d) not in skip)
             largest.extend(itertools.islice(kept, _MAX_LISTED))
         largest.sort(key=lambda d: d.total(resource), reverse=True)
-        return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within))
+        return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within), lasting)
 
     def involved(self, *own: DocumentLike) -> Involved:
         """`own` and every workload counted, with the HPAs that set their counts: what a
@@ -606,7 +637,10 @@ def _capacity_problem(
     pools: tuple[Pool, ...],
     can_have: str,
     assumptions: tuple[str, ...] = (),
+    in_turn: bool = False,
 ) -> Problem:
+    """Pods that the pools cannot hold at once: stuck (an error), or, where the surplus is
+    pods that run to completion and what never ends fits (`in_turn`), waiting their turn."""
     own = demand.total(resource)
     text = (
         f"{demand.workload.document.ref} needs {format_quantity(own)} {resource} "
@@ -615,15 +649,22 @@ def _capacity_problem(
     if sharing.count:
         text += f"; with {sharing.describe(resource)}, which can only run on the same pools, "
         text += f"that is {format_quantity(need)}"
-    text += (
-        f", but {can_have}: {format_quantity(need - have)} {resource} worth of pods stay Pending"
-    )
+    excess = format_quantity(need - have)
+    if in_turn:
+        text += (
+            f", but {can_have}: {excess} {resource} worth of pods wait until pods that run to "
+            f"completion (Jobs) free their GPUs, then run"
+        )
+    else:
+        text += f", but {can_have}: {excess} {resource} worth of pods stay Pending"
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
     others_need = need - own
     fits = max(0, math.floor((have - others_need) / per_pod)) if have > others_need else 0
     grow = _grow(pools, resource, need - have)
-    if fits >= 1 and demand.planned.field:
+    if in_turn:
+        fix = f"None needed if the wait is acceptable; to run them all at once, {grow}."
+    elif fits >= 1 and demand.planned.field:
         fix = f"Lower {demand.planned.field} to {fits}, or {grow}."
     else:
         fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
@@ -633,7 +674,7 @@ def _capacity_problem(
         text,
         fix,
         names_workload=True,
-        severity=Severity.WARNING if assumptions else None,
+        severity=Severity.WARNING if assumptions or in_turn else None,
         involves=sharing.involved(demand.workload.document),
     )
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from gpulint.data.image_sizes import IMAGE_SIZES, ImageSize
 from gpulint.gpus import gpu_requests
 from gpulint.images import reference_problem
 from gpulint.rules.base import CheckContext, Problem
+
+if TYPE_CHECKING:
+    from gpulint.model import Container, PodTemplate
 
 #: Registry and namespace prefixes Docker Hub references may carry.
 _HUB_PREFIXES = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
@@ -44,75 +48,76 @@ def implies_always(image: str) -> bool:
     return not colon or tag == "latest"
 
 
-def always_pull_multi_gb_gpu_image(ctx: CheckContext) -> Iterator[Problem]:
-    """imagePullPolicy Always (written, or implied by `:latest`) on a GPU pod's multi-GB image."""
+def _gpu_pod_images(ctx: CheckContext) -> Iterator[tuple[PodTemplate, Container, str]]:
+    """Each container of a GPU pod that names its image, with the image."""
     for _, template in ctx.pod_templates():
         if not gpu_requests(template):
             continue
         for container in template.containers:
-            node = container.node
-            image = node.get("image")
-            if not isinstance(image, str):
-                continue
-            row = image_size(image)
-            if row is None:
-                continue
-            policy = node.get("imagePullPolicy")
-            what = f"{row.family}, about {row.gigabytes:g} GB (source: {row.source})"
-            cost = (
-                "every start of this GPU pod asks the registry for the tag, and when the tag has "
-                "moved the kubelet pulls the new layers while the GPUs wait; a registry outage or "
-                "rate limit keeps the pod from starting"
+            image = container.node.get("image")
+            if isinstance(image, str):
+                yield template, container, image
+
+
+def always_pull_multi_gb_gpu_image(ctx: CheckContext) -> Iterator[Problem]:
+    """imagePullPolicy Always (written, or implied by `:latest`) on a GPU pod's multi-GB image."""
+    for template, container, image in _gpu_pod_images(ctx):
+        node = container.node
+        row = image_size(image)
+        if row is None:
+            continue
+        policy = node.get("imagePullPolicy")
+        what = f"{row.family}, about {row.gigabytes:g} GB (source: {row.source})"
+        cost = (
+            "every start of this GPU pod asks the registry for the tag, and when the tag has "
+            "moved the kubelet pulls the new layers while the GPUs wait; a registry outage or "
+            "rate limit keeps the pod from starting"
+        )
+        if policy == "Always":
+            yield Problem.at(
+                template.document,
+                node.pos_of_value("imagePullPolicy"),
+                f"imagePullPolicy: Always on {image}, {what}: {cost}",
+                f"Pin a release tag or a digest in container `{container.name}` and set "
+                "imagePullPolicy: IfNotPresent.",
             )
-            if policy == "Always":
-                yield Problem.at(
-                    template.document,
-                    node.pos_of_value("imagePullPolicy"),
-                    f"imagePullPolicy: Always on {image}, {what}: {cost}",
-                    f"Pin a release tag or a digest in container `{container.name}` and set "
-                    "imagePullPolicy: IfNotPresent.",
-                )
-            elif policy is None and implies_always(image):
-                untagged = ":" not in image.rpartition("/")[2]
-                tagged = "no tag" if untagged else "the tag latest"
-                yield Problem.at(
-                    template.document,
-                    node.pos_of_value("image"),
-                    f"{image} has {tagged} and no imagePullPolicy, which then defaults to "
-                    f"Always; it is {what}: {cost}",
-                    f"Pin a release tag or a digest in container `{container.name}` (the "
-                    "default is then IfNotPresent).",
-                )
+        elif policy is None and implies_always(image):
+            untagged = ":" not in image.rpartition("/")[2]
+            tagged = "no tag" if untagged else "the tag latest"
+            yield Problem.at(
+                template.document,
+                node.pos_of_value("image"),
+                f"{image} has {tagged} and no imagePullPolicy, which then defaults to "
+                f"Always; it is {what}: {cost}",
+                f"Pin a release tag or a digest in container `{container.name}` (the "
+                "default is then IfNotPresent).",
+            )
 
 
 def invalid_image_reference(ctx: CheckContext) -> Iterator[Problem]:
     """A container of a GPU pod whose image the API server or the kubelet refuses to read."""
-    for _, template in ctx.pod_templates():
-        if not gpu_requests(template):
+    for template, container, image in _gpu_pod_images(ctx):
+        node = container.node
+        # A template's value (`${IMAGE}`, `{{ .image }}`, `<your-image>`) is not judged.
+        if any(mark in image for mark in "${}<>"):
             continue
-        for container in template.containers:
-            node = container.node
-            image = node.get("image")
-            # A template's value (`${IMAGE}`, `{{ .image }}`, `<your-image>`) is not judged.
-            if not isinstance(image, str) or any(mark in image for mark in "${}<>"):
-                continue
-            if image != image.strip():
-                what = (
-                    "starts or ends with whitespace: the API server refuses the pod "
-                    "(`must not have leading or trailing whitespace`)"
-                )
-            else:
-                problem = reference_problem(image)
-                if problem is None:
-                    continue
-                what = (
-                    f"{problem}: the pod is scheduled and holds its GPUs, but the kubelet never "
-                    "pulls the image (`InvalidImageName`) and the container never starts"
-                )
-            yield Problem.at(
-                template.document,
-                node.pos_of_value("image"),
-                f"image `{image}` of container `{container.name}` {what}",
-                "Write the reference as the registry shows it: `registry/path/name:tag`, the "
-                "path in lowercase.",
+        if image != image.strip():
+            what = (
+                "starts or ends with whitespace: the API server refuses the pod "
+                "(`must not have leading or trailing whitespace`)"
             )
+        else:
+            problem = reference_problem(image)
+            if problem is None:
+                continue
+            what = (
+                f"{problem}: the pod is scheduled and holds its GPUs, but the kubelet never "
+                "pulls the image (`InvalidImageName`) and the container never starts"
+            )
+        yield Problem.at(
+            template.document,
+            node.pos_of_value("image"),
+            f"image `{image}` of container `{container.name}` {what}",
+            "Write the reference as the registry shows it: `registry/path/name:tag`, the "
+            "path in lowercase.",
+        )

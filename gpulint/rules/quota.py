@@ -23,6 +23,7 @@ from gpulint.model import (
     Document,
     DocumentLike,
     PodTemplate,
+    Severity,
     Workload,
 )
 from gpulint.profile.model import LimitRangeItem, ResourceQuota
@@ -36,7 +37,13 @@ from gpulint.profile.policy import (
     quotas_in_effect,
 )
 from gpulint.quantity import format_quantity, parse_quantity
-from gpulint.replicas import PodDemand, describe_gang, gang_parts, pod_demand
+from gpulint.replicas import (
+    PodDemand,
+    describe_gang,
+    gang_parts,
+    pod_demand,
+    runs_to_completion,
+)
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import Pos, YMap, YSeq
 
@@ -315,6 +322,10 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
     source, key, resource = limit.source, limit.key, limit.resource
     hard, used, requested = limit.hard, limit.used, limit.requested
     quota = source.quota
+    # What never ends keeps its share; pods that run to completion give theirs back, and the
+    # controllers retry the pods the quota refused (pods already counted in `used` may not end).
+    ends = {id(c): runs_to_completion(c.demand.workload, c.demand.template) for c in charges}
+    lasting = used + sum((c.total for c in charges if not ends[id(c)]), Decimal(0))
     for charge in charges:
         if not charge.is_gpu_pod or charge.demand.workload.gang:
             continue  # a gang is reported as a whole
@@ -341,8 +352,14 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
             f"({members}) = {format_quantity(total)} > hard {format_quantity(hard)} `{key}`, "
             f"{format_quantity(total - hard)} over{own}"
         )
+        in_turn = hard > 0 and lasting + (charge.per_pod if ends[id(charge)] else 0) <= hard
         if hard == 0:
             consequence = f"no pod counted by `{key}` can be created in namespace {quota.namespace}"
+        elif in_turn:
+            consequence = (
+                "pods beyond the quota are refused at creation until pods that run to completion "
+                "(Jobs) finish and free it; their controllers create them then"
+            )
         elif demand.surge and total - charge.per_pod * demand.surge <= hard:
             consequence = "the surge pods of every rolling update are refused (exceeded quota)"
         else:
@@ -355,11 +372,17 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
             f"the GPUs per pod by {format_quantity(total - hard)} in all, or use a Recreate "
             f"strategy (or maxSurge: 0) so a rollout needs no headroom."
         )
+        if in_turn:
+            fix = (
+                f"None needed if the wait is acceptable; to create them all at once, raise "
+                f"`{key}` of {quota.name} to {format_quantity(total)}."
+            )
         yield Problem.at(
             document,
             pos,
             message,
             fix,
+            severity=Severity.WARNING if in_turn else None,
             names_workload=bool(others),
             involves=chain((source.document,), _documents(charges)),
         )
