@@ -302,9 +302,12 @@ def runs_on_every_node(workload: Workload) -> bool:
 def planned_pods(
     workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
 ) -> PlannedPods:
-    """The most pods of `template` run at once (replicas.peak_replicas), worded for messages."""
+    """The most pods of `template` run at once (replicas.peak_replicas), worded for messages;
+    none for a template other objects run (a ServingRuntime, a ServerConfig)."""
     peak = peak_replicas(workload, scalers, template)
     spec_pos = workload.document.obj.pos_of_key("spec")
+    if template.runs_no_pods:
+        return PlannedPods(0, workload.document, spec_pos, "", "no pod of its own")
     if peak is None or not peak.field:
         return PlannedPods(1, workload.document, spec_pos, "", "1 pod")
     return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, peak.describe())

@@ -260,6 +260,38 @@ def _serving_runtime(kind: str) -> WorkloadShape:
     )
 
 
+# OME (sgl-project/ome, ome.io pkg/apis/ome/v1beta1 servingruntime_types.go,
+# inference_service.go): a runtime's `engineConfig`, `decoderConfig` and `routerConfig` are each
+# a pod spec written inline with its main container at `runner` (named `ome-container` when it
+# writes no name, pkg/constants MainContainerName); a multi-node engine or decoder keeps its
+# LeaderWorkerSet's leader and worker pods at `leader` and `worker`, written the same way.
+_OME_CONTAINERS: tuple[ContainerField, ...] = (
+    ContainerField("runner", ContainerRole.APP, single=True, name="ome-container"),
+    *POD_CONTAINERS,
+)
+
+
+def _ome_runtime(kind: str) -> WorkloadShape:
+    # A template the InferenceServices that select it run (merged under their own engine,
+    # decoder and router specs); it runs no pod of its own.
+    component = functools.partial(
+        Role, template="", spec="", runs=False, optional=True, containers=_OME_CONTAINERS
+    )
+    return WorkloadShape(
+        kind,
+        ("ome.io/*",),
+        (
+            Role("spec", template="", spec="", runs=False, optional=True),
+            *(
+                component(f"spec.{config}{part}", name=f"{name}{part.replace('.', ' ')}")
+                for config, name in (("engineConfig", "engine"), ("decoderConfig", "decoder"))
+                for part in ("", ".leader", ".worker")
+            ),
+            component("spec.routerConfig", name="router"),
+        ),
+    )
+
+
 def _llm_role(path: str, name: str) -> tuple[Role, Role]:
     """An LLMInferenceService workload (`spec` or `spec.prefill`): `template` runs `replicas`
     pods; with a `worker` spec each replica is a LeaderWorkerSet group of `size` pods, size
@@ -469,6 +501,8 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     ),
     _serving_runtime("ServingRuntime"),
     _serving_runtime("ClusterServingRuntime"),
+    _ome_runtime("ServingRuntime"),
+    _ome_runtime("ClusterServingRuntime"),
     WorkloadShape(
         "LLMInferenceService",
         ("serving.kserve.io/*",),

@@ -183,6 +183,60 @@ def test_a_value_from_a_base_is_reported_in_the_base(
     assert located(result) == [("GPU001", "kustomize/base/deployment.yaml", 27, 15, (24, 13))]
 
 
+def _runtime(name: str) -> str:
+    """A one-GPU Deployment named `name`, its GPU misspelled (GPU001) at line 13, column 15."""
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+      containers:
+        - name: engine
+          image: docker.io/lmsysorg/sglang:v0.5.5
+          resources:
+            limits:
+              nvidia.com/gpus: 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("prefix", "expected"),
+    [
+        # sgl-project/ome config/runtimes (17b77ed): `srt-llama-3-1-8b-instruct` beside
+        # `srt-llama-3-1-8b-instruct-grpc` in one kustomization without affixes; each name is
+        # built as written, so each finding is certainly in its own file.
+        ("", [("srt/llama-grpc-rt.yaml", 13, 15), ("srt/llama-rt.yaml", 13, 15)]),
+        # With a namePrefix both written names lie inside `ome-srt-llama-grpc`: which file
+        # wrote it is not certain, and the finding stays on the kustomization.
+        ("namePrefix: ome-\n", [("kustomization.yaml", 1, 1), ("srt/llama-rt.yaml", 13, 15)]),
+    ],
+)
+def test_an_overlay_resource_is_not_taken_for_one_whose_name_contains_its_name(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fixtures: Path,
+    prefix: str,
+    expected: list[tuple[str, int, int]],
+) -> None:
+    resources = "resources:\n  - srt/llama-rt.yaml\n  - srt/llama-grpc-rt.yaml\n"
+    write_files(
+        tmp_path / "runtimes",
+        {
+            "kustomization.yaml": prefix + resources,
+            "srt/llama-rt.yaml": _runtime("srt-llama"),
+            "srt/llama-grpc-rt.yaml": _runtime("srt-llama-grpc"),
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    result = run("check", "--isolated", "--format", "json", "--select", "GPU001", "runtimes")
+    assert result.exit_code == 1, result.output
+    assert [(path, line, column) for _, path, line, column, _ in located(result)] == [
+        (f"runtimes/{path}", line, column) for path, line, column in expected
+    ]
+
+
 def test_file_of_a_chart_given_by_name_checks_the_chart(fixtures: Path) -> None:
     result = check("charts/nim-llm/values.yaml", "charts/nim-llm/templates/deployment.yaml")
     assert result.exit_code == 0, result.output

@@ -3,9 +3,12 @@
 A finding in the built stream is moved to the file that writes its text: the same object (by
 kind and name, allowing a name prefix or suffix), the same field path (list items of the same
 `name`, as strategic merge matches them) and the same characters, in exactly one patch file of
-the overlay, else in exactly one resource file. Kustomize only copies such text, so an equal
-value at an equal path in a single file is where it was written; when two files could have
-written it, or a transformer changed it, the finding stays on the kustomization, line 1.
+the overlay, else in exactly one resource file. Without a kustomization that renames objects
+(`namePrefix`, `nameSuffix`, `transformers`) the name must be written as built: a resource
+`srt-a` is no candidate for the object `srt-a-grpc` of the file beside it. Kustomize only
+copies such text, so an equal value at an equal path in a single file is where it was written;
+when two files could have written it, or a transformer changed it, the finding stays on the
+kustomization, line 1.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ KUSTOMIZE_INSTALL = (
 # Fields of a kustomization that name other directories or files it reads.
 _RESOURCE_FIELDS = ("resources", "bases", "components")
 _PATCH_FIELDS = ("patchesStrategicMerge",)
+# Fields of a kustomization that can give an object another name than its resource writes:
+# the affixes, and transformer configs (a PrefixSuffixTransformer among them).
+_RENAMING = ("namePrefix", "nameSuffix", "transformers")
 
 
 def kustomization_file(directory: Path) -> Path | None:
@@ -95,11 +101,13 @@ class OverlayFiles(NamedTuple):
     patches: list[Path]
     resources: list[Path]
     directories: list[Path]
+    # The kustomizations that may change objects' names (gpulint.render.kustomize._RENAMING).
+    renaming: list[Path]
 
 
 def overlay_files(directory: Path) -> OverlayFiles:
     """Every local patch and resource file of the overlay in `directory` and of its bases."""
-    files = OverlayFiles([], [], [])
+    files = OverlayFiles([], [], [], [])
     seen: set[Path] = set()
     _collect(directory, files, seen)
     return files
@@ -112,6 +120,8 @@ def _collect(directory: Path, files: OverlayFiles, seen: set[Path]) -> None:
     seen.add(real)
     files.directories.append(directory)
     data = kustomization(directory)
+    if any(key in data for key in _RENAMING):
+        files.renaming.append(directory)
     for entry in _entries(data, _PATCH_FIELDS):
         files.patches.append(_joined(directory, entry))
     patches = data.get("patches")
@@ -356,8 +366,9 @@ def _written_in(token: Token, root: YMap, files: OverlayFiles) -> tuple[str, int
     if path is None:
         return None
     kind, name = root.get("kind"), _name(root)
+    renamed = bool(files.renaming)
     for group in (files.patches, files.resources):
-        matches = [m for f in group for m in _matches(f, kind, name, path, token)]
+        matches = [m for f in group for m in _matches(f, kind, name, renamed, path, token)]
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -390,8 +401,10 @@ def _semantic_path(root: YMap, path: Sequence[Any]) -> tuple[Any, ...] | None:
 
 
 def _matches(
-    path: Path, kind: Any, name: str, steps: tuple[Any, ...], token: Token
+    path: Path, kind: Any, name: str, renamed: bool, steps: tuple[Any, ...], token: Token
 ) -> Iterator[tuple[str, int, int]]:
+    """Where `path` writes `token` in an object of `kind` that kustomize builds as `name`;
+    `renamed`: some kustomization of the overlay may add to the names written."""
     text = read_text(path)
     if text is None:
         return
@@ -400,9 +413,10 @@ def _matches(
         obj = document.value
         if not isinstance(obj, YMap) or obj.get("kind") != kind:
             continue
-        # A name prefix or suffix (namePrefix, nameSuffix) keeps the written name inside.
+        # A name prefix or suffix (namePrefix, nameSuffix) keeps the written name inside;
+        # without one, the name is built as written.
         source_name = _name(obj)
-        if not source_name or source_name not in name:
+        if not source_name or source_name not in name or (not renamed and source_name != name):
             continue
         pos = _position(obj, steps, token.is_key)
         candidate = written.get(pos) if pos is not None else None

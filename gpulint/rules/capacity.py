@@ -68,6 +68,10 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
         unknown = item.workload.unknown_count or item.template.unknown_amounts
         if runs_on_every_node(item.workload) or not pools or unknown:
             continue
+        # A template other objects run (a serving runtime) holds no GPU until one does: each
+        # InferenceService that selects it is a workload of its own.
+        if item.template.runs_no_pods:
+            continue
         # A pool whose nodes have an amount nothing says (an instance type the catalogue does
         # not list) holds an unknown share of the demand: what is left for the rest is unknown.
         if any(p.may_have(r) and r not in p.allocatable for p in pools for r in item.gpus):
