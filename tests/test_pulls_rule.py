@@ -209,3 +209,18 @@ def test_the_quick_test_of_a_reference_never_passes_one_the_grammar_refuses() ->
             passed += 1
             assert re.match(images._REFERENCE, image), image
     assert passed > 500  # the quick test does pass the ordinary shapes
+
+
+def test_an_invalid_image_is_quoted_escaped_and_cut(tmp_path: Path) -> None:
+    pod = (
+        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": '
+        '[{"name": "c", "image": "%s", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}'
+    )
+    path = tmp_path / "pod.json"
+    path.write_text(pod % ("A" * 5000), encoding="utf-8")
+    result = run("check", "--select", "GPU804", "--format", "concise", str(path))
+    (line,) = [x for x in result.output.splitlines() if "GPU804" in x]
+    assert f"image `{'A' * 199}…` of container `c` names its repository in capitals" in line
+    path.write_text(pod % "ab\\u0000c", encoding="utf-8")
+    result = run("check", "--select", "GPU804", "--format", "concise", str(path))
+    assert "image `ab\\x00c` of container `c` is not a reference" in result.output

@@ -117,7 +117,17 @@ def invalid_image_reference(ctx: CheckContext) -> Iterator[Problem]:
         yield Problem.at(
             template.document,
             node.pos_of_value("image"),
-            f"image `{image}` of container `{container.name}` {what}",
+            f"image `{_quoted(image)}` of container `{container.name}` {what}",
             "Write the reference as the registry shows it: `registry/path/name:tag`, the "
             "path in lowercase.",
         )
+
+
+#: The most of an image reference a message quotes: a real one is far shorter.
+_QUOTED_MAX = 200
+
+
+def _quoted(image: str) -> str:
+    """`image` as a message quotes it: escaped where it is not printable, cut at 200."""
+    text = image if image.isprintable() else repr(image)[1:-1]
+    return text if len(text) <= _QUOTED_MAX else text[: _QUOTED_MAX - 1] + "…"
