@@ -21,7 +21,7 @@ from gpulint.accelerators import (
     near_miss,
     suggest_resource,
 )
-from gpulint.fields import spelt_like
+from gpulint.fields import shown, spelt_like
 from gpulint.gpus import gpu_limit_pos
 from gpulint.model import (
     Container,
@@ -334,16 +334,17 @@ def _maybe_advertised(
     """A name no described pool advertises, while some pool's nodes are of an instance type
     nothing describes: whether they advertise it is the assumption a verdict would rest on."""
     first = undescribed[0]
+    kind = shown(first.instance_type)  # written in a profile: any text, of any length
     more = f" and {len(undescribed) - 1} more" if len(undescribed) > 1 else ""
     return Problem.at(
         template.document,
         quantity.key_pos,
         f"container `{container.name}` {section} `{quantity.resource}`, which no pool of this "
         f"cluster is known to advertise: pool {first.described}{more} is of instance type "
-        f"`{first.instance_type}`, which gpulint's catalogue does not list, so what its nodes "
+        f"`{kind}`, which gpulint's catalogue does not list, so what its nodes "
         f"advertise is not known; unless they advertise `{quantity.resource}`, the pod can "
         f"never be scheduled",
-        f"Check that instance type `{first.instance_type}` has this accelerator; give the "
+        f"Check that instance type `{kind}` has this accelerator; give the "
         f"pool's `allocatable` in a cluster profile (docs/profile.md) to have it judged.",
         severity=Severity.WARNING,
     )
