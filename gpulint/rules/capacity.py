@@ -527,19 +527,13 @@ def _groups_problem(
         f"{gang.workload.document.ref} needs {format_quantity(total)} {resource}: {groups} "
         f"groups ({planned.source}) of {format_quantity(per_group)} each ({gang.describe()})"
     )
-    if sharing.count:
-        text += f"; with {sharing.describe(resource)}, which can only run on the same pools, "
-        text += f"that is {format_quantity(need)}"
+    text += _shared_with(sharing, resource, need)
     text += (
         f", but {_can_have(pools, resource, have)}: "
         f"{format_quantity(need - have)} {resource} worth of pods stay Pending{counted}"
     )
     fits = math.floor((have - sharing.confined) / per_group) if have > sharing.confined else 0
-    grow = _grow(pools, resource, need - have)
-    if fits >= 1 and planned.field:
-        fix = f"Lower {planned.field} to {fits}, or {grow}."
-    else:
-        fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
+    fix = _lower_or_grow(planned.field, fits, _grow(pools, resource, need - have))
     return Problem.at(
         planned.document,
         planned.pos,
@@ -549,6 +543,25 @@ def _groups_problem(
         severity=Severity.WARNING if counted else None,
         involves=sharing.involved(gang.workload.document),
     )
+
+
+def _shared_with(sharing: Sharing, resource: str, need: Decimal) -> str:
+    """`; with Job/b (24: ...), which can only run on the same pools, that is 48`: what the
+    workloads confined to the same pools add, when there are any."""
+    if not sharing.count:
+        return ""
+    return (
+        f"; with {sharing.describe(resource)}, which can only run on the same pools, "
+        f"that is {format_quantity(need)}"
+    )
+
+
+def _lower_or_grow(field: str, fits: int, grow: str) -> str:
+    """The fix of an overflow: lower the count `field` to the `fits` that fit, where it is
+    written and some do, else grow the pools (`grow`) or move the others."""
+    if fits >= 1 and field:
+        return f"Lower {field} to {fits}, or {grow}."
+    return f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
 
 
 def _grow(pools: tuple[Pool, ...], resource: str, short: Decimal) -> str:
@@ -646,9 +659,7 @@ def _capacity_problem(
         f"{demand.workload.document.ref} needs {format_quantity(own)} {resource} "
         f"({demand.planned.source} × {format_quantity(per_pod)} per pod)"
     )
-    if sharing.count:
-        text += f"; with {sharing.describe(resource)}, which can only run on the same pools, "
-        text += f"that is {format_quantity(need)}"
+    text += _shared_with(sharing, resource, need)
     excess = format_quantity(need - have)
     if in_turn:
         text += (
@@ -664,10 +675,8 @@ def _capacity_problem(
     grow = _grow(pools, resource, need - have)
     if in_turn:
         fix = f"None needed if the wait is acceptable; to run them all at once, {grow}."
-    elif fits >= 1 and demand.planned.field:
-        fix = f"Lower {demand.planned.field} to {fits}, or {grow}."
     else:
-        fix = f"{grow[0].upper()}{grow[1:]}, or move the other workloads to another pool."
+        fix = _lower_or_grow(demand.planned.field, fits, grow)
     return Problem.at(
         demand.planned.document,
         demand.planned.pos,
