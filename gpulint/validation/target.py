@@ -34,25 +34,17 @@ def target_of(ctx: CheckContext) -> Target:
     """The config's `kubernetesVersion`, else the cluster profile's version (stated, or the
     live server's), else the oldest release the profile's nodes allow (a lower bound), else the
     newest release gpulint knows (or the newest with installed schemas, when that is newer)."""
-    stated = ctx.kubernetes_version
-    if stated and (found := release(stated)) is not None:
-        return Target(found, "the config's kubernetesVersion")
-    profile = ctx.profile
-    if profile is not None and profile.kubernetes_version:
-        found = release(str(profile.kubernetes_version))
-        if found is not None:
-            return Target(found, "the cluster profile")
-    newest = _newest()
-    if profile is not None and profile.minimum_kubernetes_version:
-        found = release(str(profile.minimum_kubernetes_version))
-        if found is not None and found < newest:
-            # A kubelet is never newer than its API server, which may be up to three minor
-            # releases ahead (the skew policy): the oldest is the target, and verdicts that
-            # a newer release would change are warnings.
-            return Target(found, "the cluster profile's minimumKubernetesVersion", newest)
-        if found is not None:
-            return Target(found, "the cluster profile's minimumKubernetesVersion")
-    return Target(newest, "the default")
+    found = _stated(ctx.kubernetes_version, ctx.profile)
+    if found is None:
+        return Target(_newest(), "the default")
+    stated, source = found
+    if source == _MINIMUM:
+        # A kubelet is never newer than its API server, which may be up to three minor
+        # releases ahead (the skew policy): the oldest is the target, and verdicts that a
+        # newer release would change are warnings.
+        newest = _newest()
+        return Target(stated, source, newest if stated < newest else None)
+    return Target(stated, source)
 
 
 def stated_release(stated: str | None, profile: ClusterProfile | None) -> Release | None:
@@ -60,12 +52,23 @@ def stated_release(stated: str | None, profile: ClusterProfile | None) -> Releas
     cluster profile (its version, else its minimum); None when neither states one. Charts are
     rendered for it (gpulint.render), so a chart sees the release its objects are checked
     against."""
-    candidates = (stated,)
+    found = _stated(stated, profile)
+    return found[0] if found is not None else None
+
+
+_MINIMUM = "the cluster profile's minimumKubernetesVersion"
+
+
+def _stated(stated: str | None, profile: ClusterProfile | None) -> tuple[Release, str] | None:
+    """The first release stated, and where: the config's `kubernetesVersion`, the profile's
+    version, the profile's minimum."""
+    candidates: list[tuple[object, str]] = [(stated, "the config's kubernetesVersion")]
     if profile is not None:
-        candidates += (profile.kubernetes_version, profile.minimum_kubernetes_version)
-    for text in candidates:
+        candidates.append((profile.kubernetes_version, "the cluster profile"))
+        candidates.append((profile.minimum_kubernetes_version, _MINIMUM))
+    for text, source in candidates:
         if text and (found := release(str(text))) is not None:
-            return found
+            return found, source
     return None
 
 
