@@ -175,8 +175,7 @@ class Inputs:
                 self._listed[root] = found
         marks, self._marks = self._marks, None
         if marks:
-            self._listed = None
-        if marks:
+            self._listed = None  # the renders come after the walk: iterating walks again
             from gpulint.render.options import RenderOptions
             from gpulint.render.plan import plan_renders
 
@@ -762,14 +761,15 @@ def load_text(
             LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
             for dup in parsed.duplicates
         )
-    filled = [u for u in unknown if not is_fill_in(u.placeholder)]
-    if filled:
-        first = min(filled, key=_at_pos)
-        issues.append(LoadIssue(IssueKind.ENV_TEMPLATE, source_file, first.pos, not_judged(filled)))
-    to_fill = [u for u in unknown if is_fill_in(u.placeholder)]
-    if to_fill:
-        first = min(to_fill, key=_at_pos)
-        issues.append(LoadIssue(IssueKind.FILL_IN, source_file, first.pos, not_filled(to_fill)))
+    # One note for an envsubst template's placeholders, one for a sample's values to fill in.
+    for kind, note, to_fill in (
+        (IssueKind.ENV_TEMPLATE, not_judged, False),
+        (IssueKind.FILL_IN, not_filled, True),
+    ):
+        held = [u for u in unknown if is_fill_in(u.placeholder) is to_fill]
+        if held:
+            first = min(held, key=_at_pos)
+            issues.append(LoadIssue(kind, source_file, first.pos, note(held)))
     if documents or result.error is not None:
         issues.extend(
             LoadIssue(

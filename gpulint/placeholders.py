@@ -23,17 +23,17 @@ from gpulint.yamltree import Pos, Watched, WatchedEntries, YMap, YSeq, last_line
 # Compiled on first use: only files holding `$` are searched.
 _BRACED = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}"
 _WHOLE = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\Z"
-# A value to fill in, the whole of a scalar: `<instance-type>`, `<YOUR_NAMESPACE>`, `<N>`. No
-# Kubernetes name, label value or quantity holds `<`; text that may (commands, annotations)
-# is not looked at (unknown_fields' `skip`).
-_FILL_IN = r"<[A-Za-z][A-Za-z0-9 _./-]{0,62}>\Z"
-# A value a script fills in with sed, the whole of a scalar: `__NUM_NODES__`. No Kubernetes
-# name, label value, quantity or count starts with `_`.
-_SED_FILL_IN = r"__[A-Z][A-Z0-9_]{0,62}__\Z"
-#: What a file must hold for its values to be looked at for one (loader.load_text).
+#: A value to fill in: `<instance-type>`, `<YOUR_NAMESPACE>`, `<N>`. No Kubernetes name, label
+#: value or quantity holds `<`; text that may (commands, annotations) is not looked at
+#: (unknown_fields' `skip`). A file holding none anywhere is not watched for one
+#: (loader.load_text).
 FILL_IN_ANYWHERE = r"<[A-Za-z][A-Za-z0-9 _./-]{0,62}>"
-#: The same for a sed placeholder; `__` is what the parser watches for (loader.load_text).
+#: A value a script fills in with sed: `__NUM_NODES__`. No Kubernetes name, label value,
+#: quantity or count starts with `_`.
 SED_FILL_IN_ANYWHERE = r"__[A-Z][A-Z0-9_]{0,62}__"
+# Either counts only as the whole of a scalar.
+_FILL_IN = FILL_IN_ANYWHERE + r"\Z"
+_SED_FILL_IN = SED_FILL_IN_ANYWHERE + r"\Z"
 # Blocks a rule judges as a whole: one unknown value in them leaves the block not judged (a
 # request/limit pair, a selector against the pools, tolerations against the taints).
 _JUDGED_WHOLE = frozenset(
