@@ -191,14 +191,16 @@ def render_chart(
     for _, target in local:
         files.extend(checked_files(target, label, "chart", skip_vcs=False))
     helm = find_tool("helm", HELM_INSTALL, run.tool_tree(request.chart))
-    apis = probed_apis([request.chart, *(target for _, target in local)], files)
     key = render_key(
-        ["helm", tool_identity(helm), *request.arguments(Path("."), values, apis)],
+        ["helm", tool_identity(helm), *request.arguments(Path("."), values)],
         [*files, *values],
     )
     cached = read_render(cache_dir, key)
     if cached is not None:
         return cached
+    # The APIs the templates probe follow from the files the key hashes: they are looked for
+    # (every template read, packaged subcharts unpacked) only for a render that is made.
+    apis = probed_apis([request.chart, *(target for _, target in local)], files)
     with _ready_chart(request.chart, local, helm, run) as chart:
         arguments = request.arguments(Path(os.path.abspath(chart)), values, apis)
         command = [helm, "template", *arguments]
