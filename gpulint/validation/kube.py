@@ -271,10 +271,10 @@ class Reached:
     """The definitions one kind reaches (`ReleaseSchemas.reached`), looked up by name as a dict
     is (`get`, `in`), each decoded on first use."""
 
-    __slots__ = ("_schemas", "_stored")
+    __slots__ = ("_stored", "schemas")
 
     def __init__(self, schemas: ReleaseSchemas, stored: dict[str, bytes]) -> None:
-        self._schemas = schemas
+        self.schemas = schemas  # the release whose definitions these are
         self._stored = stored
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -283,7 +283,7 @@ class Reached:
         raw = self._stored.get(name)
         if raw is None:
             return default
-        found = self._schemas._decode(name, raw)
+        found = self.schemas._decode(name, raw)
         return default if found is None else found
 
     def __contains__(self, name: object) -> bool:
@@ -417,11 +417,11 @@ def surely_valid(
     `said_elsewhere(definition, key)`: an unknown field `key` of a `definition` that another
     rule reports (GPU012 would drop its finding), which does not make the object invalid here.
     """
-    schema = definitions.get(definition)
-    if schema is None:
+    node = _node_of(definitions.get(definition), definition)
+    if node is None:
         return False
     try:
-        return _valid(value, schema, _Walk(definitions, said_elsewhere), definition)
+        return _valid(value, node, _Walk(definitions, said_elsewhere))
     except RecursionError:
         return False
 
@@ -431,78 +431,177 @@ class _Walk(NamedTuple):
     said_elsewhere: Callable[[str, str], bool] | None
 
 
-def _valid(value: Any, schema: Any, walk: _Walk, owner: str) -> bool:
-    """`owner`: the definition `schema` is part of (the one a finding would name)."""
-    if type(schema) is not dict or not _KNOWN.issuperset(schema):
+class _Node:
+    """One schema of a definition, its keywords read once (`_node_of`): a walk reads the same
+    few hundred schemas for every object of a run. Its fields' and items' nodes are made when
+    a walk first reaches them."""
+
+    __slots__ = (
+        "enum", "extra", "fields", "items", "kind", "leaf", "one_of", "owner", "properties",
+        "ref", "required", "schema", "sure", "target",
+    )  # fmt: skip
+
+    def __init__(self, schema: Any, owner: str) -> None:
+        self.schema = schema  # held: nodes are found by its id
+        self.owner = owner  # the definition it is part of (the one a finding would name)
+        self.fields: dict[str, _Node | bool] = {}
+        self.items: _Node | None = None
+        self.ref = self.kind = self.enum = self.one_of = self.leaf = None
+        # The node `ref` names, and the definitions it was looked up in (`_target`).
+        self.target: tuple[Any, _Node | None] | None = None
+        self.required: tuple[str, ...] | None = ()
+        self.properties: dict[str, Any] | None = {}
+        self.extra: Any = True
+        # Not sure of a schema that is no mapping, or states a keyword this does not model.
+        self.sure = type(schema) is dict and _KNOWN.issuperset(schema)
+        if not self.sure:
+            return
+        reference = schema.get("$ref")
+        if reference is not None:
+            if type(reference) is not str or not reference.startswith(_REF):
+                self.sure = False
+                return
+            self.ref = reference[len(_REF) :]
+        kind = schema.get("type")
+        if type(kind) is str:
+            kind = [kind]
+        if kind is not None:
+            if type(kind) is not list:
+                self.sure = False
+                return
+            self.kind = frozenset(kind)
+        if "enum" in schema:
+            # Only strings and null, whose equality is JSON's (in Python, 1 == 1.0 == True).
+            enum = schema["enum"]
+            choices = enum if isinstance(enum, list) else ()
+            self.enum = frozenset(c for c in choices if c is None or isinstance(c, str))
+        if "oneOf" in schema:
+            # The value types (as _json_types gives them) for which exactly one choice holds.
+            choices = schema["oneOf"]
+            self.one_of = frozenset(t for t in _TYPES if _one_of(t, choices))
+        properties = schema.get("properties", {})
+        required = schema.get("required", [])
+        self.properties = properties if isinstance(properties, dict) else None
+        self.required = tuple(required) if isinstance(required, list) else None
+        self.extra = schema.get("additionalProperties", True)
+        if _LEAF.issuperset(schema):
+            # Most fields: a scalar whose schema states a type alone; the Python types of the
+            # scalars it holds (an int is an integer and a number, a bool is neither).
+            kind = self.kind if self.kind is not None else _ANY_TYPE
+            self.leaf = frozenset(
+                [str] * ("string" in kind)
+                + [bool] * ("boolean" in kind)
+                + [int] * ("integer" in kind or "number" in kind)
+            )
+
+    def field(self, key: str) -> _Node | bool:
+        """The node of the value of field `key` of a mapping (True: anything goes, False: a
+        field the schema forbids)."""
+        found = self.fields.get(key)
+        if found is None:
+            assert self.properties is not None
+            sub = self.properties.get(key)
+            if sub is None:
+                sub = self.extra
+            found = sub if sub is True or sub is False else _Node(sub, self.owner)
+            self.fields[key] = found
+        return found
+
+    def item(self) -> _Node:
+        """The node of each item of an array."""
+        if self.items is None:
+            self.items = _Node(self.schema["items"], self.owner)
+        return self.items
+
+
+_ANY_TYPE = frozenset({"string", "boolean", "integer", "number"})
+# The nodes of the definitions walked, by the id of each definition's schema (held by its
+# node): a run decodes each definition once.
+_NODES: dict[int, _Node] = {}
+_MOST_NODES = 20_000  # a release has about 700 definitions
+
+
+def _node_of(schema: Any, name: str) -> _Node | None:
+    """The node of definition `name`, whose schema is `schema` (None: no such definition)."""
+    if schema is None:
+        return None
+    node = _NODES.get(id(schema))
+    if node is None or node.schema is not schema:
+        if len(_NODES) >= _MOST_NODES:  # a process that reads many releases' schemas
+            _NODES.clear()
+        node = _NODES[id(schema)] = _Node(schema, name)
+    return node
+
+
+def _valid(value: Any, node: _Node, walk: _Walk) -> bool:
+    if not node.sure:
         return False
-    if "$ref" in schema:
-        reference = schema["$ref"]
-        if type(reference) is not str or not reference.startswith(_REF):
+    if node.ref is not None:
+        target = _target(node, walk)
+        if target is None or not _valid(value, target, walk):
             return False
-        name = reference[len(_REF) :]
-        target = walk.definitions.get(name)
-        if target is None or not _valid(value, target, walk, name):
-            return False
-    types = _json_types(value)
+    types = _TYPES_OF.get(type(value)) or _json_types(value)
     if types is None:
         return False  # a value JSON has no type for (a float that is no number ...)
-    kind = schema.get("type")
-    if kind is not None and (kind not in types if type(kind) is str else types.isdisjoint(kind)):
+    if node.kind is not None and types.isdisjoint(node.kind):
         return False
-    if "enum" in schema and not _in_enum(value, schema["enum"]):
+    enum = node.enum
+    if enum is not None and not ((value is None or types is _STRING) and value in enum):
         return False
-    if "oneOf" in schema and not _one_of(types, schema["oneOf"]):
+    if node.one_of is not None and types not in node.one_of:
         return False
     if types is _OBJECT:
-        return _valid_mapping(value, schema, walk, owner)
-    if types is _ARRAY and "items" in schema:
-        items = schema["items"]
+        return _valid_mapping(value, node, walk)
+    if types is _ARRAY and "items" in node.schema:
+        items = node.item()
         for item in value:
-            if not _valid(item, items, walk, owner):
+            if not _valid(item, items, walk):
                 return False
     return True
 
 
-def _valid_mapping(value: dict[Any, Any], schema: dict[str, Any], walk: _Walk, owner: str) -> bool:
-    properties = schema.get("properties", {})
-    extra = schema.get("additionalProperties", True)
-    if not isinstance(properties, dict):
+def _valid_mapping(value: dict[Any, Any], node: _Node, walk: _Walk) -> bool:
+    if node.properties is None or node.required is None:
         return False
+    fields = node.fields
     for key, item in value.items():
-        if not isinstance(key, str):
-            return False  # the API reads it as its text; the validator is told so
-        sub = properties.get(key)
+        sub = fields.get(key)
         if sub is None:
-            sub = extra
+            if not isinstance(key, str):
+                return False  # the API reads it as its text; the validator is told so
+            sub = node.field(key)
         if sub is True:
             continue
         if sub is False:
             # The validator does not look inside an unknown field: its one finding is all.
-            if walk.said_elsewhere is not None and walk.said_elsewhere(owner, key):
+            if walk.said_elsewhere is not None and walk.said_elsewhere(node.owner, key):
                 continue
             return False
-        scalar = type(item)
-        if (scalar is str or scalar is int or scalar is bool) and _LEAF.issuperset(sub):
-            # Most fields: a scalar whose schema states a type alone (what _valid would do).
-            kind = sub.get("type")
-            if type(kind) is str:
-                kind = [kind]
-            elif kind is None:
-                continue
-            if type(kind) is list:
-                if scalar is str:
-                    held = "string" in kind
-                elif scalar is bool:
-                    held = "boolean" in kind
-                else:
-                    held = "integer" in kind or "number" in kind
-                if not held:
-                    return False
-                continue
-        if not _valid(item, sub, walk, owner):
+        leaf = sub.leaf
+        if leaf is not None:
+            scalar = type(item)
+            if scalar is str or scalar is int or scalar is bool:
+                if scalar in leaf:
+                    continue
+                return False
+        if not _valid(item, sub, walk):
             return False
-    required = schema.get("required", [])
-    return isinstance(required, list) and all(name in value for name in required)
+    required = node.required  # mostly empty: no generator made for it
+    return not required or all(name in value for name in required)
+
+
+def _target(node: _Node, walk: _Walk) -> _Node | None:
+    """The node of the definition `node` refers to, looked up once per release (a definition
+    has the same schema in each kind's `Reached` of a release)."""
+    definitions = walk.definitions
+    source = definitions.schemas if isinstance(definitions, Reached) else definitions
+    held = node.target
+    if held is not None and held[0] is source:
+        return held[1]
+    assert node.ref is not None
+    found = _node_of(definitions.get(node.ref), node.ref)
+    node.target = (source, found)
+    return found
 
 
 _LEAF = frozenset({"type", "format"})
@@ -510,22 +609,15 @@ _LEAF = frozenset({"type", "format"})
 
 def _json_types(value: Any) -> frozenset[str] | None:
     """The JSON Schema types `value` has (an integer is a number, as 2.0 is an integer)."""
-    if isinstance(value, str):
-        return _STRING
-    if isinstance(value, bool):
-        return _BOOLEAN
-    if isinstance(value, int):
-        return _INTEGER
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
         return _INTEGER if value.is_integer() else _NUMBER
-    if value is None:
-        return _NULL
-    if isinstance(value, dict):
-        return _OBJECT
-    if isinstance(value, list):
-        return _ARRAY
+    for python, types in _TYPES_BY_CLASS:
+        if isinstance(value, python):
+            # A class whose values all have the same types is looked up first next time.
+            _TYPES_OF[type(value)] = types
+            return types
     return None
 
 
@@ -536,17 +628,17 @@ _NUMBER = frozenset({"number"})
 _NULL = frozenset({"null"})
 _OBJECT = frozenset({"object"})
 _ARRAY = frozenset({"array"})
-
-
-def _in_enum(value: Any, enum: Any) -> bool:
-    # Only strings and null, whose equality is JSON's (in Python, 1 == 1.0 == True).
-    if not isinstance(enum, list):
-        return False
-    if value is None:
-        return any(choice is None for choice in enum)
-    return isinstance(value, str) and any(
-        isinstance(choice, str) and choice == value for choice in enum
-    )
+_TYPES = (_STRING, _BOOLEAN, _INTEGER, _NUMBER, _NULL, _OBJECT, _ARRAY)
+# In the order _json_types tries them (a bool is an int); floats are told apart by value.
+_TYPES_BY_CLASS: tuple[tuple[type, frozenset[str]], ...] = (
+    (str, _STRING),
+    (bool, _BOOLEAN),
+    (int, _INTEGER),
+    (type(None), _NULL),
+    (dict, _OBJECT),
+    (list, _ARRAY),
+)
+_TYPES_OF: dict[type, frozenset[str]] = dict(_TYPES_BY_CLASS)
 
 
 def _one_of(types: frozenset[str], choices: Any) -> bool:
