@@ -21,6 +21,7 @@ from typing import Any
 
 from gpulint.validation.apiversions import Release, release
 from gpulint.views import NamedTuple
+from gpulint.yamltree import YMap, YSeq
 
 #: What a user runs to get schema validation.
 EXTRA = "pip install 'gpulint[schema]'"
@@ -174,6 +175,8 @@ class ReleaseSchemas:
         self._stored: dict[str, dict[str, bytes]] = {}
         # The definitions decoded so far, shared by every kind that reaches them.
         self._decoded: dict[str, Any] = {}
+        # The walks' nodes of the definitions decoded so far, by name (`surely_valid`).
+        self.nodes: dict[str, _Node | None] = {}
 
     def definition(self, api_version: str, kind: str) -> str | None:
         """The definition of `kind` in `api_version`, when this release serves it."""
@@ -417,24 +420,28 @@ def surely_valid(
     `said_elsewhere(definition, key)`: an unknown field `key` of a `definition` that another
     rule reports (GPU012 would drop its finding), which does not make the object invalid here.
     """
-    node = _node_of(definitions.get(definition), definition)
+    # A release's definitions are walked with its nodes; others with nodes of their own.
+    nodes = definitions.schemas.nodes if isinstance(definitions, Reached) else {}
+    walk = _Walk(definitions, nodes, said_elsewhere)
+    node = _definition(definition, walk)
     if node is None:
         return False
     try:
-        return _valid(value, node, _Walk(definitions, said_elsewhere))
+        return _valid(value, node, walk)
     except RecursionError:
         return False
 
 
 class _Walk(NamedTuple):
     definitions: dict[str, Any] | Reached
+    nodes: dict[str, _Node | None]  # the node of each definition walked, by name
     said_elsewhere: Callable[[str, str], bool] | None
 
 
 class _Node:
-    """One schema of a definition, its keywords read once (`_node_of`): a walk reads the same
-    few hundred schemas for every object of a run. Its fields' and items' nodes are made when
-    a walk first reaches them."""
+    """One schema of a definition, its keywords read once: a walk reads the same few hundred
+    schemas for every object of a run. Its fields' and items' nodes, and the node of the
+    definition it refers to, are made when a walk first reaches them."""
 
     __slots__ = (
         "enum", "extra", "fields", "items", "kind", "leaf", "one_of", "owner", "properties",
@@ -447,8 +454,7 @@ class _Node:
         self.fields: dict[str, _Node | bool] = {}
         self.items: _Node | None = None
         self.ref = self.kind = self.enum = self.one_of = self.leaf = None
-        # The node `ref` names, and the definitions it was looked up in (`_target`).
-        self.target: tuple[Any, _Node | None] | None = None
+        self.target: _Node | None = None  # the node `ref` names, once looked up
         self.required: tuple[str, ...] | None = ()
         self.properties: dict[str, Any] | None = {}
         self.extra: Any = True
@@ -515,21 +521,14 @@ class _Node:
 
 
 _ANY_TYPE = frozenset({"string", "boolean", "integer", "number"})
-# The nodes of the definitions walked, by the id of each definition's schema (held by its
-# node): a run decodes each definition once.
-_NODES: dict[int, _Node] = {}
-_MOST_NODES = 20_000  # a release has about 700 definitions
 
 
-def _node_of(schema: Any, name: str) -> _Node | None:
-    """The node of definition `name`, whose schema is `schema` (None: no such definition)."""
-    if schema is None:
-        return None
-    node = _NODES.get(id(schema))
-    if node is None or node.schema is not schema:
-        if len(_NODES) >= _MOST_NODES:  # a process that reads many releases' schemas
-            _NODES.clear()
-        node = _NODES[id(schema)] = _Node(schema, name)
+def _definition(name: str, walk: _Walk) -> _Node | None:
+    """The node of definition `name` (None: the definitions have no such schema)."""
+    if name in walk.nodes:
+        return walk.nodes[name]
+    schema = walk.definitions.get(name)
+    node = walk.nodes[name] = None if schema is None else _Node(schema, name)
     return node
 
 
@@ -537,8 +536,12 @@ def _valid(value: Any, node: _Node, walk: _Walk) -> bool:
     if not node.sure:
         return False
     if node.ref is not None:
-        target = _target(node, walk)
-        if target is None or not _valid(value, target, walk):
+        target = node.target
+        if target is None:
+            target = node.target = _definition(node.ref, walk)
+            if target is None:
+                return False
+        if not _valid(value, target, walk):
             return False
     types = _TYPES_OF.get(type(value)) or _json_types(value)
     if types is None:
@@ -590,20 +593,6 @@ def _valid_mapping(value: dict[Any, Any], node: _Node, walk: _Walk) -> bool:
     return not required or all(name in value for name in required)
 
 
-def _target(node: _Node, walk: _Walk) -> _Node | None:
-    """The node of the definition `node` refers to, looked up once per release (a definition
-    has the same schema in each kind's `Reached` of a release)."""
-    definitions = walk.definitions
-    source = definitions.schemas if isinstance(definitions, Reached) else definitions
-    held = node.target
-    if held is not None and held[0] is source:
-        return held[1]
-    assert node.ref is not None
-    found = _node_of(definitions.get(node.ref), node.ref)
-    node.target = (source, found)
-    return found
-
-
 _LEAF = frozenset({"type", "format"})
 
 
@@ -615,8 +604,6 @@ def _json_types(value: Any) -> frozenset[str] | None:
         return _INTEGER if value.is_integer() else _NUMBER
     for python, types in _TYPES_BY_CLASS:
         if isinstance(value, python):
-            # A class whose values all have the same types is looked up first next time.
-            _TYPES_OF[type(value)] = types
             return types
     return None
 
@@ -638,7 +625,8 @@ _TYPES_BY_CLASS: tuple[tuple[type, frozenset[str]], ...] = (
     (dict, _OBJECT),
     (list, _ARRAY),
 )
-_TYPES_OF: dict[type, frozenset[str]] = dict(_TYPES_BY_CLASS)
+# By the exact class of a value: the parser's scalars, mappings and sequences.
+_TYPES_OF: dict[type, frozenset[str]] = {**dict(_TYPES_BY_CLASS), YMap: _OBJECT, YSeq: _ARRAY}
 
 
 def _one_of(types: frozenset[str], choices: Any) -> bool:
