@@ -134,6 +134,7 @@ def releases() -> tuple[Release, ...]:
     return tuple(sorted(found))
 
 
+@functools.cache  # asked for each object, of the one or two releases a run targets
 def schema_release(target: Release) -> Release | None:
     """The newest installed release not newer than `target` (the newest for a newer target);
     None when `target` is older than every installed release."""
