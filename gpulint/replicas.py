@@ -292,6 +292,9 @@ class PlannedPods(NamedTuple):
     pos: Pos
     field: str  # what to change: `replicas`, `maxReplicas`, `parallelism`; "" for a Pod
     source: str  # how a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`
+    # The fewest pods there surely are: `count`, or what an HPA keeps at least (its
+    # minReplicas) when `count` is its maxReplicas, which it reaches only under load.
+    least: int
 
 
 def runs_on_every_node(workload: Workload) -> bool:
@@ -307,10 +310,17 @@ def planned_pods(
     peak = peak_replicas(workload, scalers, template)
     spec_pos = workload.document.obj.pos_of_key("spec")
     if template.runs_no_pods:
-        return PlannedPods(0, workload.document, spec_pos, "", "no pod of its own")
+        return PlannedPods(0, workload.document, spec_pos, "", "no pod of its own", 0)
     if peak is None or not peak.field:
-        return PlannedPods(1, workload.document, spec_pos, "", "1 pod")
-    return PlannedPods(peak.count, peak.document, peak.pos or spec_pos, peak.field, peak.describe())
+        return PlannedPods(1, workload.document, spec_pos, "", "1 pod", 1)
+    least = peak.count
+    scaler = peak.autoscaler
+    if scaler is not None and scaler.max_replicas:
+        # The HPA scales replica counts (of a LeaderWorkerSet: groups of `per` pods each).
+        per = peak.count // scaler.max_replicas
+        least = min(peak.count, scaler.min_replicas * per)
+    where = peak.pos or spec_pos
+    return PlannedPods(peak.count, peak.document, where, peak.field, peak.describe(), least)
 
 
 # Kubernetes' default for `maxSurge` of a RollingUpdate Deployment.
@@ -332,6 +342,9 @@ class PodDemand(NamedTuple):
     surge: int  # extra pods during a Deployment rolling update
     document: DocumentLike  # where `pos` is written (the workload, or its HPA)
     pos: Pos | None  # None: the count is a default, point at the GPU limit instead
+    # The fewest pods charged surely, surge included: `pods`, or, when `base` is an HPA's
+    # maxReplicas (reached only under load), those of its minReplicas.
+    least: int
 
     @property
     def pods(self) -> int:
@@ -381,7 +394,11 @@ def pod_demand(
         singular, plural = _COUNT_WORDS.get(peak.field, ("pod", "pods"))
         label = singular if peak.count == 1 else plural
     surge = rollout_surge(workload, peak.count)
-    return PodDemand(workload, template, peak.count, label, surge, peak.document, peak.pos)
+    least = peak.count + surge
+    if peak.autoscaler is not None:
+        fewest = min(peak.autoscaler.min_replicas, peak.count)
+        least = fewest + rollout_surge(workload, fewest)
+    return PodDemand(workload, template, peak.count, label, surge, peak.document, peak.pos, least)
 
 
 #: The restart policies of pods that run to completion (a Job's must be one of them).

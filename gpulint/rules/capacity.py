@@ -58,6 +58,14 @@ class GpuDemand(NamedTuple):
         """GPUs of `resource` all planned pods hold together."""
         return self.planned.count * self.gpus.get(resource, Decimal(0))
 
+    def surely(self, resource: str) -> Decimal:
+        """GPUs of `resource` the pods that surely exist hold, of pods that do not run to
+        completion (an HPA's keep at least its minReplicas; they reach maxReplicas only
+        under load)."""
+        if self.finite:
+            return Decimal(0)
+        return self.planned.least * self.gpus.get(resource, Decimal(0))
+
 
 def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
     """Every GPU workload with a replica count whose pods some pool can run."""
@@ -165,6 +173,10 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
             # every pod runs in its turn.
             lasting = sharing.lasting + (per_pod if demand.finite else demand.total(resource))
             in_turn = lasting <= have
+            # Pods an HPA adds only under load: when what surely exists fits, the rest stay
+            # Pending only if the autoscalers scale up that far.
+            surely = sharing.surely + (per_pod if demand.finite else demand.surely(resource))
+            under_load = not in_turn and surely <= have
             # Pods counted where they surely run: where an admission assumption could move
             # some of them, the verdict is a warning naming it.
             # (Each group's are gathered once: a group may hold thousands of workloads.)
@@ -187,6 +199,7 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
                 said,
                 tuple(assumptions),
                 in_turn,
+                under_load,
             )
 
 
@@ -251,6 +264,7 @@ class PoolGroup(NamedTuple):
     # The admission assumptions the members' pools rest on, each once, in the members' order.
     assumptions: tuple[str, ...] = ()
     lasting: Decimal = Decimal(0)  # GPUs of the members whose pods do not run to completion
+    surely: Decimal = Decimal(0)  # what of `lasting` their pods that surely exist hold
 
 
 def _assumptions_of(groups: Iterable[PoolGroup]) -> Iterator[str]:
@@ -276,6 +290,7 @@ def _group(
         ),
         tuple(dict.fromkeys(d.assumption for d in members if d.assumption)),
         sum((d.total(resource) for d in found if not d.finite), Decimal(0)),
+        sum((d.surely(resource) for d in found), Decimal(0)),
     )
 
 
@@ -307,6 +322,7 @@ class Sharing(NamedTuple):
     count: int  # how many there are
     groups: tuple[PoolGroup, ...] = ()  # theirs (with the demands left out)
     lasting: Decimal = Decimal(0)  # what of `confined` pods that do not run to completion hold
+    surely: Decimal = Decimal(0)  # what of `lasting` the pods that surely exist hold
 
     @classmethod
     def of(
@@ -322,36 +338,39 @@ class Sharing(NamedTuple):
         reported on those workloads, not again on every larger set that contains them.
         """
         zero = Decimal(0)
-        minus: dict[frozenset[str], tuple[int, Decimal, Decimal]] = {}
+        minus: dict[frozenset[str], tuple[int, Decimal, Decimal, Decimal]] = {}
         for demand in left_out:
             if resource in demand.gpus:
-                count, total, lasting = minus.get(demand.pools, (0, zero, zero))
+                count, total, lasting, surely = minus.get(demand.pools, (0, zero, zero, zero))
                 own = demand.total(resource)
                 minus[demand.pools] = (
                     count + 1,
                     total + own,
                     lasting + (zero if demand.finite else own),
+                    surely + demand.surely(resource),
                 )
         skip = {id(d) for d in left_out}
-        confined, lasting, count, largest, within = zero, zero, 0, [], []
+        confined, lasting, surely, count, largest, within = zero, zero, zero, 0, [], []
         for group in groups:
             if not group.pools <= pools:
                 continue
             within.append(group)
-            skipped, skipped_total, skipped_lasting = minus.get(group.pools, (0, zero, zero))
-            others = group.total - skipped_total
-            others_lasting = group.lasting - skipped_lasting
+            skipped, *less = minus.get(group.pools, (0, zero, zero, zero))
+            others = group.total - less[0]
+            others_lasting = group.lasting - less[1]
+            others_surely = group.surely - less[2]
             # Capped only on a smaller set of pools: on the judged one's own pools, every
             # workload's message adds up to the same total, and the overflow is that total
             # less the room.
             own_pools = group.pools == pools
             confined += others if own_pools else min(others, group.room)
             lasting += others_lasting if own_pools else min(others_lasting, group.room)
+            surely += others_surely if own_pools else min(others_surely, group.room)
             count += len(group.members) - skipped
             kept = (d for d in group.members if id(d) not in skip)
             largest.extend(itertools.islice(kept, _MAX_LISTED))
         largest.sort(key=lambda d: d.total(resource), reverse=True)
-        return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within), lasting)
+        return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within), lasting, surely)
 
     def involved(self, *own: DocumentLike) -> Involved:
         """`own` and every workload counted, with the HPAs that set their counts: what a
@@ -651,9 +670,11 @@ def _capacity_problem(
     can_have: str,
     assumptions: tuple[str, ...] = (),
     in_turn: bool = False,
+    under_load: bool = False,
 ) -> Problem:
     """Pods that the pools cannot hold at once: stuck (an error), or, where the surplus is
-    pods that run to completion and what never ends fits (`in_turn`), waiting their turn."""
+    pods that run to completion and what never ends fits (`in_turn`), waiting their turn, or,
+    where it is pods HPAs add above their minReplicas (`under_load`), stuck once they do."""
     own = demand.total(resource)
     text = (
         f"{demand.workload.document.ref} needs {format_quantity(own)} {resource} "
@@ -666,6 +687,11 @@ def _capacity_problem(
             f", but {can_have}: {excess} {resource} worth of pods wait until pods that run to "
             f"completion (Jobs) free their GPUs, then run"
         )
+    elif under_load:
+        text += (
+            f", but {can_have}: if the HPAs scale up to maxReplicas, {excess} {resource} worth "
+            f"of pods stay Pending (at minReplicas all fit)"
+        )
     else:
         text += f", but {can_have}: {excess} {resource} worth of pods stay Pending"
     if assumptions:
@@ -676,14 +702,17 @@ def _capacity_problem(
     if in_turn:
         fix = f"None needed if the wait is acceptable; to run them all at once, {grow}."
     else:
-        fix = _lower_or_grow(demand.planned.field, fits, grow)
+        field = demand.planned.field
+        if field == "maxReplicas" and demand.planned.least > fits:
+            field = "minReplicas and maxReplicas"  # the API refuses a maximum below the minimum
+        fix = _lower_or_grow(field, fits, grow)
     return Problem.at(
         demand.planned.document,
         demand.planned.pos,
         text,
         fix,
         names_workload=True,
-        severity=Severity.WARNING if assumptions or in_turn else None,
+        severity=Severity.WARNING if assumptions or in_turn or under_load else None,
         involves=sharing.involved(demand.workload.document),
     )
 

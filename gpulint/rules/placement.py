@@ -1042,23 +1042,31 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
         # A finished pod no longer keeps others off its node: pods that run to completion
         # take the nodes in turn.
         in_turn = runs_to_completion(workload, template)
+        # An HPA adds pods above its minReplicas only under load.
+        under_load = not in_turn and demand.least <= nodes
         surplus = demand.count - nodes
+        if in_turn:
+            outcome = (
+                f"{surplus} {'waits' if surplus == 1 else 'wait'} until earlier ones finish "
+                "(the pods run to completion)"
+            )
+        elif under_load:
+            outcome = (
+                f"if the HPA scales up to maxReplicas, {surplus} stay Pending "
+                f"(at minReplicas all fit)"
+            )
+        else:
+            outcome = f"{surplus} stay Pending"
         yield Problem.at(
             template.document,
             term.pos,
             f"required pod anti-affinity on {_HOSTNAME} allows one of these pods per node, but "
             f"{demand.source} asks for {demand.count} and the pools the pod can run on have at "
             f"most {nodes} node{'s' if nodes != 1 else ''} "
-            f"({', '.join(f'{p.name}: {node_ceiling(p)}' for p in pools)}): "
-            + (
-                f"{surplus} {'waits' if surplus == 1 else 'wait'} until earlier ones finish "
-                "(the pods run to completion)"
-                if in_turn
-                else f"{surplus} stay Pending"
-            ),
+            f"({', '.join(f'{p.name}: {node_ceiling(p)}' for p in pools)}): {outcome}",
             f"Lower {demand.field} to {nodes}, raise maxNodes of the pools, or make the "
             f"anti-affinity preferredDuringSchedulingIgnoredDuringExecution.",
-            severity=Severity.WARNING if in_turn else None,
+            severity=Severity.WARNING if in_turn or under_load else None,
             involves=(demand.document,),  # the HPA that sets the count
         )
 

@@ -326,6 +326,11 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
     # controllers retry the pods the quota refused (pods already counted in `used` may not end).
     ends = {id(c): runs_to_completion(c.demand.workload, c.demand.template) for c in charges}
     lasting = used + sum((c.total for c in charges if not ends[id(c)]), Decimal(0))
+    # Of that, what the pods there surely are charge: an HPA adds pods above its minReplicas
+    # only under load.
+    surely = used + sum(
+        (c.per_pod * c.demand.least for c in charges if not ends[id(c)]), Decimal(0)
+    )
     for charge in charges:
         if not charge.is_gpu_pod or charge.demand.workload.gang:
             continue  # a gang is reported as a whole
@@ -352,13 +357,20 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
             f"({members}) = {format_quantity(total)} > hard {format_quantity(hard)} `{key}`, "
             f"{format_quantity(total - hard)} over{own}"
         )
-        in_turn = hard > 0 and lasting + (charge.per_pod if ends[id(charge)] else 0) <= hard
+        own_turn = charge.per_pod if ends[id(charge)] else 0
+        in_turn = hard > 0 and lasting + own_turn <= hard
+        under_load = hard > 0 and not in_turn and surely + own_turn <= hard
         if hard == 0:
             consequence = f"no pod counted by `{key}` can be created in namespace {quota.namespace}"
         elif in_turn:
             consequence = (
                 "pods beyond the quota are refused at creation until pods that run to completion "
                 "(Jobs) finish and free it; their controllers create them then"
+            )
+        elif under_load:
+            consequence = (
+                "if the HPAs scale up to maxReplicas, pods beyond the quota are refused at "
+                "creation (at minReplicas all fit)"
             )
         elif demand.surge and total - charge.per_pod * demand.surge <= hard:
             consequence = "the surge pods of every rolling update are refused (exceeded quota)"
@@ -382,7 +394,7 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
             pos,
             message,
             fix,
-            severity=Severity.WARNING if in_turn else None,
+            severity=Severity.WARNING if in_turn or under_load else None,
             names_workload=bool(others),
             involves=chain((source.document,), _documents(charges)),
         )
