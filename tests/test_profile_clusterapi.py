@@ -128,8 +128,11 @@ CAPA_EKS = str(INFRA / "capa-eks-managedmachinepool-gpu.yaml")
 def test_a_generated_cluster_template_is_read_past_its_cluster_and_resource_sets() -> None:
     # Cluster, AWSManagedCluster, AWSManagedControlPlane, NodeadmConfig, ClusterResourceSet
     # and the ConfigMap it applies make no pool; the managed machine pool names its type.
-    (pool,) = load_profiles([CAPA_EKS]).pools
+    profile = load_profiles([CAPA_EKS])
+    (pool,) = profile.pools
     assert (pool.name, pool.instance_type, pool.nodes) == ("gpu-pool-0", "g4dn.xlarge", 1)
+    # An AWSManagedControlPlane is EKS's API server.
+    assert profile.provider == "eks"
     assert pool.allocatable["nvidia.com/gpu"] == 1
     assert pool.labels["node.kubernetes.io/instance-type"] == "g4dn.xlarge"
 
@@ -165,7 +168,9 @@ spec:
 
 
 def test_eks_managed_machine_pool_labels_and_taints_are_its_nodes(tmp_path: Path) -> None:
-    (pool,) = load_profiles([write(tmp_path, MANAGED_POOL)]).pools
+    profile = load_profiles([write(tmp_path, MANAGED_POOL)])
+    (pool,) = profile.pools
+    assert profile.provider is None  # no control plane says which platform
     assert pool.labels["workload"] == "gpu"
     assert pool.taints == (Taint("nvidia.com/gpu", "true", "NoSchedule"),)
     assert pool.instance_type == "g5.xlarge"

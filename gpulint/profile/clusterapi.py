@@ -64,7 +64,24 @@ def facts_from_clusterapi(objects: Sequence[Mapping[str, Any]], display: str) ->
     pools = [
         _group(display, obj, by_kind_name) for obj in objects if obj.get("kind") in GROUP_KINDS
     ]
-    return ProfileFacts(ClusterProfile(sources=(display,)), tuple(pools))
+    managed = next((o["kind"] for o in objects if o.get("kind") in _MANAGED_PLATFORMS), None)
+    profile = ClusterProfile(
+        provider=_MANAGED_PLATFORMS.get(managed or ""),
+        provider_source=f"inferred from the Cluster API {managed} in {display}"
+        if managed
+        else None,
+        sources=(display,),
+    )
+    return ProfileFacts(profile, tuple(pools))
+
+
+# The control planes of Cluster API's managed-Kubernetes providers, and the platform whose
+# API server each one is (CAPA's EKS, CAPZ's AKS, CAPG's GKE).
+_MANAGED_PLATFORMS = {
+    "AWSManagedControlPlane": "eks",
+    "AzureManagedControlPlane": "aks",
+    "GCPManagedControlPlane": "gke",
+}
 
 
 def _group(
