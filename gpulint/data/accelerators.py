@@ -540,6 +540,22 @@ RESOURCES: tuple[AcceleratorResource, ...] = (
         pattern=r"huawei\.com/Ascend(?:910|310)[A-Za-z0-9]*",
         source=_ASCEND,
     ),
+    # Huawei Cloud CCE's NPU add-on names the device by its chip: `ascend-310` (Snt3),
+    # `ascend-1980` (Snt9, the Ascend 910 family), as ModelArts' resource requirements and
+    # Kthena's NPU examples request it.
+    AcceleratorResource(
+        "huawei.com/ascend-<chip>",
+        "Huawei",
+        DEVICE,
+        "one Ascend NPU on Huawei Cloud CCE (`ascend-310`: Snt3; `ascend-1980`: Snt9)",
+        DEVICE_PLUGIN,
+        "Huawei Cloud CCE AI Suite (NPU)",
+        pattern=r"huawei\.com/ascend-(?:310|1980)",
+        source=(
+            "huaweicloud/huaweicloud-sdk-java-v3 services/modelarts/.../ResourceRequirementVO.java;"
+            " volcano-sh/kthena examples/model-serving/prefill-decode-disaggregation.yaml"
+        ),
+    ),
     AcceleratorResource(
         "huawei.com/Ascend<model>-<N>c...",
         "Huawei",
