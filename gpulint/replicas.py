@@ -186,6 +186,19 @@ def peak_replicas(
     return peak
 
 
+def _product(factors: Sequence[ReplicaCount]) -> ReplicaCount:
+    """The count the factors multiply to, named by the first written one (one pod for none)."""
+    if not factors:
+        return ReplicaCount(1, "", None)
+    if len(factors) == 1:
+        return factors[0]
+    value = 1
+    for factor in factors:
+        value *= factor.value
+    lead = next((f for f in factors if f.pos is not None), factors[0])
+    return ReplicaCount(value, lead.field, lead.pos, tuple(factors))
+
+
 class GangPart(NamedTuple):
     """One role's share of a gang: the pods it needs at once and where that is written."""
 
@@ -218,9 +231,13 @@ def gang_parts(
             # minReplicas counts groups; a group of a multi-host Ray worker has numOfHosts pods.
             pods *= template.replicas.value // max(template.replicas.factors[0].value, 1)
         if workload.group_gang:
-            # One group: the leader, and `size - 1` workers (the count's other factors).
-            rest = count.factors[1:]
-            group = rest[0] if len(rest) == 1 else ReplicaCount(1, "", None)
+            # One group: the count's factors after the groups' (a LeaderWorkerSet's `size - 1`
+            # workers; a ModelServing role's `replicas` × `workerReplicas`), the first of them
+            # capped by the role's own gang minimum (Kthena's `minRoleReplicas`).
+            rest = template.replicas.factors[1:] if template.replicas else ()
+            if template.gang_min is not None and rest and template.gang_min.value < rest[0].value:
+                rest = (template.gang_min, *rest[1:])
+            group = _product(rest)
             pods = group.value
         else:
             group = count

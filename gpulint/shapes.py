@@ -109,7 +109,10 @@ class Role(NamedTuple):
     counts: tuple[Count, ...] | None = (Count("replicas"),)  # None: one pod per node; (): one
     name: str | None = None  # a fixed role name (`head`, or `{} worker` around the found
     # one); else the `*` key, or for `[]` the item's `name` (`groupName` for Ray)
-    gang_min: str | None = None  # field of the role's mapping: fewest pods a gang needs
+    # Field of the role's mapping: fewest pods a gang needs; a leading `/` starts at the object
+    # root, where `{}` stands for the role's `name` (Kthena's `minRoleReplicas.<role>`). Of a
+    # group gang, the fewest copies of the role in one group.
+    gang_min: str | None = None
     gang_min_if: str | None = None  # object path that must be true for `gang_min` to count
     containers: tuple[ContainerField, ...] = POD_CONTAINERS
     # The pod spec an operator generates from higher-level fields of the role's mapping (a
@@ -345,6 +348,8 @@ _DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
 
 
 _DISAGG_SLICES = Count("/spec.slices")
+# A ModelServing role's gang minimum, keyed by the role's `name` (`{}`), from the object root.
+_KTHENA_MIN_ROLE = "/spec.template.gangPolicy.minRoleReplicas.{}"
 _KATIB_TRIAL = "spec.trialTemplate.trialSpec"
 _KATIB_TRIALS = Count("/spec.parallelTrialCount", default=3)
 _SPEC_REPLICAS = (Count("replicas"),)
@@ -646,6 +651,38 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         "StormService",
         ("orchestration.aibrix.ai/*",),
         (Role("spec.template.spec.roles[]", counts=(Count("/spec.replicas"), Count("replicas"))),),
+    ),
+    # Kthena (volcano-sh/kthena, pkg/apis/workload/v1alpha1): a ModelServing runs `replicas`
+    # ServingGroups (1 by default); in each, every `roles[]` runs `replicas` (1 by default)
+    # copies of one entry pod and `workerReplicas` worker pods, the pod specs written as they
+    # are (utils.GenerateEntryPod / GenerateWorkerPod set only schedulerName and env). Each
+    # ServingGroup is one Volcano PodGroup (podgroupmanager.calculateRequirements) whose
+    # minimum takes at most `gangPolicy.minRoleReplicas.<role>` copies of each role.
+    WorkloadShape(
+        "ModelServing",
+        ("workload.serving.volcano.sh/*",),
+        (
+            Role(
+                "spec.template.roles[]",
+                template="entryTemplate",
+                counts=(Count("/spec.replicas"), Count("replicas")),
+                name="{} entry",
+                gang_min=_KTHENA_MIN_ROLE,
+            ),
+            Role(
+                "spec.template.roles[]",
+                template="workerTemplate",
+                counts=(
+                    Count("/spec.replicas"),
+                    Count("replicas"),
+                    Count("workerReplicas", default=0),
+                ),
+                name="{} worker",
+                gang_min=_KTHENA_MIN_ROLE,
+            ),
+        ),
+        gang=True,
+        group_gang=True,
     ),
     # AIBrix KVCache (gpulint.operators: the pods each backend's controller builds): the
     # cache Deployment or StatefulSet of `spec.cache.replicas` pods (1 by default, the CRD's),

@@ -191,8 +191,8 @@ def _role_template(
         return None  # an Argo steps/DAG template runs no pod of its own
     gang_min = None
     if role.gang_min and (role.gang_min_if is None or _at(obj, role.gang_min_if) is True):
-        written = _field_count(role_node, role.gang_min)
-        gang_min = written if written.pos is not None else None
+        written = _gang_min(obj, role_node, role.gang_min)
+        gang_min = written if written is not None and written.pos is not None else None
     return PodTemplate(
         document,
         node,
@@ -206,6 +206,24 @@ def _role_template(
         inherited_priority,
         (role.completed_by[0], role_node.pos, role.completed_by[1]) if role.completed_by else None,
     )
+
+
+def _gang_min(obj: YMap, role_node: YMap, path: str) -> ReplicaCount | None:
+    """The role's gang minimum at `path`: from the role's mapping, or from the object root
+    after a `/`, with `{}` standing for the role's `name`; None when the role has no name to
+    look up (a name that is no string, or one with a dot, which would step into the map)."""
+    if not path.startswith("/"):
+        return _field_count(role_node, path)
+    if "{}" in path:
+        name = role_node.get("name")
+        if not isinstance(name, str) or not name or "." in name:
+            return None
+        path = path.replace("{}", name)
+        found = _field_count(obj, path[1:])
+        # Named by its map and key (`minRoleReplicas.prefill`), not by the role's name alone.
+        field = ".".join(path_steps(path[1:])[-2:])
+        return ReplicaCount(found.value, field, found.pos, unknown=found.unknown)
+    return _field_count(obj, path[1:])
 
 
 def _priority_class(obj: YMap, path: str) -> tuple[str, Pos] | None:

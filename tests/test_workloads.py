@@ -201,6 +201,53 @@ def test_lws_workers_exclude_the_leader_only_when_it_has_its_own_template() -> N
     assert alone.replicas.describe() == "replicas: 2 × size: 4"
 
 
+MODEL_SERVING = """\
+apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelServing
+metadata: {name: ms}
+spec:
+  replicas: 2
+  template:
+%s    roles:
+    - name: prefill
+      replicas: 3
+      entryTemplate:
+        spec:
+          containers: [{name: entry}]
+      workerReplicas: 2
+      workerTemplate:
+        spec:
+          containers: [{name: worker}]
+    - name: decode
+      entryTemplate:
+        spec:
+          containers: [{name: entry}]
+"""
+MIN_ROLE = "    gangPolicy:\n      minRoleReplicas: {prefill: 1}\n"
+
+
+@pytest.mark.parametrize(("policy", "group"), [("", [3, 1, 6]), (MIN_ROLE, [1, 1, 2])])
+def test_a_model_serving_group_is_a_gang_of_every_role_s_entry_and_worker_pods(
+    policy: str, group: list[int]
+) -> None:
+    workload = _workload(MODEL_SERVING % policy)
+    prefill, decode, prefill_worker = workload.templates
+    assert [t.role for t in workload.templates] == [
+        "prefill entry",
+        "decode entry",
+        "prefill worker",
+    ]
+    # ServingGroups × role copies (× workers per copy); decode writes no replicas: 1.
+    assert [t.replicas.value for t in workload.templates] == [6, 2, 12]
+    assert prefill_worker.replicas.describe() == "replicas: 2 × replicas: 3 × workerReplicas: 2"
+    assert workload.gang and workload.group_gang
+    # One ServingGroup at once; `minRoleReplicas` caps the copies of its role the gang needs.
+    parts = gang_parts(workload, lambda t: Decimal(1))
+    assert [p.pods for p in parts] == group
+    assert (prefill.gang_min is not None) == bool(policy)
+    assert decode.gang_min is None
+
+
 def test_jobset_counts_replicas_times_parallelism_and_names_roles_by_position() -> None:
     text = (
         "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js}\nspec:\n"

@@ -544,11 +544,14 @@ def _groups_problem(
     # Groups an HPA adds above its minReplicas exist only under load.
     under_load = sum((m.surely(resource) for m in own), sharing.surely) <= have
     planned = own[0].planned
-    per_group = gang.total
-    groups = int(total / per_group) if per_group else 0
+    groups, source = _groups(own[0])
+    # A group holds all its pods once they run, though its gang may start with fewer
+    # (Kthena's `minRoleReplicas`): the groups are counted whole.
+    per_group = total / groups if groups else gang.total
+    at_once = f", {format_quantity(gang.total)} at once" if gang.total < per_group else ""
     text = (
         f"{gang.workload.document.ref} needs {format_quantity(total)} {resource}: {groups} "
-        f"groups ({planned.source}) of {format_quantity(per_group)} each ({gang.describe()})"
+        f"groups ({source}) of {format_quantity(per_group)} each{at_once} ({gang.describe()})"
     )
     text += _shared_with(sharing, resource, need)
     excess = format_quantity(need - have)
@@ -567,6 +570,20 @@ def _groups_problem(
         severity=Severity.WARNING if counted or under_load else None,
         involves=sharing.involved(gang.workload.document),
     )
+
+
+def _groups(member: GpuDemand) -> tuple[int, str]:
+    """How many groups of a group gang run at their peak, and how a message names that count:
+    the first factor of the member's count (a LeaderWorkerSet's `replicas`, a ModelServing's
+    `spec.replicas`), or the HPA's maxReplicas that scales it."""
+    planned = member.planned
+    count = member.template.replicas
+    if count is None or not count.factors or not count.value:
+        return planned.count, planned.source
+    groups = planned.count * count.factors[0].value // count.value
+    if planned.document is not member.workload.document:
+        return groups, planned.source  # an HPA's maxReplicas counts the groups
+    return groups, count.factors[0].describe()
 
 
 def _stay_pending(excess: str, resource: str, under_load: bool) -> str:
