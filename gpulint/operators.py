@@ -1,6 +1,7 @@
 """The pods operators build from fields that are no pod spec: an Argo template with its
 workflow's defaults, a KServe component with GKE's accelerator selector, NIM services, KAITO
-presets and templates, KubeAI resource profiles, NVIDIA Dynamo services and components.
+presets and templates, KubeAI resource profiles, NVIDIA Dynamo services and components,
+Kthena ModelBooster workers.
 
 Each builder takes (the object, the role's mapping) and returns the pod spec the operator runs,
 every value positioned at the field that decided it (a shape's `Role.derive`), or an
@@ -795,3 +796,85 @@ def _with_engine(spec: YMap, predictor: YMap, pos: Pos) -> YMap:
     containers.append(engine)
     containers.item_pos.append(pos)
     return spec.with_entry("containers", containers, pos)
+
+
+# Kthena (volcano-sh/kthena): a ModelBooster's controller writes a ModelServing from
+# `spec.backend` (pkg/model-booster-controller/convert/model_serving.go BuildModelServing, the
+# templates/vllm.yaml and vllm-pd.yaml it fills). It uses the last worker of each type its
+# backend type runs: a vLLM backend's `server` (default type), a vLLMDisaggregated backend's
+# `prefill` and `decode`. Every pod takes the worker's `affinity` and `tolerations` and the
+# backend's `runtimeClassName`; the engine container (`engine`, `vllm` for prefill/decode, the
+# `<backend>-vllm-worker` of a server's worker pods) the worker's `image` and `resources`. The
+# runtime sidecar and the model downloader (images from the controller's configuration)
+# request nothing.
+_KTHENA_WORKERS = {"vLLM": ("server",), "vLLMDisaggregated": ("prefill", "decode")}
+_KTHENA_SERVER = "server"
+
+
+def kthena_entry_pod(obj: YMap, worker: YMap) -> YMap | UnreadPart | None:
+    """The entry pod of one copy of a ModelBooster worker; None for a worker its backend
+    does not use; UnreadPart for a backend type Kthena builds nothing for."""
+    backend = mapping_at(obj, "spec", "backend")
+    kind = backend.get("type")
+    if kind not in _KTHENA_WORKERS:
+        where = backend.pos_of_value("type") if "type" in backend else backend.pos
+        return UnreadPart(
+            f"Kthena builds no ModelServing for backend type `{shown(kind)}` "
+            "(only vLLM and vLLMDisaggregated)",
+            where,
+        )
+    used = _kthena_used(backend, worker, _KTHENA_WORKERS[str(kind)])
+    if used is None:
+        return None
+    engine = "engine" if used == _KTHENA_SERVER else "vllm"
+    return _kthena_pod(backend, worker, engine)
+
+
+def kthena_worker_pod(obj: YMap, worker: YMap) -> YMap | None:
+    """The worker pod of a vLLM backend's `server` that spans several pods (`pods` > 1)."""
+    backend = mapping_at(obj, "spec", "backend")
+    pods = worker.get("pods")
+    if not isinstance(pods, int) or isinstance(pods, bool) or pods <= 1:
+        return None  # `workerReplicas: 0`: the entry pod alone
+    if backend.get("type") != "vLLM" or _kthena_used(backend, worker, (_KTHENA_SERVER,)) is None:
+        return None
+    name = backend.get("name")
+    return _kthena_pod(backend, worker, f"{str(name).lower()}-vllm-worker")
+
+
+def _kthena_used(backend: YMap, worker: YMap, types: tuple[str, ...]) -> str | None:
+    """The worker's type when the backend uses it: one of `types`, and the last worker of
+    that type (mapWorkers keeps the last)."""
+    kind = worker.get("type") or _KTHENA_SERVER
+    if kind not in types:
+        return None
+    workers = backend.get("workers")
+    same = [w for w in workers if isinstance(w, YMap) and (w.get("type") or _KTHENA_SERVER) == kind]
+    return str(kind) if same and same[-1] is worker else None
+
+
+def _kthena_pod(backend: YMap, worker: YMap, container_name: str) -> BuiltMap:
+    """A pod with the worker's placement and one container, `container_name`, with its image
+    and resources as written."""
+    pod = BuiltMap(worker.pos)
+    for source, key in (
+        (backend, "runtimeClassName"),
+        (worker, "affinity"),
+        (worker, "tolerations"),
+    ):
+        if source.get(key) is not None:
+            pod[key] = source[key]
+            pod.spans[key] = source.spans[key]
+    container = YMap(worker.pos)
+    container["name"] = container_name
+    container.spans["name"] = (*worker.pos, *worker.pos)
+    for key in ("image", "resources"):
+        if key in worker:
+            container[key] = worker[key]
+            container.spans[key] = worker.spans[key]
+    containers = YSeq(worker.pos)
+    containers.append(container)
+    containers.item_pos.append(worker.pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = (*worker.pos, *worker.pos)
+    return pod

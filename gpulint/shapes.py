@@ -109,6 +109,9 @@ class Role(NamedTuple):
     counts: tuple[Count, ...] | None = (Count("replicas"),)  # None: one pod per node; (): one
     name: str | None = None  # a fixed role name (`head`, or `{} worker` around the found
     # one); else the `*` key, or for `[]` the item's `name` (`groupName` for Ray)
+    # The field of the role's mapping that names it instead, and the name when it writes none
+    # (a Kthena ModelBooster worker's `type`, `server` by default).
+    name_field: tuple[str, str] | None = None
     # Field of the role's mapping: fewest pods a gang needs; a leading `/` starts at the object
     # root, where `{}` stands for the role's `name` (Kthena's `minRoleReplicas.<role>`). Of a
     # group gang, the fewest copies of the role in one group.
@@ -350,6 +353,8 @@ _DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
 _DISAGG_SLICES = Count("/spec.slices")
 # A ModelServing role's gang minimum, keyed by the role's `name` (`{}`), from the object root.
 _KTHENA_MIN_ROLE = "/spec.template.gangPolicy.minRoleReplicas.{}"
+_KTHENA_GROUPS = Count("/spec.backend.replicas", default=0)
+_KTHENA_WORKER_TYPE = ("type", "server")
 _KATIB_TRIAL = "spec.trialTemplate.trialSpec"
 _KATIB_TRIALS = Count("/spec.parallelTrialCount", default=3)
 _SPEC_REPLICAS = (Count("replicas"),)
@@ -679,6 +684,38 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 ),
                 name="{} worker",
                 gang_min=_KTHENA_MIN_ROLE,
+            ),
+        ),
+        gang=True,
+        group_gang=True,
+    ),
+    # Kthena ModelBooster (gpulint.operators): the controller writes a ModelServing from
+    # `spec.backend`, one role per worker it uses, so `spec.backend.replicas` groups, each of
+    # the worker's `replicas` copies of an entry pod and `pods - 1` worker pods, and a
+    # `minRoleReplicas` of every copy: each group is a whole gang.
+    WorkloadShape(
+        "ModelBooster",
+        ("workload.serving.volcano.sh/*",),
+        (
+            Role(
+                "spec.backend.workers[]",
+                derive=_built_by("kthena_entry_pod"),
+                counts=(_KTHENA_GROUPS, Count("replicas", default=0)),
+                name="{} entry",
+                name_field=_KTHENA_WORKER_TYPE,
+                generated=True,
+            ),
+            Role(
+                "spec.backend.workers[]",
+                derive=_built_by("kthena_worker_pod"),
+                counts=(
+                    _KTHENA_GROUPS,
+                    Count("replicas", default=0),
+                    Count("pods", default=0, less=1),
+                ),
+                name="{} worker",
+                name_field=_KTHENA_WORKER_TYPE,
+                generated=True,
             ),
         ),
         gang=True,

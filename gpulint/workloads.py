@@ -65,6 +65,10 @@ def _typed(
         for where, name, role_node in _descend([("", None, obj)], role.path, problems, walked):
             # An operator checks the fields it builds pods from; only the path to them is ours.
             below = [] if role.generated else problems
+            if role.name_field is not None:
+                field, default = role.name_field
+                written = role_node.get(field)
+                name = written if isinstance(written, str) and written else default
             role_name = _role_name(role, name)
             found = _role_template(
                 document, role, where, role_node, role_name, below, walked, inherited

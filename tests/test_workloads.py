@@ -248,6 +248,50 @@ def test_a_model_serving_group_is_a_gang_of_every_role_s_entry_and_worker_pods(
     assert decode.gang_min is None
 
 
+MODEL_BOOSTER = """\
+apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelBooster
+metadata: {name: mb}
+spec:
+  backend:
+    name: Llama
+    type: %s
+    runtimeClassName: nvidia
+    replicas: 2
+    workers:
+    - type: decode
+      replicas: 5
+    - image: vllm/vllm-openai:v0.8.5
+      replicas: 3
+      pods: 4
+      tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+      resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+def test_a_model_booster_runs_the_model_serving_its_controller_writes() -> None:
+    workload = _workload(MODEL_BOOSTER % "vLLM")
+    # A vLLM backend runs its `server` (the type a worker that writes none has), not `decode`.
+    entry, worker = workload.templates
+    assert (entry.role, worker.role) == ("server entry", "server worker")
+    assert (entry.replicas.value, worker.replicas.value) == (6, 18)
+    assert worker.replicas.describe() == "replicas: 2 × replicas: 3 × (pods: 4 - 1)"
+    assert [c.name for c in entry.containers] == ["engine"]
+    assert [c.name for c in worker.containers] == ["llama-vllm-worker"]
+    assert entry.spec["runtimeClassName"] == "nvidia"
+    assert entry.spec["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert workload.group_gang
+    assert [p.pods for p in gang_parts(workload, lambda t: Decimal(1))] == [3, 9]
+    # A disaggregated backend runs `prefill` and `decode` only: here, decode's entry pod.
+    (decode,) = _workload(MODEL_BOOSTER % "vLLMDisaggregated").templates
+    assert (decode.role, decode.replicas.value, decode.containers[0].name) == (
+        "decode entry", 10, "vllm"
+    )  # fmt: skip
+    unknown = _workload(MODEL_BOOSTER % "SGLang")
+    assert unknown.templates == ()
+    assert "backend type `SGLang`" in unknown.unread[0].reason
+
+
 def test_jobset_counts_replicas_times_parallelism_and_names_roles_by_position() -> None:
     text = (
         "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js}\nspec:\n"
