@@ -145,6 +145,84 @@ def test_a_local_dependency_is_built_in_a_copy(helm: Path, tmp_path: Path) -> No
     assert sorted(os.listdir(umbrella)) == ["Chart.yaml", "templates", "values.yaml"]
 
 
+def _write_chart(directory: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
+
+
+# An umbrella over services that share a library chart, each through `file://` and none with
+# its `charts/` built, as opea-project/GenAIInfra's charts are kept; `tei` is a prefix of
+# `teirerank`.
+_SHARED_LIBRARY = {
+    "umbrella/Chart.yaml": (
+        "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n"
+        '- {name: tei, version: 0.1.0, repository: "file://../common/tei"}\n'
+        '- {name: teirerank, version: 0.1.0, repository: "file://../common/teirerank"}\n'
+    ),
+    "common/lib/Chart.yaml": "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n",
+    "common/lib/templates/_helpers.tpl": (
+        '{{- define "lib.name" -}}served-{{ .Chart.Name }}{{- end }}\n'
+    ),
+}
+for _service in ("tei", "teirerank"):
+    _SHARED_LIBRARY[f"common/{_service}/Chart.yaml"] = (
+        f"apiVersion: v2\nname: {_service}\nversion: 0.1.0\ndependencies:\n"
+        "- name: lib\n  version: 0.1.0\n  repository: file://../lib\n"
+    )
+    _SHARED_LIBRARY[f"common/{_service}/templates/cm.yaml"] = (
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ include "lib.name" . }}}\n'
+    )
+
+
+def test_the_local_dependencies_of_a_local_dependency_are_built_too(
+    helm: Path, tmp_path: Path
+) -> None:
+    # helm packages a `file://` dependency as its directory is: the library its own
+    # Chart.yaml names must be built into it first, as `helm dependency update` on each
+    # service, then on the umbrella, does.
+    _write_chart(tmp_path, _SHARED_LIBRARY)
+    text = render_chart(HelmRender(tmp_path / "umbrella", "u", None), None)
+    assert "{name: served-tei}\n" in text
+    assert "{name: served-teirerank}\n" in text
+    # No chart of the user's tree is changed.
+    assert not (tmp_path / "common" / "tei" / "charts").exists()
+    assert sorted(os.listdir(tmp_path / "umbrella")) == ["Chart.yaml"]
+
+
+def test_local_dependencies_that_name_each_other_are_a_clear_error(
+    helm: Path, tmp_path: Path
+) -> None:
+    _write_chart(tmp_path, _SHARED_LIBRARY)
+    (tmp_path / "common" / "lib" / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: lib\nversion: 0.1.0\n"
+        "dependencies:\n- name: tei\n  version: 0.1.0\n  repository: file://../tei\n"
+    )
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(tmp_path / "umbrella", "u", None), None)
+    assert str(caught.value) == (
+        f"{tmp_path / 'umbrella'}: dependency `tei` (file://../tei) depends on the chart that "
+        "depends on it, or its dependencies nest too deep; helm cannot build them either"
+    )
+
+
+def test_a_dependency_of_a_local_dependency_from_a_repository_names_both(
+    helm: Path, tmp_path: Path
+) -> None:
+    _write_chart(tmp_path, _SHARED_LIBRARY)
+    (tmp_path / "common" / "tei" / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: tei\nversion: 0.1.0\ndependencies:\n"
+        "- name: milvus\n  version: 4.2.12\n  repository: https://zilliztech.github.io/milvus-helm/\n"
+    )
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(tmp_path / "umbrella", "u", None), None)
+    assert str(caught.value) == (
+        f"{tmp_path / 'umbrella'}: dependency `milvus` (https://zilliztech.github.io/milvus-helm/) "
+        "of its dependency ../common/tei is not in its `charts/`; run `helm dependency build` "
+        "on the chart where the network is reachable, then check again"
+    )
+
+
 def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: Path) -> None:
     chart = tmp_path / "app"
     chart.mkdir()

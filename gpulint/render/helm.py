@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ from gpulint.render.tools import (
     run_tool,
     tool_identity,
 )
+from gpulint.views import NamedTuple
 from gpulint.yamltree import YMap, YSeq, parse
 
 HELM_INSTALL = "install Helm 3 or 4 (https://helm.sh/docs/intro/install/)"
@@ -188,7 +190,8 @@ def render_chart(
     for path in values:
         regular_file(path, label, "values file")
     local = _local_dependencies(request.chart, run)
-    for _, target in local:
+    targets = _targets(local)
+    for target in targets:
         files.extend(checked_files(target, label, "chart", skip_vcs=False))
     helm = find_tool("helm", HELM_INSTALL, run.tool_tree(request.chart))
     key = render_key(
@@ -200,7 +203,7 @@ def render_chart(
         return cached
     # The APIs the templates probe follow from the files the key hashes: they are looked for
     # (every template read, packaged subcharts unpacked) only for a render that is made.
-    apis = probed_apis([request.chart, *(target for _, target in local)], files)
+    apis = probed_apis([request.chart, *targets], files)
     with _ready_chart(request.chart, local, helm, run) as chart:
         arguments = request.arguments(Path(os.path.abspath(chart)), values, apis)
         command = [helm, "template", *arguments]
@@ -315,53 +318,107 @@ def _what(request: HelmRender) -> str:
     return f"{request.chart}: helm template failed"
 
 
-def _local_dependencies(chart: Path, run: RenderRun) -> list[tuple[str, Path]]:
-    """(repository, directory) of each missing `file://` dependency, checked to be a chart
-    inside the checked tree; RenderError for a missing dependency from a repository."""
+class _Local(NamedTuple):
+    """A missing `file://` dependency: its `repository:` text, the chart it names, and that
+    chart's own missing `file://` dependencies."""
+
+    repo: str
+    target: Path
+    nested: tuple[_Local, ...]
+
+
+#: How deep `file://` dependencies of dependencies are followed.
+_NESTING_LIMIT = 8
+
+
+def _local_dependencies(
+    chart: Path, run: RenderRun, tree: Path | None = None, within: tuple[Path, ...] = ()
+) -> list[_Local]:
+    """Each missing `file://` dependency of `chart`, checked to be a chart inside the checked
+    tree, with its own missing `file://` dependencies (helm packages a local dependency as its
+    directory is, so one whose `charts/` is not built renders without them: an umbrella over
+    charts that share a library chart); RenderError for a missing dependency from a
+    repository, or for dependencies that name each other."""
     missing = _missing_dependencies(chart)
     remote = [(name, repo) for name, repo in missing if not repo.startswith("file://")]
+    top = within[0] if within else chart
     if remote:
         name, repo = remote[0]
+        # A dependency's own is named from the chart checked, whose directory the report drops.
+        whose = f" of its dependency {os.path.relpath(chart, top)}" if within else ""
         raise Unbuildable(
-            f"{chart}: dependency `{name}` ({repo or 'no repository'}) is not in its "
+            f"{top}: dependency `{name}` ({repo or 'no repository'}){whose} is not in its "
             "`charts/`; run `helm dependency build` on the chart where the network is "
             "reachable, then check again",
             fix="Run `helm dependency build` on the chart where the network is reachable (or "
             "commit its `charts/`), then check again.",
         )
+    tree = tree or run.tree(chart)
+    within = (*within, chart)
     local = []
-    tree = run.tree(chart)
     for name, repo in missing:
         # Relative to the original chart, not to the copy.
         target = Path(os.path.normpath(chart / repo.removeprefix("file://")))
         if not is_inside(target, tree) or not is_chart(target):
             raise RenderError(
-                f"{chart}: dependency `{name}` ({repo}) is not a chart inside {tree}; "
+                f"{top}: dependency `{name}` ({repo}) is not a chart inside {tree}; "
                 "gpulint builds only local dependencies of the checked tree"
             )
-        local.append((repo, target))
+        if any(os.path.samefile(target, c) for c in within) or len(within) > _NESTING_LIMIT:
+            raise RenderError(
+                f"{top}: dependency `{name}` ({repo}) depends on the chart that depends on "
+                "it, or its dependencies nest too deep; helm cannot build them either"
+            )
+        nested = tuple(_local_dependencies(target, run, tree, within))
+        local.append(_Local(repo, target, nested))
     return local
 
 
+def _targets(local: Iterable[_Local]) -> list[Path]:
+    """Every chart `local` names, at any depth, each once."""
+    found: list[Path] = []
+    for item in local:
+        for target in (item.target, *_targets(item.nested)):
+            if target not in found:
+                found.append(target)
+    return found
+
+
 @contextmanager
-def _ready_chart(
-    chart: Path, local: list[tuple[str, Path]], helm: str, run: RenderRun
-) -> Iterator[Path]:
-    """The chart to render: itself, or a copy with its missing `file://` dependencies built.
+def _ready_chart(chart: Path, local: list[_Local], helm: str, run: RenderRun) -> Iterator[Path]:
+    """The chart to render: itself, or a copy with its missing `file://` dependencies built
+    (each from a copy with its own built first).
 
     The copy keeps the user's tree untouched (no charts/*.tgz or Chart.lock left behind).
     """
     if not local:
         yield chart
         return
-    with tempfile.TemporaryDirectory(prefix="gpulint-chart-", ignore_cleanup_errors=True) as tmp:
+    with contextlib.ExitStack() as stack:
+        built = [
+            (
+                item.repo,
+                stack.enter_context(_ready_chart(item.target, list(item.nested), helm, run)),
+            )
+            for item in local
+        ]
+        tmp = stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="gpulint-chart-", ignore_cleanup_errors=True)
+        )
         copy = Path(tmp) / chart.resolve().name
         chart_file = copy / CHART_FILE
         try:
             shutil.copytree(chart, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
             text = chart_file.read_text(encoding="utf-8")
-            for repo, target in local:
-                text = text.replace(repo, f"file://{target.resolve()}")
+            for repo, target in built:
+                # The whole value (up to its quote, a comment or the end of its flow
+                # mapping): `file://../tei` must not rewrite `file://../teirerank`.
+                text = re.sub(
+                    re.escape(repo) + r"(?=[\"'\s,}\]#]|$)",
+                    lambda _, target=target: f"file://{target.resolve()}",
+                    text,
+                    flags=re.M,
+                )
             chart_file.write_text(text, encoding="utf-8")
         except UnicodeDecodeError:
             raise RenderError(f"{chart}: {CHART_FILE} is not UTF-8 text") from None
