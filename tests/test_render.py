@@ -496,16 +496,33 @@ spec:
     {{- end }}
 """
 
+# The pod's `spec:` goes on with what the next line's action prints: spaces when it prints
+# nothing (opea-project/GenAIInfra's `{{- include "common.runtimeClassName" . | indent 6 }}`).
+_CONTINUED = """\
+kind: Deployment
+apiVersion: apps/v1
+metadata: {name: serve}
+spec:
+  replicas: {{ .Values.replicas }}
+  template:
+    metadata: {labels: {app: serve}}
+    spec:
+      {{- .Values.runtimeClass | default "" | indent 6 }}
+      containers: [{name: serve, image: "serve:1"}]
+"""
+
 
 @pytest.mark.parametrize(
     ("template", "where"),
     [
         # Two lines read `spec:`, both printed by every render: the second is the pod's.
         (_TWO_SPECS, (8, 5)),
+        # The same, the second rendered with the spaces `indent` adds after it.
+        (_CONTINUED, (8, 5)),
         # A `-}}` moves a line to where another branch writes one: the template is named.
         (_TRIMMED, (1, 1)),
     ],
-    ids=["both-printed", "trimmed-line-breaks"],
+    ids=["both-printed", "continued-line", "trimmed-line-breaks"],
 )
 def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_not_guessed(
     helm: Path, tmp_path: Path, template: str, where: tuple[int, int]
@@ -517,7 +534,7 @@ def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_not_gu
     (chart / "templates" / "deployment.yaml").write_text(template)
     request = HelmRender(chart, "serve", None, ())
     rendered = render_chart(request, None)
-    line = rendered.splitlines().index("    spec:") + 1
+    line = [text.rstrip() for text in rendered.splitlines()].index("    spec:") + 1
     origin = HelmOrigin(request, "serve", str(chart), None)
     (located,) = origin.locate([finding_at(line, 5, "serve/templates/deployment.yaml")], rendered)
     assert (located.path, (located.line, located.column)) == (
@@ -570,7 +587,7 @@ def test_the_lines_every_render_prints_once_are_outside_control_and_actions() ->
             "  {{- else }}",  # 4: control
             "  a: 2",  # 5: inside `if`
             "  {{- end }}",  # 6: control
-            "  b: {{ .Values.b }}",  # 7: the next line goes on after it
+            "  b: {{ .Values.b }}",  # 7: printed once, the next line's text after it
             '  {{- include "x" (dict',  # 8: an action (over lines 8-9) prints any text
             '    "k" 1) }}',  # 9
             "  c: 3",  # 10: printed once
@@ -584,7 +601,7 @@ def test_the_lines_every_render_prints_once_are_outside_control_and_actions() ->
             "f: 5",  # 18: printed once
         ]
     )
-    assert _unconditional_lines(template) == {1, 10, 16, 18}
+    assert _unconditional_lines(template) == {1, 7, 10, 16, 18}
 
 
 def test_a_chart_is_rendered_for_the_release_given_and_keeps_a_render_per_release(
