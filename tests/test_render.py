@@ -221,6 +221,8 @@ def test_a_dependency_of_a_local_dependency_from_a_repository_names_both(
         "of its dependency ../common/tei is not in its `charts/`; run `helm dependency build` "
         "on the chart where the network is reachable, then check again"
     )
+    # At the umbrella's entry for the dependency that needs it.
+    assert caught.value.pos == (5, 3)
 
 
 def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: Path) -> None:
@@ -238,6 +240,7 @@ def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: P
         "`charts/`; run `helm dependency build` on the chart where the network is reachable, "
         "then check again"
     )
+    assert caught.value.pos == (5, 5)  # its entry under `dependencies:`
 
 
 OPERATOR_CHART = {

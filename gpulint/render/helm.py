@@ -332,31 +332,37 @@ _NESTING_LIMIT = 8
 
 
 def _local_dependencies(
-    chart: Path, run: RenderRun, tree: Path | None = None, within: tuple[Path, ...] = ()
+    chart: Path,
+    run: RenderRun,
+    tree: Path | None = None,
+    within: tuple[Path, ...] = (),
+    at: tuple[int, int] | None = None,
 ) -> list[_Local]:
     """Each missing `file://` dependency of `chart`, checked to be a chart inside the checked
     tree, with its own missing `file://` dependencies (helm packages a local dependency as its
     directory is, so one whose `charts/` is not built renders without them: an umbrella over
     charts that share a library chart); RenderError for a missing dependency from a
-    repository, or for dependencies that name each other."""
+    repository (at `at`, the entry of the chart checked that leads to it, else at its own
+    entry), or for dependencies that name each other."""
     missing = _missing_dependencies(chart)
-    remote = [(name, repo) for name, repo in missing if not repo.startswith("file://")]
+    remote = [(n, repo, pos) for n, repo, pos in missing if not repo.startswith("file://")]
     top = within[0] if within else chart
     if remote:
-        name, repo = remote[0]
+        name, repo, pos = remote[0]
         # A dependency's own is named from the chart checked, whose directory the report drops.
         whose = f" of its dependency {os.path.relpath(chart, top)}" if within else ""
         raise Unbuildable(
             f"{top}: dependency `{name}` ({repo or 'no repository'}){whose} is not in its "
             "`charts/`; run `helm dependency build` on the chart where the network is "
             "reachable, then check again",
+            pos=at or pos,
             fix="Run `helm dependency build` on the chart where the network is reachable (or "
             "commit its `charts/`), then check again.",
         )
     tree = tree or run.tree(chart)
     within = (*within, chart)
     local = []
-    for name, repo in missing:
+    for name, repo, pos in missing:
         # Relative to the original chart, not to the copy.
         target = Path(os.path.normpath(chart / repo.removeprefix("file://")))
         if not is_inside(target, tree) or not is_chart(target):
@@ -369,7 +375,7 @@ def _local_dependencies(
                 f"{top}: dependency `{name}` ({repo}) depends on the chart that depends on "
                 "it, or its dependencies nest too deep; helm cannot build them either"
             )
-        nested = tuple(_local_dependencies(target, run, tree, within))
+        nested = tuple(_local_dependencies(target, run, tree, within, at or pos))
         local.append(_Local(repo, target, nested))
     return local
 
@@ -435,19 +441,20 @@ def _ready_chart(chart: Path, local: list[_Local], helm: str, run: RenderRun) ->
         yield copy
 
 
-def _missing_dependencies(chart: Path) -> list[tuple[str, str]]:
-    """(name, repository) of each dependency in Chart.yaml that charts/ does not hold."""
+def _missing_dependencies(chart: Path) -> list[tuple[str, str, tuple[int, int]]]:
+    """(name, repository, where its entry starts in Chart.yaml) of each dependency that
+    charts/ does not hold."""
     dependencies = chart_metadata(chart).get("dependencies")
     if not isinstance(dependencies, YSeq):
         return []
     present = _present_subcharts(chart / "charts")
     missing = []
-    for item in dependencies:
+    for index, item in enumerate(dependencies):
         if not isinstance(item, YMap):
             continue
         name, repo = _text(item.get("name")), _text(item.get("repository"))
         if name and name not in present:
-            missing.append((name, repo))
+            missing.append((name, repo, dependencies.pos_of_item(index)))
     return missing
 
 
