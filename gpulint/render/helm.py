@@ -60,6 +60,10 @@ DEFAULT_RELEASE = "release-name"
 KUBE_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,4}")
 #: helm's refusal of a chart whose `kubeVersion:` excludes the release it renders for.
 _KUBE_VERSION_REFUSED = "chart requires kubeVersion"
+#: helm's message for a template's own `required` or `fail`: the template's file and line.
+_EXECUTION_AT = re.compile(r"execution error at \(([^():\s]{1,500}):(\d{1,7}):\d{1,7}\)")
+#: The message a `required` or `fail` spells out as a literal in the template.
+_STOP = re.compile(r'\b(?:required|fail)\s+"([^"\\]{1,200})"')
 
 
 @dataclass(frozen=True)
@@ -210,7 +214,7 @@ def render_chart(
         try:
             text = run_tool(command, _what(request), run)
         except ToolFailed as exc:
-            raise _kube_version_refused(exc, request) from None
+            raise _stopped_by_template(_kube_version_refused(exc, request), request) from None
     write_render(cache_dir, key, text)
     return text
 
@@ -235,6 +239,34 @@ def _kube_version_refused(exc: ToolFailed, request: HelmRender) -> ToolFailed:
         )
     pos = metadata.pos_of_key("kubeVersion") if "kubeVersion" in metadata else None
     return ToolFailed(str(exc), pos, fix)
+
+
+def _stopped_by_template(exc: ToolFailed, request: HelmRender) -> ToolFailed:
+    """`exc`, with a fix saying what to give, when a template of the chart stopped the render
+    itself (a `required` or `fail`): the chart is not broken, it asks for a value.
+
+    helm's message for it is not shown (a template may compute it from a file); the message
+    the template spells out as a literal, on the line helm names, is the chart's own text.
+    """
+    match = _EXECUTION_AT.search(str(exc))
+    if match is None:
+        return exc
+    said = None
+    # `chart/templates/x.yaml`: the chart's own file (a subchart's is under `charts/`).
+    _, _, inside = match.group(1).partition("/")
+    path = request.chart / inside
+    text = read_text(path) if inside and is_inside(path, request.chart) else None
+    lines = text.split("\n") if text is not None else []
+    line = int(match.group(2))
+    if 0 < line <= len(lines):
+        found = _STOP.findall(lines[line - 1])
+        said = found[0] if len(found) == 1 else None
+    asked = f' (its template says "{said}")' if said else " (a `required` or `fail`)"
+    fix = (
+        f"The chart stopped its own render{asked}: give it the values it asks for with "
+        "`--set` or `--values` (or the config's `charts:`), then check again."
+    )
+    return ToolFailed(str(exc), exc.pos, fix)
 
 
 def probed_apis(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...]:
