@@ -98,7 +98,13 @@ def required_node_affinity(spec: YMap) -> tuple[NodeSelectorTerm, ...] | None:
 
 def required_pod_anti_affinity(spec: YMap) -> tuple[PodAffinityTerm, ...]:
     """podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution terms."""
-    anti = mapping_at(spec, "affinity", "podAntiAffinity")
+    return required_pod_affinity(spec, "podAntiAffinity")
+
+
+def required_pod_affinity(spec: YMap, kind: str = "podAffinity") -> tuple[PodAffinityTerm, ...]:
+    """The requiredDuringSchedulingIgnoredDuringExecution terms of `kind` (podAffinity or
+    podAntiAffinity)."""
+    anti = mapping_at(spec, "affinity", kind)
     items = anti.get("requiredDuringSchedulingIgnoredDuringExecution")
     if not isinstance(items, YSeq):
         return ()

@@ -430,6 +430,13 @@ class PodTemplate:
         return {str(k): text_of(v) for k, v in mapping_at(self.node, "metadata", "labels").items()}
 
     @cached_property
+    def required_pod_affinity(self) -> tuple[PodAffinityTerm, ...]:
+        """podAffinity.requiredDuringSchedulingIgnoredDuringExecution terms."""
+        from gpulint import constraints
+
+        return constraints.required_pod_affinity(self.spec)
+
+    @cached_property
     def required_pod_anti_affinity(self) -> tuple[PodAffinityTerm, ...]:
         """podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution terms."""
         from gpulint import constraints

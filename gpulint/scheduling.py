@@ -310,9 +310,30 @@ def selector_mismatch(
                 key,
             )
     terms = template.required_node_affinity
-    if terms is None:
-        return None
-    return affinity_mismatch(terms, labels, template.spec.pos_of_key("affinity"), varying, given)
+    if terms is not None:
+        where = template.spec.pos_of_key("affinity")
+        miss = affinity_mismatch(terms, labels, where, varying, given)
+        if miss is not None:
+            return miss
+    return _topology_mismatch(template, labels, varying)
+
+
+def _topology_mismatch(
+    template: PodTemplate, labels: Mapping[str, str], varying: Sequence[LabelRequirement]
+) -> SelectorMismatch | None:
+    """Why a pool's nodes fail the pod's required pod affinity whatever pods run: a node
+    without a term's topologyKey label is never in a domain of it, even for the first pod of
+    a group with affinity to itself (the scheduler's InterPodAffinity filter)."""
+    for term in template.required_pod_affinity:
+        key = term.topology_key
+        required = SelectorRequirement(key, "Exists", (), term.pos)
+        if key and not _satisfiable(labels, varying, [required]):
+            return SelectorMismatch(
+                f"required pod affinity topologyKey {key} ({_label_state(labels, key, varying)})",
+                term.pos,
+                key,
+            )
+    return None
 
 
 def zero_node_mismatch(
@@ -728,6 +749,7 @@ def selector_keys(template: PodTemplate, added: Mapping[str, str] = {}) -> tuple
     keys = dict.fromkeys([*template.node_selector, *added])
     for term in template.required_node_affinity or ():
         keys.update(dict.fromkeys(r.key for r in term.match_expressions))
+    keys.update(dict.fromkeys(t.topology_key for t in template.required_pod_affinity))
     return tuple(keys)
 
 

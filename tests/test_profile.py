@@ -79,8 +79,13 @@ def test_eks_example_profile() -> None:
         scale_from_zero=True,
         provisioning_seconds=900,
         instance_type="p4d.24xlarge",
-        # Every node has a hostname of its own, which no pool states.
-        label_requirements=(LabelRequirement("kubernetes.io/hostname", "Exists"),),
+        # Every node has a hostname of its own, which no pool states, and on EKS a zone and
+        # a region, which this pool does not state.
+        label_requirements=(
+            LabelRequirement("topology.kubernetes.io/zone", "Exists"),
+            LabelRequirement("topology.kubernetes.io/region", "Exists"),
+            LabelRequirement("kubernetes.io/hostname", "Exists"),
+        ),
     )
     assert p4d.can_grow and p4d.ceiling == 4
     assert profile.quotas[0] == ResourceQuota(

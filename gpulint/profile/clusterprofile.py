@@ -13,6 +13,7 @@ from gpulint.profile.kueue import cluster_queue_from_object, local_queue_from_ob
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
     KUBELET_LABELS,
+    NODE_LABELS,
     ClusterProfile,
     GpuUser,
     LabelRequirement,
@@ -21,6 +22,7 @@ from gpulint.profile.model import (
     Taint,
     unstated_node_labels,
 )
+from gpulint.profile.platforms import ZONED
 from gpulint.profile.policy import (
     limit_range_from_object,
     priority_class_from_object,
@@ -118,8 +120,11 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
         sources=(display,),
         **_gpu_operator(display, spec),
     )
+    # Which labels every node has though a pool does not state them: the kubelet's, and on
+    # a cloud the zone and region.
+    unstated = NODE_LABELS if provider in ZONED else KUBELET_LABELS
     pools = tuple(
-        _pool(display, pool, ["spec", "pools", i])
+        _pool(display, pool, ["spec", "pools", i], unstated)
         for i, pool in enumerate(sequence(spec.get("pools")))
     )
     return ProfileFacts(profile, pools)
@@ -174,7 +179,9 @@ def _check_unique(display: str, spec: Mapping[str, Any], key: str) -> None:
         seen.add(name)
 
 
-def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
+def _pool(
+    display: str, item: Mapping[str, Any], path: list[Any], unstated: tuple[str, ...]
+) -> PoolFacts:
     values: dict[str, Any] = {field: item[key] for key, field in _POOL_KEYS.items() if key in item}
     stated = set(values)
     estimated: set[str] = set()
@@ -185,10 +192,13 @@ def _pool(display: str, item: Mapping[str, Any], path: list[Any]) -> PoolFacts:
         LabelRequirement(r["key"], r["operator"], tuple(text(v) for v in r.get("values", ())))
         for r in sequence(item.get("labelRequirements"))
     )
-    # The kubelet labels every node with its OS and architecture: a pool that does not say
-    # which leaves them open rather than absent.
+    # The kubelet labels every node with its OS and architecture (and a cloud with its zone
+    # and region): a pool that does not say which leaves them open rather than absent. Labels
+    # read from the nodes themselves lack only what no pool states (the hostname).
+    if item.get("labelsObserved") is True:
+        unstated = KUBELET_LABELS
     values["label_requirements"] = written + unstated_node_labels(
-        values.get("labels", {}), frozenset(r.key for r in written), KUBELET_LABELS
+        values.get("labels", {}), frozenset(r.key for r in written), unstated
     )
     (stated if "labelRequirements" in item else estimated).add("label_requirements")
     if "taints" in item:

@@ -24,6 +24,12 @@ FACTS = (
     AUTOPILOT_GPU_RULES,
 )
 
+#: The platforms whose nodes a cloud's node controller labels with their zone and region
+#: (topology.kubernetes.io/zone and /region: kubernetes.io/docs/reference/labels-annotations-
+#: taints, "the kubelet or the external cloud-controller-manager populates the label"): a pool
+#: of a profile that does not state them has them, with values it does not know.
+ZONED = frozenset({"eks", "gke", "gke-autopilot", "aks", "oke"})
+
 #: The node label of a GKE compute class, and the taint key of its nodes.
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 #: The well-known architecture label, and the key of the taint GKE gives its Arm nodes.

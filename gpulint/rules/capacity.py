@@ -539,6 +539,8 @@ def _groups_problem(
     need = total + sharing.confined
     if need <= have:
         return None
+    # Groups an HPA adds above its minReplicas exist only under load.
+    under_load = sum((m.surely(resource) for m in own), sharing.surely) <= have
     planned = own[0].planned
     per_group = gang.total
     groups = int(total / per_group) if per_group else 0
@@ -547,21 +549,41 @@ def _groups_problem(
         f"groups ({planned.source}) of {format_quantity(per_group)} each ({gang.describe()})"
     )
     text += _shared_with(sharing, resource, need)
-    text += (
-        f", but {_can_have(pools, resource, have)}: "
-        f"{format_quantity(need - have)} {resource} worth of pods stay Pending{counted}"
-    )
+    excess = format_quantity(need - have)
+    text += f", but {_can_have(pools, resource, have)}: "
+    text += f"{_stay_pending(excess, resource, under_load)}{counted}"
     fits = math.floor((have - sharing.confined) / per_group) if have > sharing.confined else 0
-    fix = _lower_or_grow(planned.field, fits, _grow(pools, resource, need - have))
+    least = planned.least * groups // planned.count if planned.count else 0  # in groups
+    field = _count_field(planned, fits, least)
+    fix = _lower_or_grow(field, fits, _grow(pools, resource, need - have))
     return Problem.at(
         planned.document,
         planned.pos,
         text,
         fix,
         names_workload=True,
-        severity=Severity.WARNING if counted else None,
+        severity=Severity.WARNING if counted or under_load else None,
         involves=sharing.involved(gang.workload.document),
     )
+
+
+def _stay_pending(excess: str, resource: str, under_load: bool) -> str:
+    """`4 nvidia.com/gpu worth of pods stay Pending`, and when that is so only once HPAs add
+    pods above their minReplicas (`under_load`), says so."""
+    if under_load:
+        return (
+            f"if the HPAs scale up to maxReplicas, {excess} {resource} worth of pods stay "
+            f"Pending (at minReplicas all fit)"
+        )
+    return f"{excess} {resource} worth of pods stay Pending"
+
+
+def _count_field(planned: PlannedPods, fits: int, least: int) -> str:
+    """The count a fix lowers to `fits`: `planned.field`, with an HPA's minReplicas when it
+    keeps more (`least`) than that: the API refuses a maxReplicas below the minReplicas."""
+    if planned.field == "maxReplicas" and least > fits:
+        return "minReplicas and maxReplicas"
+    return planned.field
 
 
 def _shared_with(sharing: Sharing, resource: str, need: Decimal) -> str:
@@ -687,13 +709,8 @@ def _capacity_problem(
             f", but {can_have}: {excess} {resource} worth of pods wait until pods that run to "
             f"completion (Jobs) free their GPUs, then run"
         )
-    elif under_load:
-        text += (
-            f", but {can_have}: if the HPAs scale up to maxReplicas, {excess} {resource} worth "
-            f"of pods stay Pending (at minReplicas all fit)"
-        )
     else:
-        text += f", but {can_have}: {excess} {resource} worth of pods stay Pending"
+        text += f", but {can_have}: {_stay_pending(excess, resource, under_load)}"
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
     others_need = need - own
@@ -702,10 +719,7 @@ def _capacity_problem(
     if in_turn:
         fix = f"None needed if the wait is acceptable; to run them all at once, {grow}."
     else:
-        field = demand.planned.field
-        if field == "maxReplicas" and demand.planned.least > fits:
-            field = "minReplicas and maxReplicas"  # the API refuses a maximum below the minimum
-        fix = _lower_or_grow(field, fits, grow)
+        fix = _lower_or_grow(_count_field(demand.planned, fits, demand.planned.least), fits, grow)
     return Problem.at(
         demand.planned.document,
         demand.planned.pos,
