@@ -225,6 +225,66 @@ def test_a_dependency_of_a_local_dependency_from_a_repository_names_both(
     assert caught.value.pos == (5, 3)
 
 
+# opea-project/GenAIInfra's chatqna: optional vector databases from repositories, off by
+# default, not committed.
+_OPTIONAL_REMOTE = {
+    "app/Chart.yaml": (
+        "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n"
+        "  - name: qdrant\n    version: 1.13.1\n"
+        "    repository: https://qdrant.github.io/qdrant-helm\n    condition: qdrant.enabled\n"
+        "  - name: milvus\n    version: 4.2.12\n"
+        '    repository: "https://zilliztech.github.io/milvus-helm/"\n'
+        "    condition: milvus.enabled\n"
+    ),
+    "app/values.yaml": "qdrant:\n  enabled: false\nmilvus:\n  enabled: false\n",
+    "app/templates/cm.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+        'data: {host: "{{ .Release.Name }}-milvus"}\n'
+    ),
+}
+
+
+def test_a_dependency_from_a_repository_that_is_off_is_rendered_as_helm_leaves_it_out(
+    helm: Path, tmp_path: Path
+) -> None:
+    # helm renders nothing of a dependency its condition turns off: the chart is rendered
+    # without fetching it, and the user's tree is left as it was.
+    _write_chart(tmp_path, _OPTIONAL_REMOTE)
+    chart = tmp_path / "app"
+    text = render_chart(HelmRender(chart, "u", None), None)
+    assert text.count("# Source: ") == 1 and 'host: "u-milvus"' in text
+    assert sorted(os.listdir(chart)) == ["Chart.yaml", "templates", "values.yaml"]
+    # Turned on, it is the dependency that is missing, named at its entry.
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(chart, "u", None, set_values=("milvus.enabled=true",)), None)
+    assert str(caught.value).startswith(f"{chart}: dependency `milvus` (https://zilliztech")
+    assert caught.value.pos == (9, 5)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        # No condition: always on.
+        (("    condition: qdrant.enabled\n", ""), "always rendered"),
+        # A template reads its values, which the real chart's defaults fill.
+        (('data: {host: "', 'data: {port: "{{ .Values.qdrant.port }}", host: "'), "values read"),
+        # A range of versions: no one version to stand in with.
+        (("version: 1.13.1", "version: ^1.13.0"), "version range"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_a_dependency_from_a_repository_no_stand_in_can_replace_is_reported(
+    helm: Path, tmp_path: Path, change: tuple[str, str], reason: str
+) -> None:
+    files = {name: text.replace(*change) for name, text in _OPTIONAL_REMOTE.items()}
+    _write_chart(tmp_path, files)
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(tmp_path / "app", "u", None), None)
+    assert "dependency `qdrant` (https://qdrant.github.io/qdrant-helm) is not in its" in str(
+        caught.value
+    ), reason
+
+
 def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: Path) -> None:
     chart = tmp_path / "app"
     chart.mkdir()
