@@ -40,6 +40,10 @@ _JUDGED_WHOLE = frozenset(
     {"resources", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints"}
 )
 _END = 10**9  # a column past any line's end
+# Fields whose contents are text read at run time (`skip`), but which are mappings in every
+# API: a placeholder as the whole value (`data: ${CNI_RESOURCES}`, as Cluster API templates
+# write it) is what envsubst puts the mapping in, not text that stays.
+_MAPPINGS = frozenset({"data", "stringData", "annotations"})
 
 
 class Unknown(NamedTuple):
@@ -95,7 +99,7 @@ def unknown_fields(
     while pending:
         node, path, unit = pending.pop()
         for key, item in watched.get(id(node), (None, ()))[1]:
-            if key in skip:
+            if key in skip and not (key in _MAPPINGS and _whole(item)):
                 continue
             step = _step(path, node, key)
             here = unit
@@ -114,6 +118,12 @@ def unknown_fields(
                 here = (min(start, item.pos), (item.pos[0], _END))
             found.setdefault((step, item.pos), Unknown(file, placeholder, step, item.pos, *here))
     return sorted(found.values(), key=lambda u: u.pos)
+
+
+def _whole(item: Any) -> bool:
+    """Whether `item` is a scalar that is one placeholder and nothing else."""
+    text = item.text if type(item) is Watched else None
+    return type(text) is str and placeholder_in(text) == text.strip()
 
 
 def _short(field: str) -> str:

@@ -636,14 +636,20 @@ class PoolFit(NamedTuple):
     @property
     def explanation(self) -> str | None:
         """The first reason with what a message needs: the taint, the selector, the numbers."""
-        if not self.failed:
-            return None
-        first = self.failed[0]
-        if first == Filter.TAINTS:
+        return self.explanations[0] if self.failed else None
+
+    @property
+    def explanations(self) -> tuple[str, ...]:
+        """Every failed filter's reason, in the scheduler's order. The scheduler reports only
+        the first, but a pool failing two is not made to fit by fixing one."""
+        return tuple(self._explain(f) for f in self.failed)
+
+    def _explain(self, failed: str) -> str:
+        if failed == Filter.TAINTS:
             taints = ", ".join(str(t) for t in self.untolerated)
             plural = "s" if len(self.untolerated) > 1 else ""
             return f"untolerated taint{plural} {taints}"
-        if first == Filter.NODE_AFFINITY and self.mismatch is not None:
+        if failed == Filter.NODE_AFFINITY and self.mismatch is not None:
             return self.mismatch.detail
         return "; ".join(s.detail for s in self.shortfalls)
 

@@ -120,3 +120,63 @@ def test_a_bad_annotation_is_one_error_at_its_value(
     with pytest.raises(GpulintError) as info:
         load_profiles([path])
     assert str(info.value).startswith(f"{path}:{message}")
+
+
+CAPA_EKS = str(INFRA / "capa-eks-managedmachinepool-gpu.yaml")
+
+
+def test_a_generated_cluster_template_is_read_past_its_cluster_and_resource_sets() -> None:
+    # Cluster, AWSManagedCluster, AWSManagedControlPlane, NodeadmConfig, ClusterResourceSet
+    # and the ConfigMap it applies make no pool; the managed machine pool names its type.
+    profile = load_profiles([CAPA_EKS])
+    (pool,) = profile.pools
+    assert (pool.name, pool.instance_type, pool.nodes) == ("gpu-pool-0", "g4dn.xlarge", 1)
+    # An AWSManagedControlPlane is EKS's API server.
+    assert profile.provider == "eks"
+    assert pool.allocatable["nvidia.com/gpu"] == 1
+    assert pool.labels["node.kubernetes.io/instance-type"] == "g4dn.xlarge"
+
+
+def test_a_configmap_without_cluster_api_objects_is_still_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    with pytest.raises(GpulintError, match=r"capi.yaml:1:1: `v1/ConfigMap` is not a gpulint"):
+        load_profiles([path])
+
+
+MANAGED_POOL = """\
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachinePool
+metadata: {name: gpu}
+spec:
+  replicas: 2
+  template:
+    spec:
+      infrastructureRef:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+        kind: AWSManagedMachinePool
+        name: gpu
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSManagedMachinePool
+metadata: {name: gpu}
+spec:
+  instanceType: g5.xlarge
+  labels: {workload: gpu}
+  taints:
+  - {key: nvidia.com/gpu, value: "true", effect: no-schedule}
+"""
+
+
+def test_eks_managed_machine_pool_labels_and_taints_are_its_nodes(tmp_path: Path) -> None:
+    profile = load_profiles([write(tmp_path, MANAGED_POOL)])
+    (pool,) = profile.pools
+    assert profile.provider is None  # no control plane says which platform
+    assert pool.labels["workload"] == "gpu"
+    assert pool.taints == (Taint("nvidia.com/gpu", "true", "NoSchedule"),)
+    assert pool.instance_type == "g5.xlarge"
+
+
+def test_eks_managed_machine_pool_bad_taint_effect_is_one_error(tmp_path: Path) -> None:
+    path = write(tmp_path, MANAGED_POOL.replace("no-schedule", "NoSchedul"))
+    with pytest.raises(GpulintError, match=r"spec.taints.0: expected a key and an effect"):
+        load_profiles([path])

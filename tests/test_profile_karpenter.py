@@ -292,3 +292,97 @@ def test_self_managed_karpenter_nodes_are_not_auto_mode_nodes() -> None:
     t4 = next(p for p in pools if p.name.startswith("gpu/g4dn"))
     assert "eks.amazonaws.com/compute-type" not in t4.labels
     assert not [k for k in t4.labels if k.startswith("eks.amazonaws.com/")]
+
+
+AZURE = str(Path(__file__).resolve().parent.parent / "fixtures" / "real" / "profiles")
+AKS_GPU = str(Path(AZURE) / "aks-karpenter-gpu.yaml")
+AKS_NODEPOOL = (
+    HEAD
+    + "spec:\n  template:\n    spec:\n"
+    + "      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: gpu}\n"
+    + "      requirements:\n"
+)
+
+
+def test_azure_nodepool_launches_azure_vm_sizes_with_the_providers_labels() -> None:
+    profile = load_profiles([AKS_GPU])
+    sizes = [p.instance_type for p in profile.pools]
+    # Within 25 vCPUs and one GPU; every other N-series size is one pool of unknown GPUs.
+    assert sizes == [
+        "Standard_NC24ads_A100_v4", "Standard_NC6s_v3", "Standard_NC4as_T4_v3",
+        "Standard_NC8as_T4_v3", "Standard_NC16as_T4_v3",
+        "Standard_N* (sizes outside gpulint's catalogue)",
+    ]  # fmt: skip
+    a100, v100 = profile.pools[0], profile.pools[1]
+    assert {k: v for k, v in a100.labels.items() if "azure.com/" in k} == {
+        "kubernetes.azure.com/ebpf-dataplane": "cilium",
+        "kubernetes.azure.com/sku-cpu": "24",
+        "kubernetes.azure.com/sku-memory": str(220 * 1024),
+        "karpenter.azure.com/sku-name": "Standard_NC24ads_A100_v4",
+        "karpenter.azure.com/sku-cpu": "24",
+        "karpenter.azure.com/sku-memory": str(220 * 1024),
+        "karpenter.azure.com/sku-family": "N",
+        "karpenter.azure.com/sku-series": "NCads_v4",
+        "karpenter.azure.com/sku-version": "4",
+        "karpenter.azure.com/sku-gpu-name": "A100",
+        "karpenter.azure.com/sku-gpu-manufacturer": "nvidia",
+        "karpenter.azure.com/sku-gpu-count": "1",
+    }
+    # The accelerator is not in a V100 size's name: the provider sets no sku-gpu-name.
+    assert "karpenter.azure.com/sku-gpu-name" not in v100.labels
+    assert v100.labels["karpenter.azure.com/sku-series"] == "NCs_v3"
+    assert not any(k.startswith("karpenter.k8s.aws/") for p in profile.pools for k in p.labels)
+    other = profile.pools[-1]
+    assert other.allocatable_unknown and other.name == "default/other N-series sizes"
+    assert LabelRequirement("karpenter.azure.com/sku-family", "In", ("N",)) in (
+        other.label_requirements
+    )
+    assert (profile.provider, profile.assumptions) == ("aks", ())
+
+
+def test_azure_nodepool_requirements_pick_azure_sizes(tmp_path: Path) -> None:
+    text = AKS_NODEPOOL + (
+        "      - {key: karpenter.azure.com/sku-gpu-name, operator: In, values: [T4]}\n"
+        "      - {key: karpenter.azure.com/sku-cpu, operator: Lt, values: ['16']}\n"
+    )
+    profile = load_profiles([write(tmp_path, text)])
+    assert [p.name for p in profile.pools] == [
+        "np/Standard_NC4as_T4_v3", "np/Standard_NC8as_T4_v3", "np/other N-series sizes",
+    ]  # fmt: skip
+    assert profile.assumptions == (
+        "NodePool np names AKSNodeClass gpu, which no profile input defines: AKS is taken to "
+        "install the GPU driver its GPU sizes need (gpu.mode Driver, the default)",
+    )
+
+
+def test_azure_nodepool_of_d_sizes_has_no_gpu_and_named_sizes_outside_the_catalogue(
+    tmp_path: Path,
+) -> None:
+    d_family = (
+        AKS_NODEPOOL + "      - {key: karpenter.azure.com/sku-family, operator: In, values: [D]}\n"
+    )
+    (pool,) = load_profiles([write(tmp_path, d_family)]).pools
+    assert (pool.name, pool.instance_type, pool.allocatable_unknown) == ("np", None, False)
+    named = AKS_NODEPOOL + (
+        "      - {key: node.kubernetes.io/instance-type, operator: In,"
+        " values: [Standard_NV36ads_A10_v5]}\n"
+    )
+    (pool,) = load_profiles([write(tmp_path, named)]).pools
+    assert (pool.instance_type, pool.allocatable_unknown) == ("Standard_NV36ads_A10_v5", True)
+
+
+def test_aks_node_class_without_gpu_driver_is_an_assumption(tmp_path: Path) -> None:
+    node_class = tmp_path / "aksnodeclass.yaml"
+    node_class.write_text(
+        "apiVersion: karpenter.azure.com/v1beta1\nkind: AKSNodeClass\nmetadata: {name: gpu}\n"
+        "spec:\n  imageFamily: Ubuntu2204\n  gpu: {mode: None}\n",
+        encoding="utf-8",
+    )
+    nodepool = write(
+        tmp_path, AKS_NODEPOOL + "      - {key: karpenter.azure.com/sku-family, operator: Exists}\n"
+    )
+    assert load_profiles([nodepool, str(node_class)]).assumptions == (
+        "AKSNodeClass gpu sets gpu.mode None, so AKS installs no GPU driver on the GPU sizes of "
+        "NodePool np: a GPU Operator or other installer is taken to bring the driver and device "
+        "plugin",
+    )

@@ -582,12 +582,13 @@ spec:
         (_TWO_SPECS, (8, 5)),
         # The same, the second rendered with the spaces `indent` adds after it.
         (_CONTINUED, (8, 5)),
-        # A `-}}` moves a line to where another branch writes one: the template is named.
-        (_TRIMMED, (1, 1)),
+        # A `-}}` moves a line to where another branch writes one: order cannot tell them
+        # apart, a render with both lines marked can (the first branch's, two columns in).
+        (_TRIMMED, (9, 7)),
     ],
     ids=["both-printed", "continued-line", "trimmed-line-breaks"],
 )
-def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_not_guessed(
+def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_told_by_marks(
     helm: Path, tmp_path: Path, template: str, where: tuple[int, int]
 ) -> None:
     chart = tmp_path / "serve"
@@ -604,6 +605,96 @@ def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_not_gu
         f"{chart}/templates/deployment.yaml",
         where,
     )
+
+
+# Two Deployments in one template, each behind its own `if` (h2oai/h2ogpt's chart writes its
+# backends so): both write `resources:` at the same indentation, neither is printed by every
+# render, so order tells nothing.
+_TWO_BACKENDS = """\
+{{- if .Values.web.enabled }}
+kind: Deployment
+apiVersion: apps/v1
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+        - name: web
+          image: web:1
+          resources:
+            {{- toYaml .Values.web.resources | nindent 12 }}
+{{- end }}
+{{- if .Values.tgi.enabled }}
+---
+kind: Deployment
+apiVersion: apps/v1
+metadata: {name: tgi}
+spec:
+  template:
+    spec:
+      containers:
+        - name: tgi
+          image: tgi:1
+          resources:
+            {{- toYaml .Values.tgi.resources | nindent 12 }}
+{{- end }}
+"""
+_BACKEND_VALUES = """\
+web: {enabled: true, resources: {limits: {nvidia.com/gpu: 1}}}
+tgi: {enabled: true, resources: {limits: {nvidia.com/gpu: 4}}}
+"""
+
+
+def _two_backends(tmp_path: Path, template: str, checksum: bool = False) -> Path:
+    chart = tmp_path / "h2o"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: h2o\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text(_BACKEND_VALUES)
+    (chart / "templates" / "deployment.yaml").write_text(template)
+    if checksum:
+        # A ConfigMap whose checksum is the deployments' template: marking that template
+        # changes the checksum, so the marked render is not the render with comments added.
+        (chart / "templates" / "configmap.yaml").write_text(
+            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: sum}\ndata:\n  sum: "
+            '{{ include (print $.Template.BasePath "/deployment.yaml") . | sha256sum }}\n'
+        )
+    return chart
+
+
+@pytest.mark.parametrize(
+    ("checksum", "expected"), [(False, [(11, 11), (25, 11)]), (True, [(1, 1), (1, 1)])]
+)
+def test_lines_written_in_several_conditional_documents_are_told_apart_by_a_marked_render(
+    helm: Path, tmp_path: Path, checksum: bool, expected: list[tuple[int, int]]
+) -> None:
+    chart = _two_backends(tmp_path, _TWO_BACKENDS, checksum)
+    request = HelmRender(chart, "h2o", None, ())
+    rendered = render_chart(request, None)
+    printed = rendered.splitlines()
+    lines = [n for n, text in enumerate(printed, 1) if text == "          resources:"]
+    findings = [finding_at(n, 11, "h2o/templates/deployment.yaml") for n in lines]
+    located = HelmOrigin(request, "h2o", str(chart), None).locate(findings, rendered)
+    assert [(f.line, f.column) for f in located] == expected
+    assert {f.path for f in located} == {f"{chart}/templates/deployment.yaml"}
+    # The chart itself is never written: the marks go into a copy.
+    assert (chart / "templates" / "deployment.yaml").read_text() == _TWO_BACKENDS
+
+
+def test_a_marked_render_never_writes_through_a_linked_template(helm: Path, tmp_path: Path) -> None:
+    chart = _two_backends(tmp_path, "")
+    (chart / "templates" / "deployment.yaml").unlink()
+    real = chart / "templates" / "_backends.tpl"
+    real.write_text(_TWO_BACKENDS)
+    (chart / "templates" / "deployment.yaml").symlink_to("_backends.tpl")
+    request = HelmRender(chart, "h2o", None, ())
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("          resources:") + 1
+    (found,) = HelmOrigin(request, "h2o", str(chart), None).locate(
+        [finding_at(line, 11, "h2o/templates/deployment.yaml")], rendered
+    )
+    # The link is not replaced in the copy (it may lead out of it): the line stays unknown.
+    assert (found.line, found.column) == (1, 1)
+    assert real.read_text() == _TWO_BACKENDS
 
 
 LOCAL_AI = FIXTURES / "real" / "go-skynet-helm" / "local-ai"

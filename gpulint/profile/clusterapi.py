@@ -42,17 +42,18 @@ _INSTANCE_FIELDS = ("instanceType", "vmSize", "machineType", "flavor")
 
 
 def is_clusterapi_object(data: Any) -> bool:
-    """True for a Cluster API node group, bootstrap config template or machine template."""
+    """True for an object of a Cluster API group (`cluster.x-k8s.io`, `infrastructure.`,
+    `bootstrap.`, `controlplane.`, `addons.cluster.x-k8s.io`...).
+
+    Node groups make the pools; their bootstrap and machine templates are read where a group
+    references them. The rest of a cluster template as `clusterctl generate cluster` writes it
+    (the Cluster, its infrastructure cluster and control plane, ClusterResourceSets) describes
+    no worker node and is read past, so the generated file is an input as it is.
+    """
     if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
         return False
-    api_version, kind = str(data.get("apiVersion", "")), data["kind"]
-    if api_version.startswith("cluster.x-k8s.io/"):
-        return kind in GROUP_KINDS
-    if api_version.startswith("bootstrap.cluster.x-k8s.io/"):
-        return kind == "KubeadmConfigTemplate"
-    return api_version.startswith("infrastructure.cluster.x-k8s.io/") and kind.endswith(
-        ("MachineTemplate", "MachinePool")
-    )
+    group = str(data.get("apiVersion", "")).partition("/")[0]
+    return group == "cluster.x-k8s.io" or group.endswith(".cluster.x-k8s.io")
 
 
 def facts_from_clusterapi(objects: Sequence[Mapping[str, Any]], display: str) -> ProfileFacts:
@@ -63,7 +64,24 @@ def facts_from_clusterapi(objects: Sequence[Mapping[str, Any]], display: str) ->
     pools = [
         _group(display, obj, by_kind_name) for obj in objects if obj.get("kind") in GROUP_KINDS
     ]
-    return ProfileFacts(ClusterProfile(sources=(display,)), tuple(pools))
+    managed = next((o["kind"] for o in objects if o.get("kind") in _MANAGED_PLATFORMS), None)
+    profile = ClusterProfile(
+        provider=_MANAGED_PLATFORMS.get(managed or ""),
+        provider_source=f"inferred from the Cluster API {managed} in {display}"
+        if managed
+        else None,
+        sources=(display,),
+    )
+    return ProfileFacts(profile, tuple(pools))
+
+
+# The control planes of Cluster API's managed-Kubernetes providers, and the platform whose
+# API server each one is (CAPA's EKS, CAPZ's AKS, CAPG's GKE).
+_MANAGED_PLATFORMS = {
+    "AWSManagedControlPlane": "eks",
+    "AzureManagedControlPlane": "aks",
+    "GCPManagedControlPlane": "gke",
+}
 
 
 def _group(
@@ -94,14 +112,17 @@ def _group(
         if str(k).startswith(_PROPAGATED)
     }
     template_labels = _pairs(text(annotations.get(f"{CAPACITY}labels")))
-    labels = {**kubelet_labels, **propagated, **template_labels}
+    managed_labels, managed_taints = _managed_node_group(display, infrastructure)
+    labels = {**kubelet_labels, **propagated, **managed_labels, **template_labels}
     # cluster-autoscaler's zero-node template has the annotation's labels and those Cluster
     # API propagates from the machine template, never kubelet's `--node-labels`.
     lacking = tuple(k for k in kubelet_labels if k not in template_labels and k not in propagated)
     if instance:
         labels.setdefault("node.kubernetes.io/instance-type", instance)
-    taints = _kubeadm_taints(display, bootstrap) + _annotation_taints(
-        display, annotations, f"{CAPACITY}taints"
+    taints = (
+        _kubeadm_taints(display, bootstrap)
+        + managed_taints
+        + _annotation_taints(display, annotations, f"{CAPACITY}taints")
     )
     taints = tuple(dict.fromkeys(taints))
     advertised = _template_capacity(display, annotations, infrastructure)
@@ -154,11 +175,46 @@ def _count(display: str, node: Mapping[str, Any], key: str, what: str) -> int | 
 
 
 def _instance_type(infrastructure: Mapping[str, Any]) -> str | None:
-    machine = mapping(mapping(mapping(infrastructure.get("spec")).get("template")).get("spec"))
-    for key in _INSTANCE_FIELDS:
-        if isinstance(machine.get(key), str) and machine[key]:
-            return machine[key]
+    """The machine type of a machine template (`spec.template.spec.instanceType`) or of an
+    infrastructure machine pool, which states it in its own spec (CAPA's
+    `AWSManagedMachinePool` and `AWSMachinePool`... `spec.instanceType`)."""
+    spec = mapping(infrastructure.get("spec"))
+    for machine in (mapping(mapping(spec.get("template")).get("spec")), spec):
+        for key in _INSTANCE_FIELDS:
+            if isinstance(machine.get(key), str) and machine[key]:
+                return machine[key]
     return None
+
+
+# CAPA's AWSManagedMachinePool spells taint effects as EKS's API does, in kebab case.
+_MANAGED_EFFECTS = {
+    "no-schedule": "NoSchedule",
+    "prefer-no-schedule": "PreferNoSchedule",
+    "no-execute": "NoExecute",
+}
+
+
+def _managed_node_group(
+    display: str, infrastructure: Mapping[str, Any]
+) -> tuple[dict[str, str], tuple[Taint, ...]]:
+    """The labels and taints an EKS managed node group of CAPA (`AWSManagedMachinePool`
+    `spec.labels`, `spec.taints`) puts on its nodes; none for any other infrastructure."""
+    if infrastructure.get("kind") != "AWSManagedMachinePool":
+        return {}, ()
+    spec = mapping(infrastructure.get("spec"))
+    labels = {str(k): text(v) for k, v in mapping(spec.get("labels")).items()}
+    taints = []
+    raw = sequence(spec.get("taints"))
+    for index, item in enumerate(raw):
+        item = mapping(item)
+        effect = _MANAGED_EFFECTS.get(str(item.get("effect")))
+        if not isinstance(item.get("key"), str) or effect is None:
+            raise GpulintError(
+                f"{location(display, raw, index)}: AWSManagedMachinePool spec.taints.{index}: "
+                "expected a key and an effect no-schedule, prefer-no-schedule or no-execute"
+            )
+        taints.append(Taint(item["key"], text(item.get("value")), effect))
+    return labels, tuple(taints)
 
 
 def _template_capacity(

@@ -115,8 +115,13 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
     karpenter: list[Any] = []
     clusterapi: list[Any] = []
     compute_classes: list[Any] = []
+    # ConfigMaps and Secrets beside Cluster API objects: what a generated cluster template's
+    # ClusterResourceSets apply (a CNI, a device plugin); no node group, read past.
+    companions: list[Any] = []
     for value in values:
-        if is_kubernetes_objects(value):
+        if _resource_set_payload(value):
+            companions.append(value)
+        elif is_kubernetes_objects(value):
             loose.append(value)
         elif is_karpenter_object(value):
             karpenter.append(value)
@@ -130,6 +135,9 @@ def profile_facts(path: str, data: bytes, pool_label: str | None = None) -> list
             facts.append(facts_from_eksctl(value, path))
         else:
             raise GpulintError(f"{_where(path, value)}: {_describe(value)} is not {ACCEPTED}")
+    if companions and not clusterapi:
+        value = companions[0]
+        raise GpulintError(f"{_where(path, value)}: {_describe(value)} is not {ACCEPTED}")
     if loose:
         facts.append(_objects_facts(path, loose, pool_label))
     if karpenter:
@@ -211,6 +219,15 @@ def _kind_of(value: Any) -> Any:
     if value.get("kind") == "List" and isinstance(items, list):
         return next((kind for kind in map(_kind_of, items) if kind), None)
     return value.get("kind")
+
+
+def _resource_set_payload(value: Any) -> bool:
+    """A core ConfigMap or Secret, as a ClusterResourceSet applies to a new cluster."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("apiVersion") == "v1"
+        and value.get("kind") in ("ConfigMap", "Secret")
+    )
 
 
 def _where(path: str, value: Any) -> str:

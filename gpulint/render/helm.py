@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -78,6 +79,9 @@ class HelmRender:
     # The cluster's release, `1.32`: what `.Capabilities.KubeVersion` says and a chart's
     # `kubeVersion:` is checked against. None: helm's default (the release it was built for).
     kube_version: str | None = None
+    # Templates rendered with other text (path relative to the chart, text), in a copy of the
+    # chart: how gpulint.render.locate tells which line of a template printed a line.
+    template_overrides: tuple[tuple[str, str], ...] = ()
 
     def arguments(
         self,
@@ -198,8 +202,12 @@ def render_chart(
     for target in targets:
         files.extend(checked_files(target, label, "chart", skip_vcs=False))
     helm = find_tool("helm", HELM_INSTALL, run.tool_tree(request.chart))
+    overrides = [
+        f"override:{path}:{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
+        for path, text in request.template_overrides
+    ]
     key = render_key(
-        ["helm", tool_identity(helm), *request.arguments(Path("."), values)],
+        ["helm", tool_identity(helm), *request.arguments(Path("."), values), *overrides],
         [*files, *values],
     )
     cached = read_render(cache_dir, key)
@@ -208,7 +216,7 @@ def render_chart(
     # The APIs the templates probe follow from the files the key hashes: they are looked for
     # (every template read, packaged subcharts unpacked) only for a render that is made.
     apis = probed_apis([request.chart, *targets], files)
-    with _ready_chart(request.chart, deps, helm, run) as chart:
+    with _ready_chart(request.chart, deps, helm, run, request.template_overrides) as chart:
         arguments = request.arguments(Path(os.path.abspath(chart)), values, apis)
         command = [helm, "template", *arguments]
         try:
@@ -496,13 +504,20 @@ def _stood_in(deps: _Deps, failure: ToolFailed) -> Unbuildable | None:
 
 
 @contextmanager
-def _ready_chart(chart: Path, deps: _Deps, helm: str, run: RenderRun) -> Iterator[Path]:
+def _ready_chart(
+    chart: Path,
+    deps: _Deps,
+    helm: str,
+    run: RenderRun,
+    overrides: tuple[tuple[str, str], ...] = (),
+) -> Iterator[Path]:
     """The chart to render: itself, or a copy with its missing `file://` dependencies built
-    (each from a copy with its own built first) and its missing remote ones stood in for.
+    (each from a copy with its own built first), its missing remote ones stood in for, and
+    `overrides` written over its templates.
 
     The copy keeps the user's tree untouched (no charts/*.tgz or Chart.lock left behind).
     """
-    if not deps.local and not deps.remote:
+    if not deps.local and not deps.remote and not overrides:
         yield chart
         return
     with contextlib.ExitStack() as stack:
@@ -533,6 +548,8 @@ def _ready_chart(chart: Path, deps: _Deps, helm: str, run: RenderRun) -> Iterato
                     flags=re.M,
                 )
             chart_file.write_text(text, encoding="utf-8")
+            for path, template in overrides:
+                _override(copy, path, template)
         except UnicodeDecodeError:
             raise RenderError(f"{chart}: {CHART_FILE} is not UTF-8 text") from None
         except OSError as exc:  # shutil.Error too: a file of the chart that cannot be read
@@ -541,16 +558,33 @@ def _ready_chart(chart: Path, deps: _Deps, helm: str, run: RenderRun) -> Iterato
                 f"{chart}: cannot copy the chart to build its dependencies: {reason}"
             ) from None
         try:
-            run_tool(
-                [helm, "dependency", "build", "--", str(copy)],
-                f"{chart}: helm dependency build failed",
-                run,
-            )
+            if deps.local or deps.remote:
+                run_tool(
+                    [helm, "dependency", "build", "--", str(copy)],
+                    f"{chart}: helm dependency build failed",
+                    run,
+                )
         except ToolFailed:
             if deps.remote:
                 raise deps.remote[0].error from None
             raise
         yield copy
+
+
+def _override(copy: Path, path: str, text: str) -> None:
+    """Write `text` as the copy's file `path`: a regular file of the copy, never through a
+    symlink (the copy keeps the chart's links, which may point into the user's tree)."""
+    target = copy / path
+    if (
+        Path(path).is_absolute()
+        or ".." in Path(path).parts
+        or target.is_symlink()
+        or not target.is_file()
+        or not target.resolve().is_relative_to(copy.resolve())
+    ):
+        raise RenderError(f"{path}: not a template of the chart")
+    target.unlink()  # a new file: nothing written reaches what the old name was linked to
+    target.write_text(text, encoding="utf-8")
 
 
 def _write_stand_in(tmp: Path, remote: _Remote) -> Path:

@@ -10,7 +10,10 @@ Only exact origins are used:
   entry its value comes from, when that entry spells the key as it is rendered;
 - text written literally in a template: the rendered line matches exactly one line of the
   template named by `# Source:` (its `{{ }}` actions standing for any text), and the finding's
-  characters lie in that line's literal start;
+  characters lie in that line's literal start; when several lines can print it and order
+  does not tell, the chart is rendered once more (a copy, each of those lines ending in a
+  comment naming it) and the comment on the finding's line names its line, provided that
+  render is the first with only the comments added;
 - kustomize: the same object, field path and value in exactly one patch, else in exactly one
   resource file (`gpulint.render.kustomize`).
 
@@ -188,6 +191,14 @@ class HelmOrigin:
         # (file, scalar offset) -> the render with that scalar changed (None: refused)
         renders: dict[tuple[int, int], str | None] = {}
         entries = {t.path: t for t in found.values() if not t.is_key}  # value of each key
+        # Template lines that may each have printed a finding's line: told apart, when order
+        # cannot, by one render of each such template with its lines marked.
+        ambiguous: dict[str, set[int]] = {}
+        for finding, token in zip(findings, at_tokens, strict=True):
+            matched = self._template_matches(finding, index, token)
+            if matched is not None and len(matched[1]) > 1:
+                ambiguous.setdefault(matched[0], set()).update(matched[1])
+        marked: dict[str, _Marked | None] = {}
         located = []
         for finding, token in zip(findings, at_tokens, strict=True):
             at = RenderedAt(self.label, finding.line, finding.column)
@@ -199,6 +210,8 @@ class HelmOrigin:
                     where = self._from_values(token, rendered, values, renders)
             if where is None:
                 where = self._from_template(finding, index, token)
+            if where is None and self.trace_values:
+                where = self._from_marked(finding, index, token, rendered, ambiguous, marked)
             if where is None and token is not None and token.is_key and values is not None:
                 value = entries.get(token.path)
                 if value is not None:
@@ -231,6 +244,20 @@ class HelmOrigin:
     def _from_template(
         self, finding: Finding, index: TextIndex, token: Token | None
     ) -> Location | None:
+        matched = self._template_matches(finding, index, token)
+        if matched is None:
+            return None
+        path, matches = matched
+        if len(matches) != 1:
+            return None
+        ((line, column),) = matches.items()
+        return Location(path, line, column)
+
+    def _template_matches(
+        self, finding: Finding, index: TextIndex, token: Token | None
+    ) -> tuple[str, dict[int, int]] | None:
+        """The template and its lines whose literal start can print the finding's characters
+        (line -> the finding's column there), narrowed by order when that tells."""
         path = self._template_path(finding.source)
         if path is None:
             return None
@@ -262,11 +289,64 @@ class HelmOrigin:
                 matches[number] = len(line) - len(text) + start + 1
         if len(matches) > 1:
             number = _by_order(index, finding, template, patterns)
-            matches = {number: matches[number]} if number in matches else {}
-        if len(matches) != 1:
+            if number in matches:
+                matches = {number: matches[number]}
+        return path, matches
+
+    def _from_marked(
+        self,
+        finding: Finding,
+        index: TextIndex,
+        token: Token | None,
+        rendered: str,
+        ambiguous: Mapping[str, set[int]],
+        marked: dict[str, _Marked | None],
+    ) -> Location | None:
+        """Which of several template lines printed the finding's line, told by a render of
+        the chart with a comment marking each of them (`marked` keeps one per template)."""
+        matched = self._template_matches(finding, index, token)
+        if matched is None or len(matched[1]) < 2:
             return None
-        ((line, column),) = matches.items()
-        return Location(path, line, column)
+        path, matches = matched
+        if path not in marked:
+            marked[path] = self._marked_render(path, ambiguous.get(path, set()), rendered)
+        render = marked[path]
+        if render is None:
+            return None
+        line = render.index.line(finding.line)
+        numbers = [int(n) for n in re.findall(rf" #{render.tag}:(\d+)", line)]
+        if len(numbers) != 1 or numbers[0] not in matches:
+            return None
+        return Location(path, numbers[0], matches[numbers[0]])
+
+    def _marked_render(self, path: str, lines: Iterable[int], rendered: str) -> _Marked | None:
+        """The chart rendered with ` #TAG:N` at the end of each of `lines` (N) of the template
+        at `path`; None unless it is `rendered` with only those comments added.
+
+        The comment ends a template line and holds no line break, so each rendered line keeps
+        its number; a marked line whose text an action goes on from carries its comment in
+        the middle of a rendered line (no rendered line ends with it), and one that changes
+        what anything else renders (a checksum of the template) makes the render differ."""
+        template = read_text(path)
+        if template is None or not lines:
+            return None
+        tag = "gpulint-" + hashlib.sha256(template.encode("utf-8")).hexdigest()[:12]
+        if tag in template or tag in rendered:
+            return None
+        text = template.split("\n")
+        for number in lines:
+            text[number - 1] += f" #{tag}:{number}"
+        relative = os.path.relpath(path, self.chart_path)
+        request = replace(self.request, template_overrides=((relative, "\n".join(text)),))
+        try:
+            again = render_chart(request, self.cache_dir, None, self.run)
+        except RenderTimeout:
+            raise
+        except GpulintError:  # the marked chart refused: nothing told
+            return None
+        if re.sub(rf" #{tag}:\d+", "", again) != rendered:
+            return None
+        return _Marked(tag, TextIndex(again))
 
     def _from_one_render(
         self, found: Sequence[Token], rendered: str, values: _ValuesFiles
@@ -532,6 +612,13 @@ def _only_substituted(rendered: str, again: str, marks: Mapping[str, str]) -> bo
             expected[start : start + len(mark)] = mark
             start = again.find(mark, start + 1)
     return "".join(expected) == again
+
+
+class _Marked(NamedTuple):
+    """A render with template lines marked by ` #TAG:LINE` comments."""
+
+    tag: str
+    index: TextIndex
 
 
 class _ValuesFiles(NamedTuple):

@@ -82,7 +82,9 @@ def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
             continue
         # A pool whose nodes have an amount nothing says (an instance type the catalogue does
         # not list) holds an unknown share of the demand: what is left for the rest is unknown.
-        if any(p.may_have(r) and r not in p.allocatable for p in pools for r in item.gpus):
+        # Unless the pool's limit group caps the resource whatever the type (a Karpenter
+        # NodePool's `limits`).
+        if any(_uncounted(p, r) and not _capped(p, r) for p in pools for r in item.gpus):
             continue
         # Uncertain when an assumption of the admission (the platform's plugins, the flavor
         # Kueue picks) would change the pools the pod can run on.
@@ -640,10 +642,24 @@ def _room(pools: Iterable[Pool], resource: str) -> Decimal:
         else:
             grouped.setdefault(pool.limit_group, []).append(pool)
     for members in grouped.values():
-        total += min(
-            sum((_free(p, resource) for p in members), Decimal(0)), group_ceiling(members, resource)
-        )
+        ceiling = group_ceiling(members, resource)
+        if any(_uncounted(p, resource) for p in members):
+            # Nodes of an amount nothing says can fill the group up to its limit.
+            total += ceiling
+            continue
+        total += min(sum((_free(p, resource) for p in members), Decimal(0)), ceiling)
     return total
+
+
+def _uncounted(pool: Pool, resource: str) -> bool:
+    """Whether a node of `pool` may have `resource` in an amount nothing says."""
+    return pool.may_have(resource) and resource not in pool.allocatable
+
+
+def _capped(pool: Pool, resource: str) -> bool:
+    """Whether the pool's limit group bounds `resource` over all its nodes (a NodePool's
+    `limits.nvidia.com/gpu`), whatever their type."""
+    return pool.limit_group is not None and resource in pool.group_limits
 
 
 def group_ceiling(members: Sequence[Pool], resource: str) -> Decimal:
@@ -652,9 +668,12 @@ def group_ceiling(members: Sequence[Pool], resource: str) -> Decimal:
     bounds = []
     if resource in limits:
         bounds.append(limits[resource])
+    most = sum((node_ceiling(p) * allocatable(p, resource) for p in members), Decimal(0))
+    if any(_uncounted(p, resource) for p in members):
+        # Neither the members' sum nor a `nodes` limit times the largest node bounds them.
+        return min(bounds) if bounds else most
     if "nodes" in limits:
         bounds.append(limits["nodes"] * max(allocatable(p, resource) for p in members))
-    most = sum((node_ceiling(p) * allocatable(p, resource) for p in members), Decimal(0))
     return min([most, *bounds])
 
 
@@ -665,7 +684,9 @@ def _limits_note(pools: Sequence[Pool], resource: str) -> str:
         members = [p for p in pools if p.limit_group == group]
         limits = members[0].group_limits
         most = sum((node_ceiling(p) * allocatable(p, resource) for p in members), Decimal(0))
-        if group_ceiling(members, resource) < most:
+        if group_ceiling(members, resource) < most or any(
+            _uncounted(p, resource) and _capped(p, resource) for p in members
+        ):
             said = [f"{format_quantity(limits[k])} {k}" for k in (resource, "nodes") if k in limits]
             notes.append(f"{group} limits its nodes to {' and '.join(said)} in all")
     return "".join(f"; {note}" for note in notes)

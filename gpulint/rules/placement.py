@@ -364,9 +364,17 @@ def _no_pool_fix(item: GpuPlacement, closest: PoolFit) -> str:
             f"Pool {pool.name} matches but has no node and cannot get one: raise its maxNodes "
             f"and let it scale from zero, or target a pool that has nodes."
         )
-    first = closest.failed[0]
-    if first == Filter.TAINTS:
-        return _tolerations_fix(item.template, closest.untolerated)
+    # Every filter the nearest pool fails: fixing only the first leaves the pod Pending. The
+    # toleration fix ends in YAML, so it comes last.
+    fixes = [_filter_fix(item, closest, f) for f in closest.failed if f != Filter.TAINTS]
+    if Filter.TAINTS in closest.failed:
+        fixes.append(_tolerations_fix(item.template, closest.untolerated))
+    return " ".join([fixes[0], *(f"Also: {fix[0].lower()}{fix[1:]}" for fix in fixes[1:])])
+
+
+def _filter_fix(item: GpuPlacement, closest: PoolFit, first: str) -> str:
+    """What makes the nearest pool pass the filter `first` (node affinity or resources)."""
+    pool = closest.pool
     if first == Filter.NODE_AFFINITY and closest.mismatch is not None and closest.mismatch.key:
         key = closest.mismatch.key
         if pool.nodes == 0 and key in pool.template_missing_labels and key in pool.labels:
@@ -1097,17 +1105,23 @@ def _gpu_text(item: GpuPlacement) -> str:
 
 
 def _per_pool(item: GpuPlacement) -> str:
-    """Why each pool rejects the pod, the nearest first."""
-    return _per_pool_of(sorted(item.placement.fits, key=lambda f: _distance(item, f)))
+    """Why each pool rejects the pod, the nearest first, with every filter it fails (the fix
+    is about that pool)."""
+    return _per_pool_of(sorted(item.placement.fits, key=lambda f: _distance(item, f)), True)
 
 
-def _per_pool_of(fits: list[PoolFit]) -> str:
-    return first_pools([f"{f.pool.name}: {_why_not(f)}" for f in fits])
+def _per_pool_of(fits: list[PoolFit], nearest_in_full: bool = False) -> str:
+    return first_pools(
+        [f"{f.pool.name}: {_why_not(f, nearest_in_full and i == 0)}" for i, f in enumerate(fits)]
+    )
 
 
-def _why_not(fit: PoolFit) -> str:
+def _why_not(fit: PoolFit, every: bool = False) -> str:
+    """Why the pool rejects the pod: its first failed filter, or with `every` all of them."""
     if fit.eligible:
         return f"0 nodes and {_cannot_grow(fit.pool)}"
+    if every and is_gpu_pool(fit.pool):
+        return " and ".join(fit.explanations)
     return fit.explanation or ""
 
 
