@@ -648,7 +648,7 @@ def test_a_chart_whose_dependency_only_a_repository_has_is_a_warning_and_the_res
     assert result.exit_code == 0, result.output  # warnings only
     findings = json.loads(result.stdout)["findings"]
     assert [(f["code"], f["path"], f["line"]) for f in findings] == [
-        ("GPU030", "chart/Chart.yaml", 1),
+        ("GPU030", "chart/Chart.yaml", 5),  # the dependency's entry
         ("GPU601", "pod.yaml", 6),
     ]
     assert findings[0]["message"] == (
