@@ -199,6 +199,16 @@ def _product(factors: Sequence[ReplicaCount]) -> ReplicaCount:
     return ReplicaCount(value, lead.field, lead.pos, tuple(factors))
 
 
+def groups_of(template: PodTemplate, pods: int) -> int:
+    """How many groups of a group gang `pods` pods of `template` are: its count's first factor
+    (a LeaderWorkerSet's `replicas`, a ModelServing's `spec.replicas`) at that many pods. A
+    group's size is not its gang's need: a gang may start with fewer (`minRoleReplicas`)."""
+    count = template.replicas
+    if count is None or not count.factors or not count.value:
+        return pods
+    return pods * count.factors[0].value // count.value
+
+
 class GangPart(NamedTuple):
     """One role's share of a gang: the pods it needs at once and where that is written."""
 

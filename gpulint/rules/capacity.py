@@ -22,6 +22,7 @@ from gpulint.replicas import (
     PlannedPods,
     describe_gang,
     gang_parts,
+    groups_of,
     planned_pods,
     runs_on_every_node,
     runs_to_completion,
@@ -578,10 +579,8 @@ def _groups(member: GpuDemand) -> tuple[int, str]:
     `spec.replicas`), or the HPA's maxReplicas that scales it."""
     planned = member.planned
     count = member.template.replicas
-    if count is None or not count.factors or not count.value:
-        return planned.count, planned.source
-    groups = planned.count * count.factors[0].value // count.value
-    if planned.document is not member.workload.document:
+    groups = groups_of(member.template, planned.count)
+    if count is None or not count.factors or planned.document is not member.workload.document:
         return groups, planned.source  # an HPA's maxReplicas counts the groups
     return groups, count.factors[0].describe()
 

@@ -41,6 +41,7 @@ from gpulint.replicas import (
     PodDemand,
     describe_gang,
     gang_parts,
+    groups_of,
     pod_demand,
     runs_to_completion,
 )
@@ -489,7 +490,10 @@ def _groups_exceeded(
     hard, used, requested = limit.hard, limit.used, limit.requested
     demand = members[0].demand
     own = sum((c.total for c in members), Decimal(0))
-    groups = int(own / need) if need else 0
+    groups = groups_of(demand.template, demand.pods)
+    # A group holds all its pods, though its gang may start with fewer (`minRoleReplicas`).
+    whole = own / groups if groups else need
+    at_once = f", {format_quantity(need)} at once" if need < whole else ""
     total = used + requested
     others = requested - own
     beside = f" + {format_quantity(others)} of the other workloads" if others else ""
@@ -500,7 +504,8 @@ def _groups_exceeded(
     message = (
         f"{source.label}: {_ref(demand, source.quota.namespace)} requests "
         f"{format_quantity(own)} `{key}`: {groups} groups{scaled} of "
-        f"{format_quantity(need)} each ({parts}); with used {format_quantity(used)}{beside} "
+        f"{format_quantity(whole)} each{at_once} ({parts}); with used {format_quantity(used)}"
+        f"{beside} "
         f"that is {format_quantity(total)} > hard {format_quantity(hard)}, "
         f"{format_quantity(total - hard)} over: the groups beyond the quota are refused at "
         "creation (exceeded quota)"
