@@ -624,8 +624,10 @@ def load_bytes(
     data: bytes,
     variables: Mapping[str, str] | None = None,
     shapes: Sequence[WorkloadShape] = (),
+    rendered: bool = False,
 ) -> LoadResult:
-    """Parse one file's bytes: its SourceFile, Documents, load issues and workloads."""
+    """Parse one file's bytes: its SourceFile, Documents, load issues and workloads
+    (`rendered`: the output of a chart or overlay, whose findings are placed in its files)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -633,7 +635,7 @@ def load_bytes(
         pos = byte_position(data, exc.start)
         issue = LoadIssue(IssueKind.NOT_UTF8, source_file, pos, "file is not valid UTF-8 text")
         return LoadResult((source_file,), (), (issue,))
-    return load_text(name, text, variables, shapes)
+    return load_text(name, text, variables, shapes, rendered)
 
 
 #: What only a Helm template names inside `{{ }}`: the objects helm gives it and its own
@@ -657,6 +659,7 @@ def load_text(
     text: str,
     variables: Mapping[str, str] | None = None,
     shapes: Sequence[WorkloadShape] = (),
+    rendered: bool = False,
 ) -> LoadResult:
     """Parse one file's text: its SourceFile, Documents, load issues, workloads and unchecked
     accelerator requests.
@@ -758,7 +761,9 @@ def load_text(
                 unchecked.append(reading.unchecked)
             issues.extend(_object_issues(document, reading.malformed))
         issues.extend(
-            LoadIssue(IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup))
+            LoadIssue(
+                IssueKind.DUPLICATE_KEY, source_file, dup.pos, _duplicate_message(dup, rendered)
+            )
             for dup in parsed.duplicates
         )
     # One note for an envsubst template's placeholders, one for a sample's values to fill in.
@@ -834,17 +839,20 @@ def substitute(text: str, variables: Mapping[str, str], limit: int | None = None
     return re.sub(_PLACEHOLDER, value, text)
 
 
-def _duplicate_message(dup: DuplicateKey) -> str:
+def _duplicate_message(dup: DuplicateKey, rendered: bool = False) -> str:
+    """`rendered`: the lines are the render's, not those of the file the finding is placed in."""
     key = shown(dup.key)  # a key may be of any length
+    output = " of the rendered output" if rendered else ""
     if dup.by_merge:
         return (
-            f"`<<` merges in key `{key}`, replacing the value written at line {dup.first[0]}: "
-            "Kubernetes' YAML decoder applies a merge where it is written, so keys above it lose"
+            f"`<<` merges in key `{key}`, replacing the value written at line {dup.first[0]}"
+            f"{output}: Kubernetes' YAML decoder applies a merge where it is written, so keys "
+            "above it lose"
         )
     lines = (
-        f"on line {dup.pos[0]}"
+        f"on line {dup.pos[0]}{output}"
         if dup.first[0] == dup.pos[0]
-        else f"(lines {dup.first[0]} and {dup.pos[0]})"
+        else f"(lines {dup.first[0]} and {dup.pos[0]}{output})"
     )
     # kubectl decodes YAML to JSON before sending it, so the API server's strict field
     # validation never sees the first value; kustomize's decoder refuses the file.

@@ -648,7 +648,7 @@ def test_a_chart_whose_dependency_only_a_repository_has_is_a_warning_and_the_res
     assert result.exit_code == 0, result.output  # warnings only
     findings = json.loads(result.stdout)["findings"]
     assert [(f["code"], f["path"], f["line"]) for f in findings] == [
-        ("GPU030", "chart/Chart.yaml", 1),
+        ("GPU030", "chart/Chart.yaml", 5),  # the dependency's entry
         ("GPU601", "pod.yaml", 6),
     ]
     assert findings[0]["message"] == (
@@ -729,3 +729,27 @@ def test_a_chart_refused_for_helms_default_release_names_the_release_to_state(
     (finding,) = json.loads(result.stdout)["findings"]
     assert "incompatible with Kubernetes v1.34.0" in finding["message"]
     assert finding["fix"].startswith("The chart does not support Kubernetes 1.34, the release")
+
+
+def test_a_key_a_template_writes_twice_names_the_lines_of_the_render(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    # A file's load findings are placed at the chart; the lines the message quotes are the
+    # render's, and it says so.
+    write_files(
+        tmp_path,
+        {
+            "chart/Chart.yaml": "apiVersion: v2\nname: env\nversion: 0.1.0\n",
+            "chart/templates/configmap.yaml": (
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: env\ndata:\n"
+                "  HF_HOME: /data\n  HF_HOME: /cache\n"
+            ),
+        },
+    )
+    result = run("check", "--isolated", "--format", "json", str(tmp_path / "chart"))
+    (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "GPU000"]
+    assert (finding["path"], finding["line"], finding["column"]) == (str(tmp_path / "chart"), 1, 1)
+    assert (finding["rendered"]["line"], finding["rendered"]["column"]) == (9, 3)
+    assert finding["message"].startswith(
+        "key `HF_HOME` is written twice in one mapping (lines 8 and 9 of the rendered output): "
+    ), finding["message"]

@@ -39,6 +39,7 @@ from click.testing import CliRunner
 
 from gpulint.cli import main
 from gpulint.loader import load_path
+from gpulint.render.helm import is_library_chart
 from gpulint.workloads import read_workload
 from tests.expectations import Expected, parse_expectations, unmatched
 
@@ -46,14 +47,20 @@ from tests.expectations import Expected, parse_expectations, unmatched
 pytest_plugins = ["tests.binaries"]
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "real"
-# A chart under another chart's `charts/` is its subchart, rendered with it.
-CHARTS = sorted(p.parent for p in CORPUS.rglob("Chart.yaml") if p.parent.parent.name != "charts")
+# A chart under another chart's `charts/` is its subchart, rendered with it; a library chart
+# is rendered only by the charts that use it.
+CHARTS = sorted(
+    p.parent
+    for p in CORPUS.rglob("Chart.yaml")
+    if p.parent.parent.name != "charts" and not is_library_chart(p.parent)
+)
+LIBRARIES = sorted(p.parent for p in CORPUS.rglob("Chart.yaml") if is_library_chart(p.parent))
 FILES = sorted(
     p
     for p in CORPUS.rglob("*.yaml")
     if p.parent.name != "profiles"
     and p.parent != CORPUS
-    and not any(chart in p.parents for chart in CHARTS)
+    and not any(chart in p.parents for chart in (*CHARTS, *LIBRARIES))
 )
 _HEADER = re.compile(r"^#\s*(cluster|verdict):\s*(\S+)", re.M)
 _MODE_EXPECT = re.compile(r"#\s*expect\[(profile|bare)\](@\d+)?:")

@@ -154,6 +154,146 @@ def test_a_local_dependency_is_built_in_a_copy(helm: Path, tmp_path: Path) -> No
     assert sorted(os.listdir(umbrella)) == ["Chart.yaml", "templates", "values.yaml"]
 
 
+def _write_chart(directory: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
+
+
+# An umbrella over services that share a library chart, each through `file://` and none with
+# its `charts/` built, as opea-project/GenAIInfra's charts are kept; `tei` is a prefix of
+# `teirerank`.
+_SHARED_LIBRARY = {
+    "umbrella/Chart.yaml": (
+        "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n"
+        '- {name: tei, version: 0.1.0, repository: "file://../common/tei"}\n'
+        '- {name: teirerank, version: 0.1.0, repository: "file://../common/teirerank"}\n'
+    ),
+    "common/lib/Chart.yaml": "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n",
+    "common/lib/templates/_helpers.tpl": (
+        '{{- define "lib.name" -}}served-{{ .Chart.Name }}{{- end }}\n'
+    ),
+}
+for _service in ("tei", "teirerank"):
+    _SHARED_LIBRARY[f"common/{_service}/Chart.yaml"] = (
+        f"apiVersion: v2\nname: {_service}\nversion: 0.1.0\ndependencies:\n"
+        "- name: lib\n  version: 0.1.0\n  repository: file://../lib\n"
+    )
+    _SHARED_LIBRARY[f"common/{_service}/templates/cm.yaml"] = (
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ include "lib.name" . }}}\n'
+    )
+
+
+def test_the_local_dependencies_of_a_local_dependency_are_built_too(
+    helm: Path, tmp_path: Path
+) -> None:
+    # helm packages a `file://` dependency as its directory is: the library its own
+    # Chart.yaml names must be built into it first, as `helm dependency update` on each
+    # service, then on the umbrella, does.
+    _write_chart(tmp_path, _SHARED_LIBRARY)
+    text = render_chart(HelmRender(tmp_path / "umbrella", "u", None), None)
+    assert "{name: served-tei}\n" in text
+    assert "{name: served-teirerank}\n" in text
+    # No chart of the user's tree is changed.
+    assert not (tmp_path / "common" / "tei" / "charts").exists()
+    assert sorted(os.listdir(tmp_path / "umbrella")) == ["Chart.yaml"]
+
+
+def test_local_dependencies_that_name_each_other_are_a_clear_error(
+    helm: Path, tmp_path: Path
+) -> None:
+    _write_chart(tmp_path, _SHARED_LIBRARY)
+    (tmp_path / "common" / "lib" / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: lib\nversion: 0.1.0\n"
+        "dependencies:\n- name: tei\n  version: 0.1.0\n  repository: file://../tei\n"
+    )
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(tmp_path / "umbrella", "u", None), None)
+    assert str(caught.value) == (
+        f"{tmp_path / 'umbrella'}: dependency `tei` (file://../tei) depends on the chart that "
+        "depends on it, or its dependencies nest too deep; helm cannot build them either"
+    )
+
+
+def test_a_dependency_of_a_local_dependency_from_a_repository_names_both(
+    helm: Path, tmp_path: Path
+) -> None:
+    _write_chart(tmp_path, _SHARED_LIBRARY)
+    (tmp_path / "common" / "tei" / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: tei\nversion: 0.1.0\ndependencies:\n"
+        "- name: milvus\n  version: 4.2.12\n  repository: https://zilliztech.github.io/milvus-helm/\n"
+    )
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(tmp_path / "umbrella", "u", None), None)
+    assert str(caught.value) == (
+        f"{tmp_path / 'umbrella'}: dependency `milvus` (https://zilliztech.github.io/milvus-helm/) "
+        "of its dependency ../common/tei is not in its `charts/`; run `helm dependency build` "
+        "on the chart where the network is reachable, then check again"
+    )
+    # At the umbrella's entry for the dependency that needs it.
+    assert caught.value.pos == (5, 3)
+
+
+# opea-project/GenAIInfra's chatqna: optional vector databases from repositories, off by
+# default, not committed.
+_OPTIONAL_REMOTE = {
+    "app/Chart.yaml": (
+        "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n"
+        "  - name: qdrant\n    version: 1.13.1\n"
+        "    repository: https://qdrant.github.io/qdrant-helm\n    condition: qdrant.enabled\n"
+        "  - name: milvus\n    version: 4.2.12\n"
+        '    repository: "https://zilliztech.github.io/milvus-helm/"\n'
+        "    condition: milvus.enabled\n"
+    ),
+    "app/values.yaml": "qdrant:\n  enabled: false\nmilvus:\n  enabled: false\n",
+    "app/templates/cm.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+        'data: {host: "{{ .Release.Name }}-milvus"}\n'
+    ),
+}
+
+
+def test_a_dependency_from_a_repository_that_is_off_is_rendered_as_helm_leaves_it_out(
+    helm: Path, tmp_path: Path
+) -> None:
+    # helm renders nothing of a dependency its condition turns off: the chart is rendered
+    # without fetching it, and the user's tree is left as it was.
+    _write_chart(tmp_path, _OPTIONAL_REMOTE)
+    chart = tmp_path / "app"
+    text = render_chart(HelmRender(chart, "u", None), None)
+    assert text.count("# Source: ") == 1 and 'host: "u-milvus"' in text
+    assert sorted(os.listdir(chart)) == ["Chart.yaml", "templates", "values.yaml"]
+    # Turned on, it is the dependency that is missing, named at its entry.
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(chart, "u", None, set_values=("milvus.enabled=true",)), None)
+    assert str(caught.value).startswith(f"{chart}: dependency `milvus` (https://zilliztech")
+    assert caught.value.pos == (9, 5)
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        # No condition: always on.
+        (("    condition: qdrant.enabled\n", ""), "always rendered"),
+        # A template reads its values, which the real chart's defaults fill.
+        (('data: {host: "', 'data: {port: "{{ .Values.qdrant.port }}", host: "'), "values read"),
+        # A range of versions: no one version to stand in with.
+        (("version: 1.13.1", "version: ^1.13.0"), "version range"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_a_dependency_from_a_repository_no_stand_in_can_replace_is_reported(
+    helm: Path, tmp_path: Path, change: tuple[str, str], reason: str
+) -> None:
+    files = {name: text.replace(*change) for name, text in _OPTIONAL_REMOTE.items()}
+    _write_chart(tmp_path, files)
+    with pytest.raises(RenderError) as caught:
+        render_chart(HelmRender(tmp_path / "app", "u", None), None)
+    assert "dependency `qdrant` (https://qdrant.github.io/qdrant-helm) is not in its" in str(
+        caught.value
+    ), reason
+
+
 def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: Path) -> None:
     chart = tmp_path / "app"
     chart.mkdir()
@@ -169,6 +309,7 @@ def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: P
         "`charts/`; run `helm dependency build` on the chart where the network is reachable, "
         "then check again"
     )
+    assert caught.value.pos == (5, 5)  # its entry under `dependencies:`
 
 
 OPERATOR_CHART = {
@@ -427,17 +568,34 @@ spec:
     {{- end }}
 """
 
+# The pod's `spec:` goes on with what the next line's action prints: spaces when it prints
+# nothing (opea-project/GenAIInfra's `{{- include "common.runtimeClassName" . | indent 6 }}`).
+_CONTINUED = """\
+kind: Deployment
+apiVersion: apps/v1
+metadata: {name: serve}
+spec:
+  replicas: {{ .Values.replicas }}
+  template:
+    metadata: {labels: {app: serve}}
+    spec:
+      {{- .Values.runtimeClass | default "" | indent 6 }}
+      containers: [{name: serve, image: "serve:1"}]
+"""
+
 
 @pytest.mark.parametrize(
     ("template", "where"),
     [
         # Two lines read `spec:`, both printed by every render: the second is the pod's.
         (_TWO_SPECS, (8, 5)),
+        # The same, the second rendered with the spaces `indent` adds after it.
+        (_CONTINUED, (8, 5)),
         # A `-}}` moves a line to where another branch writes one: order cannot tell them
         # apart, a render with both lines marked can (the first branch's, two columns in).
         (_TRIMMED, (9, 7)),
     ],
-    ids=["both-printed", "trimmed-line-breaks"],
+    ids=["both-printed", "continued-line", "trimmed-line-breaks"],
 )
 def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_told_by_marks(
     helm: Path, tmp_path: Path, template: str, where: tuple[int, int]
@@ -449,7 +607,7 @@ def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_told_b
     (chart / "templates" / "deployment.yaml").write_text(template)
     request = HelmRender(chart, "serve", None, ())
     rendered = render_chart(request, None)
-    line = rendered.splitlines().index("    spec:") + 1
+    line = [text.rstrip() for text in rendered.splitlines()].index("    spec:") + 1
     origin = HelmOrigin(request, "serve", str(chart), None)
     (located,) = origin.locate([finding_at(line, 5, "serve/templates/deployment.yaml")], rendered)
     assert (located.path, (located.line, located.column)) == (
@@ -592,7 +750,7 @@ def test_the_lines_every_render_prints_once_are_outside_control_and_actions() ->
             "  {{- else }}",  # 4: control
             "  a: 2",  # 5: inside `if`
             "  {{- end }}",  # 6: control
-            "  b: {{ .Values.b }}",  # 7: the next line goes on after it
+            "  b: {{ .Values.b }}",  # 7: printed once, the next line's text after it
             '  {{- include "x" (dict',  # 8: an action (over lines 8-9) prints any text
             '    "k" 1) }}',  # 9
             "  c: 3",  # 10: printed once
@@ -606,7 +764,7 @@ def test_the_lines_every_render_prints_once_are_outside_control_and_actions() ->
             "f: 5",  # 18: printed once
         ]
     )
-    assert _unconditional_lines(template) == {1, 10, 16, 18}
+    assert _unconditional_lines(template) == {1, 7, 10, 16, 18}
 
 
 def test_a_chart_is_rendered_for_the_release_given_and_keeps_a_render_per_release(

@@ -505,6 +505,33 @@ def test_a_fail_message_is_not_shown_only_where_it_is(
     )
 
 
+def test_a_value_a_template_requires_is_named_from_the_template_s_own_text(
+    repo: Path, helm: Path
+) -> None:
+    # intel/ai-containers' charts stop their render until a token or model name is given:
+    # the literal message on the line helm names is the chart's own text, and says what to
+    # give; a message computed from a file is never read.
+    required = '{{- $t := .Values.secret.token | required ".Values.secret.token is required." -}}\n'
+    files = {"values.yaml": 'secret: {token: ""}\n', "templates/secret.yaml": required}
+    chart(repo, {"secret.txt": SECRET, **files})
+    result = run("--format", "json", "app")
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert finding["fix"] == (
+        'The chart stopped its own render (its template says ".Values.secret.token is '
+        'required."): give it the values it asks for with `--set` or `--values` (or the '
+        "config's `charts:`), then check again."
+    )
+    given = run("--format", "json", "app", "--set", "secret.token=x")
+    assert "GPU030" not in {f["code"] for f in json.loads(given.stdout)["findings"]}
+    (repo / "app" / "templates" / "secret.yaml").write_text(
+        '{{ fail (.Files.Get "secret.txt") }}\n'
+    )
+    result = run("--format", "json", "app")
+    assert SECRET not in result.output
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert finding["fix"].startswith("The chart stopped its own render (a `required` or `fail`):")
+
+
 def test_a_function_error_quoting_file_contents_is_cut(repo: Path, helm: Path) -> None:
     leak = '{{ include (.Files.Get "secret.txt") . }}\n'
     chart(repo, {"secret.txt": SECRET, "templates/leak.yaml": leak})

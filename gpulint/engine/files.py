@@ -194,4 +194,4 @@ def load_input(
         message = f"not rendered, so not checked: {failure.message}"
         issue = LoadIssue(IssueKind.NOT_RENDERED, source, failure.pos, message, fix=failure.fix)
         return LoadResult((source,), (), (issue,))
-    return load_bytes(item[0], item[1], variables, shapes)
+    return load_bytes(item[0], item[1], variables, shapes, isinstance(item, RenderedInput))

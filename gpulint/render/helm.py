@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -24,6 +25,7 @@ from gpulint.render.tools import (
     run_tool,
     tool_identity,
 )
+from gpulint.views import NamedTuple
 from gpulint.yamltree import YMap, YSeq, parse
 
 HELM_INSTALL = "install Helm 3 or 4 (https://helm.sh/docs/intro/install/)"
@@ -59,6 +61,10 @@ DEFAULT_RELEASE = "release-name"
 KUBE_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,4}")
 #: helm's refusal of a chart whose `kubeVersion:` excludes the release it renders for.
 _KUBE_VERSION_REFUSED = "chart requires kubeVersion"
+#: helm's message for a template's own `required` or `fail`: the template's file and line.
+_EXECUTION_AT = re.compile(r"execution error at \(([^():\s]{1,500}):(\d{1,7}):\d{1,7}\)")
+#: The message a `required` or `fail` spells out as a literal in the template.
+_STOP = re.compile(r'\b(?:required|fail)\s+"([^"\\]{1,200})"')
 
 
 @dataclass(frozen=True)
@@ -191,8 +197,9 @@ def render_chart(
     values = request.values if values is None else values
     for path in values:
         regular_file(path, label, "values file")
-    local = _local_dependencies(request.chart, run)
-    for _, target in local:
+    deps = _local_dependencies(request.chart, run)
+    targets = _targets(deps)
+    for target in targets:
         files.extend(checked_files(target, label, "chart", skip_vcs=False))
     helm = find_tool("helm", HELM_INSTALL, run.tool_tree(request.chart))
     overrides = [
@@ -208,14 +215,18 @@ def render_chart(
         return cached
     # The APIs the templates probe follow from the files the key hashes: they are looked for
     # (every template read, packaged subcharts unpacked) only for a render that is made.
-    apis = probed_apis([request.chart, *(target for _, target in local)], files)
-    with _ready_chart(request.chart, local, helm, run, request.template_overrides) as chart:
+    apis = probed_apis([request.chart, *targets], files)
+    with _ready_chart(request.chart, deps, helm, run, request.template_overrides) as chart:
         arguments = request.arguments(Path(os.path.abspath(chart)), values, apis)
         command = [helm, "template", *arguments]
         try:
             text = run_tool(command, _what(request), run)
         except ToolFailed as exc:
-            raise _kube_version_refused(exc, request) from None
+            # A stand-in that stops the render: that dependency is on, and missing.
+            stood_in = _stood_in(deps, exc)
+            if stood_in is not None:
+                raise stood_in from None
+            raise _stopped_by_template(_kube_version_refused(exc, request), request) from None
     write_render(cache_dir, key, text)
     return text
 
@@ -240,6 +251,34 @@ def _kube_version_refused(exc: ToolFailed, request: HelmRender) -> ToolFailed:
         )
     pos = metadata.pos_of_key("kubeVersion") if "kubeVersion" in metadata else None
     return ToolFailed(str(exc), pos, fix)
+
+
+def _stopped_by_template(exc: ToolFailed, request: HelmRender) -> ToolFailed:
+    """`exc`, with a fix saying what to give, when a template of the chart stopped the render
+    itself (a `required` or `fail`): the chart is not broken, it asks for a value.
+
+    helm's message for it is not shown (a template may compute it from a file); the message
+    the template spells out as a literal, on the line helm names, is the chart's own text.
+    """
+    match = _EXECUTION_AT.search(str(exc))
+    if match is None:
+        return exc
+    said = None
+    # `chart/templates/x.yaml`: the chart's own file (a subchart's is under `charts/`).
+    _, _, inside = match.group(1).partition("/")
+    path = request.chart / inside
+    text = read_text(path) if inside and is_inside(path, request.chart) else None
+    lines = text.split("\n") if text is not None else []
+    line = int(match.group(2))
+    if 0 < line <= len(lines):
+        found = _STOP.findall(lines[line - 1])
+        said = found[0] if len(found) == 1 else None
+    asked = f' (its template says "{said}")' if said else " (a `required` or `fail`)"
+    fix = (
+        f"The chart stopped its own render{asked}: give it the values it asks for with "
+        "`--set` or `--values` (or the config's `charts:`), then check again."
+    )
+    return ToolFailed(str(exc), exc.pos, fix)
 
 
 def probed_apis(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...]:
@@ -323,58 +362,191 @@ def _what(request: HelmRender) -> str:
     return f"{request.chart}: helm template failed"
 
 
-def _local_dependencies(chart: Path, run: RenderRun) -> list[tuple[str, Path]]:
-    """(repository, directory) of each missing `file://` dependency, checked to be a chart
-    inside the checked tree; RenderError for a missing dependency from a repository."""
+class _Remote(NamedTuple):
+    """A missing dependency from a repository that a condition can turn off: rendered with
+    a stand-in that stops the render if it is on after all (then `error` is reported)."""
+
+    name: str
+    version: str
+    repo_at: tuple[int, int]  # where its `repository:` value is written in Chart.yaml
+    error: Unbuildable
+
+
+class _Deps(NamedTuple):
+    """What a chart's `charts/` lacks: local dependencies to build, remote ones to stand in."""
+
+    local: tuple[_Local, ...] = ()
+    remote: tuple[_Remote, ...] = ()
+
+
+class _Local(NamedTuple):
+    """A missing `file://` dependency: its `repository:` text, the chart it names, and what
+    that chart's own `charts/` lacks."""
+
+    repo: str
+    target: Path
+    nested: _Deps
+
+
+#: How deep `file://` dependencies of dependencies are followed.
+_NESTING_LIMIT = 8
+#: A version helm matches exactly (a stand-in is given it): `4.2.12`, `1.0.0-rc.1`.
+_EXACT_VERSION = re.compile(r"v?[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(?:-[0-9A-Za-z.-]{1,64})?")
+#: A chart name that is safe as a directory name.
+_CHART_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+#: The stand-in's one template: helm renders it only if the dependency is enabled.
+_STAND_IN = '{{ fail "a dependency gpulint could not fetch is enabled" }}\n'
+
+
+def _local_dependencies(
+    chart: Path,
+    run: RenderRun,
+    tree: Path | None = None,
+    within: tuple[Path, ...] = (),
+    at: tuple[int, int] | None = None,
+) -> _Deps:
+    """What `chart`'s `charts/` lacks: each missing `file://` dependency, checked to be a
+    chart inside the checked tree, with what its own `charts/` lacks (helm packages a local
+    dependency as its directory is, so one whose `charts/` is not built renders without them:
+    an umbrella over charts that share a library chart); and each missing dependency from a
+    repository that a condition may turn off (see _stand_in_for). RenderError for any other
+    dependency from a repository (at `at`, the entry of the chart checked that leads to it,
+    else at its own entry), or for dependencies that name each other."""
+    top = within[0] if within else chart
+    remote = []
     missing = _missing_dependencies(chart)
-    remote = [(name, repo) for name, repo in missing if not repo.startswith("file://")]
-    if remote:
-        name, repo = remote[0]
-        raise Unbuildable(
-            f"{chart}: dependency `{name}` ({repo or 'no repository'}) is not in its "
+    for name, repo, pos, item in missing:
+        if repo.startswith("file://"):
+            continue
+        # A dependency's own is named from the chart checked, whose directory the report drops.
+        whose = f" of its dependency {os.path.relpath(chart, top)}" if within else ""
+        error = Unbuildable(
+            f"{top}: dependency `{name}` ({repo or 'no repository'}){whose} is not in its "
             "`charts/`; run `helm dependency build` on the chart where the network is "
             "reachable, then check again",
+            pos=at or pos,
             fix="Run `helm dependency build` on the chart where the network is reachable (or "
             "commit its `charts/`), then check again.",
         )
+        if not _stand_in_for(chart, name, item):
+            raise error
+        remote.append(_Remote(name, str(item["version"]), item.pos_of_value("repository"), error))
+    tree = tree or run.tree(chart)
+    within = (*within, chart)
     local = []
-    tree = run.tree(chart)
-    for name, repo in missing:
+    for name, repo, pos, _ in missing:
+        if not repo.startswith("file://"):
+            continue
         # Relative to the original chart, not to the copy.
         target = Path(os.path.normpath(chart / repo.removeprefix("file://")))
         if not is_inside(target, tree) or not is_chart(target):
             raise RenderError(
-                f"{chart}: dependency `{name}` ({repo}) is not a chart inside {tree}; "
+                f"{top}: dependency `{name}` ({repo}) is not a chart inside {tree}; "
                 "gpulint builds only local dependencies of the checked tree"
             )
-        local.append((repo, target))
-    return local
+        if any(os.path.samefile(target, c) for c in within) or len(within) > _NESTING_LIMIT:
+            raise RenderError(
+                f"{top}: dependency `{name}` ({repo}) depends on the chart that depends on "
+                "it, or its dependencies nest too deep; helm cannot build them either"
+            )
+        nested = _local_dependencies(target, run, tree, within, at or pos)
+        local.append(_Local(repo, target, nested))
+    return _Deps(tuple(local), tuple(remote))
+
+
+def _stand_in_for(chart: Path, name: str, item: YMap) -> bool:
+    """Whether a missing dependency from a repository may be rendered with a stand-in: one
+    that a `condition:` or `tags:` can turn off (helm then renders nothing of it, and the
+    stand-in stops the render if it is on), whose exact version and `repository:` value the
+    stand-in can take, and whose values no template of `chart` reads (the real chart's
+    defaults would be among them, the stand-in has none)."""
+    version, alias = item.get("version"), item.get("alias")
+    if not (item.get("condition") or item.get("tags")) or "repository" not in item:
+        return False
+    if not isinstance(version, str) or not _EXACT_VERSION.fullmatch(version):
+        return False
+    if not _CHART_NAME.fullmatch(name):
+        return False
+    names = [name, *([alias] if isinstance(alias, str) and alias else [])]
+    reads = re.compile(r"(?:Values\.|Subcharts\.|\")(?:" + "|".join(map(re.escape, names)) + r")\b")
+    templates = chart / TEMPLATES
+    if not templates.is_dir():
+        return True
+    for path in sorted(templates.rglob("*")):
+        if not path.is_file() or not is_inside(path, chart):
+            continue
+        text = read_text(path)
+        if text is None or len(text) > _TEMPLATE_LIMIT or reads.search(text):
+            return False
+    return True
+
+
+def _targets(deps: _Deps) -> list[Path]:
+    """Every chart `deps` names, at any depth, each once."""
+    found: list[Path] = []
+    for item in deps.local:
+        for target in (item.target, *_targets(item.nested)):
+            if target not in found:
+                found.append(target)
+    return found
+
+
+def _stood_in(deps: _Deps, failure: ToolFailed) -> Unbuildable | None:
+    """The dependency whose stand-in stopped the render (helm names the stand-in's template,
+    `charts/NAME/templates/not-fetched.yaml`), if one did."""
+    found = re.findall(r"charts/([^/\s()]+)/templates/not-fetched\.yaml", str(failure))
+    if not found:
+        return None
+    for remote in deps.remote:
+        if remote.name == found[-1]:
+            return remote.error
+    return next((e for item in deps.local if (e := _stood_in(item.nested, failure))), None)
 
 
 @contextmanager
 def _ready_chart(
     chart: Path,
-    local: list[tuple[str, Path]],
+    deps: _Deps,
     helm: str,
     run: RenderRun,
     overrides: tuple[tuple[str, str], ...] = (),
 ) -> Iterator[Path]:
     """The chart to render: itself, or a copy with its missing `file://` dependencies built
-    and `overrides` written over its templates.
+    (each from a copy with its own built first), its missing remote ones stood in for, and
+    `overrides` written over its templates.
 
     The copy keeps the user's tree untouched (no charts/*.tgz or Chart.lock left behind).
     """
-    if not local and not overrides:
+    if not deps.local and not deps.remote and not overrides:
         yield chart
         return
-    with tempfile.TemporaryDirectory(prefix="gpulint-chart-", ignore_cleanup_errors=True) as tmp:
-        copy = Path(tmp) / chart.resolve().name
+    with contextlib.ExitStack() as stack:
+        built = [
+            (item.repo, stack.enter_context(_ready_chart(item.target, item.nested, helm, run)))
+            for item in deps.local
+        ]
+        tmp = Path(
+            stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="gpulint-chart-", ignore_cleanup_errors=True)
+            )
+        )
+        copy = tmp / chart.resolve().name
         chart_file = copy / CHART_FILE
         try:
             shutil.copytree(chart, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
             text = chart_file.read_text(encoding="utf-8")
-            for repo, target in local:
-                text = text.replace(repo, f"file://{target.resolve()}")
+            # By position first: the replacements below keep every line's number.
+            for remote in deps.remote:
+                text = _repository_to(text, remote, _write_stand_in(tmp, remote))
+            for repo, target in built:
+                # The whole value (up to its quote, a comment or the end of its flow
+                # mapping): `file://../tei` must not rewrite `file://../teirerank`.
+                text = re.sub(
+                    re.escape(repo) + r"(?=[\"'\s,}\]#]|$)",
+                    lambda _, target=target: f"file://{target.resolve()}",
+                    text,
+                    flags=re.M,
+                )
             chart_file.write_text(text, encoding="utf-8")
             for path, template in overrides:
                 _override(copy, path, template)
@@ -385,12 +557,17 @@ def _ready_chart(
             raise RenderError(
                 f"{chart}: cannot copy the chart to build its dependencies: {reason}"
             ) from None
-        if local:
-            run_tool(
-                [helm, "dependency", "build", "--", str(copy)],
-                f"{chart}: helm dependency build failed",
-                run,
-            )
+        try:
+            if deps.local or deps.remote:
+                run_tool(
+                    [helm, "dependency", "build", "--", str(copy)],
+                    f"{chart}: helm dependency build failed",
+                    run,
+                )
+        except ToolFailed:
+            if deps.remote:
+                raise deps.remote[0].error from None
+            raise
         yield copy
 
 
@@ -410,19 +587,51 @@ def _override(copy: Path, path: str, text: str) -> None:
     target.write_text(text, encoding="utf-8")
 
 
-def _missing_dependencies(chart: Path) -> list[tuple[str, str]]:
-    """(name, repository) of each dependency in Chart.yaml that charts/ does not hold."""
+def _write_stand_in(tmp: Path, remote: _Remote) -> Path:
+    """A chart named and versioned as `remote`, whose one template stops the render."""
+    directory = tmp / "stand-ins" / remote.name
+    (directory / TEMPLATES).mkdir(parents=True)
+    (directory / CHART_FILE).write_text(
+        f"apiVersion: v2\nname: {remote.name}\nversion: {remote.version}\n", encoding="utf-8"
+    )
+    (directory / TEMPLATES / "not-fetched.yaml").write_text(_STAND_IN, encoding="utf-8")
+    return directory
+
+
+def _repository_to(text: str, remote: _Remote, directory: Path) -> str:
+    """Chart.yaml `text` with `remote`'s `repository:` value (quoted or plain, on one line)
+    naming `directory` instead; its error when the value is not found where it was parsed."""
+    lines = text.split("\n")
+    line, column = remote.repo_at
+    if not 0 < line <= len(lines):
+        raise remote.error
+    written, start = lines[line - 1], column - 1
+    quote = written[start : start + 1]
+    if quote in ('"', "'"):
+        end = written.find(quote, start + 1)
+    else:
+        found = re.match(r"[^\s,}\]#]+", written[start:])
+        end = start + len(found.group()) - 1 if found else -1
+    if end < start:
+        raise remote.error
+    lines[line - 1] = f'{written[:start]}"file://{directory}"{written[end + 1 :]}'
+    return "\n".join(lines)
+
+
+def _missing_dependencies(chart: Path) -> list[tuple[str, str, tuple[int, int], YMap]]:
+    """(name, repository, where its entry starts in Chart.yaml, the entry) of each
+    dependency that charts/ does not hold."""
     dependencies = chart_metadata(chart).get("dependencies")
     if not isinstance(dependencies, YSeq):
         return []
     present = _present_subcharts(chart / "charts")
     missing = []
-    for item in dependencies:
+    for index, item in enumerate(dependencies):
         if not isinstance(item, YMap):
             continue
         name, repo = _text(item.get("name")), _text(item.get("repository"))
         if name and name not in present:
-            missing.append((name, repo))
+            missing.append((name, repo, dependencies.pos_of_item(index), item))
     return missing
 
 

@@ -52,11 +52,13 @@ _OPENS = frozenset({"if", "range", "with", "define", "block"})
 
 
 def _unconditional_lines(template: str) -> frozenset[int]:
-    """The lines (1-based) of a template that every render prints once, as a line of their
-    own and in order: lines that start with text, outside every `if`, `range`, `with`,
-    `define` and `block`, with no control action of their own, not inside an action that spans
-    lines, and not joined to the line before or after by a `-}}` or `{{-` that trims the line
-    break between them."""
+    """The lines (1-based) of a template that every render prints once, each at the start of
+    a line of its own and in order: lines that start with text, outside every `if`, `range`,
+    `with`, `define` and `block`, with no control action of their own, not inside an action
+    that spans lines, and not joined to the line before by a `-}}` that trims the line break
+    between them. A line the next one's `{{-` joins to is printed too, with that action's
+    text after it (`spec:` then `{{- include "x" . | indent 6 }}`): its pattern says so
+    (_continued)."""
     index = TextIndex(template)
     depth_at: dict[int, int] = {}  # line -> depth at its start, for lines where it changes
     spanned: set[int] = set()
@@ -84,13 +86,11 @@ def _unconditional_lines(template: str) -> frozenset[int]:
         joined = line.rstrip().endswith("-}}") or (
             number > 1 and lines[number - 2].rstrip().endswith("-}}")
         )
-        following = next((text for text in lines[number:] if text.strip()), "")
         if (
             depth == 0
             and not line.lstrip().startswith("{{")
             and number not in inside_actions
             and not joined
-            and _keeps_line_break(following)
         ):
             found.add(number)
     return frozenset(found)
@@ -110,6 +110,13 @@ def _keeps_line_break(following: str) -> bool:
     return _CONTROL.match(action.group()) is not None or bool(
         re.search(r"\|\s*nindent\b", action.group(1))
     )
+
+
+def _continued(lines: Sequence[str], number: int) -> bool:
+    """Whether the rendered line of template line `number` (1-based) goes on with text the
+    next line's action prints: that action's `{{-` trims the line break before it."""
+    following = next((text for text in lines[number:] if text.strip()), "")
+    return not _keeps_line_break(following)
 
 
 def _source_lines(index: TextIndex, source: str) -> list[int]:
@@ -265,13 +272,16 @@ class HelmOrigin:
             return None
         matches = {}  # template line -> the finding's column there
         patterns = {}  # every template line that can print `body`, to its pattern
-        for number, line in enumerate(template.split("\n"), start=1):
+        lines = template.split("\n")
+        for number, line in enumerate(lines, start=1):
             text = line.lstrip(" ")
             parts = _ACTION.split(text)
             literal = parts[0]
             if not "".join(parts).strip():
                 continue  # actions alone: they print any text, on any number of lines
             pattern = ".*?".join(re.escape(part) for part in parts)
+            if _continued(lines, number):
+                pattern += ".*"  # what the next line's action prints, spaces at least
             if not re.fullmatch(pattern, body):
                 continue
             patterns[number] = pattern
