@@ -878,3 +878,76 @@ def _kthena_pod(backend: YMap, worker: YMap, container_name: str) -> BuiltMap:
     pod["containers"] = containers
     pod.spans["containers"] = (*worker.pos, *worker.pos)
     return pod
+
+
+# RBG (sgl-project/rbg): the patches its controller merges into a leader-worker role's
+# template for the leader and the workers (applyStrategicMergePatch), by API version.
+_RBG_PATCHES = {
+    "leaderWorkerPattern": ("leaderTemplatePatch", "workerTemplatePatch"),
+    "leaderWorkerSet": ("patchLeaderTemplate", "patchWorkerTemplate"),
+}
+
+
+# What a patch may change in a container without changing any verdict of gpulint's: how the
+# program starts and talks (its image, resources, probes and security do matter).
+_RBG_INERT_CONTAINER = frozenset(
+    {
+        "name",
+        "env",
+        "envFrom",
+        "command",
+        "args",
+        "ports",
+        "workingDir",
+        "volumeMounts",
+        "readinessProbe",
+        "startupProbe",
+    }
+)
+
+
+def _inert_patch(patch: Any) -> bool:
+    """Whether a pod template patch changes nothing gpulint judges: the pods' labels, and
+    their containers' environment, command and ports."""
+    if not isinstance(patch, YMap):
+        return not patch
+    metadata, spec = patch.get("metadata"), patch.get("spec")
+    if not set(patch) <= {"metadata", "spec"}:
+        return False
+    if isinstance(metadata, YMap) and not set(metadata) <= {"labels"}:
+        return False
+    if not isinstance(spec, YMap):
+        return spec is None
+    for key, containers in spec.items():
+        if key not in ("containers", "initContainers") or not isinstance(containers, YSeq):
+            return False
+        for container in containers:
+            if not isinstance(container, YMap) or not set(container) <= _RBG_INERT_CONTAINER:
+                return False
+    return True
+
+
+def rbg_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
+    """The leader and worker patches of a RoleBasedGroup's roles that change what gpulint
+    judges: the controller merges them into the role's template, gpulint reads the template
+    alone."""
+    roles = mapping_at(obj, "spec").get("roles")
+    notes: list[tuple[str, Pos, str]] = []
+    for role in roles if isinstance(roles, YSeq) else ():
+        for pattern, patches in _RBG_PATCHES.items():
+            holder = role.get(pattern) if isinstance(role, YMap) else None
+            if not isinstance(holder, YMap):
+                continue
+            for key in patches:
+                if key in holder and not _inert_patch(holder.get(key)):
+                    notes.append(
+                        (
+                            f"role `{shown(role.get('name'))}`: `{pattern}.{key}` is merged into "
+                            "its template for those pods (a strategic merge patch); the pods "
+                            "were judged as the template writes them",
+                            holder.pos_of_key(key),
+                            "Check the pods the controller creates "
+                            "(`kubectl get pods -o yaml | gpulint check -`).",
+                        )
+                    )
+    return tuple(notes)

@@ -322,6 +322,9 @@ class PlannedPods(NamedTuple):
     # The fewest pods there surely are: `count`, or what an HPA keeps at least (its
     # minReplicas) when `count` is its maxReplicas, which it reaches only under load.
     least: int
+    # Pods per unit of `field`: the other factors of a product (`replicas: 3 × size: 2` has 2
+    # pods per replica), so a fix lowers `field` by whole units.
+    per: int = 1
 
 
 def runs_on_every_node(workload: Workload) -> bool:
@@ -342,12 +345,20 @@ def planned_pods(
         return PlannedPods(1, workload.document, spec_pos, "", "1 pod", 1)
     least = peak.count
     scaler = peak.autoscaler
+    per = 1
     if scaler is not None and scaler.max_replicas:
         # The HPA scales replica counts (of a LeaderWorkerSet: groups of `per` pods each).
         per = peak.count // scaler.max_replicas
         least = min(peak.count, scaler.min_replicas * per)
+    else:
+        # A product is lowered at its first written factor (ReplicaCount.field).
+        factors = peak.replicas.factors if peak.replicas is not None else ()
+        lead = next((f for f in factors if f.pos == peak.pos and f.field == peak.field), None)
+        per = peak.count // lead.value if lead is not None and lead.value else 1
     where = peak.pos or spec_pos
-    return PlannedPods(peak.count, peak.document, where, peak.field, peak.describe(), least)
+    return PlannedPods(
+        peak.count, peak.document, where, peak.field, peak.describe(), least, max(per, 1)
+    )
 
 
 # Kubernetes' default for `maxSurge` of a RollingUpdate Deployment.

@@ -835,6 +835,42 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
         ),
     ),
+    # RBG (sgl-project/rbg, api/workloads/v1alpha2): each `spec.roles[]` runs `replicas`
+    # instances (1 by default) of one pattern. A standalone instance is one pod of
+    # `standalonePattern.template`; a leader-worker instance is `size` pods of
+    # `leaderWorkerPattern.template` (1 by default: the leader, and size - 1 workers,
+    # pkg/reconciler/roleinstanceset_reconciler.go). The leader's and workers' patches, a
+    # `templateRef` with its patch and `customComponentsPattern` are not read (Workload.unjudged
+    # names the patches; an accelerator in what is not read is GPU007).
+    WorkloadShape(
+        "RoleBasedGroup",
+        ("workloads.x-k8s.io/v1alpha2",),
+        (
+            Role("spec.roles[]", template="standalonePattern.template", optional=True),
+            Role(
+                "spec.roles[]",
+                template="leaderWorkerPattern.template",
+                counts=(Count("replicas"), Count("leaderWorkerPattern.size")),
+                optional=True,
+            ),
+        ),
+        unjudged=_built_by("rbg_unjudged"),
+    ),
+    # v1alpha1, which the controller converts (rolebasedgroup_conversion.go): a role's
+    # `template` is its standalone pod, or with `leaderWorkerSet` the pod of each of its `size`
+    # (patchLeaderTemplate, patchWorkerTemplate: not read, as above).
+    WorkloadShape(
+        "RoleBasedGroup",
+        ("workloads.x-k8s.io/v1alpha1",),
+        (
+            Role(
+                "spec.roles[]",
+                counts=(Count("replicas"), Count("leaderWorkerSet.size")),
+                optional=True,
+            ),
+        ),
+        unjudged=_built_by("rbg_unjudged"),
+    ),
     WorkloadShape(
         "Workload",
         ("kueue.x-k8s.io/*",),

@@ -15,7 +15,7 @@ from gpulint.cli import main
 from gpulint.findings import Finding
 from gpulint.model import Severity
 from gpulint.render.helm import HelmRender, render_chart
-from gpulint.render.locate import HelmOrigin, _unconditional_lines, sentinel
+from gpulint.render.locate import HelmOrigin, _unconditional_lines, sentinel, sorted_sentinel
 from gpulint.render.tokens import tokens
 from gpulint.render.tools import RenderError
 
@@ -58,6 +58,15 @@ def test_sentinel_keeps_length_and_punctuation_and_changes_every_letter_and_digi
     assert sentinel("nvidia.com/gpus") == "zzzzzz.zzz/zzzz"
     assert sentinel("p4dn") == "z7zz"
     assert sentinel("z7") == "q3"
+
+
+def test_a_sorted_sentinel_keeps_the_characters_that_place_it_among_its_siblings() -> None:
+    # Between `cpu` and `memory` by its first letter; kept, the rest changes.
+    assert sorted_sentinel("gpu.intel.com/xe", ["cpu", "memory"]) == "gzz.zzzzz.zzz/zz"
+    # Beside `gpu.intel.com/i915` it keeps up to the first letter that differs.
+    assert sorted_sentinel("gpu.intel.com/xe", ["gpu.intel.com/i915"]) == "gpu.intel.com/xz"
+    assert sorted_sentinel("ab", ["ac", "ab"]) is None  # nothing left to change
+    assert sorted_sentinel("nvidia.com/gpu", []) == sentinel("nvidia.com/gpu")
 
 
 def test_sentinel_variants_differ_from_each_other_and_from_the_text_everywhere() -> None:
@@ -787,3 +796,55 @@ def test_only_a_release_number_becomes_helms_kube_version() -> None:
     for written in ("1.31 --set=x=1", "v1.31", "1", "1.31.2"):
         arguments = HelmRender(NIM, "a", kube_version=written).arguments(NIM)
         assert not any(a.startswith("--kube-version") for a in arguments)
+
+
+# llm-d-incubation/llm-d-modelservice (templates/_helpers.tpl at 3051935e): the accelerator's
+# resource name is a value of the chart's `accelerator.resources` map, written as a key beside
+# the user's cpu and memory, which toYaml sorts.
+_ACCELERATOR_TEMPLATE = """\
+{{- $limits := deepCopy .Values.resources.limits -}}
+{{- $name := index .Values.accelerator.resources .Values.accelerator.type -}}
+{{- $limits = mergeOverwrite $limits (dict $name "1") }}
+kind: Pod
+apiVersion: v1
+metadata: {name: vllm}
+spec:
+  containers:
+    - name: vllm
+      image: vllm:1
+      resources:
+        limits:
+          {{- toYaml $limits | nindent 10 }}
+"""
+_ACCELERATOR_VALUES = """\
+accelerator:
+  type: intel-xe
+  resources:
+    nvidia: nvidia.com/gpu
+    intel-xe: gpu.intel.com/xe
+resources:
+  limits: {cpu: "8", memory: 24Gi}
+"""
+
+
+def test_a_values_text_rendered_as_a_key_toyaml_sorts_is_traced_to_the_values_file(
+    helm: Path, tmp_path: Path
+) -> None:
+    chart = tmp_path / "modelservice"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: modelservice\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text(_ACCELERATOR_VALUES)
+    (chart / "templates" / "pod.yaml").write_text(_ACCELERATOR_TEMPLATE)
+    request = HelmRender(chart, "ms", None, ())
+    rendered = render_chart(request, None)
+    printed = rendered.splitlines()
+    line = next(n for n, text in enumerate(printed, 1) if "gpu.intel.com/xe" in text)
+    assert [text.strip() for text in printed[line - 2 : line + 1]] == [
+        'cpu: "8"',
+        'gpu.intel.com/xe: "1"',
+        "memory: 24Gi",
+    ]
+    origin = HelmOrigin(request, "ms", str(chart), None)
+    (located,) = origin.locate([finding_at(line, 11, "modelservice/templates/pod.yaml")], rendered)
+    # `zzz.zzzzz.zzz/zz` would sort after `memory` and move the line: the proof keeps `g`.
+    assert (located.path, located.line, located.column) == (f"{chart}/values.yaml", 5, 15)

@@ -188,8 +188,8 @@ class HelmOrigin:
         known: dict[int, Location | None] = {}  # by token offset: what one render told
         if values is not None:
             known = self._from_one_render([t for t in at_tokens if t is not None], rendered, values)
-        # (file, scalar offset) -> the render with that scalar changed (None: refused)
-        renders: dict[tuple[int, int], str | None] = {}
+        # (file, scalar offset, new text) -> the render with that scalar changed (None: refused)
+        renders: dict[tuple[int, int, str], str | None] = {}
         entries = {t.path: t for t in found.values() if not t.is_key}  # value of each key
         # Template lines that may each have printed a finding's line: told apart, when order
         # cannot, by one render of each such template with its lines marked.
@@ -434,7 +434,7 @@ class HelmOrigin:
         token: Token,
         rendered: str,
         values: _ValuesFiles,
-        renders: dict[tuple[int, int], str | None] | None = None,
+        renders: dict[tuple[int, int, str], str | None] | None = None,
     ) -> Location | None:
         """The values-file scalar `token` comes from, candidate by candidate: one render each
         (one `renders` holds from an earlier token is not made again)."""
@@ -450,7 +450,7 @@ class HelmOrigin:
         token: Token,
         rendered: str,
         values: _ValuesFiles,
-        renders: dict[tuple[int, int], str | None] | None = None,
+        renders: dict[tuple[int, int, str], str | None] | None = None,
     ) -> tuple[int, Token] | None:
         """The values file (its number) and scalar `token` comes from, as _from_values
         proves it."""
@@ -469,7 +469,7 @@ class HelmOrigin:
         value: Token,
         rendered: str,
         values: _ValuesFiles,
-        renders: dict[tuple[int, int], str | None],
+        renders: dict[tuple[int, int, str], str | None],
     ) -> Location | None:
         """Where the rendered `key` is written in a values file, told by its `value`.
 
@@ -497,13 +497,37 @@ class HelmOrigin:
         candidate: Token,
         token: Token,
         rendered: str,
-        renders: dict[tuple[int, int], str | None],
+        renders: dict[tuple[int, int, str], str | None],
     ) -> bool:
         """Whether changing `candidate` changes exactly the rendered characters of `token`.
 
-        Its render is kept in `renders` for the other tokens it is a candidate of."""
+        Its render is kept in `renders` for the other tokens it is a candidate of. A rendered
+        key toYaml sorts among others (`cpu`, `gpu.intel.com/xe`, `memory`) moves when its
+        new text sorts elsewhere: it is tried again with a text that sorts where it does."""
         mark = sentinel(candidate.text) or candidate.text  # variant 0 is never None
-        key = (number, candidate.offset)
+        if self._changed_at(values, number, candidate, token, rendered, renders, mark):
+            return True
+        # Only a key the render shows elsewhere, all else the same length, was moved by sorting.
+        again = renders[(number, candidate.offset, mark)]
+        if not token.is_key or again is None or len(again) != len(rendered) or mark not in again:
+            return False
+        ordered = sorted_sentinel(candidate.text, _sibling_keys(rendered, token))
+        return ordered is not None and self._changed_at(
+            values, number, candidate, token, rendered, renders, ordered
+        )
+
+    def _changed_at(
+        self,
+        values: _ValuesFiles,
+        number: int,
+        candidate: Token,
+        token: Token,
+        rendered: str,
+        renders: dict[tuple[int, int, str], str | None],
+        mark: str,
+    ) -> bool:
+        """Whether changing `candidate` to `mark` shows `mark` exactly where `token` is."""
+        key = (number, candidate.offset, mark)
         if key not in renders:
             renders[key] = self._render_changed(values, number, candidate, mark)
         again = renders[key]
@@ -666,6 +690,32 @@ def sentinel(text: str, variant: int = 0) -> str | None:
         variant, chosen = divmod(variant, len(choices))
         out.append(choices[chosen])
     return None if variant else "".join(reversed(out))
+
+
+def sorted_sentinel(text: str, siblings: Iterable[str]) -> str | None:
+    """A sentinel of `text` that sorts among `siblings` where `text` does: `text`'s first
+    characters up to where it differs from each sibling, kept, and the rest changed as
+    sentinel() changes them; None when nothing would be left to change."""
+    keep = 0
+    for other in siblings:
+        if other == text:
+            continue
+        common = next(
+            (i for i, (a, b) in enumerate(zip(text, other, strict=False)) if a != b),
+            min(len(text), len(other)),
+        )
+        keep = max(keep, common + 1)
+    rest = sentinel(text[keep:]) if keep < len(text) else None
+    if not rest or rest == text[keep:]:
+        return None
+    return text[:keep] + rest
+
+
+def _sibling_keys(rendered: str, token: Token) -> list[str]:
+    """The keys of the mapping that holds the key `token` in `rendered`."""
+    _, found = tokens(rendered)
+    parent = token.path[:-1]
+    return [t.text for t in found.values() if t.is_key and t.path[:-1] == parent]
 
 
 # The first choice of each is what a single candidate's sentinel has always been.

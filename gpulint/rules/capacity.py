@@ -751,7 +751,9 @@ def _capacity_problem(
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
     others_need = need - own
-    fits = max(0, math.floor((have - others_need) / per_pod)) if have > others_need else 0
+    # In units of the count a fix lowers: `replicas: 3 × size: 2` fits by pairs of pods.
+    per_unit = per_pod * demand.planned.per
+    fits = max(0, math.floor((have - others_need) / per_unit)) if have > others_need else 0
     grow = _grow(pools, resource, need - have)
     if in_turn:
         fix = f"None needed if the wait is acceptable; to run them all at once, {grow}."

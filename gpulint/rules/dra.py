@@ -9,7 +9,8 @@ DRA objects come from every input (they are knowledge objects, read before the f
 checked) and from the profile (a kubectl dump that lists `deviceclasses,resourceslices,
 resourceclaims,resourceclaimtemplates`, or a live cluster). Absence is only a defect where
 gpulint can know: the profile lists objects of that kind, or the inputs define others of that
-kind in the same namespace (then a missing name is a typo, not an object made elsewhere).
+kind in the same namespace and the missing name is a near-miss of one of them (a typo, not an
+object made elsewhere).
 """
 
 from __future__ import annotations
@@ -184,6 +185,12 @@ def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
             )
             if target in same:
                 continue
+            hint = _did_you_mean(target, same)
+            # Known from the inputs alone, a missing name is a defect only as a near-miss of one
+            # they define: a chart renders its own templates beside names its values take for
+            # templates made elsewhere (llm-d-modelservice's `decode.resourceClaims`).
+            if not hint and entry.kind not in objects.profiled_claim_kinds:
+                continue
             consequence = (
                 "no claim is made for the pod"
                 if entry.template_name
@@ -194,7 +201,7 @@ def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
                 _claim_entry_pos(template.spec, entry),
                 f"resourceClaims entry `{entry.name}` names {entry.kind} `{target}`, which does "
                 f"not exist in namespace `{namespace}` (there: {_some(same)})"
-                f"{_did_you_mean(target, same)}: {consequence} and the pod stays Pending",
+                f"{hint}: {consequence} and the pod stays Pending",
             )
 
 
