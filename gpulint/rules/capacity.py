@@ -400,11 +400,13 @@ class Sharing(NamedTuple):
 
 
 def _named(demand: GpuDemand) -> str:
-    """The workload, with the role for a group gang's (its leader's and workers' pods are
-    counted apart): `LeaderWorkerSet/x worker`."""
+    """The workload, with the role when its pods are counted role by role (a group gang's
+    leader and workers, a DaskCluster's scheduler and workers): `LeaderWorkerSet/x worker`."""
     ref = str(demand.workload.document.ref)
     role = demand.template.role
-    return f"{ref} {role}" if demand.workload.group_gang and role else ref
+    workload = demand.workload
+    by_role = workload.group_gang or len(workload.templates) > 1
+    return f"{ref} {role}" if by_role and role else ref
 
 
 class GangDemand(NamedTuple):
@@ -736,7 +738,7 @@ def _capacity_problem(
     where it is pods HPAs add above their minReplicas (`under_load`), stuck once they do."""
     own = demand.total(resource)
     text = (
-        f"{demand.workload.document.ref} needs {format_quantity(own)} {resource} "
+        f"{_named(demand)} needs {format_quantity(own)} {resource} "
         f"({demand.planned.source} × {format_quantity(per_pod)} per pod)"
     )
     text += _shared_with(sharing, resource, need)
@@ -792,11 +794,10 @@ def _queued_problem(
 ) -> Problem:
     """A Kueue workload that fits the pools alone: it waits for the others, it is not stuck."""
     own = demand.total(resource)
-    ref = demand.workload.document.ref
     return Problem.at(
         demand.planned.document,
         demand.planned.pos,
-        f"{ref} needs {format_quantity(own)} {resource} ({demand.planned.source} × "
+        f"{_named(demand)} needs {format_quantity(own)} {resource} ({demand.planned.source} × "
         f"{format_quantity(demand.gpus[resource])} per pod), which {describe_pools(pools)} can "
         f"give ({format_quantity(have)} at most), but not beside {sharing.describe(resource)}: "
         f"ClusterQueue {queue} admits it when enough of them finish, so it is queued behind "
