@@ -342,7 +342,10 @@ def planned_pods(
     if template.runs_no_pods:
         return PlannedPods(0, workload.document, spec_pos, "", "no pod of its own", 0)
     if peak is None or not peak.field:
-        return PlannedPods(1, workload.document, spec_pos, "", "1 pod", 1)
+        # One pod of one role among several (a Ray head, a Dask scheduler): point at the role.
+        role = template.role_node
+        where = role.pos if role is not None and len(workload.templates) > 1 else spec_pos
+        return PlannedPods(1, workload.document, where, "", "1 pod", 1)
     least = peak.count
     scaler = peak.autoscaler
     per = 1
