@@ -587,15 +587,27 @@ def _groups(member: GpuDemand) -> tuple[int, str]:
     return groups, count.factors[0].describe()
 
 
-def _stay_pending(excess: str, resource: str, under_load: bool) -> str:
+def _stay_pending(
+    excess: str, resource: str, under_load: bool, scalers: Iterable[DocumentLike] = ()
+) -> str:
     """`4 nvidia.com/gpu worth of pods stay Pending`, and when that is so only once HPAs add
-    pods above their minReplicas (`under_load`), says so."""
+    pods above their minReplicas (`under_load`), says so; in the words of another autoscaler
+    (a DaskAutoscaler's `minimum` and `maximum`) when one of `scalers` is one."""
     if under_load:
+        if all(d.ref.kind == "HorizontalPodAutoscaler" for d in scalers):
+            return (
+                f"if the HPAs scale up to maxReplicas, {excess} {resource} worth of pods stay "
+                f"Pending (at minReplicas all fit)"
+            )
         return (
-            f"if the HPAs scale up to maxReplicas, {excess} {resource} worth of pods stay "
-            f"Pending (at minReplicas all fit)"
+            f"if the autoscalers scale up to their maximum, {excess} {resource} worth of pods "
+            f"stay Pending (at their minimum all fit)"
         )
     return f"{excess} {resource} worth of pods stay Pending"
+
+
+# The kinds of autoscaler whose bound can be a workload's peak (replicas.autoscalers).
+_SCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "DaskAutoscaler"})
 
 
 def _count_field(planned: PlannedPods, fits: int, least: int) -> str:
@@ -603,6 +615,8 @@ def _count_field(planned: PlannedPods, fits: int, least: int) -> str:
     keeps more (`least`) than that: the API refuses a maxReplicas below the minReplicas."""
     if planned.field == "maxReplicas" and least > fits:
         return "minReplicas and maxReplicas"
+    if planned.field == "maximum" and least > fits:  # a DaskAutoscaler's
+        return "minimum and maximum"
     return planned.field
 
 
@@ -749,7 +763,12 @@ def _capacity_problem(
             f"completion (Jobs) free their GPUs, then run"
         )
     else:
-        text += f", but {can_have}: {_stay_pending(excess, resource, under_load)}"
+        scalers = [
+            d
+            for d in (demand.planned.document, *sharing.documents())
+            if d.ref.kind in _SCALER_KINDS
+        ]
+        text += f", but {can_have}: {_stay_pending(excess, resource, under_load, scalers)}"
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
     others_need = need - own
