@@ -30,11 +30,19 @@ class Autoscaler(NamedTuple):
     # the resource. None: some metric needs no request (a value, a Pods or External metric).
     utilization_of: tuple[tuple[str, str], ...] | None = None
     min_replicas: int = 1
+    # How messages name the scaler and its bound (a DaskAutoscaler writes `maximum`).
+    named: str = "HPA"
+    max_field: str = "maxReplicas"
 
 
 def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
-    """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas."""
+    """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas, and every Dask
+    operator DaskAutoscaler with a cluster and a maximum."""
     for document in documents:
+        if document.ref.kind == "DaskAutoscaler":
+            if document.ref.api_version.startswith("kubernetes.dask.org/"):
+                yield from _dask_autoscaler(document)
+            continue
         if document.ref.kind != "HorizontalPodAutoscaler":
             continue
         spec = document.obj.get("spec")
@@ -53,6 +61,33 @@ def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
             _utilization_metrics(document.ref.api_version, spec),
             minimum if isinstance(minimum := spec.get("minReplicas", 1), int) else 1,
         )
+
+
+def _dask_autoscaler(document: Document) -> Iterator[Autoscaler]:
+    """A DaskAutoscaler as the Dask operator applies it (dask/dask-kubernetes
+    operator/controller/controller.py daskautoscaler_adapt): every few seconds it sets the
+    replicas of the DaskCluster `spec.cluster`'s default worker group, its `worker.replicas`,
+    to what the scheduler asks, within `minimum` and `maximum`. It reads no pod metric, so it
+    scales whatever the pods request."""
+    spec = document.obj.get("spec")
+    if not isinstance(spec, YMap):
+        return
+    cluster = spec.get("cluster")
+    maximum = spec.get("maximum")
+    if not isinstance(cluster, str) or not isinstance(maximum, int) or isinstance(maximum, bool):
+        return
+    minimum = spec.get("minimum", 0)
+    yield Autoscaler(
+        DocumentKey.of(document),
+        "DaskCluster",
+        cluster,
+        maximum,
+        spec.pos_of_key("maximum"),
+        None,
+        minimum if isinstance(minimum, int) and not isinstance(minimum, bool) else 0,
+        "DaskAutoscaler",
+        "maximum",
+    )
 
 
 def _utilization_metrics(api_version: str, spec: YMap) -> tuple[tuple[str, str], ...] | None:
@@ -133,7 +168,7 @@ class PeakReplicas(NamedTuple):
         if self.autoscaler is not None:
             ref = self.document.ref
             where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-            return f"HPA {where} maxReplicas: {self.count}"
+            return f"{self.autoscaler.named} {where} {self.autoscaler.max_field}: {self.count}"
         if self.replicas is None or not self.field:
             return "1 pod"
         return self.replicas.describe()
@@ -161,7 +196,7 @@ def peak_replicas(
             per_group = count.value // groups
             return PeakReplicas(
                 scaler.max_replicas * per_group,
-                "maxReplicas",
+                scaler.max_field,
                 scaler.document,
                 scaler.pos,
                 scaler,
@@ -181,7 +216,7 @@ def peak_replicas(
         return peak  # the HPA keeps the written count: it never scales on load
     if scaler is not None and scaler.max_replicas >= count.value:
         return PeakReplicas(
-            scaler.max_replicas, "maxReplicas", scaler.document, scaler.pos, scaler, count
+            scaler.max_replicas, scaler.max_field, scaler.document, scaler.pos, scaler, count
         )
     return peak
 
@@ -342,7 +377,10 @@ def planned_pods(
     if template.runs_no_pods:
         return PlannedPods(0, workload.document, spec_pos, "", "no pod of its own", 0)
     if peak is None or not peak.field:
-        return PlannedPods(1, workload.document, spec_pos, "", "1 pod", 1)
+        # One pod of one role among several (a Ray head, a Dask scheduler): point at the role.
+        role = template.role_node
+        where = role.pos if role is not None and len(workload.templates) > 1 else spec_pos
+        return PlannedPods(1, workload.document, where, "", "1 pod", 1)
     least = peak.count
     scaler = peak.autoscaler
     per = 1
@@ -427,7 +465,8 @@ def pod_demand(
         return None
     if peak.autoscaler is not None:
         ref = peak.document.ref
-        label = f"maxReplicas of HPA {ref.namespace or ''}/{ref.name}"
+        scaler = peak.autoscaler
+        label = f"{scaler.max_field} of {scaler.named} {ref.namespace or ''}/{ref.name}"
     else:
         singular, plural = _COUNT_WORDS.get(peak.field, ("pod", "pods"))
         label = singular if peak.count == 1 else plural

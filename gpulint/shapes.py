@@ -184,6 +184,23 @@ def _ray(kind: str, cluster: str, *extra: Role) -> WorkloadShape:
     )
 
 
+_DASK = "kubernetes.dask.org/*"
+
+
+def _dask_cluster(kind: str, cluster: str, *extra: Role) -> WorkloadShape:
+    """A Dask operator kind whose DaskCluster spec sits at `cluster` (`spec` for a DaskCluster):
+    the scheduler's one pod and the default worker group's `replicas` pods."""
+    return WorkloadShape(
+        kind,
+        (_DASK,),
+        (
+            *extra,
+            Role(f"{cluster}.scheduler", template="", counts=(), name="scheduler"),
+            Role(f"{cluster}.worker", template="", name="worker"),
+        ),
+    )
+
+
 def _argo_workflow(kind: str, spec: str) -> WorkloadShape:
     return WorkloadShape(
         kind,
@@ -784,6 +801,21 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         "NodeSet",
         ("slinky.slurm.net/*",),
         (Role("spec", derive=_built_by("slurm_nodeset_pod")),),
+    ),
+    # The Dask operator (dask/dask-kubernetes, operator/controller/controller.py): a
+    # DaskCluster runs its scheduler as a Deployment of one pod of `scheduler.spec`, and its
+    # default DaskWorkerGroup `worker.replicas` workers (1 by default, the CRD's default), each
+    # a Deployment of one pod of `worker.spec`; `metadata` labels and annotations go on the
+    # pods, and the operator adds only env. A DaskJob runs one pod of `job.spec` beside the
+    # cluster of `cluster.spec`. Workers join the scheduler as they start: no gang.
+    _dask_cluster("DaskCluster", "spec"),
+    WorkloadShape(
+        "DaskWorkerGroup",
+        (_DASK,),
+        (Role("spec.worker", template="", name="worker"),),
+    ),
+    _dask_cluster(
+        "DaskJob", "spec.cluster.spec", Role("spec.job", template="", counts=(), name="job")
     ),
     # Seldon Core 1: each componentSpec is a Deployment of pods; the operator adds its service
     # orchestrator container to the first one's (gpulint.operators).

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gpulint.render.options import RenderOptions
 
 #: A context file is read only if its bytes may hold what corpus-wide rules keep.
-_CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler")
+_CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler", b"DaskAutoscaler")
 
 
 def context_inputs(

@@ -400,11 +400,13 @@ class Sharing(NamedTuple):
 
 
 def _named(demand: GpuDemand) -> str:
-    """The workload, with the role for a group gang's (its leader's and workers' pods are
-    counted apart): `LeaderWorkerSet/x worker`."""
+    """The workload, with the role when its pods are counted role by role (a group gang's
+    leader and workers, a DaskCluster's scheduler and workers): `LeaderWorkerSet/x worker`."""
     ref = str(demand.workload.document.ref)
     role = demand.template.role
-    return f"{ref} {role}" if demand.workload.group_gang and role else ref
+    workload = demand.workload
+    by_role = workload.group_gang or len(workload.templates) > 1
+    return f"{ref} {role}" if by_role and role else ref
 
 
 class GangDemand(NamedTuple):
@@ -585,15 +587,27 @@ def _groups(member: GpuDemand) -> tuple[int, str]:
     return groups, count.factors[0].describe()
 
 
-def _stay_pending(excess: str, resource: str, under_load: bool) -> str:
+def _stay_pending(
+    excess: str, resource: str, under_load: bool, scalers: Iterable[DocumentLike] = ()
+) -> str:
     """`4 nvidia.com/gpu worth of pods stay Pending`, and when that is so only once HPAs add
-    pods above their minReplicas (`under_load`), says so."""
+    pods above their minReplicas (`under_load`), says so; in the words of another autoscaler
+    (a DaskAutoscaler's `minimum` and `maximum`) when one of `scalers` is one."""
     if under_load:
+        if all(d.ref.kind == "HorizontalPodAutoscaler" for d in scalers):
+            return (
+                f"if the HPAs scale up to maxReplicas, {excess} {resource} worth of pods stay "
+                f"Pending (at minReplicas all fit)"
+            )
         return (
-            f"if the HPAs scale up to maxReplicas, {excess} {resource} worth of pods stay "
-            f"Pending (at minReplicas all fit)"
+            f"if the autoscalers scale up to their maximum, {excess} {resource} worth of pods "
+            f"stay Pending (at their minimum all fit)"
         )
     return f"{excess} {resource} worth of pods stay Pending"
+
+
+# The kinds of autoscaler whose bound can be a workload's peak (replicas.autoscalers).
+_SCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "DaskAutoscaler"})
 
 
 def _count_field(planned: PlannedPods, fits: int, least: int) -> str:
@@ -601,6 +615,8 @@ def _count_field(planned: PlannedPods, fits: int, least: int) -> str:
     keeps more (`least`) than that: the API refuses a maxReplicas below the minReplicas."""
     if planned.field == "maxReplicas" and least > fits:
         return "minReplicas and maxReplicas"
+    if planned.field == "maximum" and least > fits:  # a DaskAutoscaler's
+        return "minimum and maximum"
     return planned.field
 
 
@@ -736,7 +752,7 @@ def _capacity_problem(
     where it is pods HPAs add above their minReplicas (`under_load`), stuck once they do."""
     own = demand.total(resource)
     text = (
-        f"{demand.workload.document.ref} needs {format_quantity(own)} {resource} "
+        f"{_named(demand)} needs {format_quantity(own)} {resource} "
         f"({demand.planned.source} × {format_quantity(per_pod)} per pod)"
     )
     text += _shared_with(sharing, resource, need)
@@ -747,7 +763,12 @@ def _capacity_problem(
             f"completion (Jobs) free their GPUs, then run"
         )
     else:
-        text += f", but {can_have}: {_stay_pending(excess, resource, under_load)}"
+        scalers = [
+            d
+            for d in (demand.planned.document, *sharing.documents())
+            if d.ref.kind in _SCALER_KINDS
+        ]
+        text += f", but {can_have}: {_stay_pending(excess, resource, under_load, scalers)}"
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
     others_need = need - own
@@ -792,11 +813,10 @@ def _queued_problem(
 ) -> Problem:
     """A Kueue workload that fits the pools alone: it waits for the others, it is not stuck."""
     own = demand.total(resource)
-    ref = demand.workload.document.ref
     return Problem.at(
         demand.planned.document,
         demand.planned.pos,
-        f"{ref} needs {format_quantity(own)} {resource} ({demand.planned.source} × "
+        f"{_named(demand)} needs {format_quantity(own)} {resource} ({demand.planned.source} × "
         f"{format_quantity(demand.gpus[resource])} per pod), which {describe_pools(pools)} can "
         f"give ({format_quantity(have)} at most), but not beside {sharing.describe(resource)}: "
         f"ClusterQueue {queue} admits it when enough of them finish, so it is queued behind "
