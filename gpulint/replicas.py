@@ -1,5 +1,5 @@
-"""How many pods of a workload run at once: replica counts, the HPAs that raise them, rolling
-update surge, gangs.
+"""How many pods of a workload run at once: replica counts, the autoscalers that raise them
+(HPAs, KEDA ScaledObjects), rolling update surge, gangs.
 
 The rules that weigh pods against capacity and quotas share these answers; a run that checks
 neither never imports them.
@@ -16,26 +16,103 @@ from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq
 
 
+class ScalerWords(NamedTuple):
+    """How messages and fixes name an autoscaler kind and its bounds."""
+
+    noun: str  # `HPA`
+    plural: str  # `HPAs`
+    max_field: str  # `maxReplicas`
+    min_field: str  # `minReplicas`
+
+
+_HPA = "HorizontalPodAutoscaler"
+_SCALED_OBJECT = "ScaledObject"
+_WORDS = {
+    _HPA: ScalerWords("HPA", "HPAs", "maxReplicas", "minReplicas"),
+    _SCALED_OBJECT: ScalerWords(
+        "ScaledObject", "ScaledObjects", "maxReplicaCount", "minReplicaCount"
+    ),
+}
+
+
+def scaler_words(kind: str) -> ScalerWords:
+    """The words of an autoscaler of `kind` (an HPA's for any other kind)."""
+    return _WORDS.get(kind, _WORDS[_HPA])
+
+
+def under_load_words(documents: Iterable[DocumentLike | None]) -> ScalerWords:
+    """The words of the autoscalers among `documents` (the workloads a finding counts and the
+    objects that set their counts), joined when both kinds are there:
+    `HPAs and ScaledObjects`, `maxReplicas / maxReplicaCount`."""
+    kinds = {document.ref.kind for document in documents if document is not None} & _WORDS.keys()
+    found = [_WORDS[kind] for kind in (_HPA, _SCALED_OBJECT) if kind in kinds] or [_WORDS[_HPA]]
+    return ScalerWords(
+        " and ".join(w.noun for w in found),
+        " and ".join(w.plural for w in found),
+        " / ".join(w.max_field for w in found),
+        " / ".join(w.min_field for w in found),
+    )
+
+
+def min_field_of(max_field: str) -> str | None:
+    """The field that keeps an autoscaler's floor, of the field of its maximum
+    (`maxReplicas`: `minReplicas`); None for any other field."""
+    return next((w.min_field for w in _WORDS.values() if w.max_field == max_field), None)
+
+
 class Autoscaler(NamedTuple):
-    """A HorizontalPodAutoscaler of the checked manifests and the workload it scales."""
+    """A HorizontalPodAutoscaler or a KEDA ScaledObject of the checked manifests and the
+    workload it scales."""
 
     document: DocumentKey  # kept for the whole run, so without its tree
     target_kind: str
     target_name: str
     max_replicas: int
-    pos: Pos  # where maxReplicas is written
+    pos: Pos  # where maxReplicas (maxReplicaCount) is written, else where its default applies
     # When every metric is the utilization of a resource (the default, cpu, when it lists
     # none): per metric, the resource and the container it reads ("" for every container).
     # Utilization is usage over request: the HPA computes none for pods that do not request
     # the resource. None: some metric needs no request (a value, a Pods or External metric).
     utilization_of: tuple[tuple[str, str], ...] | None = None
+    # The fewest pods there surely are: an HPA's minReplicas; a ScaledObject's minReplicaCount
+    # (0 by default), or its idleReplicaCount when set.
     min_replicas: int = 1
+    # A ScaledObject that takes over this HPA of its namespace (its name; "" for none).
+    adopts: str = ""
+
+    @property
+    def words(self) -> ScalerWords:
+        """How messages name this autoscaler's kind and fields."""
+        return scaler_words(self.document.ref.kind)
+
+    def outranks(self, other: "Autoscaler") -> bool:
+        """Whether this autoscaler, rather than `other` of the same target, scales it.
+
+        Of two HPAs the first counts. KEDA's admission webhook refuses a ScaledObject whose
+        target an HPA it does not own already scales ("the workload ... is already managed by
+        the hpa", kedacore/keda apis/keda/v1alpha1/scaledobject_webhook.go verifyHpas), unless
+        it carries `scaledobject.keda.sh/transfer-hpa-ownership: "true"` and names that HPA in
+        `spec.advanced.horizontalPodAutoscalerConfig.name`: then KEDA takes the HPA over
+        (keda-docs content/docs/2.21/reference/scaledobject-spec.md)."""
+        mine, theirs = self.document.ref.kind, other.document.ref.kind
+        if mine == _HPA and theirs == _SCALED_OBJECT:
+            return other.adopts != self.document.ref.name
+        if mine == _SCALED_OBJECT and theirs == _HPA:
+            return self.adopts == other.document.ref.name
+        return False
 
 
 def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
-    """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas."""
+    """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas, and every KEDA
+    ScaledObject (`keda.sh/*`) with a scaleTargetRef."""
     for document in documents:
-        if document.ref.kind != "HorizontalPodAutoscaler":
+        kind = document.ref.kind
+        if kind == _SCALED_OBJECT and document.ref.api_version.startswith("keda.sh/"):
+            scaled = _scaled_object(document)
+            if scaled is not None:
+                yield scaled
+            continue
+        if kind != _HPA:
             continue
         spec = document.obj.get("spec")
         if not isinstance(spec, YMap):
@@ -53,6 +130,81 @@ def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
             _utilization_metrics(document.ref.api_version, spec),
             minimum if isinstance(minimum := spec.get("minReplicas", 1), int) else 1,
         )
+
+
+# KEDA's defaults (kedacore/keda apis/keda/v1alpha1/scaledobject_types.go
+# defaultHPAMaxReplicas; keda-docs content/docs/2.21/reference/scaledobject-spec.md:
+# `minReplicaCount` "Default: 0", `maxReplicaCount` "Default: 100", scaleTargetRef `kind`
+# "Default: Deployment").
+_KEDA_MAX_REPLICAS = 100
+_KEDA_MIN_REPLICAS = 0
+_KEDA_TARGET_KIND = "Deployment"
+_KEDA_TRANSFER = "scaledobject.keda.sh/transfer-hpa-ownership"
+
+
+def _scaled_object(document: Document) -> Autoscaler | None:
+    """A ScaledObject as the HPA KEDA makes of it, with the floor KEDA itself keeps.
+
+    KEDA creates an HPA with `maxReplicaCount` (default 100) as its maxReplicas and
+    `minReplicaCount` as its minReplicas, at least 1 (scaledobject_types.go
+    GetHPAMinReplicas); below that KEDA scales the target itself, to `minReplicaCount` (default
+    0: to zero) when no trigger is active, or to `idleReplicaCount` when set (it must be less
+    than minReplicaCount; "the only supported value ... is 0"). So the pods surely there are
+    minReplicaCount's, or idleReplicaCount's when set: of the default, none. A count written
+    with a value the API would refuse (not an integer) leaves the object unread.
+    """
+    spec = document.obj.get("spec")
+    if not isinstance(spec, YMap):
+        return None
+    target = spec.get("scaleTargetRef")
+    if not isinstance(target, YMap) or not isinstance(target.get("name"), str):
+        return None
+    maximum = spec.get("maxReplicaCount", _KEDA_MAX_REPLICAS)
+    minimum = spec.get("minReplicaCount", _KEDA_MIN_REPLICAS)
+    idle = spec.get("idleReplicaCount")
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (maximum, minimum)):
+        return None
+    if isinstance(idle, int) and not isinstance(idle, bool) and idle < minimum:
+        minimum = idle
+    pos = spec.pos_of_key("maxReplicaCount" if "maxReplicaCount" in spec else "scaleTargetRef")
+    annotations = mapping_at(document.obj, "metadata", "annotations")
+    adopted = mapping_at(spec, "advanced", "horizontalPodAutoscalerConfig").get("name")
+    adopts = (
+        adopted if annotations.get(_KEDA_TRANSFER) == "true" and isinstance(adopted, str) else ""
+    )
+    return Autoscaler(
+        DocumentKey.of(document),
+        str(target.get("kind", _KEDA_TARGET_KIND)),
+        target["name"],
+        maximum,
+        pos,
+        _trigger_utilization(spec),
+        minimum,
+        adopts,
+    )
+
+
+def _trigger_utilization(spec: YMap) -> tuple[tuple[str, str], ...] | None:
+    """Autoscaler.utilization_of of a ScaledObject: its `cpu` and `memory` triggers are the
+    HPA's Resource metrics (a ContainerResource one with `metadata.containerName`) and need the
+    pods' requests (keda-docs content/docs/2.21/scalers/cpu.md: without one "the error `missing
+    request for {cpu/memory}` occurs"; KEDA's admission webhook refuses such a ScaledObject,
+    scaledobject_webhook.go verifyCPUMemoryScalers). Every other trigger is an External metric
+    KEDA serves, which needs none: a ScaledObject with one is taken to scale, as an HPA with
+    such a metric is, though that webhook, when installed, also refuses it if a cpu or memory
+    trigger beside it reads a container without the request (then its maximum is counted
+    where the written count would stay: more pods, never fewer)."""
+    triggers = spec.get("triggers")
+    if not isinstance(triggers, YSeq) or not triggers:
+        return None
+    found = []
+    for trigger in triggers:
+        kind = trigger.get("type") if isinstance(trigger, YMap) else None
+        if kind not in ("cpu", "memory"):
+            return None
+        container = mapping_at(trigger, "metadata").get("containerName", "")
+        found.append((str(kind), str(container)))
+    return tuple(found)
 
 
 def _utilization_metrics(api_version: str, spec: YMap) -> tuple[tuple[str, str], ...] | None:
@@ -104,28 +256,33 @@ def can_scale(scaler: Autoscaler, template: PodTemplate) -> bool:
 
 
 def autoscaler_for(workload: Workload, scalers: Iterable[Autoscaler]) -> Autoscaler | None:
-    """The HPA (same namespace, matching kind and name) that scales `workload`, if any."""
+    """The autoscaler (same namespace, matching kind and name) that scales `workload`, if any:
+    the first, unless a later one outranks it (an HPA a ScaledObject's target already has)."""
     ref = workload.document.ref
     kind, name, namespace = ref.kind, ref.name, ref.namespace
-    # Every workload scans every HPA: compare the most selective field first.
+    found = None
+    # Every workload scans every autoscaler: compare the most selective field first.
     for scaler in scalers:
         if (
             scaler.target_name == name
             and scaler.target_kind == kind
             and scaler.document.ref.namespace == namespace
+            and (found is None or scaler.outranks(found))
         ):
-            return scaler
-    return None
+            found = scaler
+    return found
 
 
 class PeakReplicas(NamedTuple):
     """The most pods of each template a workload runs at once, and where that is written."""
 
     count: int
-    field: str  # what to change: "replicas", "parallelism", "maxReplicas"; "" for a bare Pod
-    document: DocumentLike  # the workload, or the HPA that scales it
+    # What to change: "replicas", "parallelism", "maxReplicas", "maxReplicaCount"; "" for a
+    # bare Pod.
+    field: str
+    document: DocumentLike  # the workload, or the autoscaler that scales it
     pos: Pos | None  # None: the kind's default, or a bare Pod
-    autoscaler: Autoscaler | None = None  # set when the HPA's maxReplicas is the peak
+    autoscaler: Autoscaler | None = None  # set when the autoscaler's maximum is the peak
     replicas: ReplicaCount | None = None  # the count as the workload writes it
 
     def describe(self) -> str:
@@ -133,7 +290,8 @@ class PeakReplicas(NamedTuple):
         if self.autoscaler is not None:
             ref = self.document.ref
             where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-            return f"HPA {where} maxReplicas: {self.count}"
+            words = self.autoscaler.words
+            return f"{words.noun} {where} {words.max_field}: {self.count}"
         if self.replicas is None or not self.field:
             return "1 pod"
         return self.replicas.describe()
@@ -161,7 +319,7 @@ def peak_replicas(
             per_group = count.value // groups
             return PeakReplicas(
                 scaler.max_replicas * per_group,
-                "maxReplicas",
+                scaler.words.max_field,
                 scaler.document,
                 scaler.pos,
                 scaler,
@@ -181,7 +339,7 @@ def peak_replicas(
         return peak  # the HPA keeps the written count: it never scales on load
     if scaler is not None and scaler.max_replicas >= count.value:
         return PeakReplicas(
-            scaler.max_replicas, "maxReplicas", scaler.document, scaler.pos, scaler, count
+            scaler.max_replicas, scaler.words.max_field, scaler.document, scaler.pos, scaler, count
         )
     return peak
 
@@ -315,12 +473,15 @@ class PlannedPods(NamedTuple):
     """How many pods of a workload may run at once, and where that number is written."""
 
     count: int
-    document: DocumentLike  # the workload, or the HPA that scales it
+    document: DocumentLike  # the workload, or the autoscaler that scales it
     pos: Pos
-    field: str  # what to change: `replicas`, `maxReplicas`, `parallelism`; "" for a Pod
-    source: str  # how a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`
-    # The fewest pods there surely are: `count`, or what an HPA keeps at least (its
-    # minReplicas) when `count` is its maxReplicas, which it reaches only under load.
+    # What to change: `replicas`, `maxReplicas`, `maxReplicaCount`, `parallelism`; "" for a Pod.
+    field: str
+    # How a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`,
+    # `ScaledObject ml/web maxReplicaCount: 6`.
+    source: str
+    # The fewest pods there surely are: `count`, or what an autoscaler keeps at least (its
+    # Autoscaler.min_replicas) when `count` is its maximum, which it reaches only under load.
     least: int
     # Pods per unit of `field`: the other factors of a product (`replicas: 3 × size: 2` has 2
     # pods per replica), so a fix lowers `field` by whole units.
@@ -375,13 +536,13 @@ class PodDemand(NamedTuple):
 
     workload: Workload
     template: PodTemplate
-    base: int  # replicas, HPA maxReplicas, Job parallelism, 1 for a bare Pod
-    base_label: str  # "replicas", "maxReplicas of HPA ml/x", ...
+    base: int  # replicas, an autoscaler's maximum, Job parallelism, 1 for a bare Pod
+    base_label: str  # "replicas", "maxReplicas of HPA ml/x", "maxReplicaCount of ScaledObject ml/x"
     surge: int  # extra pods during a Deployment rolling update
-    document: DocumentLike  # where `pos` is written (the workload, or its HPA)
+    document: DocumentLike  # where `pos` is written (the workload, or its autoscaler)
     pos: Pos | None  # None: the count is a default, point at the GPU limit instead
-    # The fewest pods charged surely, surge included: `pods`, or, when `base` is an HPA's
-    # maxReplicas (reached only under load), those of its minReplicas.
+    # The fewest pods charged surely, surge included: `pods`, or, when `base` is an
+    # autoscaler's maximum (reached only under load), those of its floor (min_replicas).
     least: int
 
     @property
@@ -421,13 +582,14 @@ def pod_demand(
     workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
 ) -> PodDemand | None:
     """The peak pod count of a template, surge included; None for kinds that run one pod per
-    node. `scalers` are the HPAs whose target is the workload."""
+    node. `scalers` are the autoscalers whose target is the workload."""
     peak = peak_replicas(workload, scalers, template)
     if peak is None:
         return None
     if peak.autoscaler is not None:
         ref = peak.document.ref
-        label = f"maxReplicas of HPA {ref.namespace or ''}/{ref.name}"
+        words = peak.autoscaler.words
+        label = f"{words.max_field} of {words.noun} {ref.namespace or ''}/{ref.name}"
     else:
         singular, plural = _COUNT_WORDS.get(peak.field, ("pod", "pods"))
         label = singular if peak.count == 1 else plural

@@ -23,9 +23,11 @@ from gpulint.replicas import (
     describe_gang,
     gang_parts,
     groups_of,
+    min_field_of,
     planned_pods,
     runs_on_every_node,
     runs_to_completion,
+    under_load_words,
 )
 from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.scheduling import (
@@ -557,7 +559,8 @@ def _groups_problem(
     text += _shared_with(sharing, resource, need)
     excess = format_quantity(need - have)
     text += f", but {_can_have(pools, resource, have)}: "
-    text += f"{_stay_pending(excess, resource, under_load)}{counted}"
+    scaled = itertools.chain((m.planned.document for m in own), sharing.documents())
+    text += f"{_stay_pending(excess, resource, under_load, scaled)}{counted}"
     fits = math.floor((have - sharing.confined) / per_group) if have > sharing.confined else 0
     least = planned.least * groups // planned.count if planned.count else 0  # in groups
     field = _count_field(planned, fits, least)
@@ -585,22 +588,27 @@ def _groups(member: GpuDemand) -> tuple[int, str]:
     return groups, count.factors[0].describe()
 
 
-def _stay_pending(excess: str, resource: str, under_load: bool) -> str:
-    """`4 nvidia.com/gpu worth of pods stay Pending`, and when that is so only once HPAs add
-    pods above their minReplicas (`under_load`), says so."""
+def _stay_pending(
+    excess: str, resource: str, under_load: bool, scaled: Iterable[DocumentLike | None] = ()
+) -> str:
+    """`4 nvidia.com/gpu worth of pods stay Pending`, and when that is so only once the
+    autoscalers among `scaled` add pods above their minimum (`under_load`), says so."""
     if under_load:
+        words = under_load_words(scaled)
         return (
-            f"if the HPAs scale up to maxReplicas, {excess} {resource} worth of pods stay "
-            f"Pending (at minReplicas all fit)"
+            f"if the {words.plural} scale up to {words.max_field}, {excess} {resource} worth of "
+            f"pods stay Pending (at {words.min_field} all fit)"
         )
     return f"{excess} {resource} worth of pods stay Pending"
 
 
 def _count_field(planned: PlannedPods, fits: int, least: int) -> str:
-    """The count a fix lowers to `fits`: `planned.field`, with an HPA's minReplicas when it
-    keeps more (`least`) than that: the API refuses a maxReplicas below the minReplicas."""
-    if planned.field == "maxReplicas" and least > fits:
-        return "minReplicas and maxReplicas"
+    """The count a fix lowers to `fits`: `planned.field`, with an autoscaler's minimum when it
+    keeps more (`least`) than that: the API refuses a maxReplicas below the minReplicas (KEDA a
+    maxReplicaCount below the minReplicaCount)."""
+    floor = min_field_of(planned.field)
+    if floor is not None and least > fits:
+        return f"{floor} and {planned.field}"
     return planned.field
 
 
@@ -747,7 +755,8 @@ def _capacity_problem(
             f"completion (Jobs) free their GPUs, then run"
         )
     else:
-        text += f", but {can_have}: {_stay_pending(excess, resource, under_load)}"
+        scaled = itertools.chain((demand.planned.document,), sharing.documents())
+        text += f", but {can_have}: {_stay_pending(excess, resource, under_load, scaled)}"
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
     others_need = need - own
