@@ -40,20 +40,6 @@ def scaler_words(kind: str) -> ScalerWords:
     return _WORDS.get(kind, _WORDS[_HPA])
 
 
-def under_load_words(documents: Iterable[DocumentLike | None]) -> ScalerWords:
-    """The words of the autoscalers among `documents` (the workloads a finding counts and the
-    objects that set their counts), joined when both kinds are there:
-    `HPAs and ScaledObjects`, `maxReplicas / maxReplicaCount`."""
-    kinds = {document.ref.kind for document in documents if document is not None} & _WORDS.keys()
-    found = [_WORDS[kind] for kind in (_HPA, _SCALED_OBJECT) if kind in kinds] or [_WORDS[_HPA]]
-    return ScalerWords(
-        " and ".join(w.noun for w in found),
-        " and ".join(w.plural for w in found),
-        " / ".join(w.max_field for w in found),
-        " / ".join(w.min_field for w in found),
-    )
-
-
 def min_field_of(max_field: str) -> str | None:
     """The field that keeps an autoscaler's floor, of the field of its maximum
     (`maxReplicas`: `minReplicas`); None for any other field."""
@@ -79,11 +65,15 @@ class Autoscaler(NamedTuple):
     min_replicas: int = 1
     # A ScaledObject that takes over this HPA of its namespace (its name; "" for none).
     adopts: str = ""
+    # A ScaledObject's `idleReplicaCount` is set: that, not minReplicaCount, is its floor.
+    idle: bool = False
 
     @property
     def words(self) -> ScalerWords:
-        """How messages name this autoscaler's kind and fields."""
-        return scaler_words(self.document.ref.kind)
+        """How messages name this autoscaler's kind and fields; the field of its floor is
+        `idleReplicaCount` when that is what it keeps."""
+        words = scaler_words(self.document.ref.kind)
+        return words._replace(min_field="idleReplicaCount") if self.idle else words
 
     def outranks(self, other: "Autoscaler") -> bool:
         """Whether this autoscaler, rather than `other` of the same target, scales it.
@@ -100,6 +90,25 @@ class Autoscaler(NamedTuple):
         if mine == _SCALED_OBJECT and theirs == _HPA:
             return self.adopts == other.document.ref.name
         return False
+
+
+def under_load_words(scalers: Iterable[Autoscaler | None]) -> ScalerWords:
+    """The words of `scalers` (those that set the counts a finding sums; None for a count no
+    autoscaler sets), each field joined when they differ: `HPAs and ScaledObjects`,
+    `maxReplicas / maxReplicaCount`, `minReplicaCount / idleReplicaCount`."""
+    found = sorted({scaler.words for scaler in scalers if scaler is not None})  # HPAs first
+    if not found:
+        return _WORDS[_HPA]
+
+    def joined(values: Iterable[str], sep: str) -> str:
+        return sep.join(dict.fromkeys(values))
+
+    return ScalerWords(
+        joined((w.noun for w in found), " and "),
+        joined((w.plural for w in found), " and "),
+        joined((w.max_field for w in found), " / "),
+        joined((w.min_field for w in found), " / "),
+    )
 
 
 def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
@@ -164,7 +173,8 @@ def _scaled_object(document: Document) -> Autoscaler | None:
     idle = spec.get("idleReplicaCount")
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in (maximum, minimum)):
         return None
-    if isinstance(idle, int) and not isinstance(idle, bool) and idle < minimum:
+    idles = isinstance(idle, int) and not isinstance(idle, bool) and idle < minimum
+    if idles:
         minimum = idle
     pos = spec.pos_of_key("maxReplicaCount" if "maxReplicaCount" in spec else "scaleTargetRef")
     annotations = mapping_at(document.obj, "metadata", "annotations")
@@ -181,6 +191,7 @@ def _scaled_object(document: Document) -> Autoscaler | None:
         _trigger_utilization(spec),
         minimum,
         adopts,
+        idles,
     )
 
 
@@ -486,6 +497,7 @@ class PlannedPods(NamedTuple):
     # Pods per unit of `field`: the other factors of a product (`replicas: 3 × size: 2` has 2
     # pods per replica), so a fix lowers `field` by whole units.
     per: int = 1
+    autoscaler: Autoscaler | None = None  # the one whose maximum `count` is
 
 
 def runs_on_every_node(workload: Workload) -> bool:
@@ -518,7 +530,7 @@ def planned_pods(
         per = peak.count // lead.value if lead is not None and lead.value else 1
     where = peak.pos or spec_pos
     return PlannedPods(
-        peak.count, peak.document, where, peak.field, peak.describe(), least, max(per, 1)
+        peak.count, peak.document, where, peak.field, peak.describe(), least, max(per, 1), scaler
     )
 
 
@@ -544,6 +556,7 @@ class PodDemand(NamedTuple):
     # The fewest pods charged surely, surge included: `pods`, or, when `base` is an
     # autoscaler's maximum (reached only under load), those of its floor (min_replicas).
     least: int
+    autoscaler: Autoscaler | None = None  # the one whose maximum `base` is
 
     @property
     def pods(self) -> int:
@@ -598,7 +611,17 @@ def pod_demand(
     if peak.autoscaler is not None:
         fewest = min(peak.autoscaler.min_replicas, peak.count)
         least = fewest + rollout_surge(workload, fewest)
-    return PodDemand(workload, template, peak.count, label, surge, peak.document, peak.pos, least)
+    return PodDemand(
+        workload,
+        template,
+        peak.count,
+        label,
+        surge,
+        peak.document,
+        peak.pos,
+        least,
+        peak.autoscaler,
+    )
 
 
 #: The restart policies of pods that run to completion (a Job's must be one of them).

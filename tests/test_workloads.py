@@ -9,7 +9,13 @@ import pytest
 
 from gpulint.loader import load_text
 from gpulint.model import Severity
-from gpulint.replicas import autoscalers, gang_parts, peak_replicas, planned_pods
+from gpulint.replicas import (
+    autoscalers,
+    gang_parts,
+    peak_replicas,
+    planned_pods,
+    under_load_words,
+)
 from gpulint.workloads import role_at, with_server_configs, workload_of
 
 DEPLOYMENT = """\
@@ -188,6 +194,22 @@ def test_a_scaled_object_reading_a_resource_the_pods_do_not_request_never_scales
 def test_a_scaled_object_with_a_count_the_api_refuses_is_not_read() -> None:
     peak = _peak(DEPLOYMENT + SCALED_OBJECT % ("  maxReplicaCount: many\n" + PROMETHEUS))
     assert (peak.count, peak.field) == (4, "replicas")
+
+
+def test_messages_name_the_floor_each_autoscaler_keeps() -> None:
+    text = DEPLOYMENT + HPA % 10
+    idle = "  maxReplicaCount: 8\n  minReplicaCount: 2\n  idleReplicaCount: 0\n" + PROMETHEUS
+    hpa = _planned(text).autoscaler
+    keda = _planned(DEPLOYMENT + SCALED_OBJECT % ("  minReplicaCount: 1\n" + PROMETHEUS))
+    idling = _planned(DEPLOYMENT + SCALED_OBJECT % idle).autoscaler
+    assert under_load_words([hpa, None]) == ("HPA", "HPAs", "maxReplicas", "minReplicas")
+    assert under_load_words([None]) == under_load_words([hpa])
+    assert under_load_words([idling, keda.autoscaler, hpa, idling]) == (
+        "HPA and ScaledObject",
+        "HPAs and ScaledObjects",
+        "maxReplicas / maxReplicaCount",
+        "minReplicas / idleReplicaCount / minReplicaCount",
+    )
 
 
 ADOPTING = """\

@@ -18,6 +18,7 @@ from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.replicas import (
+    Autoscaler,
     GangPart,
     PlannedPods,
     describe_gang,
@@ -390,6 +391,13 @@ class Sharing(NamedTuple):
                 yield demand.workload.document
                 yield demand.planned.document
 
+    def autoscalers(self) -> Iterator[Autoscaler | None]:
+        """The autoscalers that set the counts of every workload counted (None: no
+        autoscaler sets that count)."""
+        for group in self.groups:
+            for demand in group.members:
+                yield demand.planned.autoscaler
+
     def describe(self, resource: str) -> str:
         """`Deployment/a (16: replicas: 2 × 8), ... and 40 more`, the largest first."""
         listed = ", ".join(
@@ -559,7 +567,7 @@ def _groups_problem(
     text += _shared_with(sharing, resource, need)
     excess = format_quantity(need - have)
     text += f", but {_can_have(pools, resource, have)}: "
-    scaled = itertools.chain((m.planned.document for m in own), sharing.documents())
+    scaled = itertools.chain((m.planned.autoscaler for m in own), sharing.autoscalers())
     text += f"{_stay_pending(excess, resource, under_load, scaled)}{counted}"
     fits = math.floor((have - sharing.confined) / per_group) if have > sharing.confined else 0
     least = planned.least * groups // planned.count if planned.count else 0  # in groups
@@ -589,7 +597,7 @@ def _groups(member: GpuDemand) -> tuple[int, str]:
 
 
 def _stay_pending(
-    excess: str, resource: str, under_load: bool, scaled: Iterable[DocumentLike | None] = ()
+    excess: str, resource: str, under_load: bool, scaled: Iterable[Autoscaler | None] = ()
 ) -> str:
     """`4 nvidia.com/gpu worth of pods stay Pending`, and when that is so only once the
     autoscalers among `scaled` add pods above their minimum (`under_load`), says so."""
@@ -755,7 +763,7 @@ def _capacity_problem(
             f"completion (Jobs) free their GPUs, then run"
         )
     else:
-        scaled = itertools.chain((demand.planned.document,), sharing.documents())
+        scaled = itertools.chain((demand.planned.autoscaler,), sharing.autoscalers())
         text += f", but {can_have}: {_stay_pending(excess, resource, under_load, scaled)}"
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)

@@ -24,7 +24,12 @@ from gpulint.model import ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.profile.platforms import AUTOPILOT_GPU_RULES, COMPUTE_CLASS_LABEL
 from gpulint.quantity import format_quantity
-from gpulint.replicas import planned_pods, runs_on_every_node, runs_to_completion, scaler_words
+from gpulint.replicas import (
+    planned_pods,
+    runs_on_every_node,
+    runs_to_completion,
+    under_load_words,
+)
 from gpulint.rules.base import CheckContext, GpuPlacement, Problem
 from gpulint.scheduling import (
     Filter,
@@ -1059,7 +1064,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
                 "(the pods run to completion)"
             )
         elif under_load:
-            words = scaler_words(demand.document.ref.kind)
+            words = under_load_words((demand.autoscaler,))
             outcome = (
                 f"if the {words.noun} scales up to {words.max_field}, {surplus} stay Pending "
                 f"(at {words.min_field} all fit)"

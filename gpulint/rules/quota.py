@@ -371,7 +371,7 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
                 "(Jobs) finish and free it; their controllers create them then"
             )
         elif under_load:
-            words = under_load_words(c.demand.document for c in charges)
+            words = under_load_words(c.demand.autoscaler for c in charges)
             consequence = (
                 f"if the {words.plural} scale up to {words.max_field}, pods beyond the quota are "
                 f"refused at creation (at {words.min_field} all fit)"
