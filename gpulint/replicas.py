@@ -67,6 +67,8 @@ class Autoscaler(NamedTuple):
     adopts: str = ""
     # A ScaledObject's `idleReplicaCount` is set: that, not minReplicaCount, is its floor.
     idle: bool = False
+    # Its maximum is not written: KEDA's default (maxReplicaCount 100) applies.
+    default_max: bool = False
 
     @property
     def words(self) -> ScalerWords:
@@ -149,6 +151,8 @@ _KEDA_MAX_REPLICAS = 100
 _KEDA_MIN_REPLICAS = 0
 _KEDA_TARGET_KIND = "Deployment"
 _KEDA_TRANSFER = "scaledobject.keda.sh/transfer-hpa-ownership"
+_KEDA_PAUSED = "autoscaling.keda.sh/paused"
+_KEDA_PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
 
 
 def _scaled_object(document: Document) -> Autoscaler | None:
@@ -160,7 +164,10 @@ def _scaled_object(document: Document) -> Autoscaler | None:
     0: to zero) when no trigger is active, or to `idleReplicaCount` when set (it must be less
     than minReplicaCount; "the only supported value ... is 0"). So the pods surely there are
     minReplicaCount's, or idleReplicaCount's when set: of the default, none. A count written
-    with a value the API would refuse (not an integer) leaves the object unread.
+    with a value the API would refuse (not an integer) leaves the object unread, as does the
+    annotation `autoscaling.keda.sh/paused: "true"` alone: KEDA then keeps "the current
+    instance count" (keda-docs content/docs/2.21/concepts/scaling-deployments.md, Pausing
+    autoscaling), taken to be the written one.
     """
     spec = document.obj.get("spec")
     if not isinstance(spec, YMap):
@@ -178,6 +185,8 @@ def _scaled_object(document: Document) -> Autoscaler | None:
         minimum = idle
     pos = spec.pos_of_key("maxReplicaCount" if "maxReplicaCount" in spec else "scaleTargetRef")
     annotations = mapping_at(document.obj, "metadata", "annotations")
+    if annotations.get(_KEDA_PAUSED) == "true" and _KEDA_PAUSED_REPLICAS not in annotations:
+        return None
     adopted = mapping_at(spec, "advanced", "horizontalPodAutoscalerConfig").get("name")
     adopts = (
         adopted if annotations.get(_KEDA_TRANSFER) == "true" and isinstance(adopted, str) else ""
@@ -192,6 +201,7 @@ def _scaled_object(document: Document) -> Autoscaler | None:
         minimum,
         adopts,
         idles,
+        "maxReplicaCount" not in spec,
     )
 
 
@@ -302,7 +312,8 @@ class PeakReplicas(NamedTuple):
             ref = self.document.ref
             where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
             words = self.autoscaler.words
-            return f"{words.noun} {where} {words.max_field}: {self.count}"
+            default = " (the default)" if self.autoscaler.default_max else ""
+            return f"{words.noun} {where} {words.max_field}: {self.count}{default}"
         if self.replicas is None or not self.field:
             return "1 pod"
         return self.replicas.describe()

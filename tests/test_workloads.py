@@ -172,7 +172,8 @@ def test_a_scaled_object_scales_like_an_hpa_between_its_counts(spec: str, expect
     planned = _planned(DEPLOYMENT + SCALED_OBJECT % spec)
     assert (planned.count, planned.field, planned.pos, planned.least) == expected
     assert planned.document.ref.kind == "ScaledObject"
-    assert planned.source == f"ScaledObject ml/web-scaler maxReplicaCount: {expected[0]}"
+    default = "" if "maxReplicaCount" in spec else " (the default)"
+    assert planned.source == f"ScaledObject ml/web-scaler maxReplicaCount: {expected[0]}{default}"
 
 
 @pytest.mark.parametrize(
@@ -194,6 +195,15 @@ def test_a_scaled_object_reading_a_resource_the_pods_do_not_request_never_scales
 def test_a_scaled_object_with_a_count_the_api_refuses_is_not_read() -> None:
     peak = _peak(DEPLOYMENT + SCALED_OBJECT % ("  maxReplicaCount: many\n" + PROMETHEUS))
     assert (peak.count, peak.field) == (4, "replicas")
+
+
+def test_a_paused_scaled_object_keeps_the_written_count() -> None:
+    # `autoscaling.keda.sh/paused: "true"`: KEDA keeps the current instance count.
+    paused = SCALED_OBJECT.replace(
+        "namespace: ml}", "namespace: ml, annotations: {autoscaling.keda.sh/paused: 'true'}}"
+    )
+    peak = _peak(DEPLOYMENT + paused % ("  maxReplicaCount: 8\n" + PROMETHEUS))
+    assert (peak.count, peak.field, peak.autoscaler) == (4, "replicas", None)
 
 
 def test_messages_name_the_floor_each_autoscaler_keeps() -> None:
