@@ -164,10 +164,10 @@ def _scaled_object(document: Document) -> Autoscaler | None:
     0: to zero) when no trigger is active, or to `idleReplicaCount` when set (it must be less
     than minReplicaCount; "the only supported value ... is 0"). So the pods surely there are
     minReplicaCount's, or idleReplicaCount's when set: of the default, none. A count written
-    with a value the API would refuse (not an integer) leaves the object unread, as does the
-    annotation `autoscaling.keda.sh/paused: "true"` alone: KEDA then keeps "the current
-    instance count" (keda-docs content/docs/2.21/concepts/scaling-deployments.md, Pausing
-    autoscaling), taken to be the written one.
+    with a value the API would refuse (not an integer), or no trigger, leaves the object
+    unread, as does the annotation `autoscaling.keda.sh/paused: "true"` alone: KEDA then keeps
+    "the current instance count" (keda-docs content/docs/2.21/concepts/scaling-deployments.md,
+    Pausing autoscaling), taken to be the written one.
     """
     spec = document.obj.get("spec")
     if not isinstance(spec, YMap):
@@ -175,6 +175,9 @@ def _scaled_object(document: Document) -> Autoscaler | None:
     target = spec.get("scaleTargetRef")
     if not isinstance(target, YMap) or not isinstance(target.get("name"), str):
         return None
+    triggers = spec.get("triggers")
+    if not isinstance(triggers, YSeq) or not triggers:
+        return None  # the CRD requires one trigger at least (MinItems=1)
     maximum = spec.get("maxReplicaCount", _KEDA_MAX_REPLICAS)
     minimum = spec.get("minReplicaCount", _KEDA_MIN_REPLICAS)
     idle = spec.get("idleReplicaCount")
@@ -197,7 +200,7 @@ def _scaled_object(document: Document) -> Autoscaler | None:
         target["name"],
         maximum,
         pos,
-        _trigger_utilization(spec),
+        _trigger_utilization(triggers),
         minimum,
         adopts,
         idles,
@@ -205,7 +208,7 @@ def _scaled_object(document: Document) -> Autoscaler | None:
     )
 
 
-def _trigger_utilization(spec: YMap) -> tuple[tuple[str, str], ...] | None:
+def _trigger_utilization(triggers: YSeq) -> tuple[tuple[str, str], ...] | None:
     """Autoscaler.utilization_of of a ScaledObject: its `cpu` and `memory` triggers are the
     HPA's Resource metrics (a ContainerResource one with `metadata.containerName`) and need the
     pods' requests (keda-docs content/docs/2.21/scalers/cpu.md: without one "the error `missing
@@ -215,9 +218,6 @@ def _trigger_utilization(spec: YMap) -> tuple[tuple[str, str], ...] | None:
     such a metric is, though that webhook, when installed, also refuses it if a cpu or memory
     trigger beside it reads a container without the request (then its maximum is counted
     where the written count would stay: more pods, never fewer)."""
-    triggers = spec.get("triggers")
-    if not isinstance(triggers, YSeq) or not triggers:
-        return None
     found = []
     for trigger in triggers:
         kind = trigger.get("type") if isinstance(trigger, YMap) else None

@@ -192,8 +192,11 @@ def test_a_scaled_object_reading_a_resource_the_pods_do_not_request_never_scales
     assert (peak.count, peak.field, peak.autoscaler) == (4, "replicas", None)
 
 
-def test_a_scaled_object_with_a_count_the_api_refuses_is_not_read() -> None:
-    peak = _peak(DEPLOYMENT + SCALED_OBJECT % ("  maxReplicaCount: many\n" + PROMETHEUS))
+@pytest.mark.parametrize(
+    "spec", ["  maxReplicaCount: many\n" + PROMETHEUS, "  maxReplicaCount: 8\n  triggers: []\n"]
+)
+def test_a_scaled_object_the_api_refuses_is_not_read(spec: str) -> None:
+    peak = _peak(DEPLOYMENT + SCALED_OBJECT % spec)
     assert (peak.count, peak.field) == (4, "replicas")
 
 
@@ -234,6 +237,7 @@ spec:
   scaleTargetRef: {name: web}
   maxReplicaCount: 20
   advanced: {horizontalPodAutoscalerConfig: {name: web}}
+  triggers: [{type: prometheus, metadata: {query: q, threshold: '1'}}]
 """
 
 
