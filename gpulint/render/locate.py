@@ -4,7 +4,9 @@ Only exact origins are used:
 
 - a value from a values file: the values file is changed at that one scalar (same length, so
   nothing else moves) and the chart rendered again; if exactly the characters at the finding's
-  position change to the new text, they come from that scalar;
+  position change to the new text, they come from that scalar; when many scalars have the
+  same text (a `1` under each of a chart's NIMs), halves of them are changed a render at a
+  time to find the few to try one by one;
 - a key whose renaming tells nothing (the chart's defaults set the same key, which comes back
   beside the renamed one; toYaml sorts the renamed key elsewhere): the key of the values-file
   entry its value comes from, when that entry spells the key as it is rendered;
@@ -44,6 +46,11 @@ from gpulint.views import NamedTuple
 #: Values-file scalars tried per finding at most; more equal candidates mean a common word
 #: ("1", "true"), and each try is a render.
 MAX_CANDIDATES = 6
+#: More equal candidates than MAX_CANDIDATES (a chart's `nvidia.com/gpu: 1` under each of its
+#: NIMs) are halved, a render a time, down to MAX_CANDIDATES; past this many they are not.
+MAX_NARROWED = 256
+#: Template files read at most to tell whether a chart writes a key itself.
+MAX_TEMPLATES_READ = 2000
 _ACTION = re.compile(r"\{\{.*?\}\}")
 
 
@@ -451,10 +458,13 @@ class HelmOrigin:
         rendered: str,
         values: _ValuesFiles,
         renders: dict[tuple[int, int, str], str | None] | None = None,
+        narrow: bool = True,
     ) -> tuple[int, Token] | None:
         """The values file (its number) and scalar `token` comes from, as _from_values
-        proves it."""
+        proves it (among many equal scalars too when `narrow`)."""
         candidates = _candidates(token, values)
+        if candidates is None and narrow:
+            candidates = self._narrowed(token, rendered, values)
         if candidates is None:
             return None
         renders = {} if renders is None else renders
@@ -478,8 +488,12 @@ class HelmOrigin:
         toYaml sorts a renamed key elsewhere: the render moves and tells nothing. The value can
         still be traced by a change of the same length; the entry it is written in holds the
         key, when it spells it as the rendered key is spelled (a key a template writes itself
-        is tried on the template first)."""
-        origin = self._values_origin(value, rendered, values, renders)
+        is tried on the template first). Among many equal values (`1`) the entry is sought
+        only when no template of the chart writes the key itself (`maxReplicas: {{ ... }}`
+        in a helper the `# Source:` template includes): the values file spelling such a key
+        too is a coincidence."""
+        narrow = not self._templates_write_key(key.text)
+        origin = self._values_origin(value, rendered, values, renders, narrow)
         if origin is None:
             return None
         number, scalar = origin
@@ -539,22 +553,80 @@ class HelmOrigin:
             and rendered[start : start + len(mark)] == token.text
         )
 
+    def _templates_write_key(self, key: str) -> bool:
+        """Whether a template of the chart (or of a subchart in it) writes `key:` as text."""
+        chart = Path(self.chart_path)
+        written = re.compile(rf"(?:^|[\s{{-])['\"]?{re.escape(key)}['\"]?:", re.M)
+        seen = 0
+        for top, directories, names in os.walk(chart):
+            directories[:] = sorted(d for d in directories if not d.startswith("."))
+            if "templates" not in Path(top).relative_to(chart).parts:
+                continue
+            for name in sorted(names):
+                seen += 1
+                if seen > MAX_TEMPLATES_READ:
+                    return True  # too many to tell: assume it may be written
+                path = Path(top, name)
+                text = read_text(path) if is_inside(str(path), chart) else None
+                if text is not None and written.search(text):
+                    return True
+        return False
+
+    def _narrowed(
+        self, token: Token, rendered: str, values: _ValuesFiles
+    ) -> list[tuple[int, Token]] | None:
+        """Of more than MAX_CANDIDATES equal scalars, the few `token` may come from: half of
+        them changed at once (each to its sentinel, the same length), the render shows whether
+        the token's text changed with them, and that half (or the other) is kept, until few
+        are left. Each survivor is still proven alone by _changes; None when a render moves
+        anything (a value that decides what is printed) or is refused, and for a key: a key of
+        the chart's values.yaml comes back beside its renamed copy and moves the render, so a
+        key is traced by its value (_key_of_value)."""
+        if token.is_key:
+            return None
+        candidates = _candidates(token, values, MAX_NARROWED)
+        if candidates is None:
+            return None
+        end = token.offset + len(token.text)
+        while len(candidates) > MAX_CANDIDATES:
+            half = candidates[: len(candidates) // 2]
+            again = self._render_group(values, half)
+            if again is None or len(again) != len(rendered):
+                return None
+            moved = again[token.offset : end] != rendered[token.offset : end]
+            candidates = half if moved else candidates[len(half) :]
+        return candidates
+
     def _render_changed(
         self, values: _ValuesFiles, number: int, candidate: Token, mark: str
     ) -> str | None:
         """The chart rendered with `candidate` changed to `mark`; None when that is refused."""
-        text = values.files[number][1].text
-        changed = text[: candidate.offset] + mark + text[candidate.offset + len(mark) :]
-        with _values_file(changed, self.cache_dir) as copy:
+        return self._render_group(values, [(number, candidate)], mark)
+
+    def _render_group(
+        self, values: _ValuesFiles, group: Sequence[tuple[int, Token]], mark: str | None = None
+    ) -> str | None:
+        """The chart rendered with each scalar of `group` (values file number, scalar) changed
+        to `mark`, or to its sentinel; None when that is refused."""
+        texts = {number: values.files[number][1].text for number, _ in group}
+        # From the end of each file, so an earlier offset still points where it did.
+        for number, candidate in sorted(group, key=lambda g: -g[1].offset):
+            new = mark or sentinel(candidate.text) or candidate.text
+            text = texts[number]
+            texts[number] = text[: candidate.offset] + new + text[candidate.offset + len(new) :]
+        with contextlib.ExitStack() as stack:
             files = list(values.arguments)
-            if values.chart_defaults and number == 0:
-                # Read after the chart's own values.yaml and before the user's files, the copy
-                # differs from what it replaces in that one scalar.
-                files.insert(0, copy)
-            else:
-                files[number - values.chart_defaults] = copy
+            defaults: list[Path] = []
+            for number, text in sorted(texts.items()):
+                copy = stack.enter_context(_values_file(text, self.cache_dir))
+                if values.chart_defaults and number == 0:
+                    # Read after the chart's own values.yaml and before the user's files, the
+                    # copy differs from what it replaces in those scalars.
+                    defaults = [copy]
+                else:
+                    files[number - values.chart_defaults] = copy
             try:
-                return render_chart(self.request, self.cache_dir, tuple(files), self.run)
+                return render_chart(self.request, self.cache_dir, (*defaults, *files), self.run)
             except RenderTimeout:  # the run is out of time: no more renders
                 raise
             except GpulintError:  # a schema or a `required` refusing the new text
@@ -592,9 +664,12 @@ class StdinOrigin:
         ]
 
 
-def _candidates(token: Token, values: _ValuesFiles) -> list[tuple[int, Token]] | None:
+def _candidates(
+    token: Token, values: _ValuesFiles, limit: int = MAX_CANDIDATES
+) -> list[tuple[int, Token]] | None:
     """The values-file scalars a rendered token may come from (the same text), later files
-    first; None when there are none or too many to try, or the token has no letter or digit."""
+    first; None when there are none or more than `limit`, or the token has no letter or
+    digit."""
     if not any(c.isalnum() for c in token.text):
         return None
     candidates = [
@@ -603,7 +678,7 @@ def _candidates(token: Token, values: _ValuesFiles) -> list[tuple[int, Token]] |
         for candidate in file_tokens
         if candidate.text == token.text
     ]
-    if not candidates or len(candidates) > MAX_CANDIDATES:
+    if not candidates or len(candidates) > limit:
         return None
     return candidates
 
