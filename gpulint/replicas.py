@@ -1,5 +1,5 @@
-"""How many pods of a workload run at once: replica counts, the HPAs that raise them, rolling
-update surge, gangs.
+"""How many pods of a workload run at once: replica counts, the autoscalers that raise them
+(HPAs, KEDA ScaledObjects), rolling update surge, gangs.
 
 The rules that weigh pods against capacity and quotas share these answers; a run that checks
 neither never imports them.
@@ -16,34 +16,121 @@ from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq
 
 
+class ScalerWords(NamedTuple):
+    """How messages and fixes name an autoscaler kind and its bounds."""
+
+    noun: str  # `HPA`
+    plural: str  # `HPAs`
+    max_field: str  # `maxReplicas`
+    min_field: str  # `minReplicas`
+
+
+_HPA = "HorizontalPodAutoscaler"
+_SCALED_OBJECT = "ScaledObject"
+_DASK_AUTOSCALER = "DaskAutoscaler"
+_WORDS = {
+    _HPA: ScalerWords("HPA", "HPAs", "maxReplicas", "minReplicas"),
+    _SCALED_OBJECT: ScalerWords(
+        "ScaledObject", "ScaledObjects", "maxReplicaCount", "minReplicaCount"
+    ),
+    _DASK_AUTOSCALER: ScalerWords("DaskAutoscaler", "DaskAutoscalers", "maximum", "minimum"),
+}
+
+
+def scaler_words(kind: str) -> ScalerWords:
+    """The words of an autoscaler of `kind` (an HPA's for any other kind)."""
+    return _WORDS.get(kind, _WORDS[_HPA])
+
+
+def min_field_of(max_field: str) -> str | None:
+    """The field that keeps an autoscaler's floor, of the field of its maximum
+    (`maxReplicas`: `minReplicas`); None for any other field."""
+    return next((w.min_field for w in _WORDS.values() if w.max_field == max_field), None)
+
+
 class Autoscaler(NamedTuple):
-    """A HorizontalPodAutoscaler of the checked manifests and the workload it scales."""
+    """A HorizontalPodAutoscaler or a KEDA ScaledObject of the checked manifests and the
+    workload it scales."""
 
     document: DocumentKey  # kept for the whole run, so without its tree
     target_kind: str
     target_name: str
     max_replicas: int
-    pos: Pos  # where maxReplicas is written
+    pos: Pos  # where maxReplicas (maxReplicaCount) is written, else where its default applies
     # When every metric is the utilization of a resource (the default, cpu, when it lists
     # none): per metric, the resource and the container it reads ("" for every container).
     # Utilization is usage over request: the HPA computes none for pods that do not request
     # the resource. None: some metric needs no request (a value, a Pods or External metric).
     utilization_of: tuple[tuple[str, str], ...] | None = None
+    # The fewest pods there surely are: an HPA's minReplicas; a ScaledObject's minReplicaCount
+    # (0 by default), or its idleReplicaCount when set.
     min_replicas: int = 1
-    # How messages name the scaler and its bound (a DaskAutoscaler writes `maximum`).
-    named: str = "HPA"
-    max_field: str = "maxReplicas"
+    # A ScaledObject that takes over this HPA of its namespace (its name; "" for none).
+    adopts: str = ""
+    # A ScaledObject's `idleReplicaCount` is set: that, not minReplicaCount, is its floor.
+    idle: bool = False
+    # Its maximum is not written: KEDA's default (maxReplicaCount 100) applies.
+    default_max: bool = False
+
+    @property
+    def words(self) -> ScalerWords:
+        """How messages name this autoscaler's kind and fields; the field of its floor is
+        `idleReplicaCount` when that is what it keeps."""
+        words = scaler_words(self.document.ref.kind)
+        return words._replace(min_field="idleReplicaCount") if self.idle else words
+
+    def outranks(self, other: "Autoscaler") -> bool:
+        """Whether this autoscaler, rather than `other` of the same target, scales it.
+
+        Of two HPAs the first counts. KEDA's admission webhook refuses a ScaledObject whose
+        target an HPA it does not own already scales ("the workload ... is already managed by
+        the hpa", kedacore/keda apis/keda/v1alpha1/scaledobject_webhook.go verifyHpas), unless
+        it carries `scaledobject.keda.sh/transfer-hpa-ownership: "true"` and names that HPA in
+        `spec.advanced.horizontalPodAutoscalerConfig.name`: then KEDA takes the HPA over
+        (keda-docs content/docs/2.21/reference/scaledobject-spec.md)."""
+        mine, theirs = self.document.ref.kind, other.document.ref.kind
+        if mine == _HPA and theirs == _SCALED_OBJECT:
+            return other.adopts != self.document.ref.name
+        if mine == _SCALED_OBJECT and theirs == _HPA:
+            return self.adopts == other.document.ref.name
+        return False
+
+
+def under_load_words(scalers: Iterable[Autoscaler | None]) -> ScalerWords:
+    """The words of `scalers` (those that set the counts a finding sums; None for a count no
+    autoscaler sets), each field joined when they differ: `HPAs and ScaledObjects`,
+    `maxReplicas / maxReplicaCount`, `minReplicaCount / idleReplicaCount`."""
+    found = sorted({scaler.words for scaler in scalers if scaler is not None})  # HPAs first
+    if not found:
+        return _WORDS[_HPA]
+
+    def joined(values: Iterable[str], sep: str) -> str:
+        return sep.join(dict.fromkeys(values))
+
+    return ScalerWords(
+        joined((w.noun for w in found), " and "),
+        joined((w.plural for w in found), " and "),
+        joined((w.max_field for w in found), " / "),
+        joined((w.min_field for w in found), " / "),
+    )
 
 
 def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
-    """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas, and every Dask
-    operator DaskAutoscaler with a cluster and a maximum."""
+    """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas, every KEDA
+    ScaledObject (`keda.sh/*`) with a scaleTargetRef, and every Dask operator DaskAutoscaler
+    with a cluster and a maximum."""
     for document in documents:
-        if document.ref.kind == "DaskAutoscaler":
+        kind = document.ref.kind
+        if kind == _SCALED_OBJECT and document.ref.api_version.startswith("keda.sh/"):
+            scaled = _scaled_object(document)
+            if scaled is not None:
+                yield scaled
+            continue
+        if kind == _DASK_AUTOSCALER:
             if document.ref.api_version.startswith("kubernetes.dask.org/"):
                 yield from _dask_autoscaler(document)
             continue
-        if document.ref.kind != "HorizontalPodAutoscaler":
+        if kind != _HPA:
             continue
         spec = document.obj.get("spec")
         if not isinstance(spec, YMap):
@@ -85,9 +172,92 @@ def _dask_autoscaler(document: Document) -> Iterator[Autoscaler]:
         spec.pos_of_key("maximum"),
         None,
         minimum if isinstance(minimum, int) and not isinstance(minimum, bool) else 0,
-        "DaskAutoscaler",
-        "maximum",
     )
+
+
+# KEDA's defaults (kedacore/keda apis/keda/v1alpha1/scaledobject_types.go
+# defaultHPAMaxReplicas; keda-docs content/docs/2.21/reference/scaledobject-spec.md:
+# `minReplicaCount` "Default: 0", `maxReplicaCount` "Default: 100", scaleTargetRef `kind`
+# "Default: Deployment").
+_KEDA_MAX_REPLICAS = 100
+_KEDA_MIN_REPLICAS = 0
+_KEDA_TARGET_KIND = "Deployment"
+_KEDA_TRANSFER = "scaledobject.keda.sh/transfer-hpa-ownership"
+_KEDA_PAUSED = "autoscaling.keda.sh/paused"
+_KEDA_PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
+
+
+def _scaled_object(document: Document) -> Autoscaler | None:
+    """A ScaledObject as the HPA KEDA makes of it, with the floor KEDA itself keeps.
+
+    KEDA creates an HPA with `maxReplicaCount` (default 100) as its maxReplicas and
+    `minReplicaCount` as its minReplicas, at least 1 (scaledobject_types.go
+    GetHPAMinReplicas); below that KEDA scales the target itself, to `minReplicaCount` (default
+    0: to zero) when no trigger is active, or to `idleReplicaCount` when set (it must be less
+    than minReplicaCount; "the only supported value ... is 0"). So the pods surely there are
+    minReplicaCount's, or idleReplicaCount's when set: of the default, none. A count written
+    with a value the API would refuse (not an integer), or no trigger, leaves the object
+    unread, as does the annotation `autoscaling.keda.sh/paused: "true"` alone: KEDA then keeps
+    "the current instance count" (keda-docs content/docs/2.21/concepts/scaling-deployments.md,
+    Pausing autoscaling), taken to be the written one.
+    """
+    spec = document.obj.get("spec")
+    if not isinstance(spec, YMap):
+        return None
+    target = spec.get("scaleTargetRef")
+    if not isinstance(target, YMap) or not isinstance(target.get("name"), str):
+        return None
+    triggers = spec.get("triggers")
+    if not isinstance(triggers, YSeq) or not triggers:
+        return None  # the CRD requires one trigger at least (MinItems=1)
+    maximum = spec.get("maxReplicaCount", _KEDA_MAX_REPLICAS)
+    minimum = spec.get("minReplicaCount", _KEDA_MIN_REPLICAS)
+    idle = spec.get("idleReplicaCount")
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (maximum, minimum)):
+        return None
+    idles = isinstance(idle, int) and not isinstance(idle, bool) and idle < minimum
+    if idles:
+        minimum = idle
+    pos = spec.pos_of_key("maxReplicaCount" if "maxReplicaCount" in spec else "scaleTargetRef")
+    annotations = mapping_at(document.obj, "metadata", "annotations")
+    if annotations.get(_KEDA_PAUSED) == "true" and _KEDA_PAUSED_REPLICAS not in annotations:
+        return None
+    adopted = mapping_at(spec, "advanced", "horizontalPodAutoscalerConfig").get("name")
+    adopts = (
+        adopted if annotations.get(_KEDA_TRANSFER) == "true" and isinstance(adopted, str) else ""
+    )
+    return Autoscaler(
+        DocumentKey.of(document),
+        str(target.get("kind", _KEDA_TARGET_KIND)),
+        target["name"],
+        maximum,
+        pos,
+        _trigger_utilization(triggers),
+        minimum,
+        adopts,
+        idles,
+        "maxReplicaCount" not in spec,
+    )
+
+
+def _trigger_utilization(triggers: YSeq) -> tuple[tuple[str, str], ...] | None:
+    """Autoscaler.utilization_of of a ScaledObject: its `cpu` and `memory` triggers are the
+    HPA's Resource metrics (a ContainerResource one with `metadata.containerName`) and need the
+    pods' requests (keda-docs content/docs/2.21/scalers/cpu.md: without one "the error `missing
+    request for {cpu/memory}` occurs"; KEDA's admission webhook refuses such a ScaledObject,
+    scaledobject_webhook.go verifyCPUMemoryScalers). Every other trigger is an External metric
+    KEDA serves, which needs none: a ScaledObject with one is taken to scale, as an HPA with
+    such a metric is, though that webhook, when installed, also refuses it if a cpu or memory
+    trigger beside it reads a container without the request (then its maximum is counted
+    where the written count would stay: more pods, never fewer)."""
+    found = []
+    for trigger in triggers:
+        kind = trigger.get("type") if isinstance(trigger, YMap) else None
+        if kind not in ("cpu", "memory"):
+            return None
+        container = mapping_at(trigger, "metadata").get("containerName", "")
+        found.append((str(kind), str(container)))
+    return tuple(found)
 
 
 def _utilization_metrics(api_version: str, spec: YMap) -> tuple[tuple[str, str], ...] | None:
@@ -139,28 +309,33 @@ def can_scale(scaler: Autoscaler, template: PodTemplate) -> bool:
 
 
 def autoscaler_for(workload: Workload, scalers: Iterable[Autoscaler]) -> Autoscaler | None:
-    """The HPA (same namespace, matching kind and name) that scales `workload`, if any."""
+    """The autoscaler (same namespace, matching kind and name) that scales `workload`, if any:
+    the first, unless a later one outranks it (an HPA a ScaledObject's target already has)."""
     ref = workload.document.ref
     kind, name, namespace = ref.kind, ref.name, ref.namespace
-    # Every workload scans every HPA: compare the most selective field first.
+    found = None
+    # Every workload scans every autoscaler: compare the most selective field first.
     for scaler in scalers:
         if (
             scaler.target_name == name
             and scaler.target_kind == kind
             and scaler.document.ref.namespace == namespace
+            and (found is None or scaler.outranks(found))
         ):
-            return scaler
-    return None
+            found = scaler
+    return found
 
 
 class PeakReplicas(NamedTuple):
     """The most pods of each template a workload runs at once, and where that is written."""
 
     count: int
-    field: str  # what to change: "replicas", "parallelism", "maxReplicas"; "" for a bare Pod
-    document: DocumentLike  # the workload, or the HPA that scales it
+    # What to change: "replicas", "parallelism", "maxReplicas", "maxReplicaCount"; "" for a
+    # bare Pod.
+    field: str
+    document: DocumentLike  # the workload, or the autoscaler that scales it
     pos: Pos | None  # None: the kind's default, or a bare Pod
-    autoscaler: Autoscaler | None = None  # set when the HPA's maxReplicas is the peak
+    autoscaler: Autoscaler | None = None  # set when the autoscaler's maximum is the peak
     replicas: ReplicaCount | None = None  # the count as the workload writes it
 
     def describe(self) -> str:
@@ -168,7 +343,9 @@ class PeakReplicas(NamedTuple):
         if self.autoscaler is not None:
             ref = self.document.ref
             where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-            return f"{self.autoscaler.named} {where} {self.autoscaler.max_field}: {self.count}"
+            words = self.autoscaler.words
+            default = " (the default)" if self.autoscaler.default_max else ""
+            return f"{words.noun} {where} {words.max_field}: {self.count}{default}"
         if self.replicas is None or not self.field:
             return "1 pod"
         return self.replicas.describe()
@@ -196,7 +373,7 @@ def peak_replicas(
             per_group = count.value // groups
             return PeakReplicas(
                 scaler.max_replicas * per_group,
-                scaler.max_field,
+                scaler.words.max_field,
                 scaler.document,
                 scaler.pos,
                 scaler,
@@ -216,7 +393,7 @@ def peak_replicas(
         return peak  # the HPA keeps the written count: it never scales on load
     if scaler is not None and scaler.max_replicas >= count.value:
         return PeakReplicas(
-            scaler.max_replicas, scaler.max_field, scaler.document, scaler.pos, scaler, count
+            scaler.max_replicas, scaler.words.max_field, scaler.document, scaler.pos, scaler, count
         )
     return peak
 
@@ -350,16 +527,20 @@ class PlannedPods(NamedTuple):
     """How many pods of a workload may run at once, and where that number is written."""
 
     count: int
-    document: DocumentLike  # the workload, or the HPA that scales it
+    document: DocumentLike  # the workload, or the autoscaler that scales it
     pos: Pos
-    field: str  # what to change: `replicas`, `maxReplicas`, `parallelism`; "" for a Pod
-    source: str  # how a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`
-    # The fewest pods there surely are: `count`, or what an HPA keeps at least (its
-    # minReplicas) when `count` is its maxReplicas, which it reaches only under load.
+    # What to change: `replicas`, `maxReplicas`, `maxReplicaCount`, `parallelism`; "" for a Pod.
+    field: str
+    # How a message names it: `replicas: 3`, `HPA ml/web maxReplicas: 6`,
+    # `ScaledObject ml/web maxReplicaCount: 6`.
+    source: str
+    # The fewest pods there surely are: `count`, or what an autoscaler keeps at least (its
+    # Autoscaler.min_replicas) when `count` is its maximum, which it reaches only under load.
     least: int
     # Pods per unit of `field`: the other factors of a product (`replicas: 3 × size: 2` has 2
     # pods per replica), so a fix lowers `field` by whole units.
     per: int = 1
+    autoscaler: Autoscaler | None = None  # the one whose maximum `count` is
 
 
 def runs_on_every_node(workload: Workload) -> bool:
@@ -395,7 +576,7 @@ def planned_pods(
         per = peak.count // lead.value if lead is not None and lead.value else 1
     where = peak.pos or spec_pos
     return PlannedPods(
-        peak.count, peak.document, where, peak.field, peak.describe(), least, max(per, 1)
+        peak.count, peak.document, where, peak.field, peak.describe(), least, max(per, 1), scaler
     )
 
 
@@ -413,14 +594,15 @@ class PodDemand(NamedTuple):
 
     workload: Workload
     template: PodTemplate
-    base: int  # replicas, HPA maxReplicas, Job parallelism, 1 for a bare Pod
-    base_label: str  # "replicas", "maxReplicas of HPA ml/x", ...
+    base: int  # replicas, an autoscaler's maximum, Job parallelism, 1 for a bare Pod
+    base_label: str  # "replicas", "maxReplicas of HPA ml/x", "maxReplicaCount of ScaledObject ml/x"
     surge: int  # extra pods during a Deployment rolling update
-    document: DocumentLike  # where `pos` is written (the workload, or its HPA)
+    document: DocumentLike  # where `pos` is written (the workload, or its autoscaler)
     pos: Pos | None  # None: the count is a default, point at the GPU limit instead
-    # The fewest pods charged surely, surge included: `pods`, or, when `base` is an HPA's
-    # maxReplicas (reached only under load), those of its minReplicas.
+    # The fewest pods charged surely, surge included: `pods`, or, when `base` is an
+    # autoscaler's maximum (reached only under load), those of its floor (min_replicas).
     least: int
+    autoscaler: Autoscaler | None = None  # the one whose maximum `base` is
 
     @property
     def pods(self) -> int:
@@ -459,14 +641,14 @@ def pod_demand(
     workload: Workload, template: PodTemplate, scalers: Iterable[Autoscaler]
 ) -> PodDemand | None:
     """The peak pod count of a template, surge included; None for kinds that run one pod per
-    node. `scalers` are the HPAs whose target is the workload."""
+    node. `scalers` are the autoscalers whose target is the workload."""
     peak = peak_replicas(workload, scalers, template)
     if peak is None:
         return None
     if peak.autoscaler is not None:
         ref = peak.document.ref
-        scaler = peak.autoscaler
-        label = f"{scaler.max_field} of {scaler.named} {ref.namespace or ''}/{ref.name}"
+        words = peak.autoscaler.words
+        label = f"{words.max_field} of {words.noun} {ref.namespace or ''}/{ref.name}"
     else:
         singular, plural = _COUNT_WORDS.get(peak.field, ("pod", "pods"))
         label = singular if peak.count == 1 else plural
@@ -475,7 +657,17 @@ def pod_demand(
     if peak.autoscaler is not None:
         fewest = min(peak.autoscaler.min_replicas, peak.count)
         least = fewest + rollout_surge(workload, fewest)
-    return PodDemand(workload, template, peak.count, label, surge, peak.document, peak.pos, least)
+    return PodDemand(
+        workload,
+        template,
+        peak.count,
+        label,
+        surge,
+        peak.document,
+        peak.pos,
+        least,
+        peak.autoscaler,
+    )
 
 
 #: The restart policies of pods that run to completion (a Job's must be one of them).

@@ -153,3 +153,42 @@ def test_a_finding_elsewhere_that_counts_the_given_file_is_reported(tmp_path: Pa
     assert _at(scaled, "k8s/scale.yaml") == wide
     # Given a file no finding combines, nothing is reported.
     assert list(lint(["k8s/settings.yaml"], config=config, **options).findings) == []
+
+
+SCALED_OBJECT = """apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: wide, namespace: ml}
+spec:
+  scaleTargetRef: {name: wide}
+  minReplicaCount: 100
+  maxReplicaCount: 200
+  triggers:
+  - {type: prometheus, metadata: {query: q, threshold: '1'}}
+"""
+
+
+def test_a_scaled_object_in_a_context_file_counts_like_an_hpa(tmp_path: Path) -> None:
+    # A KEDA ScaledObject sets wide's count as the HPA above does: given only small's file or
+    # only the ScaledObject's, the finding at its maxReplicaCount is reported, as by a run
+    # over every file, with the results cache cold and warm.
+    on = "\n      nodeSelector: {{node.kubernetes.io/instance-type: {}}}".format
+    written = {
+        "small": WORKLOAD.format(name="small", replicas=1, selector=on("g5.12xlarge")),
+        "wide": WORKLOAD.format(name="wide", replicas=1, selector=""),
+        "scale": SCALED_OBJECT,
+    }
+    written.update({f"pad-{n}": PAD.format(n=n) for n in range(CACHE_MIN_FILES)})
+    (tmp_path / "k8s").mkdir()
+    for name, text in written.items():
+        (tmp_path / "k8s" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    options = {"profile_paths": (PROFILE,), "root": str(tmp_path)}
+    every = lint(["k8s"], config=Config(root=tmp_path, select=("GPU201",)), **options).findings
+    wide = _at(every, "k8s/scale.yaml")
+    assert [(line, column, code) for line, column, code, *_ in wide] == [(7, 3, "GPU201")]
+    assert "ScaledObject ml/wide maxReplicaCount: 200" in str(wide[0][4])
+    config = Config(root=tmp_path, context=("k8s",), select=("GPU201",))
+    cache = str(tmp_path / "cache")
+    for given in ("k8s/small.yaml", "k8s/scale.yaml"):
+        for cached in (False, True, True):
+            found = lint([given], config=config, use_cache=cached, cache_dir=cache, **options)
+            assert _at(found.findings, "k8s/scale.yaml") == wide, given

@@ -9,7 +9,13 @@ import pytest
 
 from gpulint.loader import load_text
 from gpulint.model import Severity
-from gpulint.replicas import autoscalers, gang_parts, peak_replicas
+from gpulint.replicas import (
+    autoscalers,
+    gang_parts,
+    peak_replicas,
+    planned_pods,
+    under_load_words,
+)
 from gpulint.workloads import role_at, with_server_configs, workload_of
 
 DEPLOYMENT = """\
@@ -120,6 +126,133 @@ def test_an_hpa_that_computes_no_metric_of_its_pods_never_scales_them(
 def test_replicas_above_the_hpa_max_still_exist_until_the_hpa_acts() -> None:
     peak = _peak(DEPLOYMENT + HPA % 2)
     assert (peak.count, peak.field, peak.autoscaler) == (4, "replicas", None)
+
+
+SCALED_OBJECT = """\
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: web-scaler, namespace: ml}
+spec:
+  scaleTargetRef: {name: web}
+%s"""
+PROMETHEUS = "  triggers:\n  - {type: prometheus, metadata: {query: q, threshold: '1'}}\n"
+
+
+def _planned(text: str):
+    loaded = load_text("w.yaml", text)
+    workload = workload_of(loaded.documents[0])
+    assert workload is not None
+    return planned_pods(workload, workload.templates[0], tuple(autoscalers(loaded.documents)))
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        # KEDA's defaults: maxReplicaCount 100, minReplicaCount 0 (no pod is sure), the finding
+        # at scaleTargetRef, where the default applies.
+        (PROMETHEUS, (100, "maxReplicaCount", (14, 3), 0)),
+        (
+            "  maxReplicaCount: 8\n  minReplicaCount: 2\n" + PROMETHEUS,
+            (8, "maxReplicaCount", (15, 3), 2),
+        ),
+        # idleReplicaCount (below minReplicaCount) is what KEDA scales to when idle.
+        (
+            "  maxReplicaCount: 8\n  minReplicaCount: 2\n  idleReplicaCount: 0\n" + PROMETHEUS,
+            (8, "maxReplicaCount", (15, 3), 0),
+        ),
+        # A cpu trigger reads the cpu request, which the pods have.
+        (
+            "  maxReplicaCount: 8\n  triggers:\n  - {type: cpu, metadata: {value: '50'}}\n",
+            (8, "maxReplicaCount", (15, 3), 0),
+        ),
+    ],
+)
+def test_a_scaled_object_scales_like_an_hpa_between_its_counts(spec: str, expected) -> None:
+    planned = _planned(DEPLOYMENT + SCALED_OBJECT % spec)
+    assert (planned.count, planned.field, planned.pos, planned.least) == expected
+    assert planned.document.ref.kind == "ScaledObject"
+    default = "" if "maxReplicaCount" in spec else " (the default)"
+    assert planned.source == f"ScaledObject ml/web-scaler maxReplicaCount: {expected[0]}{default}"
+
+
+@pytest.mark.parametrize(
+    "triggers",
+    [
+        "  triggers:\n  - {type: memory, metadata: {value: '50'}}\n",
+        # A container's cpu: that container requests none.
+        "  triggers:\n  - {type: cpu, metadata: {value: '50', containerName: side}}\n",
+    ],
+)
+def test_a_scaled_object_reading_a_resource_the_pods_do_not_request_never_scales(
+    triggers: str,
+) -> None:
+    text = DEPLOYMENT.replace("[{name: c,", "[{name: side, image: s}, {name: c,")
+    peak = _peak(text + SCALED_OBJECT % ("  maxReplicaCount: 8\n" + triggers))
+    assert (peak.count, peak.field, peak.autoscaler) == (4, "replicas", None)
+
+
+@pytest.mark.parametrize(
+    "spec", ["  maxReplicaCount: many\n" + PROMETHEUS, "  maxReplicaCount: 8\n  triggers: []\n"]
+)
+def test_a_scaled_object_the_api_refuses_is_not_read(spec: str) -> None:
+    peak = _peak(DEPLOYMENT + SCALED_OBJECT % spec)
+    assert (peak.count, peak.field) == (4, "replicas")
+
+
+def test_a_paused_scaled_object_keeps_the_written_count() -> None:
+    # `autoscaling.keda.sh/paused: "true"`: KEDA keeps the current instance count.
+    paused = SCALED_OBJECT.replace(
+        "namespace: ml}", "namespace: ml, annotations: {autoscaling.keda.sh/paused: 'true'}}"
+    )
+    peak = _peak(DEPLOYMENT + paused % ("  maxReplicaCount: 8\n" + PROMETHEUS))
+    assert (peak.count, peak.field, peak.autoscaler) == (4, "replicas", None)
+
+
+def test_messages_name_the_floor_each_autoscaler_keeps() -> None:
+    text = DEPLOYMENT + HPA % 10
+    idle = "  maxReplicaCount: 8\n  minReplicaCount: 2\n  idleReplicaCount: 0\n" + PROMETHEUS
+    hpa = _planned(text).autoscaler
+    keda = _planned(DEPLOYMENT + SCALED_OBJECT % ("  minReplicaCount: 1\n" + PROMETHEUS))
+    idling = _planned(DEPLOYMENT + SCALED_OBJECT % idle).autoscaler
+    assert under_load_words([hpa, None]) == ("HPA", "HPAs", "maxReplicas", "minReplicas")
+    assert under_load_words([None]) == under_load_words([hpa])
+    assert under_load_words([idling, keda.autoscaler, hpa, idling]) == (
+        "HPA and ScaledObject",
+        "HPAs and ScaledObjects",
+        "maxReplicas / maxReplicaCount",
+        "minReplicas / idleReplicaCount / minReplicaCount",
+    )
+
+
+ADOPTING = """\
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata:
+  name: web-scaler
+  namespace: ml
+  annotations: {scaledobject.keda.sh/transfer-hpa-ownership: "%s"}
+spec:
+  scaleTargetRef: {name: web}
+  maxReplicaCount: 20
+  advanced: {horizontalPodAutoscalerConfig: {name: web}}
+  triggers: [{type: prometheus, metadata: {query: q, threshold: '1'}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("transfer", "field"), [("true", "maxReplicaCount"), ("false", "maxReplicas")]
+)
+@pytest.mark.parametrize("hpa_first", [True, False])
+def test_an_hpa_outranks_a_scaled_object_that_does_not_take_it_over(
+    transfer: str, field: str, hpa_first: bool
+) -> None:
+    # KEDA refuses a ScaledObject whose target an HPA already scales, unless it takes that HPA
+    # over; the order the two are written in does not matter.
+    scalers = [HPA % 10, ADOPTING % transfer]
+    text = DEPLOYMENT + "".join(scalers if hpa_first else scalers[::-1])
+    assert _peak(text).field == field
 
 
 @pytest.mark.parametrize(

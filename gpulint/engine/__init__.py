@@ -21,7 +21,8 @@ Files are checked one at a time, so memory does not grow with the number of file
 6. **report** (`report`): problems become findings (config ignores and suppressions applied,
    roles named, files named for display in one place, `Run.display`), in report order.
 
-HorizontalPodAutoscalers are many (one per scaled Deployment) and may sit in any file, so they
+HorizontalPodAutoscalers (and KEDA ScaledObjects, kept alike) are many (one per scaled
+Deployment) and may sit in any file, so they
 are not read first: the rules that need peak replica counts (GPU106, GPU201, GPU301) are
 corpus-wide instead. Reading every HPA-bearing file twice would cost a third more parsing on
 a typical chart repository.

@@ -1,6 +1,6 @@
 """Context files (`context:` in the config): the files a run given only some files judges them
 against. Their knowledge objects join the plan's; of their other objects only what corpus-wide
-rules keep (workloads, HPAs) is read, and no per-file rule runs on them."""
+rules keep (workloads, HPAs, ScaledObjects) is read, and no per-file rule runs on them."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gpulint.render.options import RenderOptions
 
 #: A context file is read only if its bytes may hold what corpus-wide rules keep.
-_CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler", b"DaskAutoscaler")
+_CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler", b"ScaledObject", b"DaskAutoscaler")
 
 
 def context_inputs(
@@ -186,9 +186,9 @@ def _gives_any(
     plan: FilePlan, gathered: Gathered, given: frozenset[str], context: Sequence[Input | KnownFile]
 ) -> bool:
     """Whether the given files (already checked into `gathered`) hold anything a corpus-wide
-    finding combines (`Problem.involves`): a workload a corpus-wide rule keeps, an HPA, a
-    knowledge object (a quota, LimitRange, PriorityClass), or a kustomize base of a context
-    overlay (whose objects are then given too)."""
+    finding combines (`Problem.involves`): a workload a corpus-wide rule keeps, an HPA or
+    ScaledObject, a knowledge object (a quota, LimitRange, PriorityClass), or a kustomize base
+    of a context overlay (whose objects are then given too)."""
     return (
         any(gathered.kept.values())
         or bool(gathered.scalers)

@@ -42,7 +42,7 @@ class Gathered:
         self.late: list[Finding] = []  # anywhere in the report
         self.checked: list[CheckedObject] = []
         self.kept: dict[str, list[Workload]] = {}
-        # Only the first HPA of a target counts (replicas.autoscaler_for), so only it is kept.
+        # One autoscaler of a target counts (replicas.autoscaler_for), so only it is kept.
         self.scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
         self.tracker = SuppressionTracker()
         self.files = 0
@@ -54,10 +54,13 @@ class Gathered:
         self.variants: Variants | None = None
 
     def add_autoscalers(self, outcome: FileOutcome) -> None:
-        """Keep the first HPA of each target among the file's."""
+        """Keep the autoscaler that scales each target among the file's: the first, unless a
+        later one outranks it (Autoscaler.outranks: an HPA a ScaledObject cannot adopt)."""
         for scaler in outcome.autoscalers:
             target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
-            self.scalers.setdefault(target, scaler)
+            kept = self.scalers.get(target)
+            if kept is None or scaler.outranks(kept):
+                self.scalers[target] = scaler
 
     def add_kept(self, outcome: FileOutcome, variants: Variants | None = None) -> None:
         """Keep the workloads the file gave each corpus-wide rule, and the verdicts on their

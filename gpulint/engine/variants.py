@@ -153,9 +153,11 @@ def _gpus_at_peak(
 ) -> Decimal:
     """The GPUs a workload's pods ask for at their peak count (surge included)."""
     from gpulint.gpus import gpu_requests
-    from gpulint.replicas import autoscaler_for, pod_demand
+    from gpulint.replicas import pod_demand
 
-    scaler = autoscaler_for(workload, scalers.values())
+    # The one autoscaler kept per target (Gathered.add_autoscalers): a lookup, not a scan.
+    ref = workload.document.ref
+    scaler = scalers.get((ref.namespace, ref.kind, ref.name))
     total = Decimal(0)
     for template in workload.templates:
         gpus = sum(gpu_requests(template).values(), Decimal(0))

@@ -7,7 +7,7 @@ read before the files are checked), and it runs on each file's context. A corpus
 objects against objects of other files (capacity summed over workloads, quotas, HPAs): its
 record says `scope: corpus` and names in `keeps:` a function picking the few workloads of each
 file it needs; it runs once at the end over a context holding those workloads, every input's
-HorizontalPodAutoscalers and the knowledge objects.
+HorizontalPodAutoscalers and KEDA ScaledObjects, and the knowledge objects.
 """
 
 from __future__ import annotations
@@ -140,7 +140,8 @@ class CheckContext:
     kubernetes_version: str | None = None
     # The PriorityClasses, ResourceQuotas and LimitRanges among every input, not only this file.
     knowledge: tuple[Document, ...] = ()
-    # Every input's HPAs (for a corpus-wide check); None: those among this context's documents.
+    # Every input's autoscalers, HPAs and ScaledObjects (for a corpus-wide check); None: those
+    # among this context's documents.
     all_autoscalers: tuple[Autoscaler, ...] | None = None
     # Verdicts by id() of their template: the per-file checks of one file share them, and the
     # corpus-wide checks share those of the templates the files kept (alive for the whole run,
@@ -303,7 +304,7 @@ class CheckContext:
 
     @cached_property
     def autoscalers(self) -> tuple[Autoscaler, ...]:
-        """Every HorizontalPodAutoscaler among the checked manifests."""
+        """Every HorizontalPodAutoscaler and KEDA ScaledObject among the checked manifests."""
         if self.all_autoscalers is not None:
             return self.all_autoscalers
         from gpulint.replicas import autoscalers  # only the rules that count pods ask
@@ -311,7 +312,8 @@ class CheckContext:
         return tuple(autoscalers(self.loaded.documents))
 
     def autoscalers_of(self, workload: Workload) -> tuple[Autoscaler, ...]:
-        """The HPAs whose target has the workload's namespace, kind and name, in input order."""
+        """The autoscalers (HPAs, ScaledObjects) whose target has the workload's namespace,
+        kind and name, in input order."""
         ref = workload.document.ref
         return self._autoscaler_index.get((ref.namespace, ref.kind, ref.name), ())
 

@@ -18,14 +18,17 @@ from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.replicas import (
+    Autoscaler,
     GangPart,
     PlannedPods,
     describe_gang,
     gang_parts,
     groups_of,
+    min_field_of,
     planned_pods,
     runs_on_every_node,
     runs_to_completion,
+    under_load_words,
 )
 from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.scheduling import (
@@ -388,6 +391,13 @@ class Sharing(NamedTuple):
                 yield demand.workload.document
                 yield demand.planned.document
 
+    def autoscalers(self) -> Iterator[Autoscaler | None]:
+        """The autoscalers that set the counts of every workload counted (None: no
+        autoscaler sets that count)."""
+        for group in self.groups:
+            for demand in group.members:
+                yield demand.planned.autoscaler
+
     def describe(self, resource: str) -> str:
         """`Deployment/a (16: replicas: 2 × 8), ... and 40 more`, the largest first."""
         listed = ", ".join(
@@ -559,7 +569,8 @@ def _groups_problem(
     text += _shared_with(sharing, resource, need)
     excess = format_quantity(need - have)
     text += f", but {_can_have(pools, resource, have)}: "
-    text += f"{_stay_pending(excess, resource, under_load)}{counted}"
+    scaled = itertools.chain((m.planned.autoscaler for m in own), sharing.autoscalers())
+    text += f"{_stay_pending(excess, resource, under_load, scaled)}{counted}"
     fits = math.floor((have - sharing.confined) / per_group) if have > sharing.confined else 0
     least = planned.least * groups // planned.count if planned.count else 0  # in groups
     field = _count_field(planned, fits, least)
@@ -588,35 +599,26 @@ def _groups(member: GpuDemand) -> tuple[int, str]:
 
 
 def _stay_pending(
-    excess: str, resource: str, under_load: bool, scalers: Iterable[DocumentLike] = ()
+    excess: str, resource: str, under_load: bool, scaled: Iterable[Autoscaler | None] = ()
 ) -> str:
-    """`4 nvidia.com/gpu worth of pods stay Pending`, and when that is so only once HPAs add
-    pods above their minReplicas (`under_load`), says so; in the words of another autoscaler
-    (a DaskAutoscaler's `minimum` and `maximum`) when one of `scalers` is one."""
+    """`4 nvidia.com/gpu worth of pods stay Pending`, and when that is so only once the
+    autoscalers among `scaled` add pods above their minimum (`under_load`), says so."""
     if under_load:
-        if all(d.ref.kind == "HorizontalPodAutoscaler" for d in scalers):
-            return (
-                f"if the HPAs scale up to maxReplicas, {excess} {resource} worth of pods stay "
-                f"Pending (at minReplicas all fit)"
-            )
+        words = under_load_words(scaled)
         return (
-            f"if the autoscalers scale up to their maximum, {excess} {resource} worth of pods "
-            f"stay Pending (at their minimum all fit)"
+            f"if the {words.plural} scale up to {words.max_field}, {excess} {resource} worth of "
+            f"pods stay Pending (at {words.min_field} all fit)"
         )
     return f"{excess} {resource} worth of pods stay Pending"
 
 
-# The kinds of autoscaler whose bound can be a workload's peak (replicas.autoscalers).
-_SCALER_KINDS = frozenset({"HorizontalPodAutoscaler", "DaskAutoscaler"})
-
-
 def _count_field(planned: PlannedPods, fits: int, least: int) -> str:
-    """The count a fix lowers to `fits`: `planned.field`, with an HPA's minReplicas when it
-    keeps more (`least`) than that: the API refuses a maxReplicas below the minReplicas."""
-    if planned.field == "maxReplicas" and least > fits:
-        return "minReplicas and maxReplicas"
-    if planned.field == "maximum" and least > fits:  # a DaskAutoscaler's
-        return "minimum and maximum"
+    """The count a fix lowers to `fits`: `planned.field`, with an autoscaler's minimum when it
+    keeps more (`least`) than that: the API refuses a maxReplicas below the minReplicas (KEDA a
+    maxReplicaCount below the minReplicaCount)."""
+    floor = min_field_of(planned.field)
+    if floor is not None and least > fits:
+        return f"{floor} and {planned.field}"
     return planned.field
 
 
@@ -763,12 +765,8 @@ def _capacity_problem(
             f"completion (Jobs) free their GPUs, then run"
         )
     else:
-        scalers = [
-            d
-            for d in (demand.planned.document, *sharing.documents())
-            if d.ref.kind in _SCALER_KINDS
-        ]
-        text += f", but {can_have}: {_stay_pending(excess, resource, under_load, scalers)}"
+        scaled = itertools.chain((demand.planned.autoscaler,), sharing.autoscalers())
+        text += f", but {can_have}: {_stay_pending(excess, resource, under_load, scaled)}"
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
     others_need = need - own

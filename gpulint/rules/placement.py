@@ -24,7 +24,12 @@ from gpulint.model import ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.profile.platforms import AUTOPILOT_GPU_RULES, COMPUTE_CLASS_LABEL
 from gpulint.quantity import format_quantity
-from gpulint.replicas import planned_pods, runs_on_every_node, runs_to_completion
+from gpulint.replicas import (
+    planned_pods,
+    runs_on_every_node,
+    runs_to_completion,
+    under_load_words,
+)
 from gpulint.rules.base import CheckContext, GpuPlacement, Problem
 from gpulint.scheduling import (
     Filter,
@@ -1050,7 +1055,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
         # A finished pod no longer keeps others off its node: pods that run to completion
         # take the nodes in turn.
         in_turn = runs_to_completion(workload, template)
-        # An HPA adds pods above its minReplicas only under load.
+        # An autoscaler adds pods above its minimum only under load.
         under_load = not in_turn and demand.least <= nodes
         surplus = demand.count - nodes
         if in_turn:
@@ -1059,9 +1064,10 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
                 "(the pods run to completion)"
             )
         elif under_load:
+            words = under_load_words((demand.autoscaler,))
             outcome = (
-                f"if the HPA scales up to maxReplicas, {surplus} stay Pending "
-                f"(at minReplicas all fit)"
+                f"if the {words.noun} scales up to {words.max_field}, {surplus} stay Pending "
+                f"(at {words.min_field} all fit)"
             )
         else:
             outcome = f"{surplus} stay Pending"
@@ -1075,7 +1081,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             f"Lower {demand.field} to {nodes}, raise maxNodes of the pools, or make the "
             f"anti-affinity preferredDuringSchedulingIgnoredDuringExecution.",
             severity=Severity.WARNING if in_turn or under_load else None,
-            involves=(demand.document,),  # the HPA that sets the count
+            involves=(demand.document,),  # the autoscaler that sets the count
         )
 
 

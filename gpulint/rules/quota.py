@@ -44,6 +44,8 @@ from gpulint.replicas import (
     groups_of,
     pod_demand,
     runs_to_completion,
+    scaler_words,
+    under_load_words,
 )
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import Pos, YMap, YSeq
@@ -369,9 +371,10 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
                 "(Jobs) finish and free it; their controllers create them then"
             )
         elif under_load:
+            words = under_load_words(c.demand.autoscaler for c in charges)
             consequence = (
-                "if the HPAs scale up to maxReplicas, pods beyond the quota are refused at "
-                "creation (at minReplicas all fit)"
+                f"if the {words.plural} scale up to {words.max_field}, pods beyond the quota are "
+                f"refused at creation (at {words.min_field} all fit)"
             )
         elif demand.surge and total - charge.per_pod * demand.surge <= hard:
             consequence = "the surge pods of every rolling update are refused (exceeded quota)"
@@ -379,9 +382,15 @@ def _exceeded(limit: _Limit, charges: Sequence[_Charge]) -> Iterator[Problem]:
             consequence = "pods beyond the quota are refused at creation (exceeded quota)"
         document, pos = _demand_pos(demand, resource)
         message = f"{source.label}: {arithmetic}; {consequence}"
-        # One number in every finding of this quota: what all the checked workloads need.
+        # One number in every finding of this quota: what all the checked workloads need. The
+        # count named is the one at the finding: an autoscaler's maximum when it sets it, and
+        # its minimum too when even that many pods overflow (not only under load).
+        count = "replicas"
+        if demand.document.ref != demand.workload.document.ref:
+            words = scaler_words(demand.document.ref.kind)
+            count = words.max_field if under_load else f"{words.min_field} and {words.max_field}"
         fix = (
-            f"Raise `{key}` of {quota.name} to {format_quantity(total)}, or lower replicas or "
+            f"Raise `{key}` of {quota.name} to {format_quantity(total)}, or lower {count} or "
             f"the GPUs per pod by {format_quantity(total - hard)} in all, or use a Recreate "
             f"strategy (or maxSurge: 0) so a rollout needs no headroom."
         )
@@ -499,8 +508,9 @@ def _groups_exceeded(
     beside = f" + {format_quantity(others)} of the other workloads" if others else ""
     scaler = demand.document.ref
     scaled = ""
+    words = scaler_words(scaler.kind)  # an HPA's, when no autoscaler sets the count
     if scaler != demand.workload.document.ref:
-        scaled = f" (maxReplicas of HPA {scaler.name})"
+        scaled = f" ({words.max_field} of {words.noun} {scaler.name})"
     message = (
         f"{source.label}: {_ref(demand, source.quota.namespace)} requests "
         f"{format_quantity(own)} `{key}`: {groups} groups{scaled} of "
@@ -512,7 +522,7 @@ def _groups_exceeded(
     )
     fix = (
         f"Raise `{key}` of {source.quota.name} to {format_quantity(total)}, or run fewer "
-        "groups (its replicas, or its HPA's maxReplicas)."
+        f"groups (its replicas, or its {words.noun}'s {words.max_field})."
     )
     document, pos = _demand_pos(demand, limit.resource)
     return Problem.at(
