@@ -12,7 +12,7 @@ of a frozen dataclass to define, a `frozen_view` a tenth.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import field
 from decimal import Decimal
 from functools import cached_property
@@ -464,6 +464,21 @@ class ReplicaCount(NamedTuple):
         """`replicas: 3`, `replicas 1 by default`, `replicas: 2 × parallelism: 4`,
         `replicas: 3 × (size: 4 - 1)`."""
         return " × ".join(_factor_text(p) for p in self.factors or (self,))
+
+    @classmethod
+    def product(cls, factors: Sequence[ReplicaCount]) -> ReplicaCount:
+        """The count `factors` multiply to (one pod for none), named by the first written one
+        (the field to change), unknown when one of them is."""
+        if not factors:
+            return cls(1, "", None)
+        if len(factors) == 1:
+            return factors[0]
+        value = 1
+        for factor in factors:
+            value *= factor.value
+        lead = next((f for f in factors if f.pos is not None), factors[0])
+        unknown = next((f.unknown for f in factors if f.unknown is not None), None)
+        return cls(value, lead.field, lead.pos, tuple(factors), unknown)
 
 
 def _factor_text(count: ReplicaCount) -> str:

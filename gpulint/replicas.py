@@ -398,19 +398,6 @@ def peak_replicas(
     return peak
 
 
-def _product(factors: Sequence[ReplicaCount]) -> ReplicaCount:
-    """The count the factors multiply to, named by the first written one (one pod for none)."""
-    if not factors:
-        return ReplicaCount(1, "", None)
-    if len(factors) == 1:
-        return factors[0]
-    value = 1
-    for factor in factors:
-        value *= factor.value
-    lead = next((f for f in factors if f.pos is not None), factors[0])
-    return ReplicaCount(value, lead.field, lead.pos, tuple(factors))
-
-
 def groups_of(template: PodTemplate, pods: int) -> int:
     """How many groups of a group gang `pods` pods of `template` are: its count's first factor
     (a LeaderWorkerSet's `replicas`, a ModelServing's `spec.replicas`) at that many pods. A
@@ -459,7 +446,7 @@ def gang_parts(
             rest = template.replicas.factors[1:] if template.replicas else ()
             if template.gang_min is not None and rest and template.gang_min.value < rest[0].value:
                 rest = (template.gang_min, *rest[1:])
-            group = _product(rest)
+            group = ReplicaCount.product(rest)
             pods = group.value
         else:
             group = count

@@ -327,17 +327,7 @@ def _count(obj: YMap, role_node: YMap, role: Role, where: str = "") -> ReplicaCo
             less = min(count.less, factor.value)
             factor = ReplicaCount(factor.value - less, factor.field, factor.pos, less=less)
         factors.append(factor)
-    if not factors:
-        return ReplicaCount(1, "", None)
-    if len(factors) == 1:
-        return factors[0]
-    value = 1
-    for factor in factors:
-        value *= factor.value
-    # The field to change is the first one written, else the first one.
-    lead = next((f for f in factors if f.pos is not None), factors[0])
-    unknown = next((f.unknown for f in factors if f.unknown is not None), None)
-    return ReplicaCount(value, lead.field, lead.pos, tuple(factors), unknown)
+    return ReplicaCount.product(factors)
 
 
 def _fallback(obj: YMap, where: str, count: Count) -> ReplicaCount | None:
