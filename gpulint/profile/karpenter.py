@@ -207,24 +207,28 @@ def node_class_conditions(
     if not isinstance(name, str) or not name:
         return []
     nodepool_name = mapping(nodepool.get("metadata")).get("name")
-    conditions = [
-        Condition(
-            f"{_NODE_CLASS}{name}",
-            False,
-            f"NodePool {nodepool_name} names EC2NodeClass {name}, which no profile input "
-            f"defines: its AMIs are taken to carry the drivers its instance types need",
-        )
-    ]
+    return _class_conditions(
+        pools,
+        f"{_NODE_CLASS}{name}",
+        f"NodePool {nodepool_name} names EC2NodeClass {name}, which no profile input defines: "
+        f"its AMIs are taken to carry the drivers its instance types need",
+        _CUSTOM_AMI,
+        f"EC2NodeClass {name} selects its own AMIs (amiSelectorTerms without an alias), so "
+        f"Karpenter picks no accelerated variant for the accelerator types of NodePool "
+        f"{nodepool_name}: those AMIs are taken to carry the accelerator driver",
+    )
+
+
+def _class_conditions(
+    pools: Sequence[PoolFacts], key: str, missing: str, suffix: str, driverless: str
+) -> list[Condition]:
+    """A NodePool's assumptions about the node class `key` names: that an input defines it
+    (`missing` says what is assumed when none does), and, when the NodePool launches
+    accelerator types, that the class does not leave the driver out (`key` + `suffix`; what
+    `driverless` assumes when it does)."""
+    conditions = [Condition(key, False, missing)]
     if any(is_accelerator_resource(r) for view in pools for r in view.pool.allocatable):
-        conditions.append(
-            Condition(
-                f"{_NODE_CLASS}{name}{_CUSTOM_AMI}",
-                True,
-                f"EC2NodeClass {name} selects its own AMIs (amiSelectorTerms without an alias), "
-                f"so Karpenter picks no accelerated variant for the accelerator types of NodePool "
-                f"{nodepool_name}: those AMIs are taken to carry the accelerator driver",
-            )
-        )
+        conditions.append(Condition(f"{key}{suffix}", True, driverless))
     return conditions
 
 
@@ -261,26 +265,17 @@ def aks_node_class_conditions(
     if not is_azure(nodepool) or not isinstance(name, str) or not name:
         return []
     nodepool_name = mapping(nodepool.get("metadata")).get("name")
-    conditions = [
-        Condition(
-            f"{_AKS_NODE_CLASS}{name}",
-            False,
-            f"NodePool {nodepool_name} names AKSNodeClass {name}, which no profile input "
-            f"defines: AKS is taken to install the GPU driver its GPU sizes need "
-            f"(gpu.mode Driver, the default)",
-        )
-    ]
-    if any(is_accelerator_resource(r) for view in pools for r in view.pool.allocatable):
-        conditions.append(
-            Condition(
-                f"{_AKS_NODE_CLASS}{name}{_NO_GPU_DRIVER}",
-                True,
-                f"AKSNodeClass {name} sets gpu.mode None, so AKS installs no GPU driver on the "
-                f"GPU sizes of NodePool {nodepool_name}: a GPU Operator or other installer is "
-                f"taken to bring the driver and device plugin",
-            )
-        )
-    return conditions
+    return _class_conditions(
+        pools,
+        f"{_AKS_NODE_CLASS}{name}",
+        f"NodePool {nodepool_name} names AKSNodeClass {name}, which no profile input defines: "
+        f"AKS is taken to install the GPU driver its GPU sizes need (gpu.mode Driver, the "
+        f"default)",
+        _NO_GPU_DRIVER,
+        f"AKSNodeClass {name} sets gpu.mode None, so AKS installs no GPU driver on the GPU "
+        f"sizes of NodePool {nodepool_name}: a GPU Operator or other installer is taken to "
+        f"bring the driver and device plugin",
+    )
 
 
 def _weight(nodepool: Mapping[str, Any]) -> int:
