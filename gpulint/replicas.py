@@ -120,37 +120,38 @@ def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
     ScaledObject (`keda.sh/*`) with a scaleTargetRef, and every Dask operator DaskAutoscaler
     with a cluster and a maximum."""
     for document in documents:
-        kind = document.ref.kind
-        if kind == _SCALED_OBJECT and document.ref.api_version.startswith("keda.sh/"):
-            scaled = _scaled_object(document)
-            if scaled is not None:
-                yield scaled
+        found = _READERS.get(document.ref.kind)
+        if found is None:
             continue
-        if kind == _DASK_AUTOSCALER:
-            if document.ref.api_version.startswith("kubernetes.dask.org/"):
-                yield from _dask_autoscaler(document)
+        groups, read = found
+        if groups and not document.ref.api_version.startswith(groups):
             continue
-        if kind != _HPA:
-            continue
-        spec = document.obj.get("spec")
-        if not isinstance(spec, YMap):
-            continue
-        target = spec.get("scaleTargetRef")
-        maximum = spec.get("maxReplicas")
-        if not isinstance(target, YMap) or not isinstance(maximum, int):
-            continue
-        yield Autoscaler(
-            DocumentKey.of(document),
-            str(target.get("kind", "")),
-            str(target.get("name", "")),
-            maximum,
-            spec.pos_of_key("maxReplicas"),
-            _utilization_metrics(document.ref.api_version, spec),
-            minimum if isinstance(minimum := spec.get("minReplicas", 1), int) else 1,
-        )
+        scaler = read(document)
+        if scaler is not None:
+            yield scaler
 
 
-def _dask_autoscaler(document: Document) -> Iterator[Autoscaler]:
+def _hpa(document: Document) -> Autoscaler | None:
+    """A HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas."""
+    spec = document.obj.get("spec")
+    if not isinstance(spec, YMap):
+        return None
+    target = spec.get("scaleTargetRef")
+    maximum = spec.get("maxReplicas")
+    if not isinstance(target, YMap) or not isinstance(maximum, int):
+        return None
+    return Autoscaler(
+        DocumentKey.of(document),
+        str(target.get("kind", "")),
+        str(target.get("name", "")),
+        maximum,
+        spec.pos_of_key("maxReplicas"),
+        _utilization_metrics(document.ref.api_version, spec),
+        minimum if isinstance(minimum := spec.get("minReplicas", 1), int) else 1,
+    )
+
+
+def _dask_autoscaler(document: Document) -> Autoscaler | None:
     """A DaskAutoscaler as the Dask operator applies it (dask/dask-kubernetes
     operator/controller/controller.py daskautoscaler_adapt): every few seconds it sets the
     replicas of the DaskCluster `spec.cluster`'s default worker group, its `worker.replicas`,
@@ -158,13 +159,13 @@ def _dask_autoscaler(document: Document) -> Iterator[Autoscaler]:
     scales whatever the pods request."""
     spec = document.obj.get("spec")
     if not isinstance(spec, YMap):
-        return
+        return None
     cluster = spec.get("cluster")
     maximum = spec.get("maximum")
     if not isinstance(cluster, str) or not isinstance(maximum, int) or isinstance(maximum, bool):
-        return
+        return None
     minimum = spec.get("minimum", 0)
-    yield Autoscaler(
+    return Autoscaler(
         DocumentKey.of(document),
         "DaskCluster",
         cluster,
@@ -258,6 +259,15 @@ def _trigger_utilization(triggers: YSeq) -> tuple[tuple[str, str], ...] | None:
         container = mapping_at(trigger, "metadata").get("containerName", "")
         found.append((str(kind), str(container)))
     return tuple(found)
+
+
+#: How each kind of autoscaler is read: the API groups it is read in ("" for any), and its
+#: reader.
+_READERS: dict[str, tuple[str, Callable[[Document], Autoscaler | None]]] = {
+    _HPA: ("", _hpa),
+    _SCALED_OBJECT: ("keda.sh/", _scaled_object),
+    _DASK_AUTOSCALER: ("kubernetes.dask.org/", _dask_autoscaler),
+}
 
 
 def _utilization_metrics(api_version: str, spec: YMap) -> tuple[tuple[str, str], ...] | None:
