@@ -33,6 +33,10 @@ IGNORES = {
         "ch[ab]rt?.yaml\n"
         "k8s/*.yaml\n"
         "!k8s/keep-*.yaml\n"
+        "notes.yaml\n"
+        "*.tmp.yaml\n"
+        "deep/exact.yaml\n"
+        "*.d/\n"
     ),
     "sub/": "local.yaml\n/only-here.yaml\n!build/\n",
 }
@@ -66,6 +70,17 @@ PATHS = [
     "local.yaml",
     "sub/only-here.yaml",
     "sub/x/only-here.yaml",
+    "notes.yaml",
+    "x/notes.yaml",
+    "x/anotes.yaml",
+    "a.tmp.yaml",
+    "x/y/b.tmp.yaml",
+    "x/tmp.yaml",
+    "deep/exact.yaml",
+    "x/deep/exact.yaml",
+    "conf.d/",
+    "x/conf.d/",
+    "x/conf.d",
 ]
 
 
