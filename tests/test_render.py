@@ -706,6 +706,65 @@ def test_a_marked_render_never_writes_through_a_linked_template(helm: Path, tmp_
     assert real.read_text() == _TWO_BACKENDS
 
 
+# A template that prints something new at every render (kubeflow/arena's serving charts
+# annotate their objects with `"helm.sh/created": {{ now | unixEpoch | quote }}`; a random
+# token changes at every render, where a second changes only between seconds).
+_NONCE = (
+    "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: nonce\n"
+    "  annotations: {created: {{ randAlphaNum 10 | quote }}}\n"
+)
+
+
+def _counting_helm(tool_env, helm4_dir: Path, tmp_path: Path) -> Path:
+    """helm behind a script that writes a line per run to the file it returns."""
+    calls = tmp_path / "calls"
+    counting = tmp_path / "counting-helm"
+    counting.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {helm4_dir / "helm"} "$@"\n')
+    counting.chmod(0o755)
+    tool_env(helm=counting)
+    return calls
+
+
+def test_a_line_a_template_prints_anew_at_every_render_does_not_stop_a_marked_render(
+    tool_env, helm4_dir: Path, tmp_path: Path
+) -> None:
+    calls = _counting_helm(tool_env, helm4_dir, tmp_path)
+    chart = _two_backends(tmp_path, _TWO_BACKENDS)
+    (chart / "templates" / "nonce.yaml").write_text(_NONCE)
+    request = HelmRender(chart, "h2o", None, ())
+    rendered = render_chart(request, None)
+    printed = rendered.splitlines()
+    lines = [n for n, text in enumerate(printed, 1) if text == "          resources:"]
+    findings = [finding_at(n, 11, "h2o/templates/deployment.yaml") for n in lines]
+    located = HelmOrigin(request, "h2o", str(chart), None).locate(findings, rendered)
+    # The marked render differs from the first in the annotation too; one render more shows
+    # that line changes on its own, so the marks still tell the two `resources:` apart.
+    assert [(f.line, f.column) for f in located] == [(11, 11), (25, 11)]
+    # The render, the values file's `resources` changed (which moves everything: no origin
+    # there), the marked render and the render that shows which line changes on its own.
+    assert len(calls.read_text().splitlines()) == 4
+
+
+def test_values_traced_by_one_render_despite_a_line_that_changes_at_every_render(
+    tool_env, helm4_dir: Path, tmp_path: Path
+) -> None:
+    calls = _counting_helm(tool_env, helm4_dir, tmp_path)
+    chart = _two_backends(tmp_path, _TWO_BACKENDS)
+    (chart / "templates" / "nonce.yaml").write_text(_NONCE)
+    request = HelmRender(chart, "h2o", None, ())
+    rendered = render_chart(request, None)
+    printed = rendered.splitlines()
+    web = printed.index("              nvidia.com/gpu: 1") + 1
+    tgi = printed.index("              nvidia.com/gpu: 4") + 1
+    findings = [finding_at(web, 31, None), finding_at(tgi, 31, None)]
+    located = HelmOrigin(request, "h2o", str(chart), None).locate(findings, rendered)
+    values = (chart / "values.yaml").as_posix()
+    assert [(f.path, f.line, f.column) for f in located] == [(values, 1, 59), (values, 2, 59)]
+    # The render, the one render with both values changed, and the render that shows which
+    # line changes on its own: no render per value.
+    assert len(calls.read_text().splitlines()) == 3
+
+
 LOCAL_AI = FIXTURES / "real" / "go-skynet-helm" / "local-ai"
 
 

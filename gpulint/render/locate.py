@@ -19,12 +19,18 @@ Only exact origins are used:
 - kustomize: the same object, field path and value in exactly one patch, else in exactly one
   resource file (`gpulint.render.kustomize`).
 
+A render compared with another is compared but on the lines that change from one render of
+the chart to the next on their own (a template printing `now`, `randAlphaNum` or a generated
+certificate): those are found, the first time a comparison fails, by one render more outside
+the cache, and a comparison holds when only they differ, each keeping its length.
+
 Anything else stays unmapped: the finding names the template (or the overlay) at line 1, and
 carries the rendered position.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import os
@@ -192,9 +198,12 @@ class HelmOrigin:
         index, found = tokens(rendered)
         values = _ValuesFiles.read(self.request) if self.trace_values else None
         at_tokens = [found.get((f.line, f.column)) for f in findings]
+        changing = _Changing(self, rendered)
         known: dict[int, Location | None] = {}  # by token offset: what one render told
         if values is not None:
-            known = self._from_one_render([t for t in at_tokens if t is not None], rendered, values)
+            known = self._from_one_render(
+                [t for t in at_tokens if t is not None], rendered, values, changing
+            )
         # (file, scalar offset, new text) -> the render with that scalar changed (None: refused)
         renders: dict[tuple[int, int, str], str | None] = {}
         entries = {t.path: t for t in found.values() if not t.is_key}  # value of each key
@@ -218,7 +227,9 @@ class HelmOrigin:
             if where is None:
                 where = self._from_template(finding, index, token)
             if where is None and self.trace_values:
-                where = self._from_marked(finding, index, token, rendered, ambiguous, marked)
+                where = self._from_marked(
+                    finding, index, token, rendered, ambiguous, marked, changing
+                )
             if where is None and token is not None and token.is_key and values is not None:
                 value = entries.get(token.path)
                 if value is not None:
@@ -308,6 +319,7 @@ class HelmOrigin:
         rendered: str,
         ambiguous: Mapping[str, set[int]],
         marked: dict[str, _Marked | None],
+        changing: _Changing,
     ) -> Location | None:
         """Which of several template lines printed the finding's line, told by a render of
         the chart with a comment marking each of them (`marked` keeps one per template)."""
@@ -316,7 +328,7 @@ class HelmOrigin:
             return None
         path, matches = matched
         if path not in marked:
-            marked[path] = self._marked_render(path, ambiguous.get(path, set()), rendered)
+            marked[path] = self._marked_render(path, ambiguous.get(path, set()), rendered, changing)
         render = marked[path]
         if render is None:
             return None
@@ -326,9 +338,12 @@ class HelmOrigin:
             return None
         return Location(path, numbers[0], matches[numbers[0]])
 
-    def _marked_render(self, path: str, lines: Iterable[int], rendered: str) -> _Marked | None:
+    def _marked_render(
+        self, path: str, lines: Iterable[int], rendered: str, changing: _Changing
+    ) -> _Marked | None:
         """The chart rendered with ` #TAG:N` at the end of each of `lines` (N) of the template
-        at `path`; None unless it is `rendered` with only those comments added.
+        at `path`; None unless it is `rendered` with only those comments added (and the lines
+        that change on their own, `changing`).
 
         The comment ends a template line and holds no line break, so each rendered line keeps
         its number; a marked line whose text an action goes on from carries its comment in
@@ -351,12 +366,13 @@ class HelmOrigin:
             raise
         except GpulintError:  # the marked chart refused: nothing told
             return None
-        if re.sub(rf" #{tag}:\d+", "", again) != rendered:
+        unmarked = re.sub(rf" #{tag}:\d+", "", again)
+        if unmarked != rendered and not _same_but(unmarked, rendered, changing.lines()):
             return None
         return _Marked(tag, TextIndex(again))
 
     def _from_one_render(
-        self, found: Sequence[Token], rendered: str, values: _ValuesFiles
+        self, found: Sequence[Token], rendered: str, values: _ValuesFiles, changing: _Changing
     ) -> dict[int, Location | None]:
         """Where each of `found` (rendered tokens) comes from, told by one render that changes
         every candidate scalar at once, each to a text of its own (by token offset; a token
@@ -409,7 +425,10 @@ class HelmOrigin:
                 raise
             except GpulintError:
                 return {}
-        if not _only_substituted(rendered, again, {marks[k]: scalars[k].text for k in marks}):
+        substituted = {marks[k]: scalars[k].text for k in marks}
+        if not _only_substituted(rendered, again, substituted) and not _only_substituted(
+            rendered, again, substituted, changing.lines()
+        ):
             return {}
         known: dict[int, Location | None] = {}
         for offset in wanted:
@@ -697,20 +716,70 @@ def _unique_sentinel(text: str, taken: Iterable[str], texts: Sequence[str]) -> s
     return None
 
 
-def _only_substituted(rendered: str, again: str, marks: Mapping[str, str]) -> bool:
+def _only_substituted(
+    rendered: str, again: str, marks: Mapping[str, str], changing: frozenset[int] = frozenset()
+) -> bool:
     """Whether `again` is `rendered` with some of the texts of `marks` (new text -> old text)
-    replaced by their new text where they were, and with nothing else changed."""
+    replaced by their new text where they were, and with nothing else changed but lines of
+    `changing` (see _same_but)."""
     if len(again) != len(rendered):
         return False
+    # Where each line of `again` starts: a mark's text printed by chance on a changing line (a
+    # digit in a random token) is no substitution, and no proof of one missing either.
+    starts = [0, *(m.end() for m in re.finditer("\n", again))] if changing else []
     expected = list(rendered)
     for mark, old in marks.items():
         start = again.find(mark)
         while start >= 0:
-            if rendered[start : start + len(mark)] != old:
+            if rendered[start : start + len(mark)] == old:
+                expected[start : start + len(mark)] = mark
+            elif bisect.bisect_right(starts, start) not in changing:
                 return False
-            expected[start : start + len(mark)] = mark
             start = again.find(mark, start + 1)
-    return "".join(expected) == again
+    return _same_but("".join(expected), again, changing)
+
+
+def _same_but(text: str, rendered: str, changing: frozenset[int]) -> bool:
+    """Whether `text` is `rendered` but on the lines (1-based) of `changing`, each of which
+    keeps its length: every other character is where it was."""
+    if text == rendered:
+        return True
+    ours, theirs = text.split("\n"), rendered.split("\n")
+    return len(ours) == len(theirs) and all(
+        a == b or (number in changing and len(a) == len(b))
+        for number, (a, b) in enumerate(zip(ours, theirs, strict=True), start=1)
+    )
+
+
+class _Changing:
+    """The lines of a render that differ from one render of the same chart to the next on
+    their own (`now`, `randAlphaNum`, `genCA` in a template): found the first time they are
+    asked for, by rendering the chart once more outside the cache (whose render may be from
+    another second). None differ when that render is refused or moves any line."""
+
+    def __init__(self, origin: HelmOrigin, rendered: str) -> None:
+        self._origin = origin
+        self._rendered = rendered
+        self._lines: frozenset[int] | None = None
+
+    def lines(self) -> frozenset[int]:
+        """The changing lines of the render, 1-based."""
+        if self._lines is None:
+            self._lines = frozenset()
+            try:
+                again = render_chart(self._origin.request, None, None, self._origin.run)
+            except RenderTimeout:  # the run is out of time: no more renders
+                raise
+            except GpulintError:
+                return self._lines
+            ours, theirs = self._rendered.split("\n"), again.split("\n")
+            if len(ours) == len(theirs):
+                self._lines = frozenset(
+                    number
+                    for number, (a, b) in enumerate(zip(ours, theirs, strict=True), start=1)
+                    if a != b
+                )
+        return self._lines
 
 
 class _Marked(NamedTuple):
