@@ -251,6 +251,26 @@ _KUBEAI_REQUESTS = frozenset(
 _KUBEAI_UNTOLERATED = frozenset({"nvidia-gpu-t4"})
 
 
+def mpijob_v1alpha1_worker(obj: YMap, spec: YMap) -> YMap | UnreadPart | None:
+    """The worker pod of a v1alpha1 MPIJob: its `template` as written when `replicas` sets
+    the workers. With `gpus` or `processingUnits` (which win over `replicas`), the operator
+    picks how many workers run and gives each its share of the units, up to its
+    `--gpus-per-node` (or the job's `gpusPerNode`), over the template's own limit
+    (allocateProcessingUnits, newWorker): UnreadPart."""
+    for field in ("gpus", "processingUnits"):
+        if spec.get(field) is not None:
+            cpu = field == "processingUnits" and spec.get("processingResourceType") == "cpu"
+            return UnreadPart(
+                f"the operator divides `spec.{field}` among workers by its units per node, "
+                "which no manifest says",
+                spec.pos_of_value(field),
+                accelerators=not cpu,
+            )
+    template = spec.get("template")
+    pod = template.get("spec") if isinstance(template, YMap) else None
+    return pod if isinstance(pod, YMap) else None
+
+
 def kubeai_pod(obj: YMap, spec: YMap) -> YMap | UnreadPart | None:
     """The pod KubeAI runs for `spec.resourceProfile` (`nvidia-gpu-l4:2`); UnreadPart when the
     profile is not one of the chart's."""

@@ -389,6 +389,18 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     # Kubeflow training operator (v1) and mpi-operator (v2beta1): one template per role key.
     _kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
     _kubeflow("TFJob", "tfReplicaSpecs"),
+    # mpi-operator's v1alpha1 (kubeflow/mpi-operator pkg/controllers/v1alpha1/
+    # mpi_job_controller.go, removed upstream in 2021; kubeflow/arena's mpijob chart still
+    # writes it for the operator arena installs): `replicas` workers of `template`, a
+    # StatefulSet, whose first container keeps its GPU limit (newWorker), and a launcher Job
+    # of the same template with its resources taken away (newLauncher). Before the v2beta1
+    # shape, whose apiVersion glob would take it and find no `mpiReplicaSpecs`.
+    WorkloadShape(
+        "MPIJob",
+        ("kubeflow.org/v1alpha1",),
+        (Role("spec", name="Worker", derive=_built_by("mpijob_v1alpha1_worker")),),
+        gang=True,
+    ),
     _kubeflow("MPIJob", "mpiReplicaSpecs"),
     _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
     _kubeflow("PaddleJob", "paddleReplicaSpecs"),

@@ -188,7 +188,7 @@ def _role_template(
         if derived is not spec:
             # Built by gpulint from the role's fields: only what is written is type-checked.
             containers = _containers("", derived, role.containers, [], walked)
-        node = spec = derived
+            node = spec = derived
     if node is None or spec is None:
         return None
     if not role.spec and not containers:
