@@ -34,6 +34,12 @@ RESOURCES_CASES = ROOT / "fixtures" / "cases" / "resources"
         ("nvidia.com/gpu-20gb", "nvidia.com/gpu-<N>gb", "slice", "device plugin"),
         ("nvidia.com/gpumem", "nvidia.com/gpumem", "memory", "scheduler extender"),
         ("volcano.sh/gpu-memory", "volcano.sh/gpu-memory", "memory", "device plugin"),
+        (
+            "aliyun.com/gpu-core.percentage",
+            "aliyun.com/gpu-core.percentage",
+            "cores",
+            "device plugin",
+        ),
         ("gpu.intel.com/millicores", "gpu.intel.com/millicores", "cores", "node feature"),
         ("huawei.com/Ascend910B3-memory", "huawei.com/Ascend<model>-memory", "memory", EXTENDER),
         ("amd.com/spx_nps1", "amd.com/<compute>_<memory>", "slice", "device plugin"),

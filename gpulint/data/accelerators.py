@@ -235,6 +235,17 @@ RESOURCES: tuple[AcceleratorResource, ...] = (
         "Alibaba gpushare",
         source="AliyunContainerService/gpushare-scheduler-extender pkg/utils/const.go",
     ),
+    # ACK's cGPU sharing (compute isolated as well as memory): its device plugin puts the
+    # name in node capacity, 100 per GPU; kubeflow/arena's serving charts request it.
+    AcceleratorResource(
+        "aliyun.com/gpu-core.percentage",
+        "NVIDIA",
+        CORES,
+        "1 % of a GPU's compute",
+        DEVICE_PLUGIN,
+        "Alibaba Cloud ACK cGPU",
+        source="kubeflow/arena pkg/apis/types/const.go, pkg/topnode/gpushare.go",
+    ),
     # Volcano device plugins (volcano-sh/devices, volcano-vgpu-device-plugin)
     AcceleratorResource(
         "volcano.sh/gpu-number",
