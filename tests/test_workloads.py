@@ -1022,6 +1022,46 @@ spec:
     }
 
 
+def test_kubevirt_machines_and_instancetypes_name_the_pods_kubevirt_builds() -> None:
+    from gpulint.requestscan import unchecked
+
+    documents = load_text(
+        "x.yaml",
+        """\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: vm}
+spec:
+  template:
+    spec:
+      domain:
+        devices:
+          gpus: [{name: a, deviceName: nvidia.com/GA102GL_A10}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+---
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterInstancetype
+metadata: {name: gpu-large}
+spec:
+  gpus: [{name: a, deviceName: nvidia.com/GRID_A10-4Q}]
+""",
+    ).documents
+    found = [unchecked(document, None) for document in documents]
+    assert [[(r.what, r.field) for r in f.requests] for f in found if f is not None] == [
+        [
+            ("nvidia.com/GA102GL_A10", "spec.template.spec.domain.devices.gpus[0]"),
+            ("nvidia.com/gpu", "spec.template.spec.domain.resources.limits"),
+        ],
+        [("nvidia.com/GRID_A10-4Q", "spec.gpus[0]")],
+    ]
+    assert [f.requests[-1].runs_in for f in found if f is not None] == [
+        "KubeVirt gives them to the virt-launcher pod it runs for each virtual machine "
+        "instance, which gpulint does not build",
+        "KubeVirt gives them to the virt-launcher pod it runs for each virtual machine "
+        "instance of a machine that names this instancetype, which gpulint does not build",
+    ]
+
+
 def test_a_read_workload_reports_only_the_requests_its_pod_templates_do_not_read() -> None:
     from gpulint.requestscan import unchecked
 
