@@ -19,11 +19,13 @@ from gpulint.data.accelerators import (
     NETWORK_DOMAINS,
     NETWORK_PREFIXES,
     NETWORK_WORDS,
+    REMOVED_NAMES,
     RESOURCES,
     AcceleratorAnnotation,
     AcceleratorResource,
     FormerName,
     ModelNames,
+    RemovedName,
 )
 
 #: Names the vendors' device plugins advertise for a whole device, most common first (pattern
@@ -48,6 +50,7 @@ DRA_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
 _BY_NAME: dict[str, AcceleratorResource] = {r.name: r for r in RESOURCES if r.pattern is None}
 _BY_ANNOTATION: dict[str, AcceleratorAnnotation] = {a.key: a for a in ANNOTATIONS}
 _FORMER: dict[str, FormerName] = {f.name: f for f in FORMER_NAMES}
+_REMOVED: dict[str, RemovedName] = {r.name: r for r in REMOVED_NAMES}
 # NVIDIA MIG devices under the `mixed` strategy: nvidia.com/mig-<slices>g.<memory>gb[.me]
 # (A pattern string, compiled on first use.)
 MIG_RESOURCE = r"nvidia\.com/mig-(?:[1-8]c\.)?[1-8]g\.[0-9]+gb(?:\.[a-z]+)*\Z"
@@ -127,6 +130,12 @@ def former_name(name: str) -> FormerName | None:
     """The registry's record of `name` when it is a name its provider has since renamed
     (Koordinator's `kubernetes.io/gpu`, now `koordinator.sh/gpu`), else None."""
     return _FORMER.get(name)
+
+
+def removed_name(name: str) -> RemovedName | None:
+    """The registry's record of `name` when Kubernetes served it itself and has removed it
+    (`alpha.kubernetes.io/nvidia-gpu`), else None."""
+    return _REMOVED.get(name)
 
 
 def accelerator_annotation(key: str) -> AcceleratorAnnotation | None:

@@ -702,6 +702,28 @@ FORMER_NAMES: tuple[FormerName, ...] = tuple(
 )
 
 
+class RemovedName(NamedTuple):
+    """A resource name Kubernetes once served itself and has removed."""
+
+    name: str
+    now: str  # what serves the same unit since, through a device plugin
+    removed: str  # the Kubernetes release that removed it
+    source: str = ""
+
+
+#: Kubernetes' own resources for accelerators, removed: no kubelet advertises them since, and
+#: no device plugin can (the kubelet refuses to register a `kubernetes.io/` name), while the
+#: API server still accepts a pod asking for them, which stays Pending.
+REMOVED_NAMES: tuple[RemovedName, ...] = (
+    RemovedName(
+        "alpha.kubernetes.io/nvidia-gpu",
+        "nvidia.com/gpu",
+        "1.11",
+        "kubernetes/kubernetes#61498 (Accelerators feature gate removed); #55679",
+    ),
+)
+
+
 class ModelNames(NamedTuple):
     """GPU models of one vendor, as users write them in a resource name (`nvidia.com/a100`).
 

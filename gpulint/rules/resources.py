@@ -19,6 +19,7 @@ from gpulint.accelerators import (
     is_valid_resource_name,
     looks_like_accelerator,
     near_miss,
+    removed_name,
     suggest_resource,
 )
 from gpulint.fields import shown, spelt_like
@@ -139,6 +140,16 @@ def _unknown_name(
             else "which is not a valid resource name: the API rejects it"
         )
         return _rename(template, quantity, f"{what}, {reason}", suggestion)
+    removed = removed_name(name)
+    if removed is not None:
+        return _rename(
+            template,
+            quantity,
+            f"{what}, Kubernetes' own resource before {removed.removed}, which removed it: no "
+            f"kubelet advertises it since and no device plugin can (the kubelet registers no "
+            f"`kubernetes.io/` name), so the pod is never scheduled",
+            removed.now,
+        )
     model = gpu_model_resource(name)
     if model is not None:
         return _model_named(template, container, section, quantity, model, None)
