@@ -43,6 +43,7 @@ from gpulint.shapes import (
     WorkloadShape,
     api_group,
     path_steps,
+    runs_no_pods_of_its_own,
     shape_for,
 )
 from gpulint.views import NamedTuple
@@ -669,24 +670,31 @@ def _found_by_shape(document: Document, walked: Walked) -> Workload | None:
     if api_group(document.ref.api_version) in _POLICY_GROUPS:
         return None
     templates: list[PodTemplate] = []
-    pending: list[tuple[str, Any, Any]] = [
-        (str(k), obj, v)
+    # Each entry: its path, its parent, the node, and the object written inside this one that
+    # holds it (an OpenShift Template's `objects[]`), if any.
+    pending: list[tuple[str, Any, Any, YMap | None]] = [
+        (str(k), obj, v, None)
         for k, v in walk_entries(obj, walked)
         if k not in _NOT_PODS and type(v) in _NODES
     ]
     pending.reverse()
     while pending:
-        where, parent, node = pending.pop()
+        where, parent, node, owner = pending.pop()
         if type(node) is YMap and _is_pod_spec(node, walked):
             template = parent if _is_template(parent, node, obj) else node
             role = where.rpartition(".")[0] if template is parent else where
             containers = _containers("", node, POD_CONTAINERS, [], walked)
-            count = ReplicaCount(1, "", None)
+            # Inside an object of a kind that runs no pod of its own (a ServingRuntime in a
+            # Template): a template other objects run, as that kind is read on its own.
+            runs = owner is None or not _runs_no_pods(owner)
+            count = ReplicaCount(1 if runs else 0, "", None)
             templates.append(PodTemplate(document, template, node, containers, role, count))
             continue
         listed = type(node) is YSeq
+        if not listed and _is_embedded_object(node):
+            owner = node
         children = [
-            (f"{where}[{k}]" if listed else f"{where}.{k}", node, v)
+            (f"{where}[{k}]" if listed else f"{where}.{k}", node, v, owner)
             for k, v in walk_entries(node, walked)
             if type(v) in _NODES and k not in _NO_POD_SPECS
         ]
@@ -708,6 +716,16 @@ _NOT_PODS = frozenset({"apiVersion", "kind", "metadata", "status"})
 _NODES = (YMap, YSeq)
 # Fields that never hold a pod spec, left to the accelerator scan: requirements and claims.
 _NO_POD_SPECS = frozenset({"resources", "resourceClaims", "annotations", "labels"})
+
+
+def _is_embedded_object(node: YMap) -> bool:
+    """Whether a mapping inside an object is an object of its own: an `apiVersion` and a
+    `kind` (an OpenShift Template's `objects[]`, a ManifestWork's manifests)."""
+    return isinstance(node.get("apiVersion"), str) and isinstance(node.get("kind"), str)
+
+
+def _runs_no_pods(embedded: YMap) -> bool:
+    return runs_no_pods_of_its_own(str(embedded["kind"]), str(embedded["apiVersion"]))
 
 
 def _is_pod_spec(node: YMap, walked: Walked) -> bool:
