@@ -549,6 +549,19 @@ spec:
     spec:
       containers: [{name: serve, image: "serve:1"}]
 """
+# A Service after the Deployment in the same template (xorbitsai/xinference-helm-charts writes
+# its supervisor so): helm prints the Service first, so its `spec:` is the first rendered one.
+_SERVICE_AFTER = (
+    _TWO_SPECS
+    + """\
+---
+kind: Service
+apiVersion: v1
+metadata: {name: serve}
+spec:
+  ports: [{port: 80}]
+"""
+)
 # The pod's `spec:` of the first branch is written six columns in, and rendered four in (the
 # `-}}` trims the line break and indentation after it), as the other branch writes its own.
 _TRIMMED = """\
@@ -594,8 +607,10 @@ spec:
         # A `-}}` moves a line to where another branch writes one: order cannot tell them
         # apart, a render with both lines marked can (the first branch's, two columns in).
         (_TRIMMED, (9, 7)),
+        # Order is read within the pod's document, not across the documents helm sorts.
+        (_SERVICE_AFTER, (8, 5)),
     ],
-    ids=["both-printed", "continued-line", "trimmed-line-breaks"],
+    ids=["both-printed", "continued-line", "trimmed-line-breaks", "service-printed-first"],
 )
 def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_told_by_marks(
     helm: Path, tmp_path: Path, template: str, where: tuple[int, int]

@@ -126,8 +126,8 @@ def _continued(lines: Sequence[str], number: int) -> bool:
     return not _keeps_line_break(following)
 
 
-def _source_lines(index: TextIndex, source: str) -> list[int]:
-    """The rendered lines (1-based) of every document Helm printed from `source`."""
+def _source_documents(index: TextIndex, source: str) -> list[list[int]]:
+    """The rendered lines (1-based) of each document Helm printed from `source`."""
     header, inside, found = f"# Source: {source}", False, []
     for number in range(1, len(index.starts) + 1):
         line = index.line(number)
@@ -135,9 +135,38 @@ def _source_lines(index: TextIndex, source: str) -> list[int]:
             inside = False
         elif line == header:
             inside = True
+            found.append([])
         elif inside:
-            found.append(number)
+            found[-1].append(number)
     return found
+
+
+def _source_lines(index: TextIndex, source: str) -> list[int]:
+    """The rendered lines (1-based) of every document Helm printed from `source`."""
+    return [number for document in _source_documents(index, source) for number in document]
+
+
+_KIND = re.compile(r"kind:[ \t]*([^\s{#'\"][^\s#]*)[ \t]*(?:#.*)?")
+_SEPARATOR = re.compile(r"---(?:[ \t]|$)")
+
+
+def _template_documents(lines: Sequence[str]) -> list[range]:
+    """The line ranges (1-based) of a template's documents, split at its `---` lines; those
+    with no text outside actions and comments (what a `{{- if }}` before a `---` leaves) are
+    left out."""
+    documents, first = [], 1
+    for number in [*(n for n, line in enumerate(lines, 1) if _SEPARATOR.match(line)), None]:
+        last = len(lines) if number is None else number - 1
+        texts = (_ACTION.sub("", lines[n - 1]).strip() for n in range(first, last + 1))
+        if any(text and not text.startswith("#") for text in texts):
+            documents.append(range(first, last + 1))
+        first = last + 2
+    return documents
+
+
+def _kinds(lines: Iterable[str]) -> set[str]:
+    """The kinds a document's lines write as literal text at its top level."""
+    return {m.group(1) for line in lines if (m := _KIND.fullmatch(line.rstrip()))}
 
 
 def _by_order(
@@ -150,12 +179,19 @@ def _by_order(
     fixed = sorted(patterns.keys() & _unconditional_lines(template))
     if not fixed or finding.source is None:
         return None
+    lines = _source_lines(index, finding.source)
+    documents = _template_documents(template.split("\n"))
+    if len(documents) > 1:
+        # Helm prints a template's documents sorted by kind (its Services before its
+        # Deployment), whatever their order in the template: order tells only inside the
+        # finding's document, against the one template document that can write its kind.
+        within = _document_order(index, finding, template, documents)
+        if within is None:
+            return None
+        lines, document = within
+        fixed = [n for n in fixed if n in document]
     compiled = [re.compile(patterns[n]) for n in patterns]
-    printed = [
-        n
-        for n in _source_lines(index, finding.source)
-        if any(c.fullmatch(index.line(n).lstrip(" ")) for c in compiled)
-    ]
+    printed = [n for n in lines if any(c.fullmatch(index.line(n).lstrip(" ")) for c in compiled)]
     if len(printed) != len(fixed) or finding.line not in printed:
         return None
     if not all(
@@ -164,6 +200,29 @@ def _by_order(
     ):
         return None
     return fixed[printed.index(finding.line)]
+
+
+def _document_order(
+    index: TextIndex, finding: Finding, template: str, documents: Sequence[range]
+) -> tuple[list[int], range] | None:
+    """The rendered lines of the finding's document and the template lines that printed it:
+    when its kind is written by no other rendered document of the template, and by one
+    template document alone (a document whose kind is an action may write any)."""
+    if finding.source is None:
+        return None
+    rendered = _source_documents(index, finding.source)
+    mine = next((d for d in rendered if finding.line in d), None)
+    if mine is None or len(kinds := _kinds(index.line(n) for n in mine)) != 1:
+        return None
+    if sum(_kinds(index.line(n) for n in d) == kinds for d in rendered) != 1:
+        return None
+    lines = template.split("\n")
+    writers = [
+        d for d in documents if not (written := _kinds(lines[n - 1] for n in d)) or kinds & written
+    ]
+    if len(writers) != 1:
+        return None
+    return mine, writers[0]
 
 
 class Location(NamedTuple):
