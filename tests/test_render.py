@@ -154,6 +154,52 @@ def test_a_local_dependency_is_built_in_a_copy(helm: Path, tmp_path: Path) -> No
     assert sorted(os.listdir(umbrella)) == ["Chart.yaml", "templates", "values.yaml"]
 
 
+def test_a_local_dependency_s_lines_are_placed_in_the_directory_it_is_built_from(
+    helm: Path, tmp_path: Path
+) -> None:
+    # stackhpc/azimuth-llm's wrapper charts name the chart beside them, under an alias here:
+    # helm prints its templates as `<wrapper>/charts/<alias>/...`, a directory nobody has.
+    _write_chart(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",  # the checked tree: the checkout
+            "wrapper/Chart.yaml": (
+                "apiVersion: v2\nname: wrapper\nversion: 0.1.0\ndependencies:\n"
+                "- name: serve\n  alias: api\n  version: 0.1.0\n  repository: file://../serve/\n"
+            ),
+            "serve/Chart.yaml": "apiVersion: v2\nname: serve\nversion: 0.1.0\n",
+            "serve/templates/deployment.yaml": _TWO_SPECS,
+        },
+    )
+    wrapper = tmp_path / "wrapper"
+    request = HelmRender(wrapper, "w", None, ())
+    rendered = render_chart(request, None)
+    line = [text.rstrip() for text in rendered.splitlines()].index("    spec:") + 1
+    source = "wrapper/charts/api/templates/deployment.yaml"
+    (found,) = HelmOrigin(request, "w", str(wrapper), None).locate(
+        [finding_at(line, 5, source)], rendered
+    )
+    assert (found.path, found.line, found.column) == (
+        f"{tmp_path}/serve/templates/deployment.yaml",
+        8,
+        5,
+    )
+    # A dependency outside the checked tree is never read or named, whatever Chart.yaml says
+    # by the time the findings are placed.
+    (wrapper / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: wrapper\nversion: 0.1.0\ndependencies:\n"
+        "- name: api\n  version: 0.1.0\n  repository: file://../../outside/\n"
+    )
+    (found,) = HelmOrigin(request, "w", str(wrapper), None).locate(
+        [finding_at(line, 5, source)], rendered
+    )
+    assert (found.path, found.line, found.column) == (
+        f"{wrapper}/charts/api/templates/deployment.yaml",
+        1,
+        1,
+    )
+
+
 def _write_chart(directory: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ from pathlib import Path
 from gpulint.errors import GpulintError
 from gpulint.findings import Finding, RenderedAt
 from gpulint.render.confine import is_inside, read_text
-from gpulint.render.helm import HelmRender, render_chart
+from gpulint.render.helm import HelmRender, built_dependencies, render_chart
 from gpulint.render.tokens import TextIndex, Token, tokens
 from gpulint.render.tools import RenderRun, RenderTimeout
 from gpulint.views import NamedTuple
@@ -300,12 +300,32 @@ class HelmOrigin:
         return located
 
     def _template_path(self, source: str | None) -> str | None:
-        """`trainer/templates/x.yaml` (Helm's `# Source:`) as a path under the chart."""
+        """`trainer/templates/x.yaml` (Helm's `# Source:`) as a path under the chart; a
+        subchart built from a `file://` dependency (`trainer/charts/common/templates/x.yaml`)
+        as a path under the directory it is built from."""
         if not source or "/" not in source:
             return None
-        path = os.path.normpath(os.path.join(self.chart_path, source.split("/", 1)[1]))
+        chart, parts = self.chart_path, source.split("/")[1:]
+        while len(parts) > 2 and parts[0] == "charts":
+            held = os.path.join(chart, "charts", parts[1])
+            if os.path.isdir(held):
+                chart = held  # a subchart `charts/` holds as a directory
+            else:
+                target = built_dependencies(Path(chart)).get(parts[1])
+                # The render built it only from inside the checked tree; what a Chart.yaml
+                # names is checked again, since the file may have changed since.
+                if target is None or not is_inside(target, self._tree()):
+                    break
+                chart = str(target)
+            parts = parts[2:]
+        path = os.path.normpath(os.path.join(chart, *parts))
         # The comment is text the chart prints: it may name any file (`x/../../etc/...`).
-        return path if is_inside(path, Path(self.chart_path)) else None
+        return path if is_inside(path, Path(chart)) else None
+
+    def _tree(self) -> Path:
+        """The checked tree of the chart: where its local dependencies may lie."""
+        run = self.run or RenderRun.start()
+        return run.tree(Path(self.chart_path))
 
     def _from_template(
         self, finding: Finding, index: TextIndex, token: Token | None
