@@ -282,6 +282,8 @@ class HelmOrigin:
                 value = entries.get(token.path)
                 if value is not None:
                     where = self._key_of_value(token, value, rendered, values, renders)
+                if where is None:
+                    where = self._key_by_suffix(token, rendered, values, renders)
             if where is None and token is not None:
                 where = self._from_template_text(finding, token)
             if where is None:
@@ -582,6 +584,47 @@ class HelmOrigin:
             return None
         line, column = written.pos
         return Location(path, line, column)
+
+    def _key_by_suffix(
+        self,
+        key: Token,
+        rendered: str,
+        values: _ValuesFiles,
+        renders: dict[tuple[int, int, str], str | None],
+    ) -> Location | None:
+        """The values-file key the rendered `key` is built from behind a prefix the template
+        writes (`printf "nvidia.com/mig-%s" $profile` over `gpu.mig.devices`): a key of a
+        values file that ends the rendered key after a punctuation mark, proven as a value is,
+        by a render with it changed (the changed characters are where the rendered key ends;
+        changed past where it differs from its siblings, when toYaml would sort it elsewhere)."""
+        found = [
+            (number, candidate)
+            for number, (_, _, file_tokens) in reversed(list(enumerate(values.files)))
+            for candidate in file_tokens
+            if candidate.is_key
+            and 0 < len(candidate.text) < len(key.text)
+            and key.text.endswith(candidate.text)
+            and not key.text[-len(candidate.text) - 1].isalnum()
+            and any(c.isalnum() for c in candidate.text)
+        ]
+        if not found or len(found) > MAX_CANDIDATES:
+            return None
+        for number, candidate in found:
+            start = len(key.text) - len(candidate.text)
+            suffix = key._replace(text=candidate.text, offset=key.offset + start)
+            ordered = sorted_sentinel(key.text, _sibling_keys(rendered, key))
+            marks = [sentinel(candidate.text)]
+            if ordered is not None and ordered[:start] == key.text[:start]:
+                marks.append(ordered[start:])
+            for mark in marks:
+                if (
+                    mark
+                    and mark != candidate.text
+                    and self._changed_at(values, number, candidate, suffix, rendered, renders, mark)
+                ):
+                    line, column = candidate.pos
+                    return Location(values.files[number][0], line, column)
+        return None
 
     def _changes(
         self,
