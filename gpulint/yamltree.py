@@ -248,7 +248,7 @@ def parse(
     except YamlSyntaxError as exc:
         return ParseResult(tuple(documents), exc)
     except Exception as exc:  # ruamel raises MarkedYAMLError subclasses; anything else is a bug
-        if _is_flow_colon(exc):
+        if is_flow_colon(exc):
             again = _parse_pure(text, _watcher(present))
             if again is not None:
                 return again
@@ -256,7 +256,7 @@ def parse(
     return ParseResult(tuple(documents), None)
 
 
-def _is_flow_colon(exc: Exception) -> bool:
+def is_flow_colon(exc: Exception) -> bool:
     """Whether the C parser refused a `:` inside a plain scalar of a flow collection
     (`{url: https://example.com}`): the libyaml it is built from predates YAML 1.2's rule that
     allows one not followed by a space, which Kubernetes' decoder (go-yaml) and libyaml 0.2
@@ -267,16 +267,21 @@ def _is_flow_colon(exc: Exception) -> bool:
     )
 
 
+def pure_events(text: str) -> Callable[[], Any]:
+    """The next event of `text` by ruamel.yaml's Python parser (see is_flow_colon)."""
+    from ruamel.yaml import YAML  # imported only for a text the C parser refuses
+
+    return YAML(typ="safe", pure=True).parse(text).__next__
+
+
 def _parse_pure(text: str, watch: str | re.Pattern[str]) -> ParseResult | None:
     """`text` parsed with ruamel.yaml's Python parser, which follows YAML 1.2 there: slower,
     so only for a text the C parser refused at a flow `:`. Its own syntax error, where the
     text is broken elsewhere; None for a character it refuses (its reader counts offsets
     otherwise than the C reader: the C parser's error is reported)."""
-    from ruamel.yaml import YAML  # imported only for such a text
-
     documents: list[ParsedDocument] = []
     try:
-        _parse_into(text, documents, watch, YAML(typ="safe", pure=True).parse(text).__next__)
+        _parse_into(text, documents, watch, pure_events(text))
     except YamlSyntaxError as exc:
         return ParseResult(tuple(documents), exc)
     except ReaderError:
