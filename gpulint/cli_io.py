@@ -1,16 +1,54 @@
 """What the `gpulint` commands print and write: reports to standard output or a file
-(replaced whole), warnings and errors on standard error, escaped; usage errors exit 2."""
+(replaced whole), warnings and errors on standard error, escaped; usage errors exit 2. And the
+option types and options several commands share."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 import click
 
-EXIT_USAGE = 2
+EXIT_CLEAN, EXIT_USAGE = 0, 2
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+# One instance of each path type for every option: click looks up the translation of the
+# type's name each time one is made, which costs a start more than all its options otherwise.
+PATH = click.Path()
+FILE = click.Path(dir_okay=False)
+DIRECTORY = click.Path(file_okay=False)
+
+
+def option_group(*options: Callable[[Any], Any]) -> Callable[[Command], Command]:
+    """One decorator for options several commands share, listed in --help in the order given."""
+
+    def add(command: Command) -> Command:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return add
+
+
+#: --context, --kubeconfig, --request-timeout: how live mode reaches the cluster.
+live_options = option_group(
+    click.option("--context", "kube_context", help="kubeconfig context (default: current)."),
+    click.option(
+        "--kubeconfig",
+        type=FILE,
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).",
+    ),
+    click.option(
+        "--request-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds each Kubernetes API request may take in all (default: 10); a run "
+        "stops after 60 times this.",
+    ),
+)
 
 
 def fail(message: str) -> None:

@@ -170,6 +170,7 @@ LAYERS = (
         "gpulint.cli_io",
         "gpulint.cli_options",
         "gpulint.cli",
+        "gpulint.cli_tools",
         "gpulint.__main__",
     ),
 )

@@ -145,3 +145,33 @@ def test_copies_in_the_context_count_once_cached_or_not(tmp_path: Path) -> None:
         f for f in _all(once.findings) if f[3] == "GPU201"
     ]
     assert any(f[3] == "GPU201" for f in _all(plain.findings))
+
+
+def test_the_sources_fingerprint_lists_each_source_file_by_size_and_time(tmp_path: Path) -> None:
+    from gpulint.engine.cache import _fingerprint_into
+
+    (tmp_path / "sub" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "b.json").write_text("{}")
+    (tmp_path / "sub" / "__pycache__" / "c.py").write_text("")
+    (tmp_path / "notes.bin").write_bytes(b"\0")
+    os.utime(tmp_path / "a.py", ns=(1, 2_000))
+    os.utime(tmp_path / "sub" / "b.json", ns=(1, 3_000))
+    found: list[tuple[str, int, int]] = []
+    _fingerprint_into(str(tmp_path), "", found)
+    assert found == [("a.py", 6, 2_000), ("sub/b.json", 2, 3_000)]
+    # An edit that keeps the size still changes the time: entries of the old code go unread.
+    (tmp_path / "a.py").write_text("x = 2\n")
+    again: list[tuple[str, int, int]] = []
+    _fingerprint_into(str(tmp_path), "", again)
+    assert again[0][:2] == ("a.py", 6) and again[0] != found[0]
+
+
+def test_the_sources_fingerprint_covers_every_module_of_the_package() -> None:
+    from gpulint.engine.cache import _sources_fingerprint
+
+    package = ROOT / "gpulint"
+    modules = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
+    listed = {name for name, _, _ in _sources_fingerprint()}
+    assert "engine/cache.py" in modules
+    assert modules <= listed

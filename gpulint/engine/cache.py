@@ -287,16 +287,30 @@ def _canonical(value: Any, out: list[str], active: set[int]) -> None:
 def _sources_fingerprint() -> tuple[tuple[str, int, int], ...]:
     """Size and modification time of every file of the installed gpulint package."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    found = []
-    for folder, directories, files in os.walk(package):
-        directories[:] = sorted(d for d in directories if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".json", ".yaml", ".txt")):
-                path = os.path.join(folder, name)
-                with contextlib.suppress(OSError):
-                    info = os.stat(path)
-                    found.append((os.path.relpath(path, package), info.st_size, info.st_mtime_ns))
+    found: list[tuple[str, int, int]] = []
+    _fingerprint_into(package, "", found)
     return tuple(found)
+
+
+def _fingerprint_into(folder: str, prefix: str, found: list[tuple[str, int, int]]) -> None:
+    """Add the files of `folder` (named `prefix` + name) and of its folders, in name order.
+
+    A pre-commit run with `context:` starts by this walk: scandir's entries give each name
+    and path without a join or a relpath per file (most of the walk's cost otherwise)."""
+    try:
+        with os.scandir(folder) as listed:
+            entries = sorted(listed, key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                if name != "__pycache__":
+                    _fingerprint_into(entry.path, f"{prefix}{name}/", found)
+            elif name.endswith((".py", ".json", ".yaml", ".txt")):
+                info = entry.stat()
+                found.append((prefix + name, info.st_size, info.st_mtime_ns))
 
 
 def trusted_directory(record: Run) -> Path | None:
