@@ -16,9 +16,10 @@ A fix must never damage a file.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gpulint.ignores import added_to_line
@@ -29,9 +30,11 @@ from gpulint.yamltree import (
     Pos,
     YMap,
     YSeq,
+    is_flow_colon,
     last_line,
     normalize_line_breaks,
     parse,
+    pure_events,
     resolve_plain,
 )
 
@@ -348,6 +351,24 @@ class Lines:
 def _flow_ends(text: str) -> dict[Pos, Pos]:
     """Start -> end of every flow collection of `text` (positions as the tree has them)."""
     from _ruamel_yaml import CParser
+
+    text = normalize_line_breaks(text)
+    ends: dict[Pos, Pos] = {}
+    try:
+        _collect_flow_ends(CParser(text).get_event, ends)
+    except Exception as exc:  # a text that does not parse past here: what was found stands
+        if is_flow_colon(exc):
+            # A `:` inside a flow scalar, which the tree reads as text (yamltree.parse): the
+            # Python parser reads past it, and agrees with the C parser up to it.
+            ends = {}
+            with contextlib.suppress(Exception):
+                _collect_flow_ends(pure_events(text), ends)
+    return ends
+
+
+def _collect_flow_ends(next_event: Callable[[], Any], ends: dict[Pos, Pos]) -> None:
+    """Add to `ends` the start -> end of each flow collection of the events `next_event`
+    gives, until the stream ends or the parser refuses the text."""
     from ruamel.yaml.events import (
         MappingEndEvent,
         MappingStartEvent,
@@ -356,27 +377,21 @@ def _flow_ends(text: str) -> dict[Pos, Pos]:
         StreamEndEvent,
     )
 
-    ends: dict[Pos, Pos] = {}
     opened: list[Pos | None] = []
-    parser = CParser(normalize_line_breaks(text))
-    try:
-        while True:
-            event = parser.get_event()
-            cls = type(event)
-            if cls is MappingStartEvent or cls is SequenceStartEvent:
+    while True:
+        event = next_event()
+        cls = type(event)
+        if cls is MappingStartEvent or cls is SequenceStartEvent:
+            mark = event.start_mark
+            flow = event.flow_style
+            opened.append((mark.line + 1, mark.column + 1) if flow else None)
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            start = opened.pop()
+            if start is not None:
                 mark = event.start_mark
-                flow = event.flow_style
-                opened.append((mark.line + 1, mark.column + 1) if flow else None)
-            elif cls is MappingEndEvent or cls is SequenceEndEvent:
-                start = opened.pop()
-                if start is not None:
-                    mark = event.start_mark
-                    ends[start] = (mark.line + 1, mark.column + 1)
-            elif cls is StreamEndEvent:
-                break
-    except Exception:  # a text that does not parse past here: what was found stands
-        pass
-    return ends
+                ends[start] = (mark.line + 1, mark.column + 1)
+        elif cls is StreamEndEvent:
+            return
 
 
 def item_lines(

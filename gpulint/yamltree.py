@@ -248,6 +248,45 @@ def parse(
     except YamlSyntaxError as exc:
         return ParseResult(tuple(documents), exc)
     except Exception as exc:  # ruamel raises MarkedYAMLError subclasses; anything else is a bug
+        if is_flow_colon(exc):
+            again = _parse_pure(text, _watcher(present))
+            if again is not None:
+                return again
+        return ParseResult(tuple(documents), _syntax_error(exc, text))
+    return ParseResult(tuple(documents), None)
+
+
+def is_flow_colon(exc: Exception) -> bool:
+    """Whether the C parser refused a `:` inside a plain scalar of a flow collection
+    (`{url: https://example.com}`): the libyaml it is built from predates YAML 1.2's rule that
+    allows one not followed by a space, which Kubernetes' decoder (go-yaml) and libyaml 0.2
+    follow."""
+    return (
+        getattr(exc, "problem", None) == "found unexpected ':'"
+        and getattr(exc, "context", None) == "while scanning a plain scalar"
+    )
+
+
+def pure_events(text: str) -> Callable[[], Any]:
+    """The next event of `text` by ruamel.yaml's Python parser (see is_flow_colon)."""
+    from ruamel.yaml import YAML  # imported only for a text the C parser refuses
+
+    return YAML(typ="safe", pure=True).parse(text).__next__
+
+
+def _parse_pure(text: str, watch: str | re.Pattern[str]) -> ParseResult | None:
+    """`text` parsed with ruamel.yaml's Python parser, which follows YAML 1.2 there: slower,
+    so only for a text the C parser refused at a flow `:`. Its own syntax error, where the
+    text is broken elsewhere; None for a character it refuses (its reader counts offsets
+    otherwise than the C reader: the C parser's error is reported)."""
+    documents: list[ParsedDocument] = []
+    try:
+        _parse_into(text, documents, watch, pure_events(text))
+    except YamlSyntaxError as exc:
+        return ParseResult(tuple(documents), exc)
+    except ReaderError:
+        return None
+    except Exception as exc:
         return ParseResult(tuple(documents), _syntax_error(exc, text))
     return ParseResult(tuple(documents), None)
 
@@ -365,10 +404,16 @@ def _holds(watch: str | re.Pattern[str], value: str) -> bool:
     return watch in value if isinstance(watch, str) else watch.search(value) is not None
 
 
-def _parse_into(text: str, documents: list[ParsedDocument], watch: str | re.Pattern[str]) -> None:
-    # The hot path of every run: one pass over the C parser's events, dispatching on the event
-    # class by identity and keeping the innermost open collection in locals.
-    next_event = CParser(text).get_event
+def _parse_into(
+    text: str,
+    documents: list[ParsedDocument],
+    watch: str | re.Pattern[str],
+    events: Callable[[], Any] | None = None,
+) -> None:
+    # The hot path of every run: one pass over the C parser's events (or `events`, the next
+    # event of another parser), dispatching on the event class by identity and keeping the
+    # innermost open collection in locals.
+    next_event = events or CParser(text).get_event
     anchors: dict[str, Any] = {}
     duplicates: list[DuplicateKey] = []
     # The enclosing collections, innermost last, each saved as (container, its spans or None,

@@ -198,6 +198,11 @@ def test_add_items_from_the_tree(text: str, fixed: str) -> None:
             "[\n    {key: a},\n"
             "    {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n  ]",
         ),
+        (  # a `:` inside a flow scalar is text: the list is read, and ends where it ends
+            "[{key: docs, value: http://x:80}]",
+            "[{key: docs, value: http://x:80}, "
+            "{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]",
+        ),
         (  # a `]` in a quoted value is not the end of the list
             "['a]', {key: 'b]'}]  # the list ends here ]",
             "['a]', {key: 'b]'}, {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"

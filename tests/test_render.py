@@ -154,6 +154,52 @@ def test_a_local_dependency_is_built_in_a_copy(helm: Path, tmp_path: Path) -> No
     assert sorted(os.listdir(umbrella)) == ["Chart.yaml", "templates", "values.yaml"]
 
 
+def test_a_local_dependency_s_lines_are_placed_in_the_directory_it_is_built_from(
+    helm: Path, tmp_path: Path
+) -> None:
+    # stackhpc/azimuth-llm's wrapper charts name the chart beside them, under an alias here:
+    # helm prints its templates as `<wrapper>/charts/<alias>/...`, a directory nobody has.
+    _write_chart(
+        tmp_path,
+        {
+            ".git/HEAD": "ref: refs/heads/main\n",  # the checked tree: the checkout
+            "wrapper/Chart.yaml": (
+                "apiVersion: v2\nname: wrapper\nversion: 0.1.0\ndependencies:\n"
+                "- name: serve\n  alias: api\n  version: 0.1.0\n  repository: file://../serve/\n"
+            ),
+            "serve/Chart.yaml": "apiVersion: v2\nname: serve\nversion: 0.1.0\n",
+            "serve/templates/deployment.yaml": _TWO_SPECS,
+        },
+    )
+    wrapper = tmp_path / "wrapper"
+    request = HelmRender(wrapper, "w", None, ())
+    rendered = render_chart(request, None)
+    line = [text.rstrip() for text in rendered.splitlines()].index("    spec:") + 1
+    source = "wrapper/charts/api/templates/deployment.yaml"
+    (found,) = HelmOrigin(request, "w", str(wrapper), None).locate(
+        [finding_at(line, 5, source)], rendered
+    )
+    assert (found.path, found.line, found.column) == (
+        f"{tmp_path}/serve/templates/deployment.yaml",
+        8,
+        5,
+    )
+    # A dependency outside the checked tree is never read or named, whatever Chart.yaml says
+    # by the time the findings are placed.
+    (wrapper / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: wrapper\nversion: 0.1.0\ndependencies:\n"
+        "- name: api\n  version: 0.1.0\n  repository: file://../../outside/\n"
+    )
+    (found,) = HelmOrigin(request, "w", str(wrapper), None).locate(
+        [finding_at(line, 5, source)], rendered
+    )
+    assert (found.path, found.line, found.column) == (
+        f"{wrapper}/charts/api/templates/deployment.yaml",
+        1,
+        1,
+    )
+
+
 def _write_chart(directory: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         (directory / name).parent.mkdir(parents=True, exist_ok=True)
@@ -549,6 +595,19 @@ spec:
     spec:
       containers: [{name: serve, image: "serve:1"}]
 """
+# A Service after the Deployment in the same template (xorbitsai/xinference-helm-charts writes
+# its supervisor so): helm prints the Service first, so its `spec:` is the first rendered one.
+_SERVICE_AFTER = (
+    _TWO_SPECS
+    + """\
+---
+kind: Service
+apiVersion: v1
+metadata: {name: serve}
+spec:
+  ports: [{port: 80}]
+"""
+)
 # The pod's `spec:` of the first branch is written six columns in, and rendered four in (the
 # `-}}` trims the line break and indentation after it), as the other branch writes its own.
 _TRIMMED = """\
@@ -594,8 +653,10 @@ spec:
         # A `-}}` moves a line to where another branch writes one: order cannot tell them
         # apart, a render with both lines marked can (the first branch's, two columns in).
         (_TRIMMED, (9, 7)),
+        # Order is read within the pod's document, not across the documents helm sorts.
+        (_SERVICE_AFTER, (8, 5)),
     ],
-    ids=["both-printed", "continued-line", "trimmed-line-breaks"],
+    ids=["both-printed", "continued-line", "trimmed-line-breaks", "service-printed-first"],
 )
 def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_told_by_marks(
     helm: Path, tmp_path: Path, template: str, where: tuple[int, int]

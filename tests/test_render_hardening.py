@@ -627,14 +627,30 @@ def test_build_overlay_never_reads_a_fifo_for_the_cache_key(
 def test_a_kustomization_gpulint_cannot_read_whole_is_not_built(
     repo: Path, helm: Path, listener: Listener
 ) -> None:
-    # kustomize reads an unquoted URL in a flow list that gpulint's YAML reader refuses: the
-    # overlay is refused rather than built unchecked.
+    # An entry gpulint cannot read (a tab where kustomize's reader stops too) is not skipped
+    # while the rest is built: the overlay is refused rather than built unchecked.
+    url = f"https://127.0.0.1:{listener.port}/env"
+    kustomization = f"resources:\n\t- {url}\n"
+    write_files(repo / "overlay", {"kustomization.yaml": kustomization})
+    assert one_line_error(run("overlay")) == (
+        "overlay: kustomization.yaml:2:1: found character that cannot start any token (while "
+        "scanning for the next token); YAML does not allow tabs for indentation, use spaces; "
+        "gpulint builds only kustomizations it can read whole"
+    )
+    assert listener.connections == 0
+
+
+def test_an_unquoted_url_in_a_flow_list_is_read_as_kustomize_reads_it(
+    repo: Path, helm: Path, listener: Listener
+) -> None:
+    # YAML 1.2 (kustomize's reader, go-yaml) allows a `:` not followed by a space in a flow
+    # collection: the URL is an entry, refused as remote, never fetched.
     url = f"https://127.0.0.1:{listener.port}/env"
     kustomization = f"secretGenerator:\n  - name: s\n    envs: [{url}]\n"
     write_files(repo / "overlay", {"kustomization.yaml": kustomization})
     assert one_line_error(run("overlay")) == (
-        "overlay: kustomization.yaml:3:17: found unexpected ':' (while scanning "
-        "a plain scalar); gpulint builds only kustomizations it can read whole (quote the value)"
+        f"overlay: `secretGenerator` entry `{url}` is remote; gpulint never fetches kustomize "
+        "resources (vendor them into the repository)"
     )
     assert listener.connections == 0
 

@@ -81,6 +81,27 @@ def test_syntax_error_position_and_documents_before_it() -> None:
     assert str(result.error).startswith("4:2: ")
 
 
+def test_a_colon_inside_a_flow_scalar_is_text_as_the_kubernetes_decoder_reads_it() -> None:
+    # `{value: http://svc:8080}`: YAML 1.2 and go-yaml allow a `:` not followed by a space in
+    # a flow collection; the libyaml of the C parser refuses it, the text is read again.
+    text = "env: [{name: URL, value: http://svc:8080}]\n---\nb: {u: https://x/y, n: 2}\n"
+    first, second = parse(text, watch="svc").documents
+    item = first.value["env"][0]
+    assert item == {"name": "URL", "value": "http://svc:8080"}
+    assert item.pos_of_value("value") == (1, 26)
+    assert second.value == {"b": {"u": "https://x/y", "n": 2}}
+    assert second.value["b"].pos_of_value("n") == (3, 24)
+    assert first.watched  # what `watch` notes is noted on the text read again
+    # Broken elsewhere: the error is where the text is broken, not at the flow `:`.
+    result = parse("a: {u: http://x}\nb: [1\n")
+    assert [d.value for d in result.documents] == []
+    assert result.error is not None
+    assert (result.error.line, result.error.column) == (3, 1)
+    # A `: ` ends the key in a flow collection as anywhere else.
+    (document,) = parse("a: [x: y:z]\n").documents
+    assert document.value == {"a": [{"x": "y:z"}]}
+
+
 def test_bad_indentation_error() -> None:
     result = parse("a:\n  b: 1\n   c: 2\n")
     assert result.error is not None

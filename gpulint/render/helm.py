@@ -618,6 +618,18 @@ def _repository_to(text: str, remote: _Remote, directory: Path) -> str:
     return "\n".join(lines)
 
 
+def built_dependencies(chart: Path) -> dict[str, Path]:
+    """The `file://` dependencies `chart`'s `charts/` lacks, which gpulint builds in a copy:
+    the directory each comes from, by the name helm prints its templates under in `# Source:`
+    (`<chart>/charts/<alias, else name>/templates/...`)."""
+    found = {}
+    for name, repo, _, item in _missing_dependencies(chart):
+        if repo.startswith("file://"):
+            printed = _text(item.get("alias")) or name
+            found[printed] = Path(os.path.normpath(chart / repo.removeprefix("file://")))
+    return found
+
+
 def _missing_dependencies(chart: Path) -> list[tuple[str, str, tuple[int, int], YMap]]:
     """(name, repository, where its entry starts in Chart.yaml, the entry) of each
     dependency that charts/ does not hold."""

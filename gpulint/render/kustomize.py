@@ -258,8 +258,7 @@ def _checked_kustomization(directory: Path, label: str, overlay: Path) -> YMap:
     parsed = parse(text)
     if parsed.error is not None:
         raise RenderError(
-            f"{label}: {shown}:{parsed.error}; gpulint builds only kustomizations it can read "
-            "whole (quote the value)"
+            f"{label}: {shown}:{parsed.error}; gpulint builds only kustomizations it can read whole"
         )
     value = parsed.documents[0].value if parsed.documents else None
     return value if isinstance(value, YMap) else YMap()

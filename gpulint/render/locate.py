@@ -44,7 +44,7 @@ from pathlib import Path
 from gpulint.errors import GpulintError
 from gpulint.findings import Finding, RenderedAt
 from gpulint.render.confine import is_inside, read_text
-from gpulint.render.helm import HelmRender, render_chart
+from gpulint.render.helm import HelmRender, built_dependencies, render_chart
 from gpulint.render.tokens import TextIndex, Token, tokens
 from gpulint.render.tools import RenderRun, RenderTimeout
 from gpulint.views import NamedTuple
@@ -132,8 +132,8 @@ def _continued(lines: Sequence[str], number: int) -> bool:
     return not _keeps_line_break(following)
 
 
-def _source_lines(index: TextIndex, source: str) -> list[int]:
-    """The rendered lines (1-based) of every document Helm printed from `source`."""
+def _source_documents(index: TextIndex, source: str) -> list[list[int]]:
+    """The rendered lines (1-based) of each document Helm printed from `source`."""
     header, inside, found = f"# Source: {source}", False, []
     for number in range(1, len(index.starts) + 1):
         line = index.line(number)
@@ -141,9 +141,38 @@ def _source_lines(index: TextIndex, source: str) -> list[int]:
             inside = False
         elif line == header:
             inside = True
+            found.append([])
         elif inside:
-            found.append(number)
+            found[-1].append(number)
     return found
+
+
+def _source_lines(index: TextIndex, source: str) -> list[int]:
+    """The rendered lines (1-based) of every document Helm printed from `source`."""
+    return [number for document in _source_documents(index, source) for number in document]
+
+
+_KIND = re.compile(r"kind:[ \t]*([^\s{#'\"][^\s#]*)[ \t]*(?:#.*)?")
+_SEPARATOR = re.compile(r"---(?:[ \t]|$)")
+
+
+def _template_documents(lines: Sequence[str]) -> list[range]:
+    """The line ranges (1-based) of a template's documents, split at its `---` lines; those
+    with no text outside actions and comments (what a `{{- if }}` before a `---` leaves) are
+    left out."""
+    documents, first = [], 1
+    for number in [*(n for n, line in enumerate(lines, 1) if _SEPARATOR.match(line)), None]:
+        last = len(lines) if number is None else number - 1
+        texts = (_ACTION.sub("", lines[n - 1]).strip() for n in range(first, last + 1))
+        if any(text and not text.startswith("#") for text in texts):
+            documents.append(range(first, last + 1))
+        first = last + 2
+    return documents
+
+
+def _kinds(lines: Iterable[str]) -> set[str]:
+    """The kinds a document's lines write as literal text at its top level."""
+    return {m.group(1) for line in lines if (m := _KIND.fullmatch(line.rstrip()))}
 
 
 def _by_order(
@@ -156,12 +185,19 @@ def _by_order(
     fixed = sorted(patterns.keys() & _unconditional_lines(template))
     if not fixed or finding.source is None:
         return None
+    lines = _source_lines(index, finding.source)
+    documents = _template_documents(template.split("\n"))
+    if len(documents) > 1:
+        # Helm prints a template's documents sorted by kind (its Services before its
+        # Deployment), whatever their order in the template: order tells only inside the
+        # finding's document, against the one template document that can write its kind.
+        within = _document_order(index, finding, template, documents)
+        if within is None:
+            return None
+        lines, document = within
+        fixed = [n for n in fixed if n in document]
     compiled = [re.compile(patterns[n]) for n in patterns]
-    printed = [
-        n
-        for n in _source_lines(index, finding.source)
-        if any(c.fullmatch(index.line(n).lstrip(" ")) for c in compiled)
-    ]
+    printed = [n for n in lines if any(c.fullmatch(index.line(n).lstrip(" ")) for c in compiled)]
     if len(printed) != len(fixed) or finding.line not in printed:
         return None
     if not all(
@@ -170,6 +206,29 @@ def _by_order(
     ):
         return None
     return fixed[printed.index(finding.line)]
+
+
+def _document_order(
+    index: TextIndex, finding: Finding, template: str, documents: Sequence[range]
+) -> tuple[list[int], range] | None:
+    """The rendered lines of the finding's document and the template lines that printed it:
+    when its kind is written by no other rendered document of the template, and by one
+    template document alone (a document whose kind is an action may write any)."""
+    if finding.source is None:
+        return None
+    rendered = _source_documents(index, finding.source)
+    mine = next((d for d in rendered if finding.line in d), None)
+    if mine is None or len(kinds := _kinds(index.line(n) for n in mine)) != 1:
+        return None
+    if sum(_kinds(index.line(n) for n in d) == kinds for d in rendered) != 1:
+        return None
+    lines = template.split("\n")
+    writers = [
+        d for d in documents if not (written := _kinds(lines[n - 1] for n in d)) or kinds & written
+    ]
+    if len(writers) != 1:
+        return None
+    return mine, writers[0]
 
 
 class Location(NamedTuple):
@@ -234,6 +293,8 @@ class HelmOrigin:
                 value = entries.get(token.path)
                 if value is not None:
                     where = self._key_of_value(token, value, rendered, values, renders)
+                if where is None:
+                    where = self._key_by_suffix(token, rendered, values, renders)
             if where is None and token is not None:
                 where = self._from_template_text(finding, token)
             if where is None:
@@ -252,12 +313,32 @@ class HelmOrigin:
         return located
 
     def _template_path(self, source: str | None) -> str | None:
-        """`trainer/templates/x.yaml` (Helm's `# Source:`) as a path under the chart."""
+        """`trainer/templates/x.yaml` (Helm's `# Source:`) as a path under the chart; a
+        subchart built from a `file://` dependency (`trainer/charts/common/templates/x.yaml`)
+        as a path under the directory it is built from."""
         if not source or "/" not in source:
             return None
-        path = os.path.normpath(os.path.join(self.chart_path, source.split("/", 1)[1]))
+        chart, parts = self.chart_path, source.split("/")[1:]
+        while len(parts) > 2 and parts[0] == "charts":
+            held = os.path.join(chart, "charts", parts[1])
+            if os.path.isdir(held):
+                chart = held  # a subchart `charts/` holds as a directory
+            else:
+                target = built_dependencies(Path(chart)).get(parts[1])
+                # The render built it only from inside the checked tree; what a Chart.yaml
+                # names is checked again, since the file may have changed since.
+                if target is None or not is_inside(target, self._tree()):
+                    break
+                chart = str(target)
+            parts = parts[2:]
+        path = os.path.normpath(os.path.join(chart, *parts))
         # The comment is text the chart prints: it may name any file (`x/../../etc/...`).
-        return path if is_inside(path, Path(self.chart_path)) else None
+        return path if is_inside(path, Path(chart)) else None
+
+    def _tree(self) -> Path:
+        """The checked tree of the chart: where its local dependencies may lie."""
+        run = self.run or RenderRun.start()
+        return run.tree(Path(self.chart_path))
 
     def _from_template(
         self, finding: Finding, index: TextIndex, token: Token | None
@@ -522,6 +603,47 @@ class HelmOrigin:
             return None
         line, column = written.pos
         return Location(path, line, column)
+
+    def _key_by_suffix(
+        self,
+        key: Token,
+        rendered: str,
+        values: _ValuesFiles,
+        renders: dict[tuple[int, int, str], str | None],
+    ) -> Location | None:
+        """The values-file key the rendered `key` is built from behind a prefix the template
+        writes (`printf "nvidia.com/mig-%s" $profile` over `gpu.mig.devices`): a key of a
+        values file that ends the rendered key after a punctuation mark, proven as a value is,
+        by a render with it changed (the changed characters are where the rendered key ends;
+        changed past where it differs from its siblings, when toYaml would sort it elsewhere)."""
+        found = [
+            (number, candidate)
+            for number, (_, _, file_tokens) in reversed(list(enumerate(values.files)))
+            for candidate in file_tokens
+            if candidate.is_key
+            and 0 < len(candidate.text) < len(key.text)
+            and key.text.endswith(candidate.text)
+            and not key.text[-len(candidate.text) - 1].isalnum()
+            and any(c.isalnum() for c in candidate.text)
+        ]
+        if not found or len(found) > MAX_CANDIDATES:
+            return None
+        for number, candidate in found:
+            start = len(key.text) - len(candidate.text)
+            suffix = key._replace(text=candidate.text, offset=key.offset + start)
+            ordered = sorted_sentinel(key.text, _sibling_keys(rendered, key))
+            marks = [sentinel(candidate.text)]
+            if ordered is not None and ordered[:start] == key.text[:start]:
+                marks.append(ordered[start:])
+            for mark in marks:
+                if (
+                    mark
+                    and mark != candidate.text
+                    and self._changed_at(values, number, candidate, suffix, rendered, renders, mark)
+                ):
+                    line, column = candidate.pos
+                    return Location(values.files[number][0], line, column)
+        return None
 
     def _changes(
         self,

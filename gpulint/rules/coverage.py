@@ -84,7 +84,9 @@ def pod_count_unknown(ctx: CheckContext) -> Iterator[Problem]:
     from gpulint.gpus import gpu_requests  # only files holding such objects need it
 
     for workload in ctx.workloads:
-        if not workload.by_shape or not any(gpu_requests(t) for t in workload.templates):
+        # A template other objects run (a ServingRuntime inside a Template) counts no pods.
+        counted = [t for t in workload.templates if not t.runs_no_pods]
+        if not workload.by_shape or not any(gpu_requests(t) for t in counted):
             continue
         ref = workload.document.ref
         paths = [t.role or "" for t in workload.templates]
