@@ -405,6 +405,20 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
     _kubeflow("PaddleJob", "paddleReplicaSpecs"),
     _kubeflow("JAXJob", "jaxReplicaSpecs"),
+    # Alibaba's et-operator (AliyunContainerService/et-operator api/v1alpha1/
+    # trainingjob_types.go, pkg/controllers/launcher.go and worker.go), which kubeflow/arena's
+    # etjob chart renders: `etReplicaSpecs.worker.replicas` workers of their template, and one
+    # launcher pod of its own, made once those workers run. ScaleIn and ScaleOut objects move
+    # the workers between `minReplicas` and `maxReplicas` later, on request.
+    WorkloadShape(
+        "TrainingJob",
+        ("kai.alibabacloud.com/*",),
+        (
+            Role("spec.etReplicaSpecs.launcher", counts=(), name="launcher"),
+            Role("spec.etReplicaSpecs.worker", name="worker"),
+        ),
+        gang=True,
+    ),
     # PaddleFlow's paddle-operator (batch.paddlepaddle.org, api/v1/paddlejob_types.go): the
     # `ps`, `worker` and `heter` roles, each `replicas` pods of its `template`.
     WorkloadShape(
