@@ -654,29 +654,37 @@ tgi: {enabled: true, resources: {limits: {nvidia.com/gpu: 4}}}
 """
 
 
-def _two_backends(tmp_path: Path, template: str, checksum: bool = False) -> Path:
+# Beside the deployments' template, a template whose text differs at every render or with
+# the marks: a ConfigMap holding the deployments' template's checksum, a Secret of random text
+# (weaviate/weaviate-helm's cluster API credentials are `randAlphaNum 32`).
+_BESIDE = {
+    "checksum": 'sum: {{ include (print $.Template.BasePath "/deployment.yaml") . | sha256sum }}',
+    "random": "password: {{ randAlphaNum 32 | b64enc | quote }}",
+}
+
+
+def _two_backends(tmp_path: Path, template: str, beside: str | None = None) -> Path:
     chart = tmp_path / "h2o"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: h2o\nversion: 0.1.0\n")
     (chart / "values.yaml").write_text(_BACKEND_VALUES)
     (chart / "templates" / "deployment.yaml").write_text(template)
-    if checksum:
-        # A ConfigMap whose checksum is the deployments' template: marking that template
-        # changes the checksum, so the marked render is not the render with comments added.
+    if beside is not None:
         (chart / "templates" / "configmap.yaml").write_text(
-            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: sum}\ndata:\n  sum: "
-            '{{ include (print $.Template.BasePath "/deployment.yaml") . | sha256sum }}\n'
+            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: beside}\ndata:\n"
+            f"  {_BESIDE[beside]}\n"
         )
     return chart
 
 
-@pytest.mark.parametrize(
-    ("checksum", "expected"), [(False, [(11, 11), (25, 11)]), (True, [(1, 1), (1, 1)])]
-)
+@pytest.mark.parametrize("beside", [None, "checksum", "random"])
 def test_lines_written_in_several_conditional_documents_are_told_apart_by_a_marked_render(
-    helm: Path, tmp_path: Path, checksum: bool, expected: list[tuple[int, int]]
+    helm: Path, tmp_path: Path, beside: str | None
 ) -> None:
-    chart = _two_backends(tmp_path, _TWO_BACKENDS, checksum)
+    # Another template's text that the marks change, or that no two renders share, moves no
+    # line of the marked template: its marks still tell.
+    chart = _two_backends(tmp_path, _TWO_BACKENDS, beside)
+    expected = [(11, 11), (25, 11)]
     request = HelmRender(chart, "h2o", None, ())
     rendered = render_chart(request, None)
     printed = rendered.splitlines()
@@ -704,6 +712,23 @@ def test_a_marked_render_never_writes_through_a_linked_template(helm: Path, tmp_
     # The link is not replaced in the copy (it may lead out of it): the line stays unknown.
     assert (found.line, found.column) == (1, 1)
     assert real.read_text() == _TWO_BACKENDS
+
+
+def test_a_marked_render_tells_nothing_when_the_marked_template_prints_other_text(
+    helm: Path, tmp_path: Path
+) -> None:
+    # The deployments themselves carry random text: their documents differ from the first
+    # render's beyond the marks, so no mark is taken for where a line comes from.
+    template = _TWO_BACKENDS.replace(
+        "metadata: {name: tgi}", "metadata: {name: tgi, annotations: {r: {{ randAlphaNum 8 }}}}"
+    )
+    chart = _two_backends(tmp_path, template)
+    request = HelmRender(chart, "h2o", None, ())
+    rendered = render_chart(request, None)
+    lines = [n for n, text in enumerate(rendered.splitlines(), 1) if text == "          resources:"]
+    findings = [finding_at(n, 11, "h2o/templates/deployment.yaml") for n in lines]
+    located = HelmOrigin(request, "h2o", str(chart), None).locate(findings, rendered)
+    assert [(f.line, f.column) for f in located] == [(1, 1), (1, 1)]
 
 
 LOCAL_AI = FIXTURES / "real" / "go-skynet-helm" / "local-ai"

@@ -15,7 +15,7 @@ Only exact origins are used:
   characters lie in that line's literal start; when several lines can print it and order
   does not tell, the chart is rendered once more (a copy, each of those lines ending in a
   comment naming it) and the comment on the finding's line names its line, provided that
-  render is the first with only the comments added;
+  the template's documents in that render are the first's with only the comments added;
 - kustomize: the same object, field path and value in exactly one patch, else in exactly one
   resource file (`gpulint.render.kustomize`).
 
@@ -316,7 +316,9 @@ class HelmOrigin:
             return None
         path, matches = matched
         if path not in marked:
-            marked[path] = self._marked_render(path, ambiguous.get(path, set()), rendered)
+            marked[path] = self._marked_render(
+                path, finding.source or "", ambiguous.get(path, set()), rendered
+            )
         render = marked[path]
         if render is None:
             return None
@@ -326,14 +328,20 @@ class HelmOrigin:
             return None
         return Location(path, numbers[0], matches[numbers[0]])
 
-    def _marked_render(self, path: str, lines: Iterable[int], rendered: str) -> _Marked | None:
+    def _marked_render(
+        self, path: str, source: str, lines: Iterable[int], rendered: str
+    ) -> _Marked | None:
         """The chart rendered with ` #TAG:N` at the end of each of `lines` (N) of the template
-        at `path`; None unless it is `rendered` with only those comments added.
+        at `path` (Helm's `# Source:` name `source`); None unless every document that template
+        prints is as in `rendered` with only those comments added, each line at its number.
 
         The comment ends a template line and holds no line break, so each rendered line keeps
         its number; a marked line whose text an action goes on from carries its comment in
         the middle of a rendered line (no rendered line ends with it), and one that changes
-        what anything else renders (a checksum of the template) makes the render differ."""
+        what the template itself prints makes its documents differ. Other templates' documents
+        may differ in their text, not in their number of lines: a Secret of `randAlphaNum`
+        differs at every render, a checksum of the marked template with the marks; neither
+        moves a line of the marked template's documents, which are all the marks tell about."""
         template = read_text(path)
         if template is None or not lines:
             return None
@@ -351,7 +359,7 @@ class HelmOrigin:
             raise
         except GpulintError:  # the marked chart refused: nothing told
             return None
-        if re.sub(rf" #{tag}:\d+", "", again) != rendered:
+        if not _same_document_lines(rendered, re.sub(rf" #{tag}:\d+", "", again), source):
             return None
         return _Marked(tag, TextIndex(again))
 
@@ -695,6 +703,18 @@ def _unique_sentinel(text: str, taken: Iterable[str], texts: Sequence[str]) -> s
             continue
         return mark
     return None
+
+
+def _same_document_lines(rendered: str, again: str, source: str) -> bool:
+    """Whether `again` has as many lines as `rendered`, and every line of the documents Helm
+    printed from `source` (their `# Source:` line too) is the same line of both."""
+    before, after = rendered.split("\n"), again.split("\n")
+    if len(before) != len(after):
+        return False
+    printed = _source_lines(TextIndex(rendered), source)
+    # A document's first line follows its `# Source:` line.
+    compared = set(printed) | {n - 1 for n in printed}
+    return bool(printed) and all(before[n - 1] == after[n - 1] for n in compared)
 
 
 def _only_substituted(rendered: str, again: str, marks: Mapping[str, str]) -> bool:
