@@ -312,6 +312,40 @@ def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: P
     assert caught.value.pos == (5, 5)  # its entry under `dependencies:`
 
 
+# A values schema whose `$id` is a URL (bjw-s's common library, which immich's chart renders
+# with): helm resolves the relative `$ref` against it and fetches it, which no render of gpulint
+# reaches. The schema the chart holds itself refuses a `replicas` that is not an integer.
+_REMOTE_SCHEMA = {
+    "Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    "values.yaml": "replicas: 1\npod: {}\n",
+    "values.schema.json": (
+        '{"$schema": "http://json-schema.org/draft-07/schema",'
+        ' "$id": "https://schemas.invalid/app/values.schema.json",'
+        ' "properties": {"replicas": {"type": "integer"},'
+        ' "pod": {"$ref": "schemas/pod.json"}}}'
+    ),
+    "schemas/pod.json": '{"type": "object"}',
+    "templates/deployment.yaml": (
+        "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: app}\n"
+        "spec: {replicas: {{ .Values.replicas }}}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("version", ["helm4", "helm3"])
+def test_a_values_schema_only_the_network_serves_is_left_to_helm_and_the_chart_rendered(
+    tool_env, helm4_dir: Path, helm3_dir: Path, tmp_path: Path, version: str
+) -> None:
+    tool_env(helm=(helm4_dir if version == "helm4" else helm3_dir) / "helm")
+    chart = write_chart(tmp_path / "app", _REMOTE_SCHEMA)
+    assert "spec: {replicas: 1}" in render_chart(HelmRender(chart, "app", None), None)
+    # The schema is checked where it can be: without its URL, values it refuses are refused.
+    (chart / "values.schema.json").write_text('{"properties": {"replicas": {"type": "integer"}}}')
+    (chart / "values.yaml").write_text("replicas: one\n")
+    with pytest.raises(RenderError, match="values don't meet the specifications of the schema"):
+        render_chart(HelmRender(chart, "app", None), None)
+
+
 OPERATOR_CHART = {
     "Chart.yaml": "apiVersion: v2\nname: ingest\nversion: 0.1.0\n",
     # The NIM Operator's objects, written only where the cluster serves their API.
