@@ -467,6 +467,37 @@ def test_a_value_is_traced_to_its_values_file_only_when_changing_it_changes_the_
     assert (unmapped.path, unmapped.line, unmapped.column) == (values.as_posix(), 3, 22)
 
 
+# A template printed before the GPU workload whose text differs in length at every render: a
+# certificate of `genCA`, a random token. Offsets in the stream move; in the workload's
+# document they do not.
+_CHANGING = {
+    "Chart.yaml": "apiVersion: v2\nname: hook\nversion: 0.1.0\n",
+    "values.yaml": "resources:\n  limits:\n    nvidia.com/gpus: 1\n",
+    "templates/a-config.yaml": (
+        "kind: ConfigMap\napiVersion: v1\nmetadata: {name: token}\n"
+        "data: {token: {{ randAlphaNum (randInt 1 4000 | int) | quote }}}\n"
+    ),
+    "templates/deployment.yaml": (
+        "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: hook}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: hook\n          resources:\n"
+        "            {{- toYaml .Values.resources | nindent 12 }}\n"
+    ),
+}
+
+
+def test_a_value_is_traced_although_another_document_changes_length_at_every_render(
+    helm: Path, tmp_path: Path
+) -> None:
+    chart = write_chart(tmp_path / "hook", _CHANGING)
+    request = HelmRender(chart, "hook", None, ())
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("              nvidia.com/gpus: 1") + 1
+    (found,) = HelmOrigin(request, "hook", str(chart), None).locate(
+        [finding_at(line, 15, "hook/templates/deployment.yaml")], rendered
+    )
+    assert (found.path, found.line, found.column) == (f"{chart}/values.yaml", 3, 5)
+
+
 def test_a_key_the_charts_defaults_also_set_is_traced_by_its_value(
     helm: Path, tmp_path: Path
 ) -> None:

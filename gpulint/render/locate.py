@@ -3,8 +3,10 @@
 Only exact origins are used:
 
 - a value from a values file: the values file is changed at that one scalar (same length, so
-  nothing else moves) and the chart rendered again; if exactly the characters at the finding's
-  position change to the new text, they come from that scalar; when many scalars have the
+  nothing else in the finding's document moves) and the chart rendered again; if exactly the
+  characters at the finding's position in its document change to the new text, they come
+  from that scalar (another template's documents may differ: a certificate of `genCA`, a
+  random token); when many scalars have the
   same text (a `1` under each of a chart's NIMs), halves of them are changed a render at a
   time to find the few to try one by one;
 - a key whose renaming tells nothing (the chart's defaults set the same key, which comes back
@@ -25,6 +27,7 @@ carries the rendered position.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import os
@@ -529,9 +532,11 @@ class HelmOrigin:
         mark = sentinel(candidate.text) or candidate.text  # variant 0 is never None
         if self._changed_at(values, number, candidate, token, rendered, renders, mark):
             return True
-        # Only a key the render shows elsewhere, all else the same length, was moved by sorting.
+        # Only a key the render shows elsewhere in its document, all else the same length, was
+        # moved by sorting.
         again = renders[(number, candidate.offset, mark)]
-        if not token.is_key or again is None or len(again) != len(rendered) or mark not in again:
+        document = _same_document(rendered, again, token.offset) if again is not None else None
+        if not token.is_key or document is None or mark not in again[document[0] : document[1]]:
             return False
         ordered = sorted_sentinel(candidate.text, _sibling_keys(rendered, token))
         return ordered is not None and self._changed_at(
@@ -554,10 +559,11 @@ class HelmOrigin:
             renders[key] = self._render_changed(values, number, candidate, mark)
         again = renders[key]
         start = token.offset
+        at = _aligned(rendered, again, start) if again is not None else None
         return (
-            again is not None
-            and len(again) == len(rendered)
-            and again[start : start + len(mark)] == mark
+            at is not None
+            and again is not None
+            and again[at : at + len(mark)] == mark
             and rendered[start : start + len(mark)] == token.text
         )
 
@@ -599,9 +605,10 @@ class HelmOrigin:
         while len(candidates) > MAX_CANDIDATES:
             half = candidates[: len(candidates) // 2]
             again = self._render_group(values, half)
-            if again is None or len(again) != len(rendered):
+            at = _aligned(rendered, again, token.offset) if again is not None else None
+            if again is None or at is None:
                 return None
-            moved = again[token.offset : end] != rendered[token.offset : end]
+            moved = again[at : at + end - token.offset] != rendered[token.offset : end]
             candidates = half if moved else candidates[len(half) :]
         return candidates
 
@@ -703,6 +710,41 @@ def _unique_sentinel(text: str, taken: Iterable[str], texts: Sequence[str]) -> s
             continue
         return mark
     return None
+
+
+_SEPARATOR = re.compile(r"^---$", re.M)
+
+
+def _documents(text: str) -> list[int]:
+    """Where each document of a rendered stream starts: at 0 and at each `---` line."""
+    return [0, *(m.start() for m in _SEPARATOR.finditer(text))]
+
+
+def _same_document(rendered: str, again: str, offset: int) -> tuple[int, int] | None:
+    """The span in `again` of the document that holds `offset` in `rendered`: the document of
+    the same number, when both streams have as many and it is as long in both; else None.
+
+    A value changed to a text of the same length leaves its document as long as it was; the
+    documents of other templates may differ (a certificate of `genCA`, a random length), and
+    no offset of this document moves with them."""
+    before, after = _documents(rendered), _documents(again)
+    if len(before) != len(after):
+        return None
+    number = bisect.bisect_right(before, offset) - 1
+    length = [*before[1:], len(rendered)][number] - before[number]
+    end = [*after[1:], len(again)][number]
+    if end - after[number] != length:
+        return None
+    return after[number], end
+
+
+def _aligned(rendered: str, again: str, offset: int) -> int | None:
+    """`offset` of `rendered` as the same place of its document in `again` (_same_document)."""
+    span = _same_document(rendered, again, offset)
+    if span is None:
+        return None
+    before = _documents(rendered)
+    return span[0] + offset - before[bisect.bisect_right(before, offset) - 1]
 
 
 def _same_document_lines(rendered: str, again: str, source: str) -> bool:
