@@ -174,6 +174,17 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU025',
+        name='gpu-test-without-gpu-request',
+        severity=Severity.WARNING,
+        fix="Add `nvidia.com/gpu: 1` to the container's `resources.limits`.",
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.gpu_test_pods:gpu_test_without_request',
+        profile_fields=(),
+    ),
+    Rule(
         code='GPU030',
         name='chart-not-rendered',
         severity=Severity.WARNING,

@@ -11,6 +11,7 @@ a verdict that holds only for some values of an unknown is a warning naming the 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
@@ -222,29 +223,35 @@ def admit(
                 f"a dump of `kubectl get runtimeclasses -o yaml`) to make it certain",
             )
 
-    flavors = kueue_flavors(profile, workload, namespace) if workload is not None else ()
+    assignments = (
+        kueue_flavors(profile, workload, namespace, template) if workload is not None else ()
+    )
     choices: tuple[tuple[tuple[Toleration, ...], Mapping[str, str]], ...] = ()
     node_selector: Mapping[str, str] = runtime_selector
-    if len(flavors) == 1:
-        (flavor,) = flavors
-        added = _flavor_tolerations(flavor, template)
-        node_selector = {**runtime_selector, **flavor.node_labels}
+    if len(assignments) == 1:
+        (flavors,) = assignments
+        added = [t for f in flavors for t in _flavor_tolerations(f, template)]
+        node_selector = _flavor_selector(runtime_selector, flavors)
         if added:
-            mutate(added, True, f"Kueue's ResourceFlavor {flavor.name} adds {_keys(added)}", "")
-    elif flavors:
+            named = ", ".join(f.name for f in flavors)
+            kind = "ResourceFlavors" if len(flavors) > 1 else "ResourceFlavor"
+            mutate(added, True, f"Kueue's {kind} {named} adds {_keys(added)}", "")
+    elif assignments:
         choices = tuple(
-            (tuple(_flavor_tolerations(f, template)), {**runtime_selector, **f.node_labels})
-            for f in flavors
+            (
+                tuple(t for f in flavors for t in _flavor_tolerations(f, template)),
+                _flavor_selector(runtime_selector, flavors),
+            )
+            for flavors in assignments
         )
-        names = ", ".join(f.name for f in flavors)
         # Last of the assumptions: the placement rules name it by that place.
         mutate(
             [t for choice, _ in choices for t in choice],
             None,
             "",
             f"this assumes Kueue admits the workload to a flavor whose tolerations and node "
-            f"labels keep it out (its ClusterQueue has the flavors {names}, and which one "
-            f"Kueue picks depends on free quota)",
+            f"labels keep it out (its ClusterQueue has the flavors "
+            f"{_alternatives(assignments)}, and which one Kueue picks depends on free quota)",
         )
     return Admission(
         template,
@@ -252,7 +259,7 @@ def admit(
         tuple(assumed),
         tuple(assumptions),
         tuple(stages),
-        choices if flavors and len(flavors) > 1 else (),
+        choices,
         tuple(assumed_by),
         node_selector,
         overhead,
@@ -299,10 +306,13 @@ def selects_arm64(template: PodTemplate) -> bool | None:
 
 
 def kueue_flavors(
-    profile: ClusterProfile, workload: Workload, namespace: str
-) -> tuple[ResourceFlavor, ...]:
-    """The ResourceFlavors the profile defines among those the workload's ClusterQueue may
-    admit it to (none: no LocalQueue, or no flavor object known)."""
+    profile: ClusterProfile, workload: Workload, namespace: str, template: PodTemplate
+) -> tuple[tuple[ResourceFlavor, ...], ...]:
+    """The flavor assignments the workload's ClusterQueue may give `template`: one flavor of
+    each resource group that covers a resource the pod requests (Kueue assigns a flavor per
+    resource the pod set requests, the same within a group, and the pod gets the tolerations
+    and nodeLabels of each), among the ResourceFlavors the profile defines. None: no
+    LocalQueue, or no flavor object known for what the pod requests."""
     if not profile.local_queues or not profile.resource_flavors:
         return ()
     from gpulint.kueue import queue_label  # only workloads of a Kueue profile ask
@@ -320,16 +330,45 @@ def kueue_flavors(
     )
     if queue is None:
         return ()
-    by_name = {f.name: f for f in profile.resource_flavors}
-    names = dict.fromkeys(f.name for f in queue.flavors)
-    # A flavor the profile does not define is one whose tolerations are unknown: no flavor is
-    # then sure, so every known one is only possible.
-    known = tuple(by_name[n] for n in names if n in by_name)
-    if len(known) == 1 and len(names) > 1:
-        from gpulint.profile.objects import ResourceFlavor
+    from gpulint.profile.objects import ResourceFlavor
 
-        return (*known, ResourceFlavor("(undefined)"))
-    return known
+    # Kueue counts the pods of a pod set as the resource `pods`, which a group may cover.
+    requested = {r for r, amount in template.effective_requests.items() if amount} | {"pods"}
+    groups: dict[frozenset[str], list[str]] = {}
+    for flavor in queue.flavors:
+        groups.setdefault(flavor.covers or queue.covered, []).append(flavor.name)
+    by_name = {f.name: f for f in profile.resource_flavors}
+    options: list[tuple[ResourceFlavor, ...]] = []
+    for covers, names in groups.items():
+        if not covers & requested:
+            continue
+        names = list(dict.fromkeys(names))
+        # A flavor the profile does not define is one whose tolerations are unknown: no
+        # flavor of its group is then sure, so every known one is only possible.
+        known = tuple(by_name[n] for n in names if n in by_name)
+        if known and len(known) < len(names):
+            known = (*known, ResourceFlavor("(undefined)"))
+        if known:
+            options.append(known)
+    if not options:
+        return ()
+    return tuple(itertools.product(*options))
+
+
+def _flavor_selector(
+    runtime_selector: Mapping[str, str], flavors: Iterable[ResourceFlavor]
+) -> Mapping[str, str]:
+    """The nodeSelector entries admission adds: the RuntimeClass's, then every flavor's
+    nodeLabels."""
+    selector = dict(runtime_selector)
+    for flavor in flavors:
+        selector.update(flavor.node_labels)
+    return selector
+
+
+def _alternatives(assignments: Iterable[tuple[ResourceFlavor, ...]]) -> str:
+    """`a, b` (one group), or `a + gpu, b + gpu` (several): the assignments a message names."""
+    return ", ".join(" + ".join(f.name for f in flavors) for flavors in assignments)
 
 
 #: Kueue's kinds that decide what it writes into the pods it admits.

@@ -647,6 +647,16 @@ _HELM_NAMES = (
 )
 
 
+def _template_opening(text: str) -> int | None:
+    """Where the first template tag of `text` opens: a `{{` anywhere, or a Jinja `{%` that
+    begins a line (after indentation); None when it holds neither."""
+    found = [i for i in (text.find("{{"),) if i >= 0]
+    statement = re.search(r"^[ \t]*(\{%)", text, re.M) if "{%" in text else None
+    if statement is not None:
+        found.append(statement.start(1))
+    return min(found) if found else None
+
+
 def _tool_json(name: str, text: str) -> bool:
     """Whether a `.json` file that does not parse names neither `kind` nor `apiVersion`: a tool's
     config written with comments or trailing commas (tsconfig.json, .vscode/settings.json), which
@@ -692,8 +702,12 @@ def load_text(
     result = parse(text, line_breaks_normalized=True, watch=watch)
     source_file = SourceFile(name, _suppressions(text))
     issues: list[LoadIssue] = []
-    if result.error is not None and "{{" in text:
-        line, column = _line_col(text, text.index("{{"))
+    # `{%`: a Jinja statement (an Ansible role's `{% if deploy_ofed %}`), which no YAML holds
+    # outside a quoted string; where it opens a line of a file that does not parse, the file is
+    # an unrendered template as much as one holding `{{`.
+    opening = _template_opening(text) if result.error is not None else None
+    if opening is not None:
+        line, column = _line_col(text, opening)
         message = (
             "this looks like an unrendered Helm template; render it first "
             "(helm template RELEASE CHART | gpulint check -) and check the output"

@@ -689,6 +689,53 @@ def seldon_server_pod(override: Any, config_spec: YMap, anchor: Pos) -> BuiltMap
     return pod
 
 
+# Kubeflow Trainer v2 (kubeflow/trainer pkg/apis/trainer/v1alpha1): a TrainJob's `trainer`
+# overrides the `node` container of the runtime's replicated job labelled as the trainer
+# step (its image, command, env and `resourcesPerNode`); the pod around it is the runtime's.
+TRAINER_ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
+_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
+
+
+def trainer_pod_spec(runtime: YMap) -> YMap | None:
+    """The pod spec of a training runtime's trainer step: the replicated job whose Job
+    template is labelled `trainjob-ancestor-step: trainer`, else the one named `node`."""
+    spec = runtime.get("spec")
+    template = spec.get("template") if isinstance(spec, YMap) else None
+    jobs = template.get("spec") if isinstance(template, YMap) else None
+    jobs = jobs.get("replicatedJobs") if isinstance(jobs, YMap) else None
+    if not isinstance(jobs, YSeq):
+        return None
+    candidates = [job for job in jobs if isinstance(job, YMap)]
+
+    def labelled(job: YMap) -> bool:
+        labels = job.get("template")
+        for step in ("metadata", "labels"):
+            labels = labels.get(step) if isinstance(labels, YMap) else None
+        return isinstance(labels, YMap) and labels.get(TRAINER_ANCESTOR_LABEL) == "trainer"
+
+    found = next((j for j in candidates if labelled(j)), None) or next(
+        (j for j in candidates if j.get("name") == "node"), None
+    )
+    pod: Any = found
+    for step in ("template", "spec", "template", "spec"):
+        pod = pod.get(step) if isinstance(pod, YMap) else None
+    return pod if isinstance(pod, YMap) else None
+
+
+def trainjob_pod(trainer: YMap, runtime_pod: YMap | None, anchor: Pos) -> BuiltMap:
+    """The pod a TrainJob's trainer runs: the runtime's pod-level fields (its tolerations,
+    nodeSelector, affinity...), positioned at `anchor` (where the TrainJob names the runtime),
+    with the `trainer`'s own fields as written (`resourcesPerNode` the `node` container's
+    resources). None of the runtime: the trainer alone. A built map where the trainer is: no
+    edit adds to it, a TrainJob's `trainer` having no pod fields."""
+    pod = BuiltMap(trainer.pos)
+    if runtime_pod is not None:
+        fields = {k: v for k, v in runtime_pod.items() if k not in _CONTAINER_LISTS}
+        pod.update_from(_synthetic(fields, anchor))
+    pod.update_from(trainer)
+    return pod
+
+
 def _empty(value: Any) -> bool:
     """Whether mergo leaves the destination alone for `value`: the zero value of its Go field
     (counts and quantities are pointers or structs in the API's types, never zero there)."""

@@ -110,7 +110,7 @@ def unknown_fields(
             if type(item) is not Watched:
                 pending.append((item, step, here))
                 continue
-            placeholder = placeholder_in(item.text)
+            placeholder = None if _several_lines(item.text) else placeholder_in(item.text)
             if placeholder is None:
                 continue
             if here is None:
@@ -118,6 +118,14 @@ def unknown_fields(
                 here = (min(start, item.pos), (item.pos[0], _END))
             found.setdefault((step, item.pos), Unknown(file, placeholder, step, item.pos, *here))
     return sorted(found.values(), key=lambda u: u.pos)
+
+
+def _several_lines(text: str) -> bool:
+    """Whether `text` runs over several lines (a block scalar: a dashboard's JSON, a config
+    file). No field the API reads as a name, an amount or a count holds one, so a `${...}` in
+    it is that text's own syntax (a Grafana variable, a shell's), for the program that reads
+    it to expand, and leaves nothing a rule judges unknown."""
+    return "\n" in text.rstrip("\n")
 
 
 def _whole(item: Any) -> bool:

@@ -62,8 +62,17 @@ class AcceleratorRequest(NamedTuple):
 
 # Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
 _RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
+# KubeVirt's device lists (a VirtualMachineInstance's `spec.domain.devices.gpus` and
+# `hostDevices`, an instancetype's `spec.gpus` and `spec.hostDevices`), by whether an item's
+# `deviceName` counts only when it reads as an accelerator: every `gpus` item is a GPU, a host
+# device may be a USB disk (`kubevirt.io/storage`) or a crypto card (`intel.com/qat`).
+_DEVICE_LISTS = {"gpus": False, "hostDevices": True}
 # Every key under which _scan looks for a request (a list item's key is None).
-_REQUEST_KEYS = _RESOURCE_KEYS | {"annotations", "gpu", "sparkConf", "resource", "resourceClaims"}
+_REQUEST_KEYS = (
+    _RESOURCE_KEYS
+    | _DEVICE_LISTS.keys()
+    | {"annotations", "gpu", "sparkConf", "resource", "resourceClaims"}
+)
 # Pod annotations that request an accelerator share (KAI Scheduler): the registry's.
 _ACCELERATOR_ANNOTATIONS = frozenset(annotation.key for annotation in ACCELERATOR_ANNOTATIONS)
 _NODES = (YMap, YSeq)
@@ -117,6 +126,8 @@ def _scan(
         _spark_conf_requests(node, path, found)
     elif in_mapping and key == "resource" and type(node.get("manifest")) is str:
         _embedded_requests(node, path, found)
+    elif key in _DEVICE_LISTS and not in_mapping:
+        _device_name_requests(key, node, path, found)
     elif key == "resourceClaims" and not in_mapping and node:
         found.append(
             AcceleratorRequest(
@@ -234,6 +245,33 @@ def _gpu_field_request(
     found.append(
         AcceleratorRequest(name, field_path(path), gpu.pos_of_key("name"), holders, OPERATOR_FIELD)
     )
+
+
+def _device_name_requests(
+    key: str, devices: YSeq, path: list[Any], found: list[AcceleratorRequest]
+) -> None:
+    """Add the device plugin resources a KubeVirt device list names to `found`: virt-controller
+    gives the virt-launcher pod's compute container a request and a limit of 1 of each item's
+    `deviceName` (pkg/virt-controller/services/renderresources.go WithGPUsDevicePlugins,
+    WithHostDevicesDevicePlugins). An item with a `claimName` is a DRA claim instead, found
+    with the object's `resourceClaims`."""
+    for index, item in enumerate(devices):
+        if type(item) is not YMap or item.get("claimName") is not None:
+            continue
+        name = item.get("deviceName")
+        if not isinstance(name, str) or not name:
+            continue
+        if _DEVICE_LISTS[key] and not looks_like_accelerator(name):
+            continue
+        found.append(
+            AcceleratorRequest(
+                name,
+                field_path([*path, index]),
+                item.pos_of_key("deviceName"),
+                (id(item), id(devices)),
+                OPERATOR_FIELD,
+            )
+        )
 
 
 def _spark_conf_requests(conf: YMap, path: list[Any], found: list[AcceleratorRequest]) -> None:
@@ -410,6 +448,25 @@ def holds_no_requests(document: Document) -> bool:
     return ref.kind in _NO_REQUESTS.get(api_group(ref.api_version), ())
 
 
+# API groups whose objects run pods their operator builds from fields that are no pod spec, by
+# who runs them (as GPU007 says why a request was not checked): every request in such an object
+# goes to pods gpulint does not build, and no `workloads:` entry could point at them. KubeVirt
+# renders one virt-launcher pod per VirtualMachineInstance: its `domain.resources`, its device
+# lists' device plugin resources and its `resourceClaims` become the compute container's
+# (pkg/virt-controller/services/template.go, renderresources.go). A VirtualMachine, a
+# VirtualMachineInstanceReplicaSet or a VirtualMachinePool makes such instances from its
+# template; an instancetype's devices join those of each machine that names it.
+_LAUNCHER = "the virt-launcher pod it runs for each virtual machine instance"
+_BUILT_PODS = {
+    "kubevirt.io": f"KubeVirt gives them to {_LAUNCHER}, which gpulint does not build",
+    "pool.kubevirt.io": f"KubeVirt gives them to {_LAUNCHER}, which gpulint does not build",
+    "instancetype.kubevirt.io": (
+        f"KubeVirt gives them to {_LAUNCHER} of a machine that names this instancetype, which "
+        "gpulint does not build"
+    ),
+}
+
+
 # Pod spec fields the placement rules read whose API schema holds no resources, claims or
 # annotations: in a pod template gpulint reads, they are not walked for requests.
 _PLACEMENT_FIELDS = ("affinity", "tolerations")
@@ -448,6 +505,9 @@ def unchecked(
     if copied is not None:
         found = sorted([*found, *_copied_limits(document.obj, copied)], key=lambda r: r.pos)
     requests = tuple(r for r in found if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders))
+    builds = _BUILT_PODS.get(api_group(document.ref.api_version)) if workload is None else None
+    if builds is not None:
+        requests = tuple(r if r.runs_in else r._replace(runs_in=builds) for r in requests)
     unread = workload.unread if workload is not None else ()
     if not requests and not unread:
         return None

@@ -982,3 +982,12 @@ def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> Worklo
         if _version_matches(api_version, shape.api_versions):
             return shape
     return None
+
+
+def runs_no_pods_of_its_own(kind: str, api_version: str) -> bool:
+    """Whether a built-in kind is a template other objects run, with no pod of its own (a
+    KServe ServingRuntime, a Seldon ServerConfig): every role of its shape `runs=False`."""
+    for shape in _BUILTIN_INDEX.get(kind, ()):
+        if _version_matches(api_version, shape.api_versions):
+            return all(not role.runs for role in shape.roles)
+    return False

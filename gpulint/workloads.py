@@ -43,6 +43,7 @@ from gpulint.shapes import (
     WorkloadShape,
     api_group,
     path_steps,
+    runs_no_pods_of_its_own,
     shape_for,
 )
 from gpulint.views import NamedTuple
@@ -669,24 +670,31 @@ def _found_by_shape(document: Document, walked: Walked) -> Workload | None:
     if api_group(document.ref.api_version) in _POLICY_GROUPS:
         return None
     templates: list[PodTemplate] = []
-    pending: list[tuple[str, Any, Any]] = [
-        (str(k), obj, v)
+    # Each entry: its path, its parent, the node, and the object written inside this one that
+    # holds it (an OpenShift Template's `objects[]`), if any.
+    pending: list[tuple[str, Any, Any, YMap | None]] = [
+        (str(k), obj, v, None)
         for k, v in walk_entries(obj, walked)
         if k not in _NOT_PODS and type(v) in _NODES
     ]
     pending.reverse()
     while pending:
-        where, parent, node = pending.pop()
+        where, parent, node, owner = pending.pop()
         if type(node) is YMap and _is_pod_spec(node, walked):
             template = parent if _is_template(parent, node, obj) else node
             role = where.rpartition(".")[0] if template is parent else where
             containers = _containers("", node, POD_CONTAINERS, [], walked)
-            count = ReplicaCount(1, "", None)
+            # Inside an object of a kind that runs no pod of its own (a ServingRuntime in a
+            # Template): a template other objects run, as that kind is read on its own.
+            runs = owner is None or not _runs_no_pods(owner)
+            count = ReplicaCount(1 if runs else 0, "", None)
             templates.append(PodTemplate(document, template, node, containers, role, count))
             continue
         listed = type(node) is YSeq
+        if not listed and _is_embedded_object(node):
+            owner = node
         children = [
-            (f"{where}[{k}]" if listed else f"{where}.{k}", node, v)
+            (f"{where}[{k}]" if listed else f"{where}.{k}", node, v, owner)
             for k, v in walk_entries(node, walked)
             if type(v) in _NODES and k not in _NO_POD_SPECS
         ]
@@ -708,6 +716,16 @@ _NOT_PODS = frozenset({"apiVersion", "kind", "metadata", "status"})
 _NODES = (YMap, YSeq)
 # Fields that never hold a pod spec, left to the accelerator scan: requirements and claims.
 _NO_POD_SPECS = frozenset({"resources", "resourceClaims", "annotations", "labels"})
+
+
+def _is_embedded_object(node: YMap) -> bool:
+    """Whether a mapping inside an object is an object of its own: an `apiVersion` and a
+    `kind` (an OpenShift Template's `objects[]`, a ManifestWork's manifests)."""
+    return isinstance(node.get("apiVersion"), str) and isinstance(node.get("kind"), str)
+
+
+def _runs_no_pods(embedded: YMap) -> bool:
+    return runs_no_pods_of_its_own(str(embedded["kind"]), str(embedded["apiVersion"]))
 
 
 def _is_pod_spec(node: YMap, walked: Walked) -> bool:
@@ -762,6 +780,83 @@ def with_server_configs(
             configs.setdefault(ref.name, {})[(document.file.path, document.obj.pos)] = document
     built = {id(w): _server_built(w, configs) or _completed_by_unknown(w) for w in servers}
     return tuple(built.get(id(w)) or w for w in workloads)
+
+
+_TRAINER_GROUP = "trainer.kubeflow.org"
+_RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
+
+
+def with_training_runtimes(
+    workloads: Sequence[Workload], *documents: Iterable[Document]
+) -> tuple[Workload, ...]:
+    """`workloads` with each Kubeflow Trainer TrainJob read as the pods Trainer runs: its
+    trainer step's pod from the runtime its `runtimeRef` names, with the `trainer`'s fields
+    (gpulint.operators trainjob_pod), when that runtime is among `documents` (the file's, the
+    run's knowledge objects). A TrainJob whose runtime is not there is read from its `trainer`
+    alone, marked so that gpulint.admission takes the runtime to possibly tolerate any taint."""
+    jobs = [
+        w
+        for w in workloads
+        if w.kind == "TrainJob" and api_group(w.document.ref.api_version) == _TRAINER_GROUP
+    ]
+    if not jobs:
+        return tuple(workloads)
+    runtimes: dict[tuple[str, str], dict[tuple[str, Pos], Document]] = {}
+    for document in itertools.chain(*documents):
+        ref = document.ref
+        if ref.kind in _RUNTIME_KINDS and api_group(ref.api_version) == _TRAINER_GROUP:
+            # The same object may come from the file and from the knowledge objects.
+            found = runtimes.setdefault((ref.kind, ref.name), {})
+            found[(document.file.path, document.obj.pos)] = document
+    built = {id(w): _trainjob_built(w, runtimes) for w in jobs}
+    return tuple(built.get(id(w)) or w for w in workloads)
+
+
+def _trainjob_built(
+    job: Workload, runtimes: dict[tuple[str, str], dict[tuple[str, Pos], Document]]
+) -> Workload | None:
+    """The TrainJob's workload with its pod built around its runtime's trainer step, or from
+    its `trainer` alone and completed by the runtime when that is not known (or not one
+    object); None when the TrainJob names no runtime or writes no `trainer`."""
+    from gpulint.operators import trainer_pod_spec, trainjob_pod  # only runs with TrainJobs
+
+    document = job.document
+    spec = document.obj.get("spec")
+    ref = spec.get("runtimeRef") if isinstance(spec, YMap) else None
+    if not isinstance(spec, YMap) or not isinstance(ref, YMap) or not job.templates:
+        return None
+    name = ref.get("name")
+    kind = ref.get("kind") or "ClusterTrainingRuntime"
+    if not isinstance(name, str) or not name or not isinstance(kind, str):
+        return None
+    anchor = ref.pos_of_value("name")
+    found = list(runtimes.get((kind, name), {}).values())
+    if kind == "TrainingRuntime":
+        # A TrainingRuntime is read from the TrainJob's own namespace.
+        found = [d for d in found if d.ref.namespace == document.ref.namespace] or found
+    runtime_pod = trainer_pod_spec(found[0].obj) if len(found) == 1 else None
+    shape = shape_for(document)
+    if shape is None or len(shape.roles) != 1:
+        return None
+
+    def build(obj: YMap, role_node: YMap) -> YMap:
+        return trainjob_pod(role_node, runtime_pod, anchor)
+
+    role = shape.roles[0]._replace(derive=build)
+    workload = _typed(document, shape._replace(roles=(role,)), {})[0]
+    if workload is None or runtime_pod is not None:
+        return workload
+    templates = tuple(
+        PodTemplate(
+            **{
+                **{field: getattr(t, field) for field in PodTemplate.__match_args__},
+                "completed_by": (f"{kind} `{shown(name)}`", anchor),
+            }
+        )
+        for t in workload.templates
+    )
+    fields = {field: getattr(workload, field) for field in Workload.__match_args__}
+    return Workload(**{**fields, "templates": templates})
 
 
 def _completed_by_unknown(server: Workload) -> Workload:

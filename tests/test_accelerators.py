@@ -24,6 +24,7 @@ from gpulint.model import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 RESOURCES_CASES = ROOT / "fixtures" / "cases" / "resources"
+PLUGIN = "device plugin"
 
 
 @pytest.mark.parametrize(
@@ -37,6 +38,13 @@ RESOURCES_CASES = ROOT / "fixtures" / "cases" / "resources"
         ("gpu.intel.com/millicores", "gpu.intel.com/millicores", "cores", "node feature"),
         ("huawei.com/Ascend910B3-memory", "huawei.com/Ascend<model>-memory", "memory", EXTENDER),
         ("amd.com/spx_nps1", "amd.com/<compute>_<memory>", "slice", "device plugin"),
+        # NVIDIA's KubeVirt GPU device plugin: a passed-through GPU by its pci.ids name, as the
+        # plugin writes it and as KubeVirt's docs do, and a vGPU type
+        ("nvidia.com/TU104GL_TESLA_T4", "nvidia.com/<chip>_<device name>", "device", PLUGIN),
+        ("nvidia.com/GP102GL_Tesla_P40", "nvidia.com/<chip>_<device name>", "device", PLUGIN),
+        ("nvidia.com/GA100_A100_PCIE_40GB", "nvidia.com/<chip>_<device name>", "device", PLUGIN),
+        ("nvidia.com/GRID_T4-1Q", "nvidia.com/<GRID or NVIDIA>_<vGPU type>", "share", PLUGIN),
+        ("nvidia.com/GRID_A100-1-5C", "nvidia.com/<GRID or NVIDIA>_<vGPU type>", "share", PLUGIN),
     ],
 )
 def test_registry_answers_what_a_name_is(name: str, shown: str, unit: str, served_by: str) -> None:
@@ -46,7 +54,16 @@ def test_registry_answers_what_a_name_is(name: str, shown: str, unit: str, serve
 
 
 @pytest.mark.parametrize(
-    "name", ["example.com/gpu", "nvidia.com/gpus", "nvidia.com/mig-1g5gb", "huawei.com/npu-x"]
+    "name",
+    [
+        "example.com/gpu",
+        "nvidia.com/gpus",
+        "nvidia.com/mig-1g5gb",
+        "huawei.com/npu-x",
+        # a model in lower case is no pci.ids chip name: GPU001 suggests the plugin's name
+        "nvidia.com/ga100",
+        "nvidia.com/GRID_T4",
+    ],
 )
 def test_names_nothing_serves_are_unknown(name: str) -> None:
     assert accelerator_info(name) is None and not is_known_accelerator(name)

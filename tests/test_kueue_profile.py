@@ -61,6 +61,7 @@ def test_kubectl_dump_reads_cluster_and_local_queues() -> None:
                     "a100",
                     {"cpu": Decimal(96), "nvidia.com/gpu": Decimal(8)},
                     {"nvidia.com/gpu": Decimal(4)},
+                    frozenset({"cpu", "nvidia.com/gpu"}),
                 ),
             ),
             "shared",
@@ -102,6 +103,34 @@ def test_profile_queues_dump_and_load_back_equal(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text(dump_profile(profile))
     assert load_profiles([str(path)]) == profile
+
+
+def test_resource_groups_are_kept_and_dumped_apart(tmp_path: Path) -> None:
+    # Kueue assigns one flavor per resource group: which group a flavor is in decides which
+    # flavors a pod gets together, so a dump keeps the groups apart.
+    def group(covers: list[str], flavor: str, quota: str) -> dict:
+        resources = [{"name": covers[0], "nominalQuota": quota}]
+        return {"coveredResources": covers, "flavors": [{"name": flavor, "resources": resources}]}
+
+    two = {
+        **CLUSTER_QUEUE,
+        "spec": {
+            "resourceGroups": [
+                group(["cpu", "memory"], "default", "8"),
+                group(["nvidia.com/gpu"], "gpu", "4"),
+            ]
+        },
+    }
+    profile = profile_from_objects([two])
+    (queue,) = profile.cluster_queues
+    assert [(f.name, f.covers) for f in queue.flavors] == [
+        ("default", frozenset({"cpu", "memory"})),
+        ("gpu", frozenset({"nvidia.com/gpu"})),
+    ]
+    path = tmp_path / "p.yaml"
+    path.write_text(dump_profile(profile))
+    assert "  - coveredResources: [nvidia.com/gpu]\n" in path.read_text()
+    assert load_profiles([str(path)]).cluster_queues == profile.cluster_queues
 
 
 def test_show_lists_queues_with_their_nominal_quotas() -> None:

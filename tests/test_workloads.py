@@ -987,6 +987,81 @@ spec:
     assert found == [("amd.com/gpu", "spec.executor.gpu", (6, 20), "operator field")]
 
 
+def test_kubevirt_device_lists_are_requests_of_the_pod_kubevirt_builds() -> None:
+    from gpulint.requestscan import unchecked
+
+    (document,) = load_text(
+        "x.yaml",
+        """\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: v}
+spec:
+  domain:
+    devices:
+      gpus:
+      - {name: a, deviceName: nvidia.com/TU104GL_Tesla_T4}
+      - {name: b, claimName: c, requestName: r}
+      - {name: d, deviceName: example.com/any-name}
+      hostDevices:
+      - {name: e, deviceName: kubevirt.io/storage}
+      - {name: f, deviceName: nvidia.com/GA102GL_A10}
+""",
+    ).documents
+    found = unchecked(document, None)
+    assert found is not None
+    assert {r.form for r in found.requests} == {"operator field"}
+    assert [(r.what, r.field, r.pos) for r in found.requests] == [
+        ("nvidia.com/TU104GL_Tesla_T4", "spec.domain.devices.gpus[0]", (8, 19)),
+        ("example.com/any-name", "spec.domain.devices.gpus[2]", (10, 19)),
+        ("nvidia.com/GA102GL_A10", "spec.domain.devices.hostDevices[1]", (13, 19)),
+    ]
+    assert {r.runs_in for r in found.requests} == {
+        "KubeVirt gives them to the virt-launcher pod it runs for each virtual machine "
+        "instance, which gpulint does not build"
+    }
+
+
+def test_kubevirt_machines_and_instancetypes_name_the_pods_kubevirt_builds() -> None:
+    from gpulint.requestscan import unchecked
+
+    documents = load_text(
+        "x.yaml",
+        """\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: vm}
+spec:
+  template:
+    spec:
+      domain:
+        devices:
+          gpus: [{name: a, deviceName: nvidia.com/GA102GL_A10}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+---
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterInstancetype
+metadata: {name: gpu-large}
+spec:
+  gpus: [{name: a, deviceName: nvidia.com/GRID_A10-4Q}]
+""",
+    ).documents
+    found = [unchecked(document, None) for document in documents]
+    assert [[(r.what, r.field) for r in f.requests] for f in found if f is not None] == [
+        [
+            ("nvidia.com/GA102GL_A10", "spec.template.spec.domain.devices.gpus[0]"),
+            ("nvidia.com/gpu", "spec.template.spec.domain.resources.limits"),
+        ],
+        [("nvidia.com/GRID_A10-4Q", "spec.gpus[0]")],
+    ]
+    assert [f.requests[-1].runs_in for f in found if f is not None] == [
+        "KubeVirt gives them to the virt-launcher pod it runs for each virtual machine "
+        "instance, which gpulint does not build",
+        "KubeVirt gives them to the virt-launcher pod it runs for each virtual machine "
+        "instance of a machine that names this instancetype, which gpulint does not build",
+    ]
+
+
 def test_a_read_workload_reports_only_the_requests_its_pod_templates_do_not_read() -> None:
     from gpulint.requestscan import unchecked
 

@@ -64,6 +64,10 @@ _NVIDIA_GFD_LABELS = (
     "nvidia.com/mig.strategy",
 )
 _NVIDIA_PLUGIN = "NVIDIA/k8s-device-plugin README.md, internal/rm/rm.go, internal/lm/resource.go"
+_KUBEVIRT_PLUGIN = (
+    "NVIDIA/kubevirt-gpu-device-plugin pkg/device_plugin/device_plugin.go (getDeviceName, "
+    "readVgpuIDFromFileFunc); kubevirt/kubevirt docs/devel/host-devices-and-device-plugins.md"
+)
 _HAMI = "Project-HAMi/HAMi charts/hami/values.yaml, charts/hami/templates/_helpers.tpl"
 _VOLCANO = (
     "volcano-sh/volcano docs/user-guide/how_to_use_gpu_sharing.md, how_to_use_volcano_vgpu.md"
@@ -122,6 +126,34 @@ RESOURCES: tuple[AcceleratorResource, ...] = (
         ("nvidia.com/mig.strategy", "nvidia.com/mig-<profile>.count"),
         pattern=r"nvidia\.com/mig-(?:[1-8]c\.)?[1-8]g\.[0-9]+gb(?:\.[a-z]+)*",
         source=_NVIDIA_PLUGIN,
+    ),
+    # NVIDIA's KubeVirt GPU device plugin (the GPU Operator's sandbox device plugin, for
+    # `vm-passthrough` and `vm-vgpu` nodes): a whole GPU bound to VFIO is advertised under its
+    # pci.ids device name, upper-cased, `/`, `.` and blanks made `_`, anything else dropped
+    # (`TU104GL [Tesla T4]` -> `nvidia.com/TU104GL_TESLA_T4`; KubeVirt's docs write the
+    # older mixed case, `nvidia.com/TU104GL_Tesla_T4`); its name begins with the chip's code.
+    # A KubeVirt virtual machine asks for one by `gpus[].deviceName` or `hostDevices[]`.
+    AcceleratorResource(
+        "nvidia.com/<chip>_<device name>",
+        "NVIDIA",
+        DEVICE,
+        "one whole GPU passed through to a virtual machine (VFIO)",
+        DEVICE_PLUGIN,
+        "NVIDIA KubeVirt GPU device plugin",
+        pattern=r"nvidia\.com/(?:GK|GM|GP|GV|TU|GA|GH|AD|GB)[0-9]{3}[A-Z0-9]*(?:_[A-Za-z0-9_]+)?",
+        source=_KUBEVIRT_PLUGIN,
+    ),
+    # ... and a vGPU (a mediated device) under its type's name, blanks made `_`
+    # (`GRID T4-1Q` -> `nvidia.com/GRID_T4-1Q`, `NVIDIA A10-4Q`, MIG-backed `GRID A100-1-5C`).
+    AcceleratorResource(
+        "nvidia.com/<GRID or NVIDIA>_<vGPU type>",
+        "NVIDIA",
+        SHARE,
+        "one virtual GPU of that type (a mediated device) for a virtual machine",
+        DEVICE_PLUGIN,
+        "NVIDIA KubeVirt GPU device plugin",
+        pattern=r"nvidia\.com/(?:GRID|NVIDIA)_[A-Za-z0-9_]+(?:-[0-9]+)+[A-Z]+",
+        source=_KUBEVIRT_PLUGIN,
     ),
     # nos (nebuly-ai): MPS partitions named by their memory
     AcceleratorResource(

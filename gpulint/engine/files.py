@@ -14,7 +14,7 @@ from gpulint.model import IssueKind, LoadIssue, SourceFile
 from gpulint.render.rendered import RenderFailure
 from gpulint.suppressions import SharedTrackers, SuppressionTracker
 from gpulint.views import NamedTuple
-from gpulint.workloads import with_server_configs
+from gpulint.workloads import with_server_configs, with_training_runtimes
 
 if TYPE_CHECKING:
     from gpulint.admission import Admission
@@ -101,6 +101,8 @@ def check_file_in(lanes: Lanes, item: Input) -> tuple[FileOutcome, ...]:
     loaded = load_input(item, first.config.variables, first.config.workloads)
     # A Seldon Server's pods are its ServerConfig's, of this file or another (knowledge).
     workloads = with_server_configs(loaded.workloads, loaded.documents, first.knowledge)
+    # A TrainJob's pod is its training runtime's trainer step, of this file or another.
+    workloads = with_training_runtimes(workloads, loaded.documents, first.knowledge)
     contexts = [plan.context(loaded, workloads) for plan in plans]
     trackers = [SuppressionTracker(loaded.documents, workloads)]
     trackers.extend(trackers[0].copy() for _ in plans[1:])

@@ -46,6 +46,8 @@ KNOWLEDGE_KINDS = frozenset(
     | {"ResourceFlavor", "ClusterQueue", "LocalQueue"}
     # Seldon Core 2's ServerConfigs: the pods of the Servers (in other files) that name them.
     | {"ServerConfig"}
+    # Kubeflow Trainer's runtimes: the pods of the TrainJobs (in other files) that name them.
+    | {"TrainingRuntime", "ClusterTrainingRuntime"}
     # What the RuntimeClass admission plugin writes into the pods that name a class.
     | {"RuntimeClass"}
 )

@@ -14,6 +14,7 @@ from gpulint.profile.model import (
     KUBELET_LABELS,
     ClusterProfile,
     ClusterQueue,
+    FlavorQuota,
     LimitRange,
     Pool,
     ResourceQuota,
@@ -155,13 +156,26 @@ def _claim(found: Claim) -> list[str]:
 
 
 def _cluster_queue(queue: ClusterQueue) -> list[str]:
-    """One resource group covering every resource, with each flavor's quotas."""
+    """Its resource groups (one covering every resource when it knows none), with each
+    flavor's quotas."""
     lines = [f"- name: {_scalar(queue.name)}"]
     if queue.cohort:
         lines.append(f"  cohort: {_scalar(queue.cohort)}")
-    covered = ", ".join(_scalar(name) for name in sorted(queue.covered))
-    lines += ["  resourceGroups:", f"  - coveredResources: [{covered}]", "    flavors:"]
+    lines.append("  resourceGroups:")
+    groups: dict[frozenset[str], list[FlavorQuota]] = {}
     for flavor in queue.flavors:
+        groups.setdefault(flavor.covers or queue.covered, []).append(flavor)
+    for covers, flavors in groups.items() if groups else ((queue.covered, []),):
+        covered = ", ".join(_scalar(name) for name in sorted(covers))
+        lines += [f"  - coveredResources: [{covered}]", "    flavors:"]
+        lines += _flavors(flavors)
+    return lines
+
+
+def _flavors(flavors: list[FlavorQuota]) -> list[str]:
+    """The `flavors:` entries of one resource group."""
+    lines: list[str] = []
+    for flavor in flavors:
         lines += [f"    - name: {_scalar(flavor.name)}", "      resources:"]
         for name, amount in flavor.nominal.items():
             entry = {"name": _scalar(name), "nominalQuota": _quantity(amount)}

@@ -32,7 +32,8 @@ def cluster_queue_from_object(
     flavors: list[FlavorQuota] = []
     for g, group in enumerate(sequence(spec.get("resourceGroups"))):
         group = mapping(group)
-        covered |= {text(r) for r in sequence(group.get("coveredResources"))}
+        group_covers = frozenset(text(r) for r in sequence(group.get("coveredResources")))
+        covered |= group_covers
         for f, flavor in enumerate(sequence(group.get("flavors"))):
             flavor = mapping(flavor)
             nominal: dict[str, Decimal] = {}
@@ -44,7 +45,7 @@ def cluster_queue_from_object(
                 for key, target in (("nominalQuota", nominal), ("borrowingLimit", borrowing)):
                     if key in resource:
                         target.update(quantities(display, {name: resource[key]}, [*where, key]))
-            flavors.append(FlavorQuota(text(flavor.get("name")), nominal, borrowing))
+            flavors.append(FlavorQuota(text(flavor.get("name")), nominal, borrowing, group_covers))
     cohort = spec.get("cohort") or spec.get("cohortName")
     return ClusterQueue(
         text(mapping(obj.get("metadata")).get("name")),

@@ -66,6 +66,9 @@ class FlavorQuota(NamedTuple):
     name: str
     nominal: Mapping[str, Decimal] = {}
     borrowing_limit: Mapping[str, Decimal] = {}  # absent: unlimited
+    # The coveredResources of its resource group: Kueue assigns each pod set one flavor per
+    # group whose resources it requests. Empty: the queue's whole `covered` (one group).
+    covers: frozenset[str] = frozenset()
 
 
 class ClusterQueue(NamedTuple):

@@ -37,9 +37,10 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
             if more:
                 what += f" and {more} more"
             fix = _declare(found, first.field)
-            if first.form == OPERATOR_FIELD and not any(
-                w.document is document for w in ctx.workloads
-            ):
+            # An operator that builds the pods from fields that are no pod spec (runs_in says
+            # who) gets any request there: no config entry reads such pods either.
+            built = first.form == OPERATOR_FIELD or (first.runs_in and first.form != EMBEDDED)
+            if built and not any(w.document is document for w in ctx.workloads):
                 # The pods exist only once the operator runs: no config entry reads them.
                 reason = first.runs_in or (
                     f"gpulint does not read the pods kind {ref.kind} ({ref.api_version}) runs"
@@ -83,7 +84,9 @@ def pod_count_unknown(ctx: CheckContext) -> Iterator[Problem]:
     from gpulint.gpus import gpu_requests  # only files holding such objects need it
 
     for workload in ctx.workloads:
-        if not workload.by_shape or not any(gpu_requests(t) for t in workload.templates):
+        # A template other objects run (a ServingRuntime inside a Template) counts no pods.
+        counted = [t for t in workload.templates if not t.runs_no_pods]
+        if not workload.by_shape or not any(gpu_requests(t) for t in counted):
             continue
         ref = workload.document.ref
         paths = [t.role or "" for t in workload.templates]

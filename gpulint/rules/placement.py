@@ -464,6 +464,12 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
     if profile is None:
         return
     for item in gpu_placements(ctx):
+        # A template other objects run (a KServe ServingRuntime, a Seldon ServerConfig): the
+        # InferenceService or Server that runs it writes tolerations into the pod too (KServe
+        # merges its predictor's pod spec over the runtime's), and is judged as a workload of
+        # its own.
+        if item.template.runs_no_pods:
+            continue
         if blocker(item, profile) != Blocker.MISSING_TOLERATION:
             continue
         template = item.template
