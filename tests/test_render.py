@@ -358,6 +358,40 @@ def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: P
     assert caught.value.pos == (5, 5)  # its entry under `dependencies:`
 
 
+# A values schema whose `$id` is a URL (bjw-s's common library, which immich's chart renders
+# with): helm resolves the relative `$ref` against it and fetches it, which no render of gpulint
+# reaches. The schema the chart holds itself refuses a `replicas` that is not an integer.
+_REMOTE_SCHEMA = {
+    "Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    "values.yaml": "replicas: 1\npod: {}\n",
+    "values.schema.json": (
+        '{"$schema": "http://json-schema.org/draft-07/schema",'
+        ' "$id": "https://schemas.invalid/app/values.schema.json",'
+        ' "properties": {"replicas": {"type": "integer"},'
+        ' "pod": {"$ref": "schemas/pod.json"}}}'
+    ),
+    "schemas/pod.json": '{"type": "object"}',
+    "templates/deployment.yaml": (
+        "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: app}\n"
+        "spec: {replicas: {{ .Values.replicas }}}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("version", ["helm4", "helm3"])
+def test_a_values_schema_only_the_network_serves_is_left_to_helm_and_the_chart_rendered(
+    tool_env, helm4_dir: Path, helm3_dir: Path, tmp_path: Path, version: str
+) -> None:
+    tool_env(helm=(helm4_dir if version == "helm4" else helm3_dir) / "helm")
+    chart = write_chart(tmp_path / "app", _REMOTE_SCHEMA)
+    assert "spec: {replicas: 1}" in render_chart(HelmRender(chart, "app", None), None)
+    # The schema is checked where it can be: without its URL, values it refuses are refused.
+    (chart / "values.schema.json").write_text('{"properties": {"replicas": {"type": "integer"}}}')
+    (chart / "values.yaml").write_text("replicas: one\n")
+    with pytest.raises(RenderError, match="values don't meet the specifications of the schema"):
+        render_chart(HelmRender(chart, "app", None), None)
+
+
 OPERATOR_CHART = {
     "Chart.yaml": "apiVersion: v2\nname: ingest\nversion: 0.1.0\n",
     # The NIM Operator's objects, written only where the cluster serves their API.
@@ -477,6 +511,37 @@ def test_a_value_is_traced_to_its_values_file_only_when_changing_it_changes_the_
     # `1` is written in both values files; re-rendering with each changed in turn tells which
     # one this count is (the chart's own `1` is the count of nvidia.com/gpu, a line above).
     assert (unmapped.path, unmapped.line, unmapped.column) == (values.as_posix(), 3, 22)
+
+
+# A template printed before the GPU workload whose text differs in length at every render: a
+# certificate of `genCA`, a random token. Offsets in the stream move; in the workload's
+# document they do not.
+_CHANGING = {
+    "Chart.yaml": "apiVersion: v2\nname: hook\nversion: 0.1.0\n",
+    "values.yaml": "resources:\n  limits:\n    nvidia.com/gpus: 1\n",
+    "templates/a-config.yaml": (
+        "kind: ConfigMap\napiVersion: v1\nmetadata: {name: token}\n"
+        "data: {token: {{ randAlphaNum (randInt 1 4000 | int) | quote }}}\n"
+    ),
+    "templates/deployment.yaml": (
+        "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: hook}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: hook\n          resources:\n"
+        "            {{- toYaml .Values.resources | nindent 12 }}\n"
+    ),
+}
+
+
+def test_a_value_is_traced_although_another_document_changes_length_at_every_render(
+    helm: Path, tmp_path: Path
+) -> None:
+    chart = write_chart(tmp_path / "hook", _CHANGING)
+    request = HelmRender(chart, "hook", None, ())
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("              nvidia.com/gpus: 1") + 1
+    (found,) = HelmOrigin(request, "hook", str(chart), None).locate(
+        [finding_at(line, 15, "hook/templates/deployment.yaml")], rendered
+    )
+    assert (found.path, found.line, found.column) == (f"{chart}/values.yaml", 3, 5)
 
 
 def test_a_key_the_charts_defaults_also_set_is_traced_by_its_value(
@@ -715,29 +780,37 @@ tgi: {enabled: true, resources: {limits: {nvidia.com/gpu: 4}}}
 """
 
 
-def _two_backends(tmp_path: Path, template: str, checksum: bool = False) -> Path:
+# Beside the deployments' template, a template whose text differs at every render or with
+# the marks: a ConfigMap holding the deployments' template's checksum, a Secret of random text
+# (weaviate/weaviate-helm's cluster API credentials are `randAlphaNum 32`).
+_BESIDE = {
+    "checksum": 'sum: {{ include (print $.Template.BasePath "/deployment.yaml") . | sha256sum }}',
+    "random": "password: {{ randAlphaNum 32 | b64enc | quote }}",
+}
+
+
+def _two_backends(tmp_path: Path, template: str, beside: str | None = None) -> Path:
     chart = tmp_path / "h2o"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: h2o\nversion: 0.1.0\n")
     (chart / "values.yaml").write_text(_BACKEND_VALUES)
     (chart / "templates" / "deployment.yaml").write_text(template)
-    if checksum:
-        # A ConfigMap whose checksum is the deployments' template: marking that template
-        # changes the checksum, so the marked render is not the render with comments added.
+    if beside is not None:
         (chart / "templates" / "configmap.yaml").write_text(
-            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: sum}\ndata:\n  sum: "
-            '{{ include (print $.Template.BasePath "/deployment.yaml") . | sha256sum }}\n'
+            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: beside}\ndata:\n"
+            f"  {_BESIDE[beside]}\n"
         )
     return chart
 
 
-@pytest.mark.parametrize(
-    ("checksum", "expected"), [(False, [(11, 11), (25, 11)]), (True, [(1, 1), (1, 1)])]
-)
+@pytest.mark.parametrize("beside", [None, "checksum", "random"])
 def test_lines_written_in_several_conditional_documents_are_told_apart_by_a_marked_render(
-    helm: Path, tmp_path: Path, checksum: bool, expected: list[tuple[int, int]]
+    helm: Path, tmp_path: Path, beside: str | None
 ) -> None:
-    chart = _two_backends(tmp_path, _TWO_BACKENDS, checksum)
+    # Another template's text that the marks change, or that no two renders share, moves no
+    # line of the marked template: its marks still tell.
+    chart = _two_backends(tmp_path, _TWO_BACKENDS, beside)
+    expected = [(11, 11), (25, 11)]
     request = HelmRender(chart, "h2o", None, ())
     rendered = render_chart(request, None)
     printed = rendered.splitlines()
@@ -765,6 +838,23 @@ def test_a_marked_render_never_writes_through_a_linked_template(helm: Path, tmp_
     # The link is not replaced in the copy (it may lead out of it): the line stays unknown.
     assert (found.line, found.column) == (1, 1)
     assert real.read_text() == _TWO_BACKENDS
+
+
+def test_a_marked_render_tells_nothing_when_the_marked_template_prints_other_text(
+    helm: Path, tmp_path: Path
+) -> None:
+    # The deployments themselves carry random text: their documents differ from the first
+    # render's beyond the marks, so no mark is taken for where a line comes from.
+    template = _TWO_BACKENDS.replace(
+        "metadata: {name: tgi}", "metadata: {name: tgi, annotations: {r: {{ randAlphaNum 8 }}}}"
+    )
+    chart = _two_backends(tmp_path, template)
+    request = HelmRender(chart, "h2o", None, ())
+    rendered = render_chart(request, None)
+    lines = [n for n, text in enumerate(rendered.splitlines(), 1) if text == "          resources:"]
+    findings = [finding_at(n, 11, "h2o/templates/deployment.yaml") for n in lines]
+    located = HelmOrigin(request, "h2o", str(chart), None).locate(findings, rendered)
+    assert [(f.line, f.column) for f in located] == [(1, 1), (1, 1)]
 
 
 LOCAL_AI = FIXTURES / "real" / "go-skynet-helm" / "local-ai"
