@@ -25,6 +25,7 @@ from typing import Any
 from gpulint.ignores import added_to_line
 from gpulint.views import NamedTuple
 from gpulint.yamltree import (
+    PURE_PARSE_MAX_CHARS,
     BuiltMap,
     ParsedDocument,
     Pos,
@@ -357,7 +358,7 @@ def _flow_ends(text: str) -> dict[Pos, Pos]:
     try:
         _collect_flow_ends(CParser(text).get_event, ends)
     except Exception as exc:  # a text that does not parse past here: what was found stands
-        if is_flow_colon(exc):
+        if is_flow_colon(exc) and len(text) <= PURE_PARSE_MAX_CHARS:
             # A `:` inside a flow scalar, which the tree reads as text (yamltree.parse): the
             # Python parser reads past it, and agrees with the C parser up to it.
             ends = {}

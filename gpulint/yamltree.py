@@ -248,12 +248,19 @@ def parse(
     except YamlSyntaxError as exc:
         return ParseResult(tuple(documents), exc)
     except Exception as exc:  # ruamel raises MarkedYAMLError subclasses; anything else is a bug
-        if is_flow_colon(exc):
+        if is_flow_colon(exc) and len(text) <= PURE_PARSE_MAX_CHARS:
             again = _parse_pure(text, _watcher(present))
             if again is not None:
                 return again
         return ParseResult(tuple(documents), _syntax_error(exc, text))
     return ParseResult(tuple(documents), None)
+
+
+#: The longest text read again by the Python parser (`_parse_pure`), which takes about 25 times
+#: the C parser's time: a file of flow collections crafted to be refused would otherwise cost a
+#: run minutes (128 MiB is the largest file gpulint reads); a manifest of this size or less,
+#: which is every one a person writes, costs at most seconds.
+PURE_PARSE_MAX_CHARS = 4 << 20
 
 
 def is_flow_colon(exc: Exception) -> bool:

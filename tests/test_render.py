@@ -15,7 +15,14 @@ from gpulint.cli import main
 from gpulint.findings import Finding
 from gpulint.model import Severity
 from gpulint.render.helm import HelmRender, render_chart
-from gpulint.render.locate import HelmOrigin, _unconditional_lines, sentinel, sorted_sentinel
+from gpulint.render.locate import (
+    HelmOrigin,
+    _same_but,
+    _same_document_lines,
+    _unconditional_lines,
+    sentinel,
+    sorted_sentinel,
+)
 from gpulint.render.tokens import tokens
 from gpulint.render.tools import RenderError
 
@@ -358,6 +365,40 @@ def test_a_dependency_from_a_repository_is_a_clear_error(helm: Path, tmp_path: P
     assert caught.value.pos == (5, 5)  # its entry under `dependencies:`
 
 
+# A values schema whose `$id` is a URL (bjw-s's common library, which immich's chart renders
+# with): helm resolves the relative `$ref` against it and fetches it, which no render of gpulint
+# reaches. The schema the chart holds itself refuses a `replicas` that is not an integer.
+_REMOTE_SCHEMA = {
+    "Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    "values.yaml": "replicas: 1\npod: {}\n",
+    "values.schema.json": (
+        '{"$schema": "http://json-schema.org/draft-07/schema",'
+        ' "$id": "https://schemas.invalid/app/values.schema.json",'
+        ' "properties": {"replicas": {"type": "integer"},'
+        ' "pod": {"$ref": "schemas/pod.json"}}}'
+    ),
+    "schemas/pod.json": '{"type": "object"}',
+    "templates/deployment.yaml": (
+        "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: app}\n"
+        "spec: {replicas: {{ .Values.replicas }}}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("version", ["helm4", "helm3"])
+def test_a_values_schema_only_the_network_serves_is_left_to_helm_and_the_chart_rendered(
+    tool_env, helm4_dir: Path, helm3_dir: Path, tmp_path: Path, version: str
+) -> None:
+    tool_env(helm=(helm4_dir if version == "helm4" else helm3_dir) / "helm")
+    chart = write_chart(tmp_path / "app", _REMOTE_SCHEMA)
+    assert "spec: {replicas: 1}" in render_chart(HelmRender(chart, "app", None), None)
+    # The schema is checked where it can be: without its URL, values it refuses are refused.
+    (chart / "values.schema.json").write_text('{"properties": {"replicas": {"type": "integer"}}}')
+    (chart / "values.yaml").write_text("replicas: one\n")
+    with pytest.raises(RenderError, match="values don't meet the specifications of the schema"):
+        render_chart(HelmRender(chart, "app", None), None)
+
+
 OPERATOR_CHART = {
     "Chart.yaml": "apiVersion: v2\nname: ingest\nversion: 0.1.0\n",
     # The NIM Operator's objects, written only where the cluster serves their API.
@@ -477,6 +518,37 @@ def test_a_value_is_traced_to_its_values_file_only_when_changing_it_changes_the_
     # `1` is written in both values files; re-rendering with each changed in turn tells which
     # one this count is (the chart's own `1` is the count of nvidia.com/gpu, a line above).
     assert (unmapped.path, unmapped.line, unmapped.column) == (values.as_posix(), 3, 22)
+
+
+# A template printed before the GPU workload whose text differs in length at every render: a
+# certificate of `genCA`, a random token. Offsets in the stream move; in the workload's
+# document they do not.
+_CHANGING = {
+    "Chart.yaml": "apiVersion: v2\nname: hook\nversion: 0.1.0\n",
+    "values.yaml": "resources:\n  limits:\n    nvidia.com/gpus: 1\n",
+    "templates/a-config.yaml": (
+        "kind: ConfigMap\napiVersion: v1\nmetadata: {name: token}\n"
+        "data: {token: {{ randAlphaNum (randInt 1 4000 | int) | quote }}}\n"
+    ),
+    "templates/deployment.yaml": (
+        "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: hook}\nspec:\n  template:\n"
+        "    spec:\n      containers:\n        - name: hook\n          resources:\n"
+        "            {{- toYaml .Values.resources | nindent 12 }}\n"
+    ),
+}
+
+
+def test_a_value_is_traced_although_another_document_changes_length_at_every_render(
+    helm: Path, tmp_path: Path
+) -> None:
+    chart = write_chart(tmp_path / "hook", _CHANGING)
+    request = HelmRender(chart, "hook", None, ())
+    rendered = render_chart(request, None)
+    line = rendered.splitlines().index("              nvidia.com/gpus: 1") + 1
+    (found,) = HelmOrigin(request, "hook", str(chart), None).locate(
+        [finding_at(line, 15, "hook/templates/deployment.yaml")], rendered
+    )
+    assert (found.path, found.line, found.column) == (f"{chart}/values.yaml", 3, 5)
 
 
 def test_a_key_the_charts_defaults_also_set_is_traced_by_its_value(
@@ -715,29 +787,37 @@ tgi: {enabled: true, resources: {limits: {nvidia.com/gpu: 4}}}
 """
 
 
-def _two_backends(tmp_path: Path, template: str, checksum: bool = False) -> Path:
+# Beside the deployments' template, a template whose text differs at every render or with
+# the marks: a ConfigMap holding the deployments' template's checksum, a Secret of random text
+# (weaviate/weaviate-helm's cluster API credentials are `randAlphaNum 32`).
+_BESIDE = {
+    "checksum": 'sum: {{ include (print $.Template.BasePath "/deployment.yaml") . | sha256sum }}',
+    "random": "password: {{ randAlphaNum 32 | b64enc | quote }}",
+}
+
+
+def _two_backends(tmp_path: Path, template: str, beside: str | None = None) -> Path:
     chart = tmp_path / "h2o"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: h2o\nversion: 0.1.0\n")
     (chart / "values.yaml").write_text(_BACKEND_VALUES)
     (chart / "templates" / "deployment.yaml").write_text(template)
-    if checksum:
-        # A ConfigMap whose checksum is the deployments' template: marking that template
-        # changes the checksum, so the marked render is not the render with comments added.
+    if beside is not None:
         (chart / "templates" / "configmap.yaml").write_text(
-            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: sum}\ndata:\n  sum: "
-            '{{ include (print $.Template.BasePath "/deployment.yaml") . | sha256sum }}\n'
+            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: beside}\ndata:\n"
+            f"  {_BESIDE[beside]}\n"
         )
     return chart
 
 
-@pytest.mark.parametrize(
-    ("checksum", "expected"), [(False, [(11, 11), (25, 11)]), (True, [(1, 1), (1, 1)])]
-)
+@pytest.mark.parametrize("beside", [None, "checksum", "random"])
 def test_lines_written_in_several_conditional_documents_are_told_apart_by_a_marked_render(
-    helm: Path, tmp_path: Path, checksum: bool, expected: list[tuple[int, int]]
+    helm: Path, tmp_path: Path, beside: str | None
 ) -> None:
-    chart = _two_backends(tmp_path, _TWO_BACKENDS, checksum)
+    # Another template's text that the marks change, or that no two renders share, moves no
+    # line of the marked template: its marks still tell.
+    chart = _two_backends(tmp_path, _TWO_BACKENDS, beside)
+    expected = [(11, 11), (25, 11)]
     request = HelmRender(chart, "h2o", None, ())
     rendered = render_chart(request, None)
     printed = rendered.splitlines()
@@ -786,24 +866,42 @@ def _counting_helm(tool_env, helm4_dir: Path, tmp_path: Path) -> Path:
     return calls
 
 
-def test_a_line_a_template_prints_anew_at_every_render_does_not_stop_a_marked_render(
+def test_a_line_the_marked_template_prints_anew_at_every_render_does_not_stop_its_marks(
     tool_env, helm4_dir: Path, tmp_path: Path
 ) -> None:
+    # The deployments themselves carry random text (arena stamps the time in the document
+    # whose lines are marked): their documents differ from the first render's beyond the
+    # marks. One render more, unmarked, shows that line differs at every render; no other line
+    # differs, so the marks still tell the two `resources:` apart.
     calls = _counting_helm(tool_env, helm4_dir, tmp_path)
-    chart = _two_backends(tmp_path, _TWO_BACKENDS)
-    (chart / "templates" / "nonce.yaml").write_text(_NONCE)
+    template = _TWO_BACKENDS.replace(
+        "metadata: {name: tgi}", "metadata: {name: tgi, annotations: {r: {{ randAlphaNum 8 }}}}"
+    )
+    chart = _two_backends(tmp_path, template)
     request = HelmRender(chart, "h2o", None, ())
     rendered = render_chart(request, None)
-    printed = rendered.splitlines()
-    lines = [n for n, text in enumerate(printed, 1) if text == "          resources:"]
+    lines = [n for n, text in enumerate(rendered.splitlines(), 1) if text == "          resources:"]
     findings = [finding_at(n, 11, "h2o/templates/deployment.yaml") for n in lines]
     located = HelmOrigin(request, "h2o", str(chart), None).locate(findings, rendered)
-    # The marked render differs from the first in the annotation too; one render more shows
-    # that line changes on its own, so the marks still tell the two `resources:` apart.
     assert [(f.line, f.column) for f in located] == [(11, 11), (25, 11)]
     # The render, the values file's `resources` changed (which moves everything: no origin
     # there), the marked render and the render that shows which line changes on its own.
     assert len(calls.read_text().splitlines()) == 4
+
+
+def test_only_lines_that_change_at_every_render_may_differ_from_the_first_render() -> None:
+    rendered = "---\n# Source: h2o/templates/a.yaml\nkind: A\nat: 1\nb: x\n"
+    # A line of the marked template's document that differs, as a mark would change it: the
+    # marks tell nothing, unless a plain render changes that line too (`changing`).
+    again = rendered.replace("at: 1", "at: 2")
+    assert not _same_document_lines(rendered, again, "h2o/templates/a.yaml")
+    assert _same_document_lines(rendered, again, "h2o/templates/a.yaml", frozenset({4}))
+    assert not _same_document_lines(rendered, again, "h2o/templates/a.yaml", frozenset({5}))
+    # A line more is never a line that changes on its own.
+    assert not _same_document_lines(rendered, again + "c: y\n", "h2o/templates/a.yaml")
+    # Offsets matter to the values trace: a changing line keeps its length.
+    assert _same_but(again, rendered, frozenset({4}))
+    assert not _same_but(rendered.replace("at: 1", "at: 10"), rendered, frozenset({4}))
 
 
 def test_values_traced_by_one_render_despite_a_line_that_changes_at_every_render(

@@ -102,6 +102,18 @@ def test_a_colon_inside_a_flow_scalar_is_text_as_the_kubernetes_decoder_reads_it
     assert document.value == {"a": [{"x": "y:z"}]}
 
 
+def test_a_text_too_long_for_the_python_parser_keeps_the_c_parsers_error() -> None:
+    from gpulint.yamltree import PURE_PARSE_MAX_CHARS
+
+    # A file of flow collections crafted to be refused would take the Python parser minutes:
+    # past the bound, the C parser's error at the flow `:` stands.
+    filler = "# " + "x" * 78 + "\n"
+    text = "a: {u: http://x}\n" + filler * (PURE_PARSE_MAX_CHARS // len(filler) + 1)
+    result = parse(text)
+    assert result.error is not None
+    assert (result.error.line, result.error.column) == (1, 12)
+
+
 def test_bad_indentation_error() -> None:
     result = parse("a:\n  b: 1\n   c: 2\n")
     assert result.error is not None

@@ -65,6 +65,13 @@ _KUBE_VERSION_REFUSED = "chart requires kubeVersion"
 _EXECUTION_AT = re.compile(r"execution error at \(([^():\s]{1,500}):(\d{1,7}):\d{1,7}\)")
 #: The message a `required` or `fail` spells out as a literal in the template.
 _STOP = re.compile(r'\b(?:required|fail)\s+"([^"\\]{1,200})"')
+#: helm's refusal of values whose schema it could not load from a URL (helm 4: `failing
+#: loading "https://..."`; helm 3.17: `Get "https://..."`): a schema whose `$id` or `$ref` is a
+#: URL is fetched at every render, and a render of gpulint reaches no network.
+_SCHEMA_FETCH = re.compile(
+    r"values don't meet the specifications of the schema.*?(?:failing loading|Get) \"https?://",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -220,7 +227,7 @@ def render_chart(
         arguments = request.arguments(Path(os.path.abspath(chart)), values, apis)
         command = [helm, "template", *arguments]
         try:
-            text = run_tool(command, _what(request), run)
+            text = _without_remote_schema(command, _what(request), run)
         except ToolFailed as exc:
             # A stand-in that stops the render: that dependency is on, and missing.
             stood_in = _stood_in(deps, exc)
@@ -229,6 +236,28 @@ def render_chart(
             raise _stopped_by_template(_kube_version_refused(exc, request), request) from None
     write_render(cache_dir, key, text)
     return text
+
+
+def _without_remote_schema(command: list[str], what: str, run: RenderRun) -> str:
+    """`helm template` as `command` runs it, or, when helm refused the values only because
+    their schema names a URL it could not fetch, run again without checking the schema.
+
+    A chart on bjw-s's common library (immich's) carries the library's values.schema.json,
+    whose `$id` is a raw.githubusercontent.com URL its relative `$ref`s resolve against: helm
+    fetches them at every render where the network is reachable. Where it is not (a render of
+    gpulint never reaches it), the chart's objects are what helm renders without the schema;
+    what the schema says of the values is left to helm where it can fetch it. A helm too old
+    for `--skip-schema-validation` (before 3.16) refuses the flag: the first refusal stands.
+    """
+    try:
+        return run_tool(command, what, run)
+    except ToolFailed as exc:
+        if _SCHEMA_FETCH.search(str(exc)) is None:
+            raise
+        try:
+            return run_tool([*command[:2], "--skip-schema-validation", *command[2:]], what, run)
+        except ToolFailed:
+            raise exc from None
 
 
 def _kube_version_refused(exc: ToolFailed, request: HelmRender) -> ToolFailed:

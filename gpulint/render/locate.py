@@ -3,8 +3,10 @@
 Only exact origins are used:
 
 - a value from a values file: the values file is changed at that one scalar (same length, so
-  nothing else moves) and the chart rendered again; if exactly the characters at the finding's
-  position change to the new text, they come from that scalar; when many scalars have the
+  nothing else in the finding's document moves) and the chart rendered again; if exactly the
+  characters at the finding's position in its document change to the new text, they come
+  from that scalar (another template's documents may differ: a certificate of `genCA`, a
+  random token); when many scalars have the
   same text (a `1` under each of a chart's NIMs), halves of them are changed a render at a
   time to find the few to try one by one;
 - a key whose renaming tells nothing (the chart's defaults set the same key, which comes back
@@ -15,7 +17,7 @@ Only exact origins are used:
   characters lie in that line's literal start; when several lines can print it and order
   does not tell, the chart is rendered once more (a copy, each of those lines ending in a
   comment naming it) and the comment on the finding's line names its line, provided that
-  render is the first with only the comments added;
+  the template's documents in that render are the first's with only the comments added;
 - kustomize: the same object, field path and value in exactly one patch, else in exactly one
   resource file (`gpulint.render.kustomize`).
 
@@ -409,7 +411,9 @@ class HelmOrigin:
             return None
         path, matches = matched
         if path not in marked:
-            marked[path] = self._marked_render(path, ambiguous.get(path, set()), rendered, changing)
+            marked[path] = self._marked_render(
+                path, finding.source or "", ambiguous.get(path, set()), rendered, changing
+            )
         render = marked[path]
         if render is None:
             return None
@@ -420,16 +424,25 @@ class HelmOrigin:
         return Location(path, numbers[0], matches[numbers[0]])
 
     def _marked_render(
-        self, path: str, lines: Iterable[int], rendered: str, changing: _Changing
+        self,
+        path: str,
+        source: str,
+        lines: Iterable[int],
+        rendered: str,
+        changing: _Changing,
     ) -> _Marked | None:
         """The chart rendered with ` #TAG:N` at the end of each of `lines` (N) of the template
-        at `path`; None unless it is `rendered` with only those comments added (and the lines
-        that change on their own, `changing`).
+        at `path` (Helm's `# Source:` name `source`); None unless every document that template
+        prints is as in `rendered` with only those comments added, each line at its number,
+        but for the lines that change at every render (`changing`: a `now` in that template).
 
         The comment ends a template line and holds no line break, so each rendered line keeps
         its number; a marked line whose text an action goes on from carries its comment in
         the middle of a rendered line (no rendered line ends with it), and one that changes
-        what anything else renders (a checksum of the template) makes the render differ."""
+        what the template itself prints makes its documents differ. Other templates' documents
+        may differ in their text, not in their number of lines: a Secret of `randAlphaNum`
+        differs at every render, a checksum of the marked template with the marks; neither
+        moves a line of the marked template's documents, which are all the marks tell about."""
         template = read_text(path)
         if template is None or not lines:
             return None
@@ -448,7 +461,9 @@ class HelmOrigin:
         except GpulintError:  # the marked chart refused: nothing told
             return None
         unmarked = re.sub(rf" #{tag}:\d+", "", again)
-        if unmarked != rendered and not _same_but(unmarked, rendered, changing.lines()):
+        if not _same_document_lines(rendered, unmarked, source) and not _same_document_lines(
+            rendered, unmarked, source, changing.lines()
+        ):
             return None
         return _Marked(tag, TextIndex(again))
 
@@ -662,9 +677,11 @@ class HelmOrigin:
         mark = sentinel(candidate.text) or candidate.text  # variant 0 is never None
         if self._changed_at(values, number, candidate, token, rendered, renders, mark):
             return True
-        # Only a key the render shows elsewhere, all else the same length, was moved by sorting.
+        # Only a key the render shows elsewhere in its document, all else the same length, was
+        # moved by sorting.
         again = renders[(number, candidate.offset, mark)]
-        if not token.is_key or again is None or len(again) != len(rendered) or mark not in again:
+        document = _same_document(rendered, again, token.offset) if again is not None else None
+        if not token.is_key or document is None or mark not in again[document[0] : document[1]]:
             return False
         ordered = sorted_sentinel(candidate.text, _sibling_keys(rendered, token))
         return ordered is not None and self._changed_at(
@@ -687,10 +704,11 @@ class HelmOrigin:
             renders[key] = self._render_changed(values, number, candidate, mark)
         again = renders[key]
         start = token.offset
+        at = _aligned(rendered, again, start) if again is not None else None
         return (
-            again is not None
-            and len(again) == len(rendered)
-            and again[start : start + len(mark)] == mark
+            at is not None
+            and again is not None
+            and again[at : at + len(mark)] == mark
             and rendered[start : start + len(mark)] == token.text
         )
 
@@ -732,9 +750,10 @@ class HelmOrigin:
         while len(candidates) > MAX_CANDIDATES:
             half = candidates[: len(candidates) // 2]
             again = self._render_group(values, half)
-            if again is None or len(again) != len(rendered):
+            at = _aligned(rendered, again, token.offset) if again is not None else None
+            if again is None or at is None:
                 return None
-            moved = again[token.offset : end] != rendered[token.offset : end]
+            moved = again[at : at + end - token.offset] != rendered[token.offset : end]
             candidates = half if moved else candidates[len(half) :]
         return candidates
 
@@ -836,6 +855,56 @@ def _unique_sentinel(text: str, taken: Iterable[str], texts: Sequence[str]) -> s
             continue
         return mark
     return None
+
+
+_SEPARATOR = re.compile(r"^---$", re.M)
+
+
+def _documents(text: str) -> list[int]:
+    """Where each document of a rendered stream starts: at 0 and at each `---` line."""
+    return [0, *(m.start() for m in _SEPARATOR.finditer(text))]
+
+
+def _same_document(rendered: str, again: str, offset: int) -> tuple[int, int] | None:
+    """The span in `again` of the document that holds `offset` in `rendered`: the document of
+    the same number, when both streams have as many and it is as long in both; else None.
+
+    A value changed to a text of the same length leaves its document as long as it was; the
+    documents of other templates may differ (a certificate of `genCA`, a random length), and
+    no offset of this document moves with them."""
+    before, after = _documents(rendered), _documents(again)
+    if len(before) != len(after):
+        return None
+    number = bisect.bisect_right(before, offset) - 1
+    length = [*before[1:], len(rendered)][number] - before[number]
+    end = [*after[1:], len(again)][number]
+    if end - after[number] != length:
+        return None
+    return after[number], end
+
+
+def _aligned(rendered: str, again: str, offset: int) -> int | None:
+    """`offset` of `rendered` as the same place of its document in `again` (_same_document)."""
+    span = _same_document(rendered, again, offset)
+    if span is None:
+        return None
+    before = _documents(rendered)
+    return span[0] + offset - before[bisect.bisect_right(before, offset) - 1]
+
+
+def _same_document_lines(
+    rendered: str, again: str, source: str, changing: frozenset[int] = frozenset()
+) -> bool:
+    """Whether `again` has as many lines as `rendered`, and every line of the documents Helm
+    printed from `source` (their `# Source:` line too) is the same line of both, but for the
+    lines of `changing` (1-based), which change at every render."""
+    before, after = rendered.split("\n"), again.split("\n")
+    if len(before) != len(after):
+        return False
+    printed = _source_lines(TextIndex(rendered), source)
+    # A document's first line follows its `# Source:` line.
+    compared = (set(printed) | {n - 1 for n in printed}) - changing
+    return bool(printed) and all(before[n - 1] == after[n - 1] for n in compared)
 
 
 def _only_substituted(
