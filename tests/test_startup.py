@@ -138,6 +138,30 @@ def test_plain_check_imports_only_what_it_runs(tmp_path: Path) -> None:
     assert {name: found for name, found in imported.items() if found} == {}
 
 
+def test_the_console_script_imports_pathlib_without_urllib(tmp_path: Path) -> None:
+    # `python -m gpulint` starts as the console script does (gpulint.__main__.run): pathlib
+    # without urllib.parse and ipaddress, which only Path.as_uri needs.
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "gpulint", "check", str(HELM)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    modules = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()}
+    assert "pathlib" in modules and "gpulint.api" in modules
+    assert not {"urllib.parse", "ipaddress"} & modules
+    # A SARIF report names the root by its URI: the real module is imported for it then.
+    sarif = subprocess.run(
+        [sys.executable, "-m", "gpulint", "check", "--format", "sarif", str(HELM)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    uri = json.loads(sarif.stdout)["runs"][0]["originalUriBaseIds"]["SRCROOT"]["uri"]
+    assert uri == tmp_path.as_uri() + "/"
+
+
 #: What the pre-commit hook of a real repository runs: a config with every kind of setting, and
 #: a profile of pools (no quotas, LimitRanges, PriorityClasses or claims) that an earlier run
 #: put in the cache.

@@ -14,7 +14,7 @@ class OutputOptions(NamedTuple):
     # Reported paths are relative to the working directory; `base` (`""` or `deploy/k8s/`)
     # makes them relative to the repository root, which is what SARIF and GitHub expect.
     base: str = ""
-    root_uri: str | None = None  # file URI of the repository root, ending in `/`
+    root: Path | None = None  # the repository root (SARIF names it by its file URI)
     # Input read from stdin as (display name, bytes): the text report shows its lines too.
     stdin: tuple[str, bytes] | None = None
 
@@ -33,7 +33,7 @@ def repository_options(
     quiet: bool = False,
     stdin: tuple[str, bytes] | None = None,
 ) -> OutputOptions:
-    """Options whose `base` and `root_uri` come from the git repository around `cwd`.
+    """Options whose `base` and `root` come from the git repository around `cwd`.
 
     Outside a git repository the working directory stands in for the root.
     """
@@ -43,7 +43,7 @@ def repository_options(
         color=color,
         quiet=quiet,
         base="" if base == "." else base + "/",
-        root_uri=root.as_uri().rstrip("/") + "/",
+        root=root,
         stdin=stdin,
     )
 

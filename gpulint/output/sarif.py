@@ -162,7 +162,8 @@ def format_sarif(
         "columnKind": "unicodeCodePoints",
         "results": results,
     }
-    if options.root_uri is not None:
-        run["originalUriBaseIds"] = {SRCROOT: {"uri": options.root_uri}}
+    if options.root is not None:
+        root_uri = options.root.as_uri().rstrip("/") + "/"
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": root_uri}}
     log = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
     return json.dumps(log, indent=2) + "\n"
