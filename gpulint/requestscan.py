@@ -71,7 +71,13 @@ _DEVICE_LISTS = {"gpus": False, "hostDevices": True}
 _REQUEST_KEYS = (
     _RESOURCE_KEYS
     | _DEVICE_LISTS.keys()
-    | {"annotations", "gpu", "sparkConf", "resource", "resourceClaims"}
+    | {"annotations", "gpu", "sparkConf", "resource", "resourceClaims", "parameters"}
+)
+#: Who runs the pod of a Kubeflow Pipelines executor: its `resources.accelerator` is no pod
+#: field, the KFP driver writes it into the executor pod's limits at run time.
+KFP_DRIVER = (
+    "the Kubeflow Pipelines driver writes it into the executor's pod at run time (a "
+    "pod-spec-patch), which gpulint does not build"
 )
 # Pod annotations that request an accelerator share (KAI Scheduler): the registry's.
 _ACCELERATOR_ANNOTATIONS = frozenset(annotation.key for annotation in ACCELERATOR_ANNOTATIONS)
@@ -126,6 +132,8 @@ def _scan(
         _spark_conf_requests(node, path, found)
     elif in_mapping and key == "resource" and type(node.get("manifest")) is str:
         _embedded_requests(node, path, found)
+    elif key == "parameters" and not in_mapping:
+        _parameter_requests(node, path, found)
     elif key in _DEVICE_LISTS and not in_mapping:
         _device_name_requests(key, node, path, found)
     elif key == "resourceClaims" and not in_mapping and node:
@@ -190,6 +198,9 @@ def _resource_requests(
     holders = (id(resources), id(parent))
     branches = []
     for name, value in resources.items() if entries is None else entries:
+        # A mapping under `accelerator` is a KFP executor's (read below), no amount.
+        if name == "accelerator" and type(value) is YMap:
+            continue
         if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
             pos = resources.pos_of_key(name)
             found.append(AcceleratorRequest(name, field_path(path), pos, holders))
@@ -207,6 +218,9 @@ def _resource_requests(
             if type(value) in _NODES:
                 nested.append((name, value))
         walked[id(values)] = tuple(nested)
+    accelerator = resources.get("accelerator")
+    if type(accelerator) is YMap:
+        _kfp_accelerator_request(accelerator, resources, path, found)
     claims = resources.get("claims")
     # A claim is named by a DNS label; `name: nvidia.com/gpu` is a resource name written in
     # the wrong place (GPU004), not a DRA claim.
@@ -312,6 +326,51 @@ def _embedded_requests(resource: YMap, path: list[Any], found: list[AcceleratorR
                 AcceleratorRequest(r.what, f"{where}: {r.field}", pos, (id(resource),), EMBEDDED)
                 for r in accelerator_requests(document.value)
             )
+
+
+def _kfp_accelerator_request(
+    accelerator: YMap, resources: YMap, path: list[Any], found: list[AcceleratorRequest]
+) -> None:
+    """Add a Kubeflow Pipelines executor's accelerator to `found`: the pipeline IR's
+    `container.resources.accelerator` (`resourceType` and `resourceCount`, or the older
+    `type` and `count`), which the KFP driver turns into the limit `<type>: <count>` of the
+    executor's pod (backend/src/v2/driver initPodSpecPatch)."""
+    name = accelerator.get("resourceType", accelerator.get("type"))
+    count = accelerator.get("resourceCount", accelerator.get("count"))
+    if not isinstance(name, str) or not looks_like_accelerator(name) or _zero(count):
+        return
+    found.append(
+        AcceleratorRequest(
+            name,
+            f"{field_path(path)}.accelerator",
+            resources.pos_of_key("accelerator"),
+            (id(accelerator), id(resources)),
+            OPERATOR_FIELD,
+            KFP_DRIVER,
+        )
+    )
+
+
+def _parameter_requests(parameters: YSeq, path: list[Any], found: list[AcceleratorRequest]) -> None:
+    """Add the requests in JSON text an Argo parameter holds to `found`, at its `value`: a
+    workflow compiled by Kubeflow Pipelines v2 keeps each executor's container spec, its
+    `resources.accelerator` included, as a JSON workflow parameter that its driver step reads
+    at run time. Only text naming an `accelerator` is parsed (a substring test)."""
+    for index, item in enumerate(parameters):
+        if type(item) is not YMap:
+            continue
+        for key in ("value", "default"):
+            text = item.get(key)
+            if type(text) is not str or not text.startswith("{") or "accelerator" not in text:
+                continue
+            where = f"{field_path([*path, index])}.{key}"
+            for document in parse(text).documents:
+                if type(document.value) is YMap:
+                    found.extend(
+                        r._replace(field=f"{where}: {r.field}", pos=item.pos_of_key(key))
+                        for r in accelerator_requests(document.value)
+                        if r.runs_in == KFP_DRIVER
+                    )
 
 
 def _is_config_map(document: Document) -> bool:

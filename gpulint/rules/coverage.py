@@ -40,7 +40,10 @@ def unchecked_accelerator_workload(ctx: CheckContext) -> Iterator[Problem]:
             # An operator that builds the pods from fields that are no pod spec (runs_in says
             # who) gets any request there: no config entry reads such pods either.
             built = first.form == OPERATOR_FIELD or (first.runs_in and first.form != EMBEDDED)
-            if built and not any(w.document is document for w in ctx.workloads):
+            # A request that names who builds its pod (a KFP executor's accelerator in a
+            # workflow gpulint reads) is in no pod of the workload either.
+            read = any(w.document is document for w in ctx.workloads)
+            if built and (not read or (first.runs_in and first.form == OPERATOR_FIELD)):
                 # The pods exist only once the operator runs: no config entry reads them.
                 reason = first.runs_in or (
                     f"gpulint does not read the pods kind {ref.kind} ({ref.api_version}) runs"
