@@ -52,6 +52,7 @@ from gpulint.scheduling import (
     satisfied_requirements,
     selector_keys,
     selector_mismatch,
+    tolerates,
     usable,
 )
 from gpulint.views import NamedTuple
@@ -504,7 +505,8 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
             f"taint{'s' if len(best.untolerated) > 1 else ''} {taints}, which no toleration "
             f"of the pod matches{_admission_note(item, best.untolerated, profile)}{also}"
             f"{rest_text}{assumed}",
-            _tolerations_fix(template, best.untolerated),
+            _tolerations_fix(template, best.untolerated)
+            + _runtime_class_instead(template, best.pool, best.untolerated, profile),
             severity=severity,
             edits=add_items(
                 template.spec,
@@ -546,6 +548,35 @@ def _tolerations_fix(template: PodTemplate, taints: tuple[Taint, ...]) -> str:
     if "tolerations" in template.spec:
         return f"Add to the pod's `tolerations:` (keep the taint on the pool):\n{entries}"
     return f"Add to the pod spec (keep the taint on the pool):\ntolerations:\n{entries}"
+
+
+def _runtime_class_instead(
+    template: PodTemplate, pool: Pool, taints: tuple[Taint, ...], profile: ClusterProfile
+) -> str:
+    """The RuntimeClass a pod naming none could name instead of writing tolerations: one of
+    the cluster's whose scheduling tolerates every taint and selects the pool (kOps's
+    `nvidia`, which its docs tell GPU pods to name), with no selector entry the pod contradicts
+    (the RuntimeClass admission plugin would refuse it)."""
+    if template.runtime_class_name is not None or isinstance(template.spec, BuiltMap):
+        return ""
+    pos = tolerations_pos(template)
+    for runtime_class in profile.runtime_classes:
+        selector = runtime_class.node_selector
+        if any(pool.labels.get(key) != value for key, value in selector.items()):
+            continue
+        if any(template.node_selector.get(key, value) != value for key, value in selector.items()):
+            continue
+        added = [
+            Toleration(t.key, t.operator, t.value, t.effect, None, pos)
+            for t in runtime_class.tolerations
+        ]
+        if added and all(any(tolerates(t, taint) for t in added) for taint in taints):
+            name = runtime_class.name
+            return (
+                f"\nOr name RuntimeClass `{name}` (`runtimeClassName: {name}`), whose scheduling "
+                f"tolerates {'them' if len(taints) > 1 else 'it'} and selects pool {pool.name}."
+            )
+    return ""
 
 
 def tolerations_pos(template: PodTemplate) -> Pos:
