@@ -42,7 +42,7 @@ from gpulint.placeholders import (
 )
 from gpulint.render.rendered import RenderedInput
 from gpulint.requestscan import Unchecked
-from gpulint.shapes import ARMADA_JOB, WorkloadShape
+from gpulint.shapes import ARMADA_JOB, KFP_PIPELINE, WorkloadShape
 from gpulint.views import NamedTuple
 from gpulint.workloads import read_workload
 from gpulint.yamltree import (
@@ -748,7 +748,7 @@ def load_text(
         if _is_object(value):
             objects: Iterable[YMap | Pos | tuple[YMap, ObjectRef]] = _expand_lists(value)
         else:
-            jobs = _armada_jobs(value)
+            jobs = _armada_jobs(value) or _kfp_pipeline(value)
             if jobs is None:
                 if _lacks_kind(value):
                     issues.append(_kind_missing(source_file, value.pos))
@@ -918,6 +918,21 @@ def _armada_jobs(value: YMap) -> list[tuple[YMap, ObjectRef]] | None:
         if type(item) is YMap and ("podSpec" in item or "podSpecs" in item)
     ]
     return found or None
+
+
+def _kfp_pipeline(value: YMap) -> list[tuple[YMap, ObjectRef]] | None:
+    """A Kubeflow Pipelines IR document (`kfp.compiler` output: `pipelineInfo`, `root` and a
+    `deploymentSpec` of `executors`) as one object of kind KFP_PIPELINE named after the
+    pipeline, so that its executors' accelerators are reported (GPU007) rather than passed
+    over as a file of no objects; None for any other mapping."""
+    deployment = value.get("deploymentSpec")
+    if type(deployment) is not YMap or type(deployment.get("executors")) is not YMap:
+        return None
+    if "pipelineInfo" not in value or "root" not in value:
+        return None
+    info = value.get("pipelineInfo")
+    name = _scalar(info.get("name")) if type(info) is YMap else None
+    return [(value, ObjectRef("", KFP_PIPELINE, None, name or "pipeline"))]
 
 
 def _lacks_kind(value: YMap, in_list: bool = False) -> bool:

@@ -44,6 +44,9 @@ def _built_by(name: str) -> Callable[..., Any]:
 
 #: The kind gpulint gives a job of an Armada job file (gpulint.loader), which writes none.
 ARMADA_JOB = "ArmadaJob"
+#: The kind gpulint gives a Kubeflow Pipelines IR document (a compiled `pipeline.yaml`, which
+#: writes none): no Kubernetes object, its executors' pods are built by the KFP driver.
+KFP_PIPELINE = "PipelineSpec"
 # The Armada server completes each job's pod from its submission configuration before the pod
 # exists: `defaultJobLimits` for containers that set no cpu or memory, and the tolerations of
 # `defaultJobTolerations`, `...ByPriorityClass` and `...ByResourceRequest`

@@ -86,6 +86,8 @@ def test_json_file_with_positions() -> None:
         "- id: gpulint\n  entry: gpulint check\n",  # .pre-commit-hooks.yaml
         # a list of jobs that names no Armada queue or job set: some other tool's
         "jobs:\n- podSpec: {containers: [{name: a, image: b}]}\n",
+        # a `deploymentSpec` that is no Kubeflow Pipelines IR (no pipelineInfo, no root)
+        "deploymentSpec:\n  executors: {a: {container: {image: b}}}\n",
         "apiVersion: v1\nkind: Config\nclusters: []\n",  # kubeconfig
         "",
         "# only a comment\n",
@@ -118,6 +120,27 @@ def test_an_armada_job_file_is_one_object_per_job() -> None:
     assert [t.role for t in second.templates] == ["podSpecs[0]"]
     # The server completes the pod: default cpu and memory limits, tolerations of its own.
     assert not first.templates[0].best_effort and first.templates[0].completed_by is not None
+
+
+def test_a_kubeflow_pipelines_ir_is_one_object_whose_accelerator_is_unchecked() -> None:
+    # `kfp.compiler` output: no Kubernetes object, the KFP driver builds each executor's pod
+    # and writes its `resources.accelerator` into the pod's limits; its platform spec (the
+    # second document) is no object either.
+    text = (
+        "deploymentSpec:\n  executors:\n    exec-a:\n      container:\n        image: cuda\n"
+        "        resources:\n          accelerator: {resourceType: nvidia.com/gpu, "
+        "resourceCount: '2'}\n"
+        "pipelineInfo: {name: train}\nroot: {dag: {tasks: {}}}\n"
+        "---\nplatforms: {kubernetes: {deploymentSpec: {executors: {}}}}\n"
+    )
+    result = load_text("pipeline.yaml", text)
+    assert [str(d.ref) for d in result.documents] == ["PipelineSpec/train"]
+    assert result.issues == () and result.workloads == ()
+    (found,) = result.unchecked
+    (request,) = found.requests
+    assert (request.what, request.pos) == ("nvidia.com/gpu", (7, 11))
+    assert request.field == "deploymentSpec.executors.exec-a.container.resources.accelerator"
+    assert "Kubeflow Pipelines driver" in request.runs_in
 
 
 def test_non_mapping_documents_in_a_manifest_file_are_issues() -> None:
