@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from gpulint.constraints import Toleration
+from gpulint.gpus import NVIDIA_NODE_LABELS as _NVIDIA_LABELS
 from gpulint.images import ImageRef, parse_image
 from gpulint.model import Container, ContainerRole, PodTemplate, Workload
 from gpulint.profile.instances import instance_type
@@ -48,16 +49,6 @@ VENDOR_RESOURCES: Mapping[str, tuple[str, ...]] = {
     # into node status itself.
     "aliyun": ("aliyun.com/gpu-mem",),
 }
-# Node labels that say "this node has an NVIDIA GPU" (GPU Operator, NFD, GKE, EKS, AKS, Karpenter).
-_NVIDIA_LABELS = (
-    "nvidia.com/gpu.present",
-    "feature.node.kubernetes.io/pci-10de.present",
-    "cloud.google.com/gke-accelerator",
-    "k8s.amazonaws.com/accelerator",
-    "kubernetes.azure.com/accelerator",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "eks.amazonaws.com/instance-gpu-count",
-)
 # Karpenter's and EKS Auto Mode's spelling of the same node label.
 _MANUFACTURER_LABELS = (
     "karpenter.k8s.aws/instance-gpu-manufacturer",
