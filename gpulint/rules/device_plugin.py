@@ -328,3 +328,53 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
                     + ", ".join(f"`{t.key}` ({t.effect})" for t in blocking)
                     + " to the device plugin DaemonSet (Helm chart value `tolerations`).",
                 )
+
+
+def gpu_agent_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
+    """A GPU node agent DaemonSet (no GPU request, kept on GPU nodes by its node selection)
+    that tolerates a taint of none of the pools it selects: it runs on no GPU node."""
+    if ctx.profile is None:
+        return
+    from gpulint.gpus import gpu_requests, selects_gpu_nodes
+
+    plugins = {id(plugin.template) for plugin in device_plugins(ctx)}  # GPU503's
+    for workload, template in ctx.pod_templates():
+        if (
+            workload.kind != "DaemonSet"
+            or id(template) in plugins
+            or gpu_requests(template)
+            or not selects_gpu_nodes(template)
+        ):
+            continue
+        tolerations = (*template.tolerations, *_DAEMONSET_TOLERATIONS)
+        blocked: list[tuple[Pool, tuple[str, ...]]] = []
+        for pool in ctx.profile.pools:
+            if selector_mismatch(template, pool.labels, pool.label_requirements) is not None:
+                continue  # not a pool it selects (or not known to be: a label NFD writes)
+            blocking = untolerated_taints(tolerations, pool.taints)
+            if not blocking:
+                break  # it runs on this GPU pool
+            blocked.append((pool, tuple(str(taint) for taint in blocking)))
+        else:
+            if not blocked:
+                continue
+            spec = template.spec
+            pos = (
+                spec.pos_of_key("tolerations")
+                if "tolerations" in spec
+                else template.node.pos_of_key("spec")
+            )
+            pools = "; ".join(
+                f"`{pool.name}`: " + ", ".join(f"`{taint}`" for taint in taints)
+                for pool, taints in blocked
+            )
+            keys = dict.fromkeys(t for _, taints in blocked for t in taints)
+            yield Problem.at(
+                template.document,
+                pos,
+                f"GPU node agent `{workload.document.ref.name}` is kept on GPU nodes (it "
+                f"requests no GPU) and tolerates none of their taints ({pools}): the DaemonSet "
+                "places no pod on any of them",
+                "Add a toleration for " + ", ".join(f"`{k}`" for k in keys) + " to the "
+                "DaemonSet (the chart's `tolerations` value, where it has one).",
+            )
