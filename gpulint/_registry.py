@@ -567,6 +567,18 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU805',
+        name='gpu-agent-misses-gpu-nodes',
+        severity=Severity.ERROR,
+        fix="Tolerate the GPU pools' taints in the DaemonSet.",
+        enabled=True,
+        needs_profile=True,
+        scope='file',
+        judges=frozenset(['DaemonSet']),
+        check='gpulint.rules.device_plugin:gpu_agent_misses_gpu_nodes',
+        profile_fields=('pools',),
+    ),
+    Rule(
         code='GPU900',
         name='server-rejected',
         severity=Severity.ERROR,

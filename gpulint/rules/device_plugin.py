@@ -13,8 +13,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from gpulint.constraints import Toleration
+from gpulint.gpus import NVIDIA_NODE_LABELS as _NVIDIA_LABELS
 from gpulint.images import ImageRef, parse_image
-from gpulint.model import Container, ContainerRole, PodTemplate, Workload
+from gpulint.model import Container, ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.instances import instance_type
 from gpulint.profile.model import Pool
 from gpulint.rules.base import CheckContext, Problem
@@ -48,16 +49,6 @@ VENDOR_RESOURCES: Mapping[str, tuple[str, ...]] = {
     # into node status itself.
     "aliyun": ("aliyun.com/gpu-mem",),
 }
-# Node labels that say "this node has an NVIDIA GPU" (GPU Operator, NFD, GKE, EKS, AKS, Karpenter).
-_NVIDIA_LABELS = (
-    "nvidia.com/gpu.present",
-    "feature.node.kubernetes.io/pci-10de.present",
-    "cloud.google.com/gke-accelerator",
-    "k8s.amazonaws.com/accelerator",
-    "kubernetes.azure.com/accelerator",
-    "karpenter.k8s.aws/instance-gpu-count",
-    "eks.amazonaws.com/instance-gpu-count",
-)
 # Karpenter's and EKS Auto Mode's spelling of the same node label.
 _MANUFACTURER_LABELS = (
     "karpenter.k8s.aws/instance-gpu-manufacturer",
@@ -302,7 +293,9 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
         if nfd_workers is None:
             nfd_workers = _nfd_pci_workers(ctx)
         template = plugin.template
-        tolerations = (*template.tolerations, *_DAEMONSET_TOLERATIONS)
+        # As admitted: a RuntimeClass's scheduling.tolerations are the pod's (gpu_agent_...).
+        admitted = ctx.admission(template)
+        tolerations = (*admitted.tolerations, *_DAEMONSET_TOLERATIONS)
         for pool in ctx.profile.pools:
             if plugin.vendor not in pool_vendors(pool):
                 continue
@@ -328,12 +321,76 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
                     if "tolerations" in spec
                     else template.node.pos_of_key("spec")
                 )
+                unsure = not untolerated_taints(admitted.assumed, blocking)
+                assumption = f"; {admitted.assumption_text}" if unsure else ""
                 yield Problem.at(
                     template.document,
                     pos,
                     f"{what}`{pool.name}`: it does not tolerate the pool's taint {taints}; its "
-                    f"nodes will advertise 0 {_devices(plugin.vendor)}",
+                    f"nodes will advertise 0 {_devices(plugin.vendor)}{assumption}",
                     "Add a toleration for "
                     + ", ".join(f"`{t.key}` ({t.effect})" for t in blocking)
                     + " to the device plugin DaemonSet (Helm chart value `tolerations`).",
+                    severity=Severity.WARNING if unsure else None,
                 )
+
+
+def gpu_agent_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
+    """A GPU node agent DaemonSet (no GPU request, kept on GPU nodes by its node selection)
+    that tolerates a taint of none of the pools it selects: it runs on no GPU node."""
+    if ctx.profile is None:
+        return
+    from gpulint.gpus import gpu_requests, selects_gpu_nodes
+
+    plugins = {id(plugin.template) for plugin in device_plugins(ctx)}  # GPU503's
+    for workload, template in ctx.pod_templates():
+        if (
+            workload.kind != "DaemonSet"
+            or id(template) in plugins
+            or gpu_requests(template)
+            or not selects_gpu_nodes(template)
+        ):
+            continue
+        # The pod as admitted: a RuntimeClass's scheduling.tolerations (`nvidia`, which such
+        # agents name) tolerate for it; what only an assumption adds makes the verdict a warning.
+        admitted = ctx.admission(template)
+        tolerations = (*admitted.tolerations, *_DAEMONSET_TOLERATIONS)
+        blocked: list[tuple[Pool, tuple[str, ...]]] = []
+        unsure = False
+        for pool in ctx.profile.pools:
+            if selector_mismatch(template, pool.labels, pool.label_requirements) is not None:
+                continue  # not a pool it selects (or not known to be: a label NFD writes)
+            blocking = untolerated_taints(tolerations, pool.taints)
+            if not blocking:
+                break  # it runs on this GPU pool
+            unsure = unsure or not untolerated_taints(admitted.assumed, blocking)
+            blocked.append((pool, tuple(str(taint) for taint in blocking)))
+        else:
+            if not blocked:
+                continue
+            spec = template.spec
+            pos = (
+                spec.pos_of_key("tolerations")
+                if "tolerations" in spec
+                else template.node.pos_of_key("spec")
+            )
+            pools = "; ".join(
+                f"`{pool.name}`: " + ", ".join(f"`{taint}`" for taint in taints)
+                for pool, taints in blocked
+            )
+            keys = dict.fromkeys(t for _, taints in blocked for t in taints)
+            message = (
+                f"GPU node agent `{workload.document.ref.name}` is kept on GPU nodes (it "
+                f"requests no GPU) and tolerates none of their taints ({pools}): the DaemonSet "
+                "places no pod on any of them"
+            )
+            if unsure:
+                message += f"; {admitted.assumption_text}"
+            yield Problem.at(
+                template.document,
+                pos,
+                message,
+                "Add a toleration for " + ", ".join(f"`{k}`" for k in keys) + " to the "
+                "DaemonSet (the chart's `tolerations` value, where it has one).",
+                severity=Severity.WARNING if unsure else None,
+            )
