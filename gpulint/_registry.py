@@ -576,7 +576,6 @@ RULES = (
         scope='file',
         judges=frozenset(['DaemonSet']),
         check='gpulint.rules.device_plugin:gpu_agent_misses_gpu_nodes',
-        profile_fields=('pools',),
     ),
     Rule(
         code='GPU900',
