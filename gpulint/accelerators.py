@@ -295,7 +295,10 @@ def _suggest(name: str, candidates: tuple[str, ...]) -> str | None:
     close = difflib.get_close_matches(lower, list(by_lower), n=1, cutoff=0.6)
     if close:
         return by_lower[close[0]]
-    if meaning != "device":
+    if meaning != "device" or is_known_accelerator(name):
+        # A name a plugin serves is no misspelling of its vendor's default: a GPU a KubeVirt
+        # plugin passes to virtual machines (`nvidia.com/TU104GL_Tesla_T4`) is not a
+        # container's `nvidia.com/gpu`.
         return None
     for word, default in _VENDOR_DEFAULTS:
         if word in lower and default in options:

@@ -434,3 +434,10 @@ def test_a_pod_that_writes_an_accelerator_nodes_do_not_count_is_not_one_without_
             "Pending",
         )
     ]
+
+
+def test_a_served_name_is_not_taken_for_a_misspelling_of_its_vendors_default() -> None:
+    # The KubeVirt plugin's passthrough GPU is a device of NVIDIA's, but no misspelt
+    # `nvidia.com/gpu`; an unknown name with the vendor's word in it still is.
+    assert suggest_resource("nvidia.com/TU104GL_Tesla_T4", ["nvidia.com/gpu"]) is None
+    assert suggest_resource("nvidia/gpu", ["nvidia.com/gpu"]) == "nvidia.com/gpu"

@@ -422,7 +422,7 @@ def _not_advertised(
     hint = f"; did you mean `{suggestion}`?" if suggestion else ""
     if suggestion:
         fix: str | None = f"Rename the key to `{suggestion}`."
-    elif not advertised and is_known_accelerator(name):
+    elif is_known_accelerator(name):
         # The name is right; the cluster has no node of that kind to give it.
         fix = (
             f"Add a node pool whose nodes advertise `{name}` (accelerator nodes running its "
