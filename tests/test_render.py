@@ -680,6 +680,10 @@ spec:
   ports: [{port: 80}]
 """
 )
+# The same, its second document started by a `---` line that carries a comment.
+_SERVICE_AFTER_COMMENTED = _SERVICE_AFTER.replace(
+    "---\nkind: Service", "--- # the Service\nkind: Service"
+)
 # The pod's `spec:` of the first branch is written six columns in, and rendered four in (the
 # `-}}` trims the line break and indentation after it), as the other branch writes its own.
 _TRIMMED = """\
@@ -727,8 +731,15 @@ spec:
         (_TRIMMED, (9, 7)),
         # Order is read within the pod's document, not across the documents helm sorts.
         (_SERVICE_AFTER, (8, 5)),
+        (_SERVICE_AFTER_COMMENTED, (8, 5)),
     ],
-    ids=["both-printed", "continued-line", "trimmed-line-breaks", "service-printed-first"],
+    ids=[
+        "both-printed",
+        "continued-line",
+        "trimmed-line-breaks",
+        "service-printed-first",
+        "separator-with-comment",
+    ],
 )
 def test_a_pod_spec_beside_the_deployment_s_is_placed_and_a_moved_line_is_told_by_marks(
     helm: Path, tmp_path: Path, template: str, where: tuple[int, int]

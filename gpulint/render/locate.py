@@ -155,7 +155,8 @@ def _source_lines(index: TextIndex, source: str) -> list[int]:
 
 
 _KIND = re.compile(r"kind:[ \t]*([^\s{#'\"][^\s#]*)[ \t]*(?:#.*)?")
-_SEPARATOR = re.compile(r"---(?:[ \t]|$)")
+#: A template line that starts a document (`---`, maybe with a comment after it).
+_TEMPLATE_SEPARATOR = re.compile(r"---(?:[ \t]|$)")
 
 
 def _template_documents(lines: Sequence[str]) -> list[range]:
@@ -163,7 +164,8 @@ def _template_documents(lines: Sequence[str]) -> list[range]:
     with no text outside actions and comments (what a `{{- if }}` before a `---` leaves) are
     left out."""
     documents, first = [], 1
-    for number in [*(n for n, line in enumerate(lines, 1) if _SEPARATOR.match(line)), None]:
+    separators = [n for n, line in enumerate(lines, 1) if _TEMPLATE_SEPARATOR.match(line)]
+    for number in [*separators, None]:
         last = len(lines) if number is None else number - 1
         texts = (_ACTION.sub("", lines[n - 1]).strip() for n in range(first, last + 1))
         if any(text and not text.startswith("#") for text in texts):
@@ -681,7 +683,7 @@ class HelmOrigin:
         # moved by sorting.
         again = renders[(number, candidate.offset, mark)]
         document = _same_document(rendered, again, token.offset) if again is not None else None
-        if not token.is_key or document is None or mark not in again[document[0] : document[1]]:
+        if not token.is_key or document is None or mark not in again[document[1] : document[2]]:
             return False
         ordered = sorted_sentinel(candidate.text, _sibling_keys(rendered, token))
         return ordered is not None and self._changed_at(
@@ -857,17 +859,19 @@ def _unique_sentinel(text: str, taken: Iterable[str], texts: Sequence[str]) -> s
     return None
 
 
-_SEPARATOR = re.compile(r"^---$", re.M)
+#: A line of a render that starts a document: Helm prints `---` alone.
+_RENDERED_SEPARATOR = re.compile(r"^---$", re.M)
 
 
 def _documents(text: str) -> list[int]:
     """Where each document of a rendered stream starts: at 0 and at each `---` line."""
-    return [0, *(m.start() for m in _SEPARATOR.finditer(text))]
+    return [0, *(m.start() for m in _RENDERED_SEPARATOR.finditer(text))]
 
 
-def _same_document(rendered: str, again: str, offset: int) -> tuple[int, int] | None:
-    """The span in `again` of the document that holds `offset` in `rendered`: the document of
-    the same number, when both streams have as many and it is as long in both; else None.
+def _same_document(rendered: str, again: str, offset: int) -> tuple[int, int, int] | None:
+    """Where the document that holds `offset` starts in `rendered`, and where it starts and
+    ends in `again`: the document of the same number, when both streams have as many and it
+    is as long in both; else None.
 
     A value changed to a text of the same length leaves its document as long as it was; the
     documents of other templates may differ (a certificate of `genCA`, a random length), and
@@ -880,16 +884,13 @@ def _same_document(rendered: str, again: str, offset: int) -> tuple[int, int] | 
     end = [*after[1:], len(again)][number]
     if end - after[number] != length:
         return None
-    return after[number], end
+    return before[number], after[number], end
 
 
 def _aligned(rendered: str, again: str, offset: int) -> int | None:
     """`offset` of `rendered` as the same place of its document in `again` (_same_document)."""
     span = _same_document(rendered, again, offset)
-    if span is None:
-        return None
-    before = _documents(rendered)
-    return span[0] + offset - before[bisect.bisect_right(before, offset) - 1]
+    return None if span is None else span[1] + offset - span[0]
 
 
 def _same_document_lines(
