@@ -46,7 +46,13 @@ from gpulint.yamltree import Pos, YMap
 if TYPE_CHECKING:
     # Only GPU304 reads LimitRanges; a placement run does not import the policy model.
     from gpulint.profile.admission_policies import RequiredResources
-    from gpulint.profile.objects import ClusterQueue, LimitRangeItem, LocalQueue, ResourceFlavor
+    from gpulint.profile.objects import (
+        ClusterQueue,
+        FlavorToleration,
+        LimitRangeItem,
+        LocalQueue,
+        ResourceFlavor,
+    )
     from gpulint.profile.policy import LimitRangeInEffect, RuntimeClassInEffect
 
 
@@ -197,11 +203,7 @@ def admit(
         found = next((c for c in profile.runtime_classes if c.name == name), None)
         if found is not None:
             applied = name
-            pos = template.runtime_class_pos
-            added = [
-                Toleration(t.key, t.operator, t.value, t.effect, None, pos)
-                for t in found.tolerations
-            ]
+            added = admitted_tolerations(found.tolerations, template.runtime_class_pos)
             if added:
                 mutate(added, True, f"RuntimeClass {name} adds {_keys(added)}", "")
             # An entry the pod selects otherwise refuses the pod (GPU307): the pod's stays.
@@ -519,10 +521,13 @@ def overhead_text(amounts: Mapping[str, Decimal]) -> str:
 
 
 def _flavor_tolerations(flavor: ResourceFlavor, template: PodTemplate) -> list[Toleration]:
-    return [
-        Toleration(t.key, t.operator, t.value, t.effect, None, template.spec.pos)
-        for t in flavor.tolerations
-    ]
+    return admitted_tolerations(flavor.tolerations, template.spec.pos)
+
+
+def admitted_tolerations(stated: Iterable[FlavorToleration], pos: Pos) -> list[Toleration]:
+    """The tolerations a RuntimeClass's scheduling or a ResourceFlavor states, as the pods
+    admission gives them to carry them (placed at `pos`, where a message points)."""
+    return [Toleration(t.key, t.operator, t.value, t.effect, None, pos) for t in stated]
 
 
 def _why_unknown(profile: ClusterProfile) -> str:

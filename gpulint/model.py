@@ -378,6 +378,14 @@ class PodTemplate:
 
         return constraints.tolerations(self.spec)
 
+    @property
+    def tolerations_pos(self) -> Pos:
+        """Where `tolerations:` is written, or the `spec:` key when the pod writes none (where
+        a finding about what it does not tolerate points)."""
+        if "tolerations" in self.spec:
+            return self.spec.pos_of_key("tolerations")
+        return self.node.pos_of_key("spec")
+
     @cached_property
     def required_node_affinity(self) -> tuple[NodeSelectorTerm, ...] | None:
         """The required node affinity terms (OR'ed), or None when there is none."""

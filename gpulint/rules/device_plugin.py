@@ -9,18 +9,22 @@ onto a GPU pool leaves those nodes advertising nothing: every GPU pod reports
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpulint.constraints import Toleration
 from gpulint.gpus import NVIDIA_NODE_LABELS as _NVIDIA_LABELS
 from gpulint.images import ImageRef, parse_image
 from gpulint.model import Container, ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.instances import instance_type
-from gpulint.profile.model import Pool
+from gpulint.profile.model import Pool, Taint
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.scheduling import pool_gpus, selector_mismatch, untolerated_taints
 from gpulint.yamltree import YMap, parse
+
+if TYPE_CHECKING:
+    from gpulint.admission import Admission
 
 #: Image repository names (last path component) of GPU device plugins, by vendor.
 PLUGIN_IMAGES: Mapping[str, str] = {
@@ -284,6 +288,22 @@ def _selector_hint(detail: str) -> str:
     return ""
 
 
+def _admitted_tolerations(
+    ctx: CheckContext, template: PodTemplate
+) -> tuple[Admission, tuple[Toleration, ...]]:
+    """A DaemonSet's pod as admitted, and the tolerations it surely carries: its own, a
+    RuntimeClass's scheduling.tolerations (`nvidia`, which device plugins and GPU agents
+    name), and those the DaemonSet controller adds."""
+    admitted = ctx.admission(template)
+    return admitted, (*admitted.tolerations, *_DAEMONSET_TOLERATIONS)
+
+
+def _assumed_away(admitted: Admission, blocking: Iterable[Taint]) -> bool:
+    """Whether what admission adds only if an assumption holds tolerates every taint of
+    `blocking`: the verdict then rests on that assumption (a warning naming it)."""
+    return not untolerated_taints(admitted.assumed, blocking)
+
+
 def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
     """A device plugin DaemonSet that cannot run on a GPU pool: that pool advertises 0 GPUs."""
     if ctx.profile is None:
@@ -293,9 +313,7 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
         if nfd_workers is None:
             nfd_workers = _nfd_pci_workers(ctx)
         template = plugin.template
-        # As admitted: a RuntimeClass's scheduling.tolerations are the pod's (gpu_agent_...).
-        admitted = ctx.admission(template)
-        tolerations = (*admitted.tolerations, *_DAEMONSET_TOLERATIONS)
+        admitted, tolerations = _admitted_tolerations(ctx, template)
         for pool in ctx.profile.pools:
             if plugin.vendor not in pool_vendors(pool):
                 continue
@@ -315,17 +333,11 @@ def device_plugin_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
             blocking = untolerated_taints(tolerations, pool.taints)
             if blocking:
                 taints = ", ".join(f"`{taint}`" for taint in blocking)
-                spec = template.spec
-                pos = (
-                    spec.pos_of_key("tolerations")
-                    if "tolerations" in spec
-                    else template.node.pos_of_key("spec")
-                )
-                unsure = not untolerated_taints(admitted.assumed, blocking)
+                unsure = _assumed_away(admitted, blocking)
                 assumption = f"; {admitted.assumption_text}" if unsure else ""
                 yield Problem.at(
                     template.document,
-                    pos,
+                    template.tolerations_pos,
                     f"{what}`{pool.name}`: it does not tolerate the pool's taint {taints}; its "
                     f"nodes will advertise 0 {_devices(plugin.vendor)}{assumption}",
                     "Add a toleration for "
@@ -351,10 +363,7 @@ def gpu_agent_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
             or not selects_gpu_nodes(template)
         ):
             continue
-        # The pod as admitted: a RuntimeClass's scheduling.tolerations (`nvidia`, which such
-        # agents name) tolerate for it; what only an assumption adds makes the verdict a warning.
-        admitted = ctx.admission(template)
-        tolerations = (*admitted.tolerations, *_DAEMONSET_TOLERATIONS)
+        admitted, tolerations = _admitted_tolerations(ctx, template)
         blocked: list[tuple[Pool, tuple[str, ...]]] = []
         unsure = False
         for pool in ctx.profile.pools:
@@ -363,17 +372,11 @@ def gpu_agent_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
             blocking = untolerated_taints(tolerations, pool.taints)
             if not blocking:
                 break  # it runs on this GPU pool
-            unsure = unsure or not untolerated_taints(admitted.assumed, blocking)
+            unsure = unsure or _assumed_away(admitted, blocking)
             blocked.append((pool, tuple(str(taint) for taint in blocking)))
         else:
             if not blocked:
                 continue
-            spec = template.spec
-            pos = (
-                spec.pos_of_key("tolerations")
-                if "tolerations" in spec
-                else template.node.pos_of_key("spec")
-            )
             pools = "; ".join(
                 f"`{pool.name}`: " + ", ".join(f"`{taint}`" for taint in taints)
                 for pool, taints in blocked
@@ -388,7 +391,7 @@ def gpu_agent_misses_gpu_nodes(ctx: CheckContext) -> Iterator[Problem]:
                 message += f"; {admitted.assumption_text}"
             yield Problem.at(
                 template.document,
-                pos,
+                template.tolerations_pos,
                 message,
                 "Add a toleration for " + ", ".join(f"`{k}`" for k in keys) + " to the "
                 "DaemonSet (the chart's `tolerations` value, where it has one).",

@@ -14,7 +14,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from gpulint.accelerators import is_extended_resource
-from gpulint.admission import compute_classes, overhead_text
+from gpulint.admission import admitted_tolerations, compute_classes, overhead_text
 from gpulint.constraints import PodAffinityTerm, Toleration, toleration_fields, toleration_yaml
 from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
 from gpulint.edits import add_items
@@ -52,7 +52,7 @@ from gpulint.scheduling import (
     satisfied_requirements,
     selector_keys,
     selector_mismatch,
-    tolerates,
+    untolerated_taints,
     usable,
 )
 from gpulint.views import NamedTuple
@@ -359,7 +359,7 @@ def _obstacle_pos(item: GpuPlacement, fit: PoolFit) -> Pos:
     if first == Filter.NODE_AFFINITY and fit.mismatch is not None:
         return fit.mismatch.pos
     if first == Filter.TAINTS:
-        return tolerations_pos(template)
+        return template.tolerations_pos
     return resource_pos(template, fit.shortfalls[0].resource)
 
 
@@ -500,7 +500,7 @@ def missing_gpu_toleration(ctx: CheckContext) -> Iterator[Problem]:
         severity, assumed = sure
         yield Problem.at(
             template.document,
-            tolerations_pos(template),
+            template.tolerations_pos,
             f"pod ({_gpu_text(item)}) fits pool {best.pool.described} except for its "
             f"taint{'s' if len(best.untolerated) > 1 else ''} {taints}, which no toleration "
             f"of the pod matches{_admission_note(item, best.untolerated, profile)}{also}"
@@ -559,31 +559,21 @@ def _runtime_class_instead(
     (the RuntimeClass admission plugin would refuse it)."""
     if template.runtime_class_name is not None or isinstance(template.spec, BuiltMap):
         return ""
-    pos = tolerations_pos(template)
+    pos = template.tolerations_pos
     for runtime_class in profile.runtime_classes:
         selector = runtime_class.node_selector
         if any(pool.labels.get(key) != value for key, value in selector.items()):
             continue
         if any(template.node_selector.get(key, value) != value for key, value in selector.items()):
             continue
-        added = [
-            Toleration(t.key, t.operator, t.value, t.effect, None, pos)
-            for t in runtime_class.tolerations
-        ]
-        if added and all(any(tolerates(t, taint) for t in added) for taint in taints):
+        added = admitted_tolerations(runtime_class.tolerations, pos)
+        if added and not untolerated_taints(added, taints):
             name = runtime_class.name
             return (
                 f"\nOr name RuntimeClass `{name}` (`runtimeClassName: {name}`), whose scheduling "
                 f"tolerates {'them' if len(taints) > 1 else 'it'} and selects pool {pool.name}."
             )
     return ""
-
-
-def tolerations_pos(template: PodTemplate) -> Pos:
-    """The pod's `tolerations:` key, or its `spec:` key when it has none."""
-    if "tolerations" in template.spec:
-        return template.spec.pos_of_key("tolerations")
-    return template.node.pos_of_key("spec")
 
 
 # ---------------------------------------------------------------------------------------------
