@@ -7,7 +7,7 @@ on from what the walk did, so each mapping and list of a document is walked once
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -765,20 +765,40 @@ def with_server_configs(
     knowledge objects). A Server whose ServerConfig is not there is read from its own
     `podSpec` alone, marked so that gpulint.admission takes the missing one to possibly
     tolerate any taint."""
-    servers = [
-        w
-        for w in workloads
-        if w.kind == "Server" and api_group(w.document.ref.api_version) == _SELDON_GROUP
-    ]
-    if not servers:
+    return _with_objects_named(
+        workloads,
+        documents,
+        ("Server", _SELDON_GROUP),
+        ("ServerConfig",),
+        lambda server, configs: _server_built(server, configs) or _completed_by_unknown(server),
+    )
+
+
+#: Objects of a kind by kind and name, each once: at the file and position it is written.
+_Named = dict[tuple[str, str], dict[tuple[str, Pos], Document]]
+
+
+def _with_objects_named(
+    workloads: Sequence[Workload],
+    documents: Iterable[Iterable[Document]],
+    kind: tuple[str, str],
+    named: tuple[str, ...],
+    build: Callable[[Workload, _Named], Workload | None],
+) -> tuple[Workload, ...]:
+    """`workloads` with each of `kind` (its kind and API group) replaced by what `build`
+    makes of it (None: kept as read) and of the objects of the `named` kinds of the same
+    group among `documents`, which objects of that kind name."""
+    found = [w for w in workloads if (w.kind, api_group(w.document.ref.api_version)) == kind]
+    if not found:
         return tuple(workloads)
-    configs: dict[str, dict[tuple[str, Pos], Document]] = {}
+    objects: _Named = {}
     for document in itertools.chain(*documents):
         ref = document.ref
-        if ref.kind == "ServerConfig" and api_group(ref.api_version) == _SELDON_GROUP:
+        if ref.kind in named and api_group(ref.api_version) == kind[1]:
             # The same object may come from the file and from the knowledge objects.
-            configs.setdefault(ref.name, {})[(document.file.path, document.obj.pos)] = document
-    built = {id(w): _server_built(w, configs) or _completed_by_unknown(w) for w in servers}
+            place = (document.file.path, document.obj.pos)
+            objects.setdefault((ref.kind, ref.name), {})[place] = document
+    built = {id(w): build(w, objects) for w in found}
     return tuple(built.get(id(w)) or w for w in workloads)
 
 
@@ -794,27 +814,12 @@ def with_training_runtimes(
     (gpulint.operators trainjob_pod), when that runtime is among `documents` (the file's, the
     run's knowledge objects). A TrainJob whose runtime is not there is read from its `trainer`
     alone, marked so that gpulint.admission takes the runtime to possibly tolerate any taint."""
-    jobs = [
-        w
-        for w in workloads
-        if w.kind == "TrainJob" and api_group(w.document.ref.api_version) == _TRAINER_GROUP
-    ]
-    if not jobs:
-        return tuple(workloads)
-    runtimes: dict[tuple[str, str], dict[tuple[str, Pos], Document]] = {}
-    for document in itertools.chain(*documents):
-        ref = document.ref
-        if ref.kind in _RUNTIME_KINDS and api_group(ref.api_version) == _TRAINER_GROUP:
-            # The same object may come from the file and from the knowledge objects.
-            found = runtimes.setdefault((ref.kind, ref.name), {})
-            found[(document.file.path, document.obj.pos)] = document
-    built = {id(w): _trainjob_built(w, runtimes) for w in jobs}
-    return tuple(built.get(id(w)) or w for w in workloads)
+    return _with_objects_named(
+        workloads, documents, ("TrainJob", _TRAINER_GROUP), _RUNTIME_KINDS, _trainjob_built
+    )
 
 
-def _trainjob_built(
-    job: Workload, runtimes: dict[tuple[str, str], dict[tuple[str, Pos], Document]]
-) -> Workload | None:
+def _trainjob_built(job: Workload, runtimes: _Named) -> Workload | None:
     """The TrainJob's workload with its pod built around its runtime's trainer step, or from
     its `trainer` alone and completed by the runtime when that is not known (or not one
     object); None when the TrainJob names no runtime or writes no `trainer`."""
@@ -846,17 +851,7 @@ def _trainjob_built(
     workload = _typed(document, shape._replace(roles=(role,)), {})[0]
     if workload is None or runtime_pod is not None:
         return workload
-    templates = tuple(
-        PodTemplate(
-            **{
-                **{field: getattr(t, field) for field in PodTemplate.__match_args__},
-                "completed_by": (f"{kind} `{shown(name)}`", anchor),
-            }
-        )
-        for t in workload.templates
-    )
-    fields = {field: getattr(workload, field) for field in Workload.__match_args__}
-    return Workload(**{**fields, "templates": templates})
+    return _completed_by(workload, f"{kind} `{shown(name)}`", anchor)
 
 
 def _completed_by_unknown(server: Workload) -> Workload:
@@ -868,6 +863,12 @@ def _completed_by_unknown(server: Workload) -> Workload:
     name = spec.get("serverConfig")
     what = f"ServerConfig `{shown(name)}`" if name else "its ServerConfig"
     where = spec.pos_of_value("serverConfig") if name else spec.pos
+    return _completed_by(server, what, where)
+
+
+def _completed_by(workload: Workload, what: str, where: Pos) -> Workload:
+    """`workload` with each template marked as completed by `what` (named at `where`), an
+    object gpulint does not have: gpulint.admission takes it to possibly tolerate any taint."""
     templates = tuple(
         PodTemplate(
             **{
@@ -875,15 +876,13 @@ def _completed_by_unknown(server: Workload) -> Workload:
                 "completed_by": (what, where),
             }
         )
-        for t in server.templates
+        for t in workload.templates
     )
-    fields = {field: getattr(server, field) for field in Workload.__match_args__}
+    fields = {field: getattr(workload, field) for field in Workload.__match_args__}
     return Workload(**{**fields, "templates": templates})
 
 
-def _server_built(
-    server: Workload, configs: dict[str, dict[tuple[str, Pos], Document]]
-) -> Workload | None:
+def _server_built(server: Workload, configs: _Named) -> Workload | None:
     """The Server's workload with its pods built from its ServerConfig; None when the
     ServerConfig is not known (or not one object)."""
     document = server.document
@@ -891,7 +890,7 @@ def _server_built(
     name = spec.get("serverConfig") if isinstance(spec, YMap) else None
     if not isinstance(name, str) or not isinstance(spec, YMap):
         return None
-    found = list(configs.get(name, {}).values())
+    found = list(configs.get(("ServerConfig", name), {}).values())
     if len(found) > 1:
         # The operator reads ServerConfigs from its own namespace, that of its Servers.
         namespace = document.ref.namespace
