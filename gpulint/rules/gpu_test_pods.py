@@ -11,7 +11,7 @@ from gpulint.fields import shown
 from gpulint.gpus import accelerator_names
 from gpulint.model import Container, PodTemplate
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.yamltree import Pos, YMap, YSeq
+from gpulint.yamltree import Pos, YSeq
 
 # `nvidia-smi` run as a program: a command word, or a word of a shell line (`sh -c "nvidia-smi
 # && sleep 5"`), by its path or its name. Compiled on first use: only text naming it is searched.
@@ -66,13 +66,9 @@ def _asks_for_accelerators(template: PodTemplate) -> bool:
     count), a DRA claim, or an annotation asking a scheduler for a share."""
     if accelerator_names(template.effective_requests):
         return True
-    claims = template.spec.get("resourceClaims")
-    if type(claims) is YSeq and claims:
-        return True
-    if any(
-        type(c.resources.node) is YMap and c.resources.node.get("claims")
-        for c in template.containers
-    ):
+    from gpulint.dra import container_claim_names, has_claims  # only for a pod running a test
+
+    if has_claims(template.spec) or any(container_claim_names(c.node) for c in template.containers):
         return True
     return any(accelerator_annotation(key) is not None for key in template.annotations)
 
