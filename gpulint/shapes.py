@@ -423,11 +423,18 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         gang=True,
     ),
     # PaddleFlow's paddle-operator (batch.paddlepaddle.org, api/v1/paddlejob_types.go): the
-    # `ps`, `worker` and `heter` roles, each `replicas` pods of its `template`.
+    # `ps`, `worker` and `heter` roles, each `replicas` pods of its `template`. The operator
+    # adds to every pod its `coord-paddle` init container, which requests cpu and memory
+    # (controllers/paddlejob_controller.go createPod, genCoordinateInitContainer): on by
+    # default (main.go `--initImage` alpine:3.10, which neither deploy/ nor the chart
+    # changes), so no pod of a PaddleJob is BestEffort.
     WorkloadShape(
         "PaddleJob",
         ("batch.paddlepaddle.org/*",),
-        tuple(Role(f"spec.{role}", name=role) for role in ("ps", "worker", "heter")),
+        tuple(
+            Role(f"spec.{role}", name=role, operator_resources=True)
+            for role in ("ps", "worker", "heter")
+        ),
         gang=True,
         gang_min="spec.schedulingPolicy.minAvailable",
     ),
