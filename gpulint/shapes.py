@@ -131,6 +131,10 @@ class Role(NamedTuple):
     generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
     # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
     operator_resources: bool = False
+    # The operator adds an init container that requests cpu and memory to the role's pods
+    # (PodTemplate.operator_init_container); a callable decides it from the object and the
+    # role's name.
+    init_container: bool | Callable[[YMap, str | None], bool] = False
     # What completes the pod that gpulint never reads (a server's configuration), as messages
     # name it, and what makes a verdict on it certain: the tolerations it adds are unknown
     # (PodTemplate.completed_by).
@@ -158,14 +162,33 @@ class WorkloadShape(NamedTuple):
     unjudged: Callable[[YMap], tuple[tuple[str, Pos] | tuple[str, Pos, str], ...]] | None = None
 
 
-def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
+def _kubeflow(
+    kind: str,
+    specs: str,
+    *groups: str,
+    init_container: Callable[[YMap, str | None], bool] | None = None,
+) -> WorkloadShape:
     return WorkloadShape(
         kind,
         tuple(f"{g}/*" for g in groups or ("kubeflow.org",)),
-        (Role(f"spec.{specs}.*"),),
+        (Role(f"spec.{specs}.*", init_container=init_container or False),),
         gang=True,
         gang_min="spec.runPolicy.schedulingPolicy.minAvailable",
     )
+
+
+def _pytorch_worker_waits(obj: YMap, role: str | None) -> bool:
+    """Whether the training operator gives the role's pods its `init-pytorch` init container,
+    which requests cpu and memory: a Worker's, when the job has a Master (kubeflow/
+    training-operator pkg/controller.v1/pytorch/initcontainer.go setInitContainer, called for
+    every pod by SetClusterSpec). The operator's defaulting camel-cases the role keys, so
+    `worker` and `master` count as well (looked up, not walked: the walk enumerates each
+    mapping once)."""
+    if role is None or role.lower() != "worker":
+        return False
+    spec = obj.get("spec")
+    specs = spec.get("pytorchReplicaSpecs") if isinstance(spec, YMap) else None
+    return isinstance(specs, YMap) and ("Master" in specs or "master" in specs)
 
 
 def _ray(kind: str, cluster: str, *extra: Role) -> WorkloadShape:
@@ -390,7 +413,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     WorkloadShape("Job", ("batch/*",), (Role("spec", counts=_PARALLELISM),)),
     WorkloadShape("CronJob", ("batch/*",), (Role("spec.jobTemplate.spec", counts=_PARALLELISM),)),
     # Kubeflow training operator (v1) and mpi-operator (v2beta1): one template per role key.
-    _kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
+    _kubeflow("PyTorchJob", "pytorchReplicaSpecs", init_container=_pytorch_worker_waits),
     _kubeflow("TFJob", "tfReplicaSpecs"),
     # mpi-operator's v1alpha1 (kubeflow/mpi-operator pkg/controllers/v1alpha1/
     # mpi_job_controller.go, removed upstream in 2021; kubeflow/arena's mpijob chart still
@@ -432,7 +455,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         "PaddleJob",
         ("batch.paddlepaddle.org/*",),
         tuple(
-            Role(f"spec.{role}", name=role, operator_resources=True)
+            Role(f"spec.{role}", name=role, init_container=True)
             for role in ("ps", "worker", "heter")
         ),
         gang=True,
