@@ -167,13 +167,14 @@ def _kubeflow(
     specs: str,
     *groups: str,
     init_container: Callable[[YMap, str | None], bool] | None = None,
+    gang_min: str = "spec.runPolicy.schedulingPolicy.minAvailable",
 ) -> WorkloadShape:
     return WorkloadShape(
         kind,
         tuple(f"{g}/*" for g in groups or ("kubeflow.org",)),
         (Role(f"spec.{specs}.*", init_container=init_container or False),),
         gang=True,
-        gang_min="spec.runPolicy.schedulingPolicy.minAvailable",
+        gang_min=gang_min,
     )
 
 
@@ -431,6 +432,19 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
     _kubeflow("PaddleJob", "paddleReplicaSpecs"),
     _kubeflow("JAXJob", "jaxReplicaSpecs"),
+    # KubeDL (kubedl-io/kubedl apis/training/v1alpha1): the Kubeflow kinds' replica specs under
+    # training.kubedl.io, their run policy written inline in the spec (TFJobSpec,
+    # PyTorchJobSpec, XGBoostJobSpec), but for the MPIJob's `runPolicy`. Its PyTorchJob
+    # workers get no init container (controllers/pytorch SetClusterSpec).
+    *(
+        _kubeflow(kind, specs, "training.kubedl.io", gang_min="spec.schedulingPolicy.minAvailable")
+        for kind, specs in (
+            ("TFJob", "tfReplicaSpecs"),
+            ("PyTorchJob", "pytorchReplicaSpecs"),
+            ("XGBoostJob", "xgbReplicaSpecs"),
+        )
+    ),
+    _kubeflow("MPIJob", "mpiReplicaSpecs", "training.kubedl.io"),
     # Alibaba's et-operator (AliyunContainerService/et-operator api/v1alpha1/
     # trainingjob_types.go, pkg/controllers/launcher.go and worker.go), which kubeflow/arena's
     # etjob chart renders: `etReplicaSpecs.worker.replicas` workers of their template, and one
@@ -607,6 +621,10 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _training_runtime("TrainingRuntime"),
     _training_runtime("ClusterTrainingRuntime"),
     WorkloadShape("Notebook", ("kubeflow.org/*",), (Role("spec", counts=()),)),
+    # KubeDL's Notebook runs one pod of its template (apis/notebook/v1alpha1); its Inference
+    # runs a Deployment of `replicas` pods per predictor (controllers/serving/predictor.go).
+    WorkloadShape("Notebook", ("notebook.kubedl.io/*",), (Role("spec", counts=()),)),
+    WorkloadShape("Inference", ("serving.kubedl.io/*",), (Role("spec.predictors[]"),)),
     WorkloadShape(
         "NIMService",
         ("apps.nvidia.com/*",),
