@@ -62,6 +62,17 @@ class AcceleratorRequest(NamedTuple):
 
 # Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
 _RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
+# A resource item of yatai-deployment's BentoDeployment (apis/serving/common ResourceItem) and
+# of NVIDIA Dynamo's services, which grew from it: under `requests` and `limits`, `gpu` is an
+# amount of `nvidia.com/gpu` and `custom` maps any other resource name to its amount, both
+# written into the main container's resources by the operator (yatai-deployment
+# controllers/bentodeployment_controller.go getResourcesConfig). Neither key is a Kubernetes
+# resource name, so a pod never holds them: they are found only where no shape reads them.
+_ITEM_GPU, _ITEM_CUSTOM = "gpu", "custom"
+_ITEM = (
+    "its operator writes a resource item's `gpu` and `custom` amounts into the pods it builds, "
+    "which gpulint does not build for this kind"
+)
 # KubeVirt's device lists (a VirtualMachineInstance's `spec.domain.devices.gpus` and
 # `hostDevices`, an instancetype's `spec.gpus` and `spec.hostDevices`), by whether an item's
 # `deviceName` counts only when it reads as an accelerator: every `gpus` item is a GPU, a host
@@ -211,10 +222,16 @@ def _resource_requests(
         if type(values) is not YMap:
             continue
         nested = []
+        where = f"{field_path(path)}.{section}"
         for name, value in values.items():
-            if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
-                where = f"{field_path(path)}.{section}"
+            if name == _ITEM_GPU:  # no resource name: a resource item's amount, or nothing
+                if type(value) not in _NODES and value not in (None, "") and not _zero(value):
+                    pos = values.pos_of_key(name)
+                    found.append(AcceleratorRequest(name, where, pos, holders, RESOURCE, _ITEM))
+            elif isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
                 found.append(AcceleratorRequest(name, where, values.pos_of_key(name), holders))
+            elif name == _ITEM_CUSTOM and type(value) is YMap:
+                _custom_requests(value, f"{where}.custom", holders, found)
             if type(value) in _NODES:
                 nested.append((name, value))
         walked[id(values)] = tuple(nested)
@@ -235,6 +252,17 @@ def _resource_requests(
             )
         )
     return branches
+
+
+def _custom_requests(
+    custom: YMap, where: str, holders: tuple[int, ...], found: list[AcceleratorRequest]
+) -> None:
+    """Add the accelerators of a resource item's `custom` mapping to `found` (see _ITEM)."""
+    for name, value in custom.items():
+        if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
+            found.append(
+                AcceleratorRequest(name, where, custom.pos_of_key(name), holders, RESOURCE, _ITEM)
+            )
 
 
 def _zero(value: Any) -> bool:
