@@ -374,6 +374,85 @@ def _dynamo_resources(container: Any, service: YMap) -> YMap:
     return merged
 
 
+# yatai-deployment (bentoml/yatai-deployment, serving.yatai.ai v2alpha1): a BentoDeployment
+# runs one Deployment for its API server (`spec`) and one per `spec.runners[]` item, each pod
+# built by generatePodTemplateSpec (controllers/bentodeployment_controller.go): the role's own
+# `extraPodSpec` gives the pod's placement fields below and extra containers (a runner never
+# takes the API server's), and the `main` container gets the role's `resources` through
+# getResourcesConfig. That starts from requests of 300m cpu and 500Mi memory and limits of
+# 500m and 1Gi, then writes each key given: `limits.gpu` as `nvidia.com/gpu`, every
+# `custom` entry under its own name; `requests.gpu` is never read.
+_BENTO_POD_FIELDS = (
+    "schedulerName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "topologySpreadConstraints",
+    "serviceAccountName",
+)
+_BENTO_GPU = "nvidia.com/gpu"
+
+
+def bento_pod(obj: YMap, role: YMap) -> YMap:
+    """The pod yatai-deployment runs for a BentoDeployment's API server or one of its runners:
+    `extraPodSpec`'s placement fields and containers after `main`, which has the role's
+    `resources` in Kubernetes' names."""
+    extra = role.get("extraPodSpec")
+    # The pod's own fields are `extraPodSpec`'s, where an edit adds a toleration; without one
+    # written (with entries), the pod is written nowhere.
+    written = isinstance(extra, YMap) and bool(extra.spans)
+    extra = extra if isinstance(extra, YMap) else YMap(role.pos)
+    pod = YMap(extra.pos) if written else BuiltMap(role.pos)
+    for key in _BENTO_POD_FIELDS:
+        if key in extra:
+            pod[key] = extra[key]
+            pod.spans[key] = extra.spans[key]
+    main = YMap(role.pos)
+    main["name"] = "main"
+    main.spans["name"] = (*role.pos, *role.pos)
+    resources = role.get("resources")
+    if isinstance(resources, YMap):
+        main["resources"] = _bento_resources(resources)
+        main.spans["resources"] = role.spans["resources"]
+    containers = YSeq(role.pos)
+    containers.append(main)
+    # Where `main` is listed: an edit's new list copies the dash of the first item, and `main`
+    # has none in `extraPodSpec`.
+    containers.item_pos.append(extra.pos if written else role.pos)
+    others = extra.get("containers")
+    if isinstance(others, YSeq):
+        containers.extend(others)
+        containers.item_pos.extend(others.item_pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = extra.spans.get("containers", (*extra.pos, *extra.pos))
+    return pod
+
+
+def _bento_resources(written: YMap) -> YMap:
+    """A BentoDeployment role's `resources` (cpu, memory, gpu, custom per section) as the
+    main container's resource requirements; the operator's defaults are left out (the role
+    is marked `operator_resources`: its pods are never BestEffort)."""
+    resources = YMap(written.pos)
+    for section in ("requests", "limits"):
+        item = written.get(section)
+        if not isinstance(item, YMap):
+            continue
+        amounts = YMap(item.pos)
+        for key, value in item.items():
+            if key in ("cpu", "memory"):
+                amounts[key] = value
+                amounts.spans[key] = item.spans[key]
+            elif key == "gpu" and section == "limits" and value not in (None, ""):
+                amounts[_BENTO_GPU] = value
+                amounts.spans[_BENTO_GPU] = item.spans[key]
+            elif key == "custom" and isinstance(value, YMap):
+                amounts.update_from(value)
+        if amounts:
+            resources[section] = amounts
+            resources.spans[section] = written.spans[section]
+    return resources
+
+
 def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
     """The pod one DynamoGraphDeployment v1beta1 component runs: `podTemplate.spec`, with its
     `device` (resources on the first container, tolerations, node selector) applied as the

@@ -368,6 +368,7 @@ _NIM_REPLICAS = (Count("replicas", peaks=("scale.hpa.minReplicas", "scale.hpa.ma
 
 
 _DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
+_BENTO_REPLICAS = (Count("autoscaling.minReplicas", peaks=("autoscaling.maxReplicas",)),)
 
 
 _DISAGG_SLICES = Count("/spec.slices")
@@ -653,6 +654,33 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 template="podTemplate",
                 derive=_built_by("dynamo_component_pod"),
                 counts=_DYNAMO_COUNTS,
+            ),
+        ),
+    ),
+    # yatai-deployment (gpulint.operators): the API server and each runner are a Deployment
+    # scaled by an HPA from `autoscaling.minReplicas` to `maxReplicas` (1 and 1 without one:
+    # generateHPA). The older versions (`bento_tag`, snake_case fields) are not read.
+    WorkloadShape(
+        "BentoDeployment",
+        ("serving.yatai.ai/v2alpha1",),
+        (
+            Role(
+                "spec",
+                template="",
+                spec="",
+                counts=_BENTO_REPLICAS,
+                name="api-server",
+                derive=_built_by("bento_pod"),
+                operator_resources=True,
+            ),
+            Role(
+                "spec.runners[]",
+                template="",
+                spec="",
+                counts=_BENTO_REPLICAS,
+                name="runner {}",
+                derive=_built_by("bento_pod"),
+                operator_resources=True,
             ),
         ),
     ),
