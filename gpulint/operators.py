@@ -311,8 +311,11 @@ def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
     """The pod one DynamoGraphDeployment v1alpha1 service runs: `extraPodSpec` with its
     `mainContainer` first, and the service's `resources` in Kubernetes' names."""
     extra = service.get("extraPodSpec")
+    own = isinstance(extra, YMap) and bool(extra.spans)
     extra = extra if isinstance(extra, YMap) else YMap(service.pos)
-    pod = YMap(extra.pos)
+    # The pod's fields are written in `extraPodSpec`, where an edit adds a toleration; a
+    # service that writes none has no pod mapping to add to.
+    pod = YMap(extra.pos) if own else BuiltMap(service.pos)
     for key, value in extra.items():
         if key not in ("mainContainer", "containers"):
             pod[key] = value
@@ -335,7 +338,8 @@ def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
         containers.extend(others)
         containers.item_pos.extend(others.item_pos)
     pod["containers"] = containers
-    pod.spans["containers"] = (*main.pos, *main.pos)
+    # Among `extraPodSpec`'s keys (an edit writes above the first), not inside `mainContainer`.
+    pod.spans["containers"] = extra.spans.get("containers", (*extra.pos, *extra.pos))
     return pod
 
 
@@ -742,7 +746,9 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
     """The pod a Slinky NodeSet runs: `template.spec` with the `slurmd` and `logfile`
     containers the operator builds from the fields of those names (named after them)."""
     written = mapping_at(spec, "template", "spec")
-    pod = YMap(written.pos if written else spec.pos)
+    # The pod's fields are written in `template.spec`, where an edit adds a toleration; a
+    # NodeSet that writes none has no pod mapping to add to (its `spec` is no pod's).
+    pod = YMap(written.pos) if written else BuiltMap(spec.pos)
     pod.update_from(written)
     containers = YSeq(spec.pos)
     for field in _SLURM_CONTAINERS:
@@ -763,7 +769,7 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
     if not containers:
         return None
     pod["containers"] = containers
-    pod.spans.setdefault("containers", spec.spans.get("slurmd", (*spec.pos, *spec.pos)))
+    pod.spans.setdefault("containers", (*pod.pos, *pod.pos))
     return pod
 
 
