@@ -121,6 +121,13 @@ def nim_service_pod(obj: YMap, service: YMap) -> YMap | None:
     return nim_pod(obj, spec) if isinstance(spec, YMap) else None
 
 
+def _first_key(mapping: YMap) -> tuple[int, int, int, int]:
+    """The span of the first key written in `mapping` (its own position when it has none): a
+    field the operator adds to a pod written there is placed with the written ones, where an
+    edit adding a key goes (in a flow mapping, `pos` is its `{`)."""
+    return min(mapping.spans.values(), default=(*mapping.pos, *mapping.pos))
+
+
 def _synthetic(value: Any, pos: Pos) -> Any:
     """A tree of YMap/YSeq holding `value`, every key, item and value positioned at `pos`."""
     if isinstance(value, dict):
@@ -339,7 +346,7 @@ def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
         containers.item_pos.extend(others.item_pos)
     pod["containers"] = containers
     # Among `extraPodSpec`'s keys (an edit writes above the first), not inside `mainContainer`.
-    pod.spans["containers"] = extra.spans.get("containers", (*extra.pos, *extra.pos))
+    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
     return pod
 
 
@@ -428,7 +435,7 @@ def bento_pod(obj: YMap, role: YMap) -> YMap:
         containers.extend(others)
         containers.item_pos.extend(others.item_pos)
     pod["containers"] = containers
-    pod.spans["containers"] = extra.spans.get("containers", (*extra.pos, *extra.pos))
+    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
     return pod
 
 
@@ -769,7 +776,7 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
     if not containers:
         return None
     pod["containers"] = containers
-    pod.spans.setdefault("containers", (*pod.pos, *pod.pos))
+    pod.spans.setdefault("containers", _first_key(written) if written else (*pod.pos, *pod.pos))
     return pod
 
 

@@ -304,3 +304,24 @@ def test_a_toleration_for_an_operator_pod_goes_where_the_operator_reads_pod_fiel
     left = [f for f in findings if f["code"] == "GPU102"]
     assert [(f["line"], f["column"]) for f in left] == [(53, 5)]
     assert "give it through the operator's own setting" in left[0]["fix"]
+
+
+def test_in_a_flow_mapping_the_toleration_goes_before_its_first_key(tmp_path: Path) -> None:
+    # The NodeSet's `template` and runner1's `extraPodSpec` written as flow mappings.
+    flow = OPERATOR_PODS.replace(
+        "extraPodSpec:\n      nodeSelector: {kubernetes.io/os: linux}",
+        "extraPodSpec: {nodeSelector: {kubernetes.io/os: linux}}",
+    ).replace("template:\n    spec:\n      hostname: gpu", "template: {spec: {hostname: gpu}}")
+    manifest = tmp_path / "operators.yaml"
+    manifest.write_text(flow, encoding="utf-8")
+    profile = str(FIXTURES / "profiles" / "placement-kubeadm.yaml")
+    CliRunner().invoke(main, ["check", str(manifest), "--profile", profile, "--fix"])
+    toleration = "{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}"
+    added = [
+        line[1:] for line in changed_lines(flow, manifest.read_text("utf-8")) if line[0] == "+"
+    ]
+    assert added[-2:] == [
+        f"  template: {{spec: {{tolerations: [{toleration}], hostname: gpu}}}}",
+        f"    extraPodSpec: {{tolerations: [{toleration}], "
+        "nodeSelector: {kubernetes.io/os: linux}}",
+    ]
