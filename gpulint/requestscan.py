@@ -15,7 +15,7 @@ from gpulint.model import (
     UnreadPart,
     Workload,
 )
-from gpulint.shapes import api_group
+from gpulint.shapes import POLYAXON_FILE, api_group
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq, parse
 
@@ -554,6 +554,16 @@ _BUILT_PODS = {
 }
 
 
+# Objects of files that are no Kubernetes manifests (gpulint.loader), by the kind gpulint gives
+# them, whose pods a program builds from fields that are no pod spec.
+_BUILT_BY_KIND = {
+    POLYAXON_FILE: (
+        "the Polyaxon agent builds the run's pods when `polyaxon run` submits it, which "
+        "gpulint does not build"
+    ),
+}
+
+
 # Pod spec fields the placement rules read whose API schema holds no resources, claims or
 # annotations: in a pod template gpulint reads, they are not walked for requests.
 _PLACEMENT_FIELDS = ("affinity", "tolerations")
@@ -592,7 +602,12 @@ def unchecked(
     if copied is not None:
         found = sorted([*found, *_copied_limits(document.obj, copied)], key=lambda r: r.pos)
     requests = tuple(r for r in found if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders))
-    builds = _BUILT_PODS.get(api_group(document.ref.api_version)) if workload is None else None
+    builds = None
+    if workload is None:
+        ref = document.ref
+        builds = _BUILT_PODS.get(api_group(ref.api_version)) or (
+            None if ref.api_version else _BUILT_BY_KIND.get(ref.kind)
+        )
     if builds is not None:
         requests = tuple(r if r.runs_in else r._replace(runs_in=builds) for r in requests)
     unread = workload.unread if workload is not None else ()

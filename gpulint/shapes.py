@@ -47,6 +47,9 @@ ARMADA_JOB = "ArmadaJob"
 #: The kind gpulint gives a Kubeflow Pipelines IR document (a compiled `pipeline.yaml`, which
 #: writes none): no Kubernetes object, its executors' pods are built by the KFP driver.
 KFP_PIPELINE = "PipelineSpec"
+#: The kind gpulint gives a Polyaxonfile (a component, an operation or a preset, which write no
+#: apiVersion): no Kubernetes object, the Polyaxon agent builds its run's pods at submission.
+POLYAXON_FILE = "Polyaxonfile"
 # The Armada server completes each job's pod from its submission configuration before the pod
 # exists: `defaultJobLimits` for containers that set no cpu or memory, and the tolerations of
 # `defaultJobTolerations`, `...ByPriorityClass` and `...ByResourceRequest`
