@@ -47,6 +47,9 @@ ARMADA_JOB = "ArmadaJob"
 #: The kind gpulint gives a Kubeflow Pipelines IR document (a compiled `pipeline.yaml`, which
 #: writes none): no Kubernetes object, its executors' pods are built by the KFP driver.
 KFP_PIPELINE = "PipelineSpec"
+#: The kind gpulint gives a Polyaxonfile (a component, an operation or a preset, which write no
+#: apiVersion): no Kubernetes object, the Polyaxon agent builds its run's pods at submission.
+POLYAXON_FILE = "Polyaxonfile"
 # The Armada server completes each job's pod from its submission configuration before the pod
 # exists: `defaultJobLimits` for containers that set no cpu or memory, and the tolerations of
 # `defaultJobTolerations`, `...ByPriorityClass` and `...ByResourceRequest`
@@ -397,6 +400,7 @@ _NIM_REPLICAS = (Count("replicas", peaks=("scale.hpa.minReplicas", "scale.hpa.ma
 
 
 _DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
+_BENTO_REPLICAS = (Count("autoscaling.minReplicas", peaks=("autoscaling.maxReplicas",)),)
 
 
 _DISAGG_SLICES = Count("/spec.slices")
@@ -769,6 +773,33 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 template="podTemplate",
                 derive=_built_by("dynamo_component_pod"),
                 counts=_DYNAMO_COUNTS,
+            ),
+        ),
+    ),
+    # yatai-deployment (gpulint.operators): the API server and each runner are a Deployment
+    # scaled by an HPA from `autoscaling.minReplicas` to `maxReplicas` (1 and 1 without one:
+    # generateHPA). The older versions (`bento_tag`, snake_case fields) are not read.
+    WorkloadShape(
+        "BentoDeployment",
+        ("serving.yatai.ai/v2alpha1",),
+        (
+            Role(
+                "spec",
+                template="",
+                spec="",
+                counts=_BENTO_REPLICAS,
+                name="api-server",
+                derive=_built_by("bento_pod"),
+                operator_resources=True,
+            ),
+            Role(
+                "spec.runners[]",
+                template="",
+                spec="",
+                counts=_BENTO_REPLICAS,
+                name="runner {}",
+                derive=_built_by("bento_pod"),
+                operator_resources=True,
             ),
         ),
     ),
