@@ -1038,9 +1038,10 @@ def rbg_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
 # The Spark container's name, as the operator names it in the template file it writes
 # (pkg/common/spark.go SparkDriverContainerName, Spark3DefaultExecutorContainerName).
 _SPARK_CONTAINERS = {"driver": "spark-kubernetes-driver", "executor": "spark-kubernetes-executor"}
-# Application types whose main resource is not a JVM one: their memory overhead factor is 0.4
+# A main resource that is no JVM one (spark-submit reads a `.py`, `.R` or `.r` main file as a
+# Python or R application: SparkSubmit isPython, isR): its memory overhead factor is 0.4
 # (BasicDriverFeatureStep defaultOverheadFactor, Constants NON_JVM_MEMORY_OVERHEAD_FACTOR).
-_SPARK_NON_JVM = frozenset({"Python", "R"})
+_SPARK_NON_JVM = (".py", ".R", ".r")
 _SPARK_OVERHEAD_FACTOR = (Decimal("0.1"), Decimal("0.4"))  # JVM, non-JVM
 _SPARK_OVERHEAD_MIN_MIB = 384  # ResourceProfile.MEMORY_OVERHEAD_MIN_MIB
 # What the operator's SparkApplication webhook writes where the application sets nothing
@@ -1092,7 +1093,7 @@ def _spark_factor(obj: YMap, conf: YMap, role: str) -> Decimal:
     """The memory overhead factor of a role's pod: `spark.<role>.memoryOverheadFactor`, else
     the application's `memoryOverheadFactor` (the operator's `spark.kubernetes.
     memoryOverheadFactor`), else that key in `sparkConf`, else 0.1, or 0.4 for a Python or R
-    application (BasicDriverFeatureStep memoryOverheadFactor, which the executors inherit)."""
+    main file (BasicDriverFeatureStep memoryOverheadFactor, which the executors inherit)."""
     spec = mapping_at(obj, "spec")
     for holder, key in (
         (conf, f"spark.{role}.memoryOverheadFactor"),
@@ -1107,7 +1108,8 @@ def _spark_factor(obj: YMap, conf: YMap, role: str) -> Decimal:
                 continue
             if factor.is_finite() and factor >= 0:
                 return factor
-    return _SPARK_OVERHEAD_FACTOR[spec.get("type") in _SPARK_NON_JVM]
+    main = spec.get("mainApplicationFile")
+    return _SPARK_OVERHEAD_FACTOR[isinstance(main, str) and main.endswith(_SPARK_NON_JVM)]
 
 
 def _spark_memory(obj: YMap, conf: YMap, role: str, spec: YMap) -> tuple[int, YMap, str] | None:

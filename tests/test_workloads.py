@@ -1324,6 +1324,7 @@ kind: SparkApplication
 metadata: {name: s}
 spec:
   type: Python
+  mainApplicationFile: local:///opt/app/job.py
   sparkConf:
     spark.driver.cores: "2"
     spark.executor.instances: "5"
