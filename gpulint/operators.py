@@ -1056,6 +1056,20 @@ _JAVA_UNITS |= {"p": 5, "pb": 5}
 _K8S_UNITS = {"k": "Ki", "m": "Mi", "g": "Gi", "t": "Ti", "p": "Pi"}
 
 
+def spark_application(obj: YMap) -> YMap:
+    """The SparkApplicationSpec of a SparkApplication (`spec`) or of a
+    ScheduledSparkApplication (`spec.template`, which its controller creates a SparkApplication
+    of at each run: internal/controller/scheduledsparkapplication/controller.go)."""
+    if obj.get("kind") == "ScheduledSparkApplication":
+        return mapping_at(obj, "spec", "template")
+    return mapping_at(obj, "spec")
+
+
+def _spark_path(obj: YMap) -> str:
+    """Where `spark_application` is, as messages name it."""
+    return "spec.template" if obj.get("kind") == "ScheduledSparkApplication" else "spec"
+
+
 def _spark_setting(role: YMap, field: str, conf: YMap, key: str) -> tuple[Any, YMap, str] | None:
     """What Spark gets for `key`: the role's `field` when written (the operator's `--conf`
     follows the application's `sparkConf` and wins), else the `sparkConf` entry; with the
@@ -1094,7 +1108,7 @@ def _spark_factor(obj: YMap, conf: YMap, role: str) -> Decimal:
     the application's `memoryOverheadFactor` (the operator's `spark.kubernetes.
     memoryOverheadFactor`), else that key in `sparkConf`, else 0.1, or 0.4 for a Python or R
     main file (BasicDriverFeatureStep memoryOverheadFactor, which the executors inherit)."""
-    spec = mapping_at(obj, "spec")
+    spec = spark_application(obj)
     for holder, key in (
         (conf, f"spark.{role}.memoryOverheadFactor"),
         (spec, "memoryOverheadFactor"),
@@ -1229,7 +1243,7 @@ def _spark_selector(obj: YMap, conf: YMap, role: str, spec: YMap, below: Any) ->
         selector.update_from(below)
     sources: list[tuple[YMap, str]] = [
         (conf, "spark.kubernetes.node.selector."),
-        (mapping_at(obj, "spec", "nodeSelector"), ""),
+        (mapping_at(spark_application(obj), "nodeSelector"), ""),
         (conf, f"spark.kubernetes.{role}.node.selector."),
         (mapping_at(spec, "nodeSelector"), ""),
     ]
@@ -1249,7 +1263,7 @@ def _spark_containers(
     without a template) with the resources Spark and the webhook give it, and the role's
     `sidecars` and `initContainers` the webhook adds (addSidecarContainers, addInitContainers).
     Gives the id()s of the template's mappings the new container replaces."""
-    conf = mapping_at(obj, "spec", "sparkConf")
+    conf = mapping_at(spark_application(obj), "sparkConf")
     written = template_spec.get("containers")
     others = [c for c in written if isinstance(c, YMap)] if isinstance(written, YSeq) else []
     name = _SPARK_CONTAINERS[role]
@@ -1259,7 +1273,7 @@ def _spark_containers(
         main.update_from(base)
     else:
         _put(main, "name", name, spec, "", spec.pos)
-    image = _spark_setting(spec, "image", mapping_at(obj, "spec"), "image")
+    image = _spark_setting(spec, "image", spark_application(obj), "image")
     if image is not None and isinstance(image[0], str) and image[0]:
         _put(main, "image", image[0], image[1], image[2], spec.pos)
     resources = _spark_resources(obj, conf, role, spec, main.get("resources"), spec.pos)
@@ -1303,7 +1317,7 @@ def _spark_pod(obj: YMap, spec: YMap, role: str) -> YMap | None:
             pod[key] = value
             pod.spans[key] = template_spec.spans[key]
     read += _spark_containers(obj, role, spec, pod, template_spec)
-    conf = mapping_at(obj, "spec", "sparkConf")
+    conf = mapping_at(spark_application(obj), "sparkConf")
     selector = _spark_selector(obj, conf, role, spec, template_spec.get("nodeSelector"))
     if selector is not None:
         pod["nodeSelector"] = selector
@@ -1328,7 +1342,7 @@ def _spark_pod(obj: YMap, spec: YMap, role: str) -> YMap | None:
 def spark_driver_pod(obj: YMap, driver: YMap) -> YMap | None:
     """The driver pod of a SparkApplication; none unless it runs in `cluster` mode (in client
     mode the driver is the spark-submit process of the operator, or a pod the user runs)."""
-    mode = mapping_at(obj, "spec").get("mode", "cluster")
+    mode = spark_application(obj).get("mode", "cluster")
     return _spark_pod(obj, driver, "driver") if mode in ("cluster", None) else None
 
 
@@ -1362,7 +1376,7 @@ def spark_executors(obj: YMap) -> SparkExecutors:
     operator gives it, after the operator's defaulter (api/v1beta2/defaults.go
     setExecutorSpecDefaults: one instance when neither `instances` nor
     `spark.executor.instances` is written and it does not see dynamic allocation on)."""
-    spec = mapping_at(obj, "spec")
+    spec = spark_application(obj)
     conf = mapping_at(spec, "sparkConf")
     executor = mapping_at(spec, "executor")
     allocation = spec.get("dynamicAllocation")
@@ -1433,21 +1447,21 @@ def spark_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
                 "default has no bound): how many run, and so GPU capacity and quota, were "
                 "not judged",
                 found.dynamic,
-                "Set `spec.dynamicAllocation.maxExecutors` to the most executors the cluster "
-                "should run at once.",
+                f"Set `{_spark_path(obj)}.dynamicAllocation.maxExecutors` to the most "
+                "executors the cluster should run at once.",
             )
         )
-    conf = mapping_at(obj, "spec", "sparkConf")
+    conf = mapping_at(spark_application(obj), "sparkConf")
     for role in ("driver", "executor"):
         key = f"spark.kubernetes.{role}.podTemplateFile"
-        if conf.get(key) and "template" not in mapping_at(obj, "spec", role):
+        if conf.get(key) and "template" not in mapping_at(spark_application(obj), role):
             notes.append(
                 (
                     f"`{key}` names a pod template file gpulint cannot read, on which Spark "
                     f"builds the {role} pods (the operator writes its own only from "
                     f"`{role}.template`): the {role} pods were judged without it",
                     conf.pos_of_key(key),
-                    f"Write the pod template in `spec.{role}.template` instead.",
+                    f"Write the pod template in `{_spark_path(obj)}.{role}.template` instead.",
                 )
             )
     return tuple(notes)

@@ -29,18 +29,18 @@ _HPA = "HorizontalPodAutoscaler"
 _SCALED_OBJECT = "ScaledObject"
 _DASK_AUTOSCALER = "DaskAutoscaler"
 _SPARK_APPLICATION = "SparkApplication"
+_SCHEDULED_SPARK_APPLICATION = "ScheduledSparkApplication"
+_SPARK_WORDS = ScalerWords(
+    "Spark dynamic allocation", "Spark dynamic allocations", "maxExecutors", "minExecutors"
+)
 _WORDS = {
     _HPA: ScalerWords("HPA", "HPAs", "maxReplicas", "minReplicas"),
     _SCALED_OBJECT: ScalerWords(
         "ScaledObject", "ScaledObjects", "maxReplicaCount", "minReplicaCount"
     ),
     _DASK_AUTOSCALER: ScalerWords("DaskAutoscaler", "DaskAutoscalers", "maximum", "minimum"),
-    _SPARK_APPLICATION: ScalerWords(
-        "Spark dynamic allocation",
-        "Spark dynamic allocations",
-        "maxExecutors",
-        "minExecutors",
-    ),
+    _SPARK_APPLICATION: _SPARK_WORDS,
+    _SCHEDULED_SPARK_APPLICATION: _SPARK_WORDS,
 }
 
 
@@ -184,7 +184,8 @@ def _dask_autoscaler(document: Document) -> Autoscaler | None:
 
 
 def _spark_dynamic_allocation(document: Document) -> Autoscaler | None:
-    """A SparkApplication's dynamic allocation, as an autoscaler of its own executors: Spark
+    """A SparkApplication's (or a ScheduledSparkApplication's template's) dynamic allocation,
+    as an autoscaler of its own executors: Spark
     starts the executors it computes (gpulint.operators spark_executors) and scales them with
     the pending tasks between `minExecutors` (0 by default) and `maxExecutors` (core
     ExecutorAllocationManager). It reads no pod metric. None without dynamic allocation, or
@@ -293,6 +294,7 @@ _READERS: dict[str, tuple[str, Callable[[Document], Autoscaler | None]]] = {
     _SCALED_OBJECT: ("keda.sh/", _scaled_object),
     _DASK_AUTOSCALER: ("kubernetes.dask.org/", _dask_autoscaler),
     _SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
+    _SCHEDULED_SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
 }
 
 

@@ -374,6 +374,40 @@ def _training_runtime(kind: str) -> WorkloadShape:
 _NIM_REPLICAS = (Count("replicas", peaks=("scale.hpa.minReplicas", "scale.hpa.maxReplicas")),)
 
 
+def _spark(kind: str, app: str) -> WorkloadShape:
+    """A Spark operator kind whose SparkApplicationSpec is at `app`: one driver pod (in
+    `cluster` mode) and its executors, each built by spark-submit and Spark from the role's
+    fields, `sparkConf` and `template`, completed by the operator's pod webhook
+    (gpulint.operators); how many executors run is Spark's count (dynamic allocation is read
+    as an autoscaler, gpulint.replicas). Spark waits for no gang."""
+    return WorkloadShape(
+        kind,
+        (f"{SPARK_GROUP}/*",),
+        (
+            Role(
+                f"{app}.driver",
+                template="",
+                spec="",
+                counts=(),
+                name="driver",
+                derive=_built_by("spark_driver_pod"),
+                operator_resources=True,
+            ),
+            Role(
+                f"{app}.executor",
+                template="",
+                spec="",
+                counts=(Count("instances"),),
+                count_by=_built_by("spark_executor_count"),
+                name="executor",
+                derive=_built_by("spark_executor_pod"),
+                operator_resources=True,
+            ),
+        ),
+        unjudged=_built_by("spark_unjudged"),
+    )
+
+
 _DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
 
 
@@ -858,32 +892,10 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     # fields, `sparkConf` and `template`, completed by the operator's pod webhook; how many
     # executors run is Spark's count (dynamic allocation is read as an autoscaler,
     # gpulint.replicas). Spark waits for no gang.
-    WorkloadShape(
-        "SparkApplication",
-        (f"{SPARK_GROUP}/*",),
-        (
-            Role(
-                "spec.driver",
-                template="",
-                spec="",
-                counts=(),
-                name="driver",
-                derive=_built_by("spark_driver_pod"),
-                operator_resources=True,
-            ),
-            Role(
-                "spec.executor",
-                template="",
-                spec="",
-                counts=(Count("instances"),),
-                count_by=_built_by("spark_executor_count"),
-                name="executor",
-                derive=_built_by("spark_executor_pod"),
-                operator_resources=True,
-            ),
-        ),
-        unjudged=_built_by("spark_unjudged"),
-    ),
+    _spark("SparkApplication", "spec"),
+    # A ScheduledSparkApplication creates a SparkApplication of its `template` at each run
+    # (internal/controller/scheduledsparkapplication/controller.go): the pods of one run.
+    _spark("ScheduledSparkApplication", "spec.template"),
     # Seldon Core 1: each componentSpec is a Deployment of pods; the operator adds its service
     # orchestrator container to the first one's (gpulint.operators).
     WorkloadShape(
