@@ -133,6 +133,9 @@ class Role(NamedTuple):
     # application's executors): (object, role's mapping) -> the count, instead of the product
     # of `counts` (whose fields are still type-checked).
     count_by: Callable[[YMap, YMap], ReplicaCount] | None = None
+    # Other int32 fields of the role's mapping that the pod is built from (a Spark role's
+    # `cores`): type-checked as counts are.
+    integers: tuple[str, ...] = ()
     runs: bool = True  # False: a template other objects use (a serving runtime); no pods
     optional: bool = False  # a declared role that an object may leave out
     generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
@@ -389,6 +392,7 @@ def _spark(kind: str, app: str) -> WorkloadShape:
                 template="",
                 spec="",
                 counts=(),
+                integers=("cores",),
                 name="driver",
                 derive=_built_by("spark_driver_pod"),
                 operator_resources=True,
@@ -399,6 +403,7 @@ def _spark(kind: str, app: str) -> WorkloadShape:
                 spec="",
                 counts=(Count("instances"),),
                 count_by=_built_by("spark_executor_count"),
+                integers=("cores",),
                 name="executor",
                 derive=_built_by("spark_executor_pod"),
                 operator_resources=True,

@@ -87,6 +87,8 @@ def _typed(
                 base, base_where = (obj, "") if count.path.startswith("/") else (role_node, where)
                 if not count.text:  # a count kept in a string is no field of the API's
                     _malformed_count(base_where, base, count.path.lstrip("/"), below)
+            for field in role.integers:
+                _malformed_count(where, role_node, field, below)
         if shape.declared and len(templates) == before and not role.optional:
             where = ".".join(p for p in (role.path, role.template) if p)
             unread.append(
