@@ -1,7 +1,7 @@
 """The pods operators build from fields that are no pod spec: an Argo template with its
 workflow's defaults, a KServe component with GKE's accelerator selector, NIM services, KAITO
 presets and templates, KubeAI resource profiles, NVIDIA Dynamo services and components,
-Kthena ModelBooster workers.
+Kthena ModelBooster workers, Spark drivers and executors.
 
 Each builder takes (the object, the role's mapping) and returns the pod spec the operator runs,
 every value positioned at the field that decided it (a shape's `Role.derive`), or an
@@ -1044,6 +1044,7 @@ _SPARK_CONTAINERS = {"driver": "spark-kubernetes-driver", "executor": "spark-kub
 _SPARK_NON_JVM = (".py", ".R", ".r")
 _SPARK_OVERHEAD_FACTOR = (Decimal("0.1"), Decimal("0.4"))  # JVM, non-JVM
 _SPARK_OVERHEAD_MIN_MIB = 384  # ResourceProfile.MEMORY_OVERHEAD_MIN_MIB
+_SPARK_FACTOR_MAX = 100
 # What the operator's SparkApplication webhook writes where the application sets nothing
 # (api/v1beta2/defaults.go setDriverSpecDefaults, setExecutorSpecDefaults): one core and 1g.
 _SPARK_DEFAULT_CORES = 1
@@ -1053,7 +1054,8 @@ _JAVA_BYTES = r"([0-9]{1,30})([a-z]*)"
 _JAVA_UNITS = {"b": 0, "k": 1, "kb": 1, "m": 2, "mb": 2, "g": 3, "gb": 3, "t": 4, "tb": 4}
 _JAVA_UNITS |= {"p": 5, "pb": 5}
 # pkg/util/util.go ConvertJavaMemoryStringToK8sMemoryString, for a role's `memoryLimit`.
-_K8S_UNITS = {"k": "Ki", "m": "Mi", "g": "Gi", "t": "Ti", "p": "Pi"}
+# (Its suffixes do not end one another, so which it tries first does not matter.)
+_K8S_UNITS = {f"{u}{b}": f"{u.upper()}i" for u in "kmgtp" for b in ("b", "")}
 
 
 def spark_application(obj: YMap) -> YMap:
@@ -1120,7 +1122,9 @@ def _spark_factor(obj: YMap, conf: YMap, role: str) -> Decimal:
                 factor = Decimal(str(written).strip())
             except ArithmeticError:
                 continue
-            if factor.is_finite() and factor >= 0:
+            # Spark takes a share of the memory (spark.kubernetes.memoryOverheadFactor must be
+            # below 1); a bound keeps an attacker's `1e99999999` from costing the run.
+            if factor.is_finite() and 0 <= factor <= _SPARK_FACTOR_MAX:
                 return factor
     main = spec.get("mainApplicationFile")
     return _SPARK_OVERHEAD_FACTOR[isinstance(main, str) and main.endswith(_SPARK_NON_JVM)]
