@@ -1461,11 +1461,13 @@ def spark_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
         if conf.get(key) and "template" not in mapping_at(spark_application(obj), role):
             notes.append(
                 (
-                    f"`{key}` names a pod template file gpulint cannot read, on which Spark "
-                    f"builds the {role} pods (the operator writes its own only from "
-                    f"`{role}.template`): the {role} pods were judged without it",
+                    f"`{key}` names a pod template file, on which Spark builds the {role} "
+                    f"pods (the operator writes its own only from `{role}.template`); gpulint "
+                    f"does not join a file of the operator's image to the application: the "
+                    f"{role} pods were judged without it",
                     conf.pos_of_key(key),
-                    f"Write the pod template in `{_spark_path(obj)}.{role}.template` instead.",
+                    f"Write the pod template in `{_spark_path(obj)}.{role}.template` instead "
+                    "(or check the file on its own: docs/workloads.md, Pod template files).",
                 )
             )
     return tuple(notes)
