@@ -56,7 +56,7 @@ from gpulint.scheduling import (
     usable,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import BuiltMap, Pos, YMap
+from gpulint.yamltree import BuiltMap, Pos, YMap, YSeq
 
 _HOSTNAME = "kubernetes.io/hostname"
 # How alike a pool's name must be spelt to the one written to be a "did you mean" (difflib).
@@ -538,7 +538,14 @@ def _admission_note(item: GpuPlacement, taints: tuple[Taint, ...], profile: Clus
 def _tolerations_fix(template: PodTemplate, taints: tuple[Taint, ...]) -> str:
     entries = "\n".join(toleration_yaml(t) for t in taints)
     if isinstance(template.spec, BuiltMap):
-        # An operator writes the pod from other fields: there is no pod spec to add to.
+        # An operator writes the pod from other fields: there is no pod spec to add to, but
+        # the role's own `tolerations` (a Spark executor's, a Kthena worker's) go to the pod.
+        role = template.role_node
+        if isinstance(role, YMap) and isinstance(role.get("tolerations"), YSeq):
+            return (
+                "Add to the `tolerations:` the operator gives the pod (keep the taint on the "
+                f"pool):\n{entries}"
+            )
         return (
             "The operator builds this pod and gives it no such toleration (keep the taint on "
             "the pool): give it through the operator's own setting for tolerations, if it has "
