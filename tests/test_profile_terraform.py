@@ -255,6 +255,109 @@ def test_an_aks_cluster_has_its_default_system_pool_and_user_pools(tmp_path: Pat
     assert placement_findings(tmp_path, "kubernetes.azure.com/mode: user") == []
 
 
+REGIONAL_L4 = (
+    'resource "google_container_node_pool" "gpu" {{\n'
+    '  name = "gpu"\n  location = "{location}"\n'
+    "  autoscaling {{\n    min_node_count = 0\n    max_node_count = 2\n  }}\n"
+    '  node_config {{\n    machine_type = "g2-standard-8"\n'
+    '    guest_accelerator {{\n      type = "nvidia-l4"\n      count = 1\n    }}\n  }}\n}}\n'
+)
+FOUR_GPU_PODS = (
+    "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  replicas: 4\n"
+    "  serviceName: s\n  selector: {matchLabels: {a: b}}\n  template:\n"
+    "    metadata: {labels: {a: b}}\n    spec:\n      containers:\n      - name: c\n"
+    "        image: c:1.0\n"
+    "        resources: {limits: {cpu: '1', memory: 1Gi, nvidia.com/gpu: 1}}\n"
+)
+
+
+def capacity_findings(tmp_path: Path, *profiles: str) -> list[tuple[str, str, str]]:
+    """(code, severity, message) of GPU201 on four one-GPU pods against `profiles`."""
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(FOUR_GPU_PODS)
+    args = ["check", "--isolated", "--select", "GPU201", "--format", "json"]
+    args += [arg for profile in profiles for arg in ("--profile", profile)]
+    result = CliRunner().invoke(main, [*args, str(pods)])
+    return [(f["code"], f["severity"], f["message"]) for f in json.loads(result.stdout)["findings"]]
+
+
+def test_a_pool_too_small_by_an_assumed_maximum_is_a_warning_naming_it(tmp_path: Path) -> None:
+    # A regional pool without node_locations runs in the cluster's zones, which the files do
+    # not say: its per-zone maximum of 2 is taken for one zone (was a GPU201 error).
+    (tmp_path / "regional").mkdir()
+    (tmp_path / "regional" / "main.tf").write_text(REGIONAL_L4.format(location="us-central1"))
+    (pool,) = load_profiles([str(tmp_path / "regional")]).pools
+    assumed = (
+        f"{shown(str(tmp_path), 'regional', 'main.tf')}:1 google_container_node_pool.gpu: "
+        "autoscaling bounds are per zone and node_locations is not set; taken as one zone"
+    )
+    assert (pool.max_nodes, pool.ceiling_assumed) == (2, assumed)
+    ((code, severity, message),) = capacity_findings(tmp_path, str(tmp_path / "regional"))
+    assert (code, severity) == ("GPU201", "warning")
+    assert message.endswith(
+        "2 nvidia.com/gpu worth of pods stay Pending; the pools' maximum is assumed: " + assumed
+    )
+    # A zonal pool's zone is known: the same shortfall is an error.
+    (tmp_path / "zonal").mkdir()
+    (tmp_path / "zonal" / "main.tf").write_text(REGIONAL_L4.format(location="us-central1-a"))
+    (pool,) = load_profiles([str(tmp_path / "zonal")]).pools
+    assert (pool.max_nodes, pool.ceiling_assumed) == (2, None)
+    ((code, severity, _),) = capacity_findings(tmp_path, str(tmp_path / "zonal"))
+    assert (code, severity) == ("GPU201", "error")
+    # A profile that states the pool's maximum wins, and with it nothing is assumed.
+    stated = tmp_path / "stated.yaml"
+    stated.write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: c}\n"
+        "spec:\n  pools:\n  - name: gpu\n    maxNodes: 3\n"
+    )
+    (pool,) = load_profiles([str(tmp_path / "regional"), str(stated)]).pools
+    assert (pool.max_nodes, pool.ceiling_assumed) == (3, None)
+    ((code, severity, _),) = capacity_findings(tmp_path, str(tmp_path / "regional"), str(stated))
+    assert (code, severity) == ("GPU201", "error")
+
+
+def test_one_pod_per_node_on_an_assumed_maximum_is_a_warning_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(REGIONAL_L4.format(location="us-central1"))
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(
+        FOUR_GPU_PODS.replace(
+            "      containers:\n",
+            "      affinity:\n        podAntiAffinity:\n"
+            "          requiredDuringSchedulingIgnoredDuringExecution:\n"
+            "          - labelSelector: {matchLabels: {a: b}}\n"
+            "            topologyKey: kubernetes.io/hostname\n"
+            "      containers:\n",
+        )
+    )
+    args = ["check", "--isolated", "--select", "GPU106", "--format", "json"]
+    result = CliRunner().invoke(main, [*args, "--profile", str(tmp_path), str(pods)])
+    ((code, severity, message),) = [
+        (f["code"], f["severity"], f["message"]) for f in json.loads(result.stdout)["findings"]
+    ]
+    assert (code, severity) == ("GPU106", "warning")
+    assert "2 stay Pending; the pools' maximum is assumed: " in message
+    assert message.endswith("node_locations is not set; taken as one zone")
+
+
+def test_an_eks_group_maximum_from_a_variable_without_a_default_is_assumed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "main.tf").write_text(
+        'variable "max" {}\n'
+        'resource "aws_eks_node_group" "gpu" {\n  node_group_name = "gpu"\n'
+        '  instance_types = ["g5.xlarge"]\n'
+        "  scaling_config {\n    min_size = 1\n    max_size = var.max\n    desired_size = 1\n"
+        "  }\n}\n"
+    )
+    (pool,) = load_profiles([str(tmp_path)]).pools
+    assert pool.ceiling_assumed == (
+        f"{shown(str(tmp_path), 'main.tf')}:2 aws_eks_node_group.gpu: `max_size` is not known "
+        "from the files; taken as 3"
+    )
+    ((code, severity, _),) = capacity_findings(tmp_path, str(tmp_path))
+    assert (code, severity) == ("GPU201", "warning")
+
+
 def test_auto_scaling_groups_are_pools_as_cluster_autoscaler_sees_them_at_zero() -> None:
     profile = load_profiles([ASG])
     pools = {p.name: p for p in profile.pools}

@@ -318,6 +318,16 @@ def _count(reader: _Reader, block: Mapping[str, Any], key: str, fallback: int) -
         return fallback
 
 
+def _ceiling(assumed: list[str], values: dict[str, Any]) -> frozenset[str]:
+    """Note in a pool's `values` what its maximum rests on (the assumptions made reading it):
+    such a maximum is only estimated, and an input that states one wins. The fields that
+    are then estimated."""
+    if not assumed:
+        return frozenset()
+    values["ceiling_assumed"] = "; ".join(assumed)
+    return frozenset({"max_nodes", "ceiling_assumed"})
+
+
 def _taint(item: Mapping[str, Any], where: str) -> Taint:
     effect = _text(item.get("effect"))
     if effect not in EFFECTS:
@@ -374,7 +384,9 @@ def _eks_pool(
     keys: tuple[str, str, str] = ("min_size", "max_size", "desired_size"),
 ) -> PoolFacts:
     low = _count(reader, sizes, keys[0], 1)
+    before = len(reader.assumptions)
     high = _count(reader, sizes, keys[1], max(low, 3))
+    after = len(reader.assumptions)
     nodes = _count(reader, sizes, keys[2], low)
     instance = _text(types[0]) if isinstance(types, list) and types else _text(types) or None
     labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
@@ -402,7 +414,8 @@ def _eks_pool(
     if group.get("enable_efa_support") is True:
         # The EKS module attaches every EFA interface the type has.
         values["unknown_amounts"] = frozenset({EFA})
-    return _pool(name, defined_at, values)
+    estimated = _ceiling(reader.assumptions[before:after], values)
+    return _pool(name, defined_at, values, estimated)
 
 
 def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
@@ -412,7 +425,9 @@ def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
     template = node_template_from_tags(_asg_tags(values))
     instance = _asg_instance_type(block)
     low = _count(reader, values, "min_size", 0)
+    before = len(reader.assumptions)
     high = _count(reader, values, "max_size", low)
+    ceiling = reader.assumptions[before:]
     labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
     labels.update(template.labels)
     allocatable = catalogue_allocatable(instance)
@@ -430,11 +445,12 @@ def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
     }
     if allocatable is not None:
         pool["allocatable"] = allocatable
+    estimated = _ceiling(ceiling, pool) | {"allocatable"}
     reader.assumptions.append(
         f"{reader.where}: the nodes' labels and taints are taken from its cluster-autoscaler "
         "node-template tags (kubelet flags in user data are not read)"
     )
-    yield _pool(name or block.name("name"), block.defined_at, pool, frozenset({"allocatable"}))
+    yield _pool(name or block.name("name"), block.defined_at, pool, estimated)
 
 
 def _asg_tags(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -620,20 +636,25 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
         # GKE taints GPU node pools itself (when the cluster has non-GPU pools).
         if GKE_GPU_TAINT not in taints:
             taints.append(GKE_GPU_TAINT)
+    before = len(reader.assumptions)  # what the maximum rests on, read first
     if scaling is None:
-        low = high = nodes * zone_count  # node_count is per zone too
+        high = nodes * zone_count  # node_count is per zone too
+        after = len(reader.assumptions)
+        low = high
     elif "total_max_node_count" in scaling:
-        low = _count(reader, scaling, "total_min_node_count", 0)
         high = _count(reader, scaling, "total_max_node_count", nodes)
+        after = len(reader.assumptions)
+        low = _count(reader, scaling, "total_min_node_count", 0)
     else:
         # min/max_node_count are per zone of node_locations.
-        low = _count(reader, scaling, "min_node_count", 0) * zone_count
         high = _count(reader, scaling, "max_node_count", nodes) * zone_count
         if zone_count == 1 and zones is None:
             reader.assumptions.append(
                 f"{reader.where}: autoscaling bounds are per zone and node_locations is not "
                 "set; taken as one zone"
             )
+        after = len(reader.assumptions)
+        low = _count(reader, scaling, "min_node_count", 0) * zone_count
     values: dict[str, Any] = {
         "labels": labels,
         # A node is in one of node_locations.
@@ -652,7 +673,8 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
     }
     if allocatable:
         values["allocatable"] = allocatable
-    yield _pool(name, defined_at, values, frozenset(estimated))
+    ceiling = reader.assumptions[before:after]
+    yield _pool(name, defined_at, values, frozenset(estimated) | _ceiling(ceiling, values))
 
 
 # --- AKS --------------------------------------------------------------------------------------
@@ -715,7 +737,9 @@ def _aks_pool(
         labels[AKS_SPOT] = "spot"
         taints.append(Taint(AKS_SPOT, "spot", "NoSchedule"))
     low = _count(reader, block, "min_count", nodes) if autoscaled else nodes
+    before = len(reader.assumptions)
     high = _count(reader, block, "max_count", nodes) if autoscaled else nodes
+    ceiling = reader.assumptions[before:]
     values: dict[str, Any] = {
         "labels": labels,
         "label_requirements": open_labels,
@@ -726,7 +750,7 @@ def _aks_pool(
         "scale_from_zero": autoscaled and high > 0,
         "instance_type": vm_size,
     }
-    return _pool(name, defined_at, values)
+    return _pool(name, defined_at, values, _ceiling(ceiling, values))
 
 
 #: The control plane's release: (block kind, argument, whether it is only the oldest the API
