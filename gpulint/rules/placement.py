@@ -36,6 +36,8 @@ from gpulint.scheduling import (
     Placement,
     PoolFit,
     allocatable,
+    ceiling_assumptions,
+    ceiling_note,
     describe_pools,
     describe_requirement,
     extended_resource_tolerations,
@@ -1105,16 +1107,18 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             )
         else:
             outcome = f"{surplus} stay Pending"
+        ceilings = ceiling_assumptions(pools)
         yield Problem.at(
             template.document,
             term.pos,
             f"required pod anti-affinity on {_HOSTNAME} allows one of these pods per node, but "
             f"{demand.source} asks for {demand.count} and the pools the pod can run on have at "
             f"most {nodes} node{'s' if nodes != 1 else ''} "
-            f"({', '.join(f'{p.name}: {node_ceiling(p)}' for p in pools)}): {outcome}",
+            f"({', '.join(f'{p.name}: {node_ceiling(p)}' for p in pools)}): {outcome}"
+            + ceiling_note(ceilings),
             f"Lower {demand.field} to {nodes}, raise maxNodes of the pools, or make the "
             f"anti-affinity preferredDuringSchedulingIgnoredDuringExecution.",
-            severity=Severity.WARNING if in_turn or under_load else None,
+            severity=Severity.WARNING if in_turn or under_load or ceilings else None,
             involves=(demand.document,),  # the autoscaler that sets the count
         )
 
