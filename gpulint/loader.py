@@ -10,6 +10,7 @@ import bisect
 import errno
 import gc
 import heapq
+import math
 import os
 import re
 import stat
@@ -46,6 +47,7 @@ from gpulint.shapes import (
     ARMADA_JOB,
     KFP_PIPELINE,
     POLYAXON_FILE,
+    SPARK_GROUP,
     WorkloadShape,
     tool_pod_template,
 )
@@ -754,7 +756,12 @@ def load_text(
         if _is_object(value):
             objects: Iterable[YMap | Pos | tuple[YMap, ObjectRef]] = _expand_lists(value)
         else:
-            jobs = _armada_jobs(value) or _kfp_pipeline(value) or _polyaxonfile(value)
+            jobs = (
+                _armada_jobs(value)
+                or _kfp_pipeline(value)
+                or _polyaxonfile(value)
+                or _airflow_spark_application(value)
+            )
             if jobs is None:
                 if _lacks_kind(value):
                     issues.append(_kind_missing(source_file, value.pos))
@@ -964,6 +971,118 @@ def _polyaxonfile(value: YMap) -> list[tuple[YMap, ObjectRef]] | None:
         return None
     name = _scalar(value.get("name"))
     return [(value, ObjectRef("", POLYAXON_FILE, None, name or str(kind or "preset")))]
+
+
+# Apache Airflow's SparkKubernetesOperator (apache/airflow providers/cncf/kubernetes, operators/
+# custom_object_launcher.py at 0e39dda2): its `application_file` holds the SparkApplication under
+# `spark` (with `apiGroup` and `version` standing for its apiVersion) and the pod settings of
+# both roles under `kubernetes`. Where the driver writes `container_resources`, Airflow turns
+# each role's into the Spark operator's fields (SparkResources): the cpu request into `cores`,
+# the cpu limit into `coreLimit`, the memory limit into `memory` (divided by 1.4, for the
+# overhead the operator adds) and `gpu` into `gpu` when it names a resource and a positive
+# quantity; then it sets both roles' `tolerations`, `nodeSelector` and `affinity` to those of
+# `kubernetes` (CustomObjectLauncher.get_body), replacing what the roles wrote.
+_AIRFLOW_POD_FIELDS = (
+    ("tolerations", "tolerations"),
+    ("node_selector", "nodeSelector"),
+    ("affinity", "affinity"),
+)
+_AIRFLOW_OVERHEAD = 1.4
+
+
+def _airflow_spark_application(value: YMap) -> list[tuple[YMap, ObjectRef]] | None:
+    """An application file of Airflow's SparkKubernetesOperator as the SparkApplication the
+    operator creates from it (see above), its fields kept where the file writes them, so that
+    the driver's and executors' pods are checked rather than the file passed over as one of no
+    objects; None for any other mapping."""
+    spark = value.get("spark")
+    if type(spark) is not YMap or spark.get("kind") != "SparkApplication":
+        return None
+    written_spec = spark.get("spec")
+    if type(written_spec) is not YMap:
+        return None
+    obj = YMap(spark.pos)
+    obj.update_from(spark)
+    for key in ("apiGroup", "version"):
+        obj.pop(key, None)
+        obj.spans.pop(key, None)
+    if not obj.get("apiVersion"):
+        group, version = spark.get("apiGroup"), spark.get("version")
+        text = f"{group}/{version}" if group and version else f"{SPARK_GROUP}/v1beta2"
+        _place(obj, "apiVersion", text, spark, "apiGroup")
+    spec = YMap(written_spec.pos)
+    spec.update_from(written_spec)
+    driver = written_spec.get("driver")
+    converts = type(driver) is YMap and bool(driver.get("container_resources"))
+    kubernetes = value.get("kubernetes")
+    for role in ("driver", "executor"):
+        written = written_spec.get(role)
+        if type(written) is not YMap:
+            continue
+        built = YMap(written.pos)
+        built.update_from(written)
+        resources = built.pop("container_resources", None)
+        built.spans.pop("container_resources", None)
+        if converts and type(resources) is YMap:
+            _airflow_resources(built, resources)
+        if type(kubernetes) is YMap:
+            for source, field in _AIRFLOW_POD_FIELDS:
+                if source in kubernetes:
+                    _place(built, field, kubernetes[source], kubernetes, source)
+        spec[role] = built
+    obj["spec"] = spec
+    metadata = spark.get("metadata")
+    metadata = metadata if type(metadata) is YMap else YMap(spark.pos)
+    name = _scalar(metadata.get("name")) or "application_file"
+    namespace = _scalar(metadata.get("namespace")) or None
+    return [(obj, ObjectRef(_scalar(obj.get("apiVersion")), "SparkApplication", namespace, name))]
+
+
+def _airflow_resources(role: YMap, resources: YMap) -> None:
+    """Give a Spark role the fields Airflow makes of its `container_resources` (see above),
+    each placed where the file writes the value it comes from."""
+    cpu, memory, gpu = (resources.get(key) for key in ("cpu", "memory", "gpu"))
+    if type(cpu) is YMap:
+        request = _airflow_number(cpu.get("request"))
+        if request is not None and int(request):
+            _place(role, "cores", int(request), cpu, "request")
+        if cpu.get("limit"):
+            _place(role, "coreLimit", str(cpu["limit"]), cpu, "limit")
+    limit = memory.get("limit") if type(memory) is YMap else None
+    if isinstance(limit, str) and limit:
+        # Airflow strips the characters `G`, `i` and space (or `m`) from the end, as this does.
+        text = limit.rstrip("Gi G") if "G" in limit else limit.rstrip("m")  # noqa: B005
+        mib = _airflow_number(text)
+        if mib is not None:
+            mib = mib * 1024 if "G" in limit else mib
+            _place(role, "memory", f"{int(mib / _AIRFLOW_OVERHEAD)}m", memory, "limit")
+    elif limit:
+        _place(role, "memory", limit, memory, "limit")
+    if type(gpu) is YMap:
+        name, quantity = gpu.get("name"), _airflow_number(gpu.get("quantity"))
+        if name and quantity is not None and int(quantity):
+            built = YMap(gpu.pos)
+            built.update_from(gpu)
+            built["quantity"] = int(quantity)
+            _place(role, "gpu", built, resources, "gpu")
+
+
+def _airflow_number(value: Any) -> float | None:
+    """`float(value)` as Airflow takes it, for a finite number; None where Airflow fails."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and abs(number) < 2**53 else None
+
+
+def _place(target: YMap, key: str, value: Any, holder: YMap, written: str) -> None:
+    """Set `target[key]` to `value`, placed where `holder` writes `written` (where `holder`
+    starts when it does not)."""
+    target[key] = value
+    target.spans[key] = holder.spans.get(written, (*holder.pos, *holder.pos))
 
 
 def _lacks_kind(value: YMap, in_list: bool = False) -> bool:

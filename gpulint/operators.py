@@ -1419,7 +1419,8 @@ def _spark_pod(obj: YMap, spec: YMap, role: str) -> YMap | None:
         pod["nodeSelector"] = selector
         pod.spans["nodeSelector"] = spec.spans.get("nodeSelector", (*selector.pos, *selector.pos))
     tolerations = spec.get("tolerations")
-    if isinstance(tolerations, YSeq) and tolerations:
+    # Even an empty list: a finding about what the pod does not tolerate points at it.
+    if isinstance(tolerations, YSeq):
         joined = YSeq(tolerations.pos)
         for source in (template_spec.get("tolerations"), tolerations):
             if isinstance(source, YSeq):

@@ -601,8 +601,13 @@ def role_at(workload: Workload, pos: Pos) -> str | None:
     """
     parts = [RolePart(t.role, t.role_node or t.node, t.node) for t in workload.templates if t.role]
     parts += workload.unread_roles
+    # A value that several roles' mappings hold (Airflow gives both Spark roles the pod
+    # settings of its `kubernetes` section) is written for all of them: neither role's part.
+    shared = _shared_keys(parts) if len(parts) > 1 else frozenset()
+    if shared and any(_writes(part.node, pos, shared) for part in parts):
+        return None
     for index, (role, node, template) in enumerate(parts):
-        extent = _extent(node)
+        extent = _extent(node, shared)
         if any(i != index and _inside(_start(o), extent) for i, o in enumerate(parts)):
             if template is None:
                 continue  # which part of the shared mapping is this role's is not known
@@ -618,20 +623,7 @@ def role_at(workload: Workload, pos: Pos) -> str | None:
 def _holds(spec: YMap, pos: Pos) -> bool:
     """Whether a pod spec gpulint built (a BuiltMap) holds a key, value or item written at
     `pos`."""
-    if not isinstance(spec, BuiltMap):
-        return False
-    pending: list[Any] = [spec]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, YMap):
-            if any(span[:2] == pos or span[2:] == pos for span in node.spans.values()):
-                return True
-            pending.extend(v for v in node.values() if isinstance(v, (YMap, YSeq)))
-        elif isinstance(node, YSeq):
-            if pos in node.item_pos:
-                return True
-            pending.extend(v for v in node if isinstance(v, (YMap, YSeq)))
-    return False
+    return isinstance(spec, BuiltMap) and _written_at(spec, pos)
 
 
 def _start(part: RolePart) -> Pos:
@@ -639,8 +631,63 @@ def _start(part: RolePart) -> Pos:
     return (part.node if part.template is None else part.template).pos
 
 
-def _extent(node: YMap) -> tuple[Pos, Pos]:
-    return node.pos, (last_line(node), 10**9)
+def _extent(node: YMap, shared: frozenset[Any] = frozenset()) -> tuple[Pos, Pos]:
+    """From where `node` starts to the last line it writes, without its `shared` keys."""
+    if not shared:
+        return node.pos, (last_line(node), 10**9)
+    last = node.pos[0]
+    for key, value in node.items():
+        span = node.spans.get(key)
+        if span in shared:
+            continue
+        if span is not None:
+            last = max(last, span[2])
+        if isinstance(value, (YMap, YSeq)):
+            last = max(last, last_line(value))
+    return node.pos, (last, 10**9)
+
+
+def _shared_keys(parts: list[RolePart]) -> frozenset[Any]:
+    """The spans of the keys that more than one role's mapping holds as written at one place
+    (Airflow gives both Spark roles the pod settings of its `kubernetes` section). Roles
+    declared by one mapping (a LeaderWorkerSet's) are told apart by their templates."""
+    seen: set[Any] = set()
+    shared: set[Any] = set()
+    nodes = {id(part.node): part.node for part in parts}
+    for node in nodes.values():
+        spans = set(node.spans.values())
+        shared |= seen & spans
+        seen |= spans
+    return frozenset(shared)
+
+
+def _writes(node: YMap, pos: Pos, shared: frozenset[Any]) -> bool:
+    """Whether a `shared` key of `node`, or its value, is written at `pos`."""
+    for key, value in node.items():
+        span = node.spans.get(key)
+        if span not in shared:
+            continue
+        if span[:2] == pos or span[2:] == pos:
+            return True
+        if isinstance(value, (YMap, YSeq)) and _written_at(value, pos):
+            return True
+    return False
+
+
+def _written_at(node: YMap | YSeq, pos: Pos) -> bool:
+    """Whether a key, value or item of `node`, at any depth, is written at `pos`."""
+    pending: list[Any] = [node]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, YMap):
+            if any(span[:2] == pos or span[2:] == pos for span in item.spans.values()):
+                return True
+            pending.extend(v for v in item.values() if isinstance(v, (YMap, YSeq)))
+        elif isinstance(item, YSeq):
+            if pos in item.item_pos:
+                return True
+            pending.extend(v for v in item if isinstance(v, (YMap, YSeq)))
+    return False
 
 
 def _inside(pos: Pos, extent: tuple[Pos, Pos]) -> bool:

@@ -293,8 +293,10 @@ def no_eligible_pool(ctx: CheckContext) -> Iterator[Problem]:
 
 def _roles_never_placed(ctx: CheckContext, profile: ClusterProfile) -> Iterator[Problem]:
     """A role of a GPU workload that requests no GPU (a Ray head, an MPI launcher, a Spark
-    driver) whose required placement matches no pool, or only pools that can never have a
-    node: it stays Pending, and the workload cannot run without it."""
+    driver) whose required placement matches no pool, only pools whose taints it does not
+    tolerate (a selector for the GPU pool that both of Airflow's Spark roles get), or only
+    pools that can never have a node: it stays Pending, and the workload cannot run without
+    it."""
     gpu_workloads = {id(item.workload): item.workload for item in gpu_placements(ctx)}
     for workload in gpu_workloads.values():
         for template in workload.templates:
@@ -305,10 +307,28 @@ def _roles_never_placed(ctx: CheckContext, profile: ClusterProfile) -> Iterator[
             placement = ctx.placement(template)
             if not placement.decidable:
                 continue
-            matched = tuple(f.pool for f in placement.fits if f.matches_placement)
-            if usable(matched):
+            fits = tuple(f for f in placement.fits if f.matches_placement)
+            if usable(tuple(f.pool for f in fits if f.tolerated)):
                 continue
-            if matched:
+            matched = tuple(f.pool for f in fits)
+            # Pools that could have a node, were their taints tolerated.
+            tainted = tuple(f for f in fits if usable((f.pool,)))
+            fix = (
+                "Select a label the pools that run this role's pods carry (or remove the "
+                "selector): every role of the workload must be placed for any of it to work."
+            )
+            if tainted:
+                pos = template.tolerations_pos
+                taints = first_pools(
+                    [f"{f.pool.name}: {', '.join(map(str, f.untolerated))}" for f in tainted]
+                )
+                why = f"its required placement matches no pool whose taints it tolerates ({taints})"
+                fix = (
+                    "Give this role the tolerations of those pools' taints, or a placement of "
+                    "its own on pools it tolerates: every role of the workload must be placed "
+                    "for any of it to work."
+                )
+            elif matched:
                 pos = _placement_pos(template)
                 why = (
                     f"its required placement only matches {describe_pools(matched)}, which can "
@@ -331,8 +351,7 @@ def _roles_never_placed(ctx: CheckContext, profile: ClusterProfile) -> Iterator[
                 pos,
                 f"this pod requests no GPU, but {why}: it stays Pending, and {ref.kind}/{ref.name} "
                 "cannot run without it, so its GPU pods hold their GPUs for nothing or never start",
-                "Select a label the pools that run this role's pods carry (or remove the "
-                "selector): every role of the workload must be placed for any of it to work.",
+                fix,
                 severity=Severity.ERROR if certain else Severity.WARNING,
             )
 
