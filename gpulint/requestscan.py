@@ -82,7 +82,13 @@ _DEVICE_LISTS = {"gpus": False, "hostDevices": True}
 _REQUEST_KEYS = (
     _RESOURCE_KEYS
     | _DEVICE_LISTS.keys()
-    | {"annotations", "gpu", "sparkConf", "resource", "resourceClaims", "parameters"}
+    | {"annotations", "gpu", "sparkConf", "flinkConfiguration", "resource", "resourceClaims"}
+    | {"parameters"}
+)
+#: Who runs the pods of Flink's external resources: Flink itself, as it creates them.
+FLINK_TASK_MANAGERS = (
+    "Flink adds it to the requests and limits of the TaskManager pods it creates, which "
+    "gpulint does not build"
 )
 #: Who runs the pod of a Kubeflow Pipelines executor: its `resources.accelerator` is no pod
 #: field, the KFP driver writes it into the executor pod's limits at run time.
@@ -141,6 +147,8 @@ def _scan(
         _gpu_field_request(node, parent, path, found)
     elif in_mapping and key == "sparkConf":
         _spark_conf_requests(node, parent, path, found)
+    elif in_mapping and key == "flinkConfiguration":
+        _flink_conf_requests(node, path, found)
     elif in_mapping and key == "resource" and type(node.get("manifest")) is str:
         _embedded_requests(node, path, found)
     elif key == "parameters" and not in_mapping:
@@ -341,6 +349,37 @@ def _spark_conf_requests(
             found.append(
                 AcceleratorRequest(
                     name, field_path(path), conf.pos_of_key(key), holders, OPERATOR_FIELD
+                )
+            )
+
+
+def _flink_conf_requests(conf: YMap, path: list[Any], found: list[AcceleratorRequest]) -> None:
+    """Add the external resources of a Flink configuration (a FlinkDeployment's
+    `flinkConfiguration`) to `found`: for each name listed in `external-resources` (separated
+    by `;`) with an `external-resource.<name>.amount` and an
+    `external-resource.<name>.kubernetes.config-key`, Flink adds the key to the requests and
+    limits of its TaskManagers' main container (the Flink docs, "External Resource
+    Framework"; flink-kubernetes KubernetesUtils.getResourceRequirements)."""
+    listed = conf.get("external-resources")
+    names = listed.split(";") if isinstance(listed, str) else listed
+    if not isinstance(names, (list, YSeq)):
+        return
+    for name in names:
+        name = name.strip() if isinstance(name, str) else ""
+        key = f"external-resource.{name}.kubernetes.config-key"
+        resource = conf.get(key)
+        amount = conf.get(f"external-resource.{name}.amount")
+        if not name or not isinstance(resource, str) or amount in (None, "") or _zero(amount):
+            continue
+        if looks_like_accelerator(resource.strip()):
+            found.append(
+                AcceleratorRequest(
+                    resource.strip(),
+                    field_path(path),
+                    conf.pos_of_value(key),
+                    (id(conf),),
+                    OPERATOR_FIELD,
+                    FLINK_TASK_MANAGERS,
                 )
             )
 
