@@ -185,6 +185,18 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU026',
+        name='knative-podspec-extension-flag',
+        severity=Severity.WARNING,
+        fix="Enable the extension flags the pod uses in Knative's `config-features` ConfigMap.",
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        judges=frozenset(['Configuration', 'Service']),
+        check='gpulint.rules.knative_flags:knative_podspec_extension',
+        profile_fields=(),
+    ),
+    Rule(
         code='GPU030',
         name='chart-not-rendered',
         severity=Severity.WARNING,
