@@ -27,6 +27,7 @@ class ScalerWords(NamedTuple):
 
 _HPA = "HorizontalPodAutoscaler"
 _SCALED_OBJECT = "ScaledObject"
+_SCALED_JOB = "ScaledJob"
 _DASK_AUTOSCALER = "DaskAutoscaler"
 _SPARK_APPLICATION = "SparkApplication"
 _SCHEDULED_SPARK_APPLICATION = "ScheduledSparkApplication"
@@ -38,6 +39,7 @@ _WORDS = {
     _SCALED_OBJECT: ScalerWords(
         "ScaledObject", "ScaledObjects", "maxReplicaCount", "minReplicaCount"
     ),
+    _SCALED_JOB: ScalerWords("ScaledJob", "ScaledJobs", "maxReplicaCount", "minReplicaCount"),
     _DASK_AUTOSCALER: ScalerWords("DaskAutoscaler", "DaskAutoscalers", "maximum", "minimum"),
     _SPARK_APPLICATION: _SPARK_WORDS,
     _SCHEDULED_SPARK_APPLICATION: _SPARK_WORDS,
@@ -267,6 +269,38 @@ def _scaled_object(document: Document) -> Autoscaler | None:
     )
 
 
+def _scaled_job(document: Document) -> Autoscaler | None:
+    """A ScaledJob as an autoscaler of its own Jobs: KEDA creates Jobs of its `jobTargetRef`
+    as its triggers ask, keeping at most `maxReplicaCount` (default 100) running and at least
+    `minReplicaCount` (default 0) (keda-docs content/docs/2.21/reference/scaledjob-spec.md).
+    It reads no pod metric. A count of the wrong type, or no trigger, leaves it unread; so does
+    `autoscaling.keda.sh/paused: "true"`, with which KEDA creates no Job."""
+    spec = document.obj.get("spec")
+    if not isinstance(spec, YMap) or not isinstance(spec.get("jobTargetRef"), YMap):
+        return None
+    triggers = spec.get("triggers")
+    if not isinstance(triggers, YSeq) or not triggers:
+        return None
+    maximum = spec.get("maxReplicaCount", _KEDA_MAX_REPLICAS)
+    minimum = spec.get("minReplicaCount", _KEDA_MIN_REPLICAS)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (maximum, minimum)):
+        return None
+    if mapping_at(document.obj, "metadata", "annotations").get(_KEDA_PAUSED) == "true":
+        return None
+    ref = document.ref
+    pos = spec.pos_of_key("maxReplicaCount" if "maxReplicaCount" in spec else "jobTargetRef")
+    return Autoscaler(
+        DocumentKey.of(document),
+        ref.kind,
+        ref.name,
+        maximum,
+        pos,
+        None,
+        min(minimum, maximum),
+        default_max="maxReplicaCount" not in spec,
+    )
+
+
 def _trigger_utilization(triggers: YSeq) -> tuple[tuple[str, str], ...] | None:
     """Autoscaler.utilization_of of a ScaledObject: its `cpu` and `memory` triggers are the
     HPA's Resource metrics (a ContainerResource one with `metadata.containerName`) and need the
@@ -292,6 +326,7 @@ def _trigger_utilization(triggers: YSeq) -> tuple[tuple[str, str], ...] | None:
 _READERS: dict[str, tuple[str, Callable[[Document], Autoscaler | None]]] = {
     _HPA: ("", _hpa),
     _SCALED_OBJECT: ("keda.sh/", _scaled_object),
+    _SCALED_JOB: ("keda.sh/", _scaled_job),
     _DASK_AUTOSCALER: ("kubernetes.dask.org/", _dask_autoscaler),
     _SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
     _SCHEDULED_SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),

@@ -531,6 +531,10 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     WorkloadShape("ReplicationController", ("v1",), (Role("spec"),)),
     WorkloadShape("Job", ("batch/*",), (Role("spec", counts=_PARALLELISM),)),
     WorkloadShape("CronJob", ("batch/*",), (Role("spec.jobTemplate.spec", counts=_PARALLELISM),)),
+    # A KEDA ScaledJob creates Jobs of its `jobTargetRef` (a JobSpec) as its triggers ask, up
+    # to `maxReplicaCount` at once (kedacore/keda apis/keda/v1alpha1/scaledjob_types.go): each
+    # Job's pods are counted here, the Jobs by its own maximum (gpulint.replicas).
+    WorkloadShape("ScaledJob", ("keda.sh/*",), (Role("spec.jobTargetRef", counts=_PARALLELISM),)),
     # Kubeflow training operator (v1) and mpi-operator (v2beta1): one template per role key.
     _kubeflow("PyTorchJob", "pytorchReplicaSpecs", init_container=_pytorch_worker_waits),
     _kubeflow("TFJob", "tfReplicaSpecs"),
