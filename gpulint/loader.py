@@ -1003,12 +1003,16 @@ def _airflow_spark_application(value: YMap) -> list[tuple[YMap, ObjectRef]] | No
         return None
     obj = YMap(spark.pos)
     obj.update_from(spark)
-    for key in ("apiGroup", "version"):
+    dropped = ["apiGroup", "version"]
+    if type(spark.get("metadata")) is not YMap:
+        dropped.append("metadata")  # Airflow replaces it by a mapping (get_body)
+    for key in dropped:
         obj.pop(key, None)
         obj.spans.pop(key, None)
     if not obj.get("apiVersion"):
         group, version = spark.get("apiGroup"), spark.get("version")
-        text = f"{group}/{version}" if group and version else f"{SPARK_GROUP}/v1beta2"
+        written = isinstance(group, str) and isinstance(version, str) and group and version
+        text = f"{group}/{version}" if written else f"{SPARK_GROUP}/v1beta2"
         _place(obj, "apiVersion", text, spark, "apiGroup")
     spec = YMap(written_spec.pos)
     spec.update_from(written_spec)
@@ -1021,9 +1025,12 @@ def _airflow_spark_application(value: YMap) -> list[tuple[YMap, ObjectRef]] | No
             continue
         built = YMap(written.pos)
         built.update_from(written)
-        resources = built.pop("container_resources", None)
-        built.spans.pop("container_resources", None)
+        resources = built.get("container_resources")
+        # Unconverted (no driver's to start Airflow's conversion), the field stays for the
+        # request scan to report: the API server drops it, and its GPU with it.
         if converts and type(resources) is YMap:
+            del built["container_resources"]
+            built.spans.pop("container_resources", None)
             _airflow_resources(built, resources)
         if type(kubernetes) is YMap:
             for source, field in _AIRFLOW_POD_FIELDS:
