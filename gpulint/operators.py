@@ -19,6 +19,7 @@ from gpulint.model import (
     ReplicaCount,
     UnreadPart,
 )
+from gpulint.shapes import SPARK_CONTAINERS
 from gpulint.views import NamedTuple
 from gpulint.yamltree import BuiltMap, Pos, YMap, YSeq
 
@@ -1127,9 +1128,8 @@ def rbg_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
 # configurePod). The operator's pod webhook then adds what Spark has no setting for
 # (internal/webhook/sparkpod_defaulter.go mutateSparkPod): that webhook is needed, and enabled by
 # the chart's default (`webhook.enable: true`).
-# The Spark container's name, as the operator names it in the template file it writes
-# (pkg/common/spark.go SparkDriverContainerName, Spark3DefaultExecutorContainerName).
-_SPARK_CONTAINERS = {"driver": "spark-kubernetes-driver", "executor": "spark-kubernetes-executor"}
+# The Spark container's name is Spark's own, as the operator names it in the template file it
+# writes (pkg/common/spark.go SparkDriverContainerName, Spark3DefaultExecutorContainerName).
 # A main resource that is no JVM one (spark-submit reads a `.py`, `.R` or `.r` main file as a
 # Python or R application: SparkSubmit isPython, isR): its memory overhead factor is 0.4
 # (BasicDriverFeatureStep defaultOverheadFactor, Constants NON_JVM_MEMORY_OVERHEAD_FACTOR).
@@ -1362,7 +1362,7 @@ def _spark_containers(
     conf = mapping_at(spark_application(obj), "sparkConf")
     written = template_spec.get("containers")
     others = [c for c in written if isinstance(c, YMap)] if isinstance(written, YSeq) else []
-    name = _SPARK_CONTAINERS[role]
+    name = SPARK_CONTAINERS[role]
     base = next((c for c in others if c.get("name") == name), others[0] if others else None)
     main = YMap(base.pos if base is not None else spec.pos)
     if base is not None:

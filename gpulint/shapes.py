@@ -473,9 +473,11 @@ _PARALLELISM = (Count("parallelism"),)
 # - Apache Flink (`kubernetes.pod-template-file.*`): "The main container should be defined
 #   with name `flink-main-container`", whose memory and cpu Flink's options overwrite
 #   (docs/deployment/resource-providers/native_kubernetes.md, "Pod Template").
+#: The name Spark gives the main container of a role's pods (Constants.scala), by role.
+SPARK_CONTAINERS = {"driver": "spark-kubernetes-driver", "executor": "spark-kubernetes-executor"}
 _TOOL_CONTAINERS: dict[str, str] = {
-    "spark-kubernetes-driver": "the Spark applications that use it for their driver",
-    "spark-kubernetes-executor": "`spark.executor.instances` (or dynamic allocation) of the "
+    SPARK_CONTAINERS["driver"]: "the Spark applications that use it for their driver",
+    SPARK_CONTAINERS["executor"]: "`spark.executor.instances` (or dynamic allocation) of the "
     "Spark applications that use it",
     "flink-main-container": "the Flink configuration that uses it",
 }
