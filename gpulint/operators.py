@@ -133,6 +133,17 @@ def _first_key(mapping: YMap) -> tuple[int, int, int, int]:
     return min(mapping.spans.values(), default=(*mapping.pos, *mapping.pos))
 
 
+def _appended(written: Any, added: YSeq) -> YSeq:
+    """The list a pod's `written` one (if it is a list) becomes with the operator's `added`
+    items after it, each item where it is written (the new list where `added` is)."""
+    joined = YSeq(added.pos)
+    for source in (written, added):
+        if isinstance(source, YSeq):
+            joined.extend(source)
+            joined.item_pos.extend(source.item_pos)
+    return joined
+
+
 def _synthetic(value: Any, pos: Pos) -> Any:
     """A tree of YMap/YSeq holding `value`, every key, item and value positioned at `pos`."""
     if isinstance(value, dict):
@@ -481,12 +492,7 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
     pod.update_from(spec)
     tolerations = device.get("tolerations")
     if isinstance(tolerations, YSeq) and tolerations:
-        joined = YSeq(tolerations.pos)
-        for source in (spec.get("tolerations"), tolerations):
-            if isinstance(source, YSeq):
-                joined.extend(source)
-                joined.item_pos.extend(source.item_pos)
-        pod["tolerations"] = joined
+        pod["tolerations"] = _appended(spec.get("tolerations"), tolerations)
         pod.spans["tolerations"] = spec.spans.get("tolerations", device.spans["tolerations"])
     selector = device.get("nodeSelector")
     if isinstance(selector, YMap) and selector:
@@ -1420,12 +1426,7 @@ def _spark_pod(obj: YMap, spec: YMap, role: str) -> YMap | None:
         pod.spans["nodeSelector"] = spec.spans.get("nodeSelector", (*selector.pos, *selector.pos))
     tolerations = spec.get("tolerations")
     if isinstance(tolerations, YSeq) and tolerations:
-        joined = YSeq(tolerations.pos)
-        for source in (template_spec.get("tolerations"), tolerations):
-            if isinstance(source, YSeq):
-                joined.extend(source)
-                joined.item_pos.extend(source.item_pos)
-        pod["tolerations"] = joined
+        pod["tolerations"] = _appended(template_spec.get("tolerations"), tolerations)
         pod.spans["tolerations"] = spec.spans["tolerations"]
     for field in ("affinity", "priorityClassName"):
         if spec.get(field):
