@@ -14,12 +14,12 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.data.kserve import KSERVE_FORMATS
+from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.fields import mapping_at, shown
 from gpulint.model import (
     ReplicaCount,
     UnreadPart,
 )
-from gpulint.shapes import SPARK_CONTAINERS
 from gpulint.views import NamedTuple
 from gpulint.yamltree import BuiltMap, Pos, YMap, YSeq
 

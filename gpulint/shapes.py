@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gpulint.data.kserve import KSERVE_FORMATS
+from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.model import (
     ContainerRole,
     Document,
@@ -473,8 +474,6 @@ _PARALLELISM = (Count("parallelism"),)
 # - Apache Flink (`kubernetes.pod-template-file.*`): "The main container should be defined
 #   with name `flink-main-container`", whose memory and cpu Flink's options overwrite
 #   (docs/deployment/resource-providers/native_kubernetes.md, "Pod Template").
-#: The name Spark gives the main container of a role's pods (Constants.scala), by role.
-SPARK_CONTAINERS = {"driver": "spark-kubernetes-driver", "executor": "spark-kubernetes-executor"}
 _TOOL_CONTAINERS: dict[str, str] = {
     SPARK_CONTAINERS["driver"]: "the Spark applications that use it for their driver",
     SPARK_CONTAINERS["executor"]: "`spark.executor.instances` (or dynamic allocation) of the "
