@@ -174,6 +174,17 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU021',
+        name='managed-by-another-controller',
+        severity=Severity.INFO,
+        fix="Check the pods against the cluster that runs them: the copy the controller creates there (MultiKueue's has no `managedBy`), with that cluster's profile.",
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        judges=frozenset(['CronJob', 'JAXJob', 'Job', 'JobSet', 'MPIJob', 'PaddleJob', 'PyTorchJob', 'RayJob', 'TFJob', 'TrainJob', 'XGBoostJob']),
+        check='gpulint.rules.coverage:managed_by_another_controller',
+    ),
+    Rule(
         code='GPU025',
         name='gpu-test-without-gpu-request',
         severity=Severity.WARNING,

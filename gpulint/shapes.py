@@ -137,6 +137,30 @@ class Role(NamedTuple):
     completed_by: tuple[str, str] | None = None
 
 
+class ManagedBy(NamedTuple):
+    """A kind's `managedBy` field: a value other than its own controller's hands the object to
+    another controller, which creates its pods where it decides (MultiKueue dispatches them to
+    a worker cluster); this cluster's controller creates none."""
+
+    path: str  # from the object root
+    own: tuple[str, ...]  # the values that name the kind's own controller
+    # The Kubernetes release from which the API server keeps the field and the built-in
+    # controller honours it by default; None: the kind's operator honours it.
+    honoured_from: tuple[int, int] | None = None
+
+
+# batch/v1 Job `managedBy` (KEP-4368): alpha in 1.30 (dropped unless the JobManagedBy gate is
+# on), beta and on by default in 1.32, GA in 1.35; `kubernetes.io/job-controller` is the
+# built-in controller's reserved name.
+_JOB_MANAGED_BY = ("kubernetes.io/job-controller",)
+# Kubeflow training-operator v1 and mpi-operator v2beta1 `runPolicy.managedBy`
+# (pkg/apis/kubeflow.org/v1 common_types.go KubeflowJobsController; mpi-operator
+# v2beta1 types.go KubeflowJobController).
+_KUBEFLOW_MANAGED_BY = ManagedBy(
+    "spec.runPolicy.managedBy", ("kubeflow.org/training-operator", "kubeflow.org/mpi-operator")
+)
+
+
 class WorkloadShape(NamedTuple):
     """Where a kind keeps its pod templates and how many pods it runs."""
 
@@ -156,6 +180,8 @@ class WorkloadShape(NamedTuple):
     # What the operator decides from the object's fields that gpulint does not judge: the
     # object -> (what, where) for Workload.unjudged.
     unjudged: Callable[[YMap], tuple[tuple[str, Pos] | tuple[str, Pos, str], ...]] | None = None
+    # Its `managedBy` field, when the kind has one.
+    managed_by: ManagedBy | None = None
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -165,10 +191,13 @@ def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
         (Role(f"spec.{specs}.*"),),
         gang=True,
         gang_min="spec.runPolicy.schedulingPolicy.minAvailable",
+        managed_by=_KUBEFLOW_MANAGED_BY,
     )
 
 
-def _ray(kind: str, cluster: str, *extra: Role) -> WorkloadShape:
+def _ray(
+    kind: str, cluster: str, *extra: Role, managed_by: ManagedBy | None = None
+) -> WorkloadShape:
     """A KubeRay kind whose cluster spec sits at `cluster` (`spec` for a RayCluster)."""
     return WorkloadShape(
         kind,
@@ -184,6 +213,7 @@ def _ray(kind: str, cluster: str, *extra: Role) -> WorkloadShape:
             *extra,
         ),
         gang=True,
+        managed_by=managed_by,
     )
 
 
@@ -387,8 +417,19 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     WorkloadShape("StatefulSet", ("apps/*",), (Role("spec"),)),
     WorkloadShape("DaemonSet", ("apps/*", "extensions/*"), (Role("spec", counts=None),)),
     WorkloadShape("ReplicationController", ("v1",), (Role("spec"),)),
-    WorkloadShape("Job", ("batch/*",), (Role("spec", counts=_PARALLELISM),)),
-    WorkloadShape("CronJob", ("batch/*",), (Role("spec.jobTemplate.spec", counts=_PARALLELISM),)),
+    WorkloadShape(
+        "Job",
+        ("batch/*",),
+        (Role("spec", counts=_PARALLELISM),),
+        managed_by=ManagedBy("spec.managedBy", _JOB_MANAGED_BY, (1, 32)),
+    ),
+    # The Jobs a CronJob creates carry its jobTemplate's spec, `managedBy` with it.
+    WorkloadShape(
+        "CronJob",
+        ("batch/*",),
+        (Role("spec.jobTemplate.spec", counts=_PARALLELISM),),
+        managed_by=ManagedBy("spec.jobTemplate.spec.managedBy", _JOB_MANAGED_BY, (1, 32)),
+    ),
     # Kubeflow training operator (v1) and mpi-operator (v2beta1): one template per role key.
     _kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
     _kubeflow("TFJob", "tfReplicaSpecs"),
@@ -451,12 +492,16 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
         ),
         gang=True,
+        # pkg/apis/trainer/v1alpha1 trainjob_types.go: defaulted to the TrainJob controller.
+        managed_by=ManagedBy("spec.managedBy", ("trainer.kubeflow.org/trainjob-controller",)),
     ),
     _ray("RayCluster", "spec"),
     _ray(
         "RayJob",
         "spec.rayClusterSpec",
         Role("spec", template="submitterPodTemplate", counts=(), name="submitter"),
+        # ray-operator/apis/ray/v1 rayjob_types.go; utils KubeRayController.
+        managed_by=ManagedBy("spec.managedBy", ("ray.io/kuberay-operator",)),
     ),
     _ray("RayService", "spec.rayClusterConfig"),
     WorkloadShape(
@@ -470,6 +515,8 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
         ),
         gang=True,
+        # api/jobset/v1alpha2 jobset_types.go JobSetControllerName.
+        managed_by=ManagedBy("spec.managedBy", ("jobset.sigs.k8s.io/jobset-controller",)),
     ),
     WorkloadShape(
         "LeaderWorkerSet",
