@@ -74,6 +74,9 @@ class Count(NamedTuple):
     # root, `../x` from the mapping whose list holds the role's (a SeldonDeployment predictor).
     fallbacks: tuple[str, ...] = ()
     text: bool = False  # written as a string of digits (Knative's scale annotations)
+    # The setting of the operator's own configuration that decides the count where the field
+    # is not written (ModelMesh's `podsPerRuntime`): the count is then not known.
+    unset: str | None = None
 
 
 class ContainerField(NamedTuple):
@@ -127,6 +130,9 @@ class Role(NamedTuple):
     # (object, role's mapping) -> the pod spec; None: no pod; UnreadPart: one gpulint cannot build
     derive: Callable[[YMap, YMap], YMap | UnreadPart | None] | None = None
     runs: bool = True  # False: a template other objects use (a serving runtime); no pods
+    # Object paths and the booleans they must hold (absent: false) for a role of `runs=False`
+    # to run pods of its own all the same (a ModelMesh ServingRuntime, `multiModel: true`).
+    runs_if: tuple[tuple[str, bool], ...] = ()
     optional: bool = False  # a declared role that an object may leave out
     generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
     # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
@@ -305,12 +311,26 @@ def _leader_worker(path: str) -> tuple[Role, Role]:
 
 
 def _serving_runtime(kind: str) -> WorkloadShape:
-    # A template the InferenceServices that select it run; it runs no pod of its own.
+    # A template the InferenceServices that select it run; it runs no pod of its own. Unless
+    # ModelMesh serves it (`multiModel: true`, not `disabled`): kserve/modelmesh-serving
+    # controllers/servingruntime_controller.go then runs a Deployment of its containers beside
+    # ModelMesh's own (which set cpu and memory), with its nodeSelector, tolerations and
+    # affinity (modelmesh/runtime.go), `replicas` pods or the config's `podsPerRuntime`, 2 by
+    # default (a ClusterServingRuntime: in each namespace ModelMesh serves). Its models share
+    # those pods: no InferenceService or Predictor runs one of its own.
     return WorkloadShape(
         kind,
         ("serving.kserve.io/*",),
         (
-            Role("spec", template="", spec="", runs=False, operator_resources=True),
+            Role(
+                "spec",
+                template="",
+                spec="",
+                counts=(Count("replicas", default=2, unset="podsPerRuntime"),),
+                runs=False,
+                runs_if=(("spec.multiModel", True), ("spec.disabled", False)),
+                operator_resources=True,
+            ),
             _kserve_workers("spec", runs=False),
         ),
     )
@@ -1060,10 +1080,29 @@ def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> Worklo
     return None
 
 
-def runs_no_pods_of_its_own(kind: str, api_version: str) -> bool:
+def runs_no_pods_of_its_own(kind: str, api_version: str, obj: YMap | None = None) -> bool:
     """Whether a built-in kind is a template other objects run, with no pod of its own (a
-    KServe ServingRuntime, a Seldon ServerConfig): every role of its shape `runs=False`."""
+    KServe ServingRuntime, a Seldon ServerConfig): every role of its shape `runs=False`, and
+    `obj`, when given, meets none's `runs_if` (a ModelMesh ServingRuntime runs its own)."""
     for shape in _BUILTIN_INDEX.get(kind, ()):
         if _version_matches(api_version, shape.api_versions):
-            return all(not role.runs for role in shape.roles)
+            return all(
+                not role.runs and (obj is None or not runs_anyway(role, obj))
+                for role in shape.roles
+            )
     return False
+
+
+def runs_anyway(role: Role, obj: YMap) -> bool:
+    """Whether `obj` meets the role's `runs_if`: a role of `runs=False` that runs pods."""
+    return bool(role.runs_if) and all(
+        (_field(obj, path) is True) == value for path, value in role.runs_if
+    )
+
+
+def _field(node: Any, path: str) -> Any:
+    for step in path_steps(path):
+        if not isinstance(node, YMap):
+            return None
+        node = node.get(step)
+    return node

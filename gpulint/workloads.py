@@ -45,6 +45,7 @@ from gpulint.shapes import (
     WorkloadShape,
     api_group,
     path_steps,
+    runs_anyway,
     runs_no_pods_of_its_own,
     shape_for,
 )
@@ -336,7 +337,7 @@ def _count(obj: YMap, role_node: YMap, role: Role, where: str = "") -> ReplicaCo
     role's mapping, for counts read from the mapping holding it)."""
     if role.counts is None:
         return None
-    if not role.runs:
+    if not role.runs and not runs_anyway(role, obj):
         return ReplicaCount(0, "", None)
     factors = []
     for count in role.counts:
@@ -344,6 +345,8 @@ def _count(obj: YMap, role_node: YMap, role: Role, where: str = "") -> ReplicaCo
         factor = _factor(base, count)
         if factor.pos is None and factor.unknown is None:
             factor = _fallback(obj, where, count) or factor
+        if count.unset and factor.pos is None and factor.unknown is None:
+            factor = factor._replace(unknown=count.unset)
         if count.less and (count.less_if is None or _at(role_node, count.less_if) is not None):
             less = min(count.less, factor.value)
             factor = ReplicaCount(factor.value - less, factor.field, factor.pos, less=less)
@@ -745,7 +748,7 @@ def _is_embedded_object(node: YMap) -> bool:
 
 
 def _runs_no_pods(embedded: YMap) -> bool:
-    return runs_no_pods_of_its_own(str(embedded["kind"]), str(embedded["apiVersion"]))
+    return runs_no_pods_of_its_own(str(embedded["kind"]), str(embedded["apiVersion"]), embedded)
 
 
 def _is_pod_spec(node: YMap, walked: Walked) -> bool:
