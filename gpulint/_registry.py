@@ -181,7 +181,7 @@ RULES = (
         enabled=True,
         needs_profile=False,
         scope='file',
-        judges=frozenset(['CronJob', 'JAXJob', 'Job', 'JobSet', 'MPIJob', 'PaddleJob', 'PyTorchJob', 'RayJob', 'TFJob', 'TrainJob', 'XGBoostJob']),
+        judges=frozenset(['CronJob', 'JAXJob', 'Job', 'JobSet', 'MPIJob', 'PaddleJob', 'PyTorchJob', 'RayCluster', 'RayJob', 'TFJob', 'TrainJob', 'XGBoostJob']),
         check='gpulint.rules.coverage:managed_by_another_controller',
     ),
     Rule(

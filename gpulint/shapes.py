@@ -515,12 +515,15 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         # pkg/apis/trainer/v1alpha1 trainjob_types.go: defaulted to the TrainJob controller.
         managed_by=ManagedBy("spec.managedBy", ("trainer.kubeflow.org/trainjob-controller",)),
     ),
-    _ray("RayCluster", "spec"),
+    # ray-operator/apis/ray/v1 raycluster_types.go and rayjob_types.go; utils
+    # KubeRayController.
+    _ray(
+        "RayCluster", "spec", managed_by=ManagedBy("spec.managedBy", ("ray.io/kuberay-operator",))
+    ),
     _ray(
         "RayJob",
         "spec.rayClusterSpec",
         Role("spec", template="submitterPodTemplate", counts=(), name="submitter"),
-        # ray-operator/apis/ray/v1 rayjob_types.go; utils KubeRayController.
         managed_by=ManagedBy("spec.managedBy", ("ray.io/kuberay-operator",)),
     ),
     _ray("RayService", "spec.rayClusterConfig"),
