@@ -31,6 +31,7 @@ Usage: python bench/run.py [--repeat N] [--files N --docs-per-file M] [--checkov
                            [--scales 1,4,16] [--profile-nodes 5,5000] [--no-checkov]
                            [--work DIR] [--results FILE] [--note TEXT]
        python bench/run.py --startup [--repeat N] [--update-results]  # the (c) rows only
+       python bench/run.py --context [--repeat N] [--update-results]  # the (h) rows only
        python bench/run.py --diagnose [--repeat N] [--cluster 5000,50000,500000]
                            [--update-results]  # the (i) rows only
 """
@@ -572,7 +573,10 @@ def measure_context_rows(plan: Plan) -> list[Row]:
     the small profile read from the cache (so the corpus-wide rules have work): the file alone,
     then with the whole corpus as its context, both with their caches warm (the profile's, and
     the per-file results of the context files); run in turn, round after round, as the (c)
-    rows. Then once with `--no-cache`: what a first run, or CI without a kept cache, pays.
+    rows. The file is the corpus's first, a GPU workload on the pool the corpus overflows (the
+    most a commit can cost: every finding of the pool involves it); the same pair again for
+    its first file without a GPU workload (what most commits cost). Then once with
+    `--no-cache`: what a first run, or CI without a kept cache, pays.
 
     The configs sit in the directory that holds the corpus: `context:` names files inside the
     project (the config's directory), never outside it.
@@ -584,29 +588,73 @@ def measure_context_rows(plan: Plan) -> list[Row]:
     (repository / "context.gpulint.yaml").write_text(
         f"select: [GPU]\ncontext: [{json.dumps(plan.corpus.name)}]\n", encoding="utf-8"
     )
-    one = corpus_files(plan.corpus)[0]
+    files = corpus_files(plan.corpus)
+    plain = next((p for p in files if b"gpu" not in p.read_bytes()), None)
     cache = work / "profile-cache"
-    base = [*gpulint_command(), "check", str(one), "--profile", str(ensure_profile(work, few))]
-    base += ["--cache-dir", str(cache)]
+
+    def base(one: Path) -> list[str]:
+        command = [*gpulint_command(), "check", str(one), "--profile"]
+        return [*command, str(ensure_profile(work, few)), "--cache-dir", str(cache)]
+
+    alone, context = ["--config", "alone.gpulint.yaml"], ["--config", "context.gpulint.yaml"]
     commands = [
         (
             "context-alone",
             f"(h) gpulint check one file of CORPUS, cached {few:,}-node profile",
-            [*base, "--config", "alone.gpulint.yaml"],
+            [*base(files[0]), *alone],
         ),
         (
             "context-corpus",
             "(h) ... the same file with `context:` CORPUS, cache warm",
-            [*base, "--config", "context.gpulint.yaml"],
+            [*base(files[0]), *context],
         ),
     ]
+    if plain is not None:  # (a corpus of a few files may have none)
+        commands += [
+            (
+                "context-plain-alone",
+                "(h) ... a file without a GPU workload, alone",
+                [*base(plain), *alone],
+            ),
+            (
+                "context-plain",
+                "(h) ... that file with `context:` CORPUS, cache warm",
+                [*base(plain), *context],
+            ),
+        ]
     for _, _, command in commands:
         run_once(command, repository)  # fills the caches
     rows = measure_in_turn(commands, repository, repeat)
     cold = [*commands[1][2], "--no-cache"]
-    label = "(h) ... the same file with `context:` CORPUS, --no-cache"
+    label = "(h) ... the first file with `context:` CORPUS, --no-cache"
     rows.append(measure("context-corpus-cold", label, cold, repository, 1))
     return rows
+
+
+def context_only(work: Path, repeat: int, results: Path | None = None) -> int:
+    """`--context`: the (h) rows and their targets on the default corpus and small profile,
+    printed (and put in place of those of the report `results`); 1 when a target fails."""
+    work.mkdir(parents=True, exist_ok=True)
+    compile_package()
+    corpus = ensure_corpus(work, make_corpus.DEFAULT_FILES, make_corpus.DEFAULT_DOCS_PER_FILE)
+    print(f"{'measurement':<58} {'median s':>9} {'RSS MB':>8}  range s")
+    load_before = load_average()
+    rows = measure_context_rows(Plan(corpus, work, repeat, (1,), None))
+    for row in rows:
+        print(format_row(row))
+    targets = [t for t in judge(rows, (1,), 0) if "`context:`" in t.name]
+    for target in targets:
+        print(f"{target.verdict:<13} {target.name}: {target.measured} (limit {target.limit})")
+    if results is not None:
+        note = (
+            f"the (h) rows were measured again on {datetime.date.today().isoformat()} "
+            f"(`run.py --context --update-results`): 1-minute load average {load_before} "
+            f"before and {load_average()} after, on {os.cpu_count()} CPUs"
+        )
+        text = results.read_text(encoding="utf-8")
+        results.write_text(with_rows(text, rows, targets, note, "(h)"), encoding="utf-8")
+        print(f"updated {results}")
+    return 1 if any(t.passed is False for t in targets) else 0
 
 
 def measure_cluster_rows(plan: Plan, check: Sequence[str]) -> list[Row]:
@@ -908,6 +956,13 @@ def judge(
         ("schema validation: gpulint / gpulint without it", schema, "<=", 2, "x"),
         ("one file with `context:` / without, cache warm, CPU time", context, "<=", 2, "x"),
         (
+            "a file without a GPU workload with `context:` / without, CPU time",
+            _cpu_ratio(row.get("context-plain"), row.get("context-plain-alone")),
+            "<=",
+            2,
+            "x",
+        ),
+        (
             "check --live / plain list calls",
             _ratio(row.get("live-check"), row.get("live-floor")),
             "<=",
@@ -1095,7 +1150,7 @@ def startup_only(work: Path, repeat: int, results: Path | None = None) -> int:
             f"before and {load_average()} after, on {os.cpu_count()} CPUs"
         )
         text = results.read_text(encoding="utf-8")
-        results.write_text(with_startup_rows(text, rows, targets, note), encoding="utf-8")
+        results.write_text(with_rows(text, rows, targets, note, "(c)"), encoding="utf-8")
         print(f"updated {results}")
     return 1 if any(t.passed is False for t in targets) else 0
 
@@ -1116,27 +1171,30 @@ def _median_cpu(row: Row) -> float | None:
     return statistics.median(cpu) if cpu else None
 
 
-_STARTUP_NOTE = "- the (c) rows were measured again on "
-
-
-def with_startup_rows(
-    report_text: str, rows: Sequence[Row], targets: Sequence[Target], note: str
+def with_rows(
+    report_text: str, rows: Sequence[Row], targets: Sequence[Target], note: str, group: str
 ) -> str:
-    """`report_text` (a results.md) with its (c) rows, start-up targets and start-up note
-    replaced by `rows`, `targets` and `note`, each where the old ones were (a target or row
-    the report lacks goes where the others of its table are; the note ends the notes)."""
+    """`report_text` (a results.md) with the rows of `group` (`(c)`), their targets and the
+    note saying when they were measured again replaced by `rows`, `targets` and `note`, each
+    where the old ones were (a target or row the report lacks goes where the others of its
+    table are; the note ends the notes)."""
     names = tuple(f"| {t.name} |" for t in targets)
     replacing = {
         "targets": ([f"| {t.name} | {t.limit} | {t.measured} | {t.verdict} |" for t in targets]),
         "rows": table(rows)[2:],
     }
+    again = f"- the {group} rows were measured again on "
     out: list[str] = []
     placed: set[str] = set()
     for line in report_text.splitlines():
-        if line.startswith(_STARTUP_NOTE):
+        if line.startswith(again):
             continue
         what = (
-            "targets" if line.startswith(names) else "rows" if line.startswith("| (c) ") else None
+            "targets"
+            if line.startswith(names)
+            else "rows"
+            if line.startswith(f"| {group} ")
+            else None
         )
         if what is not None:
             if what not in placed:
@@ -1184,9 +1242,15 @@ def main(argv: list[str] | None = None) -> int:
         help="measure only the (c) rows and judge their target; write no report",
     )
     parser.add_argument(
+        "--context",
+        action="store_true",
+        help="measure only the (h) rows and judge their targets; write no report",
+    )
+    parser.add_argument(
         "--update-results",
         action="store_true",
-        help="with --startup: put the (c) rows and their targets in place of those in --results",
+        help="with --startup or --context: put the (c) or (h) rows and their targets in place "
+        "of those in --results",
     )
     parser.add_argument(
         "--diagnose",
@@ -1217,6 +1281,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.startup:
         results = args.results if args.update_results else None
         return startup_only(args.work.resolve(), args.repeat, results)
+    if args.context:
+        results = args.results if args.update_results else None
+        return context_only(args.work.resolve(), args.repeat, results)
 
     scales = tuple(sorted({1, *(int(s) for s in args.scales.split(","))}))
     work = args.work.resolve()

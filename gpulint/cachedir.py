@@ -109,10 +109,9 @@ CACHEDIR_TAG = (
 )
 
 
-@contextlib.contextmanager
-def open_own_directory(path: Path | str, parent: int | None = None) -> Iterator[int]:
+def own_directory(path: Path | str, parent: int | None = None) -> int:
     """A descriptor of the directory `path` (relative to `parent`, never through a symlink
-    there), if it is the user's own; raises OSError otherwise."""
+    there), if it is the user's own; raises OSError otherwise. The caller closes it."""
     import stat
 
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NONBLOCK
@@ -121,6 +120,17 @@ def open_own_directory(path: Path | str, parent: int | None = None) -> Iterator[
         info = os.fstat(descriptor)
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             raise PermissionError(f"{path}: not a directory of the user's own")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+@contextlib.contextmanager
+def open_own_directory(path: Path | str, parent: int | None = None) -> Iterator[int]:
+    """own_directory(path, parent), closed when the block ends."""
+    descriptor = own_directory(path, parent)
+    try:
         yield descriptor
     finally:
         os.close(descriptor)

@@ -42,7 +42,7 @@ from gpulint.placeholders import (
 )
 from gpulint.render.rendered import RenderedInput
 from gpulint.requestscan import Unchecked
-from gpulint.shapes import ARMADA_JOB, KFP_PIPELINE, WorkloadShape
+from gpulint.shapes import ARMADA_JOB, KFP_PIPELINE, WorkloadShape, tool_pod_template
 from gpulint.views import NamedTuple
 from gpulint.workloads import read_workload
 from gpulint.yamltree import (
@@ -992,6 +992,8 @@ def _object_issues(document: Document, malformed: Iterable[tuple[Pos, str]]) -> 
         return
     if isinstance(metadata, YMap) and (metadata.get("name") or metadata.get("generateName")):
         return  # a name of the wrong type, reported above
+    if tool_pod_template(obj) is not None:
+        return  # a tool's pod template file: the tool names each pod it makes of it
     pos = obj.pos_of_key("metadata") if "metadata" in obj else document.kind_pos
     yield LoadIssue(
         IssueKind.MISSING_NAME,

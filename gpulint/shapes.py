@@ -24,7 +24,7 @@ from gpulint.model import (
     UnreadPart,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import Pos, YMap
+from gpulint.yamltree import Pos, YMap, YSeq
 
 
 @functools.cache
@@ -188,6 +188,11 @@ class WorkloadShape(NamedTuple):
     unjudged: Callable[[YMap], tuple[tuple[str, Pos] | tuple[str, Pos, str], ...]] | None = None
     # Its `managedBy` field, when the kind has one.
     managed_by: ManagedBy | None = None
+    # Whether an object of the kind has this shape (None: every one): a Pod that is a tool's
+    # pod template file is read apart from other Pods.
+    matches: Callable[[YMap], bool] | None = None
+    # Why how many pods it runs is not known, whatever its fields say (Workload.unknown_count).
+    unknown_count: Callable[[YMap], str | None] | None = None
 
 
 def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
@@ -430,7 +435,70 @@ _KATIB_TRIALS = Count("/spec.parallelTrialCount", default=3)
 _SPEC_REPLICAS = (Count("replicas"),)
 _PARALLELISM = (Count("parallelism"),)
 
+# Tools that build pods from a pod template file, a `kind: Pod` that is no pod to apply: each
+# names the pods it makes of it, sets its main container's image and that container's cpu and
+# memory, keeps the rest (other resources, placement fields, other containers), and runs as
+# many pods as its own configuration says. By the name the tool gives its main container, the
+# tool and what sets how many pods it runs:
+# - Apache Spark (`spark.kubernetes.{driver,executor}.podTemplateFile`): apache/spark
+#   resource-managers/kubernetes/core Constants.scala (DEFAULT_DRIVER_CONTAINER_NAME,
+#   DEFAULT_EXECUTOR_CONTAINER_NAME), features/BasicDriverFeatureStep.scala and
+#   BasicExecutorFeatureStep.scala (`addToRequests("cpu" ...)`, `("memory" ...)` on the
+#   template's container), docs/running-on-kubernetes.md "Pod Template Properties". Amazon
+#   EMR on EKS documents the same files, written without any `metadata`.
+# - Apache Flink (`kubernetes.pod-template-file.*`): "The main container should be defined
+#   with name `flink-main-container`", whose memory and cpu Flink's options overwrite
+#   (docs/deployment/resource-providers/native_kubernetes.md, "Pod Template").
+_TOOL_CONTAINERS: dict[str, str] = {
+    "spark-kubernetes-driver": "the Spark applications that use it for their driver",
+    "spark-kubernetes-executor": "`spark.executor.instances` (or dynamic allocation) of the "
+    "Spark applications that use it",
+    "flink-main-container": "the Flink configuration that uses it",
+}
+# Spark takes the first container when none has its name (`spark.kubernetes.executor.
+# podTemplateContainerName` unset), and the GPU executor templates Spark RAPIDS' and Charmed
+# Spark's docs give name it `executor`, with neither a pod name nor an image: the API server
+# would refuse such a Pod twice, so a tool fills it in.
+_ANY_TOOL = "the tool that builds pods from it (Spark, Flink, ...)"
+
+
+def tool_pod_template(obj: YMap) -> str | None:
+    """When `obj` is a tool's pod template file, what sets how many pods are made of it (to
+    complete "how many pods ... is set by"); None for any other object.
+
+    A pod template file is a Pod one of whose containers has the name a tool gives its main
+    container, or a Pod with neither a name nor a generateName one of whose containers has
+    no image."""
+    spec = obj.get("spec")
+    containers = spec.get("containers") if isinstance(spec, YMap) else None
+    if obj.get("kind") != "Pod" or not isinstance(containers, YSeq):
+        return None
+    items = [c for c in containers if isinstance(c, YMap)]
+    for container in items:
+        name = container.get("name")
+        if isinstance(name, str) and name in _TOOL_CONTAINERS:
+            return _TOOL_CONTAINERS[name]
+    metadata = obj.get("metadata")
+    named = isinstance(metadata, YMap) and (metadata.get("name") or metadata.get("generateName"))
+    if not named and any(not c.get("image") for c in items):
+        return _ANY_TOOL
+    return None
+
+
+def _pods_of_template(obj: YMap) -> str | None:
+    """Workload.unknown_count of a tool's pod template file."""
+    counted_by = tool_pod_template(obj)
+    return f"how many pods are made of this pod template file is set by {counted_by}"
+
+
 BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
+    WorkloadShape(
+        "Pod",
+        ("v1",),
+        (Role("", template="", counts=(), operator_resources=True),),
+        matches=lambda obj: tool_pod_template(obj) is not None,
+        unknown_count=_pods_of_template,
+    ),
     WorkloadShape("Pod", ("v1",), (Role("", template="", counts=()),)),
     WorkloadShape("Deployment", ("apps/*", "extensions/*"), (Role("spec"),)),
     WorkloadShape("ReplicaSet", ("apps/*", "extensions/*"), (Role("spec"),)),
@@ -1078,7 +1146,9 @@ def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> Worklo
     """
     kind, api_version = document.ref.kind, document.ref.api_version
     for shape in (*(s for s in extra if s.kind == kind), *_BUILTIN_INDEX.get(kind, ())):
-        if _version_matches(api_version, shape.api_versions):
+        if _version_matches(api_version, shape.api_versions) and (
+            shape.matches is None or shape.matches(document.obj)
+        ):
             return shape
     return None
 

@@ -112,7 +112,7 @@ def _typed(
         gang_min,
         tuple(unread),
         tuple(unread_roles),
-        _unknown_count(unknown),
+        _unknown_count(unknown) or (shape.unknown_count(obj) if shape.unknown_count else None),
         gang_min_in_order=shape.gang_min_in_order,
         group_gang=shape.group_gang,
         unjudged=shape.unjudged(obj) if shape.unjudged is not None else (),

@@ -40,6 +40,8 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         # Judged in CPU time: 6x in wall time on a loaded machine, 2.5x in CPU time.
         bench_run.Row("context-alone", "", (bench_run.Run(0.5, 20, 1, 0.2),)),
         bench_run.Row("context-corpus", "", (bench_run.Run(3.0, 90, 1, 0.5),)),
+        bench_run.Row("context-plain-alone", "", (bench_run.Run(0.5, 20, 1, 0.2),)),
+        bench_run.Row("context-plain", "", (bench_run.Run(0.6, 20, 1, 0.3),)),
         _row(bench_run, "live-floor", 4.0, 550),
         _row(bench_run, "live-check", 5.4, 180),
         # Judged in CPU time: 3.5x in wall time, 2.8x in CPU time.
@@ -63,6 +65,7 @@ def test_targets_are_judged_on_medians(bench_run: ModuleType) -> None:
         ("1.23x", "FAIL"),
         ("2.07x", "FAIL"),
         ("2.50x", "FAIL"),
+        ("1.50x", "PASS"),
         ("1.35x", "PASS"),
         ("2.80x", "PASS"),
     ]
@@ -89,7 +92,7 @@ def test_a_tiny_run_writes_every_row_and_target(bench_run: ModuleType, tmp_path:
         "(g) ... --profile 6-node YAML dump, --no-cache, no GPU201",
         "(h) gpulint check one file of CORPUS, cached 2-node profile",
         "(h) ... the same file with `context:` CORPUS, cache warm",
-        "(h) ... the same file with `context:` CORPUS, --no-cache",
+        "(h) ... the first file with `context:` CORPUS, --no-cache",
         "(l) gpulint check --live on that cluster, one Deployment",
         "| check --live / plain list calls | <= 1.5x |",
         "| one file with `context:` / without, cache warm, CPU time | <= 2x |",
@@ -179,7 +182,7 @@ def test_startup_rows_replace_those_of_a_report(bench_run: ModuleType) -> None:
     ]
     targets = [t for t in bench_run.judge(rows, (1,), 0) if "import floor" in t.name]
 
-    updated = bench_run.with_startup_rows(report, rows, targets, "the (c) rows were measured again")
+    updated = bench_run.with_rows(report, rows, targets, "the (c) rows were measured again", "(c)")
 
     assert updated.splitlines() == [
         "- machine",

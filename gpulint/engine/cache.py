@@ -84,6 +84,7 @@ class ResultCache:
             shared.extend((document, document.file))
         self._shared = shared
         self._index = {id(item): number for number, item in enumerate(shared)}
+        self._folder: int | None = None
 
     def key(self, name: str, data: bytes) -> str:
         """The entry of the file `name` holding `data`."""
@@ -112,20 +113,31 @@ class ResultCache:
 
     def load(self, key: str) -> Any:
         """What is stored under `key`; None when absent or unusable."""
-        from gpulint.cachedir import open_own_directory, read_own_file
+        from gpulint.cachedir import read_own_file
 
         try:
-            with (
-                open_own_directory(self.directory) as root,
-                open_own_directory(RESULTS, root) as entries,
-            ):
-                data = read_own_file(f"{key}{_SUFFIX}", entries)
+            data = read_own_file(f"{key}{_SUFFIX}", self._entries())
             if data is None:
                 return None
             return _ResultUnpickler(data, self._shared).load()
         # Anything may be in a file on disk; whatever it is, the file is checked instead.
         except Exception:
             return None
+
+    def _entries(self) -> int:
+        """A descriptor of the entries' folder, opened (and its owner checked) at the first
+        read: a run reading thousands of entries opens the two directories once, not per
+        entry. Closed with the cache."""
+        if self._folder is None:
+            import weakref
+
+            from gpulint.cachedir import open_own_directory, own_directory
+
+            with open_own_directory(self.directory) as root:
+                folder = own_directory(RESULTS, root)
+            self._folder = folder
+            weakref.finalize(self, os.close, folder)
+        return self._folder
 
     def write(self, key: str, outcome: object) -> None:
         """Store `outcome` under `key`; nothing when it or the cache cannot be written."""
@@ -153,6 +165,7 @@ class KnowledgeCache(ResultCache):
         self._prefix = digest.digest()
         self._shared = []
         self._index = {}
+        self._folder = None
 
     def documents(self, key: str) -> tuple[Document, ...] | None:
         """The knowledge objects stored under `key`; None when absent or unusable."""

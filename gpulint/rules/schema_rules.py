@@ -12,6 +12,7 @@ from gpulint.accelerators import is_extended_resource, looks_like_accelerator
 from gpulint.fields import spelt_like
 from gpulint.model import Document, Severity, drawn
 from gpulint.rules.base import CheckContext, Problem
+from gpulint.shapes import tool_pod_template
 from gpulint.validation.apiversions import lifecycle, shown
 from gpulint.validation.target import Target, target_of
 from gpulint.views import NamedTuple
@@ -207,7 +208,7 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
         if checked is None:
             continue
         validator, schema, definitions = checked
-        from gpulint.validation.problems import field_problems
+        from gpulint.validation.problems import REFUSED_OR_DROPPED, field_problems
 
         asked, agreed, upper = False, None, None
         for problem in field_problems(validator, document.obj, schema, definitions):
@@ -228,7 +229,15 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
                     f" ({target.name}: the oldest release the API server can run, by "
                     f"{target.source}; {shown(upper.release)} accepts it)"
                 )
-            if newer and problem.what == "unknown" and serving is None:
+            if problem.what == "unknown" and tool_pod_template(document.obj) is not None:
+                # The tool creates its pods through a client that asks for no strict field
+                # validation (Spark's and Flink's fabric8 client): the server drops the field.
+                severity = Severity.WARNING
+                message = problem.message.removesuffix(REFUSED_OR_DROPPED) + (
+                    ": this is a pod template file, whose pods a tool creates without strict "
+                    "field validation: the API server drops the field, which then does nothing"
+                )
+            elif newer and problem.what == "unknown" and serving is None:
                 assert schemas is not None
                 severity = Severity.WARNING
                 message += (

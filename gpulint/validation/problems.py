@@ -111,6 +111,13 @@ def _problems(
         )
 
 
+#: What an unknown field's message says of it, after naming it.
+REFUSED_OR_DROPPED = (
+    ": the API server refuses the object under strict field validation (`kubectl apply`'s "
+    "default), and drops the field otherwise"
+)
+
+
 def _unknown(node: YMap, path: list[Any], key: str, allowed: list[str], owner: str) -> FieldProblem:
     where = field_path([*path, key])
     guess = closest(key, allowed)
@@ -120,11 +127,9 @@ def _unknown(node: YMap, path: list[Any], key: str, allowed: list[str], owner: s
     else:
         message = f"unknown field `{where}`"
         fix = "Remove the field, or move it to where the kind's API defines it."
-    message += (
-        ": the API server refuses the object under strict field validation (`kubectl apply`'s "
-        "default), and drops the field otherwise"
+    return FieldProblem(
+        "unknown", node.pos_of_key(key), message + REFUSED_OR_DROPPED, fix, owner, key
     )
-    return FieldProblem("unknown", node.pos_of_key(key), message, fix, owner, key)
 
 
 def _wrong_type(path: list[Any], node: Any, pos: Pos, wanted: str, owner: str) -> FieldProblem:
