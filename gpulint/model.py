@@ -475,9 +475,8 @@ class ReplicaCount(NamedTuple):
     # The counts multiplied into `value` (JobSet replicas × Job parallelism); empty when the
     # count is one field.
     factors: tuple[ReplicaCount, ...] = ()
-    # The placeholder (`$REPLICAS`) the field holds instead of a number, or the setting of the
-    # operator's configuration that decides it where the field is not written (ModelMesh's
-    # `podsPerRuntime`): the count is unknown and `value` is only the kind's default.
+    # The placeholder (`$REPLICAS`) the field holds instead of a number: the count is unknown
+    # and `value` is only the kind's default.
     unknown: str | None = None
     # Subtracted from the field's value to give `value` (a LeaderWorkerSet's `size` counts
     # its leader, which is not a worker).

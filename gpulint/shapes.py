@@ -74,9 +74,6 @@ class Count(NamedTuple):
     # root, `../x` from the mapping whose list holds the role's (a SeldonDeployment predictor).
     fallbacks: tuple[str, ...] = ()
     text: bool = False  # written as a string of digits (Knative's scale annotations)
-    # The setting of the operator's own configuration that decides the count where the field
-    # is not written (ModelMesh's `podsPerRuntime`): the count is then not known.
-    unset: str | None = None
 
 
 class ContainerField(NamedTuple):
@@ -130,9 +127,6 @@ class Role(NamedTuple):
     # (object, role's mapping) -> the pod spec; None: no pod; UnreadPart: one gpulint cannot build
     derive: Callable[[YMap, YMap], YMap | UnreadPart | None] | None = None
     runs: bool = True  # False: a template other objects use (a serving runtime); no pods
-    # Object paths and the booleans they must hold (absent: false) for a role of `runs=False`
-    # to run pods of its own all the same (a ModelMesh ServingRuntime, `multiModel: true`).
-    runs_if: tuple[tuple[str, bool], ...] = ()
     optional: bool = False  # a declared role that an object may leave out
     generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
     # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
@@ -316,13 +310,24 @@ def _leader_worker(path: str) -> tuple[Role, Role]:
 
 
 def _serving_runtime(kind: str) -> WorkloadShape:
-    # A template the InferenceServices that select it run; it runs no pod of its own. Unless
-    # ModelMesh serves it (`multiModel: true`, not `disabled`): kserve/modelmesh-serving
-    # controllers/servingruntime_controller.go then runs a Deployment of its containers beside
-    # ModelMesh's own (which set cpu and memory), with its nodeSelector, tolerations and
-    # affinity (modelmesh/runtime.go), `replicas` pods or the config's `podsPerRuntime`, 2 by
-    # default (a ClusterServingRuntime: in each namespace ModelMesh serves). Its models share
-    # those pods: no InferenceService or Predictor runs one of its own.
+    # A template the InferenceServices that select it run; it runs no pod of its own.
+    return WorkloadShape(
+        kind,
+        ("serving.kserve.io/*",),
+        (
+            Role("spec", template="", spec="", runs=False, operator_resources=True),
+            _kserve_workers("spec", runs=False),
+        ),
+    )
+
+
+def _modelmesh_runtime(kind: str) -> WorkloadShape:
+    # A runtime ModelMesh serves (`multiModel: true`, not `disabled`) runs pods of its own:
+    # kserve/modelmesh-serving controllers/servingruntime_controller.go runs a Deployment of
+    # its containers beside ModelMesh's own (which set cpu and memory), with its nodeSelector,
+    # tolerations and affinity (modelmesh/runtime.go), `replicas` pods, else the controller
+    # config's `podsPerRuntime` (2 by default); a ClusterServingRuntime's in each namespace
+    # ModelMesh serves. Its models share those pods: no InferenceService runs one of its own.
     return WorkloadShape(
         kind,
         ("serving.kserve.io/*",),
@@ -331,13 +336,34 @@ def _serving_runtime(kind: str) -> WorkloadShape:
                 "spec",
                 template="",
                 spec="",
-                counts=(Count("replicas", default=2, unset="podsPerRuntime"),),
-                runs=False,
-                runs_if=(("spec.multiModel", True), ("spec.disabled", False)),
+                counts=(Count("replicas", default=2),),
                 operator_resources=True,
             ),
             _kserve_workers("spec", runs=False),
         ),
+        matches=_served_by_modelmesh,
+        unknown_count=_pods_per_runtime,
+    )
+
+
+def _served_by_modelmesh(obj: YMap) -> bool:
+    """Whether ModelMesh runs the serving runtime's pods itself (`multiModel: true`)."""
+    spec = obj.get("spec")
+    return (
+        isinstance(spec, YMap)
+        and spec.get("multiModel") is True
+        and spec.get("disabled") is not True
+    )
+
+
+def _pods_per_runtime(obj: YMap) -> str | None:
+    """Workload.unknown_count of a ModelMesh runtime that writes no `replicas`."""
+    spec = obj.get("spec")
+    if isinstance(spec, YMap) and "replicas" in spec:
+        return None
+    return (
+        "how many pods ModelMesh runs of a runtime without `replicas` is set by its "
+        "`podsPerRuntime`"
     )
 
 
@@ -693,6 +719,8 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             _kserve_component("explainer", KSERVE_EXPLAINER_CONTAINERS),
         ),
     ),
+    _modelmesh_runtime("ServingRuntime"),
+    _modelmesh_runtime("ClusterServingRuntime"),
     _serving_runtime("ServingRuntime"),
     _serving_runtime("ClusterServingRuntime"),
     _ome_runtime("ServingRuntime"),
@@ -1153,29 +1181,13 @@ def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> Worklo
     return None
 
 
-def runs_no_pods_of_its_own(kind: str, api_version: str, obj: YMap | None = None) -> bool:
+def runs_no_pods_of_its_own(kind: str, api_version: str, obj: YMap) -> bool:
     """Whether a built-in kind is a template other objects run, with no pod of its own (a
-    KServe ServingRuntime, a Seldon ServerConfig): every role of its shape `runs=False`, and
-    `obj`, when given, meets none's `runs_if` (a ModelMesh ServingRuntime runs its own)."""
+    KServe ServingRuntime, a Seldon ServerConfig): every role of the shape `obj` has is
+    `runs=False` (a ServingRuntime ModelMesh serves runs its own)."""
     for shape in _BUILTIN_INDEX.get(kind, ()):
-        if _version_matches(api_version, shape.api_versions):
-            return all(
-                not role.runs and (obj is None or not runs_anyway(role, obj))
-                for role in shape.roles
-            )
+        if _version_matches(api_version, shape.api_versions) and (
+            shape.matches is None or shape.matches(obj)
+        ):
+            return all(not role.runs for role in shape.roles)
     return False
-
-
-def runs_anyway(role: Role, obj: YMap) -> bool:
-    """Whether `obj` meets the role's `runs_if`: a role of `runs=False` that runs pods."""
-    return bool(role.runs_if) and all(
-        (_field(obj, path) is True) == value for path, value in role.runs_if
-    )
-
-
-def _field(node: Any, path: str) -> Any:
-    for step in path_steps(path):
-        if not isinstance(node, YMap):
-            return None
-        node = node.get(step)
-    return node

@@ -45,7 +45,6 @@ from gpulint.shapes import (
     WorkloadShape,
     api_group,
     path_steps,
-    runs_anyway,
     runs_no_pods_of_its_own,
     shape_for,
 )
@@ -337,7 +336,7 @@ def _count(obj: YMap, role_node: YMap, role: Role, where: str = "") -> ReplicaCo
     role's mapping, for counts read from the mapping holding it)."""
     if role.counts is None:
         return None
-    if not role.runs and not runs_anyway(role, obj):
+    if not role.runs:
         return ReplicaCount(0, "", None)
     factors = []
     for count in role.counts:
@@ -345,8 +344,6 @@ def _count(obj: YMap, role_node: YMap, role: Role, where: str = "") -> ReplicaCo
         factor = _factor(base, count)
         if factor.pos is None and factor.unknown is None:
             factor = _fallback(obj, where, count) or factor
-        if count.unset and factor.pos is None and factor.unknown is None:
-            factor = factor._replace(unknown=count.unset)
         if count.less and (count.less_if is None or _at(role_node, count.less_if) is not None):
             less = min(count.less, factor.value)
             factor = ReplicaCount(factor.value - less, factor.field, factor.pos, less=less)
