@@ -388,7 +388,7 @@ RULES = (
         scope='file',
         reads=frozenset(['RuntimeClass']),
         check='gpulint.rules.runtime_class:runtime_class_refuses_pod',
-        profile_fields=('runtime_classes', 'runtime_classes_known'),
+        profile_fields=('runtime_classes', 'runtime_classes_known', 'kubernetes_version', 'minimum_kubernetes_version'),
     ),
     Rule(
         code='GPU310',
