@@ -186,8 +186,6 @@ def managed_by_another_controller(ctx: CheckContext) -> Iterator[Problem]:
     """One note per GPU workload whose `managedBy` hands it to another controller: its pods
     were left out of the checks that judge pods against this cluster (CheckContext.
     managed_elsewhere)."""
-    if ctx.profile is None:
-        return  # no cluster's facts were judged: nothing was left out
     from gpulint.gpus import gpu_requests  # only files holding such workloads need it
 
     for workload in ctx.workloads:
