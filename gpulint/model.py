@@ -520,6 +520,9 @@ class UnreadPart(NamedTuple):
     pos: Pos
     accelerators: bool = True  # whether that part runs accelerator pods, as far as known
     fix: str | None = None  # what to do, when not the usual (check the pods it creates)
+    # The mapping whose accelerator requests this part already explains (a ModelMesh
+    # predictor's `resources`): they are not reported again as requests no pod reads.
+    explains: YMap | None = None
 
 
 class RolePart(NamedTuple):
