@@ -467,7 +467,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.qos:gpu_pod_besteffort',
-        profile_fields=('provider',),
+        profile_fields=('provider', 'limit_ranges'),
     ),
     Rule(
         code='GPU610',

@@ -42,7 +42,13 @@ from gpulint.placeholders import (
 )
 from gpulint.render.rendered import RenderedInput
 from gpulint.requestscan import Unchecked
-from gpulint.shapes import ARMADA_JOB, KFP_PIPELINE, WorkloadShape, tool_pod_template
+from gpulint.shapes import (
+    ARMADA_JOB,
+    KFP_PIPELINE,
+    POLYAXON_FILE,
+    WorkloadShape,
+    tool_pod_template,
+)
 from gpulint.views import NamedTuple
 from gpulint.workloads import read_workload
 from gpulint.yamltree import (
@@ -748,7 +754,7 @@ def load_text(
         if _is_object(value):
             objects: Iterable[YMap | Pos | tuple[YMap, ObjectRef]] = _expand_lists(value)
         else:
-            jobs = _armada_jobs(value) or _kfp_pipeline(value)
+            jobs = _armada_jobs(value) or _kfp_pipeline(value) or _polyaxonfile(value)
             if jobs is None:
                 if _lacks_kind(value):
                     issues.append(_kind_missing(source_file, value.pos))
@@ -933,6 +939,31 @@ def _kfp_pipeline(value: YMap) -> list[tuple[YMap, ObjectRef]] | None:
     info = value.get("pipelineInfo")
     name = _scalar(info.get("name")) if type(info) is YMap else None
     return [(value, ObjectRef("", KFP_PIPELINE, None, name or "pipeline"))]
+
+
+# What a Polyaxon operation runs instead of a `run` of its own (polyaxon/polyaxon
+# site/references/polyaxonfile/specification/operation.mdx).
+_POLYAXON_REFS = ("component", "runPatch", "hubRef", "urlRef", "pathRef", "dagRef")
+
+
+def _polyaxonfile(value: YMap) -> list[tuple[YMap, ObjectRef]] | None:
+    """A Polyaxonfile as one object of kind POLYAXON_FILE named after its `name`, so that the
+    accelerators its run asks for are reported (GPU007) rather than passed over as a file of
+    no objects: a component (`version`, `kind: component`, a `run`), an operation (`kind:
+    operation` naming its component or patching its run) or a preset (a `runPatch` and no
+    kind), which `polyaxon run` submits and the agent turns into pods; None for any other
+    mapping."""
+    kind = value.get("kind")
+    if kind == "component" and "version" in value:
+        if type(value.get("run")) is not YMap:
+            return None
+    elif kind == "operation" and "version" in value:
+        if not any(key in value for key in _POLYAXON_REFS):
+            return None
+    elif kind is not None or type(value.get("runPatch")) is not YMap:
+        return None
+    name = _scalar(value.get("name"))
+    return [(value, ObjectRef("", POLYAXON_FILE, None, name or str(kind or "preset")))]
 
 
 def _lacks_kind(value: YMap, in_list: bool = False) -> bool:

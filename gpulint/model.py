@@ -303,6 +303,10 @@ class PodTemplate:
     # adds (tolerations above all) is unknown. A third item says what makes a verdict certain
     # when no input can (an Armada server's configuration); else it is checking that object.
     completed_by: tuple[str, Pos] | tuple[str, Pos, str] | None = None
+    # An operator adds an init container that requests cpu and memory (a PaddleJob's
+    # `coord-paddle`): the pod is never BestEffort, though its app containers still request
+    # only what the template writes (an HPA's utilization reads those).
+    operator_init_container: bool = False
 
     @cached_property
     def annotations(self) -> YMap:
@@ -338,7 +342,7 @@ class PodTemplate:
     @cached_property
     def best_effort(self) -> bool:
         """QoS class BestEffort: no container asks for cpu or memory (GPUs do not count)."""
-        if self.operator_resources:
+        if self.operator_resources or self.operator_init_container:
             return False
         return not any(
             name in _QOS_RESOURCES

@@ -151,6 +151,13 @@ def nim_service_pod(obj: YMap, service: YMap) -> YMap | None:
     return nim_pod(obj, spec) if isinstance(spec, YMap) else None
 
 
+def _first_key(mapping: YMap) -> tuple[int, int, int, int]:
+    """The span of the first key written in `mapping` (its own position when it has none): a
+    field the operator adds to a pod written there is placed with the written ones, where an
+    edit adding a key goes (in a flow mapping, `pos` is its `{`)."""
+    return min(mapping.spans.values(), default=(*mapping.pos, *mapping.pos))
+
+
 def _synthetic(value: Any, pos: Pos) -> Any:
     """A tree of YMap/YSeq holding `value`, every key, item and value positioned at `pos`."""
     if isinstance(value, dict):
@@ -341,8 +348,11 @@ def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
     """The pod one DynamoGraphDeployment v1alpha1 service runs: `extraPodSpec` with its
     `mainContainer` first, and the service's `resources` in Kubernetes' names."""
     extra = service.get("extraPodSpec")
+    own = isinstance(extra, YMap) and bool(extra.spans)
     extra = extra if isinstance(extra, YMap) else YMap(service.pos)
-    pod = YMap(extra.pos)
+    # The pod's fields are written in `extraPodSpec`, where an edit adds a toleration; a
+    # service that writes none has no pod mapping to add to.
+    pod = YMap(extra.pos) if own else BuiltMap(service.pos)
     for key, value in extra.items():
         if key not in ("mainContainer", "containers"):
             pod[key] = value
@@ -365,7 +375,8 @@ def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
         containers.extend(others)
         containers.item_pos.extend(others.item_pos)
     pod["containers"] = containers
-    pod.spans["containers"] = (*main.pos, *main.pos)
+    # Among `extraPodSpec`'s keys (an edit writes above the first), not inside `mainContainer`.
+    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
     return pod
 
 
@@ -402,6 +413,85 @@ def _dynamo_resources(container: Any, service: YMap) -> YMap:
         merged["claims"] = claims
         merged.spans["claims"] = service.spans["claims"]
     return merged
+
+
+# yatai-deployment (bentoml/yatai-deployment, serving.yatai.ai v2alpha1): a BentoDeployment
+# runs one Deployment for its API server (`spec`) and one per `spec.runners[]` item, each pod
+# built by generatePodTemplateSpec (controllers/bentodeployment_controller.go): the role's own
+# `extraPodSpec` gives the pod's placement fields below and extra containers (a runner never
+# takes the API server's), and the `main` container gets the role's `resources` through
+# getResourcesConfig. That starts from requests of 300m cpu and 500Mi memory and limits of
+# 500m and 1Gi, then writes each key given: `limits.gpu` as `nvidia.com/gpu`, every
+# `custom` entry under its own name; `requests.gpu` is never read.
+_BENTO_POD_FIELDS = (
+    "schedulerName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "topologySpreadConstraints",
+    "serviceAccountName",
+)
+_BENTO_GPU = "nvidia.com/gpu"
+
+
+def bento_pod(obj: YMap, role: YMap) -> YMap:
+    """The pod yatai-deployment runs for a BentoDeployment's API server or one of its runners:
+    `extraPodSpec`'s placement fields and containers after `main`, which has the role's
+    `resources` in Kubernetes' names."""
+    extra = role.get("extraPodSpec")
+    # The pod's own fields are `extraPodSpec`'s, where an edit adds a toleration; without one
+    # written (with entries), the pod is written nowhere.
+    written = isinstance(extra, YMap) and bool(extra.spans)
+    extra = extra if isinstance(extra, YMap) else YMap(role.pos)
+    pod = YMap(extra.pos) if written else BuiltMap(role.pos)
+    for key in _BENTO_POD_FIELDS:
+        if key in extra:
+            pod[key] = extra[key]
+            pod.spans[key] = extra.spans[key]
+    main = YMap(role.pos)
+    main["name"] = "main"
+    main.spans["name"] = (*role.pos, *role.pos)
+    resources = role.get("resources")
+    if isinstance(resources, YMap):
+        main["resources"] = _bento_resources(resources)
+        main.spans["resources"] = role.spans["resources"]
+    containers = YSeq(role.pos)
+    containers.append(main)
+    # Where `main` is listed: an edit's new list copies the dash of the first item, and `main`
+    # has none in `extraPodSpec`.
+    containers.item_pos.append(extra.pos if written else role.pos)
+    others = extra.get("containers")
+    if isinstance(others, YSeq):
+        containers.extend(others)
+        containers.item_pos.extend(others.item_pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
+    return pod
+
+
+def _bento_resources(written: YMap) -> YMap:
+    """A BentoDeployment role's `resources` (cpu, memory, gpu, custom per section) as the
+    main container's resource requirements; the operator's defaults are left out (the role
+    is marked `operator_resources`: its pods are never BestEffort)."""
+    resources = YMap(written.pos)
+    for section in ("requests", "limits"):
+        item = written.get(section)
+        if not isinstance(item, YMap):
+            continue
+        amounts = YMap(item.pos)
+        for key, value in item.items():
+            if key in ("cpu", "memory"):
+                amounts[key] = value
+                amounts.spans[key] = item.spans[key]
+            elif key == "gpu" and section == "limits" and value not in (None, ""):
+                amounts[_BENTO_GPU] = value
+                amounts.spans[_BENTO_GPU] = item.spans[key]
+            elif key == "custom" and isinstance(value, YMap):
+                amounts.update_from(value)
+        if amounts:
+            resources[section] = amounts
+            resources.spans[section] = written.spans[section]
+    return resources
 
 
 def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
@@ -693,7 +783,9 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
     """The pod a Slinky NodeSet runs: `template.spec` with the `slurmd` and `logfile`
     containers the operator builds from the fields of those names (named after them)."""
     written = mapping_at(spec, "template", "spec")
-    pod = YMap(written.pos if written else spec.pos)
+    # The pod's fields are written in `template.spec`, where an edit adds a toleration; a
+    # NodeSet that writes none has no pod mapping to add to (its `spec` is no pod's).
+    pod = YMap(written.pos) if written else BuiltMap(spec.pos)
     pod.update_from(written)
     containers = YSeq(spec.pos)
     for field in _SLURM_CONTAINERS:
@@ -714,7 +806,7 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
     if not containers:
         return None
     pod["containers"] = containers
-    pod.spans.setdefault("containers", spec.spans.get("slurmd", (*spec.pos, *spec.pos)))
+    pod.spans.setdefault("containers", _first_key(written) if written else (*pod.pos, *pod.pos))
     return pod
 
 

@@ -15,7 +15,7 @@ from gpulint.model import (
     UnreadPart,
     Workload,
 )
-from gpulint.shapes import api_group
+from gpulint.shapes import POLYAXON_FILE, api_group
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq, parse
 
@@ -62,6 +62,17 @@ class AcceleratorRequest(NamedTuple):
 
 # Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
 _RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
+# A resource item of yatai-deployment's BentoDeployment (apis/serving/common ResourceItem) and
+# of NVIDIA Dynamo's services, which grew from it: under `requests` and `limits`, `gpu` is an
+# amount of `nvidia.com/gpu` and `custom` maps any other resource name to its amount, both
+# written into the main container's resources by the operator (yatai-deployment
+# controllers/bentodeployment_controller.go getResourcesConfig). Neither key is a Kubernetes
+# resource name, so a pod never holds them: they are found only where no shape reads them.
+_ITEM_GPU, _ITEM_CUSTOM = "gpu", "custom"
+_ITEM = (
+    "its operator writes a resource item's `gpu` and `custom` amounts into the pods it builds, "
+    "which gpulint does not build for this kind"
+)
 # KubeVirt's device lists (a VirtualMachineInstance's `spec.domain.devices.gpus` and
 # `hostDevices`, an instancetype's `spec.gpus` and `spec.hostDevices`), by whether an item's
 # `deviceName` counts only when it reads as an accelerator: every `gpus` item is a GPU, a host
@@ -211,10 +222,16 @@ def _resource_requests(
         if type(values) is not YMap:
             continue
         nested = []
+        where = f"{field_path(path)}.{section}"
         for name, value in values.items():
-            if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
-                where = f"{field_path(path)}.{section}"
+            if name == _ITEM_GPU:  # no resource name: a resource item's amount, or nothing
+                if type(value) not in _NODES and value not in (None, "") and not _zero(value):
+                    pos = values.pos_of_key(name)
+                    found.append(AcceleratorRequest(name, where, pos, holders, RESOURCE, _ITEM))
+            elif isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
                 found.append(AcceleratorRequest(name, where, values.pos_of_key(name), holders))
+            elif name == _ITEM_CUSTOM and type(value) is YMap:
+                _custom_requests(value, f"{where}.custom", holders, found)
             if type(value) in _NODES:
                 nested.append((name, value))
         walked[id(values)] = tuple(nested)
@@ -235,6 +252,17 @@ def _resource_requests(
             )
         )
     return branches
+
+
+def _custom_requests(
+    custom: YMap, where: str, holders: tuple[int, ...], found: list[AcceleratorRequest]
+) -> None:
+    """Add the accelerators of a resource item's `custom` mapping to `found` (see _ITEM)."""
+    for name, value in custom.items():
+        if isinstance(name, str) and looks_like_accelerator(name) and not _zero(value):
+            found.append(
+                AcceleratorRequest(name, where, custom.pos_of_key(name), holders, RESOURCE, _ITEM)
+            )
 
 
 def _zero(value: Any) -> bool:
@@ -526,6 +554,16 @@ _BUILT_PODS = {
 }
 
 
+# Objects of files that are no Kubernetes manifests (gpulint.loader), by the kind gpulint gives
+# them, whose pods a program builds from fields that are no pod spec.
+_BUILT_BY_KIND = {
+    POLYAXON_FILE: (
+        "the Polyaxon agent builds the run's pods when `polyaxon run` submits it, which "
+        "gpulint does not build"
+    ),
+}
+
+
 # Pod spec fields the placement rules read whose API schema holds no resources, claims or
 # annotations: in a pod template gpulint reads, they are not walked for requests.
 _PLACEMENT_FIELDS = ("affinity", "tolerations")
@@ -566,7 +604,12 @@ def unchecked(
     if copied is not None:
         found = sorted([*found, *_copied_limits(document.obj, copied)], key=lambda r: r.pos)
     requests = tuple(r for r in found if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders))
-    builds = _BUILT_PODS.get(api_group(document.ref.api_version)) if workload is None else None
+    builds = None
+    if workload is None:
+        ref = document.ref
+        builds = _BUILT_PODS.get(api_group(ref.api_version)) or (
+            None if ref.api_version else _BUILT_BY_KIND.get(ref.kind)
+        )
     if builds is not None:
         requests = tuple(r if r.runs_in else r._replace(runs_in=builds) for r in requests)
     if not requests and not unread:

@@ -47,6 +47,9 @@ ARMADA_JOB = "ArmadaJob"
 #: The kind gpulint gives a Kubeflow Pipelines IR document (a compiled `pipeline.yaml`, which
 #: writes none): no Kubernetes object, its executors' pods are built by the KFP driver.
 KFP_PIPELINE = "PipelineSpec"
+#: The kind gpulint gives a Polyaxonfile (a component, an operation or a preset, which write no
+#: apiVersion): no Kubernetes object, the Polyaxon agent builds its run's pods at submission.
+POLYAXON_FILE = "Polyaxonfile"
 # The Armada server completes each job's pod from its submission configuration before the pod
 # exists: `defaultJobLimits` for containers that set no cpu or memory, and the tolerations of
 # `defaultJobTolerations`, `...ByPriorityClass` and `...ByResourceRequest`
@@ -131,6 +134,10 @@ class Role(NamedTuple):
     generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
     # The operator adds cpu/memory requests the manifest leaves out (or writes the pod itself).
     operator_resources: bool = False
+    # The operator adds an init container that requests cpu and memory to the role's pods
+    # (PodTemplate.operator_init_container); a callable decides it from the object and the
+    # role's name.
+    init_container: bool | Callable[[YMap, str | None], bool] = False
     # What completes the pod that gpulint never reads (a server's configuration), as messages
     # name it, and what makes a verdict on it certain: the tolerations it adds are unknown
     # (PodTemplate.completed_by).
@@ -189,15 +196,36 @@ class WorkloadShape(NamedTuple):
     unknown_count: Callable[[YMap], str | None] | None = None
 
 
-def _kubeflow(kind: str, specs: str, *groups: str) -> WorkloadShape:
+def _kubeflow(
+    kind: str,
+    specs: str,
+    *groups: str,
+    init_container: Callable[[YMap, str | None], bool] | None = None,
+    gang_min: str = "spec.runPolicy.schedulingPolicy.minAvailable",
+) -> WorkloadShape:
     return WorkloadShape(
         kind,
         tuple(f"{g}/*" for g in groups or ("kubeflow.org",)),
-        (Role(f"spec.{specs}.*"),),
+        (Role(f"spec.{specs}.*", init_container=init_container or False),),
         gang=True,
-        gang_min="spec.runPolicy.schedulingPolicy.minAvailable",
-        managed_by=_KUBEFLOW_MANAGED_BY,
+        gang_min=gang_min,
+        # KubeDL's kinds (`groups`) have no `runPolicy.managedBy`.
+        managed_by=None if groups else _KUBEFLOW_MANAGED_BY,
     )
+
+
+def _pytorch_worker_waits(obj: YMap, role: str | None) -> bool:
+    """Whether the training operator gives the role's pods its `init-pytorch` init container,
+    which requests cpu and memory: a Worker's, when the job has a Master (kubeflow/
+    training-operator pkg/controller.v1/pytorch/initcontainer.go setInitContainer, called for
+    every pod by SetClusterSpec). The operator's defaulting camel-cases the role keys, so
+    `worker` and `master` count as well (looked up, not walked: the walk enumerates each
+    mapping once)."""
+    if role is None or role.lower() != "worker":
+        return False
+    spec = obj.get("spec")
+    specs = spec.get("pytorchReplicaSpecs") if isinstance(spec, YMap) else None
+    return isinstance(specs, YMap) and ("Master" in specs or "master" in specs)
 
 
 def _ray(
@@ -449,6 +477,7 @@ _NIM_REPLICAS = (Count("replicas", peaks=("scale.hpa.minReplicas", "scale.hpa.ma
 
 
 _DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
+_BENTO_REPLICAS = (Count("autoscaling.minReplicas", peaks=("autoscaling.maxReplicas",)),)
 
 
 _DISAGG_SLICES = Count("/spec.slices")
@@ -545,7 +574,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         managed_by=ManagedBy("spec.jobTemplate.spec.managedBy", _JOB_MANAGED_BY, (1, 32)),
     ),
     # Kubeflow training operator (v1) and mpi-operator (v2beta1): one template per role key.
-    _kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
+    _kubeflow("PyTorchJob", "pytorchReplicaSpecs", init_container=_pytorch_worker_waits),
     _kubeflow("TFJob", "tfReplicaSpecs"),
     # mpi-operator's v1alpha1 (kubeflow/mpi-operator pkg/controllers/v1alpha1/
     # mpi_job_controller.go, removed upstream in 2021; kubeflow/arena's mpijob chart still
@@ -563,6 +592,19 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
     _kubeflow("PaddleJob", "paddleReplicaSpecs"),
     _kubeflow("JAXJob", "jaxReplicaSpecs"),
+    # KubeDL (kubedl-io/kubedl apis/training/v1alpha1): the Kubeflow kinds' replica specs under
+    # training.kubedl.io, their run policy written inline in the spec (TFJobSpec,
+    # PyTorchJobSpec, XGBoostJobSpec), but for the MPIJob's `runPolicy`. Its PyTorchJob
+    # workers get no init container (controllers/pytorch SetClusterSpec).
+    *(
+        _kubeflow(kind, specs, "training.kubedl.io", gang_min="spec.schedulingPolicy.minAvailable")
+        for kind, specs in (
+            ("TFJob", "tfReplicaSpecs"),
+            ("PyTorchJob", "pytorchReplicaSpecs"),
+            ("XGBoostJob", "xgbReplicaSpecs"),
+        )
+    ),
+    _kubeflow("MPIJob", "mpiReplicaSpecs", "training.kubedl.io"),
     # Alibaba's et-operator (AliyunContainerService/et-operator api/v1alpha1/
     # trainingjob_types.go, pkg/controllers/launcher.go and worker.go), which kubeflow/arena's
     # etjob chart renders: `etReplicaSpecs.worker.replicas` workers of their template, and one
@@ -578,11 +620,18 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
         gang=True,
     ),
     # PaddleFlow's paddle-operator (batch.paddlepaddle.org, api/v1/paddlejob_types.go): the
-    # `ps`, `worker` and `heter` roles, each `replicas` pods of its `template`.
+    # `ps`, `worker` and `heter` roles, each `replicas` pods of its `template`. The operator
+    # adds to every pod its `coord-paddle` init container, which requests cpu and memory
+    # (controllers/paddlejob_controller.go createPod, genCoordinateInitContainer): on by
+    # default (main.go `--initImage` alpine:3.10, which neither deploy/ nor the chart
+    # changes), so no pod of a PaddleJob is BestEffort.
     WorkloadShape(
         "PaddleJob",
         ("batch.paddlepaddle.org/*",),
-        tuple(Role(f"spec.{role}", name=role) for role in ("ps", "worker", "heter")),
+        tuple(
+            Role(f"spec.{role}", name=role, init_container=True)
+            for role in ("ps", "worker", "heter")
+        ),
         gang=True,
         gang_min="spec.schedulingPolicy.minAvailable",
     ),
@@ -743,6 +792,10 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _training_runtime("TrainingRuntime"),
     _training_runtime("ClusterTrainingRuntime"),
     WorkloadShape("Notebook", ("kubeflow.org/*",), (Role("spec", counts=()),)),
+    # KubeDL's Notebook runs one pod of its template (apis/notebook/v1alpha1); its Inference
+    # runs a Deployment of `replicas` pods per predictor (controllers/serving/predictor.go).
+    WorkloadShape("Notebook", ("notebook.kubedl.io/*",), (Role("spec", counts=()),)),
+    WorkloadShape("Inference", ("serving.kubedl.io/*",), (Role("spec.predictors[]"),)),
     WorkloadShape(
         "NIMService",
         ("apps.nvidia.com/*",),
@@ -819,6 +872,33 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
                 template="podTemplate",
                 derive=_built_by("dynamo_component_pod"),
                 counts=_DYNAMO_COUNTS,
+            ),
+        ),
+    ),
+    # yatai-deployment (gpulint.operators): the API server and each runner are a Deployment
+    # scaled by an HPA from `autoscaling.minReplicas` to `maxReplicas` (1 and 1 without one:
+    # generateHPA). The older versions (`bento_tag`, snake_case fields) are not read.
+    WorkloadShape(
+        "BentoDeployment",
+        ("serving.yatai.ai/v2alpha1",),
+        (
+            Role(
+                "spec",
+                template="",
+                spec="",
+                counts=_BENTO_REPLICAS,
+                name="api-server",
+                derive=_built_by("bento_pod"),
+                operator_resources=True,
+            ),
+            Role(
+                "spec.runners[]",
+                template="",
+                spec="",
+                counts=_BENTO_REPLICAS,
+                name="runner {}",
+                derive=_built_by("bento_pod"),
+                operator_resources=True,
             ),
         ),
     ),

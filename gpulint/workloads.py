@@ -230,6 +230,7 @@ def _role_template(
         role.operator_resources,
         inherited_priority,
         (role.completed_by[0], role_node.pos, role.completed_by[1]) if role.completed_by else None,
+        role.init_container(obj, name) if callable(role.init_container) else role.init_container,
     )
 
 

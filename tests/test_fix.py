@@ -229,3 +229,99 @@ def test_renaming_a_never_enforced_quota_key_is_unsafe(workdir: Path) -> None:
     run("quota.yaml", "--fix", "--unsafe-fixes")
     fixed = QUOTA.replace("nvidia.com/gpu: 4", "requests.nvidia.com/gpu: 4")
     assert (workdir / "quota.yaml").read_text(encoding="utf-8") == fixed
+
+
+# Pods operators build from a pod mapping written in another field (Dynamo's `extraPodSpec`
+# with only its main container, a Slinky NodeSet's `template.spec`, a BentoDeployment
+# runner's `extraPodSpec`), and a runner that writes none. Every GPU pool of the profile is
+# tainted and the cluster runs no ExtendedResourceToleration.
+OPERATOR_PODS = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: graph}
+spec:
+  services:
+    Worker:
+      replicas: 1
+      resources:
+        limits: {gpu: "1"}
+      extraPodSpec:
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0
+---
+apiVersion: slinky.slurm.net/v1beta1
+kind: NodeSet
+metadata: {name: gpu}
+spec:
+  replicas: 1
+  slurmd:
+    image: ghcr.io/slinkyproject/slurmd:25.05
+    resources:
+      limits: {nvidia.com/gpu: 1}
+  template:
+    spec:
+      hostname: gpu
+---
+apiVersion: serving.yatai.ai/v2alpha1
+kind: BentoDeployment
+metadata: {name: iris}
+spec:
+  bento: iris-1
+  runners:
+  - name: runner1
+    resources:
+      limits: {gpu: "1"}
+    extraPodSpec:
+      nodeSelector: {kubernetes.io/os: linux}
+  - name: runner2
+    resources:
+      limits: {gpu: "1"}
+"""
+
+
+def test_a_toleration_for_an_operator_pod_goes_where_the_operator_reads_pod_fields(
+    tmp_path: Path,
+) -> None:
+    manifest = tmp_path / "operators.yaml"
+    manifest.write_text(OPERATOR_PODS, encoding="utf-8")
+    profile = str(FIXTURES / "profiles" / "placement-kubeadm.yaml")
+    args = ["check", str(manifest), "--profile", profile, "--output-format", "json"]
+    fixed = CliRunner().invoke(main, [*args, "--fix", "--unsafe-fixes"])
+    assert "gpulint: fixed 3 findings in 1 file(s)" in fixed.stderr
+    toleration = ["- key: nvidia.com/gpu", "  operator: Equal", "  value: present"]
+    toleration.append("  effect: NoSchedule")
+    added = [line[1:] for line in changed_lines(OPERATOR_PODS, manifest.read_text("utf-8"))]
+    # Above the first key of each pod mapping, never inside `mainContainer` or the NodeSet's
+    # own `spec`; runner2 writes no pod mapping, so nothing is added for it.
+    assert added == [
+        *(" " * 8 + line for line in ["tolerations:", *toleration]),
+        *(" " * 6 + line for line in ["tolerations:", *toleration]),
+        *(" " * 6 + line for line in ["tolerations:", *toleration]),
+    ]
+    assert OPERATOR_PODS.count("\n") + 15 == manifest.read_text("utf-8").count("\n")
+    # The pods now tolerate the taint: only runner2's finding is left.
+    findings = json.loads(CliRunner().invoke(main, args).stdout)["findings"]
+    left = [f for f in findings if f["code"] == "GPU102"]
+    assert [(f["line"], f["column"]) for f in left] == [(53, 5)]
+    assert "give it through the operator's own setting" in left[0]["fix"]
+
+
+def test_in_a_flow_mapping_the_toleration_goes_before_its_first_key(tmp_path: Path) -> None:
+    # The NodeSet's `template` and runner1's `extraPodSpec` written as flow mappings.
+    flow = OPERATOR_PODS.replace(
+        "extraPodSpec:\n      nodeSelector: {kubernetes.io/os: linux}",
+        "extraPodSpec: {nodeSelector: {kubernetes.io/os: linux}}",
+    ).replace("template:\n    spec:\n      hostname: gpu", "template: {spec: {hostname: gpu}}")
+    manifest = tmp_path / "operators.yaml"
+    manifest.write_text(flow, encoding="utf-8")
+    profile = str(FIXTURES / "profiles" / "placement-kubeadm.yaml")
+    CliRunner().invoke(main, ["check", str(manifest), "--profile", profile, "--fix"])
+    toleration = "{key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}"
+    added = [
+        line[1:] for line in changed_lines(flow, manifest.read_text("utf-8")) if line[0] == "+"
+    ]
+    assert added[-2:] == [
+        f"  template: {{spec: {{tolerations: [{toleration}], hostname: gpu}}}}",
+        f"    extraPodSpec: {{tolerations: [{toleration}], "
+        "nodeSelector: {kubernetes.io/os: linux}}",
+    ]

@@ -143,6 +143,31 @@ def test_a_kubeflow_pipelines_ir_is_one_object_whose_accelerator_is_unchecked() 
     assert "Kubeflow Pipelines driver" in request.runs_in
 
 
+def test_a_polyaxonfile_is_one_object_whose_run_is_unchecked() -> None:
+    # A component, an operation patching its component's run and a preset: no Kubernetes
+    # objects, the Polyaxon agent builds the pods when `polyaxon run` submits them. A
+    # component that runs nothing and another tool's `kind: component` are no Polyaxonfiles.
+    text = (
+        "version: 1.1\nkind: component\nname: train\nrun:\n  kind: job\n  container:\n"
+        "    image: cuda\n    resources:\n      limits: {nvidia.com/gpu: '{{ gpus }}'}\n"
+        "---\nversion: 1.1\nkind: operation\nhubRef: notebook\n"
+        "runPatch: {container: {resources: {limits: {nvidia.com/gpu: 1}}}}\n"
+        "---\nrunPatch: {container: {resources: {limits: {cpu: 2}}}}\n"
+        "---\nversion: 1.1\nkind: component\nname: empty\n"
+        "---\nkind: component\nname: widget\nrun: {}\n"
+    )
+    result = load_text("polyaxonfile.yaml", text)
+    refs = [str(d.ref) for d in result.documents]
+    assert refs == ["Polyaxonfile/train", "Polyaxonfile/operation", "Polyaxonfile/preset"]
+    assert result.issues == () and result.workloads == ()
+    first, second = result.unchecked
+    assert [(r.what, r.pos, r.field) for r in (*first.requests, *second.requests)] == [
+        ("nvidia.com/gpu", (9, 16), "run.container.resources.limits"),
+        ("nvidia.com/gpu", (14, 45), "runPatch.container.resources.limits"),
+    ]
+    assert "Polyaxon agent" in first.requests[0].runs_in
+
+
 def test_non_mapping_documents_in_a_manifest_file_are_issues() -> None:
     text = POD.format(name="a") + "---\n- 1\n---\nplain words\n"
     result = load_text("m.yaml", text)
