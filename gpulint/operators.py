@@ -1,22 +1,27 @@
 """The pods operators build from fields that are no pod spec: an Argo template with its
 workflow's defaults, a KServe component with GKE's accelerator selector, NIM services, KAITO
 presets and templates, KubeAI resource profiles, NVIDIA Dynamo services and components,
-Kthena ModelBooster workers.
+Kthena ModelBooster workers, Spark drivers and executors.
 
 Each builder takes (the object, the role's mapping) and returns the pod spec the operator runs,
 every value positioned at the field that decided it (a shape's `Role.derive`), or an
 `UnreadPart` saying why it cannot.
 """
 
+import re
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 from gpulint.accelerators import looks_like_accelerator
 from gpulint.data.kserve import KSERVE_FORMATS
+from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.fields import mapping_at, shown
 from gpulint.model import (
+    ReplicaCount,
     UnreadPart,
 )
+from gpulint.views import NamedTuple
 from gpulint.yamltree import BuiltMap, Pos, YMap, YSeq
 
 # Pod fields an Argo workflow's spec gives every template that sets none of its own, as
@@ -156,6 +161,17 @@ def _first_key(mapping: YMap) -> tuple[int, int, int, int]:
     field the operator adds to a pod written there is placed with the written ones, where an
     edit adding a key goes (in a flow mapping, `pos` is its `{`)."""
     return min(mapping.spans.values(), default=(*mapping.pos, *mapping.pos))
+
+
+def _appended(written: Any, added: YSeq) -> YSeq:
+    """The list a pod's `written` one (if it is a list) becomes with the operator's `added`
+    items after it, each item where it is written (the new list where `added` is)."""
+    joined = YSeq(added.pos)
+    for source in (written, added):
+        if isinstance(source, YSeq):
+            joined.extend(source)
+            joined.item_pos.extend(source.item_pos)
+    return joined
 
 
 def _synthetic(value: Any, pos: Pos) -> Any:
@@ -506,12 +522,7 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
     pod.update_from(spec)
     tolerations = device.get("tolerations")
     if isinstance(tolerations, YSeq) and tolerations:
-        joined = YSeq(tolerations.pos)
-        for source in (spec.get("tolerations"), tolerations):
-            if isinstance(source, YSeq):
-                joined.extend(source)
-                joined.item_pos.extend(source.item_pos)
-        pod["tolerations"] = joined
+        pod["tolerations"] = _appended(spec.get("tolerations"), tolerations)
         pod.spans["tolerations"] = spec.spans.get("tolerations", device.spans["tolerations"])
     selector = device.get("nodeSelector")
     if isinstance(selector, YMap) and selector:
@@ -1139,4 +1150,447 @@ def rbg_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
                             "(`kubectl get pods -o yaml | gpulint check -`).",
                         )
                     )
+    return tuple(notes)
+
+
+# The Spark operator (kubeflow/spark-operator, sparkoperator.k8s.io/v1beta2, at 38082f3). The
+# controller runs spark-submit with the application's `sparkConf` first and the options it
+# makes of the driver's and executor's fields after them, which win (internal/controller/
+# sparkapplication/submission.go buildSparkSubmitArgs, driverConfOption, executorConfOption,
+# nodeSelectorOption, dynamicAllocationOption). Spark builds each pod from its pod template (the
+# role's `template`, which the operator writes to the template file, else one container) and
+# that configuration (apache/spark resource-managers/kubernetes/core/src/main/scala/org/apache/
+# spark/deploy/k8s/features/BasicDriverFeatureStep.scala and BasicExecutorFeatureStep.scala,
+# configurePod). The operator's pod webhook then adds what Spark has no setting for
+# (internal/webhook/sparkpod_defaulter.go mutateSparkPod): that webhook is needed, and enabled by
+# the chart's default (`webhook.enable: true`).
+# The Spark container's name is Spark's own, as the operator names it in the template file it
+# writes (pkg/common/spark.go SparkDriverContainerName, Spark3DefaultExecutorContainerName).
+# A main resource that is no JVM one (spark-submit reads a `.py`, `.R` or `.r` main file as a
+# Python or R application: SparkSubmit isPython, isR): its memory overhead factor is 0.4
+# (BasicDriverFeatureStep defaultOverheadFactor, Constants NON_JVM_MEMORY_OVERHEAD_FACTOR).
+_SPARK_NON_JVM = (".py", ".R", ".r")
+_SPARK_OVERHEAD_FACTOR = (Decimal("0.1"), Decimal("0.4"))  # JVM, non-JVM
+_SPARK_OVERHEAD_MIN_MIB = 384  # ResourceProfile.MEMORY_OVERHEAD_MIN_MIB
+_SPARK_FACTOR_MAX = 100
+# What the operator's SparkApplication webhook writes where the application sets nothing
+# (api/v1beta2/defaults.go setDriverSpecDefaults, setExecutorSpecDefaults): one core and 1g.
+_SPARK_DEFAULT_CORES = 1
+_SPARK_DEFAULT_MEMORY = "1g"
+# JavaUtils.byteStringAs: a whole number and an optional unit, case-insensitive.
+_JAVA_BYTES = r"([0-9]{1,30})([a-z]*)"
+_JAVA_UNITS = {"b": 0, "k": 1, "kb": 1, "m": 2, "mb": 2, "g": 3, "gb": 3, "t": 4, "tb": 4}
+_JAVA_UNITS |= {"p": 5, "pb": 5}
+# pkg/util/util.go ConvertJavaMemoryStringToK8sMemoryString, for a role's `memoryLimit`.
+# (Its suffixes do not end one another, so which it tries first does not matter.)
+_K8S_UNITS = {f"{u}{b}": f"{u.upper()}i" for u in "kmgtp" for b in ("b", "")}
+
+
+def spark_application(obj: YMap) -> YMap:
+    """The SparkApplicationSpec of a SparkApplication (`spec`) or of a
+    ScheduledSparkApplication (`spec.template`, which its controller creates a SparkApplication
+    of at each run: internal/controller/scheduledsparkapplication/controller.go)."""
+    if obj.get("kind") == "ScheduledSparkApplication":
+        return mapping_at(obj, "spec", "template")
+    return mapping_at(obj, "spec")
+
+
+def _spark_path(obj: YMap) -> str:
+    """Where `spark_application` is, as messages name it."""
+    return "spec.template" if obj.get("kind") == "ScheduledSparkApplication" else "spec"
+
+
+def _spark_setting(role: YMap, field: str, conf: YMap, key: str) -> tuple[Any, YMap, str] | None:
+    """What Spark gets for `key`: the role's `field` when written (the operator's `--conf`
+    follows the application's `sparkConf` and wins), else the `sparkConf` entry; with the
+    mapping and key that hold it. None when neither is written."""
+    if field and role.get(field) is not None:
+        return role[field], role, field
+    if key and conf.get(key) is not None:
+        return conf[key], conf, key
+    return None
+
+
+def _java_mib(value: Any) -> int | None:
+    """A JVM memory setting in MiB, as Spark reads one whose unit is MiB by default
+    (`512m`, `2g`, `1024`); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    found = re.fullmatch(_JAVA_BYTES, str(value).strip().lower())
+    if found is None:
+        return None
+    unit = _JAVA_UNITS.get(found[2]) if found[2] else 2
+    return None if unit is None else int(found[1]) * 1024**unit // 1024**2
+
+
+def _whole(value: Any) -> int | None:
+    """A positive whole number, written as one or as a string of digits (a `sparkConf`
+    value); None for anything else."""
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 9:
+        value = int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+def _spark_factor(obj: YMap, conf: YMap, role: str) -> Decimal:
+    """The memory overhead factor of a role's pod: `spark.<role>.memoryOverheadFactor`, else
+    the application's `memoryOverheadFactor` (the operator's `spark.kubernetes.
+    memoryOverheadFactor`), else that key in `sparkConf`, else 0.1, or 0.4 for a Python or R
+    main file (BasicDriverFeatureStep memoryOverheadFactor, which the executors inherit)."""
+    spec = spark_application(obj)
+    for holder, key in (
+        (conf, f"spark.{role}.memoryOverheadFactor"),
+        (spec, "memoryOverheadFactor"),
+        (conf, "spark.kubernetes.memoryOverheadFactor"),
+    ):
+        written = holder.get(key)
+        if isinstance(written, (str, int, float)) and not isinstance(written, bool):
+            try:
+                factor = Decimal(str(written).strip())
+            except ArithmeticError:
+                continue
+            # Spark takes a share of the memory (spark.kubernetes.memoryOverheadFactor must be
+            # below 1); a bound keeps an attacker's `1e99999999` from costing the run.
+            if factor.is_finite() and 0 <= factor <= _SPARK_FACTOR_MAX:
+                return factor
+    main = spec.get("mainApplicationFile")
+    return _SPARK_OVERHEAD_FACTOR[isinstance(main, str) and main.endswith(_SPARK_NON_JVM)]
+
+
+def _spark_memory(obj: YMap, conf: YMap, role: str, spec: YMap) -> tuple[int, YMap, str] | None:
+    """The memory Spark requests and limits for a role's pod, in MiB: its memory and its
+    overhead, the overhead written (`memoryOverhead`) or the larger of the factor's share and
+    the minimum (`spark.<role>.minMemoryOverhead`, 384 MiB by default); with where the memory is
+    written. What Spark adds beyond (off-heap memory, a Python executor's `pyspark.memory`) is
+    left out: the pod asks for at least this much. None when the memory is not readable."""
+    setting = _spark_setting(spec, "memory", conf, f"spark.{role}.memory")
+    value, holder, key = setting or (_SPARK_DEFAULT_MEMORY, spec, "")
+    memory = _java_mib(value)
+    if memory is None:
+        return None
+    overhead_setting = _spark_setting(spec, "memoryOverhead", conf, f"spark.{role}.memoryOverhead")
+    overhead = _java_mib(overhead_setting[0]) if overhead_setting else None
+    if overhead is None:
+        least = _java_mib(conf.get(f"spark.{role}.minMemoryOverhead"))
+        share = int(_spark_factor(obj, conf, role) * memory)
+        overhead = max(share, _SPARK_OVERHEAD_MIN_MIB if least is None else least)
+    return memory + overhead, holder, key
+
+
+def _put(target: YMap, name: str, value: Any, holder: YMap, key: str, fallback: Pos) -> None:
+    """Set `target[name]`, positioned where `holder` writes `key` (at `fallback` when it is a
+    default no field writes)."""
+    target[name] = value
+    if key and key in holder.spans:
+        target.spans[name] = holder.spans[key]
+    else:
+        target.spans[name] = (*fallback, *fallback)
+
+
+def spark_gpus(conf: YMap, role: str) -> list[tuple[str, Any, Pos, Pos]]:
+    """The accelerators Spark limits a role's pod to: `<vendor>/<name>` for each
+    `spark.<role>.resource.<name>.amount` whose `.vendor` is set (KubernetesUtils
+    buildResourcesQuantities, BasicExecutorFeatureStep buildExecutorResourcesQuantities), as
+    (resource, amount, where the vendor is written, where the amount is)."""
+    found = []
+    for key in conf:
+        if not isinstance(key, str) or not key.endswith(".amount"):
+            continue
+        parts = key.split(".")
+        if len(parts) != 5 or parts[:3] != ["spark", role, "resource"]:
+            continue
+        prefix = key[: -len("amount")]
+        vendor = conf.get(prefix + "vendor")
+        amount = conf[key]
+        if not isinstance(vendor, str) or not vendor or amount in (0, "0", None):
+            continue
+        vendor_pos = conf.pos_of_value(prefix + "vendor")
+        found.append((f"{vendor}/{parts[3]}", amount, vendor_pos, conf.pos_of_value(key)))
+    return found
+
+
+def _spark_resources(
+    obj: YMap, conf: YMap, role: str, spec: YMap, below: Any, pos: Pos
+) -> YMap | None:
+    """The resources of a role's Spark container: those its template writes (`below`), with
+    Spark's cpu request, memory request and limit, cpu limit and accelerator limits written
+    over them, then the webhook's memory limit and `gpu` (addMemoryLimit, addGPU)."""
+    resources = YMap(pos)
+    sections = {}
+    for section in ("requests", "limits"):
+        written = below.get(section) if isinstance(below, YMap) else None
+        items = YMap(written.pos if isinstance(written, YMap) else pos)
+        if isinstance(written, YMap):
+            items.update_from(written)
+        sections[section] = items
+    requests, limits = sections["requests"], sections["limits"]
+    # cpu: `coreRequest` (spark.kubernetes.<role>.request.cores), else the cores.
+    cores = _spark_setting(spec, "cores", conf, f"spark.{role}.cores")
+    request = _spark_setting(spec, "coreRequest", conf, f"spark.kubernetes.{role}.request.cores")
+    if request is not None and isinstance(request[0], (str, int)):
+        _put(requests, "cpu", request[0], request[1], request[2], pos)
+    elif cores is None:
+        _put(requests, "cpu", str(_SPARK_DEFAULT_CORES), spec, "", pos)
+    elif _whole(cores[0]) is not None:
+        _put(requests, "cpu", str(_whole(cores[0])), cores[1], cores[2], pos)
+    memory = _spark_memory(obj, conf, role, spec)
+    if memory is not None:
+        total, holder, key = memory
+        _put(requests, "memory", f"{total}Mi", holder, key, pos)
+        _put(limits, "memory", f"{total}Mi", holder, key, pos)
+    limit = _spark_setting(spec, "coreLimit", conf, f"spark.kubernetes.{role}.limit.cores")
+    if limit is not None and isinstance(limit[0], (str, int)):
+        _put(limits, "cpu", limit[0], limit[1], limit[2], pos)
+    for name, amount, vendor_pos, amount_pos in spark_gpus(conf, role):
+        limits[name] = amount
+        limits.spans[name] = (*vendor_pos, *amount_pos)
+    written = spec.get("memoryLimit")
+    if isinstance(written, str) and written.strip():
+        text = written.strip().lower()
+        unit = next((u for u in _K8S_UNITS if text.endswith(u)), None)
+        value = text[: -len(unit)] + _K8S_UNITS[unit] if unit else written.strip()
+        _put(limits, "memory", value, spec, "memoryLimit", pos)
+    gpu = spec.get("gpu")
+    if isinstance(gpu, YMap):
+        name, quantity = gpu.get("name"), gpu.get("quantity")
+        if isinstance(name, str) and name and _whole(quantity) is not None:
+            limits[name] = quantity
+            limits.spans[name] = (*gpu.pos_of_value("name"), *gpu.pos_of_value("quantity"))
+    for section, items in sections.items():
+        if items:
+            resources[section] = items
+            resources.spans[section] = (*items.pos, *items.pos)
+    return resources
+
+
+def _spark_selector(obj: YMap, conf: YMap, role: str, spec: YMap, below: Any) -> YMap | None:
+    """The node selector of a role's pod: its template's, with Spark's
+    `spark.kubernetes.node.selector.*` (the application's `nodeSelector` among them, after
+    `sparkConf`) and `spark.kubernetes.<role>.node.selector.*` added (BasicDriverFeatureStep,
+    BasicExecutorFeatureStep addToNodeSelector), then the role's `nodeSelector`, which the
+    webhook adds last (addNodeSelectors)."""
+    selector = YMap(below.pos if isinstance(below, YMap) else spec.pos)
+    if isinstance(below, YMap):
+        selector.update_from(below)
+    sources: list[tuple[YMap, str]] = [
+        (conf, "spark.kubernetes.node.selector."),
+        (mapping_at(spark_application(obj), "nodeSelector"), ""),
+        (conf, f"spark.kubernetes.{role}.node.selector."),
+        (mapping_at(spec, "nodeSelector"), ""),
+    ]
+    for holder, prefix in sources:
+        for key, value in holder.items():
+            if isinstance(key, str) and key.startswith(prefix) and len(key) > len(prefix):
+                selector[key[len(prefix) :]] = value
+                selector.spans[key[len(prefix) :]] = holder.spans[key]
+    return selector or None
+
+
+def _spark_containers(
+    obj: YMap, role: str, spec: YMap, pod: YMap, template_spec: YMap
+) -> list[int]:
+    """Give `pod` its containers: the template's, its Spark container (the one named
+    `spark-kubernetes-<role>`, else the first: KubernetesUtils.selectSparkContainer; a new one
+    without a template) with the resources Spark and the webhook give it, and the role's
+    `sidecars` and `initContainers` the webhook adds (addSidecarContainers, addInitContainers).
+    Gives the id()s of the template's mappings the new container replaces."""
+    conf = mapping_at(spark_application(obj), "sparkConf")
+    written = template_spec.get("containers")
+    others = [c for c in written if isinstance(c, YMap)] if isinstance(written, YSeq) else []
+    name = SPARK_CONTAINERS[role]
+    base = next((c for c in others if c.get("name") == name), others[0] if others else None)
+    main = YMap(base.pos if base is not None else spec.pos)
+    if base is not None:
+        main.update_from(base)
+    else:
+        _put(main, "name", name, spec, "", spec.pos)
+    image = _spark_setting(spec, "image", spark_application(obj), "image")
+    if image is not None and isinstance(image[0], str) and image[0]:
+        _put(main, "image", image[0], image[1], image[2], spec.pos)
+    resources = _spark_resources(obj, conf, role, spec, main.get("resources"), spec.pos)
+    main["resources"] = resources
+    main.spans["resources"] = (*resources.pos, *resources.pos)
+    containers = YSeq(written.pos if isinstance(written, YSeq) else spec.pos)
+    for index, item in enumerate(written if isinstance(written, YSeq) else ()):
+        containers.append(main if item is base else item)
+        containers.item_pos.append(written.pos_of_item(index))
+    if base is None:
+        containers.append(main)
+        containers.item_pos.append(spec.pos)
+    init = YSeq(spec.pos)
+    for source in (template_spec.get("initContainers"), spec.get("initContainers")):
+        if isinstance(source, YSeq):
+            init.extend(source)
+            init.item_pos.extend(source.item_pos)
+    sidecars = spec.get("sidecars")
+    if isinstance(sidecars, YSeq):
+        containers.extend(sidecars)
+        containers.item_pos.extend(sidecars.item_pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = (*containers.pos, *containers.pos)
+    if init:
+        pod["initContainers"] = init
+        pod.spans["initContainers"] = (*init.pos, *init.pos)
+    return [] if base is None else [id(base), id(base.get("resources"))]
+
+
+def _spark_pod(obj: YMap, spec: YMap, role: str) -> YMap | None:
+    """The pod one role of a SparkApplication runs (see above): its `template` (the pod
+    fields it writes), the Spark container, the node selector Spark and the webhook give it,
+    and the webhook's tolerations (appended), affinity and priority class (which replace the
+    template's: addTolerations, addAffinity, addPriorityClassName)."""
+    template = spec.get("template")
+    template_spec = mapping_at(template, "spec")
+    read = [id(spec), id(spec.get("gpu")), *(id(v) for v in (template, template_spec) if v)]
+    pod = BuiltMap(spec.pos)
+    for key, value in template_spec.items():
+        if key not in ("containers", "initContainers", "nodeSelector"):
+            pod[key] = value
+            pod.spans[key] = template_spec.spans[key]
+    read += _spark_containers(obj, role, spec, pod, template_spec)
+    conf = mapping_at(spark_application(obj), "sparkConf")
+    selector = _spark_selector(obj, conf, role, spec, template_spec.get("nodeSelector"))
+    if selector is not None:
+        pod["nodeSelector"] = selector
+        pod.spans["nodeSelector"] = spec.spans.get("nodeSelector", (*selector.pos, *selector.pos))
+    tolerations = spec.get("tolerations")
+    if isinstance(tolerations, YSeq) and tolerations:
+        pod["tolerations"] = _appended(template_spec.get("tolerations"), tolerations)
+        pod.spans["tolerations"] = spec.spans["tolerations"]
+    for field in ("affinity", "priorityClassName"):
+        if spec.get(field):
+            pod[field] = spec[field]
+            pod.spans[field] = spec.spans[field]
+    pod.read_from = tuple(read)
+    return pod
+
+
+def spark_driver_pod(obj: YMap, driver: YMap) -> YMap | None:
+    """The driver pod of a SparkApplication; none unless it runs in `cluster` mode (in client
+    mode the driver is the spark-submit process of the operator, or a pod the user runs)."""
+    mode = spark_application(obj).get("mode", "cluster")
+    return _spark_pod(obj, driver, "driver") if mode in ("cluster", None) else None
+
+
+def spark_executor_pod(obj: YMap, executor: YMap) -> YMap | None:
+    """The pod of each executor of a SparkApplication."""
+    return _spark_pod(obj, executor, "executor")
+
+
+class SparkExecutors(NamedTuple):
+    """How many executors a SparkApplication runs (SchedulerBackendUtils
+    getInitialTargetExecutorNumber; Utils.getDynamicAllocationInitialExecutors)."""
+
+    start: ReplicaCount  # the executors Spark asks for as it starts
+    # With dynamic allocation: the most it scales to, and where that is written; None when
+    # nothing bounds it (Spark's default maxExecutors is Int.MaxValue).
+    maximum: tuple[int, Pos] | None = None
+    minimum: int = 0  # with dynamic allocation: the fewest it keeps (minExecutors, 0)
+    dynamic: Pos | None = None  # where dynamic allocation is turned on, when it is
+
+
+_GO_TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
+
+
+def _go_bool(value: Any) -> bool:
+    """strconv.ParseBool's true (the operator's defaulter reads `sparkConf` with it)."""
+    return value is True or (isinstance(value, str) and value in _GO_TRUE)
+
+
+def spark_executors(obj: YMap) -> SparkExecutors:
+    """The executor count of a SparkApplication as Spark computes it from the options the
+    operator gives it, after the operator's defaulter (api/v1beta2/defaults.go
+    setExecutorSpecDefaults: one instance when neither `instances` nor
+    `spark.executor.instances` is written and it does not see dynamic allocation on)."""
+    spec = spark_application(obj)
+    conf = mapping_at(spec, "sparkConf")
+    executor = mapping_at(spec, "executor")
+    allocation = spec.get("dynamicAllocation")
+    enabled = isinstance(allocation, YMap) and allocation.get("enabled") is True
+    written = conf.get("spark.dynamicAllocation.enabled")
+    dynamic = enabled or (isinstance(written, str) and written.strip().lower() == "true")
+    if isinstance(allocation, YMap):
+        operator_dynamic = enabled
+    else:
+        operator_dynamic = _go_bool(conf.get("spark.dynamicallocation.enabled"))
+    found = _spark_setting(executor, "instances", conf, "spark.executor.instances")
+    instances = _whole(found[0]) if found else None
+    if instances is not None and found is not None:
+        start = ReplicaCount(instances, found[2], found[1].pos_of_key(found[2]))
+    elif not operator_dynamic:
+        start = ReplicaCount(1, "instances", None)
+    else:
+        # Spark's own default, two, when it is not dynamic after all.
+        start = ReplicaCount(0 if dynamic else 2, "instances", None)
+    if not dynamic:
+        return SparkExecutors(start)
+
+    def setting(field: str) -> tuple[int, Pos] | None:
+        # The operator writes the spec's bounds after `sparkConf`, when it turns them on.
+        holder = allocation if enabled and isinstance(allocation, YMap) else None
+        if holder is not None and _whole(holder.get(field)) is not None:
+            return _whole(holder[field]) or 0, holder.pos_of_key(field)
+        key = f"spark.dynamicAllocation.{field}"
+        if _whole(conf.get(key)) is not None or conf.get(key) in ("0", 0):
+            return _whole(conf[key]) or 0, conf.pos_of_key(key)
+        return None
+
+    least = setting("minExecutors")
+    initial = setting("initialExecutors")
+    where = (
+        allocation.pos_of_key("enabled")
+        if enabled
+        else conf.pos_of_key("spark.dynamicAllocation.enabled")
+    )
+    for field, bound in (("minExecutors", least), ("initialExecutors", initial)):
+        if bound is not None and bound[0] > start.value:
+            start = ReplicaCount(bound[0], field, bound[1])
+    if start.pos is None and start.value == 0:
+        start = ReplicaCount(start.value, "initialExecutors", None)
+    return SparkExecutors(start, setting("maxExecutors"), least[0] if least else 0, where)
+
+
+def spark_executor_count(obj: YMap, executor: YMap) -> ReplicaCount:
+    """The executors a SparkApplication starts with; not known when dynamic allocation scales
+    them with no `maxExecutors` (gpulint.replicas reads a bounded one as an autoscaler)."""
+    found = spark_executors(obj)
+    if found.dynamic is not None and found.maximum is None:
+        return found.start._replace(unknown="not bounded: no maxExecutors")
+    return found.start
+
+
+def spark_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
+    """What a SparkApplication's pods depend on that gpulint does not read: executors that
+    dynamic allocation scales without bound, and a pod template file `sparkConf` names for a
+    role without a `template` (the operator's releases pass it on to Spark: submission.go
+    driverPodTemplateOption writes a file of its own only from the role's `template`)."""
+    notes: list[tuple[str, Pos, str]] = []
+    found = spark_executors(obj)
+    if found.dynamic is not None and found.maximum is None:
+        notes.append(
+            (
+                "dynamic allocation scales its executors with no `maxExecutors` (Spark's "
+                "default has no bound): how many run, and so GPU capacity and quota, were "
+                "not judged",
+                found.dynamic,
+                f"Set `{_spark_path(obj)}.dynamicAllocation.maxExecutors` to the most "
+                "executors the cluster should run at once.",
+            )
+        )
+    conf = mapping_at(spark_application(obj), "sparkConf")
+    for role in ("driver", "executor"):
+        key = f"spark.kubernetes.{role}.podTemplateFile"
+        if conf.get(key) and "template" not in mapping_at(spark_application(obj), role):
+            notes.append(
+                (
+                    f"`{key}` names a pod template file, on which Spark builds the {role} "
+                    f"pods (the operator writes its own only from `{role}.template`); gpulint "
+                    f"does not join a file of the operator's image to the application: the "
+                    f"{role} pods were judged without it",
+                    conf.pos_of_key(key),
+                    f"Write the pod template in `{_spark_path(obj)}.{role}.template` instead "
+                    "(or check the file on its own: docs/workloads.md, Pod template files).",
+                )
+            )
     return tuple(notes)

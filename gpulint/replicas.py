@@ -28,12 +28,19 @@ class ScalerWords(NamedTuple):
 _HPA = "HorizontalPodAutoscaler"
 _SCALED_OBJECT = "ScaledObject"
 _DASK_AUTOSCALER = "DaskAutoscaler"
+_SPARK_APPLICATION = "SparkApplication"
+_SCHEDULED_SPARK_APPLICATION = "ScheduledSparkApplication"
+_SPARK_WORDS = ScalerWords(
+    "Spark dynamic allocation", "Spark dynamic allocations", "maxExecutors", "minExecutors"
+)
 _WORDS = {
     _HPA: ScalerWords("HPA", "HPAs", "maxReplicas", "minReplicas"),
     _SCALED_OBJECT: ScalerWords(
         "ScaledObject", "ScaledObjects", "maxReplicaCount", "minReplicaCount"
     ),
     _DASK_AUTOSCALER: ScalerWords("DaskAutoscaler", "DaskAutoscalers", "maximum", "minimum"),
+    _SPARK_APPLICATION: _SPARK_WORDS,
+    _SCHEDULED_SPARK_APPLICATION: _SPARK_WORDS,
 }
 
 
@@ -117,8 +124,8 @@ def under_load_words(scalers: Iterable[Autoscaler | None]) -> ScalerWords:
 
 def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
     """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas, every KEDA
-    ScaledObject (`keda.sh/*`) with a scaleTargetRef, and every Dask operator DaskAutoscaler
-    with a cluster and a maximum."""
+    ScaledObject (`keda.sh/*`) with a scaleTargetRef, every Dask operator DaskAutoscaler
+    with a cluster and a maximum, and every SparkApplication's bounded dynamic allocation."""
     for document in documents:
         found = _READERS.get(document.ref.kind)
         if found is None:
@@ -173,6 +180,25 @@ def _dask_autoscaler(document: Document) -> Autoscaler | None:
         spec.pos_of_key("maximum"),
         None,
         minimum if isinstance(minimum, int) and not isinstance(minimum, bool) else 0,
+    )
+
+
+def _spark_dynamic_allocation(document: Document) -> Autoscaler | None:
+    """A SparkApplication's (or a ScheduledSparkApplication's template's) dynamic allocation,
+    as an autoscaler of its own executors: Spark
+    starts the executors it computes (gpulint.operators spark_executors) and scales them with
+    the pending tasks between `minExecutors` (0 by default) and `maxExecutors` (core
+    ExecutorAllocationManager). It reads no pod metric. None without dynamic allocation, or
+    without a `maxExecutors` (then the count is not known: gpulint.operators)."""
+    from gpulint.operators import spark_executors  # only runs with SparkApplications
+
+    found = spark_executors(document.obj)
+    if found.dynamic is None or found.maximum is None:
+        return None
+    maximum, pos = found.maximum
+    ref = document.ref
+    return Autoscaler(
+        DocumentKey.of(document), ref.kind, ref.name, maximum, pos, None, found.minimum
     )
 
 
@@ -267,6 +293,8 @@ _READERS: dict[str, tuple[str, Callable[[Document], Autoscaler | None]]] = {
     _HPA: ("", _hpa),
     _SCALED_OBJECT: ("keda.sh/", _scaled_object),
     _DASK_AUTOSCALER: ("kubernetes.dask.org/", _dask_autoscaler),
+    _SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
+    _SCHEDULED_SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
 }
 
 

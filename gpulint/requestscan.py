@@ -17,7 +17,7 @@ from gpulint.model import (
 )
 from gpulint.shapes import POLYAXON_FILE, api_group
 from gpulint.views import NamedTuple
-from gpulint.yamltree import Pos, YMap, YSeq, parse
+from gpulint.yamltree import BuiltMap, Pos, YMap, YSeq, parse
 
 #: What one walk over a document has done at its mappings and lists, by id(): TYPED, the
 #: typing read the node as a pod template reads it (the accelerator scan does not enter it); a
@@ -140,7 +140,7 @@ def _scan(
     elif in_mapping and key == "gpu":
         _gpu_field_request(node, parent, path, found)
     elif in_mapping and key == "sparkConf":
-        _spark_conf_requests(node, path, found)
+        _spark_conf_requests(node, parent, path, found)
     elif in_mapping and key == "resource" and type(node.get("manifest")) is str:
         _embedded_requests(node, path, found)
     elif key == "parameters" and not in_mapping:
@@ -316,11 +316,15 @@ def _device_name_requests(
         )
 
 
-def _spark_conf_requests(conf: YMap, path: list[Any], found: list[AcceleratorRequest]) -> None:
+def _spark_conf_requests(
+    conf: YMap, parent: YMap, path: list[Any], found: list[AcceleratorRequest]
+) -> None:
     """Add the requests of a Spark configuration to `found`: on Kubernetes, Spark gives its
     driver or executor pod the limit `<vendor>/<name>` for each
     `spark.{driver,executor}.resource.<name>.amount` whose `.vendor` is set (the Spark docs,
-    "Resource Allocation and Configuration Overview", running-on-kubernetes)."""
+    "Resource Allocation and Configuration Overview", running-on-kubernetes). Each is held
+    by the configuration and by the role beside it (a SparkApplication's `spec.driver` or
+    `spec.executor`), whose pod gpulint builds with it (gpulint.operators)."""
     for key in conf:
         if not isinstance(key, str) or not key.endswith(".amount"):
             continue
@@ -333,7 +337,7 @@ def _spark_conf_requests(conf: YMap, path: list[Any], found: list[AcceleratorReq
             continue
         name = f"{vendor}/{parts[3]}"
         if looks_like_accelerator(name):
-            holders = (id(conf),)
+            holders = (id(conf), id(parent.get(parts[1])))
             found.append(
                 AcceleratorRequest(
                     name, field_path(path), conf.pos_of_key(key), holders, OPERATOR_FIELD
@@ -584,7 +588,12 @@ def unchecked(
         return None
     walked = {} if walked is None else walked
     read: set[int] = set()
+    # What the pods gpulint built hold in another shape (a Spark role's `gpu` field): the
+    # operator's fields they were built from are read too.
+    built: set[int] = set()
     for template in workload.templates if workload is not None else ():
+        if isinstance(template.spec, BuiltMap):
+            built.update(template.spec.read_from)
         read.add(id(template.spec))
         read.add(id(template.role_node))  # a pod spec an operator completes (KServe)
         # Claims a built pod takes from elsewhere in the object (an Argo workflow's own).
@@ -603,7 +612,13 @@ def unchecked(
     copied = _COPIED_LIMITS.get((api_group(document.ref.api_version), document.ref.kind))
     if copied is not None:
         found = sorted([*found, *_copied_limits(document.obj, copied)], key=lambda r: r.pos)
-    requests = tuple(r for r in found if r.form not in CHECKED_FORMS or read.isdisjoint(r.holders))
+    read |= built
+    requests = tuple(
+        r
+        for r in found
+        if (r.form not in CHECKED_FORMS or read.isdisjoint(r.holders))
+        and (r.form != OPERATOR_FIELD or built.isdisjoint(r.holders))
+    )
     builds = None
     if workload is None:
         ref = document.ref
@@ -612,6 +627,14 @@ def unchecked(
         )
     if builds is not None:
         requests = tuple(r if r.runs_in else r._replace(runs_in=builds) for r in requests)
+    elif workload is not None:
+        # An operator's field in a workload gpulint reads, in none of the pods it builds (a
+        # Spark driver's `gpu` in client mode, where spark-submit runs the driver itself).
+        held = f"no pod gpulint builds for kind {document.ref.kind} holds it"
+        requests = tuple(
+            r._replace(runs_in=held) if r.form == OPERATOR_FIELD and not r.runs_in else r
+            for r in requests
+        )
     if not requests and not unread:
         return None
     return Unchecked(document, requests, unread)

@@ -774,6 +774,19 @@ def node_ceiling(pool: Pool) -> int:
     return pool.ceiling if pool.can_grow else 0
 
 
+def ceiling_assumptions(pools: Iterable[Pool]) -> tuple[str, ...]:
+    """What the most nodes of `pools` rests on where their inputs could not say it, each once:
+    a verdict that they are too few is then a warning naming it."""
+    return tuple(dict.fromkeys(p.ceiling_assumed for p in pools if p.ceiling_assumed))
+
+
+def ceiling_note(assumptions: Sequence[str]) -> str:
+    """`; the pools' maximum is assumed: ...` for a message, "" without assumptions."""
+    if not assumptions:
+        return ""
+    return "; the pools' maximum is assumed: " + "; ".join(assumptions)
+
+
 #: Pools a message names before `and N more like them`.
 MAX_NAMED_POOLS = 3
 

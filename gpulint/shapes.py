@@ -18,9 +18,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gpulint.data.kserve import KSERVE_FORMATS
+from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.model import (
     ContainerRole,
     Document,
+    ReplicaCount,
     UnreadPart,
 )
 from gpulint.views import NamedTuple
@@ -42,6 +44,8 @@ def _built_by(name: str) -> Callable[..., Any]:
     return build
 
 
+#: The Spark operator's API group.
+SPARK_GROUP = "sparkoperator.k8s.io"
 #: The kind gpulint gives a job of an Armada job file (gpulint.loader), which writes none.
 ARMADA_JOB = "ArmadaJob"
 #: The kind gpulint gives a Kubeflow Pipelines IR document (a compiled `pipeline.yaml`, which
@@ -129,6 +133,13 @@ class Role(NamedTuple):
     # it; None: the pod spec is written in the manifest.
     # (object, role's mapping) -> the pod spec; None: no pod; UnreadPart: one gpulint cannot build
     derive: Callable[[YMap, YMap], YMap | UnreadPart | None] | None = None
+    # The pod count an operator computes from several fields, conditions among them (a Spark
+    # application's executors): (object, role's mapping) -> the count, instead of the product
+    # of `counts` (whose fields are still type-checked).
+    count_by: Callable[[YMap, YMap], ReplicaCount] | None = None
+    # Other int32 fields of the role's mapping that the pod is built from (a Spark role's
+    # `cores`): type-checked as counts are.
+    integers: tuple[str, ...] = ()
     runs: bool = True  # False: a template other objects use (a serving runtime); no pods
     optional: bool = False  # a declared role that an object may leave out
     generated: bool = False  # `derive` builds the pod from fields that are no pod's (KAITO)
@@ -476,6 +487,42 @@ def _training_runtime(kind: str) -> WorkloadShape:
 _NIM_REPLICAS = (Count("replicas", peaks=("scale.hpa.minReplicas", "scale.hpa.maxReplicas")),)
 
 
+def _spark(kind: str, app: str) -> WorkloadShape:
+    """A Spark operator kind whose SparkApplicationSpec is at `app`: one driver pod (in
+    `cluster` mode) and its executors, each built by spark-submit and Spark from the role's
+    fields, `sparkConf` and `template`, completed by the operator's pod webhook
+    (gpulint.operators); how many executors run is Spark's count (dynamic allocation is read
+    as an autoscaler, gpulint.replicas). Spark waits for no gang."""
+    return WorkloadShape(
+        kind,
+        (f"{SPARK_GROUP}/*",),
+        (
+            Role(
+                f"{app}.driver",
+                template="",
+                spec="",
+                counts=(),
+                integers=("cores",),
+                name="driver",
+                derive=_built_by("spark_driver_pod"),
+                operator_resources=True,
+            ),
+            Role(
+                f"{app}.executor",
+                template="",
+                spec="",
+                counts=(Count("instances"),),
+                count_by=_built_by("spark_executor_count"),
+                integers=("cores",),
+                name="executor",
+                derive=_built_by("spark_executor_pod"),
+                operator_resources=True,
+            ),
+        ),
+        unjudged=_built_by("spark_unjudged"),
+    )
+
+
 _DYNAMO_COUNTS = (Count("replicas"), Count("multinode.nodeCount"))
 _BENTO_REPLICAS = (Count("autoscaling.minReplicas", peaks=("autoscaling.maxReplicas",)),)
 
@@ -505,8 +552,8 @@ _PARALLELISM = (Count("parallelism"),)
 #   with name `flink-main-container`", whose memory and cpu Flink's options overwrite
 #   (docs/deployment/resource-providers/native_kubernetes.md, "Pod Template").
 _TOOL_CONTAINERS: dict[str, str] = {
-    "spark-kubernetes-driver": "the Spark applications that use it for their driver",
-    "spark-kubernetes-executor": "`spark.executor.instances` (or dynamic allocation) of the "
+    SPARK_CONTAINERS["driver"]: "the Spark applications that use it for their driver",
+    SPARK_CONTAINERS["executor"]: "`spark.executor.instances` (or dynamic allocation) of the "
     "Spark applications that use it",
     "flink-main-container": "the Flink configuration that uses it",
 }
@@ -1092,6 +1139,15 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     _dask_cluster(
         "DaskJob", "spec.cluster.spec", Role("spec.job", template="", counts=(), name="job")
     ),
+    # The Spark operator (gpulint.operators): a SparkApplication runs one driver pod (in
+    # `cluster` mode) and its executors, each built by spark-submit and Spark from the role's
+    # fields, `sparkConf` and `template`, completed by the operator's pod webhook; how many
+    # executors run is Spark's count (dynamic allocation is read as an autoscaler,
+    # gpulint.replicas). Spark waits for no gang.
+    _spark("SparkApplication", "spec"),
+    # A ScheduledSparkApplication creates a SparkApplication of its `template` at each run
+    # (internal/controller/scheduledsparkapplication/controller.go): the pods of one run.
+    _spark("ScheduledSparkApplication", "spec.template"),
     # Seldon Core 1: each componentSpec is a Deployment of pods; the operator adds its service
     # orchestrator container to the first one's (gpulint.operators).
     WorkloadShape(

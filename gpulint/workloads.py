@@ -49,7 +49,7 @@ from gpulint.shapes import (
     shape_for,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import Pos, YMap, YSeq, last_line
+from gpulint.yamltree import BuiltMap, Pos, YMap, YSeq, last_line
 
 
 def _typed(
@@ -89,6 +89,8 @@ def _typed(
                 base, base_where = (obj, "") if count.path.startswith("/") else (role_node, where)
                 if not count.text:  # a count kept in a string is no field of the API's
                     _malformed_count(base_where, base, count.path.lstrip("/"), below)
+            for field in role.integers:
+                _malformed_count(where, role_node, field, below)
         if shape.declared and len(templates) == before and not role.optional:
             where = ".".join(p for p in (role.path, role.template) if p)
             unread.append(
@@ -339,6 +341,8 @@ def _count(obj: YMap, role_node: YMap, role: Role, where: str = "") -> ReplicaCo
         return None
     if not role.runs:
         return ReplicaCount(0, "", None)
+    if role.count_by is not None:
+        return role.count_by(obj, role_node)
     factors = []
     for count in role.counts:
         base = obj if count.path.startswith("/") else role_node
@@ -625,7 +629,29 @@ def role_at(workload: Workload, pos: Pos) -> str | None:
             extent = _extent(template)
         if _inside(pos, extent):
             return role
-    return None
+    # A pod gpulint built from fields outside the role's mapping (a Spark executor's GPU from
+    # the application's `sparkConf`): the role whose pod alone holds a value written there.
+    holders = {t.role for t in workload.templates if t.role and _holds(t.spec, pos)}
+    return holders.pop() if len(holders) == 1 else None
+
+
+def _holds(spec: YMap, pos: Pos) -> bool:
+    """Whether a pod spec gpulint built (a BuiltMap) holds a key, value or item written at
+    `pos`."""
+    if not isinstance(spec, BuiltMap):
+        return False
+    pending: list[Any] = [spec]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, YMap):
+            if any(span[:2] == pos or span[2:] == pos for span in node.spans.values()):
+                return True
+            pending.extend(v for v in node.values() if isinstance(v, (YMap, YSeq)))
+        elif isinstance(node, YSeq):
+            if pos in node.item_pos:
+                return True
+            pending.extend(v for v in node if isinstance(v, (YMap, YSeq)))
+    return False
 
 
 def _start(part: RolePart) -> Pos:

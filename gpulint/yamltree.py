@@ -81,9 +81,18 @@ class YMap(dict):
 
 class BuiltMap(YMap):
     """A pod spec gpulint built for a pod an operator writes from other fields
-    (gpulint.operators): it is written nowhere, so no edit adds keys or items to it."""
+    (gpulint.operators): it is written nowhere, so no edit adds keys or items to it.
 
-    __slots__ = ()
+    `read_from` holds the id()s of the written mappings whose requests it carries in another
+    shape (a Spark role's `gpu` field, the pod template whose container it rebuilt): the
+    accelerator scan takes what they hold as read (gpulint.requestscan).
+    """
+
+    __slots__ = ("read_from",)
+
+    def __init__(self, pos: Pos = (1, 1), read_from: tuple[int, ...] = ()) -> None:
+        super().__init__(pos)
+        self.read_from = read_from
 
 
 class YSeq(list):

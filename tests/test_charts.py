@@ -753,3 +753,43 @@ def test_a_key_a_template_writes_twice_names_the_lines_of_the_render(
     assert finding["message"].startswith(
         "key `HF_HOME` is written twice in one mapping (lines 8 and 9 of the rendered output): "
     ), finding["message"]
+
+
+def test_a_key_before_a_trimming_nindent_is_placed_at_its_branch_of_the_template(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    # bitnami's charts write `resources: {{- toYaml .Values.resources | nindent 12 }}` in one
+    # branch and the preset's `resources:` in the other: the `{{-` trims the space the template
+    # line has after the key (was line 1: no template line matched `resources:`), and the
+    # marked render, its mark before that action, tells the branches apart.
+    branch = (
+        "          {{- if .Values.resources }}\n"
+        "          resources: {{- toYaml .Values.resources | nindent 12 }}\n"
+        "          {{- else }}\n"
+        '          resources: {{- include "preset" . | nindent 12 }}\n'
+        "          {{- end }}\n"
+    )
+    write_files(
+        tmp_path,
+        {
+            "chart/Chart.yaml": "apiVersion: v2\nname: torch\nversion: 5.0.0\n",
+            "chart/values.yaml": "resources: {}\n",
+            "chart/templates/_helpers.tpl": (
+                '{{- define "preset" -}}\nrequests: {cpu: 500m, memory: 512Mi}\n{{- end -}}\n'
+            ),
+            "chart/templates/deployment.yaml": (
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: torch\nspec:\n"
+                "  selector:\n    matchLabels: {app: torch}\n  template:\n"
+                "    metadata:\n      labels: {app: torch}\n    spec:\n      containers:\n"
+                "        - name: master\n          image: bitnami/pytorch:2.8.0\n" + branch
+            ),
+            "gpu.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+        },
+    )
+    result = run(
+        "check", "--isolated", "--format", "json", "--select", "GPU601",
+        str(tmp_path / "chart"), "--values", str(tmp_path / "gpu.yaml"),
+    )  # fmt: skip
+    assert located(result) == [
+        ("GPU601", str(tmp_path / "chart/templates/deployment.yaml"), 16, 11, (17, 11))
+    ]

@@ -125,6 +125,239 @@ def test_a_gke_flex_start_pool_is_labelled_and_made_per_pod(tmp_path: Path) -> N
     assert not pools["l4"].made_per_pod
 
 
+GPU_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n"
+    "  nodeSelector: {{{selector}}}\n"
+    "  containers:\n  - name: c\n    image: c:1.0\n    resources:\n"
+    "      limits: {{cpu: '1', memory: 1Gi, nvidia.com/gpu: 1}}\n"
+)
+
+
+def placement_findings(tmp_path: Path, selector: str) -> list[tuple[str, str]]:
+    """(code, message) of the placement findings on a one-GPU pod selecting `selector`,
+    against the module in `tmp_path`."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(GPU_POD.format(selector=selector))
+    args = ["check", "--isolated", "--select", "GPU1", "--format", "json"]
+    result = CliRunner().invoke(main, [*args, "--profile", str(tmp_path), str(pod)])
+    return [(f["code"], f["message"]) for f in json.loads(result.stdout)["findings"]]
+
+
+def test_a_label_whose_value_the_files_do_not_decide_takes_any_value(tmp_path: Path) -> None:
+    # nvidia-terraform-modules gke/main.tf labels its pools `env = var.project_id`, a variable
+    # without a default: the nodes carry `env`, with a value no file says (was `env=""`, and a
+    # pod selecting its project's `env` had a false GPU101 "pool has ").
+    (tmp_path / "main.tf").write_text(
+        'variable "project_id" {}\n'
+        'resource "google_container_node_pool" "gpu" {\n'
+        '  name       = "gpu"\n  location   = "us-west1-b"\n  node_count = 1\n'
+        "  node_config {\n"
+        '    machine_type = "g2-standard-8"\n'
+        '    labels = {\n      env = var.project_id\n      managed_by = "terraform"\n    }\n'
+        '    guest_accelerator {\n      type  = "nvidia-l4"\n      count = 1\n    }\n'
+        "  }\n}\n"
+    )
+    profile = load_profiles([str(tmp_path)])
+    (pool,) = profile.pools
+    assert "env" not in pool.labels and pool.labels["managed_by"] == "terraform"
+    assert LabelRequirement("env", "Exists") in pool.label_requirements
+    assert (
+        f"{shown(str(tmp_path), 'main.tf')}:2 google_container_node_pool.gpu: the value of "
+        "label `env` is not known from the files; taken as any value"
+    ) in profile.assumptions
+    assert placement_findings(tmp_path, "env: my-project") == []
+    # A label the files decide still rules a pool out.
+    (code, message), *_ = placement_findings(tmp_path, "managed_by: helm")
+    assert code == "GPU101" and "nodeSelector managed_by=helm (pool has terraform)" in message
+
+
+def test_gke_labels_its_spot_and_preemptible_nodes(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        "".join(
+            f'resource "google_container_node_pool" "{name}" {{\n'
+            f'  name = "{name}"\n  node_count = 1\n'
+            f'  node_config {{\n    machine_type = "g2-standard-8"\n{line}  }}\n}}\n'
+            for name, line in (
+                ("spot", "    spot = true\n"),
+                ("preemptible", "    preemptible = true\n"),
+                ("standard", ""),
+            )
+        )
+    )
+    pools = {p.name: p for p in load_profiles([str(tmp_path)]).pools}
+    assert pools["spot"].labels["cloud.google.com/gke-spot"] == "true"
+    assert pools["preemptible"].labels["cloud.google.com/gke-preemptible"] == "true"
+    assert not {"cloud.google.com/gke-spot", "cloud.google.com/gke-preemptible"} & set(
+        pools["standard"].labels
+    )
+    # GKE taints neither: a pod selecting Spot nodes fits (was GPU101 "lacks the label").
+    assert placement_findings(tmp_path, 'cloud.google.com/gke-spot: "true"') == []
+
+
+def test_a_gke_cluster_defines_its_inline_pools_and_its_default_pool(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(
+        'resource "google_container_cluster" "zonal" {\n'
+        '  name = "zonal"\n  location = "us-central1-a"\n  initial_node_count = 2\n'
+        '  node_config {\n    machine_type = "g2-standard-8"\n  }\n}\n'
+        'resource "google_container_cluster" "inline" {\n'
+        '  name = "inline"\n  location = "us-central1"\n'
+        '  node_locations = ["us-central1-a", "us-central1-c"]\n'
+        '  node_pool {\n    name = "cpu"\n    node_count = 1\n'
+        '    node_config {\n      machine_type = "e2-standard-8"\n    }\n  }\n}\n'
+        'resource "google_container_cluster" "removed" {\n'
+        '  name = "removed"\n  location = "us-central1"\n'
+        "  remove_default_node_pool = true\n  initial_node_count = 1\n}\n"
+        'resource "google_container_cluster" "autopilot" {\n'
+        '  name = "autopilot"\n  location = "us-central1"\n  enable_autopilot = true\n}\n'
+        'data "google_container_cluster" "read" {\n  name = "read"\n}\n'
+    )
+    profile = load_profiles([str(tmp_path)])
+    pools = {p.name: p for p in profile.pools}
+    assert sorted(pools) == ["cpu", "default-pool"]
+    default, cpu = pools["default-pool"], pools["cpu"]
+    # A zonal cluster's pool is in its one zone: no assumption about zones.
+    assert (default.nodes, default.min_nodes, default.max_nodes) == (2, 2, 2)
+    assert default.allocatable["nvidia.com/gpu"] == 1
+    assert default.defined_at == f"{shown(str(tmp_path), 'main.tf')}:1"
+    assert LabelRequirement("topology.kubernetes.io/zone", "In", ("us-central1-a",)) in (
+        default.label_requirements
+    )
+    # The cluster's node_locations; a fixed pool's node_count is per zone.
+    assert (cpu.nodes, cpu.min_nodes, cpu.max_nodes) == (2, 2, 2)
+    assert cpu.defined_at == f"{shown(str(tmp_path), 'main.tf')}:13"
+    assert profile.assumptions == ()
+
+
+def test_an_aks_cluster_has_its_default_system_pool_and_user_pools(tmp_path: Path) -> None:
+    # nvidia-terraform-modules aks/main.tf: the CPU pool is the cluster's default_node_pool.
+    (tmp_path / "main.tf").write_text(
+        'resource "azurerm_kubernetes_cluster" "aks" {\n  name = "aks"\n'
+        '  default_node_pool {\n    name = "akscpu"\n    node_count = 2\n'
+        '    vm_size = "Standard_D16_v5"\n    only_critical_addons_enabled = true\n  }\n}\n'
+        'resource "azurerm_kubernetes_cluster_node_pool" "gpu" {\n  name = "aksgpu1"\n'
+        '  vm_size = "Standard_NC4as_T4_v3"\n  node_count = 1\n}\n'
+        'resource "azurerm_kubernetes_cluster_node_pool" "sys" {\n  name = "sys2"\n'
+        '  vm_size = "Standard_D4s_v5"\n  mode = "System"\n}\n'
+        'data "azurerm_kubernetes_cluster" "read" {\n  name = "aks"\n}\n'
+    )
+    profile = load_profiles([str(tmp_path)])
+    assert profile.provider == "aks"
+    pools = {p.name: p for p in profile.pools}
+    assert sorted(pools) == ["akscpu", "aksgpu1", "sys2"]
+    cpu = pools["akscpu"]
+    assert (cpu.nodes, cpu.instance_type) == (2, "Standard_D16_v5")
+    assert cpu.defined_at == f"{shown(str(tmp_path), 'main.tf')}:3"
+    assert cpu.labels["kubernetes.azure.com/mode"] == "system"
+    assert cpu.taints == (Taint("CriticalAddonsOnly", "true", "NoSchedule"),)
+    assert pools["aksgpu1"].labels["kubernetes.azure.com/mode"] == "user"
+    assert pools["sys2"].labels["kubernetes.azure.com/mode"] == "system"
+    # AKS labels every node with its pool's mode (was GPU101 "lacks the label").
+    assert placement_findings(tmp_path, "kubernetes.azure.com/mode: user") == []
+
+
+REGIONAL_L4 = (
+    'resource "google_container_node_pool" "gpu" {{\n'
+    '  name = "gpu"\n  location = "{location}"\n'
+    "  autoscaling {{\n    min_node_count = 0\n    max_node_count = 2\n  }}\n"
+    '  node_config {{\n    machine_type = "g2-standard-8"\n'
+    '    guest_accelerator {{\n      type = "nvidia-l4"\n      count = 1\n    }}\n  }}\n}}\n'
+)
+FOUR_GPU_PODS = (
+    "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  replicas: 4\n"
+    "  serviceName: s\n  selector: {matchLabels: {a: b}}\n  template:\n"
+    "    metadata: {labels: {a: b}}\n    spec:\n      containers:\n      - name: c\n"
+    "        image: c:1.0\n"
+    "        resources: {limits: {cpu: '1', memory: 1Gi, nvidia.com/gpu: 1}}\n"
+)
+
+
+def capacity_findings(tmp_path: Path, *profiles: str) -> list[tuple[str, str, str]]:
+    """(code, severity, message) of GPU201 on four one-GPU pods against `profiles`."""
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(FOUR_GPU_PODS)
+    args = ["check", "--isolated", "--select", "GPU201", "--format", "json"]
+    args += [arg for profile in profiles for arg in ("--profile", profile)]
+    result = CliRunner().invoke(main, [*args, str(pods)])
+    return [(f["code"], f["severity"], f["message"]) for f in json.loads(result.stdout)["findings"]]
+
+
+def test_a_pool_too_small_by_an_assumed_maximum_is_a_warning_naming_it(tmp_path: Path) -> None:
+    # A regional pool without node_locations runs in the cluster's zones, which the files do
+    # not say: its per-zone maximum of 2 is taken for one zone (was a GPU201 error).
+    (tmp_path / "regional").mkdir()
+    (tmp_path / "regional" / "main.tf").write_text(REGIONAL_L4.format(location="us-central1"))
+    (pool,) = load_profiles([str(tmp_path / "regional")]).pools
+    assumed = (
+        f"{shown(str(tmp_path), 'regional', 'main.tf')}:1 google_container_node_pool.gpu: "
+        "autoscaling bounds are per zone and node_locations is not set; taken as one zone"
+    )
+    assert (pool.max_nodes, pool.ceiling_assumed) == (2, assumed)
+    ((code, severity, message),) = capacity_findings(tmp_path, str(tmp_path / "regional"))
+    assert (code, severity) == ("GPU201", "warning")
+    assert message.endswith(
+        "2 nvidia.com/gpu worth of pods stay Pending; the pools' maximum is assumed: " + assumed
+    )
+    # A zonal pool's zone is known: the same shortfall is an error.
+    (tmp_path / "zonal").mkdir()
+    (tmp_path / "zonal" / "main.tf").write_text(REGIONAL_L4.format(location="us-central1-a"))
+    (pool,) = load_profiles([str(tmp_path / "zonal")]).pools
+    assert (pool.max_nodes, pool.ceiling_assumed) == (2, None)
+    ((code, severity, _),) = capacity_findings(tmp_path, str(tmp_path / "zonal"))
+    assert (code, severity) == ("GPU201", "error")
+    # A profile that states the pool's maximum wins, and with it nothing is assumed.
+    stated = tmp_path / "stated.yaml"
+    stated.write_text(
+        "apiVersion: gpulint.io/v1alpha1\nkind: ClusterProfile\nmetadata: {name: c}\n"
+        "spec:\n  pools:\n  - name: gpu\n    maxNodes: 3\n"
+    )
+    (pool,) = load_profiles([str(tmp_path / "regional"), str(stated)]).pools
+    assert (pool.max_nodes, pool.ceiling_assumed) == (3, None)
+    ((code, severity, _),) = capacity_findings(tmp_path, str(tmp_path / "regional"), str(stated))
+    assert (code, severity) == ("GPU201", "error")
+
+
+def test_one_pod_per_node_on_an_assumed_maximum_is_a_warning_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(REGIONAL_L4.format(location="us-central1"))
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(
+        FOUR_GPU_PODS.replace(
+            "      containers:\n",
+            "      affinity:\n        podAntiAffinity:\n"
+            "          requiredDuringSchedulingIgnoredDuringExecution:\n"
+            "          - labelSelector: {matchLabels: {a: b}}\n"
+            "            topologyKey: kubernetes.io/hostname\n"
+            "      containers:\n",
+        )
+    )
+    args = ["check", "--isolated", "--select", "GPU106", "--format", "json"]
+    result = CliRunner().invoke(main, [*args, "--profile", str(tmp_path), str(pods)])
+    ((code, severity, message),) = [
+        (f["code"], f["severity"], f["message"]) for f in json.loads(result.stdout)["findings"]
+    ]
+    assert (code, severity) == ("GPU106", "warning")
+    assert "2 stay Pending; the pools' maximum is assumed: " in message
+    assert message.endswith("node_locations is not set; taken as one zone")
+
+
+def test_an_eks_group_maximum_from_a_variable_without_a_default_is_assumed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "main.tf").write_text(
+        'variable "max" {}\n'
+        'resource "aws_eks_node_group" "gpu" {\n  node_group_name = "gpu"\n'
+        '  instance_types = ["g5.xlarge"]\n'
+        "  scaling_config {\n    min_size = 1\n    max_size = var.max\n    desired_size = 1\n"
+        "  }\n}\n"
+    )
+    (pool,) = load_profiles([str(tmp_path)]).pools
+    assert pool.ceiling_assumed == (
+        f"{shown(str(tmp_path), 'main.tf')}:2 aws_eks_node_group.gpu: `max_size` is not known "
+        "from the files; taken as 3"
+    )
+    ((code, severity, _),) = capacity_findings(tmp_path, str(tmp_path))
+    assert (code, severity) == ("GPU201", "warning")
+
+
 def test_auto_scaling_groups_are_pools_as_cluster_autoscaler_sees_them_at_zero() -> None:
     profile = load_profiles([ASG])
     pools = {p.name: p for p in profile.pools}

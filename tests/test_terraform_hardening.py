@@ -247,3 +247,33 @@ def test_where_linux_bounds_it_the_child_reads_nothing_outside_the_tree(tree: Pa
     bound = read_only_to([str(tree.parent)])
     outside = evaluate(str(tree / "infra"), "infra", str, [], bound)
     assert [b.get("node_group_name") for b in outside["aws_eks_node_group"]] == [SECRET]
+
+
+def test_a_block_declared_twice_in_one_module_is_refused(tree: Path) -> None:
+    # Two patterns' files side by side, each calling `module "eks"`: Terraform refuses the
+    # module ("Duplicate module call"); tfparse merged the two calls into one set of pools.
+    call = 'module "eks" {{\n  source = "terraform-aws-modules/eks/aws"\n  name = "{name}"\n}}\n'
+    (tree / "infra" / "a.tf").write_text(call.format(name="a"))
+    (tree / "infra" / "b.tf").write_text(
+        # Neither a block comment nor a heredoc declares anything.
+        '/*\nmodule "eks" {\n*/\nlocals {\n  t = <<EOT\nmodule "eks" {\nEOT\n}\n'
+        + call.format(name="b")
+    )
+    assert load_error(tree) == (
+        'infra/b.tf:9: module "eks" is declared twice in one module (first at infra/a.tf:1): '
+        "Terraform refuses the module"
+    )
+    (tree / "infra" / "b.tf").write_text(POOL.format(name='"b"') + POOL.format(name='"c"'))
+    assert load_error(tree) == (
+        'infra/b.tf:4: resource "aws_eks_node_group" "gpu" is declared twice in one module '
+        "(first at infra/b.tf:1): Terraform refuses the module"
+    )
+
+
+def test_a_local_module_called_twice_declares_its_blocks_once(tree: Path) -> None:
+    (tree / "infra" / "main.tf").write_text(
+        'module "a" {\n  source = "./pool"\n}\nmodule "b" {\n  source = "./pool"\n}\n'
+    )
+    (tree / "infra" / "pool").mkdir()
+    (tree / "infra" / "pool" / "main.tf").write_text(POOL.format(name='"g"'))
+    assert pool_names(tree) == ["g"]  # read, not refused (pools are joined by name)

@@ -1295,3 +1295,116 @@ def test_seldon_core_1_counts_a_component_s_replicas_else_its_predictor_s_else_t
     (workload,) = load_text("sd.yaml", SELDON_V1).workloads
     counts = [(t.replicas.value, t.replicas.pos) for t in workload.templates]
     assert counts == [(3, (10, 5)), (2, (14, 7)), (4, (6, 3)), (2, (27, 17))]
+
+
+def _spark(text: str) -> tuple[dict[str, dict[str, object]], dict[str, int]]:
+    """The Spark container's resources of each role of a SparkApplication, and its counts."""
+    (document,) = load_text("spark.yaml", text).documents
+    workload = workload_of(document)
+    assert workload is not None
+    resources = {}
+    counts = {}
+    for template in workload.templates:
+        main = template.containers[0]
+        assert main.name == f"spark-kubernetes-{template.role}"
+        resources[str(template.role)] = {
+            section: {k: str(q.raw) for k, q in getattr(main.resources, section).items()}
+            for section in ("requests", "limits")
+        }
+        assert template.replicas is not None
+        counts[str(template.role)] = template.replicas.value
+    return resources, counts
+
+
+def test_spark_pods_get_the_resources_spark_and_the_operator_webhook_give_them() -> None:
+    resources, counts = _spark(
+        """\
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: s}
+spec:
+  type: Python
+  mainApplicationFile: local:///opt/app/job.py
+  sparkConf:
+    spark.driver.cores: "2"
+    spark.executor.instances: "5"
+    spark.executor.memory: 2g
+    spark.executor.resource.gpu.amount: "2"
+    spark.executor.resource.gpu.vendor: nvidia.com
+  driver: {coreLimit: 1500m, memoryOverhead: 100m}
+  executor:
+    cores: 4
+    memory: 10g
+    memoryLimit: 16g
+    gpu: {name: amd.com/gpu, quantity: 1}
+"""
+    )
+    # The driver: sparkConf's cores; 1g (the operator's default) plus the written overhead.
+    assert resources["driver"] == {
+        "requests": {"cpu": "2", "memory": "1124Mi"},
+        "limits": {"memory": "1124Mi", "cpu": "1500m"},
+    }
+    # The executor: its own memory wins over sparkConf's (the operator's --conf comes after),
+    # with a Python application's 0.4 overhead; the webhook's memoryLimit and gpu; Spark's
+    # <vendor>/<name> limit.
+    assert resources["executor"] == {
+        "requests": {"cpu": "4", "memory": "14336Mi"},
+        "limits": {"memory": "16Gi", "nvidia.com/gpu": "2", "amd.com/gpu": "1"},
+    }
+    assert counts == {"driver": 1, "executor": 5}
+
+
+@pytest.mark.parametrize(
+    ("spec", "executors", "unknown"),
+    [
+        ("{}", 1, False),  # the operator's defaulter: one instance
+        ("{dynamicAllocation: {enabled: true, maxExecutors: 9}}", 0, False),
+        (
+            "{dynamicAllocation: {enabled: true, initialExecutors: 3, maxExecutors: 9}, "
+            "executor: {instances: 2}}",
+            3,
+            False,
+        ),
+        ("{sparkConf: {spark.dynamicAllocation.enabled: 'true'}}", 1, True),
+    ],
+)
+def test_spark_executors_start_as_spark_counts_them(
+    spec: str, executors: int, unknown: bool
+) -> None:
+    (document,) = load_text(
+        "spark.yaml",
+        f"apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\n"
+        f"metadata: {{name: s}}\nspec: {spec}\n",
+    ).documents
+    workload = workload_of(document)
+    assert workload is not None
+    if "executor:" not in spec:
+        assert workload.templates == ()  # no role mapping, no pod: the CRD requires both
+        from gpulint.operators import spark_executor_count
+
+        count = spark_executor_count(document.obj, document.obj)
+    else:
+        (count,) = [t.replicas for t in workload.templates if t.role == "executor"]
+    assert count is not None
+    assert (count.value, count.unknown is not None) == (executors, unknown)
+
+
+def test_a_finding_in_spark_conf_names_the_role_whose_pod_holds_it() -> None:
+    (document,) = load_text(
+        "spark.yaml",
+        """\
+apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: s}
+spec:
+  sparkConf:
+    spark.executor.resource.gpu.amount: "1"
+    spark.executor.resource.gpu.vendor: nvidia
+  driver: {cores: 1}
+  executor: {instances: 1}
+""",
+    ).documents
+    workload = workload_of(document)
+    assert workload is not None
+    assert role_at(workload, (7, 41)) == "executor"  # the vendor, which made the name
+    assert role_at(workload, (6, 5)) is None  # the amount's key: in no pod

@@ -23,7 +23,14 @@ if TYPE_CHECKING:
     from gpulint.render.options import RenderOptions
 
 #: A context file is read only if its bytes may hold what corpus-wide rules keep.
-_CONTEXT_BYTES = (b"containers", b"HorizontalPodAutoscaler", b"ScaledObject", b"DaskAutoscaler")
+_CONTEXT_BYTES = (
+    b"containers",
+    b"HorizontalPodAutoscaler",
+    b"ScaledObject",
+    b"DaskAutoscaler",
+    # Its pods are built from fields that are no pod spec (gpulint.operators).
+    b"SparkApplication",
+)
 
 
 def context_inputs(

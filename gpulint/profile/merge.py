@@ -162,11 +162,14 @@ def _merge_pool(name: str, views: Sequence[PoolFacts]) -> Pool:
             for _, _, pool in ranked:
                 labels.update(pool.labels)
             values[field_name] = labels
-        elif field_name == "gpus_in_use_by":
-            # Who holds the GPUs comes from the input whose total wins, so the two agree.
+        elif field_name in ("gpus_in_use_by", "ceiling_assumed"):
+            # Who holds the GPUs comes from the input whose total wins, and what a maximum
+            # was assumed from from the input whose maximum wins, so the two agree.
             continue
         else:
             values[field_name] = getattr(ranked[-1][2], field_name)
             if field_name == "gpus_in_use":
                 values["gpus_in_use_by"] = ranked[-1][2].gpus_in_use_by
+            elif field_name == "max_nodes":
+                values["ceiling_assumed"] = ranked[-1][2].ceiling_assumed
     return Pool(name=name, **values)

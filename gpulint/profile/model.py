@@ -196,6 +196,10 @@ class Pool:
     nodes: int = 0  # Ready nodes now
     min_nodes: int = 0
     max_nodes: int = 0
+    # What its input could not say about `max_nodes` and took instead, as its assumption reads
+    # (a Terraform variable without a default, a regional GKE pool's zones): a verdict that the
+    # pool is too small rests on it. It goes with the `max_nodes` it was taken for.
+    ceiling_assumed: str | None = None
     scale_from_zero: bool = False  # the autoscaler can add a node while the pool has none
     provisioning_seconds: int | None = None  # scale-up until a Ready node advertises GPUs
     # The p95 of its GPU pods' image pulls, waiting included (`gpulint diagnose --timeline`).

@@ -11,9 +11,10 @@ imported only when a Terraform input is given. Resources read:
   launch template's (or launch configuration's, or first mixed-instances override's) instance
   type, and the `k8s.io/cluster-autoscaler/node-template/*` tags, written as `tag` blocks
   (`dynamic "tag"` too) or a `tags` list;
-- `google_container_node_pool` (autoscaling per zone or in total, `guest_accelerator`, GKE's
-  automatic GPU taint and labels);
-- `azurerm_kubernetes_cluster_node_pool` (`node_taints`, `node_labels`, spot priority);
+- `google_container_node_pool` and a `google_container_cluster`'s own pools (autoscaling per
+  zone or in total, `guest_accelerator`, GKE's automatic GPU taint and labels);
+- `azurerm_kubernetes_cluster_node_pool` and an `azurerm_kubernetes_cluster`'s
+  `default_node_pool` (`node_taints`, `node_labels`, spot priority, the pool's mode);
 - the control plane's release, which objects are validated against: `aws_eks_cluster`
   `version`, the eks module's `kubernetes_version` (`cluster_version` before v21),
   `azurerm_kubernetes_cluster` `kubernetes_version`, and `google_container_cluster`
@@ -58,10 +59,17 @@ from gpulint.profile.model import (
 
 EXTRA = "pip install 'gpulint[terraform]'"
 _EKS_MODULE = "terraform-aws-modules/eks/aws"
+#: A GCP zone (`us-west1-b`), as against a region (`us-west1`).
+_GCP_ZONE = re.compile(r"[a-z]+-[a-z]+[0-9]+-[a-z]\Z")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 #: GKE taints GPU nodes so that only pods asking for GPUs land there.
 GKE_GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 AKS_SPOT = "kubernetes.azure.com/scalesetpriority"
+AKS_MODE = "kubernetes.azure.com/mode"
+#: The labels GKE puts on the nodes of a pool of Spot VMs, and of preemptible VMs
+#: (cloud.google.com/kubernetes-engine/docs/how-to/spot-vms, .../preemptible-vms).
+GKE_SPOT = "cloud.google.com/gke-spot"
+GKE_PREEMPTIBLE = "cloud.google.com/gke-preemptible"
 #: The label AKS puts on the nodes of an NVIDIA GPU VM size (`accelerator=nvidia` in `kubectl
 #: describe node`); the device plugin DaemonSet of Microsoft's "Use GPUs on AKS" article
 #: (MicrosoftDocs/azure-aks-docs articles/aks/gpu-cluster.md) selects its nodes by it.
@@ -97,6 +105,28 @@ class _Reader:
             )
             return fallback
         return value
+
+    def labels(
+        self, block: Mapping[str, Any], key: str
+    ) -> tuple[dict[str, str], tuple[LabelRequirement, ...]]:
+        """The node labels of map `key`: those whose value the files decide, and an `Exists`
+        requirement for each one whose value they do not (a variable without a default): its
+        nodes carry the label, with a value no file says, so no selector value is ruled out."""
+        value = self.get(block, key, {})
+        known: dict[str, str] = {}
+        open_keys: list[LabelRequirement] = []
+        for name, item in value.items() if isinstance(value, Mapping) else ():
+            if str(name).startswith("__"):
+                continue
+            if item is None or _unresolved(item):
+                open_keys.append(LabelRequirement(str(name), "Exists"))
+                self.assumptions.append(
+                    f"{self.where}: the value of label `{name}` is not known from the files; "
+                    "taken as any value"
+                )
+            else:
+                known[str(name)] = _text(item)
+        return known, tuple(open_keys)
 
 
 @dataclass(frozen=True)
@@ -288,6 +318,16 @@ def _count(reader: _Reader, block: Mapping[str, Any], key: str, fallback: int) -
         return fallback
 
 
+def _ceiling(assumed: list[str], values: dict[str, Any]) -> frozenset[str]:
+    """Note in a pool's `values` what its maximum rests on (the assumptions made reading it):
+    such a maximum is only estimated, and an input that states one wins. The fields that
+    are then estimated."""
+    if not assumed:
+        return frozenset()
+    values["ceiling_assumed"] = "; ".join(assumed)
+    return frozenset({"max_nodes", "ceiling_assumed"})
+
+
 def _taint(item: Mapping[str, Any], where: str) -> Taint:
     effect = _text(item.get("effect"))
     if effect not in EFFECTS:
@@ -344,7 +384,9 @@ def _eks_pool(
     keys: tuple[str, str, str] = ("min_size", "max_size", "desired_size"),
 ) -> PoolFacts:
     low = _count(reader, sizes, keys[0], 1)
+    before = len(reader.assumptions)
     high = _count(reader, sizes, keys[1], max(low, 3))
+    after = len(reader.assumptions)
     nodes = _count(reader, sizes, keys[2], low)
     instance = _text(types[0]) if isinstance(types, list) and types else _text(types) or None
     labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
@@ -352,7 +394,7 @@ def _eks_pool(
         labels["eks.amazonaws.com/nodegroup"] = name
         capacity = _text(group.get("capacity_type")) or "ON_DEMAND"
         labels["eks.amazonaws.com/capacityType"] = capacity
-    user = _labels(reader.get(group, "labels", {}))
+    user, open_labels = reader.labels(group, "labels")
     labels.update(user)
     lacking: tuple[str, ...] = ()  # the autoscaler reads a managed group's labels from EKS
     if not managed:
@@ -367,11 +409,13 @@ def _eks_pool(
         "scale_from_zero": high > 0,  # the template comes from the instance type
         "template_missing_labels": lacking,
         "instance_type": instance,
+        "label_requirements": open_labels,
     }
     if group.get("enable_efa_support") is True:
         # The EKS module attaches every EFA interface the type has.
         values["unknown_amounts"] = frozenset({EFA})
-    return _pool(name, defined_at, values)
+    estimated = _ceiling(reader.assumptions[before:after], values)
+    return _pool(name, defined_at, values, estimated)
 
 
 def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
@@ -381,7 +425,9 @@ def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
     template = node_template_from_tags(_asg_tags(values))
     instance = _asg_instance_type(block)
     low = _count(reader, values, "min_size", 0)
+    before = len(reader.assumptions)
     high = _count(reader, values, "max_size", low)
+    ceiling = reader.assumptions[before:]
     labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
     labels.update(template.labels)
     allocatable = catalogue_allocatable(instance)
@@ -399,11 +445,12 @@ def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
     }
     if allocatable is not None:
         pool["allocatable"] = allocatable
+    estimated = _ceiling(ceiling, pool) | {"allocatable"}
     reader.assumptions.append(
         f"{reader.where}: the nodes' labels and taints are taken from its cluster-autoscaler "
         "node-template tags (kubelet flags in user data are not read)"
     )
-    yield _pool(name or block.name("name"), block.defined_at, pool, frozenset({"allocatable"}))
+    yield _pool(name or block.name("name"), block.defined_at, pool, estimated)
 
 
 def _asg_tags(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -493,12 +540,48 @@ def _module_group(
 # --- GKE --------------------------------------------------------------------------------------
 
 
+def _gke_cluster(gke: _Block) -> Iterator[PoolFacts]:
+    """The pools a `google_container_cluster` defines itself: its `node_pool` blocks, else its
+    default pool (`default-pool`, of the cluster's `node_config` and `initial_node_count`)
+    unless `remove_default_node_pool` deletes it once the cluster is up."""
+    cluster = gke.values
+    if (cluster.get("__tfmeta") or {}).get("type") == "data" or cluster.get("enable_autopilot"):
+        return  # a data source defines nothing; Autopilot makes its nodes per pod
+    where = cluster.get("location"), cluster.get("node_locations")
+    inline = _blocks(cluster.get("node_pool"))
+    if not inline and cluster.get("remove_default_node_pool") is not True:
+        inline = [
+            {
+                "__tfmeta": cluster.get("__tfmeta") or {},
+                "name": "default-pool",
+                "node_config": cluster.get("node_config"),
+                "initial_node_count": cluster.get("initial_node_count", 1),
+            }
+        ]
+    for block in inline:
+        meta = block.get("__tfmeta") or {}
+        defined_at = f"{gke.defined_at.rpartition(':')[0]}:{meta.get('line_start', 1)}"
+        reader = _Reader(f"{defined_at} {gke.address}.node_pool")
+        values = {**block}
+        for key, value in zip(("location", "node_locations"), where, strict=True):
+            if value is not None:
+                values.setdefault(key, value)
+        found = list(
+            _gke_node_pool(_Block(values, defined_at, f"{gke.address}.node_pool", reader, {}))
+        )
+        gke.reader.assumptions.extend(reader.assumptions)
+        yield from found
+
+
 def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
     block, reader, defined_at = gke.values, gke.reader, gke.defined_at
     name = gke.name("name")
     config = (_blocks(block.get("node_config")) or [{}])[0]
     machine = _text(reader.get(config, "machine_type", "e2-medium", " (GKE's default)"))
     zones = reader.get(block, "node_locations", None)
+    location = block.get("location")
+    if zones is None and isinstance(location, str) and _GCP_ZONE.match(location):
+        zones = [location]  # a zonal cluster's pool: its nodes are in that one zone
     zone_count = len(zones) if isinstance(zones, list) and zones else 1
     scaling = (_blocks(block.get("autoscaling")) or [None])[0]
     # Nodes per zone now: node_count, else initial_node_count, else the autoscaler's minimum.
@@ -508,7 +591,13 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
         "cloud.google.com/gke-nodepool": name,
         "node.kubernetes.io/instance-type": machine,
     }
-    labels.update(_labels(reader.get(config, "labels", {})))
+    stated, open_labels = reader.labels(config, "labels")
+    labels.update(stated)
+    # GKE labels the nodes of Spot and preemptible VMs (and taints neither).
+    if reader.get(config, "spot", False) is True:
+        labels[GKE_SPOT] = "true"
+    elif reader.get(config, "preemptible", False) is True:
+        labels[GKE_PREEMPTIBLE] = "true"
     if reader.get(config, "flex_start", False) is True:
         # GKE labels flex-start nodes so; their VMs come when pods ask (Pool.made_per_pod).
         labels[GKE_FLEX_START] = "true"
@@ -547,24 +636,30 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
         # GKE taints GPU node pools itself (when the cluster has non-GPU pools).
         if GKE_GPU_TAINT not in taints:
             taints.append(GKE_GPU_TAINT)
+    before = len(reader.assumptions)  # what the maximum rests on, read first
     if scaling is None:
-        low = high = nodes
+        high = nodes * zone_count  # node_count is per zone too
+        after = len(reader.assumptions)
+        low = high
     elif "total_max_node_count" in scaling:
-        low = _count(reader, scaling, "total_min_node_count", 0)
         high = _count(reader, scaling, "total_max_node_count", nodes)
+        after = len(reader.assumptions)
+        low = _count(reader, scaling, "total_min_node_count", 0)
     else:
         # min/max_node_count are per zone of node_locations.
-        low = _count(reader, scaling, "min_node_count", 0) * zone_count
         high = _count(reader, scaling, "max_node_count", nodes) * zone_count
         if zone_count == 1 and zones is None:
             reader.assumptions.append(
                 f"{reader.where}: autoscaling bounds are per zone and node_locations is not "
                 "set; taken as one zone"
             )
+        after = len(reader.assumptions)
+        low = _count(reader, scaling, "min_node_count", 0) * zone_count
     values: dict[str, Any] = {
         "labels": labels,
         # A node is in one of node_locations.
-        "label_requirements": (
+        "label_requirements": open_labels
+        + (
             (LabelRequirement("topology.kubernetes.io/zone", "In", tuple(map(_text, zones))),)
             if isinstance(zones, list) and zones
             else ()
@@ -578,27 +673,53 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
     }
     if allocatable:
         values["allocatable"] = allocatable
-    yield _pool(name, defined_at, values, frozenset(estimated))
+    ceiling = reader.assumptions[before:after]
+    yield _pool(name, defined_at, values, frozenset(estimated) | _ceiling(ceiling, values))
 
 
 # --- AKS --------------------------------------------------------------------------------------
 
 
 def _aks_node_pool(aks: _Block) -> Iterator[PoolFacts]:
-    block, reader, defined_at = aks.values, aks.reader, aks.defined_at
-    name = aks.name("name")
+    """An `azurerm_kubernetes_cluster_node_pool`: a user pool unless its `mode` says System."""
+    system = _text(aks.values.get("mode")).lower() == "system"
+    yield _aks_pool(aks.name("name"), aks.values, aks.reader, aks.defined_at, system)
+
+
+def _aks_cluster(aks: _Block) -> Iterator[PoolFacts]:
+    """The `default_node_pool` of an `azurerm_kubernetes_cluster`: every AKS cluster has it,
+    and it is a system pool."""
+    if (aks.values.get("__tfmeta") or {}).get("type") == "data":
+        return  # a data source reads a cluster; it defines no pool
+    for block in _blocks(aks.values.get("default_node_pool")):
+        meta = block.get("__tfmeta") or {}
+        defined_at = f"{aks.defined_at.rpartition(':')[0]}:{meta.get('line_start', 1)}"
+        reader = _Reader(f"{defined_at} {aks.address}.default_node_pool")
+        name = _text(reader.get(block, "name", "default")) or "default"
+        pool = _aks_pool(name, block, reader, defined_at, True)
+        aks.reader.assumptions.extend(reader.assumptions)
+        yield pool
+
+
+def _aks_pool(
+    name: str, block: Mapping[str, Any], reader: _Reader, defined_at: str, system: bool
+) -> PoolFacts:
     vm_size = _text(reader.get(block, "vm_size", "Standard_D2s_v3"))
     autoscaled = bool(block.get("auto_scaling_enabled") or block.get("enable_auto_scaling"))
     nodes = _count(reader, block, "node_count", 1)
     labels = {
         "kubernetes.azure.com/agentpool": name,
         "agentpool": name,
+        # AKS labels every node with its pool's mode (learn.microsoft.com/azure/aks/
+        # use-system-pools): `system` for the pools that host the cluster's own pods.
+        AKS_MODE: "system" if system else "user",
         "node.kubernetes.io/instance-type": vm_size,
     }
     known = instance_type(vm_size)
     if known is not None and known.accelerators.get(NVIDIA):
         labels[AKS_ACCELERATOR] = "nvidia"
-    labels.update(_labels(reader.get(block, "node_labels", {})))
+    stated, open_labels = reader.labels(block, "node_labels")
+    labels.update(stated)
     taints = []
     for written in reader.get(block, "node_taints", []) or []:
         head, _, effect = _text(written).rpartition(":")
@@ -608,14 +729,20 @@ def _aks_node_pool(aks: _Block) -> Iterator[PoolFacts]:
                 f"{defined_at}: node_taints: {written!r} is not `key=value:NoSchedule`"
             )
         taints.append(Taint(key, value, EFFECTS[effect]))
+    if block.get("only_critical_addons_enabled") is True:
+        # A system pool kept for the cluster's own pods: AKS taints it so.
+        taints.append(Taint("CriticalAddonsOnly", "true", "NoSchedule"))
     if _text(block.get("priority")) == "Spot":
         # AKS taints and labels spot node pools itself.
         labels[AKS_SPOT] = "spot"
         taints.append(Taint(AKS_SPOT, "spot", "NoSchedule"))
     low = _count(reader, block, "min_count", nodes) if autoscaled else nodes
+    before = len(reader.assumptions)
     high = _count(reader, block, "max_count", nodes) if autoscaled else nodes
+    ceiling = reader.assumptions[before:]
     values: dict[str, Any] = {
         "labels": labels,
+        "label_requirements": open_labels,
         "taints": tuple(taints),
         "nodes": nodes,
         "min_nodes": low,
@@ -623,7 +750,7 @@ def _aks_node_pool(aks: _Block) -> Iterator[PoolFacts]:
         "scale_from_zero": autoscaled and high > 0,
         "instance_type": vm_size,
     }
-    yield _pool(name, defined_at, values)
+    return _pool(name, defined_at, values, _ceiling(ceiling, values))
 
 
 #: The control plane's release: (block kind, argument, whether it is only the oldest the API
@@ -704,6 +831,8 @@ _CONVERTERS: Mapping[str, tuple[str | None, Callable[[_Block], Iterator[PoolFact
     "aws_eks_node_group": ("eks", _eks_node_group),
     "module": ("eks", _eks_module),
     "aws_autoscaling_group": (None, _autoscaling_group),
+    "google_container_cluster": ("gke", _gke_cluster),
     "google_container_node_pool": ("gke", _gke_node_pool),
+    "azurerm_kubernetes_cluster": ("aks", _aks_cluster),
     "azurerm_kubernetes_cluster_node_pool": ("aks", _aks_node_pool),
 }

@@ -15,7 +15,9 @@ and takes minutes on `count = 10000`. So, before it is called:
   a path computed from variables cannot be checked before evaluation: it is refused unless
   the kernel bounds the child's reads to the tree (gpulint.profile.sandbox);
 - a local module that calls itself, directly or through others, or module calls that fan out
-  past MAX_MODULE_CALLS, and a `count` literal above MAX_COUNT are refused.
+  past MAX_MODULE_CALLS, and a `count` literal above MAX_COUNT are refused;
+- a block a module declares twice (`resource`, `data`, `module`, `variable`, `output` of the
+  same labels), which Terraform refuses and tfparse would merge, is refused.
 
 What the text checks cannot bound (a `for_each` over `range(1e6)`, a deep `for` expression)
 the child's limits do: MEMORY_LIMIT of address space and TIME_LIMIT seconds, each an error
@@ -66,6 +68,16 @@ _SECOND_LITERAL = re.compile(r'\s*"([^"$%\\\x00-\x1f]*)"\s*\)')
 _MODULE = re.compile(r'\bmodule\s+"[^"\n]*"\s*\{')
 _SOURCE = re.compile(r'\bsource\s*=\s*"([^"\n]*)"')
 _COUNT = re.compile(r"\bcount\s*=\s*(\d+)")
+#: A top-level block Terraform allows once per module by its labels (`resource "a" "b" {`).
+_LABEL = r'(?:"[^"\n]*"|[A-Za-z_][\w-]*)'
+_DECLARATION = re.compile(
+    rf"^(resource|data|module|variable|output)[ \t]+({_LABEL}(?:[ \t]+{_LABEL})?)[ \t]*\{{",
+    re.MULTILINE,
+)
+#: Text no block header is read from: block comments and heredocs (their lines kept).
+_UNREAD = re.compile(
+    r"/\*.*?\*/|<<-?([A-Za-z_]\w*)[ \t]*\n.*?\n[ \t]*\1[ \t]*$", re.DOTALL | re.MULTILINE
+)
 
 
 def tree_boundary(directory: str, root: str | None) -> str:
@@ -116,6 +128,8 @@ class _Walk:
         self.root_module = root_module
         self.calls = 0
         self.scanned: set[str] = set()
+        # Each module directory's blocks by kind and labels: where each is first declared.
+        self.declared: dict[tuple[str, str, str], tuple[str, int]] = {}
         self.modules: list[str] = []  # each module directory once, the root module's first
         self.files: list[tuple[str, bytes | None]] | None = []  # see ModuleTree.files
 
@@ -145,12 +159,35 @@ class _Walk:
                     self.scan(path, strings, directory, lines=False)
                 elif name.endswith(".tf"):
                     self.scan(path, text, directory)
+                    self.declarations(path, text, real)
                     sources = list(_module_sources(text))
                 else:
                     continue
                 for source, line in sources:
                     self.call(path, line, directory, source, (*chain, real), instances)
         self.manifest(directory)
+
+    def declarations(self, path: str, text: str, module: str) -> None:
+        """Refuse a block the module already declares (two `module "eks"` calls, in one file
+        or two): Terraform refuses the module, and tfparse would merge them silently."""
+        # A module called twice is read twice: its blocks are then found where first seen.
+        read = _UNREAD.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+        for match in _DECLARATION.finditer(read):
+            kind, labels = (
+                match.group(1),
+                " ".join(label.strip('"') for label in re.findall(_LABEL, match.group(2))),
+            )
+            line = read.count("\n", 0, match.start()) + 1
+            first = self.declared.setdefault((module, kind, labels), (path, line))
+            if first != (path, line):
+                where = f"{self.shown(first[0])}:{first[1]}"
+                written = " ".join(f'"{label}"' for label in labels.split(" "))
+                raise self.fail(
+                    path,
+                    f"{kind} {written} is declared twice in one module (first at {where}): "
+                    "Terraform refuses the module",
+                    line,
+                )
 
     def call(
         self,

@@ -13,10 +13,11 @@ Only exact origins are used:
   beside the renamed one; toYaml sorts the renamed key elsewhere): the key of the values-file
   entry its value comes from, when that entry spells the key as it is rendered;
 - text written literally in a template: the rendered line matches exactly one line of the
-  template named by `# Source:` (its `{{ }}` actions standing for any text), and the finding's
-  characters lie in that line's literal start; when several lines can print it and order
-  does not tell, the chart is rendered once more (a copy, each of those lines ending in a
-  comment naming it) and the comment on the finding's line names its line, provided that
+  template named by `# Source:` (its `{{ }}` actions standing for any text, the spaces a
+  `{{-` or `-}}` trims left out), and the finding's characters lie in that line's literal
+  start; when several lines can print it and order does not tell, the chart is rendered once
+  more (a copy, each of those lines carrying a comment naming it on the line it prints) and
+  the comment on the finding's line names its line, provided that
   the template's documents in that render are the first's with only the comments added;
 - kustomize: the same object, field path and value in exactly one patch, else in exactly one
   resource file (`gpulint.render.kustomize`).
@@ -60,6 +61,36 @@ MAX_NARROWED = 256
 #: Template files read at most to tell whether a chart writes a key itself.
 MAX_TEMPLATES_READ = 2000
 _ACTION = re.compile(r"\{\{.*?\}\}")
+
+
+#: An action that begins a line's rendered text anew: `{{-` trims the spaces before it and
+#: `nindent` starts what it prints on a line of its own (`resources: {{- toYaml . | nindent 12 }}`).
+_TRIMMED_NINDENT = re.compile(r"\{\{-(?:[^}]|\}(?!\}))*?\|\s*nindent\b.*?\}\}")
+
+
+def _printed_parts(text: str) -> list[str]:
+    """The literal texts of a template line between its actions, as Helm prints them: the
+    spaces before a `{{-` and after a `-}}` are trimmed (`resources: {{- toYaml ... }}` prints
+    `resources:`, then what the action prints)."""
+    parts = _ACTION.split(text)
+    for number, action in enumerate(_ACTION.findall(text)):
+        if action.startswith("{{-"):
+            parts[number] = parts[number].rstrip(" \t")
+        if action.endswith("-}}"):
+            parts[number + 1] = parts[number + 1].lstrip(" \t")
+    return parts
+
+
+def _marked(line: str, mark: str) -> str:
+    """Template `line` with comment `mark` on the rendered line its literal start prints: at its
+    end, or before a first action that trims the spaces before it and prints from a new line
+    (`resources: #mark {{- toYaml . | nindent 12 }}`), where the end would put the comment
+    after the last line that action prints."""
+    first = _ACTION.search(line)
+    head = line[: first.start()].rstrip(" \t") if first is not None else ""
+    if first is not None and head.strip() and _TRIMMED_NINDENT.fullmatch(first.group()):
+        return f"{head}{mark} {line[first.start() :]}"
+    return line + mark
 
 
 _CONTROL = re.compile(r"\{\{-?\s*(if|range|with|define|block|else|end)\b")
@@ -378,7 +409,7 @@ class HelmOrigin:
         lines = template.split("\n")
         for number, line in enumerate(lines, start=1):
             text = line.lstrip(" ")
-            parts = _ACTION.split(text)
+            parts = _printed_parts(text)
             literal = parts[0]
             if not "".join(parts).strip():
                 continue  # actions alone: they print any text, on any number of lines
@@ -453,7 +484,7 @@ class HelmOrigin:
             return None
         text = template.split("\n")
         for number in lines:
-            text[number - 1] += f" #{tag}:{number}"
+            text[number - 1] = _marked(text[number - 1], f" #{tag}:{number}")
         relative = os.path.relpath(path, self.chart_path)
         request = replace(self.request, template_overrides=((relative, "\n".join(text)),))
         try:

@@ -33,6 +33,8 @@ from gpulint.replicas import (
 from gpulint.rules.base import CheckContext, Involved, Problem
 from gpulint.scheduling import (
     allocatable,
+    ceiling_assumptions,
+    ceiling_note,
     describe_pools,
     first_pools,
     node_ceiling,
@@ -206,6 +208,7 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
                 tuple(assumptions),
                 in_turn,
                 under_load,
+                ceiling_assumptions(pools),
             )
 
 
@@ -494,6 +497,8 @@ def _gang_problems(
         counted = (
             "; counted where the pods surely run: " + "; ".join(assumptions) if assumptions else ""
         )
+        ceilings = ceiling_assumptions(pools)
+        counted += ceiling_note(ceilings)
         gang_is = "each of its groups is a gang that" if workload.group_gang else "its gang"
         if need > most:
             yield Problem.at(
@@ -505,7 +510,7 @@ def _gang_problems(
                 f"Shrink the gang to at most {format_quantity(most)} {resource} (lower "
                 f"{part.count.field or 'the pod count'} of {part.template.role or 'the pods'}), "
                 f"or {grow}.",
-                severity=Severity.WARNING if assumptions else None,
+                severity=Severity.WARNING if assumptions or ceilings else None,
                 names_workload=True,
             )
             continue
@@ -750,6 +755,7 @@ def _capacity_problem(
     assumptions: tuple[str, ...] = (),
     in_turn: bool = False,
     under_load: bool = False,
+    ceilings: tuple[str, ...] = (),
 ) -> Problem:
     """Pods that the pools cannot hold at once: stuck (an error), or, where the surplus is
     pods that run to completion and what never ends fits (`in_turn`), waiting their turn, or,
@@ -771,6 +777,7 @@ def _capacity_problem(
         text += f", but {can_have}: {_stay_pending(excess, resource, under_load, scaled)}"
     if assumptions:
         text += "; counted where the pods surely run: " + "; ".join(assumptions)
+    text += ceiling_note(ceilings)
     others_need = need - own
     # In units of the count a fix lowers: `replicas: 3 × size: 2` fits by pairs of pods.
     per_unit = per_pod * demand.planned.per
@@ -786,7 +793,7 @@ def _capacity_problem(
         text,
         fix,
         names_workload=True,
-        severity=Severity.WARNING if assumptions or in_turn or under_load else None,
+        severity=Severity.WARNING if assumptions or ceilings or in_turn or under_load else None,
         involves=sharing.involved(demand.workload.document),
     )
 

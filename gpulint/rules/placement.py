@@ -36,6 +36,8 @@ from gpulint.scheduling import (
     Placement,
     PoolFit,
     allocatable,
+    ceiling_assumptions,
+    ceiling_note,
     describe_pools,
     describe_requirement,
     extended_resource_tolerations,
@@ -56,7 +58,7 @@ from gpulint.scheduling import (
     usable,
 )
 from gpulint.views import NamedTuple
-from gpulint.yamltree import BuiltMap, Pos, YMap
+from gpulint.yamltree import BuiltMap, Pos, YMap, YSeq
 
 _HOSTNAME = "kubernetes.io/hostname"
 # How alike a pool's name must be spelt to the one written to be a "did you mean" (difflib).
@@ -538,7 +540,14 @@ def _admission_note(item: GpuPlacement, taints: tuple[Taint, ...], profile: Clus
 def _tolerations_fix(template: PodTemplate, taints: tuple[Taint, ...]) -> str:
     entries = "\n".join(toleration_yaml(t) for t in taints)
     if isinstance(template.spec, BuiltMap):
-        # An operator writes the pod from other fields: there is no pod spec to add to.
+        # An operator writes the pod from other fields: there is no pod spec to add to, but
+        # the role's own `tolerations` (a Spark executor's, a Kthena worker's) go to the pod.
+        role = template.role_node
+        if isinstance(role, YMap) and isinstance(role.get("tolerations"), YSeq):
+            return (
+                "Add to the `tolerations:` the operator gives the pod (keep the taint on the "
+                f"pool):\n{entries}"
+            )
         return (
             "The operator builds this pod and gives it no such toleration (keep the taint on "
             "the pool): give it through the operator's own setting for tolerations, if it has "
@@ -1098,16 +1107,18 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
             )
         else:
             outcome = f"{surplus} stay Pending"
+        ceilings = ceiling_assumptions(pools)
         yield Problem.at(
             template.document,
             term.pos,
             f"required pod anti-affinity on {_HOSTNAME} allows one of these pods per node, but "
             f"{demand.source} asks for {demand.count} and the pools the pod can run on have at "
             f"most {nodes} node{'s' if nodes != 1 else ''} "
-            f"({', '.join(f'{p.name}: {node_ceiling(p)}' for p in pools)}): {outcome}",
+            f"({', '.join(f'{p.name}: {node_ceiling(p)}' for p in pools)}): {outcome}"
+            + ceiling_note(ceilings),
             f"Lower {demand.field} to {nodes}, raise maxNodes of the pools, or make the "
             f"anti-affinity preferredDuringSchedulingIgnoredDuringExecution.",
-            severity=Severity.WARNING if in_turn or under_load else None,
+            severity=Severity.WARNING if in_turn or under_load or ceilings else None,
             involves=(demand.document,),  # the autoscaler that sets the count
         )
 
