@@ -174,6 +174,17 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU021',
+        name='managed-by-another-controller',
+        severity=Severity.INFO,
+        fix="Check the pods against the cluster that runs them: the copy the controller creates there (MultiKueue's has no `managedBy`), with that cluster's profile.",
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        judges=frozenset(['CronJob', 'JAXJob', 'Job', 'JobSet', 'MPIJob', 'PaddleJob', 'PyTorchJob', 'RayCluster', 'RayJob', 'TFJob', 'TrainJob', 'XGBoostJob']),
+        check='gpulint.rules.coverage:managed_by_another_controller',
+    ),
+    Rule(
         code='GPU025',
         name='gpu-test-without-gpu-request',
         severity=Severity.WARNING,
@@ -377,7 +388,7 @@ RULES = (
         scope='file',
         reads=frozenset(['RuntimeClass']),
         check='gpulint.rules.runtime_class:runtime_class_refuses_pod',
-        profile_fields=('runtime_classes', 'runtime_classes_known'),
+        profile_fields=('runtime_classes', 'runtime_classes_known', 'kubernetes_version', 'minimum_kubernetes_version'),
     ),
     Rule(
         code='GPU310',

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+from gpulint.accelerators import looks_like_accelerator
 from gpulint.data.kserve import KSERVE_FORMATS
 from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.fields import mapping_at, shown
@@ -57,12 +58,16 @@ def argo_pod(spec_path: str, obj: YMap, template: YMap) -> YMap:
 
 
 _GKE_ACCELERATOR = "serving.kserve.io/gke-accelerator"
+_DEPLOYMENT_MODE = "serving.kserve.io/deploymentMode"
 
 
-def kserve_component(obj: YMap, component: YMap) -> YMap:
+def kserve_component(obj: YMap, component: YMap) -> YMap | UnreadPart | None:
     """A KServe component's pod spec: as written, plus the node selector KServe's pod webhook
     adds (pkg/webhook/admission/pod/accelerator_injector.go) when the InferenceService is
-    annotated `serving.kserve.io/gke-accelerator` and a container limits `nvidia.com/gpu`."""
+    annotated `serving.kserve.io/gke-accelerator` and a container limits `nvidia.com/gpu`.
+    None, or the accelerators it asks for in vain, when ModelMesh serves it."""
+    if mapping_at(obj, "metadata", "annotations").get(_DEPLOYMENT_MODE) == "ModelMesh":
+        return _served_by_modelmesh(component)
     for notes in (mapping_at(obj, "metadata", "annotations"), component.get("annotations")):
         if isinstance(notes, YMap) and notes.get(_GKE_ACCELERATOR):
             break
@@ -81,6 +86,31 @@ def kserve_component(obj: YMap, component: YMap) -> YMap:
     selector["cloud.google.com/gke-accelerator"] = str(notes[_GKE_ACCELERATOR])
     selector.spans["cloud.google.com/gke-accelerator"] = (*pos, *pos)
     return component.with_entry("nodeSelector", selector, pos)
+
+
+def _served_by_modelmesh(component: YMap) -> UnreadPart | None:
+    """A component of an InferenceService ModelMesh serves runs no pod: KServe's controller
+    leaves it to ModelMesh, which loads the model into the pods of a ServingRuntime and reads
+    only its format, runtime and storage (kserve/modelmesh-serving
+    pkg/predictor_source/inferenceservice_registry.go). Accelerators it asks for go to no pod."""
+    for container in _component_containers(component):
+        resources = container.get("resources")
+        if not isinstance(resources, YMap):
+            continue
+        for section in ("limits", "requests"):
+            for name, value in mapping_at(resources, section).items():
+                if looks_like_accelerator(str(name)) and str(value).strip() not in ("0", ""):
+                    return UnreadPart(
+                        "ModelMesh serves it (`serving.kserve.io/deploymentMode: ModelMesh`) "
+                        f"in the pods of a ServingRuntime: no pod gets the `{shown(name)}` its "
+                        "`resources` ask for",
+                        container.pos_of_key("resources"),
+                        fix="Ask for the accelerator in the ServingRuntime ModelMesh loads the "
+                        "model into (its containers' `resources`, with a toleration for the GPU "
+                        "nodes' taint) and check that runtime; ModelMesh ignores these.",
+                        explains=resources,
+                    )
+    return None
 
 
 def _component_containers(component: YMap) -> Iterator[YMap]:
