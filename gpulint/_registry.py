@@ -467,7 +467,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.qos:gpu_pod_besteffort',
-        profile_fields=('provider', 'limit_ranges'),
+        profile_fields=('provider', 'default_namespace', 'limit_ranges', 'device_classes', 'resource_claims'),
     ),
     Rule(
         code='GPU610',

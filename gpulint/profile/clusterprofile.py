@@ -377,6 +377,7 @@ def _request(item: Mapping[str, Any]) -> DeviceRequest:
         count=0 if mode == ALLOCATION_ALL else item.get("count", 1),
         allocation_mode=mode,
         alternatives=tuple(str(a) for a in sequence(item.get("alternatives"))),
+        admin_access=item.get("adminAccess") is True,
     )
 
 

@@ -158,6 +158,8 @@ def _claim(found: Claim) -> list[str]:
             fields["count"] = str(request.count)
         if request.alternatives:
             fields["alternatives"] = f"[{', '.join(_scalar(a) for a in request.alternatives)}]"
+        if request.admin_access:
+            fields["adminAccess"] = "true"
         lines.append(f"  - {_flow(fields)}")
     return lines
 
