@@ -346,8 +346,16 @@ class PodTemplate:
 
     @cached_property
     def best_effort(self) -> bool:
-        """QoS class BestEffort: no container asks for cpu or memory (GPUs do not count)."""
+        """QoS class BestEffort: no container asks for cpu or memory (GPUs do not count), nor
+        the pod itself: pod-level `resources` (PodLevelResources, beta and on by default from
+        Kubernetes 1.34) decide the QoS class when they are set."""
         if self.operator_resources or self.operator_init_container:
+            return False
+        pod_level = self.spec.get("resources")
+        if isinstance(pod_level, YMap) and any(
+            isinstance(section := pod_level.get(key), YMap) and section.keys() & _QOS_RESOURCES
+            for key in ("requests", "limits")
+        ):
             return False
         return not any(
             name in _QOS_RESOURCES
