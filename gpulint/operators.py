@@ -174,6 +174,22 @@ def _appended(written: Any, added: YSeq) -> YSeq:
     return joined
 
 
+def _main_first(pod: YMap, main: YMap, listed_at: Pos, extra: YMap) -> YMap:
+    """`pod` with the operator's `main` container first (listed at `listed_at`) and the
+    containers of the written pod fields `extra` after it; the list is placed among `extra`'s
+    keys, where an edit adds one."""
+    containers = YSeq(main.pos)
+    containers.append(main)
+    containers.item_pos.append(listed_at)
+    others = extra.get("containers")
+    if isinstance(others, YSeq):
+        containers.extend(others)
+        containers.item_pos.extend(others.item_pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
+    return pod
+
+
 def _synthetic(value: Any, pos: Pos) -> Any:
     """A tree of YMap/YSeq holding `value`, every key, item and value positioned at `pos`."""
     if isinstance(value, dict):
@@ -383,17 +399,8 @@ def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
     if isinstance(resources, YMap):
         main["resources"] = _dynamo_resources(main.get("resources"), resources)
         main.spans["resources"] = service.spans["resources"]
-    containers = YSeq(main.pos)
-    containers.append(main)
-    containers.item_pos.append(main.pos)
-    others = extra.get("containers")
-    if isinstance(others, YSeq):
-        containers.extend(others)
-        containers.item_pos.extend(others.item_pos)
-    pod["containers"] = containers
     # Among `extraPodSpec`'s keys (an edit writes above the first), not inside `mainContainer`.
-    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
-    return pod
+    return _main_first(pod, main, main.pos, extra)
 
 
 def _dynamo_resources(container: Any, service: YMap) -> YMap:
@@ -471,18 +478,9 @@ def bento_pod(obj: YMap, role: YMap) -> YMap:
     if isinstance(resources, YMap):
         main["resources"] = _bento_resources(resources)
         main.spans["resources"] = role.spans["resources"]
-    containers = YSeq(role.pos)
-    containers.append(main)
     # Where `main` is listed: an edit's new list copies the dash of the first item, and `main`
     # has none in `extraPodSpec`.
-    containers.item_pos.append(extra.pos if written else role.pos)
-    others = extra.get("containers")
-    if isinstance(others, YSeq):
-        containers.extend(others)
-        containers.item_pos.extend(others.item_pos)
-    pod["containers"] = containers
-    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
-    return pod
+    return _main_first(pod, main, extra.pos if written else role.pos, extra)
 
 
 def _bento_resources(written: YMap) -> YMap:
