@@ -425,12 +425,18 @@ def _walk_level(
         yield from rendered(directory, kind)
         if kind == "helm":
             return
-        # An overlay's build reads only what its kustomizations name: a subdirectory it names
-        # nothing in (examples applied on their own) is walked as any other.
+        # An overlay's build reads only what its kustomizations name: a manifest it does not
+        # name, or a subdirectory it names nothing in (examples applied on their own), is
+        # walked as any other.
         entries = [
             (key, entry)
             for key, entry in entries
-            if _is_dir(entry) and not _overlay_reads_under(directory, prefix + entry.name)
+            if entry.name not in _KUSTOMIZATION_FILES
+            and not (
+                _overlay_reads_under(directory, prefix + entry.name)
+                if _is_dir(entry)
+                else _overlay_reads(directory, prefix + entry.name)
+            )
         ]
     for _, entry in entries:
         path = prefix + entry.name

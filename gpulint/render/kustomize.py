@@ -171,14 +171,15 @@ def overlay_paths(directory: Path) -> frozenset[Path] | None:
 
 
 def reads_file(directory: Path, path: Path) -> bool:
-    """Whether building the overlay in `directory` may read the file `path`: any file of its
-    own directory, of a base's, or one its kustomizations name. A manifest in a subdirectory
-    none of them names (an example applied on its own) is no part of the build."""
+    """Whether building the overlay in `directory` may read the file `path`: its
+    kustomization, or a file its kustomizations (its own and its bases') name. A manifest
+    beside them that none of them names (an example applied on its own with
+    `kubectl apply -f`) is no part of the build."""
     path = Path(os.path.normpath(path))
-    if path.parent == Path(os.path.normpath(directory)):
+    if path.name in KUSTOMIZATION_FILES and path.parent == Path(os.path.normpath(directory)):
         return True
     paths = overlay_paths(directory)
-    return paths is None or path in paths or path.parent in paths
+    return paths is None or path in paths
 
 
 def reads_under(directory: Path, subdirectory: Path) -> bool:
