@@ -376,13 +376,17 @@ def _with_platform(profile: ClusterProfile | None, config: Config) -> ClusterPro
     where = config.path or "the config"
     if config.platform is not None:
         profile = replace(profile, provider=config.platform, provider_source=f"declared in {where}")
-    ert = config.admission.get("extendedResourceToleration")
-    if ert is not None:
-        profile = replace(
-            profile,
-            extended_resource_toleration=ert,
-            extended_resource_toleration_source=f"declared in {where} (admission)",
-        )
+    for key, attribute in (
+        ("extendedResourceToleration", "extended_resource_toleration"),
+        ("podTolerationRestriction", "pod_toleration_restriction"),
+    ):
+        declared = config.admission.get(key)
+        if declared is not None:
+            changes = {
+                attribute: declared,
+                f"{attribute}_source": f"declared in {where} (admission)",
+            }
+            profile = replace(profile, **changes)
     return profile
 
 

@@ -110,6 +110,11 @@ class SourceFile:
     suppressions: Mapping[int, Suppression] = field(default_factory=dict)
 
 
+#: The Namespace annotation whose tolerations the PodTolerationRestriction admission plugin
+#: gives every pod of the namespace (kubernetes plugin/pkg/admission/podtolerationrestriction).
+NAMESPACE_TOLERATIONS = "scheduler.alpha.kubernetes.io/defaultTolerations"
+
+
 @frozen_view
 class Document:
     """One Kubernetes object: a YAML document, or an item of a `kind: List`."""

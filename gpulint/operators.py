@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpulint.data.kserve import KSERVE_FORMATS
+from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.fields import mapping_at, shown
 from gpulint.model import (
     ReplicaCount,
@@ -130,6 +131,17 @@ def _first_key(mapping: YMap) -> tuple[int, int, int, int]:
     field the operator adds to a pod written there is placed with the written ones, where an
     edit adding a key goes (in a flow mapping, `pos` is its `{`)."""
     return min(mapping.spans.values(), default=(*mapping.pos, *mapping.pos))
+
+
+def _appended(written: Any, added: YSeq) -> YSeq:
+    """The list a pod's `written` one (if it is a list) becomes with the operator's `added`
+    items after it, each item where it is written (the new list where `added` is)."""
+    joined = YSeq(added.pos)
+    for source in (written, added):
+        if isinstance(source, YSeq):
+            joined.extend(source)
+            joined.item_pos.extend(source.item_pos)
+    return joined
 
 
 def _synthetic(value: Any, pos: Pos) -> Any:
@@ -480,12 +492,7 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
     pod.update_from(spec)
     tolerations = device.get("tolerations")
     if isinstance(tolerations, YSeq) and tolerations:
-        joined = YSeq(tolerations.pos)
-        for source in (spec.get("tolerations"), tolerations):
-            if isinstance(source, YSeq):
-                joined.extend(source)
-                joined.item_pos.extend(source.item_pos)
-        pod["tolerations"] = joined
+        pod["tolerations"] = _appended(spec.get("tolerations"), tolerations)
         pod.spans["tolerations"] = spec.spans.get("tolerations", device.spans["tolerations"])
     selector = device.get("nodeSelector")
     if isinstance(selector, YMap) and selector:
@@ -1127,9 +1134,8 @@ def rbg_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
 # configurePod). The operator's pod webhook then adds what Spark has no setting for
 # (internal/webhook/sparkpod_defaulter.go mutateSparkPod): that webhook is needed, and enabled by
 # the chart's default (`webhook.enable: true`).
-# The Spark container's name, as the operator names it in the template file it writes
-# (pkg/common/spark.go SparkDriverContainerName, Spark3DefaultExecutorContainerName).
-_SPARK_CONTAINERS = {"driver": "spark-kubernetes-driver", "executor": "spark-kubernetes-executor"}
+# The Spark container's name is Spark's own, as the operator names it in the template file it
+# writes (pkg/common/spark.go SparkDriverContainerName, Spark3DefaultExecutorContainerName).
 # A main resource that is no JVM one (spark-submit reads a `.py`, `.R` or `.r` main file as a
 # Python or R application: SparkSubmit isPython, isR): its memory overhead factor is 0.4
 # (BasicDriverFeatureStep defaultOverheadFactor, Constants NON_JVM_MEMORY_OVERHEAD_FACTOR).
@@ -1362,7 +1368,7 @@ def _spark_containers(
     conf = mapping_at(spark_application(obj), "sparkConf")
     written = template_spec.get("containers")
     others = [c for c in written if isinstance(c, YMap)] if isinstance(written, YSeq) else []
-    name = _SPARK_CONTAINERS[role]
+    name = SPARK_CONTAINERS[role]
     base = next((c for c in others if c.get("name") == name), others[0] if others else None)
     main = YMap(base.pos if base is not None else spec.pos)
     if base is not None:
@@ -1420,12 +1426,7 @@ def _spark_pod(obj: YMap, spec: YMap, role: str) -> YMap | None:
         pod.spans["nodeSelector"] = spec.spans.get("nodeSelector", (*selector.pos, *selector.pos))
     tolerations = spec.get("tolerations")
     if isinstance(tolerations, YSeq) and tolerations:
-        joined = YSeq(tolerations.pos)
-        for source in (template_spec.get("tolerations"), tolerations):
-            if isinstance(source, YSeq):
-                joined.extend(source)
-                joined.item_pos.extend(source.item_pos)
-        pod["tolerations"] = joined
+        pod["tolerations"] = _appended(template_spec.get("tolerations"), tolerations)
         pod.spans["tolerations"] = spec.spans["tolerations"]
     for field in ("affinity", "priorityClassName"):
         if spec.get(field):

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gpulint.data.kserve import KSERVE_FORMATS
+from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.model import (
     ContainerRole,
     Document,
@@ -474,8 +475,8 @@ _PARALLELISM = (Count("parallelism"),)
 #   with name `flink-main-container`", whose memory and cpu Flink's options overwrite
 #   (docs/deployment/resource-providers/native_kubernetes.md, "Pod Template").
 _TOOL_CONTAINERS: dict[str, str] = {
-    "spark-kubernetes-driver": "the Spark applications that use it for their driver",
-    "spark-kubernetes-executor": "`spark.executor.instances` (or dynamic allocation) of the "
+    SPARK_CONTAINERS["driver"]: "the Spark applications that use it for their driver",
+    SPARK_CONTAINERS["executor"]: "`spark.executor.instances` (or dynamic allocation) of the "
     "Spark applications that use it",
     "flink-main-container": "the Flink configuration that uses it",
 }

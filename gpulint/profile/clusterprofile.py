@@ -89,6 +89,7 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
         provider=provider,
         provider_source=f"declared in {display}" if provider else None,
         extended_resource_toleration=admission.get("extendedResourceToleration"),
+        pod_toleration_restriction=admission.get("podTolerationRestriction"),
         default_namespace=spec.get("defaultNamespace"),
         scheduler_extenders=(
             frozenset(spec["schedulerExtenders"]) if "schedulerExtenders" in spec else None

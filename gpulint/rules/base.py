@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from decimal import Decimal
 
     from gpulint.admission import Admission
+    from gpulint.constraints import Toleration
     from gpulint.edits import Edit
     from gpulint.live.verdict import ServerRejection
     from gpulint.loader import LoadResult
@@ -187,10 +188,24 @@ class CheckContext:
         if found is None:
             workload = self._workload_of.get(id(template))
             namespace = self.namespace_of(workload.document) if workload else "default"
+            defaults = self._namespace_tolerations.get(namespace, ())
             found = self.admissions[id(template)] = admit(
-                template, self._admission_profile, workload, namespace
+                template, self._admission_profile, workload, namespace, defaults
             )
         return found
+
+    @cached_property
+    def _namespace_tolerations(self) -> dict[str, tuple[Toleration, ...]]:
+        """The default tolerations of each Namespace among the inputs that annotates some
+        (PodTolerationRestriction gives them to its pods)."""
+        from gpulint.admission import namespace_tolerations
+        from gpulint.model import of_kind
+
+        return {
+            document.ref.name: found
+            for document in of_kind(self.knowledge, "Namespace")
+            if (found := namespace_tolerations(document.obj))
+        }
 
     @cached_property
     def _admission_profile(self) -> ClusterProfile:
