@@ -646,14 +646,7 @@ def context_only(work: Path, repeat: int, results: Path | None = None) -> int:
     for target in targets:
         print(f"{target.verdict:<13} {target.name}: {target.measured} (limit {target.limit})")
     if results is not None:
-        note = (
-            f"the (h) rows were measured again on {datetime.date.today().isoformat()} "
-            f"(`run.py --context --update-results`): 1-minute load average {load_before} "
-            f"before and {load_average()} after, on {os.cpu_count()} CPUs"
-        )
-        text = results.read_text(encoding="utf-8")
-        results.write_text(with_rows(text, rows, targets, note, "(h)"), encoding="utf-8")
-        print(f"updated {results}")
+        update_results(results, rows, targets, "(h)", "--context", load_before)
     return 1 if any(t.passed is False for t in targets) else 0
 
 
@@ -1144,14 +1137,7 @@ def startup_only(work: Path, repeat: int, results: Path | None = None) -> int:
         if cpu is not None and floor_cpu:
             print(f"{'(CPU time)':<13} {row.label[4:]} / import floor: {cpu / floor_cpu:.2f}x")
     if results is not None:
-        note = (
-            f"the (c) rows were measured again on {datetime.date.today().isoformat()} "
-            f"(`run.py --startup --update-results`): 1-minute load average {load_before} "
-            f"before and {load_average()} after, on {os.cpu_count()} CPUs"
-        )
-        text = results.read_text(encoding="utf-8")
-        results.write_text(with_rows(text, rows, targets, note, "(c)"), encoding="utf-8")
-        print(f"updated {results}")
+        update_results(results, rows, targets, "(c)", "--startup", load_before)
     return 1 if any(t.passed is False for t in targets) else 0
 
 
@@ -1169,6 +1155,26 @@ def _cpu_ratio(top: Row | None, bottom: Row | None) -> float | None:
 def _median_cpu(row: Row) -> float | None:
     cpu = [r.cpu for r in row.runs if r.cpu is not None]
     return statistics.median(cpu) if cpu else None
+
+
+def update_results(
+    results: Path,
+    rows: Sequence[Row],
+    targets: Sequence[Target],
+    group: str,
+    option: str,
+    load_before: str,
+) -> None:
+    """Put the rows of `group`, measured again by `run.py <option>`, and their targets in
+    place of those of the report `results`, with a note saying when and under what load."""
+    note = (
+        f"the {group} rows were measured again on {datetime.date.today().isoformat()} "
+        f"(`run.py {option} --update-results`): 1-minute load average {load_before} "
+        f"before and {load_average()} after, on {os.cpu_count()} CPUs"
+    )
+    text = results.read_text(encoding="utf-8")
+    results.write_text(with_rows(text, rows, targets, note, group), encoding="utf-8")
+    print(f"updated {results}")
 
 
 def with_rows(

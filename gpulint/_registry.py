@@ -174,6 +174,17 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU021',
+        name='managed-by-another-controller',
+        severity=Severity.INFO,
+        fix="Check the pods against the cluster that runs them: the copy the controller creates there (MultiKueue's has no `managedBy`), with that cluster's profile.",
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        judges=frozenset(['CronJob', 'JAXJob', 'Job', 'JobSet', 'MPIJob', 'PaddleJob', 'PyTorchJob', 'RayCluster', 'RayJob', 'TFJob', 'TrainJob', 'XGBoostJob']),
+        check='gpulint.rules.coverage:managed_by_another_controller',
+    ),
+    Rule(
         code='GPU025',
         name='gpu-test-without-gpu-request',
         severity=Severity.WARNING,
@@ -389,7 +400,7 @@ RULES = (
         scope='file',
         reads=frozenset(['RuntimeClass']),
         check='gpulint.rules.runtime_class:runtime_class_refuses_pod',
-        profile_fields=('runtime_classes', 'runtime_classes_known'),
+        profile_fields=('runtime_classes', 'runtime_classes_known', 'kubernetes_version', 'minimum_kubernetes_version'),
     ),
     Rule(
         code='GPU310',
@@ -468,7 +479,7 @@ RULES = (
         needs_profile=False,
         scope='file',
         check='gpulint.rules.qos:gpu_pod_besteffort',
-        profile_fields=('provider', 'limit_ranges'),
+        profile_fields=('provider', 'default_namespace', 'limit_ranges', 'device_classes', 'resource_claims'),
     ),
     Rule(
         code='GPU610',

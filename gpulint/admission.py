@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING
 from gpulint.accelerators import is_extended_resource
 from gpulint.constraints import Toleration
 from gpulint.errors import GpulintError
+from gpulint.fields import mapping_at
 from gpulint.model import (
+    NAMESPACE_TOLERATIONS,
     Container,
     ContainerRole,
     Document,
@@ -37,6 +39,7 @@ from gpulint.profile.platforms import (
     COMPUTE_CLASS_TOLERATION,
     DECLARE_PLATFORM,
     EXTENDED_RESOURCE_TOLERATION,
+    POD_TOLERATION_RESTRICTION,
 )
 from gpulint.quantity import format_quantity
 from gpulint.scheduling import extended_resource_tolerations, format_amount
@@ -105,6 +108,7 @@ def admit(
     profile: ClusterProfile,
     workload: Workload | None = None,
     namespace: str = "default",
+    namespace_defaults: Sequence[Toleration] = (),
 ) -> Admission:
     """The pod template after the platform's admission plugins and Kueue's flavor.
 
@@ -117,7 +121,9 @@ def admit(
     that selects the class) and Arm toleration (`kubernetes.io/arch=arm64:NoSchedule` for a
     pod that selects arm64). Kueue: a workload naming a LocalQueue gets the tolerations and
     nodeLabels of the ResourceFlavor its ClusterQueue admits it to; with several flavors the
-    one Kueue picks is not known.
+    one Kueue picks is not known. PodTolerationRestriction (on OpenShift, off on EKS, unknown
+    elsewhere): the pod gets `namespace_defaults`, the tolerations its Namespace's
+    `scheduler.alpha.kubernetes.io/defaultTolerations` annotation lists.
     """
     certain: list[Toleration] = list(template.tolerations)
     assumed: list[Toleration] = []
@@ -146,6 +152,21 @@ def admit(
             f"which would tolerate {_keys(ert)}, and {_why_unknown(profile)}: write "
             f"`{DECLARE_PLATFORM}` (or spec.admission.extendedResourceToleration) in the "
             f"profile to make it certain",
+        )
+
+    if namespace_defaults:
+        mutate(
+            namespace_defaults,
+            profile.admission_fact(POD_TOLERATION_RESTRICTION).state,
+            f"{POD_TOLERATION_RESTRICTION} adds Namespace {namespace}'s default tolerations "
+            f"{_keys(namespace_defaults)}",
+            f"this assumes the API server does not run {POD_TOLERATION_RESTRICTION}, which "
+            f"would add Namespace {namespace}'s default tolerations "
+            f"({_keys(namespace_defaults)}, `{NAMESPACE_TOLERATIONS}`), and "
+            f"{_why_unknown(profile)}: write "
+            + (f"`{DECLARE_PLATFORM}` or " if profile.provider is None else "")
+            + "`spec.admission.podTolerationRestriction: true|false` in the profile to make it "
+            "certain",
         )
 
     if template.completed_by is not None:
@@ -528,6 +549,40 @@ def admitted_tolerations(stated: Iterable[FlavorToleration], pos: Pos) -> list[T
     """The tolerations a RuntimeClass's scheduling or a ResourceFlavor states, as the pods
     admission gives them to carry them (placed at `pos`, where a message points)."""
     return [Toleration(t.key, t.operator, t.value, t.effect, None, pos) for t in stated]
+
+
+def namespace_tolerations(namespace: YMap) -> tuple[Toleration, ...]:
+    """The default tolerations a Namespace object's annotation gives its pods, placed at the
+    annotation's value; none when it holds no JSON list of tolerations (Go's JSON decoding,
+    which the plugin uses, matches field names whatever their case: `Key` is `key`)."""
+    import json
+
+    annotations = mapping_at(namespace, "metadata", "annotations")
+    written = annotations.get(NAMESPACE_TOLERATIONS)
+    try:
+        items = json.loads(written) if isinstance(written, str) else None
+    except ValueError:
+        return ()
+    if not isinstance(items, list):
+        return ()
+    pos = annotations.pos_of_value(NAMESPACE_TOLERATIONS)
+    found = []
+    for item in items:
+        if not isinstance(item, dict):
+            return ()
+        fields = {str(k).lower(): v for k, v in item.items()}
+        seconds = fields.get("tolerationseconds")
+        found.append(
+            Toleration(
+                str(fields.get("key") or ""),
+                str(fields.get("operator") or "Equal"),
+                str(fields.get("value") or ""),
+                str(fields.get("effect") or ""),
+                seconds if isinstance(seconds, int) and not isinstance(seconds, bool) else None,
+                pos,
+            )
+        )
+    return tuple(found)
 
 
 def _why_unknown(profile: ClusterProfile) -> str:

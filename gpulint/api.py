@@ -9,6 +9,7 @@ not depend on the profile), their findings merged (`gpulint.clusters`).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field, replace
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     from gpulint.live.client import ConnectionOptions
     from gpulint.live.verdict import DryRun
     from gpulint.profile.model import ClusterProfile
-    from gpulint.render.options import RenderOptions
+    from gpulint.render.options import RenderOptions, ServedApis
+    from gpulint.validation.apiversions import Release
 
 __all__ = [
     "KNOWLEDGE_KINDS",
@@ -349,7 +351,21 @@ def _for_release(
     found = stated_release(config.kubernetes_version, profile)
     if found is None:
         return render
-    return (render or RenderOptions())._replace(kube_version=shown(found))
+    # Asked for only when a chart is rendered: a run without one reads no schema.
+    served = functools.partial(_served_apis, found)
+    return (render or RenderOptions())._replace(kube_version=shown(found), served_apis=served)
+
+
+def _served_apis(found: Release) -> ServedApis | None:
+    """What release `found` serves, for the charts' probes of Kubernetes' own APIs (helm
+    answers them from its own release otherwise); None without the `schema` extra."""
+    from gpulint.render.options import ServedApis
+    from gpulint.validation import kube
+
+    if not kube.available():
+        return None
+    known = kube.served_apis(found)
+    return None if known is None else ServedApis(*known)
 
 
 def _with_platform(profile: ClusterProfile | None, config: Config) -> ClusterProfile | None:
@@ -360,13 +376,17 @@ def _with_platform(profile: ClusterProfile | None, config: Config) -> ClusterPro
     where = config.path or "the config"
     if config.platform is not None:
         profile = replace(profile, provider=config.platform, provider_source=f"declared in {where}")
-    ert = config.admission.get("extendedResourceToleration")
-    if ert is not None:
-        profile = replace(
-            profile,
-            extended_resource_toleration=ert,
-            extended_resource_toleration_source=f"declared in {where} (admission)",
-        )
+    for key, attribute in (
+        ("extendedResourceToleration", "extended_resource_toleration"),
+        ("podTolerationRestriction", "pod_toleration_restriction"),
+    ):
+        declared = config.admission.get(key)
+        if declared is not None:
+            changes = {
+                attribute: declared,
+                f"{attribute}_source": f"declared in {where} (admission)",
+            }
+            profile = replace(profile, **changes)
     return profile
 
 

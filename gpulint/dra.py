@@ -203,6 +203,9 @@ class DeviceRequest(NamedTuple):
     count: int  # 1 by default; for allocationMode All, 0 (every matching device)
     allocation_mode: str  # ExactCount or All
     alternatives: tuple[str, ...] = ()  # the other firstAvailable classes, in order
+    # `adminAccess: true`: access to devices other pods may be using (monitoring), no device
+    # of the pod's own.
+    admin_access: bool = False
 
     def describe(self) -> str:
         """`gpu: 2 × gpu.nvidia.com`, `all: every gpu.nvidia.com device`."""
@@ -247,6 +250,7 @@ def device_requests(claim_spec: Mapping[str, Any]) -> tuple[DeviceRequest, ...]:
                 count,
                 mode,
                 tuple(_text(a.get("deviceClassName")) for a in alternatives[1:]),
+                admin_access=source.get("adminAccess") is True,
             )
         )
     return tuple(found)
@@ -266,6 +270,22 @@ def claim(obj: Mapping[str, Any], default_namespace: str = "default") -> Claim:
         _text(metadata.get("name")),
         device_requests(spec),
         allocated=bool(allocation),
+    )
+
+
+def accelerator_classes(claim: Claim, classes: Iterable[DeviceClass] = ()) -> tuple[str, ...]:
+    """The DeviceClasses through which `claim` surely gets accelerators, in order: those of its
+    requests whose class, and every `firstAvailable` alternative, hands out accelerators
+    (`is_accelerator_class`). A request that may be served by a class gpulint cannot tell is
+    an accelerator's, or that asks `adminAccess` to devices in use, gives none."""
+    classes = tuple(classes)
+    return tuple(
+        dict.fromkeys(
+            r.device_class
+            for r in claim.requests
+            if not r.admin_access
+            and all(is_accelerator_class(c, classes) for c in (r.device_class, *r.alternatives))
+        )
     )
 
 

@@ -425,7 +425,21 @@ def _walk_level(
     kind = _render_kind(e.name for _, e in entries)
     if kind is not None:
         yield from rendered(directory, kind)
-        return
+        if kind == "helm":
+            return
+        # An overlay's build reads only what its kustomizations name: a manifest it does not
+        # name, or a subdirectory it names nothing in (examples applied on their own), is
+        # walked as any other.
+        entries = [
+            (key, entry)
+            for key, entry in entries
+            if entry.name not in _KUSTOMIZATION_FILES
+            and not (
+                _overlay_reads_under(directory, prefix + entry.name)
+                if _is_dir(entry)
+                else _overlay_reads(directory, prefix + entry.name)
+            )
+        ]
     for _, entry in entries:
         path = prefix + entry.name
         if _is_dir(entry):
@@ -469,7 +483,9 @@ def _render_owner(path: str, kinds: dict[str, str | None]) -> tuple[str, str] | 
     """(directory, kind) of the chart or overlay holding file `path`, if any.
 
     The nearest such directory above the file wins, searching no higher than the working
-    directory for a relative path; a subchart (`<chart>/charts/<sub>`) belongs to its chart.
+    directory for a relative path; a subchart (`<chart>/charts/<sub>`) belongs to its chart,
+    and a file belongs to an overlay only when its build may read it (not an example in a
+    subdirectory no kustomization names, which is applied on its own).
     `kinds` keeps what each directory was found to be: pre-commit passes many files of a few
     directories.
     """
@@ -480,7 +496,9 @@ def _render_owner(path: str, kinds: dict[str, str | None]) -> tuple[str, str] | 
         return kinds[directory]
 
     directory = os.path.dirname(os.path.normpath(path))
-    while (kind := kind_of(directory or os.curdir)) is None:
+    while (kind := kind_of(directory or os.curdir)) is None or (
+        kind == "kustomize" and not _overlay_reads(directory or os.curdir, path)
+    ):
         parent = os.path.dirname(directory)
         if not directory or parent == directory or os.path.basename(directory) == os.pardir:
             return None
@@ -494,6 +512,20 @@ def _render_owner(path: str, kinds: dict[str, str | None]) -> tuple[str, str] | 
             break
         directory = outer
     return directory or os.curdir, kind
+
+
+def _overlay_reads(directory: str, path: str) -> bool:
+    """Whether building the overlay in `directory` may read the file `path`."""
+    from gpulint.render.kustomize import reads_file
+
+    return reads_file(Path(directory), Path(path))
+
+
+def _overlay_reads_under(directory: str, subdirectory: str) -> bool:
+    """Whether building the overlay in `directory` may read anything under `subdirectory`."""
+    from gpulint.render.kustomize import reads_under
+
+    return reads_under(Path(directory), Path(subdirectory))
 
 
 def checked_when_changed(path: str, kinds: dict[str, str | None]) -> bool:

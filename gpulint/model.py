@@ -110,6 +110,11 @@ class SourceFile:
     suppressions: Mapping[int, Suppression] = field(default_factory=dict)
 
 
+#: The Namespace annotation whose tolerations the PodTolerationRestriction admission plugin
+#: gives every pod of the namespace (kubernetes plugin/pkg/admission/podtolerationrestriction).
+NAMESPACE_TOLERATIONS = "scheduler.alpha.kubernetes.io/defaultTolerations"
+
+
 @frozen_view
 class Document:
     """One Kubernetes object: a YAML document, or an item of a `kind: List`."""
@@ -341,8 +346,16 @@ class PodTemplate:
 
     @cached_property
     def best_effort(self) -> bool:
-        """QoS class BestEffort: no container asks for cpu or memory (GPUs do not count)."""
+        """QoS class BestEffort: no container asks for cpu or memory (GPUs do not count), nor
+        the pod itself: pod-level `resources` (PodLevelResources, beta and on by default from
+        Kubernetes 1.34) decide the QoS class when they are set."""
         if self.operator_resources or self.operator_init_container:
+            return False
+        pod_level = self.spec.get("resources")
+        if isinstance(pod_level, YMap) and any(
+            isinstance(section := pod_level.get(key), YMap) and section.keys() & _QOS_RESOURCES
+            for key in ("requests", "limits")
+        ):
             return False
         return not any(
             name in _QOS_RESOURCES
@@ -456,6 +469,20 @@ class PodTemplate:
         return constraints.required_pod_anti_affinity(self.spec)
 
 
+class ManagedElsewhere(NamedTuple):
+    """A workload whose `managedBy` names a controller other than its kind's own: that
+    controller, not this cluster's, decides where its pods run (MultiKueue's worker clusters,
+    a federation's member clusters)."""
+
+    controller: str  # the value written: `kueue.x-k8s.io/multikueue`
+    field: str  # where, from the object root: `spec.managedBy`
+    pos: Pos
+    # The Kubernetes release from which the API server keeps the field and the built-in
+    # controller leaves such a workload alone by default (a Job's, beta in 1.32); None when
+    # the kind's operator honours it whatever the release.
+    honoured_from: tuple[int, int] | None = None
+
+
 class ReplicaCount(NamedTuple):
     """How many pods a workload runs at once, and where that number is written."""
 
@@ -510,6 +537,9 @@ class UnreadPart(NamedTuple):
     pos: Pos
     accelerators: bool = True  # whether that part runs accelerator pods, as far as known
     fix: str | None = None  # what to do, when not the usual (check the pods it creates)
+    # The mapping whose accelerator requests this part already explains (a ModelMesh
+    # predictor's `resources`): they are not reported again as requests no pod reads.
+    explains: YMap | None = None
 
 
 class RolePart(NamedTuple):
@@ -551,6 +581,8 @@ class Workload:
     # written (GPU013).
     # A note may carry its own fix text as a third item.
     unjudged: tuple[tuple[str, Pos] | tuple[str, Pos, str], ...] = ()
+    # The controller its `managedBy` hands it to, when not its kind's own.
+    managed_elsewhere: ManagedElsewhere | None = None
 
     @property
     def kind(self) -> str:

@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+from gpulint.accelerators import looks_like_accelerator
 from gpulint.data.kserve import KSERVE_FORMATS
+from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.fields import mapping_at, shown
 from gpulint.model import (
     ReplicaCount,
@@ -56,12 +58,16 @@ def argo_pod(spec_path: str, obj: YMap, template: YMap) -> YMap:
 
 
 _GKE_ACCELERATOR = "serving.kserve.io/gke-accelerator"
+_DEPLOYMENT_MODE = "serving.kserve.io/deploymentMode"
 
 
-def kserve_component(obj: YMap, component: YMap) -> YMap:
+def kserve_component(obj: YMap, component: YMap) -> YMap | UnreadPart | None:
     """A KServe component's pod spec: as written, plus the node selector KServe's pod webhook
     adds (pkg/webhook/admission/pod/accelerator_injector.go) when the InferenceService is
-    annotated `serving.kserve.io/gke-accelerator` and a container limits `nvidia.com/gpu`."""
+    annotated `serving.kserve.io/gke-accelerator` and a container limits `nvidia.com/gpu`.
+    None, or the accelerators it asks for in vain, when ModelMesh serves it."""
+    if mapping_at(obj, "metadata", "annotations").get(_DEPLOYMENT_MODE) == "ModelMesh":
+        return _served_by_modelmesh(component)
     for notes in (mapping_at(obj, "metadata", "annotations"), component.get("annotations")):
         if isinstance(notes, YMap) and notes.get(_GKE_ACCELERATOR):
             break
@@ -80,6 +86,31 @@ def kserve_component(obj: YMap, component: YMap) -> YMap:
     selector["cloud.google.com/gke-accelerator"] = str(notes[_GKE_ACCELERATOR])
     selector.spans["cloud.google.com/gke-accelerator"] = (*pos, *pos)
     return component.with_entry("nodeSelector", selector, pos)
+
+
+def _served_by_modelmesh(component: YMap) -> UnreadPart | None:
+    """A component of an InferenceService ModelMesh serves runs no pod: KServe's controller
+    leaves it to ModelMesh, which loads the model into the pods of a ServingRuntime and reads
+    only its format, runtime and storage (kserve/modelmesh-serving
+    pkg/predictor_source/inferenceservice_registry.go). Accelerators it asks for go to no pod."""
+    for container in _component_containers(component):
+        resources = container.get("resources")
+        if not isinstance(resources, YMap):
+            continue
+        for section in ("limits", "requests"):
+            for name, value in mapping_at(resources, section).items():
+                if looks_like_accelerator(str(name)) and str(value).strip() not in ("0", ""):
+                    return UnreadPart(
+                        "ModelMesh serves it (`serving.kserve.io/deploymentMode: ModelMesh`) "
+                        f"in the pods of a ServingRuntime: no pod gets the `{shown(name)}` its "
+                        "`resources` ask for",
+                        container.pos_of_key("resources"),
+                        fix="Ask for the accelerator in the ServingRuntime ModelMesh loads the "
+                        "model into (its containers' `resources`, with a toleration for the GPU "
+                        "nodes' taint) and check that runtime; ModelMesh ignores these.",
+                        explains=resources,
+                    )
+    return None
 
 
 def _component_containers(component: YMap) -> Iterator[YMap]:
@@ -130,6 +161,33 @@ def _first_key(mapping: YMap) -> tuple[int, int, int, int]:
     field the operator adds to a pod written there is placed with the written ones, where an
     edit adding a key goes (in a flow mapping, `pos` is its `{`)."""
     return min(mapping.spans.values(), default=(*mapping.pos, *mapping.pos))
+
+
+def _appended(written: Any, added: YSeq) -> YSeq:
+    """The list a pod's `written` one (if it is a list) becomes with the operator's `added`
+    items after it, each item where it is written (the new list where `added` is)."""
+    joined = YSeq(added.pos)
+    for source in (written, added):
+        if isinstance(source, YSeq):
+            joined.extend(source)
+            joined.item_pos.extend(source.item_pos)
+    return joined
+
+
+def _main_first(pod: YMap, main: YMap, listed_at: Pos, extra: YMap) -> YMap:
+    """`pod` with the operator's `main` container first (listed at `listed_at`) and the
+    containers of the written pod fields `extra` after it; the list is placed among `extra`'s
+    keys, where an edit adds one."""
+    containers = YSeq(main.pos)
+    containers.append(main)
+    containers.item_pos.append(listed_at)
+    others = extra.get("containers")
+    if isinstance(others, YSeq):
+        containers.extend(others)
+        containers.item_pos.extend(others.item_pos)
+    pod["containers"] = containers
+    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
+    return pod
 
 
 def _synthetic(value: Any, pos: Pos) -> Any:
@@ -341,17 +399,8 @@ def dynamo_service_pod(obj: YMap, service: YMap) -> YMap:
     if isinstance(resources, YMap):
         main["resources"] = _dynamo_resources(main.get("resources"), resources)
         main.spans["resources"] = service.spans["resources"]
-    containers = YSeq(main.pos)
-    containers.append(main)
-    containers.item_pos.append(main.pos)
-    others = extra.get("containers")
-    if isinstance(others, YSeq):
-        containers.extend(others)
-        containers.item_pos.extend(others.item_pos)
-    pod["containers"] = containers
     # Among `extraPodSpec`'s keys (an edit writes above the first), not inside `mainContainer`.
-    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
-    return pod
+    return _main_first(pod, main, main.pos, extra)
 
 
 def _dynamo_resources(container: Any, service: YMap) -> YMap:
@@ -429,18 +478,9 @@ def bento_pod(obj: YMap, role: YMap) -> YMap:
     if isinstance(resources, YMap):
         main["resources"] = _bento_resources(resources)
         main.spans["resources"] = role.spans["resources"]
-    containers = YSeq(role.pos)
-    containers.append(main)
     # Where `main` is listed: an edit's new list copies the dash of the first item, and `main`
     # has none in `extraPodSpec`.
-    containers.item_pos.append(extra.pos if written else role.pos)
-    others = extra.get("containers")
-    if isinstance(others, YSeq):
-        containers.extend(others)
-        containers.item_pos.extend(others.item_pos)
-    pod["containers"] = containers
-    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
-    return pod
+    return _main_first(pod, main, extra.pos if written else role.pos, extra)
 
 
 def _bento_resources(written: YMap) -> YMap:
@@ -480,12 +520,7 @@ def dynamo_component_pod(obj: YMap, component: YMap) -> YMap | None:
     pod.update_from(spec)
     tolerations = device.get("tolerations")
     if isinstance(tolerations, YSeq) and tolerations:
-        joined = YSeq(tolerations.pos)
-        for source in (spec.get("tolerations"), tolerations):
-            if isinstance(source, YSeq):
-                joined.extend(source)
-                joined.item_pos.extend(source.item_pos)
-        pod["tolerations"] = joined
+        pod["tolerations"] = _appended(spec.get("tolerations"), tolerations)
         pod.spans["tolerations"] = spec.spans.get("tolerations", device.spans["tolerations"])
     selector = device.get("nodeSelector")
     if isinstance(selector, YMap) and selector:
@@ -1127,9 +1162,8 @@ def rbg_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
 # configurePod). The operator's pod webhook then adds what Spark has no setting for
 # (internal/webhook/sparkpod_defaulter.go mutateSparkPod): that webhook is needed, and enabled by
 # the chart's default (`webhook.enable: true`).
-# The Spark container's name, as the operator names it in the template file it writes
-# (pkg/common/spark.go SparkDriverContainerName, Spark3DefaultExecutorContainerName).
-_SPARK_CONTAINERS = {"driver": "spark-kubernetes-driver", "executor": "spark-kubernetes-executor"}
+# The Spark container's name is Spark's own, as the operator names it in the template file it
+# writes (pkg/common/spark.go SparkDriverContainerName, Spark3DefaultExecutorContainerName).
 # A main resource that is no JVM one (spark-submit reads a `.py`, `.R` or `.r` main file as a
 # Python or R application: SparkSubmit isPython, isR): its memory overhead factor is 0.4
 # (BasicDriverFeatureStep defaultOverheadFactor, Constants NON_JVM_MEMORY_OVERHEAD_FACTOR).
@@ -1362,7 +1396,7 @@ def _spark_containers(
     conf = mapping_at(spark_application(obj), "sparkConf")
     written = template_spec.get("containers")
     others = [c for c in written if isinstance(c, YMap)] if isinstance(written, YSeq) else []
-    name = _SPARK_CONTAINERS[role]
+    name = SPARK_CONTAINERS[role]
     base = next((c for c in others if c.get("name") == name), others[0] if others else None)
     main = YMap(base.pos if base is not None else spec.pos)
     if base is not None:
@@ -1421,12 +1455,7 @@ def _spark_pod(obj: YMap, spec: YMap, role: str) -> YMap | None:
     tolerations = spec.get("tolerations")
     # Even an empty list: a finding about what the pod does not tolerate points at it.
     if isinstance(tolerations, YSeq):
-        joined = YSeq(tolerations.pos)
-        for source in (template_spec.get("tolerations"), tolerations):
-            if isinstance(source, YSeq):
-                joined.extend(source)
-                joined.item_pos.extend(source.item_pos)
-        pod["tolerations"] = joined
+        pod["tolerations"] = _appended(template_spec.get("tolerations"), tolerations)
         pod.spans["tolerations"] = spec.spans["tolerations"]
     for field in ("affinity", "priorityClassName"):
         if spec.get(field):

@@ -645,6 +645,8 @@ def unchecked(
             walked[id(container.node)] = TYPED
         for field in _PLACEMENT_FIELDS:
             walked[id(template.spec.get(field))] = TYPED
+    unread = workload.unread if workload is not None else ()
+    read.update(id(part.explains) for part in unread if part.explains is not None)
     found = accelerator_requests(document.obj, walked)
     copied = _COPIED_LIMITS.get((api_group(document.ref.api_version), document.ref.kind))
     if copied is not None:
@@ -672,7 +674,6 @@ def unchecked(
             r._replace(runs_in=held) if r.form == OPERATOR_FIELD and not r.runs_in else r
             for r in requests
         )
-    unread = workload.unread if workload is not None else ()
     if not requests and not unread:
         return None
     return Unchecked(document, requests, unread)

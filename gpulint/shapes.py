@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gpulint.data.kserve import KSERVE_FORMATS
+from gpulint.data.spark import SPARK_CONTAINERS
 from gpulint.model import (
     ContainerRole,
     Document,
@@ -154,6 +155,30 @@ class Role(NamedTuple):
     completed_by: tuple[str, str] | None = None
 
 
+class ManagedBy(NamedTuple):
+    """A kind's `managedBy` field: a value other than its own controller's hands the object to
+    another controller, which creates its pods where it decides (MultiKueue dispatches them to
+    a worker cluster); this cluster's controller creates none."""
+
+    path: str  # from the object root
+    own: tuple[str, ...]  # the values that name the kind's own controller
+    # The Kubernetes release from which the API server keeps the field and the built-in
+    # controller honours it by default; None: the kind's operator honours it.
+    honoured_from: tuple[int, int] | None = None
+
+
+# batch/v1 Job `managedBy` (KEP-4368): alpha in 1.30 (dropped unless the JobManagedBy gate is
+# on), beta and on by default in 1.32, GA in 1.35; `kubernetes.io/job-controller` is the
+# built-in controller's reserved name.
+_JOB_MANAGED_BY = ("kubernetes.io/job-controller",)
+# Kubeflow training-operator v1 and mpi-operator v2beta1 `runPolicy.managedBy`
+# (pkg/apis/kubeflow.org/v1 common_types.go KubeflowJobsController; mpi-operator
+# v2beta1 types.go KubeflowJobController).
+_KUBEFLOW_MANAGED_BY = ManagedBy(
+    "spec.runPolicy.managedBy", ("kubeflow.org/training-operator", "kubeflow.org/mpi-operator")
+)
+
+
 class WorkloadShape(NamedTuple):
     """Where a kind keeps its pod templates and how many pods it runs."""
 
@@ -173,6 +198,8 @@ class WorkloadShape(NamedTuple):
     # What the operator decides from the object's fields that gpulint does not judge: the
     # object -> (what, where) for Workload.unjudged.
     unjudged: Callable[[YMap], tuple[tuple[str, Pos] | tuple[str, Pos, str], ...]] | None = None
+    # Its `managedBy` field, when the kind has one.
+    managed_by: ManagedBy | None = None
     # Whether an object of the kind has this shape (None: every one): a Pod that is a tool's
     # pod template file is read apart from other Pods.
     matches: Callable[[YMap], bool] | None = None
@@ -193,6 +220,8 @@ def _kubeflow(
         (Role(f"spec.{specs}.*", init_container=init_container or False),),
         gang=True,
         gang_min=gang_min,
+        # KubeDL's kinds (`groups`) have no `runPolicy.managedBy`.
+        managed_by=None if groups else _KUBEFLOW_MANAGED_BY,
     )
 
 
@@ -210,7 +239,9 @@ def _pytorch_worker_waits(obj: YMap, role: str | None) -> bool:
     return isinstance(specs, YMap) and ("Master" in specs or "master" in specs)
 
 
-def _ray(kind: str, cluster: str, *extra: Role) -> WorkloadShape:
+def _ray(
+    kind: str, cluster: str, *extra: Role, managed_by: ManagedBy | None = None
+) -> WorkloadShape:
     """A KubeRay kind whose cluster spec sits at `cluster` (`spec` for a RayCluster)."""
     return WorkloadShape(
         kind,
@@ -226,6 +257,7 @@ def _ray(kind: str, cluster: str, *extra: Role) -> WorkloadShape:
             *extra,
         ),
         gang=True,
+        managed_by=managed_by,
     )
 
 
@@ -325,6 +357,52 @@ def _serving_runtime(kind: str) -> WorkloadShape:
             Role("spec", template="", spec="", runs=False, operator_resources=True),
             _kserve_workers("spec", runs=False),
         ),
+    )
+
+
+def _modelmesh_runtime(kind: str) -> WorkloadShape:
+    # A runtime ModelMesh serves (`multiModel: true`, not `disabled`) runs pods of its own:
+    # kserve/modelmesh-serving controllers/servingruntime_controller.go runs a Deployment of
+    # its containers beside ModelMesh's own (which set cpu and memory), with its nodeSelector,
+    # tolerations and affinity (modelmesh/runtime.go), `replicas` pods, else the controller
+    # config's `podsPerRuntime` (2 by default); a ClusterServingRuntime's in each namespace
+    # ModelMesh serves. Its models share those pods: no InferenceService runs one of its own.
+    return WorkloadShape(
+        kind,
+        ("serving.kserve.io/*",),
+        (
+            Role(
+                "spec",
+                template="",
+                spec="",
+                counts=(Count("replicas", default=2),),
+                operator_resources=True,
+            ),
+            _kserve_workers("spec", runs=False),
+        ),
+        matches=_served_by_modelmesh,
+        unknown_count=_pods_per_runtime,
+    )
+
+
+def _served_by_modelmesh(obj: YMap) -> bool:
+    """Whether ModelMesh runs the serving runtime's pods itself (`multiModel: true`)."""
+    spec = obj.get("spec")
+    return (
+        isinstance(spec, YMap)
+        and spec.get("multiModel") is True
+        and spec.get("disabled") is not True
+    )
+
+
+def _pods_per_runtime(obj: YMap) -> str | None:
+    """Workload.unknown_count of a ModelMesh runtime that writes no `replicas`."""
+    spec = obj.get("spec")
+    if isinstance(spec, YMap) and "replicas" in spec:
+        return None
+    return (
+        "how many pods ModelMesh runs of a runtime without `replicas` is set by its "
+        "`podsPerRuntime`"
     )
 
 
@@ -474,8 +552,8 @@ _PARALLELISM = (Count("parallelism"),)
 #   with name `flink-main-container`", whose memory and cpu Flink's options overwrite
 #   (docs/deployment/resource-providers/native_kubernetes.md, "Pod Template").
 _TOOL_CONTAINERS: dict[str, str] = {
-    "spark-kubernetes-driver": "the Spark applications that use it for their driver",
-    "spark-kubernetes-executor": "`spark.executor.instances` (or dynamic allocation) of the "
+    SPARK_CONTAINERS["driver"]: "the Spark applications that use it for their driver",
+    SPARK_CONTAINERS["executor"]: "`spark.executor.instances` (or dynamic allocation) of the "
     "Spark applications that use it",
     "flink-main-container": "the Flink configuration that uses it",
 }
@@ -529,8 +607,19 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     WorkloadShape("StatefulSet", ("apps/*",), (Role("spec"),)),
     WorkloadShape("DaemonSet", ("apps/*", "extensions/*"), (Role("spec", counts=None),)),
     WorkloadShape("ReplicationController", ("v1",), (Role("spec"),)),
-    WorkloadShape("Job", ("batch/*",), (Role("spec", counts=_PARALLELISM),)),
-    WorkloadShape("CronJob", ("batch/*",), (Role("spec.jobTemplate.spec", counts=_PARALLELISM),)),
+    WorkloadShape(
+        "Job",
+        ("batch/*",),
+        (Role("spec", counts=_PARALLELISM),),
+        managed_by=ManagedBy("spec.managedBy", _JOB_MANAGED_BY, (1, 32)),
+    ),
+    # The Jobs a CronJob creates carry its jobTemplate's spec, `managedBy` with it.
+    WorkloadShape(
+        "CronJob",
+        ("batch/*",),
+        (Role("spec.jobTemplate.spec", counts=_PARALLELISM),),
+        managed_by=ManagedBy("spec.jobTemplate.spec.managedBy", _JOB_MANAGED_BY, (1, 32)),
+    ),
     # A KEDA ScaledJob creates Jobs of its `jobTargetRef` (a JobSpec) as its triggers ask, up
     # to `maxReplicaCount` at once (kedacore/keda apis/keda/v1alpha1/scaledjob_types.go): each
     # Job's pods are counted here, the Jobs by its own maximum (gpulint.replicas).
@@ -617,12 +706,19 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
         ),
         gang=True,
+        # pkg/apis/trainer/v1alpha1 trainjob_types.go: defaulted to the TrainJob controller.
+        managed_by=ManagedBy("spec.managedBy", ("trainer.kubeflow.org/trainjob-controller",)),
     ),
-    _ray("RayCluster", "spec"),
+    # ray-operator/apis/ray/v1 raycluster_types.go and rayjob_types.go; utils
+    # KubeRayController.
+    _ray(
+        "RayCluster", "spec", managed_by=ManagedBy("spec.managedBy", ("ray.io/kuberay-operator",))
+    ),
     _ray(
         "RayJob",
         "spec.rayClusterSpec",
         Role("spec", template="submitterPodTemplate", counts=(), name="submitter"),
+        managed_by=ManagedBy("spec.managedBy", ("ray.io/kuberay-operator",)),
     ),
     _ray("RayService", "spec.rayClusterConfig"),
     WorkloadShape(
@@ -636,6 +732,8 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             ),
         ),
         gang=True,
+        # api/jobset/v1alpha2 jobset_types.go JobSetControllerName.
+        managed_by=ManagedBy("spec.managedBy", ("jobset.sigs.k8s.io/jobset-controller",)),
     ),
     WorkloadShape(
         "LeaderWorkerSet",
@@ -721,6 +819,8 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             _kserve_component("explainer", KSERVE_EXPLAINER_CONTAINERS),
         ),
     ),
+    _modelmesh_runtime("ServingRuntime"),
+    _modelmesh_runtime("ClusterServingRuntime"),
     _serving_runtime("ServingRuntime"),
     _serving_runtime("ClusterServingRuntime"),
     _ome_runtime("ServingRuntime"),
@@ -1221,10 +1321,13 @@ def shape_for(document: Document, extra: Sequence[WorkloadShape] = ()) -> Worklo
     return None
 
 
-def runs_no_pods_of_its_own(kind: str, api_version: str) -> bool:
+def runs_no_pods_of_its_own(kind: str, api_version: str, obj: YMap) -> bool:
     """Whether a built-in kind is a template other objects run, with no pod of its own (a
-    KServe ServingRuntime, a Seldon ServerConfig): every role of its shape `runs=False`."""
+    KServe ServingRuntime, a Seldon ServerConfig): every role of the shape `obj` has is
+    `runs=False` (a ServingRuntime ModelMesh serves runs its own)."""
     for shape in _BUILTIN_INDEX.get(kind, ()):
-        if _version_matches(api_version, shape.api_versions):
+        if _version_matches(api_version, shape.api_versions) and (
+            shape.matches is None or shape.matches(obj)
+        ):
             return all(not role.runs for role in shape.roles)
     return False

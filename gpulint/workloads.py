@@ -17,6 +17,7 @@ from gpulint.model import (
     Container,
     ContainerRole,
     Document,
+    ManagedElsewhere,
     PodTemplate,
     Quantity,
     ReplicaCount,
@@ -39,6 +40,7 @@ from gpulint.shapes import (
     POD_CONTAINERS,
     ContainerField,
     Count,
+    ManagedBy,
     Role,
     WorkloadShape,
     api_group,
@@ -115,8 +117,26 @@ def _typed(
         gang_min_in_order=shape.gang_min_in_order,
         group_gang=shape.group_gang,
         unjudged=shape.unjudged(obj) if shape.unjudged is not None else (),
+        managed_elsewhere=_managed_elsewhere(obj, shape.managed_by) if shape.managed_by else None,
     )
     return workload, tuple(sorted(problems, key=_position))
+
+
+def _managed_elsewhere(obj: YMap, managed_by: ManagedBy) -> ManagedElsewhere | None:
+    """The controller the object's `managedBy` names, when it is not the kind's own."""
+    *parents, leaf = path_steps(managed_by.path)
+    node: Any = obj
+    for step in parents:
+        node = node.get(step) if isinstance(node, YMap) else None
+    if not isinstance(node, YMap):
+        return None
+    value = node.get(leaf)
+    # An empty or mistyped value is the schema's to refuse (GPU012), not a hand-over.
+    if not isinstance(value, str) or not value or value in managed_by.own:
+        return None
+    return ManagedElsewhere(
+        value, managed_by.path, node.pos_of_value(leaf), managed_by.honoured_from
+    )
 
 
 def _unknown_count(count: ReplicaCount | None) -> str | None:
@@ -799,7 +819,7 @@ def _is_embedded_object(node: YMap) -> bool:
 
 
 def _runs_no_pods(embedded: YMap) -> bool:
-    return runs_no_pods_of_its_own(str(embedded["kind"]), str(embedded["apiVersion"]))
+    return runs_no_pods_of_its_own(str(embedded["kind"]), str(embedded["apiVersion"]), embedded)
 
 
 def _is_pod_spec(node: YMap, walked: Walked) -> bool:

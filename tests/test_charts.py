@@ -160,6 +160,65 @@ def test_a_file_of_an_overlay_given_by_name_checks_the_overlay(fixtures: Path) -
     assert json.loads(result.stdout)["summary"]["files"] == 1
 
 
+# vllm-project/semantic-router at 3d48f8c9 (Apache-2.0): deploy/kserve's kustomization builds
+# the router, and the InferenceServices under inference-examples/, which it does not name, are
+# applied one by one (`oc apply -f`); so are the vLLM Deployments beside
+# deploy/kubernetes/istio's kustomization (vLlama3.yaml, vPhi4.yaml).
+EXAMPLE_POD = """apiVersion: v1
+kind: Pod
+metadata: {name: example}
+spec:
+  containers:
+  - name: main
+    image: vllm/vllm-openai:v0.9.1
+    resources:
+      limits: {nvidia.com/gpus: 1}
+"""
+
+
+def test_a_manifest_beside_an_overlay_that_its_build_never_reads_is_checked_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
+) -> None:
+    shutil.copytree(FIXTURES / "kustomize", tmp_path / "kustomize")
+    example = tmp_path / "kustomize" / "overlays" / "a100" / "examples" / "pod.yaml"
+    example.parent.mkdir()
+    example.write_text(EXAMPLE_POD)
+    # One beside the kustomization, which does not name it either.
+    (example.parent.parent / "example-pod.yaml").write_text(EXAMPLE_POD)
+    shutil.copy(FIXTURES / PROFILE, tmp_path / "profile.yaml")
+    monkeypatch.chdir(tmp_path)
+    args = ("check", "--isolated", "--format", "json", "--profile", "profile.yaml")
+    given = (
+        "kustomize/overlays/a100/examples/pod.yaml",
+        "kustomize/overlays/a100/example-pod.yaml",
+    )
+    by_name = run(*args, *given, "--select", "GPU001")
+    assert by_name.exit_code == 1, by_name.output
+    assert located(by_name) == [
+        ("GPU001", "kustomize/overlays/a100/example-pod.yaml", 9, 16, None),
+        ("GPU001", "kustomize/overlays/a100/examples/pod.yaml", 9, 16, None),
+    ]
+    # Walked, the overlay is built and the example is checked as the file it is.
+    walked = run(*args, "kustomize/overlays/a100", "--select", "GPU001,GPU103")
+    assert located(walked) == [
+        ("GPU001", "kustomize/overlays/a100/example-pod.yaml", 9, 16, None),
+        ("GPU001", "kustomize/overlays/a100/examples/pod.yaml", 9, 16, None),
+        ("GPU103", "kustomize/overlays/a100/node-group.yaml", 10, 9, (29, 9)),
+    ]
+    # A patch the overlay names in a subdirectory is still its own.
+    (tmp_path / "kustomize" / "overlays" / "a100" / "patches").mkdir()
+    overlay = tmp_path / "kustomize" / "overlays" / "a100"
+    (overlay / "node-group.yaml").rename(overlay / "patches" / "node-group.yaml")
+    kustomization = overlay / "kustomization.yaml"
+    kustomization.write_text(
+        kustomization.read_text().replace("path: node-group.yaml", "path: patches/node-group.yaml")
+    )
+    patch = run(*args, "kustomize/overlays/a100/patches/node-group.yaml", "--select", "GPU103")
+    assert located(patch) == [
+        ("GPU103", "kustomize/overlays/a100/patches/node-group.yaml", 10, 9, (29, 9))
+    ]
+
+
 def test_a_value_from_a_base_is_reported_in_the_base(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
 ) -> None:

@@ -17,6 +17,7 @@ from gpulint.dra import (
     Device,
     DeviceClass,
     ResourceSlice,
+    accelerator_classes,
     claim,
     claim_of,
     container_claim_names,
@@ -182,6 +183,44 @@ def test_claim_templates_claims_and_first_available_requests() -> None:
     assert shared.describe().endswith(
         "(gpus: 4 × gpu.nvidia.com; all: every gpu.nvidia.com device)"
     )
+
+
+def test_the_classes_a_claim_surely_gets_accelerators_from() -> None:
+    def requests(*items: dict[str, Any]) -> Any:
+        return claim({"kind": "ResourceClaim", "spec": {"devices": {"requests": list(items)}}})
+
+    h100 = device_class(
+        {
+            "metadata": {"name": "h100"},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
+        }
+    )
+    several = requests(
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+        {"name": "mine", "exactly": {"deviceClassName": "h100"}},
+        {"name": "again", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}},
+        {"name": "nic", "exactly": {"deviceClassName": "mrdma.google.com"}},
+    )
+    assert accelerator_classes(several, [h100]) == ("gpu.nvidia.com", "h100")
+    # Unknown without its class: a name is no proof of what a selector picks.
+    assert accelerator_classes(several) == ("gpu.nvidia.com",)
+    either = requests(
+        {
+            "name": "accel",
+            "firstAvailable": [
+                {"name": "gpu", "deviceClassName": "gpu.nvidia.com"},
+                {"name": "fpga", "deviceClassName": "fpga.acme.io"},
+            ],
+        }
+    )
+    assert accelerator_classes(either) == ()
+    # Admin access (v1 `exactly`, v1beta1 on the request) shares devices other pods hold.
+    monitor = requests(
+        {"name": "v1", "exactly": {"deviceClassName": "gpu.nvidia.com", "adminAccess": True}},
+        {"name": "v1beta1", "deviceClassName": "mig.nvidia.com", "adminAccess": True},
+    )
+    assert [r.admin_access for r in monitor.requests] == [True, True]
+    assert accelerator_classes(monitor) == ()
 
 
 def test_pod_claims_and_container_claims() -> None:
@@ -388,7 +427,7 @@ def test_a_profile_written_out_keeps_the_dra_objects(tmp_path: Path) -> None:
 
 def test_every_shape_of_dra_object_survives_a_written_profile(tmp_path: Path) -> None:
     # A class whose selector gpulint cannot read, one of a driver only, a slice for every node,
-    # an allocated claim, `All` and firstAvailable requests.
+    # an allocated claim, `All`, firstAvailable and admin access requests.
     objects = [
         custom_class("any.example.com", "device.capacity['x'].memory > 1"),
         custom_class("amd", "device.driver == 'gpu.amd.com'", "amd.com/gpu"),
@@ -405,6 +444,8 @@ def test_every_shape_of_dra_object_survives_a_written_profile(tmp_path: Path) ->
                             {"name": "big", "deviceClassName": "gpu.nvidia.com", "count": 2},
                             {"name": "small", "deviceClassName": "mig.nvidia.com"},
                         ]},
+                        {"name": "watch", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                                      "adminAccess": True}},
                     ]
                 }
             },
@@ -430,6 +471,7 @@ def test_every_shape_of_dra_object_survives_a_written_profile(tmp_path: Path) ->
         "      - {name: all, deviceClassName: gpu.nvidia.com, allocationMode: All}\n"
         "      - {name: pick, deviceClassName: gpu.nvidia.com, count: 2, "
         "alternatives: [mig.nvidia.com]}\n"
+        "      - {name: watch, deviceClassName: gpu.nvidia.com, count: 1, adminAccess: true}\n"
     ) in text
     path = tmp_path / "profile.yaml"
     path.write_text(text, encoding="utf-8")

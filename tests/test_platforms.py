@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from gpulint.cli import main
 from gpulint.profile import load_profiles
+from gpulint.profile.dump import dump_profile
 from gpulint.profile.show import show_profile
 
 NODES = """\
@@ -326,3 +327,96 @@ def test_without_the_flavor_the_queued_pod_does_not_tolerate_the_spot_taint(
         ("GPU102", "error", 9, 5)
     ]
     assert "spot-taint=true:NoSchedule" in found[0]["message"]
+
+
+NAMESPACED = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ml
+  annotations:
+    scheduler.alpha.kubernetes.io/defaultTolerations: '[{"key": "dedicated", "operator": "Exists"}]'
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: ml}
+spec:
+  containers:
+  - name: trainer
+    image: nvcr.io/nvidia/pytorch:24.05-py3
+    resources:
+      limits: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
+"""
+DEDICATED_PROFILE = """\
+apiVersion: gpulint.io/v1alpha1
+kind: ClusterProfile
+spec:
+  platform: kubeadm
+{admission}  pools:
+  - name: a100
+    taints: [{{key: dedicated, value: training, effect: NoSchedule}}]
+    allocatable: {{cpu: "95", memory: 680Gi, pods: 110, nvidia.com/gpu: 8}}
+    nodes: 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("profile_admission", "config", "expected"),
+    [
+        # kubeadm leaves PodTolerationRestriction off by default but may turn it on: unknown.
+        ("", "fail-on: error\n", [("GPU102", "warning")]),
+        # Declared in the profile, or in the repository's config (which wins).
+        ("  admission: {podTolerationRestriction: true}\n", "fail-on: error\n", []),
+        (
+            "  admission: {podTolerationRestriction: false}\n",
+            "fail-on: error\n",
+            [("GPU102", "error")],
+        ),
+        (
+            "  admission: {podTolerationRestriction: true}\n",
+            "admission: {podTolerationRestriction: false}\n",
+            [("GPU102", "error")],
+        ),
+    ],
+)
+def test_a_namespace_s_default_tolerations_count_where_the_plugin_runs(
+    tmp_path: Path, profile_admission: str, config: str, expected: list[tuple[str, str]]
+) -> None:
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(DEDICATED_PROFILE.format(admission=profile_admission))
+    (tmp_path / "pod.yaml").write_text(NAMESPACED)
+    (tmp_path / ".gpulint.yaml").write_text(config)
+    args = ["check", "--config", str(tmp_path / ".gpulint.yaml"), "--format", "json"]
+    result = CliRunner().invoke(
+        main, [*args, "--profile", str(profile), str(tmp_path / "pod.yaml")]
+    )
+    assert result.exit_code in (0, 1), result.output
+    found = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["severity"]) for f in found] == expected
+    if expected == [("GPU102", "warning")]:
+        assert found[0]["message"].endswith(
+            "this assumes the API server does not run PodTolerationRestriction, which would add "
+            "Namespace ml's default tolerations (`dedicated`, "
+            "`scheduler.alpha.kubernetes.io/defaultTolerations`), and whether kubeadm runs it "
+            "is unknown: write `spec.admission.podTolerationRestriction: true|false` in the "
+            "profile to make it certain"
+        )
+
+
+def test_a_declared_pod_toleration_restriction_is_shown_and_dumped(tmp_path: Path) -> None:
+    profile_path = tmp_path / "profile.yaml"
+    admission = "  admission: {podTolerationRestriction: true}\n"
+    profile_path.write_text(DEDICATED_PROFILE.format(admission=admission))
+    profile = load_profiles([str(profile_path)])
+    assert profile is not None
+    shown = (
+        "PodTolerationRestriction: on (declared in the profile (spec.admission."
+        "podTolerationRestriction))"
+    )
+    assert shown in show_profile(profile).splitlines()
+    dumped = dump_profile(profile)
+    assert "    podTolerationRestriction: true" in dumped.splitlines()
+    again = tmp_path / "again.yaml"
+    again.write_text(dumped)
+    reread = load_profiles([str(again)])
+    assert reread is not None and reread.pod_toleration_restriction is True

@@ -16,6 +16,7 @@ from gpulint.errors import GpulintError
 from gpulint.profile import Taint, load_profiles
 from gpulint.profile.model import LabelRequirement
 from gpulint.profile.show import show_profile
+from gpulint.profile.terraform import GKE_GPU_TAINT
 
 pytest.importorskip("tfparse")
 
@@ -672,3 +673,39 @@ def test_an_eks_module_group_with_efa_has_interfaces_in_an_amount_not_known(
     efa, plain = load_profiles([str(tmp_path)]).pools
     assert (efa.name, efa.unknown_amounts) == ("efa", {"vpc.amazonaws.com/efa"})
     assert (plain.name, plain.unknown_amounts) == ("plain", frozenset())
+
+
+def test_gke_taints_gpu_pools_only_beside_pools_without_gpus(tmp_path: Path) -> None:
+    # GKE taints a GPU pool's nodes when the cluster runs pools without GPUs: a cluster whose
+    # module shows only GPU pools has no taint; one beside a CPU pool, or whose other pools the
+    # module does not show (no cluster in it), keeps it.
+    gpu_only = tmp_path / "gpu-only"
+    gpu_only.mkdir()
+    (gpu_only / "main.tf").write_text(
+        'resource "google_container_cluster" "ml" {\n  name = "ml"\n  location = "us-central1-a"\n'
+        "  remove_default_node_pool = true\n  initial_node_count = 1\n}\n"
+        'resource "google_container_node_pool" "l4" {\n  name = "l4"\n  cluster = "ml"\n'
+        '  node_config {\n    machine_type = "g2-standard-24"\n  }\n}\n'
+        'resource "google_container_node_pool" "t4" {\n  name = "t4"\n  cluster = "ml"\n'
+        '  node_config {\n    machine_type = "n1-standard-8"\n'
+        '    guest_accelerator {\n      type = "nvidia-tesla-t4"\n    }\n  }\n}\n'
+    )
+    pools = {p.name: p for p in load_profiles([str(gpu_only)]).pools}
+    assert sorted(pools) == ["l4", "t4"]
+    assert all(pool.taints == () for pool in pools.values())
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "main.tf").write_text(
+        (gpu_only / "main.tf").read_text().replace("  remove_default_node_pool = true\n", "")
+    )
+    pools = {p.name: p for p in load_profiles([str(mixed)]).pools}
+    assert pools["default-pool"].taints == ()
+    assert pools["l4"].taints == pools["t4"].taints == (GKE_GPU_TAINT,)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "main.tf").write_text(
+        'resource "google_container_node_pool" "l4" {\n  name = "l4"\n'
+        '  node_config {\n    machine_type = "g2-standard-24"\n  }\n}\n'
+    )
+    (pool,) = load_profiles([str(alone)]).pools
+    assert pool.taints == (GKE_GPU_TAINT,)

@@ -23,8 +23,10 @@ from gpulint.render.locate import (
     sentinel,
     sorted_sentinel,
 )
+from gpulint.render.options import ServedApis
 from gpulint.render.tokens import tokens
 from gpulint.render.tools import RenderError
+from gpulint.validation import kube
 
 pytest_plugins = ["tests.binaries"]
 
@@ -1016,6 +1018,60 @@ def test_a_chart_is_rendered_for_the_release_given_and_keeps_a_render_per_releas
         render_chart(HelmRender(chart, "a"), cache)  # helm's default release, newer
     assert "chart requires kubeVersion: < 1.33.0-0" in str(caught.value)
     assert caught.value.pos == (4, 1)
+
+
+# ROCm/gpu-operator (helm-charts-k8s/templates/_operator-helpers.tpl and
+# dra-driver-deviceclass.yaml at 6df13c17, Apache-2.0): the DeviceClass is written in the
+# newest `resource.k8s.io` version the cluster serves.
+DRA_VERSION_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: amd\nversion: 0.1.0\n",
+    "templates/_helpers.tpl": (
+        '{{- define "amd.draApi" -}}\n'
+        '{{- if .Capabilities.APIVersions.Has "resource.k8s.io/v1" -}}\nresource.k8s.io/v1\n'
+        '{{- else if $.Capabilities.APIVersions.Has "resource.k8s.io/v1beta2" -}}\n'
+        "resource.k8s.io/v1beta2\n"
+        '{{- else if .Capabilities.APIVersions.Has "resource.k8s.io/v1beta1" -}}\n'
+        "resource.k8s.io/v1beta1\n{{- end -}}\n{{- end }}\n"
+    ),
+    "templates/deviceclass.yaml": (
+        '{{- $api := include "amd.draApi" . -}}\n{{- if $api }}\napiVersion: {{ $api }}\n'
+        "kind: DeviceClass\nmetadata: {name: gpu.amd.com}\n{{- end }}\n"
+    ),
+}
+
+
+def served(release: tuple[int, int]) -> ServedApis:
+    """What `release` serves, as a run against a profile of that release renders for."""
+    known = kube.served_apis(release)
+    assert known is not None
+    return ServedApis(*known)
+
+
+def test_a_charts_probes_of_kubernetes_apis_are_answered_for_the_clusters_release(
+    helm: Path, tmp_path: Path
+) -> None:
+    chart = write_chart(tmp_path / "amd", DRA_VERSION_CHART)
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    # helm alone answers from the release it was built with, whatever --kube-version says.
+    assert "apiVersion: resource.k8s.io/v1\n" in render_chart(
+        HelmRender(chart, "a", kube_version="1.32"), None
+    )
+    cache = tmp_path / "cache"
+    for release, api in (((1, 32), "v1beta1"), ((1, 33), "v1beta2"), ((1, 34), "v1")):
+        request = HelmRender(
+            chart, "a", kube_version=f"1.{release[1]}", served_apis=served(release)
+        )
+        assert f"apiVersion: resource.k8s.io/{api}\n" in render_chart(request, cache)
+    # The rewritten probes live in a copy: the user's chart is as it was.
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+
+
+def test_a_release_that_serves_none_of_the_probed_versions_renders_none(
+    helm: Path, tmp_path: Path
+) -> None:
+    chart = write_chart(tmp_path / "amd", DRA_VERSION_CHART)
+    request = HelmRender(chart, "a", kube_version="1.25", served_apis=served((1, 25)))
+    assert "DeviceClass" not in render_chart(request, None)
 
 
 def test_only_a_release_number_becomes_helms_kube_version() -> None:

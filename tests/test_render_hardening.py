@@ -385,6 +385,8 @@ def test_an_overlay_naming_a_missing_file_is_not_built_and_the_rest_is_checked(
             "base/kustomization.yaml": "resources:\n  - renamed.yaml\n",
         },
     )
+    # No longer named by the overlay, it would be checked on its own.
+    (repo / "overlay" / "deployment.yaml").unlink()
     (finding, _) = json.loads(run("--format", "json", "overlay", "pod.yaml").stdout)["findings"]
     assert (finding["line"], finding["column"]) == (1, 1)
     assert "`resources` entry `renamed.yaml` of ../base: no such file" in finding["message"]

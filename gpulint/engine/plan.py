@@ -13,8 +13,9 @@ from gpulint.cachedir import CACHE_MIN_FILES, sha256
 from gpulint.config import Config
 from gpulint.engine.files import load_input
 from gpulint.engine.variants import installed_namespaces
+from gpulint.fields import mapping_at
 from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
-from gpulint.model import Knowledge
+from gpulint.model import NAMESPACE_TOLERATIONS, Knowledge
 from gpulint.rules import UNUSED_SUPPRESSION, Rule
 from gpulint.rules.base import CheckContext
 from gpulint.views import NamedTuple
@@ -50,9 +51,16 @@ KNOWLEDGE_KINDS = frozenset(
     | {"TrainingRuntime", "ClusterTrainingRuntime"}
     # What the RuntimeClass admission plugin writes into the pods that name a class.
     | {"RuntimeClass"}
+    # What PodTolerationRestriction writes into the pods of a namespace: only a Namespace that
+    # carries its annotation is kept (gpulint.model.NAMESPACE_TOLERATIONS).
+    | {"Namespace"}
 )
-#: A file is parsed for knowledge objects only if its bytes name one of their kinds.
-KNOWLEDGE_BYTES = tuple(k.encode() for k in sorted(KNOWLEDGE_KINDS))
+#: A file is parsed for knowledge objects only if its bytes name one of their kinds (or, for a
+#: Namespace, the annotation that makes it one).
+KNOWLEDGE_BYTES = (
+    *(k.encode() for k in sorted(KNOWLEDGE_KINDS - {"Namespace"})),
+    NAMESPACE_TOLERATIONS.encode(),
+)
 
 
 class FilePlan(NamedTuple):
@@ -193,7 +201,7 @@ def knowledge_documents(
                 if data is None:  # changed since it was looked at: as one not read
                     continue
             loaded = load_bytes(name, data)
-            kept = tuple(d for d in loaded.documents if d.ref.kind in KNOWLEDGE_KINDS)
+            kept = tuple(d for d in loaded.documents if is_knowledge(d))
             if cache is not None:
                 cache.write(key, kept)
         if any(d.ref.kind == "CustomResourceDefinition" for d in kept):
@@ -202,6 +210,14 @@ def knowledge_documents(
             kept = tuple(without_shadowed_crds(kept, crds))
         found.extend(kept)
     return Knowledge(found)
+
+
+def is_knowledge(document: Document) -> bool:
+    """Whether `document` decides verdicts on objects of other files (KNOWLEDGE_KINDS)."""
+    kind = document.ref.kind
+    if kind == "Namespace":
+        return NAMESPACE_TOLERATIONS in mapping_at(document.obj, "metadata", "annotations")
+    return kind in KNOWLEDGE_KINDS
 
 
 def names_any(data: bytes, words: Sequence[bytes]) -> bool:

@@ -89,6 +89,7 @@ def facts_from_cluster_profile(data: Any, display: str) -> ProfileFacts:
         provider=provider,
         provider_source=f"declared in {display}" if provider else None,
         extended_resource_toleration=admission.get("extendedResourceToleration"),
+        pod_toleration_restriction=admission.get("podTolerationRestriction"),
         default_namespace=spec.get("defaultNamespace"),
         scheduler_extenders=(
             frozenset(spec["schedulerExtenders"]) if "schedulerExtenders" in spec else None
@@ -376,6 +377,7 @@ def _request(item: Mapping[str, Any]) -> DeviceRequest:
         count=0 if mode == ALLOCATION_ALL else item.get("count", 1),
         allocation_mode=mode,
         alternatives=tuple(str(a) for a in sequence(item.get("alternatives"))),
+        admin_access=item.get("adminAccess") is True,
     )
 
 

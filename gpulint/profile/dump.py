@@ -41,9 +41,16 @@ def dump_profile(profile: ClusterProfile) -> str:
         spec.append(f"minimumKubernetesVersion: {minimum}")
     if profile.provider:
         spec.append(f"platform: {_scalar(profile.provider)}")
-    if profile.extended_resource_toleration is not None:
-        value = str(profile.extended_resource_toleration).lower()
-        spec += ["admission:", f"  extendedResourceToleration: {value}"]
+    declared = [
+        (key, value)
+        for key, value in (
+            ("extendedResourceToleration", profile.extended_resource_toleration),
+            ("podTolerationRestriction", profile.pod_toleration_restriction),
+        )
+        if value is not None
+    ]
+    if declared:
+        spec += ["admission:", *(f"  {key}: {str(value).lower()}" for key, value in declared)]
     if profile.default_namespace:
         spec.append(f"defaultNamespace: {_scalar(profile.default_namespace)}")
     if profile.scheduler_extenders is not None:
@@ -151,6 +158,8 @@ def _claim(found: Claim) -> list[str]:
             fields["count"] = str(request.count)
         if request.alternatives:
             fields["alternatives"] = f"[{', '.join(_scalar(a) for a in request.alternatives)}]"
+        if request.admin_access:
+            fields["adminAccess"] = "true"
         lines.append(f"  - {_flow(fields)}")
     return lines
 

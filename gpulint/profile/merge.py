@@ -88,6 +88,9 @@ def _merge_cluster(base: ClusterProfile, later: ClusterProfile) -> ClusterProfil
         extended_resource_toleration=_later(
             base.extended_resource_toleration, later.extended_resource_toleration
         ),
+        pod_toleration_restriction=_later(
+            base.pod_toleration_restriction, later.pod_toleration_restriction
+        ),
         default_namespace=_later(base.default_namespace, later.default_namespace),
         scheduler_extenders=_later(base.scheduler_extenders, later.scheduler_extenders),
         quotas=_by_key(base.quotas, later.quotas, lambda q: (q.namespace, q.name)),

@@ -306,6 +306,7 @@ class ClusterProfile:
     # The platform (platforms.PLATFORMS: eks, gke, gke-autopilot, oke ...), declared or inferred.
     provider: str | None = None
     extended_resource_toleration: bool | None = None  # None: infer from the provider
+    pod_toleration_restriction: bool | None = None  # None: infer from the provider
     default_namespace: str | None = None
     # The scheduler extenders the cluster runs (`hami`); None: not stated, so resources that
     # only an extender serves are taken as served.
@@ -340,6 +341,8 @@ class ClusterProfile:
     provider_source: str | None = field(default=None, compare=False)  # how `provider` was learnt
     # Where `extended_resource_toleration` was declared (None: the profile's spec.admission).
     extended_resource_toleration_source: str | None = field(default=None, compare=False)
+    # Where `pod_toleration_restriction` was declared (None: the profile's spec.admission).
+    pod_toleration_restriction_source: str | None = field(default=None, compare=False)
     # Values the inputs could not decide (a Terraform data source ...) and what was taken instead.
     assumptions: tuple[str, ...] = field(default=(), compare=False)
     # What the inputs define (`EC2NodeClass/gpu`) and the assumptions that depend on it, which
@@ -355,15 +358,27 @@ class ClusterProfile:
     def admission_fact(self, name: str) -> "AdmissionFact":
         """What the cluster's API server does about `name` (platforms.FACTS): on, off or
         unknown, with its source."""
-        from gpulint.profile.platforms import EXTENDED_RESOURCE_TOLERATION, platform_fact
+        from gpulint.profile.platforms import platform_fact
 
-        declared = (
-            self.extended_resource_toleration if name == EXTENDED_RESOURCE_TOLERATION else None
-        )
+        declared, where = self.declared_fact(name)
         fact = platform_fact(self.provider, name, declared)
-        if declared is not None and self.extended_resource_toleration_source:
-            return fact._replace(source=self.extended_resource_toleration_source)
+        if declared is not None and where:
+            return fact._replace(source=where)
         return fact
+
+    def declared_fact(self, name: str) -> tuple[bool | None, str | None]:
+        """The state a profile or config declares for the admission fact `name` (None: none
+        declared), and where it was declared (None: the profile's spec.admission)."""
+        from gpulint.profile.platforms import (
+            EXTENDED_RESOURCE_TOLERATION,
+            POD_TOLERATION_RESTRICTION,
+        )
+
+        if name == EXTENDED_RESOURCE_TOLERATION:
+            return self.extended_resource_toleration, self.extended_resource_toleration_source
+        if name == POD_TOLERATION_RESTRICTION:
+            return self.pod_toleration_restriction, self.pod_toleration_restriction_source
+        return None, None
 
     def advertised_resources(self) -> frozenset[str]:
         """Every resource name some pool's nodes advertise, or that the platform creates nodes

@@ -17,11 +17,13 @@ EXTENDED_RESOURCE_TOLERATION = "ExtendedResourceToleration"
 COMPUTE_CLASS_TOLERATION = "compute-class toleration"
 ARM_TOLERATION = "Arm toleration"
 AUTOPILOT_GPU_RULES = "Autopilot GPU rules"
+POD_TOLERATION_RESTRICTION = "PodTolerationRestriction"
 FACTS = (
     EXTENDED_RESOURCE_TOLERATION,
     COMPUTE_CLASS_TOLERATION,
     ARM_TOLERATION,
     AUTOPILOT_GPU_RULES,
+    POD_TOLERATION_RESTRICTION,
 )
 
 #: The platforms whose nodes a cloud's node controller labels with their zone and region
@@ -68,6 +70,22 @@ _AKS_UNKNOWN = (
     "as shipped without saying for which versions"
 )
 _OPENSHIFT_UNKNOWN = "no OpenShift page found that lists ExtendedResourceToleration"
+_EKS_LISTED = (
+    "EKS platform versions (docs.aws.amazon.com/eks/latest/userguide/platform-versions.html): "
+    "not among the admission controllers every platform version enables, and no cluster can "
+    "enable others (aws/containers-roadmap#739 asks for a way)"
+)
+_OPENSHIFT_PTR = (
+    "OpenShift 'Controlling pod placement using node taints' (docs.openshift.com/container-"
+    "platform/latest/nodes/scheduling/nodes-scheduler-taints-tolerations.html): a project's "
+    "`scheduler.alpha.kubernetes.io/defaultTolerations` annotation gives its pods tolerations"
+)
+_UPSTREAM_OPTIONAL = (
+    "kube-apiserver leaves PodTolerationRestriction off by default (kubernetes.io/docs/"
+    "reference/access-authn-authz/admission-controllers), and a kubeadm cluster may turn it on "
+    "(--enable-admission-plugins)"
+)
+_PTR_UNLISTED = "no page of the platform found that says whether it runs PodTolerationRestriction"
 _GKE_ONLY = "a GKE webhook: no other platform runs it"
 _AUTOPILOT_ONLY = "GKE Warden's Autopilot constraints run only on Autopilot clusters"
 _STANDARD = "GKE Standard has no Autopilot constraints"
@@ -92,42 +110,49 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        POD_TOLERATION_RESTRICTION: (False, _EKS_LISTED),
     },
     "gke": {
         EXTENDED_RESOURCE_TOLERATION: (True, _GKE_GPU),
         COMPUTE_CLASS_TOLERATION: (True, _GKE_CCC),
         ARM_TOLERATION: (True, _GKE_ARM),
         AUTOPILOT_GPU_RULES: (False, _STANDARD),
+        POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "gke-autopilot": {
         EXTENDED_RESOURCE_TOLERATION: (True, _GKE_GPU),
         COMPUTE_CLASS_TOLERATION: (True, _GKE_CCC),
         ARM_TOLERATION: (True, _GKE_ARM),
         AUTOPILOT_GPU_RULES: (True, _AUTOPILOT),
+        POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "aks": {
         EXTENDED_RESOURCE_TOLERATION: (None, _AKS_UNKNOWN),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "oke": {
         EXTENDED_RESOURCE_TOLERATION: (True, _OKE),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "openshift": {
         EXTENDED_RESOURCE_TOLERATION: (None, _OPENSHIFT_UNKNOWN),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        POD_TOLERATION_RESTRICTION: (True, _OPENSHIFT_PTR),
     },
     "kubeadm": {
         EXTENDED_RESOURCE_TOLERATION: (False, _UPSTREAM),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        POD_TOLERATION_RESTRICTION: (None, _UPSTREAM_OPTIONAL),
     },
 }
 _UNKNOWN_PLATFORM = "nothing recognised the platform; declare spec.platform in the profile"

@@ -13,7 +13,11 @@ from gpulint.profile.model import (
     Pool,
 )
 from gpulint.profile.nodes import is_accelerator_resource
-from gpulint.profile.platforms import EXTENDED_RESOURCE_TOLERATION, FACTS
+from gpulint.profile.platforms import (
+    EXTENDED_RESOURCE_TOLERATION,
+    FACTS,
+    POD_TOLERATION_RESTRICTION,
+)
 from gpulint.quantity import format_quantity
 
 if TYPE_CHECKING:
@@ -173,7 +177,11 @@ def dra_lines(profile: ClusterProfile) -> list[str]:
     return lines
 
 
-_ERT_KEY = "extendedResourceToleration"
+#: The spec.admission key that declares each admission fact a profile may declare.
+_DECLARED_KEYS = {
+    EXTENDED_RESOURCE_TOLERATION: "extendedResourceToleration",
+    POD_TOLERATION_RESTRICTION: "podTolerationRestriction",
+}
 
 
 def _runtime_class_text(runtime_class: RuntimeClass) -> str:
@@ -228,16 +236,13 @@ def admission_lines(profile: ClusterProfile) -> list[str]:
 
 def _fact_line(profile: ClusterProfile, name: str) -> str:
     fact = profile.admission_fact(name)
-    if name == EXTENDED_RESOURCE_TOLERATION and profile.extended_resource_toleration is not None:
-        where = profile.extended_resource_toleration_source
+    key = _DECLARED_KEYS.get(name)
+    declared, where = profile.declared_fact(name)
+    if declared is not None:
         if where:
             return f"{name}: {fact.shown} ({where})"
-        return f"{name}: {fact.shown} (declared in the profile (spec.admission.{_ERT_KEY}))"
-    hint = (
-        f"; set spec.admission.{_ERT_KEY} to override"
-        if name == EXTENDED_RESOURCE_TOLERATION
-        else ""
-    )
+        return f"{name}: {fact.shown} (declared in the profile (spec.admission.{key}))"
+    hint = f"; set spec.admission.{key} to override" if key else ""
     return f"{name}: {fact.shown} ({fact.source}{hint})"
 
 

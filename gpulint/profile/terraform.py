@@ -567,10 +567,46 @@ def _gke_cluster(gke: _Block) -> Iterator[PoolFacts]:
             if value is not None:
                 values.setdefault(key, value)
         found = list(
-            _gke_node_pool(_Block(values, defined_at, f"{gke.address}.node_pool", reader, {}))
+            _gke_node_pool(
+                _Block(values, defined_at, f"{gke.address}.node_pool", reader, gke.module)
+            )
         )
         gke.reader.assumptions.extend(reader.assumptions)
         yield from found
+
+
+def _gke_gpu_pools_only(module: Mapping[str, Any]) -> bool:
+    """Whether the module defines a GKE cluster (Standard) and every pool it has holds GPUs:
+    the cluster's own pools (or its default pool, unless removed) and every
+    `google_container_node_pool` of the module. GKE, "Run GPUs in GKE Standard node pools"
+    (cloud.google.com/kubernetes-engine/docs/how-to/gpus): GKE taints GPU nodes
+    `nvidia.com/gpu=present:NoSchedule` when a GPU pool is added to a cluster that runs non-GPU
+    pools, so a cluster of GPU pools only has no such taint."""
+    clusters = [
+        c
+        for c in _blocks(module.get("google_container_cluster"))
+        if (c.get("__tfmeta") or {}).get("type") != "data" and not c.get("enable_autopilot")
+    ]
+    if len(clusters) != 1:
+        return False
+    (cluster,) = clusters
+    pools = _blocks(cluster.get("node_pool"))
+    if not pools and cluster.get("remove_default_node_pool") is not True:
+        pools = [{"node_config": cluster.get("node_config")}]
+    pools += _blocks(module.get("google_container_node_pool"))
+    return bool(pools) and all(_has_gpus(pool) for pool in pools)
+
+
+def _has_gpus(pool: Mapping[str, Any]) -> bool:
+    """Whether a GKE pool block surely has GPUs: a guest accelerator, or a machine type that
+    comes with them (a2, a3, g2)."""
+    config = (_blocks(pool.get("node_config")) or [{}])[0]
+    for accelerator in _blocks(config.get("guest_accelerator")):
+        count = accelerator.get("count", 1)  # the provider's default
+        if count not in (0, "0", None) and not _unresolved(count):
+            return True
+    machine = config.get("machine_type")
+    return isinstance(machine, str) and NVIDIA in (catalogue_allocatable(machine) or {})
 
 
 def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
@@ -633,8 +669,9 @@ def _gke_node_pool(gke: _Block) -> Iterator[PoolFacts]:
         estimated.discard("allocatable")
     if NVIDIA in allocatable:
         labels.setdefault("cloud.google.com/gke-accelerator", "nvidia")
-        # GKE taints GPU node pools itself (when the cluster has non-GPU pools).
-        if GKE_GPU_TAINT not in taints:
+        # GKE taints the nodes of a GPU pool itself when the cluster has pools without GPUs:
+        # not when the module shows every pool of its cluster and each has GPUs.
+        if GKE_GPU_TAINT not in taints and not _gke_gpu_pools_only(gke.module):
             taints.append(GKE_GPU_TAINT)
     before = len(reader.assumptions)  # what the maximum rests on, read first
     if scaling is None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from gpulint.render.cache import read_render, render_key, write_render
 from gpulint.render.confine import checked_files, is_inside, read_text, regular_file
+from gpulint.render.options import ServedApis
 from gpulint.render.tools import (
     RenderError,
     RenderRun,
@@ -47,6 +48,8 @@ _CUSTOM_API = (
     r"(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?\.)+[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
     r"/v[0-9]+(?:(?:alpha|beta)[0-9]+)?(?:/[A-Za-z][A-Za-z0-9]*)?"
 )
+#: The core group's versions as a probe names them (`v1`, `v1/Pod`): no group before them.
+_CORE_VERSION = re.compile(r"v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
 #: A template larger than this is not searched for API probes (helm's own limit on a
 #: chart's files is far above any real template).
 _TEMPLATE_LIMIT = 1 << 20
@@ -89,6 +92,9 @@ class HelmRender:
     # Templates rendered with other text (path relative to the chart, text), in a copy of the
     # chart: how gpulint.render.locate tells which line of a template printed a line.
     template_overrides: tuple[tuple[str, str], ...] = ()
+    # The APIs the cluster's release serves: the templates' probes of Kubernetes' own APIs
+    # are answered from them rather than from the release helm was built with.
+    served_apis: ServedApis | None = None
 
     def arguments(
         self,
@@ -213,6 +219,9 @@ def render_chart(
         f"override:{path}:{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
         for path, text in request.template_overrides
     ]
+    served = request.served_apis
+    if served is not None:
+        overrides.append(f"served:{served.digest()}")
     key = render_key(
         ["helm", tool_identity(helm), *request.arguments(Path("."), values), *overrides],
         [*files, *values],
@@ -222,8 +231,16 @@ def render_chart(
         return cached
     # The APIs the templates probe follow from the files the key hashes: they are looked for
     # (every template read, packaged subcharts unpacked) only for a render that is made.
-    apis = probed_apis([request.chart, *targets], files)
-    with _ready_chart(request.chart, deps, helm, run, request.template_overrides) as chart:
+    probes = _probes([request.chart, *targets], files)
+    apis = tuple(a for a in probes if _is_custom_api(a))
+    unserved: tuple[str, ...] = ()
+    if served is not None:
+        own = [a for a in probes if _api_group(a) in served.groups]
+        apis = (*apis, *(a for a in own if a in served.served))
+        unserved = tuple(a for a in own if a not in served.served)
+    apis = apis[:_PROBE_LIMIT]
+    ready = _ready_chart(request.chart, deps, helm, run, request.template_overrides, unserved)
+    with ready as chart:
         arguments = request.arguments(Path(os.path.abspath(chart)), values, apis)
         command = [helm, "template", *arguments]
         try:
@@ -319,9 +336,16 @@ def probed_apis(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...
     does. `helm template` knows no cluster, so it serves only Kubernetes' own APIs: the
     chart would render without those objects, and their GPU requests would never be
     checked. The chart is rendered as for the cluster it is written for, one that serves
-    what it asks about. Kubernetes' own groups (no dot, or `*.k8s.io`) are left to helm,
-    which knows which of them its Kubernetes version serves.
+    what it asks about. Kubernetes' own groups (no dot, or `*.k8s.io`) are left to helm, or,
+    for a cluster whose release is known, answered from what it serves
+    (`HelmRender.served_apis`).
     """
+    return tuple(a for a in _probes(charts, files) if _is_custom_api(a))[:_PROBE_LIMIT]
+
+
+def _probes(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...]:
+    """Every API the templates among `files` (of the chart directories `charts`) ask
+    about, sorted."""
     roots = list(charts)
     found: set[str] = set()
     for path in files:
@@ -334,8 +358,14 @@ def probed_apis(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...
         else:
             continue
         for text in texts:
-            found.update(a for a in re.findall(_API_PROBE, text) if _is_custom_api(a))
-    return tuple(sorted(found)[:_PROBE_LIMIT])
+            found.update(re.findall(_API_PROBE, text))
+    return tuple(sorted(found))
+
+
+def _api_group(api: str) -> str:
+    """The group of a probed API (`resource.k8s.io/v1` -> `resource.k8s.io`; `v1/Pod` -> "")."""
+    first = api.partition("/")[0]
+    return "" if _CORE_VERSION.fullmatch(first) else first
 
 
 def _is_custom_api(api: str) -> bool:
@@ -539,19 +569,26 @@ def _ready_chart(
     helm: str,
     run: RenderRun,
     overrides: tuple[tuple[str, str], ...] = (),
+    unserved: tuple[str, ...] = (),
 ) -> Iterator[Path]:
     """The chart to render: itself, or a copy with its missing `file://` dependencies built
-    (each from a copy with its own built first), its missing remote ones stood in for, and
-    `overrides` written over its templates.
+    (each from a copy with its own built first), its missing remote ones stood in for,
+    `overrides` written over its templates and the probes of the `unserved` APIs answered
+    `false` in its templates and those of its dependencies.
 
     The copy keeps the user's tree untouched (no charts/*.tgz or Chart.lock left behind).
     """
-    if not deps.local and not deps.remote and not overrides:
+    if not deps.local and not deps.remote and not overrides and not unserved:
         yield chart
         return
     with contextlib.ExitStack() as stack:
         built = [
-            (item.repo, stack.enter_context(_ready_chart(item.target, item.nested, helm, run)))
+            (
+                item.repo,
+                stack.enter_context(
+                    _ready_chart(item.target, item.nested, helm, run, unserved=unserved)
+                ),
+            )
             for item in deps.local
         ]
         tmp = Path(
@@ -579,6 +616,8 @@ def _ready_chart(
             chart_file.write_text(text, encoding="utf-8")
             for path, template in overrides:
                 _override(copy, path, template)
+            if unserved:
+                _answer_probes(copy, unserved)
         except UnicodeDecodeError:
             raise RenderError(f"{chart}: {CHART_FILE} is not UTF-8 text") from None
         except OSError as exc:  # shutil.Error too: a file of the chart that cannot be read
@@ -614,6 +653,43 @@ def _override(copy: Path, path: str, text: str) -> None:
         raise RenderError(f"{path}: not a template of the chart")
     target.unlink()  # a new file: nothing written reaches what the old name was linked to
     target.write_text(text, encoding="utf-8")
+
+
+def _answer_probes(copy: Path, unserved: tuple[str, ...]) -> None:
+    """Write `false` for each probe of an `unserved` API in the copy's templates (its own and
+    its unpacked subcharts'), as helm answers it on a cluster that does not serve it.
+
+    Only the probe's words change, within their line: every line keeps its number, which
+    gpulint.render.locate reads. Packaged subcharts (`charts/*.tgz`) and templates that are
+    symlinks are left to helm's own answer.
+    """
+    probe = re.compile(
+        r'\$?\.Capabilities\.APIVersions\.Has\s+"(?:'
+        + "|".join(re.escape(api) for api in unserved)
+        + r')"'
+    )
+    inside = copy.resolve()
+    # os.walk never enters a linked directory: the copy keeps the chart's links, which may
+    # point into the user's tree, and nothing is written there.
+    for directory, _, names in os.walk(copy):
+        for name in sorted(names):
+            path = Path(directory, name)
+            parts = path.relative_to(copy).parts
+            template = TEMPLATES in parts[:-1] and path.is_file() and not path.is_symlink()
+            if template and path.resolve().is_relative_to(inside):
+                _answer_in(path, probe)
+
+
+def _answer_in(path: Path, probe: re.Pattern[str]) -> None:
+    """Rewrite the probes `probe` matches in the template at `path` as `false`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return  # helm reads it as it is
+    answered = probe.sub("false", text)
+    if answered != text:
+        path.unlink()  # a new file, as _override writes
+        path.write_text(answered, encoding="utf-8")
 
 
 def _write_stand_in(tmp: Path, remote: _Remote) -> Path:

@@ -143,6 +143,67 @@ def _joined(directory: Path, entry: str) -> Path:
     return Path(os.path.normpath(directory / entry))
 
 
+#: Fields with which a kustomization inflates Helm charts, from a directory (`charts/` by
+#: default) that no other field names.
+_HELM_FIELDS = ("helmCharts", "helmChartInflationGenerator", "helmGlobals")
+
+
+def overlay_paths(directory: Path) -> frozenset[Path] | None:
+    """The local paths the overlay in `directory` is built from: the directories of it and of
+    its bases, their resources and patches, and every path any of their kustomizations names
+    (a generator's files, `key=path` too; a component; a replacement's source). None when that
+    cannot be told: a kustomization that does not parse, or one that inflates Helm charts.
+
+    A path is as `directory` is written, joined without `..` steps; a text that names no file
+    adds a path nothing lies under.
+    """
+    files = overlay_files(directory)
+    found: set[Path] = {*files.directories, *files.resources, *files.patches}
+    for base in files.directories:
+        data = kustomization(base)
+        if not data or any(key in data for key in _HELM_FIELDS):
+            return None
+        for text in _texts(data):
+            named = text.rpartition("=")[2].strip()
+            if named and not is_remote(named):
+                found.add(_joined(base, named))
+    return frozenset(found)
+
+
+def reads_file(directory: Path, path: Path) -> bool:
+    """Whether building the overlay in `directory` may read the file `path`: its
+    kustomization, or a file its kustomizations (its own and its bases') name. A manifest
+    beside them that none of them names (an example applied on its own with
+    `kubectl apply -f`) is no part of the build."""
+    path = Path(os.path.normpath(path))
+    if path.name in KUSTOMIZATION_FILES and path.parent == Path(os.path.normpath(directory)):
+        return True
+    paths = overlay_paths(directory)
+    return paths is None or path in paths
+
+
+def reads_under(directory: Path, subdirectory: Path) -> bool:
+    """Whether building the overlay in `directory` may read anything under `subdirectory`."""
+    paths = overlay_paths(directory)
+    if paths is None:
+        return True
+    subdirectory = Path(os.path.normpath(subdirectory))
+    return any(p == subdirectory or subdirectory in p.parents for p in paths)
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every text value in a kustomization, at any depth (keys left out)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, YMap):
+            stack.extend(item.values())
+        elif isinstance(item, YSeq):
+            stack.extend(item)
+
+
 def build_overlay(directory: Path, cache_dir: Path | None, run: RenderRun | None = None) -> str:
     """The stream `kubectl kustomize DIR` (or `kustomize build DIR`) prints for `directory`.
 

@@ -4,7 +4,7 @@ Every run reads these (the config holds chart settings), so they are NamedTuples
 define than frozen dataclasses.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -29,6 +29,28 @@ class ChartSettings(NamedTuple):
     sets: tuple[ValuesSet, ...] = (ValuesSet(),)
 
 
+class ServedApis(NamedTuple):
+    """The Kubernetes API versions a release serves, for a chart's capability probes.
+
+    `helm template` answers `.Capabilities.APIVersions.Has` from the Kubernetes release helm
+    was built with, whatever `--kube-version` says: a chart that picks `resource.k8s.io/v1`
+    when it is served would be rendered in it for a cluster that serves only `v1beta1`.
+    """
+
+    #: `group/version` and `group/version/Kind` (`v1`, `v1/Pod` for the core group) it serves.
+    served: frozenset[str]
+    #: Kubernetes' own API groups (`""` for the core group): a probe of another group is a
+    #: custom resource's, left to helm and gpulint.render.helm.probed_apis.
+    groups: frozenset[str]
+
+    def digest(self) -> str:
+        """A hash of what it says, for the render cache's key."""
+        import hashlib
+
+        text = "\n".join(sorted(self.served)) + "\0" + "\n".join(sorted(self.groups))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class RenderOptions(NamedTuple):
     """What rendering charts, overlays and env templates needs from the command line/config."""
 
@@ -51,6 +73,10 @@ class RenderOptions(NamedTuple):
     #: The release of the cluster a run checks, `1.32` (the config's `kubernetesVersion:`, else
     #: the profile's): charts are rendered for it (helm's `--kube-version`). None: helm's default.
     kube_version: str | None = None
+    #: What that release serves (ServedApis, or None to leave them to helm), asked for when a
+    #: chart is rendered: a chart's probes of Kubernetes' own APIs are answered from it. None:
+    #: helm's own answers (the release helm was built with).
+    served_apis: Callable[[], ServedApis | None] | None = None
 
     def cache_path(self) -> Path | None:
         """Where renders are kept: next to the profile cache; None with --no-cache."""

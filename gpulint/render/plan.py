@@ -155,7 +155,13 @@ def _chart_inputs(
             # The config comes with the pull request; the command line is the user's own.
             _values_inside(chart, values, directory, run)
         request = HelmRender(
-            chart, release, namespace, values, tuple(values_set.set_values), options.kube_version
+            chart,
+            release,
+            namespace,
+            values,
+            tuple(values_set.set_values),
+            options.kube_version,
+            served_apis=options.served_apis() if options.served_apis is not None else None,
         )
         text = render_chart(request, cache_dir, run=run)
         label = directory if values_set.name is None else f"{directory}[{values_set.name}]"

@@ -22,7 +22,7 @@ def gpu_template_not_advertised(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None or not any(p.template_missing for p in profile.pools):
         return
-    for _, template in ctx.pod_templates():
+    for _, template in ctx.pod_templates(here=True):
         gpus = gpu_requests(template)
         if not gpus:
             continue

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from decimal import Decimal
 
     from gpulint.admission import Admission
+    from gpulint.constraints import Toleration
     from gpulint.edits import Edit
     from gpulint.live.verdict import ServerRejection
     from gpulint.loader import LoadResult
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         Document,
         DocumentLike,
         LoadIssue,
+        ManagedElsewhere,
         PodTemplate,
         Severity,
         SourceFile,
@@ -187,10 +189,24 @@ class CheckContext:
         if found is None:
             workload = self._workload_of.get(id(template))
             namespace = self.namespace_of(workload.document) if workload else "default"
+            defaults = self._namespace_tolerations.get(namespace, ())
             found = self.admissions[id(template)] = admit(
-                template, self._admission_profile, workload, namespace
+                template, self._admission_profile, workload, namespace, defaults
             )
         return found
+
+    @cached_property
+    def _namespace_tolerations(self) -> dict[str, tuple[Toleration, ...]]:
+        """The default tolerations of each Namespace among the inputs that annotates some
+        (PodTolerationRestriction gives them to its pods)."""
+        from gpulint.admission import namespace_tolerations
+        from gpulint.model import of_kind
+
+        return {
+            document.ref.name: found
+            for document in of_kind(self.knowledge, "Namespace")
+            if (found := namespace_tolerations(document.obj))
+        }
 
     @cached_property
     def _admission_profile(self) -> ClusterProfile:
@@ -243,7 +259,7 @@ class CheckContext:
             # lists now say nothing of where the pod will run (GPU305 judges what it admits).
             return
         advertised = profile.advertised_resources()
-        for workload, template in self.pod_templates():
+        for workload, template in self.pod_templates(here=True):
             gpus = gpu_requests(template)
             if not gpus or any(name not in advertised for name in gpus):
                 continue
@@ -342,11 +358,34 @@ class CheckContext:
         found by the loader's walk, not by walking the documents again."""
         return self.loaded.unchecked
 
-    def pod_templates(self) -> Iterator[tuple[Workload, PodTemplate]]:
-        """Every pod template of every workload, with its workload."""
+    def pod_templates(self, here: bool = False) -> Iterator[tuple[Workload, PodTemplate]]:
+        """Every pod template of every workload, with its workload; with `here`, only those
+        of workloads whose pods this cluster creates (not `managed_elsewhere`): the checks that
+        judge pods against the cluster's nodes and admission chain read those."""
         for workload in self.workloads:
+            if here and self.managed_elsewhere(workload) is not None:
+                continue
             for template in workload.templates:
                 yield workload, template
+
+    def managed_elsewhere(self, workload: Workload) -> ManagedElsewhere | None:
+        """The controller a workload's `managedBy` hands it to, when the target release
+        honours the field (a Job's from 1.32, when the API server keeps it and the Job
+        controller leaves the Job alone by default): that controller creates its pods where
+        it decides, and this cluster's controller none."""
+        found = workload.managed_elsewhere
+        if found is None or found.honoured_from is None:
+            return found
+        return found if self._newest_release >= found.honoured_from else None
+
+    @cached_property
+    def _newest_release(self) -> tuple[int, int]:
+        """The newest Kubernetes release the cluster may run (when only the oldest its nodes
+        allow is known, a newer one may honour what that one does not)."""
+        from gpulint.validation.target import target_of
+
+        target = target_of(self)
+        return target.upper or target.release
 
 
 #: A rule's check: what it finds in a context (one file's, or for `scope: corpus` rules the

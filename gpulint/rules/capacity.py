@@ -219,6 +219,8 @@ def capacity_needs(ctx: CheckContext) -> Iterator[Workload]:
         return
     holders = {(u.namespace, u.kind, u.name) for p in profile.pools for u in p.gpus_in_use_by}
     for workload in ctx.workloads:
+        if ctx.managed_elsewhere(workload) is not None:
+            continue  # another controller creates its pods, on other clusters
         identity = (ctx.namespace_of(workload.document), workload.kind, workload.document.ref.name)
         if identity in holders or (
             not runs_on_every_node(workload) and any(gpu_requests(t) for t in workload.templates)
@@ -849,7 +851,7 @@ def deadline_shorter_than_provisioning(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None or not profile.pools:
         return
-    for workload, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates(here=True):
         deadline = workload.active_deadline
         if deadline is None or deadline.pos is None or not gpu_requests(template):
             continue

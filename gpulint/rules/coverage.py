@@ -180,3 +180,25 @@ def _declare(found: Unchecked, field: str) -> str:
         f"Declare where kind {ref.kind} keeps its pod templates or pod specs in the config "
         "(`workloads:` with `podTemplates:` or `podSpecs:`, see docs/workloads.md)."
     )
+
+
+def managed_by_another_controller(ctx: CheckContext) -> Iterator[Problem]:
+    """One note per GPU workload whose `managedBy` hands it to another controller: its pods
+    were left out of the checks that judge pods against this cluster (CheckContext.
+    managed_elsewhere)."""
+    from gpulint.gpus import gpu_requests  # only files holding such workloads need it
+
+    for workload in ctx.workloads:
+        found = ctx.managed_elsewhere(workload)
+        if found is None or not any(gpu_requests(t) for t in workload.templates):
+            continue
+        ref = workload.document.ref
+        yield Problem.at(
+            workload.document,
+            found.pos,
+            f"{ref} is handed to `{found.controller}` by `{found.field}`: that controller, not "
+            f"this cluster's {ref.kind} controller, creates its pods where it decides (MultiKueue "
+            "on a worker cluster), so they were not judged against this cluster's nodes, "
+            "quotas and admission",
+            names_workload=True,
+        )

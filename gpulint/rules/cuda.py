@@ -105,7 +105,7 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
     assert ctx.profile is not None
     # The GPU Operator's objects among every input (knowledge kinds), not only this file.
     operators = drawn(ctx.knowledge, manifest_operator_drivers)
-    for _, template in ctx.pod_templates():
+    for _, template in ctx.pod_templates(here=True):
         containers = list(_gpu_containers(template))
         if not containers:
             continue
@@ -175,7 +175,7 @@ def cuda_driver_too_old(ctx: CheckContext) -> Iterator[Problem]:
 def image_lacks_gpu_architecture(ctx: CheckContext) -> Iterator[Problem]:
     """GPU802: the image has no GPU code for the GPU of the pools the pod can run on."""
     assert ctx.profile is not None
-    for _, template in ctx.pod_templates():
+    for _, template in ctx.pod_templates(here=True):
         containers = list(_gpu_containers(template))
         if not containers:
             continue

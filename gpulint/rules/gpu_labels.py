@@ -38,12 +38,14 @@ class LabelVerdict(NamedTuple):
 def unknown_gpu_product_label(ctx: CheckContext) -> Iterator[Problem]:
     """A nodeSelector or required node affinity on a GPU model value no node can carry.
 
-    With a cluster profile the pools' own labels decide (GPU101); without one, the catalogue
-    of the values GPU Feature Discovery and GKE write does.
+    With a cluster profile the pools' own labels decide (GPU101); without one, and for pods
+    another controller creates on other clusters (`managedBy`), the catalogue of the values GPU
+    Feature Discovery and GKE write does.
     """
-    if ctx.profile is not None and ctx.profile.pools:
-        return
-    for _, template in ctx.pod_templates():
+    pools = ctx.profile is not None and bool(ctx.profile.pools)
+    for workload, template in ctx.pod_templates():
+        if pools and ctx.managed_elsewhere(workload) is None:
+            continue
         yield from _in_node_selector(template)
         if "affinity" in template.spec:  # reading affinity imports the constraint model
             yield from _in_node_affinity(template)

@@ -703,7 +703,7 @@ def _missing_pools_beside_gpu001(ctx: CheckContext, profile: ClusterProfile) -> 
     if not profile.pools or profile.provider == "gke-autopilot":
         return
     advertised = profile.advertised_resources()
-    for workload, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates(here=True):
         gpus = gpu_requests(template)
         if not gpus or all(name in advertised for name in gpus):
             continue  # judged with its placement (gpu_placements)
@@ -853,7 +853,7 @@ def gpu_selector_without_request(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None or not profile.pools:
         return
-    for workload, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates(here=True):
         # A DaemonSet on GPU nodes without GPUs is how device plugins and exporters run.
         if runs_on_every_node(workload) or not has_required_placement(template):
             continue
@@ -1084,7 +1084,7 @@ def anti_affinity_exceeds_nodes(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     if profile is None or not profile.pools:
         return
-    for workload, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates(here=True):
         if runs_on_every_node(workload):
             continue
         namespace = ctx.namespace_of(workload.document)
@@ -1151,6 +1151,8 @@ def anti_affinity_needs(ctx: CheckContext) -> Iterator[Workload]:
     if ctx.profile is None:
         return
     for workload in ctx.workloads:
+        if ctx.managed_elsewhere(workload) is not None:
+            continue  # another controller creates its pods, on other clusters
         if any(next(_one_per_node_terms(t), None) for t in workload.templates):
             yield workload
 
@@ -1201,7 +1203,7 @@ def autopilot_refuses_gpu_pod(ctx: CheckContext) -> Iterator[Problem]:
     if profile is None or profile.admission_fact(AUTOPILOT_GPU_RULES).state is not True:
         return
     stage = "after admission: GKE Autopilot's admission webhook (GKE Warden) refuses the pod"
-    for _, template in ctx.pod_templates():
+    for _, template in ctx.pod_templates(here=True):
         gpus = gpu_requests(template)
         if "nvidia.com/gpu" not in gpus:
             continue

@@ -23,7 +23,7 @@ def unknown_priority_class(ctx: CheckContext) -> Iterator[Problem]:
         return
     known = sorted(BUILTIN_PRIORITY_CLASSES | set(classes))
     where = "the cluster profile or the checked manifests"
-    for _, template in ctx.pod_templates():
+    for _, template in ctx.pod_templates(here=True):
         name = template.priority_class_name
         if name is None or name in known:
             continue
@@ -53,7 +53,7 @@ def gpu_workload_without_priority_class(ctx: CheckContext) -> Iterator[Problem]:
     choices = sorted(name for name in classes if name not in BUILTIN_PRIORITY_CLASSES)
     if not choices:
         return
-    for _, template in ctx.pod_templates():
+    for _, template in ctx.pod_templates(here=True):
         gpus = gpu_requests(template)
         if not gpus or template.priority_class_name is not None:
             continue

@@ -2,23 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from gpulint.gpus import accelerator_names
-from gpulint.model import of_kind
+from gpulint.model import ContainerRole, of_kind
 from gpulint.rules.base import CheckContext, Problem
+from gpulint.views import NamedTuple
+from gpulint.yamltree import YMap, YSeq
+
+if TYPE_CHECKING:
+    from gpulint.dra import Claim, DeviceClass
+    from gpulint.model import Container, PodTemplate
+
+# gpulint.dra is imported only once a BestEffort pod declares resourceClaims.
 
 
 def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
-    """QoS looks only at cpu and memory: a pod that asks only for GPUs is BestEffort, unless
-    its namespace's LimitRange gives it cpu or memory."""
+    """QoS looks only at cpu and memory: a pod that asks only for GPUs (as resources or through
+    DRA claims) is BestEffort, unless its namespace's LimitRange gives it cpu or memory."""
     if ctx.profile is not None and ctx.profile.provider == "gke-autopilot":
         # Autopilot gives a container that requests no cpu or memory its default requests
         # (cloud.google.com/kubernetes-engine/docs/concepts/autopilot-resource-requests,
         # "Default resource requests"): no pod it runs is BestEffort.
         return
     defaulted: frozenset[str] | None = None
+    dra: _DraObjects | None = None  # read for the first BestEffort pod that declares claims
     for workload, template in ctx.pod_templates():
         # A zero asks for nothing (`nvidia.com/gpu: "0"` beside a MIG slice): not named, and
         # a pod that asks only zeros asks no accelerator to be evicted from.
@@ -27,24 +37,128 @@ def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
             for c in template.containers
             if (names := accelerator_names(_nonzero(c.resources.effective_requests())))
         ]
-        if not asked:
+        declares_claims = isinstance(template.spec.get("resourceClaims"), YSeq)
+        if not asked and not declares_claims:
             continue
         if not template.best_effort:
             continue
+        namespace = ctx.namespace_of(workload.document)
+        claimed: list[_ClaimedAccelerators] = []
+        if declares_claims:
+            if dra is None:
+                dra = _dra_objects(ctx)
+            claimed = _claimed_accelerators(template, namespace, dra)
+        if not asked and not claimed:
+            continue
         if defaulted is None:
             defaulted = _defaulted_namespaces(ctx)
-        if ctx.namespace_of(workload.document) in defaulted:
+        if namespace in defaulted:
             continue
-        first = asked[0][0]
-        gpus = ", ".join(sorted({name for _, names in asked for name in names}))
+        first = _first_container(template, [c for c, _ in asked], claimed)
+        if first is None:
+            continue  # a pod without app containers: the API server refuses it
         yield Problem.at(
             template.document,
-            first.resources.pos,
-            f"pod requests {gpus} but no container requests cpu or memory: its QoS class is "
-            f"BestEffort, so it is the first pod evicted when the node runs short",
+            first.resources.pos if first.resources.node is not None else first.pos,
+            f"pod {_what_it_asks(asked, claimed)} but no container requests cpu or memory: its "
+            f"QoS class is BestEffort, so it is the first pod evicted when the node runs short",
             f"Add cpu and memory requests to container `{first.name}` (limits equal to the "
             f"requests make the pod Guaranteed).",
         )
+
+
+def _what_it_asks(
+    asked: Sequence[tuple[Container, list[str]]], claimed: Sequence[_ClaimedAccelerators]
+) -> str:
+    """`requests nvidia.com/gpu`, `claims gpu.nvidia.com devices (ResourceClaimTemplate
+    `single-gpu`)`, or both joined by `and`."""
+    said = []
+    if asked:
+        said.append("requests " + ", ".join(sorted({n for _, names in asked for n in names})))
+    if claimed:
+        # A claim two entries name is one claim (and its devices one set).
+        claims = dict.fromkeys(
+            f"{', '.join(c.classes)} devices ({c.claim.kind} `{c.claim.name}`)" for c in claimed
+        )
+        said.append("claims " + ", ".join(claims))
+    return " and ".join(said)
+
+
+# ---------------------------------------------------------------------------------------------
+# Accelerators a pod gets through Dynamic Resource Allocation
+
+
+class _DraObjects(NamedTuple):
+    """The claims and DeviceClasses gpulint knows: the inputs' and the profile's."""
+
+    claims: tuple[Claim, ...]
+    classes: tuple[DeviceClass, ...]  # by name, an input's class over the profile's
+
+
+class _ClaimedAccelerators(NamedTuple):
+    """A pod's `resourceClaims` entry whose claim surely gets accelerators."""
+
+    entry: str  # the entry's name, as containers' `resources.claims` name it
+    claim: Claim
+    classes: tuple[str, ...]  # the accelerator DeviceClasses it requests
+
+
+def _dra_objects(ctx: CheckContext) -> _DraObjects:
+    from gpulint.dra import claim, device_class
+
+    kinds = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass")
+    known = of_kind(ctx.knowledge, *kinds)
+    seen = {id(d.obj) for d in known}
+    documents = (*known, *(d for d in of_kind(ctx.documents, *kinds) if id(d.obj) not in seen))
+    profile = ctx.profile
+    classes = {c.name: c for c in (profile.device_classes if profile is not None else ())}
+    classes.update(
+        (view.name, view)
+        for view in (device_class(d.obj) for d in documents if d.ref.kind == "DeviceClass")
+    )
+    claims = (
+        *(profile.resource_claims if profile is not None else ()),
+        *(claim(d.obj, ctx.namespace_of(d)) for d in documents if d.ref.kind != "DeviceClass"),
+    )
+    return _DraObjects(claims, tuple(classes.values()))
+
+
+def _claimed_accelerators(
+    template: PodTemplate, namespace: str, dra: _DraObjects
+) -> list[_ClaimedAccelerators]:
+    """The pod's claims that surely get accelerators. A claim gpulint does not have, or whose
+    DeviceClass it cannot tell hands out accelerators, is left out: the pod may ask for none."""
+    from gpulint.dra import accelerator_classes, claim_of, pod_claims
+
+    found = []
+    for entry in pod_claims(template.spec):
+        target = claim_of(entry, namespace, dra.claims)
+        if target is not None and (classes := accelerator_classes(target, dra.classes)):
+            found.append(_ClaimedAccelerators(entry.name, target, classes))
+    return found
+
+
+def _first_container(
+    template: PodTemplate, asking: Sequence[Container], claimed: Sequence[_ClaimedAccelerators]
+) -> Container | None:
+    """Where cpu and memory requests go: the first container that asks for an accelerator or
+    names an accelerator claim, else (the pod holds a claim no container names) the first app
+    container."""
+    entries = {c.entry for c in claimed}
+    for container in template.containers:
+        if container in asking or (
+            container.role is not ContainerRole.EPHEMERAL and entries & _claim_names(container)
+        ):
+            return container
+    return next(iter(template.app_containers), None)
+
+
+def _claim_names(container: Container) -> set[str]:
+    """The `resources.claims[].name` a container names."""
+    claims = container.resources.node.get("claims") if container.resources.node else None
+    if not isinstance(claims, YSeq):
+        return set()
+    return {str(c["name"]) for c in claims if isinstance(c, YMap) and "name" in c}
 
 
 def _defaulted_namespaces(ctx: CheckContext) -> frozenset[str]:

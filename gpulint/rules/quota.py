@@ -145,7 +145,7 @@ def _demands(ctx: CheckContext) -> list[tuple[str, PodDemand, str]]:
     classes = priority_classes_in_effect(ctx.knowledge, ctx.profile)
     default = global_default_class(classes)
     found = []
-    for workload, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates(here=True):
         if workload.unknown_count or template.unknown_amounts:
             continue  # how many pods or GPUs it charges is not known (gpulint.placeholders)
         demand = pod_demand(workload, template, ctx.autoscalers_of(workload))
@@ -557,7 +557,9 @@ def gpu_quota_key_not_enforced(ctx: CheckContext) -> Iterator[Problem]:
     if not sources:
         return
     templates = [
-        (ctx.namespace_of(w.document), t) for w, t in ctx.pod_templates() if gpu_requests(t)
+        (ctx.namespace_of(w.document), t)
+        for w, t in ctx.pod_templates(here=True)
+        if gpu_requests(t)
     ]
     for source in sources:
         quota = source.quota
@@ -834,7 +836,7 @@ def gpu_limitrange_conflict(ctx: CheckContext) -> Iterator[Problem]:
     if not sources:
         return
     by_namespace: dict[str, list[PodTemplate]] = {}
-    for workload, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates(here=True):
         by_namespace.setdefault(ctx.namespace_of(workload.document), []).append(template)
     for source in sources:
         templates = by_namespace.get(source.limit_range.namespace, [])
@@ -891,7 +893,11 @@ def governed_workloads(ctx: CheckContext) -> Iterator[Workload]:
         for s in limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
     }
     if namespaces:
-        yield from (w for w in ctx.workloads if ctx.namespace_of(w.document) in namespaces)
+        yield from (
+            w
+            for w in ctx.workloads
+            if ctx.namespace_of(w.document) in namespaces and ctx.managed_elsewhere(w) is None
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -906,7 +912,7 @@ def limitrange_refuses_pod(ctx: CheckContext) -> Iterator[Problem]:
         return
     from gpulint.admission import limit_range_refusals  # only runs with a LimitRange
 
-    for workload, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates(here=True):
         if not gpu_requests(template):
             continue
         namespace = ctx.namespace_of(workload.document)
@@ -935,7 +941,7 @@ def policy_refuses_pod(ctx: CheckContext) -> Iterator[Problem]:
     if not policies:
         return
     limit_ranges = limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of)
-    for workload, template in ctx.pod_templates():
+    for workload, template in ctx.pod_templates(here=True):
         if not gpu_requests(template):
             continue
         namespace = ctx.namespace_of(workload.document)

@@ -67,25 +67,30 @@ def unknown_gpu_resource(ctx: CheckContext) -> Iterator[Problem]:
     extender it runs, or named by a DRA DeviceClass's `extendedResourceName`.
     """
     served_by_dra = dra_extended_resources(ctx)
-    advertised = _advertised_accelerators(ctx)
-    for template, container in _containers(ctx):
-        for section, quantity in _quantities(container):
-            name = quantity.resource
-            if not looks_like_accelerator(name) or name in served_by_dra:
-                continue
-            if name.startswith(DRA_CLASS_RESOURCE_PREFIX):
-                continue  # a name every DeviceClass serves for itself (KEP-5004)
-            if quantity.amount == 0 and is_valid_resource_name(name):
-                # Zero asks for nothing: the scheduler's fit skips a zero request, so no node
-                # needs to advertise the name (a chart's `gpus: 0` on a CPU cluster).
-                continue
-            # A key the API rejects is that, whatever the cluster advertises.
-            if advertised is not None and (name in advertised or is_valid_resource_name(name)):
-                problem = _not_in_cluster(ctx, template, container, section, quantity, advertised)
-            else:
-                problem = _unknown_name(template, container, section, quantity)
-            if problem is not None:
-                yield problem
+    cluster = _advertised_accelerators(ctx)
+    for workload, template in ctx.pod_templates():
+        # Pods another controller creates on other clusters are judged as without a profile.
+        advertised = cluster if ctx.managed_elsewhere(workload) is None else None
+        for container in template.containers:
+            for section, quantity in _quantities(container):
+                name = quantity.resource
+                if not looks_like_accelerator(name) or name in served_by_dra:
+                    continue
+                if name.startswith(DRA_CLASS_RESOURCE_PREFIX):
+                    continue  # a name every DeviceClass serves for itself (KEP-5004)
+                if quantity.amount == 0 and is_valid_resource_name(name):
+                    # Zero asks for nothing: the scheduler's fit skips a zero request, so no node
+                    # needs to advertise the name (a chart's `gpus: 0` on a CPU cluster).
+                    continue
+                # A key the API rejects is that, whatever the cluster advertises.
+                if advertised is not None and (name in advertised or is_valid_resource_name(name)):
+                    problem = _not_in_cluster(
+                        ctx, template, container, section, quantity, advertised
+                    )
+                else:
+                    problem = _unknown_name(template, container, section, quantity)
+                if problem is not None:
+                    yield problem
 
 
 def dra_extended_resources(ctx: CheckContext) -> frozenset[str]:

@@ -23,7 +23,7 @@ def runtime_class_refuses_pod(ctx: CheckContext) -> Iterator[Problem]:
     profile = ctx.profile
     known = profile is not None and profile.runtime_classes_known
     classes = runtime_classes_in_effect(ctx.knowledge, profile)
-    for _, template in ctx.pod_templates():
+    for _, template in ctx.pod_templates(here=True):
         if template.runtime_class_name is None:
             continue
         if not gpu_requests(template) and not selects_gpu_nodes(template):

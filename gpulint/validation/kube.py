@@ -668,6 +668,25 @@ def release_schemas(version: Release) -> ReleaseSchemas | None:
     return ReleaseSchemas(version, key, kinds, document)
 
 
+@functools.cache  # asked for by each chart a run renders
+def served_apis(target: Release) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What release `target` serves, as a chart's `.Capabilities.APIVersions.Has` asks:
+    every `group/version` and `group/version/Kind`; and Kubernetes' own API groups (those of
+    `target` and of the newest release installed, `""` for the core group). None without
+    the extra or for a release outside those installed."""
+    installed = releases()
+    if not installed or target < installed[0] or target > installed[-1]:
+        return None
+    version = schema_release(target)
+    schemas = release_schemas(version) if version is not None else None
+    newest = release_schemas(installed[-1])
+    if schemas is None or newest is None:
+        return None
+    served = {api for api, _ in schemas.kinds}
+    served.update(f"{api}/{kind}" for api, kind in schemas.kinds)
+    return frozenset(served), schemas.groups | newest.groups
+
+
 def _is_index(stored: Any) -> bool:
     # A definition's name becomes the name of a file: never a path. A loop of plain checks,
     # not generators: every run with schema rules checks the index's hundred and more rows.
