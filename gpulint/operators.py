@@ -169,8 +169,7 @@ def _appended(written: Any, added: YSeq) -> YSeq:
     joined = YSeq(added.pos)
     for source in (written, added):
         if isinstance(source, YSeq):
-            joined.extend(source)
-            joined.item_pos.extend(source.item_pos)
+            joined.extend_from(source)
     return joined
 
 
@@ -183,8 +182,7 @@ def _main_first(pod: YMap, main: YMap, listed_at: Pos, extra: YMap) -> YMap:
     containers.item_pos.append(listed_at)
     others = extra.get("containers")
     if isinstance(others, YSeq):
-        containers.extend(others)
-        containers.item_pos.extend(others.item_pos)
+        containers.extend_from(others)
     pod["containers"] = containers
     pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
     return pod
@@ -284,11 +282,9 @@ def kaito_template(obj: YMap, inference: YMap) -> YMap | None:
     written = spec.get("tolerations")
     tolerations = YSeq(written.pos if isinstance(written, YSeq) else spec.pos)
     if isinstance(written, YSeq):
-        tolerations.extend(written)
-        tolerations.item_pos.extend(written.item_pos)
+        tolerations.extend_from(written)
     added = _synthetic(list(_KAITO_TOLERATIONS), template.pos_of_key("spec"))
-    tolerations.extend(added)
-    tolerations.item_pos.extend(added.item_pos)
+    tolerations.extend_from(added)
     pod["tolerations"] = tolerations
     if "tolerations" not in pod.spans:
         pod.spans["tolerations"] = (*spec.pos, *spec.pos)
@@ -810,8 +806,7 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
         containers.item_pos.append(container.pos)
     own = written.get("containers")
     if isinstance(own, YSeq):
-        containers.extend(own)
-        containers.item_pos.extend(own.item_pos)
+        containers.extend_from(own)
     if not containers:
         return None
     pod["containers"] = containers
@@ -911,8 +906,7 @@ def _merge_into(target: YMap, override: YMap, by_name: str | None = None) -> Non
         elif isinstance(current, YSeq) and isinstance(value, YSeq):
             appended = YSeq(value.pos)
             for items in (current, value):
-                appended.extend(items)
-                appended.item_pos.extend(items.item_pos)
+                appended.extend_from(items)
             value = appended
         target[key] = value
         target.spans[key] = override.spans[key]
@@ -989,8 +983,7 @@ def _with_engine(spec: YMap, predictor: YMap, pos: Pos) -> YMap:
     containers = YSeq(pos)
     own = spec.get("containers")
     if isinstance(own, YSeq):
-        containers.extend(own)
-        containers.item_pos.extend(own.item_pos)
+        containers.extend_from(own)
     containers.append(engine)
     containers.item_pos.append(pos)
     return spec.with_entry("containers", containers, pos)
@@ -1419,12 +1412,10 @@ def _spark_containers(
     init = YSeq(spec.pos)
     for source in (template_spec.get("initContainers"), spec.get("initContainers")):
         if isinstance(source, YSeq):
-            init.extend(source)
-            init.item_pos.extend(source.item_pos)
+            init.extend_from(source)
     sidecars = spec.get("sidecars")
     if isinstance(sidecars, YSeq):
-        containers.extend(sidecars)
-        containers.item_pos.extend(sidecars.item_pos)
+        containers.extend_from(sidecars)
     pod["containers"] = containers
     pod.spans["containers"] = (*containers.pos, *containers.pos)
     if init:

@@ -109,6 +109,12 @@ class YSeq(list):
         """Where item `index` starts."""
         return self.item_pos[index] if 0 <= index < len(self.item_pos) else self.pos
 
+    def extend_from(self, other: YSeq) -> None:
+        """Append the items of `other` with where each is written (an operator joins the
+        lists of two written specs)."""
+        self.extend(other)
+        self.item_pos.extend(other.item_pos)
+
 
 def last_line(node: YMap | YSeq) -> int:
     """The last line on which a key, value or item of `node` starts (scalars end where they
