@@ -418,6 +418,13 @@ class PeakReplicas(NamedTuple):
             where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
             words = self.autoscaler.words
             default = " (the default)" if self.autoscaler.default_max else ""
+            most = self.autoscaler.max_replicas
+            if ref.kind == _SCALED_JOB and self.replicas is not None and self.replicas.value != 1:
+                # Its Jobs' pods: `maxReplicaCount: 10 × parallelism: 2`.
+                return (
+                    f"{words.noun} {where} {words.max_field}: {most}{default} × "
+                    f"{self.replicas.describe()}"
+                )
             return f"{words.noun} {where} {words.max_field}: {self.count}{default}"
         if self.replicas is None or not self.field:
             return "1 pod"
@@ -456,6 +463,16 @@ def peak_replicas(
     if count.factors or not count.field:
         return peak  # an HPA scales a single replica count
     scaler = autoscaler_for(workload, scalers)
+    if scaler is not None and scaler.document.ref.kind == _SCALED_JOB:
+        # Up to maxReplicaCount Jobs at once, each of `parallelism` pods.
+        return PeakReplicas(
+            scaler.max_replicas * count.value,
+            scaler.words.max_field,
+            scaler.document,
+            scaler.pos,
+            scaler,
+            count,
+        )
     first = template if template is not None else next(iter(workload.templates), None)
     if (
         scaler is not None
