@@ -113,6 +113,8 @@ class SourceFile:
 #: The Namespace annotation whose tolerations the PodTolerationRestriction admission plugin
 #: gives every pod of the namespace (kubernetes plugin/pkg/admission/podtolerationrestriction).
 NAMESPACE_TOLERATIONS = "scheduler.alpha.kubernetes.io/defaultTolerations"
+#: The ConfigMap of Knative Serving's feature flags (in `knative-serving`).
+KNATIVE_FEATURES = "config-features"
 
 
 @frozen_view

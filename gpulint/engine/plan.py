@@ -15,7 +15,7 @@ from gpulint.engine.files import load_input
 from gpulint.engine.variants import installed_namespaces
 from gpulint.fields import mapping_at
 from gpulint.loader import Input, Inputs, LoadResult, load_bytes, read_bytes
-from gpulint.model import NAMESPACE_TOLERATIONS, Knowledge
+from gpulint.model import KNATIVE_FEATURES, NAMESPACE_TOLERATIONS, Knowledge
 from gpulint.rules import UNUSED_SUPPRESSION, Rule
 from gpulint.rules.base import CheckContext
 from gpulint.views import NamedTuple
@@ -54,12 +54,16 @@ KNOWLEDGE_KINDS = frozenset(
     # What PodTolerationRestriction writes into the pods of a namespace: only a Namespace that
     # carries its annotation is kept (gpulint.model.NAMESPACE_TOLERATIONS).
     | {"Namespace"}
+    # Knative Serving's feature flags (GPU026): its `config-features` ConfigMap (no other
+    # ConfigMap is kept) and the operator's KnativeServing.
+    | {"ConfigMap", "KnativeServing"}
 )
 #: A file is parsed for knowledge objects only if its bytes name one of their kinds (or, for a
 #: Namespace, the annotation that makes it one).
 KNOWLEDGE_BYTES = (
-    *(k.encode() for k in sorted(KNOWLEDGE_KINDS - {"Namespace"})),
+    *(k.encode() for k in sorted(KNOWLEDGE_KINDS - {"Namespace", "ConfigMap"})),
     NAMESPACE_TOLERATIONS.encode(),
+    KNATIVE_FEATURES.encode(),
 )
 
 
@@ -217,6 +221,8 @@ def is_knowledge(document: Document) -> bool:
     kind = document.ref.kind
     if kind == "Namespace":
         return NAMESPACE_TOLERATIONS in mapping_at(document.obj, "metadata", "annotations")
+    if kind == "ConfigMap":
+        return document.ref.name == KNATIVE_FEATURES
     return kind in KNOWLEDGE_KINDS
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpulint.fields import mapping_at
 from gpulint.gpus import accelerator_names
+from gpulint.model import of_kind
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.shapes import api_group
 
@@ -28,7 +30,9 @@ _KNATIVE_SERVING = "serving.knative.dev"
 
 def knative_podspec_extension(ctx: CheckContext) -> Iterator[Problem]:
     """A Knative Service (or Configuration) whose pod requests accelerators and sets fields
-    that only an extension flag lets Knative accept: one finding per pod, at the first."""
+    that only an extension flag lets Knative accept (unless the inputs enable it): one finding
+    per pod, at the first."""
+    enabled: frozenset[str] | None = None
     for workload, template in ctx.pod_templates():
         if api_group(workload.document.ref.api_version) != _KNATIVE_SERVING:
             continue
@@ -36,6 +40,9 @@ def knative_podspec_extension(ctx: CheckContext) -> Iterator[Problem]:
             continue
         spec = template.spec
         used = [(field, flag) for field, flag in _EXTENSIONS if spec.get(field) is not None]
+        if enabled is None:
+            enabled = _enabled_flags(ctx)
+        used = [(field, flag) for field, flag in used if flag not in enabled]
         if not used:
             continue
         first = min(used, key=lambda item: spec.pos_of_key(item[0]))[0]
@@ -54,6 +61,24 @@ def knative_podspec_extension(ctx: CheckContext) -> Iterator[Problem]:
             f"pods on tainted or labelled pools need:\n{enable}\nOn a cluster that has, "
             "ignore GPU026 in the config.",
         )
+
+
+def _enabled_flags(ctx: CheckContext) -> frozenset[str]:
+    """The flags the inputs enable: the `config-features` ConfigMap of the `knative-serving`
+    namespace, and a KnativeServing's `spec.config.features` (operator.knative.dev), whose
+    values the operator writes into that ConfigMap."""
+    found: set[str] = set()
+    for document in of_kind(ctx.knowledge, "ConfigMap", "KnativeServing"):
+        if document.ref.kind == "ConfigMap":
+            if ctx.namespace_of(document) != "knative-serving":
+                continue
+            flags = mapping_at(document.obj, "data")
+        elif api_group(document.ref.api_version) == "operator.knative.dev":
+            flags = mapping_at(document.obj, "spec", "config", "features")
+        else:
+            continue
+        found.update(k for k, v in flags.items() if str(v).strip().lower() == "enabled")
+    return frozenset(found)
 
 
 def _listed(words: list[str]) -> str:
