@@ -14,10 +14,14 @@ define.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from gpulint.views import NamedTuple
+
+if TYPE_CHECKING:
+    from gpulint.model import Document
+    from gpulint.profile.model import ClusterProfile
 
 #: The API group of DRA objects; `resource.k8s.io/v1` is GA since Kubernetes 1.34.
 DRA_GROUP = "resource.k8s.io"
@@ -347,6 +351,69 @@ class PodClaim(NamedTuple):
     def target(self) -> str | None:
         """The name of the ResourceClaim or ResourceClaimTemplate it names."""
         return self.template_name or self.resource_claim_name
+
+
+_CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
+#: The kinds a run's DRA objects are read from (a ComputeDomain brings a template).
+_KNOWN_KINDS = (*_CLAIM_KINDS, "DeviceClass", "ResourceSlice", "ComputeDomain")
+
+
+class DraObjects(NamedTuple):
+    """The DRA objects gpulint knows for one run: the inputs' and the profile's."""
+
+    profile_classes: tuple[DeviceClass, ...]
+    input_classes: tuple[tuple[DeviceClass, Document], ...]
+    classes: dict[str, DeviceClass]  # by name; an input's class over the profile's
+    claims: tuple[Claim, ...]  # the profile's, then the inputs'
+    profiled_claim_kinds: frozenset[str]  # the kinds of claim the profile lists
+    # Templates a controller makes from an input (a ComputeDomain's channel): they exist, but
+    # say nothing of whether the inputs hold the namespace's other templates.
+    created: tuple[Claim, ...] = ()
+
+    def claims_known(self, kind: str, namespace: str) -> bool:
+        """Whether a missing `kind` in `namespace` is a defect: the profile lists that kind,
+        or the inputs hold one of it in the namespace."""
+        if kind in self.profiled_claim_kinds:
+            return True
+        return any(c.kind == kind and c.namespace == namespace for c in self.claims)
+
+
+def dra_objects(
+    knowledge: Iterable[Document],
+    documents: Iterable[Document],
+    profile: ClusterProfile | None,
+    namespace_of: Callable[[Document], str],
+) -> DraObjects:
+    """The DRA objects of a run: those of the knowledge objects and of the file's own
+    `documents` (each once), over the profile's `device_classes` and `resource_claims`."""
+    from gpulint.model import of_kind
+
+    known = of_kind(knowledge, *_KNOWN_KINDS)
+    seen = {id(d.obj) for d in known}
+    inputs = [
+        *known,
+        *(d for d in documents if d.ref.kind in _KNOWN_KINDS and id(d.obj) not in seen),
+    ]
+    profile_classes = profile.device_classes if profile is not None else ()
+    input_classes = tuple((device_class(d.obj), d) for d in inputs if d.ref.kind == "DeviceClass")
+    classes = {c.name: c for c in profile_classes}
+    classes.update((c.name, c) for c, _ in input_classes)
+    profiled = profile.resource_claims if profile is not None else ()
+    from_inputs = tuple(claim(d.obj, namespace_of(d)) for d in inputs if d.ref.kind in _CLAIM_KINDS)
+    # A ComputeDomain of the inputs brings the template its controller creates.
+    made = (
+        compute_domain_channel_template(d.obj, namespace_of(d))
+        for d in inputs
+        if d.ref.kind == "ComputeDomain"
+    )
+    return DraObjects(
+        profile_classes,
+        input_classes,
+        classes,
+        (*profiled, *from_inputs),
+        frozenset(c.kind for c in profiled),
+        tuple(c for c in made if c is not None),
+    )
 
 
 def pod_claims(pod_spec: Mapping[str, Any]) -> tuple[PodClaim, ...]:

@@ -275,7 +275,8 @@ class Container:
         return f"{_LIST_NAMES[self.role]}[{self.index}]"
 
 
-_QOS_RESOURCES = ("cpu", "memory")
+#: The resources a pod's QoS class is computed from.
+QOS_RESOURCES = frozenset({"cpu", "memory"})
 _LIST_NAMES = {
     ContainerRole.APP: "containers",
     ContainerRole.INIT: "initContainers",
@@ -355,12 +356,12 @@ class PodTemplate:
             return False
         pod_level = self.spec.get("resources")
         if isinstance(pod_level, YMap) and any(
-            isinstance(section := pod_level.get(key), YMap) and section.keys() & _QOS_RESOURCES
+            isinstance(section := pod_level.get(key), YMap) and section.keys() & QOS_RESOURCES
             for key in ("requests", "limits")
         ):
             return False
         return not any(
-            name in _QOS_RESOURCES
+            name in QOS_RESOURCES
             for c in self.containers
             if c.role is not ContainerRole.EPHEMERAL
             for name in (*c.resources.requests, *c.resources.limits)

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from gpulint.model import ContainerRole, Document, of_kind
+from gpulint.model import ContainerRole, Document
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.views import NamedTuple
 from gpulint.yamltree import Pos, YMap, YSeq
 
 if TYPE_CHECKING:
-    from gpulint.dra import Claim, DeviceClass, PodClaim
+    from gpulint.dra import DraObjects, PodClaim
 
 # gpulint.dra is imported only once a pod declares claims or a DRA object is read: GPU701 and
 # GPU702 look at every pod template, and most have no claims.
@@ -32,62 +32,10 @@ if TYPE_CHECKING:
 _CLAIM_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 
 
-class _DraObjects(NamedTuple):
-    """The DRA objects gpulint knows for one run: the inputs' and the profile's."""
+def _objects(ctx: CheckContext) -> DraObjects:
+    from gpulint.dra import dra_objects
 
-    profile_classes: tuple[DeviceClass, ...]
-    input_classes: tuple[tuple[DeviceClass, Document], ...]
-    classes: dict[str, DeviceClass]  # by name; an input's class over the profile's
-    claims: tuple[Claim, ...]  # the profile's, then the inputs'
-    profiled_claim_kinds: frozenset[str]  # the kinds of claim the profile lists
-    # Templates a controller makes from an input (a ComputeDomain's channel): they exist, but
-    # say nothing of whether the inputs hold the namespace's other templates.
-    created: tuple[Claim, ...] = ()
-
-    def claims_known(self, kind: str, namespace: str) -> bool:
-        """Whether a missing `kind` in `namespace` is a defect (see the module docstring)."""
-        if kind in self.profiled_claim_kinds:
-            return True
-        return any(c.kind == kind and c.namespace == namespace for c in self.claims)
-
-
-def _objects(ctx: CheckContext) -> _DraObjects:
-    from gpulint.dra import claim, compute_domain_channel_template, device_class
-
-    known = of_kind(ctx.knowledge, *_DRA_KINDS)
-    seen = {id(d.obj) for d in known}
-    documents = [
-        *known,
-        *(d for d in ctx.documents if d.ref.kind in _DRA_KINDS and id(d.obj) not in seen),
-    ]
-    profile = ctx.profile
-    profile_classes = profile.device_classes if profile is not None else ()
-    input_classes = tuple(
-        (device_class(d.obj), d) for d in documents if d.ref.kind == "DeviceClass"
-    )
-    classes = {c.name: c for c in profile_classes}
-    classes.update((c.name, c) for c, _ in input_classes)
-    profiled = profile.resource_claims if profile is not None else ()
-    from_inputs = tuple(
-        claim(d.obj, ctx.namespace_of(d)) for d in documents if d.ref.kind in _CLAIM_KINDS
-    )
-    # A ComputeDomain of the inputs brings the template its controller creates.
-    made = (
-        compute_domain_channel_template(d.obj, ctx.namespace_of(d))
-        for d in documents
-        if d.ref.kind == "ComputeDomain"
-    )
-    return _DraObjects(
-        profile_classes,
-        input_classes,
-        classes,
-        (*profiled, *from_inputs),
-        frozenset(c.kind for c in profiled),
-        tuple(c for c in made if c is not None),
-    )
-
-
-_DRA_KINDS = (*_CLAIM_KINDS, "DeviceClass", "ResourceSlice", "ComputeDomain")
+    return dra_objects(ctx.knowledge, ctx.documents, ctx.profile, ctx.namespace_of)
 
 
 def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
@@ -159,7 +107,7 @@ def _claim_entry_pos(spec: YMap, entry: PodClaim) -> Pos:
 
 def resource_claim_not_found(ctx: CheckContext) -> Iterator[Problem]:
     """A pod names a ResourceClaim or ResourceClaimTemplate that does not exist."""
-    objects: _DraObjects | None = None  # built for the first pod that declares claims
+    objects: DraObjects | None = None  # built for the first pod that declares claims
     for _, template in ctx.pod_templates():
         if not template.spec.get("resourceClaims"):
             continue

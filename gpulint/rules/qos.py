@@ -7,13 +7,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from gpulint.gpus import accelerator_names
-from gpulint.model import ContainerRole, of_kind
+from gpulint.model import QOS_RESOURCES, ContainerRole, of_kind
 from gpulint.rules.base import CheckContext, Problem
 from gpulint.views import NamedTuple
-from gpulint.yamltree import YMap, YSeq
+from gpulint.yamltree import YSeq
 
 if TYPE_CHECKING:
-    from gpulint.dra import Claim, DeviceClass
+    from gpulint.dra import Claim, DraObjects
     from gpulint.model import Container, PodTemplate
 
 # gpulint.dra is imported only once a BestEffort pod declares resourceClaims.
@@ -28,7 +28,7 @@ def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
         # "Default resource requests"): no pod it runs is BestEffort.
         return
     defaulted: frozenset[str] | None = None
-    dra: _DraObjects | None = None  # read for the first BestEffort pod that declares claims
+    dra: DraObjects | None = None  # read for the first BestEffort pod that declares claims
     for workload, template in ctx.pod_templates():
         # A zero asks for nothing (`nvidia.com/gpu: "0"` beside a MIG slice): not named, and
         # a pod that asks only zeros asks no accelerator to be evicted from.
@@ -46,7 +46,9 @@ def gpu_pod_besteffort(ctx: CheckContext) -> Iterator[Problem]:
         claimed: list[_ClaimedAccelerators] = []
         if declares_claims:
             if dra is None:
-                dra = _dra_objects(ctx)
+                from gpulint.dra import dra_objects
+
+                dra = dra_objects(ctx.knowledge, ctx.documents, ctx.profile, ctx.namespace_of)
             claimed = _claimed_accelerators(template, namespace, dra)
         if not asked and not claimed:
             continue
@@ -88,13 +90,6 @@ def _what_it_asks(
 # Accelerators a pod gets through Dynamic Resource Allocation
 
 
-class _DraObjects(NamedTuple):
-    """The claims and DeviceClasses gpulint knows: the inputs' and the profile's."""
-
-    claims: tuple[Claim, ...]
-    classes: tuple[DeviceClass, ...]  # by name, an input's class over the profile's
-
-
 class _ClaimedAccelerators(NamedTuple):
     """A pod's `resourceClaims` entry whose claim surely gets accelerators."""
 
@@ -103,28 +98,8 @@ class _ClaimedAccelerators(NamedTuple):
     classes: tuple[str, ...]  # the accelerator DeviceClasses it requests
 
 
-def _dra_objects(ctx: CheckContext) -> _DraObjects:
-    from gpulint.dra import claim, device_class
-
-    kinds = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass")
-    known = of_kind(ctx.knowledge, *kinds)
-    seen = {id(d.obj) for d in known}
-    documents = (*known, *(d for d in of_kind(ctx.documents, *kinds) if id(d.obj) not in seen))
-    profile = ctx.profile
-    classes = {c.name: c for c in (profile.device_classes if profile is not None else ())}
-    classes.update(
-        (view.name, view)
-        for view in (device_class(d.obj) for d in documents if d.ref.kind == "DeviceClass")
-    )
-    claims = (
-        *(profile.resource_claims if profile is not None else ()),
-        *(claim(d.obj, ctx.namespace_of(d)) for d in documents if d.ref.kind != "DeviceClass"),
-    )
-    return _DraObjects(claims, tuple(classes.values()))
-
-
 def _claimed_accelerators(
-    template: PodTemplate, namespace: str, dra: _DraObjects
+    template: PodTemplate, namespace: str, dra: DraObjects
 ) -> list[_ClaimedAccelerators]:
     """The pod's claims that surely get accelerators. A claim gpulint does not have, or whose
     DeviceClass it cannot tell hands out accelerators, is left out: the pod may ask for none."""
@@ -133,7 +108,7 @@ def _claimed_accelerators(
     found = []
     for entry in pod_claims(template.spec):
         target = claim_of(entry, namespace, dra.claims)
-        if target is not None and (classes := accelerator_classes(target, dra.classes)):
+        if target is not None and (classes := accelerator_classes(target, dra.classes.values())):
             found.append(_ClaimedAccelerators(entry.name, target, classes))
     return found
 
@@ -146,19 +121,15 @@ def _first_container(
     container."""
     entries = {c.entry for c in claimed}
     for container in template.containers:
-        if container in asking or (
-            container.role is not ContainerRole.EPHEMERAL and entries & _claim_names(container)
-        ):
+        if container in asking:
             return container
+        node = container.resources.node  # (its resources as read, whatever key holds them)
+        if entries and node is not None and container.role is not ContainerRole.EPHEMERAL:
+            from gpulint.dra import container_claim_names  # only a pod with claims gets here
+
+            if entries.intersection(container_claim_names({"resources": node})):
+                return container
     return next(iter(template.app_containers), None)
-
-
-def _claim_names(container: Container) -> set[str]:
-    """The `resources.claims[].name` a container names."""
-    claims = container.resources.node.get("claims") if container.resources.node else None
-    if not isinstance(claims, YSeq):
-        return set()
-    return {str(c["name"]) for c in claims if isinstance(c, YMap) and "name" in c}
 
 
 def _defaulted_namespaces(ctx: CheckContext) -> frozenset[str]:
@@ -176,13 +147,11 @@ def _defaulted_namespaces(ctx: CheckContext) -> frozenset[str]:
     for source in limit_ranges_in_effect(ctx.knowledge, ctx.profile, ctx.namespace_of):
         for item in source.limit_range.items:
             given = (item.max, item.min, item.default, item.default_request)
-            if item.type == "Container" and any(r in _QOS for values in given for r in values):
+            if item.type == "Container" and any(
+                r in QOS_RESOURCES for values in given for r in values
+            ):
                 found.add(source.limit_range.namespace)
     return frozenset(found)
-
-
-#: The resources a pod's QoS class is computed from.
-_QOS = frozenset({"cpu", "memory"})
 
 
 def _nonzero(requests: dict[str, Decimal]) -> list[str]:
