@@ -542,8 +542,8 @@ spec:
 def test_a_chart_in_the_context_is_reported_at_its_template(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fixtures: Path
 ) -> None:
-    # The chart's pod and the given Deployment overflow the quota together: the chart's finding
-    # names the Deployment, and is reported where the chart's own are.
+    # The chart's pod and the Deployment overflow the quota together: given the quota, the
+    # chart's finding is reported where the chart's own are.
     files = {
         ".gpulint.yaml": "context: [.]\n",
         "k8s/quota.yaml": GPU_QUOTA,
@@ -554,12 +554,15 @@ def test_a_chart_in_the_context_is_reported_at_its_template(
     }
     write_files(tmp_path, files)
     monkeypatch.chdir(tmp_path)
-    result = run("check", "--format", "json", "--select", "GPU301", "k8s/tuner.yaml")
+    result = run("check", "--format", "json", "--select", "GPU301", "k8s/quota.yaml")
     assert result.exit_code == 1, result.output
     assert located(result) == [
         ("GPU301", "charts/trainer/templates/pod.yaml", 12, 16, (14, 16)),
         ("GPU301", "k8s/tuner.yaml", 5, 3, None),
     ]
+    # Given the Deployment, its own finding (which sums the chart's pod) is the commit's.
+    result = run("check", "--format", "json", "--select", "GPU301", "k8s/tuner.yaml")
+    assert located(result) == [("GPU301", "k8s/tuner.yaml", 5, 3, None)]
 
 
 def test_a_chart_in_the_context_without_helm_is_a_note_and_the_given_files_are_checked(

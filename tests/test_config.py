@@ -570,8 +570,9 @@ def test_context_gives_the_quota_and_the_workloads_sharing_it(split: Path) -> No
     (split / ".gpulint.yaml").write_text("context: [k8s, 'cluster/*.yaml']\n")
     result = check("k8s/a.yaml")
     assert result.exit_code == 1
-    # The other Deployment's finding involves the given one: they share the quota.
-    assert located(result) == [("k8s/a.yaml", "GPU301", 5), ("k8s/b.yaml", "GPU301", 5)]
+    # The given Deployment's finding sums the other's: they share the quota. The other's
+    # finding, the same overflow, is not told again.
+    assert located(result) == [("k8s/a.yaml", "GPU301", 5)]
     report = json.loads(result.stdout)
     assert "Deployment/ml/trainer-b: 3" in report["findings"][0]["message"]
     assert report["summary"]["files"] == 1  # the context is read, not checked
@@ -610,18 +611,20 @@ def test_a_context_finding_naming_a_longer_name_does_not_involve_the_given_file(
         (tmp_path / name).write_text(text)
     monkeypatch.chdir(tmp_path)
     assert located(check("k8s/trainer.yaml")) == []
-    # Given one of the trainers, both findings are its: the sum names the other one.
+    # Given one of the trainers, its finding: the sum names the other one.
     result = check("k8s/trainer-a.yaml")
-    assert located(result) == [
+    assert located(result) == [("k8s/trainer-a.yaml", "GPU301", 5)]
+    assert json.loads(result.stdout)["findings"][0]["message"] == (
+        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-a: 3; "
+        "Deployment/ml/trainer-b: 3) = 6 > hard 4 `requests.nvidia.com/gpu`, 2 over; "
+        "Deployment/ml/trainer-a: 1 replica × 3; pods beyond the quota are refused at creation "
+        "(exceeded quota)"
+    )
+    # Given the quota alone, both trainers' findings: the quota has none of its own.
+    assert located(check("k8s/quota.yaml")) == [
         ("k8s/trainer-a.yaml", "GPU301", 5),
         ("k8s/trainer-b.yaml", "GPU301", 5),
     ]
-    assert json.loads(result.stdout)["findings"][1]["message"] == (
-        "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-a: 3; "
-        "Deployment/ml/trainer-b: 3) = 6 > hard 4 `requests.nvidia.com/gpu`, 2 over; "
-        "Deployment/ml/trainer-b: 1 replica × 3; pods beyond the quota are refused at creation "
-        "(exceeded quota)"
-    )
 
 
 def write_tree(root: Path, files: dict[str, str]) -> None:
@@ -663,11 +666,11 @@ def test_a_limitrange_in_the_context_is_reported_for_the_workload_it_refuses(
     )
 
 
-def test_a_capacity_sum_involves_every_workload_it_counts_listed_or_not(
+def test_a_capacity_sum_counts_every_workload_listed_or_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One node of 4 GPUs for five trainers of 3, 2, 2, 1 and 2: each message lists the three
-    # largest of the others, but every sum counts trainer-d's GPU.
+    # largest of the others, and every sum counts the rest.
     profile = """\
 apiVersion: gpulint.io/v1alpha1
 kind: ClusterProfile
@@ -692,12 +695,15 @@ spec:
     write_tree(tmp_path, files)
     monkeypatch.chdir(tmp_path)
     result = check("--profile", "profile.yaml", "k8s/trainer-d.yaml")
-    assert located(result) == [(f"k8s/trainer-{n}.yaml", "GPU201", 5) for n in gpus]
+    assert located(result) == [("k8s/trainer-d.yaml", "GPU201", 5)]
     assert json.loads(result.stdout)["findings"][0]["message"].startswith(
-        "Deployment/ml/trainer-a needs 3 nvidia.com/gpu (replicas: 1 × 3 per pod); with"
-        " Deployment/ml/trainer-b (2: replicas: 1 × 2), Deployment/ml/trainer-c (2: replicas:"
-        " 1 × 2), Deployment/ml/trainer-e (2: replicas: 1 × 2) and 1 more, which"
+        "Deployment/ml/trainer-d needs 1 nvidia.com/gpu (replicas: 1 × 1 per pod); with"
+        " Deployment/ml/trainer-a (3: replicas: 1 × 3), Deployment/ml/trainer-b (2: replicas:"
+        " 1 × 2), Deployment/ml/trainer-c (2: replicas: 1 × 2) and 1 more, which can only run"
+        " on the same pools, that is 10, but"
     )
+    whole = check("--profile", "profile.yaml", "k8s")
+    assert located(whole) == [(f"k8s/trainer-{n}.yaml", "GPU201", 5) for n in gpus]
 
 
 BIG_POOL = """\
@@ -762,8 +768,8 @@ def test_stdin_named_as_a_context_file_stands_for_that_file(split: Path) -> None
     args = ["check", "--format", "json", "-", "--stdin-filename", "k8s/b.yaml"]
     result = CliRunner().invoke(main, args, input=text)
     assert result.exit_code == 1
-    assert located(result) == [("k8s/a.yaml", "GPU301", 5), ("k8s/b.yaml", "GPU301", 5)]
-    message = json.loads(result.stdout)["findings"][1]["message"]
+    assert located(result) == [("k8s/b.yaml", "GPU301", 5)]
+    message = json.loads(result.stdout)["findings"][0]["message"]
     assert message.startswith(
         "ResourceQuota ml/gpu-quota: used 0 + requested 6 (Deployment/ml/trainer-a: 3; "
         "Deployment/ml/trainer-b: 3) = 6 > hard 4 `requests.nvidia.com/gpu`, 2 over; "

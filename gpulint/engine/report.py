@@ -35,19 +35,20 @@ def findings_of(
 ) -> Iterator[Finding]:
     """What `rule` finds in `context`, less what the config and suppressions drop.
 
-    `given`: the files of a run with `context:`; only findings that involve them are kept.
+    `given`: the files of a run with `context:`; what it keeps is `reported_with_context`'s.
     `elsewhere`: files another config's run checks, which reports their findings.
     """
     # Pods built from one field share it (an Argo workflow's nodeSelector, given to each of
     # its templates): what is wrong with it is told once.
     seen: set[tuple[int, Pos, str]] = set()
     unknown = () if rule.code in PLACEHOLDER_RULES else context.loaded.unknown
-    for problem in rule.check_function()(context):
+    problems = rule.check_function()(context)
+    if given is not None:
+        problems = reported_with_context(problems, given)
+    for problem in problems:
         if _dropped(problem, rule, config, tracker):
             continue
         if unknown and _not_judged(problem, unknown):
-            continue
-        if given is not None and not involves_given(problem, given):
             continue
         if problem.file.path in elsewhere:
             continue
@@ -56,6 +57,35 @@ def findings_of(
         if key not in seen:
             seen.add(key)
             yield to_finding(rule, problem, config)
+
+
+def reported_with_context(problems: Iterable[Problem], given: frozenset[str]) -> Iterator[Problem]:
+    """What a corpus-wide rule reports in a run given only the files `given`, with the rest
+    read as `context:`: every problem in a given file, then a problem in a context file only
+    when it involves a given file that has no problem of that rule of its own (a commit that
+    lowers a quota alone fails at the workloads the quota now refuses; a commit that adds a
+    workload to a full pool fails at that workload, not again at each workload on the pool).
+    """
+    held: list[tuple[Problem, frozenset[str]]] = []
+    flagged: set[str] = set()
+    for problem in problems:
+        if problem.file.path in given:
+            flagged.add(problem.file.path)
+            yield problem
+        else:
+            files = involved_given(problem, given)
+            if files:
+                held.append((problem, files))
+    yield from (problem for problem, files in held if not files <= flagged)
+
+
+def involved_given(problem: Problem, given: frozenset[str]) -> frozenset[str]:
+    """The files of `given` holding an object a corpus-wide finding says it combines (the
+    other workload sharing a quota, the quota itself); its `involves` is read once."""
+    if isinstance(problem.involves, Involved):
+        return frozenset(g for g in given if any(g in files for files in problem.involves.files))
+    paths = (d.file.path for d in problem.involves if d is not None)
+    return frozenset(path for path in paths if path in given)
 
 
 #: The rules that list what placeholders leave unknown (envsubst's, a sample's to fill in);
@@ -67,17 +97,6 @@ def _not_judged(problem: Problem, unknown: Iterable[Unknown]) -> bool:
     """Whether `problem` points into what a placeholder decides (gpulint.placeholders): the
     field holding `$REPLICAS` is not judged, nor the `resources` block holding `${GPUS}`."""
     return any(u.file is problem.file and u.covers(problem.pos) for u in unknown)
-
-
-def involves_given(problem: Problem, given: frozenset[str]) -> bool:
-    """Whether a corpus-wide finding belongs in a run given only some files: its object is in
-    one of them, or an object it says it combines is (the other workload sharing a quota, the
-    quota itself)."""
-    if problem.file.path in given:
-        return True
-    if isinstance(problem.involves, Involved):
-        return problem.involves.touches(given)
-    return any(d is not None and d.file.path in given for d in problem.involves)
 
 
 def roles_of(workloads: Iterable[Workload]) -> dict[int, Workload]:

@@ -110,10 +110,6 @@ class Involved:
     def __iter__(self) -> Iterator[DocumentLike | None]:
         return iter(self._documents())
 
-    def touches(self, given: frozenset[str]) -> bool:
-        """Whether one of the objects is in the files `given`."""
-        return any(not files.isdisjoint(given) for files in self.files)
-
 
 class GpuPlacement(NamedTuple):
     """A GPU pod template, its workload, where it can run as admitted, and where it could run

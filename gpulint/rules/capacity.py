@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
 from functools import cache
@@ -125,22 +125,16 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     )
     demands = list(gpu_demands(ctx))
     groups = pool_groups(demands, profile)
-    judged = _may_involve(groups, ctx.given)
-    gangs: dict[int, list[GpuDemand]] = {}
-    for demand in demands:
-        if demand.workload.gang:
-            gangs.setdefault(id(demand.workload), []).append(demand)
+    judged = _Involvement(groups, ctx.given)
     priorities = {}
-    if gangs:  # a Volcano Job's tasks are ordered by their priority classes' values
-        from gpulint.profile.policy import priority_values
+    if any(d.workload.gang for d in demands):  # a Volcano Job's tasks are ordered by their
+        from gpulint.profile.policy import priority_values  # priority classes' values
 
         priorities = priority_values(ctx.knowledge, ctx.profile)
-    for members in gangs.values():
-        if judged(members):
-            yield from _gang_problems(members, groups, profile, priorities)
     # What the pools of a set can give, and how a message says it: the same for each of the
     # thousands of workloads a busy set may hold.
     rooms: dict[tuple[frozenset[str], str], tuple[tuple[Pool, ...], Decimal]] = {}
+    can_have: dict[tuple[frozenset[str], str], str] = {}  # said only of sets that overflow
 
     @cache
     def queued_profile() -> ClusterProfile:
@@ -150,66 +144,78 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
 
         return with_manifest_queues(profile, ctx.knowledge, ctx.namespace_of)
 
-    can_have: dict[tuple[frozenset[str], str], str] = {}  # said only of sets that overflow
-    for demand in demands:
-        if demand.workload.gang or not judged((demand,)):
-            continue  # a gang is reported once as a whole
-        for resource, per_pod in demand.gpus.items():
-            # Everything confined to a subset of these pools competes for the same nodes.
-            sharing = Sharing.of(groups.get(resource, ()), demand.pools, (demand,), resource)
-            need = demand.total(resource) + sharing.confined
-            room = rooms.get((demand.pools, resource))
-            if room is None:
-                pools = tuple(p for p in profile.pools if p.name in demand.pools)
-                room = rooms[demand.pools, resource] = (pools, _room(pools, resource))
-            pools, have = room
-            if need <= have:
-                continue
-            queue = None
-            queues = queued_profile() if sharing.count else None
-            if queues is not None and (queues.cluster_queues or queues.local_queues):
-                # Only then: a run whose profile has no queue does not import Kueue's model.
-                from gpulint.kueue import admitting_queue
+    def problems(batch: list[GpuDemand]) -> Iterator[Problem]:
+        gangs: dict[int, list[GpuDemand]] = {}
+        for demand in batch:
+            if demand.workload.gang:
+                gangs.setdefault(id(demand.workload), []).append(demand)
+        for members in gangs.values():
+            if judged(members):
+                yield from _gang_problems(members, groups, profile, priorities)
+        for demand in batch:
+            if demand.workload.gang or not judged((demand,)):
+                continue  # a gang is reported once as a whole
+            for resource, per_pod in demand.gpus.items():
+                # Everything confined to a subset of these pools competes for the same nodes.
+                sharing = Sharing.of(groups.get(resource, ()), demand.pools, (demand,), resource)
+                need = demand.total(resource) + sharing.confined
+                room = rooms.get((demand.pools, resource))
+                if room is None:
+                    pools = tuple(p for p in profile.pools if p.name in demand.pools)
+                    room = rooms[demand.pools, resource] = (pools, _room(pools, resource))
+                pools, have = room
+                if need <= have:
+                    continue
+                queue = None
+                queues = queued_profile() if sharing.count else None
+                if queues is not None and (queues.cluster_queues or queues.local_queues):
+                    # Only then: a run whose profile has no queue does not import Kueue's model.
+                    from gpulint.kueue import admitting_queue
 
-                namespace = ctx.namespace_of(demand.workload.document)
-                queue = admitting_queue(queues, demand.workload, namespace)
-            if queue is not None and demand.total(resource) <= have:
-                yield _queued_problem(demand, resource, sharing, have, pools, queue)
-                continue
-            # Pods that run to completion free their GPUs: when what never ends (the others
-            # that do not, and this workload's pods, or one of them if they end too) fits,
-            # every pod runs in its turn.
-            lasting = sharing.lasting + (per_pod if demand.finite else demand.total(resource))
-            in_turn = lasting <= have
-            # Pods an HPA adds only under load: when what surely exists fits, the rest stay
-            # Pending only if the autoscalers scale up that far.
-            surely = sharing.surely + (per_pod if demand.finite else demand.surely(resource))
-            under_load = not in_turn and surely <= have
-            # Pods counted where they surely run: where an admission assumption could move
-            # some of them, the verdict is a warning naming it.
-            # (Each group's are gathered once: a group may hold thousands of workloads.)
-            assumptions = dict.fromkeys(
-                assumption
-                for assumption in (demand.assumption, *_assumptions_of(sharing.groups))
-                if assumption
-            )
-            said = can_have.get((demand.pools, resource))
-            if said is None:
-                said = can_have[demand.pools, resource] = _can_have(pools, resource, have)
-            yield _capacity_problem(
-                demand,
-                resource,
-                per_pod,
-                sharing,
-                need,
-                have,
-                pools,
-                said,
-                tuple(assumptions),
-                in_turn,
-                under_load,
-                ceiling_assumptions(pools),
-            )
+                    namespace = ctx.namespace_of(demand.workload.document)
+                    queue = admitting_queue(queues, demand.workload, namespace)
+                if queue is not None and demand.total(resource) <= have:
+                    yield _queued_problem(demand, resource, sharing, have, pools, queue)
+                    continue
+                # Pods that run to completion free their GPUs: when what never ends (the others
+                # that do not, and this workload's pods, or one of them if they end too) fits,
+                # every pod runs in its turn.
+                lasting = sharing.lasting + (per_pod if demand.finite else demand.total(resource))
+                in_turn = lasting <= have
+                # Pods an HPA adds only under load: when what surely exists fits, the rest stay
+                # Pending only if the autoscalers scale up that far.
+                surely = sharing.surely + (per_pod if demand.finite else demand.surely(resource))
+                under_load = not in_turn and surely <= have
+                # Pods counted where they surely run: where an admission assumption could move
+                # some of them, the verdict is a warning naming it.
+                # (Each group's are gathered once: a group may hold thousands of workloads.)
+                assumptions = dict.fromkeys(
+                    assumption
+                    for assumption in (demand.assumption, *_assumptions_of(sharing.groups))
+                    if assumption
+                )
+                said = can_have.get((demand.pools, resource))
+                if said is None:
+                    said = can_have[demand.pools, resource] = _can_have(pools, resource, have)
+                yield _capacity_problem(
+                    demand,
+                    resource,
+                    per_pod,
+                    sharing,
+                    need,
+                    have,
+                    pools,
+                    said,
+                    tuple(assumptions),
+                    in_turn,
+                    under_load,
+                    ceiling_assumptions(pools),
+                )
+
+    for batch in judged.batches(demands):
+        for problem in problems(batch):
+            judged.flag(problem)
+            yield problem
 
 
 def capacity_needs(ctx: CheckContext) -> Iterator[Workload]:
@@ -241,27 +247,60 @@ def _names_given(ctx: CheckContext) -> bool:
     return any(d.file.path in given for d in documents)
 
 
-def _may_involve(
-    groups: Mapping[str, Iterable[PoolGroup]], given: frozenset[str] | None
-) -> Callable[[Iterable[GpuDemand]], bool]:
-    """Whether a finding on some demands (a workload's, or a gang's) may involve the files
-    `given` (None: every file): one is in them, or a group of demands confined to a subset
-    of their pools is, as every such group is counted in the finding (`Sharing.involved`).
-    The groups still sum every demand: what is judged stays the same."""
-    if given is None:
-        return lambda demands: True
-    touched = {g.pools for found in groups.values() for g in found if not g.files.isdisjoint(given)}
+class _Involvement:
+    """Which demands a run judges. Every demand in a run over every file; in a run given only
+    some files (`context:`), those whose finding the run reports
+    (`gpulint.engine.report.reported_with_context`): the demands of the given files, judged
+    first, then those of other files whose finding would involve a given file that got no
+    finding of its own: where a group of demands confined to a subset of their pools holds
+    an object of such a file, as every such group is counted in the finding
+    (`Sharing.involved`). The groups still sum every demand: what is judged stays the same."""
 
-    def judged(demands: Iterable[GpuDemand]) -> bool:
+    def __init__(self, groups: Mapping[str, Iterable[PoolGroup]], given: frozenset[str] | None):
+        self.groups = groups
+        self.given = given
+        self.flagged: set[str] = set()  # given files with a finding
+        self._touched: set[frozenset[str]] | None = None
+
+    def _own(self, demand: GpuDemand) -> bool:
+        given = self.given
+        return given is None or any(
+            path in given
+            for path in (demand.workload.document.file.path, demand.planned.document.file.path)
+        )
+
+    def batches(self, demands: list[GpuDemand]) -> Iterator[list[GpuDemand]]:
+        """`demands`, those of the given files first (a gang's members stay together)."""
+        if self.given is None:
+            yield demands
+            return
+        own = {id(d.workload) for d in demands if self._own(d)}
+        yield [d for d in demands if id(d.workload) in own]
+        yield [d for d in demands if id(d.workload) not in own]
+
+    def flag(self, problem: Problem) -> None:
+        """Note a finding: a given file it is in needs no other file's to fail."""
+        if self.given is not None and problem.file.path in self.given:
+            self.flagged.add(problem.file.path)
+
+    def __call__(self, demands: Iterable[GpuDemand]) -> bool:
+        """Whether the finding on `demands` (a workload's, or a gang's) may be reported."""
+        if self.given is None:
+            return True
         pools: frozenset[str] = frozenset()
         for demand in demands:
-            own = (demand.workload.document.file.path, demand.planned.document.file.path)
-            if any(path in given for path in own):
+            if self._own(demand):
                 return True
             pools |= demand.pools
-        return any(names <= pools for names in touched)
-
-    return judged
+        if self._touched is None:  # once the given files' demands are judged
+            quiet = self.given - self.flagged
+            self._touched = {
+                g.pools
+                for found in self.groups.values()
+                for g in found
+                if not g.files.isdisjoint(quiet)
+            }
+        return any(names <= pools for names in self._touched)
 
 
 class PoolGroup(NamedTuple):
