@@ -15,7 +15,8 @@ Files are checked one at a time, so memory does not grow with the number of file
 4. **context** (`context`): with `context:` in the config (a pre-commit hook is given only
    the changed files), what corpus-wide rules keep of the other files is read too, with no
    per-file rule run on them. A finding in a context file is reported only when it is a
-   corpus-wide one that involves the given files (`Problem.involves`).
+   corpus-wide one that involves a given file without such a finding of its own
+   (`Problem.involves`, `report.reported_with_context`).
 5. **corpus** (`gather`): the corpus-wide rules once over what was kept; then unused
    suppressions are reported.
 6. **report** (`report`): problems become findings (config ignores and suppressions applied,
