@@ -574,7 +574,7 @@ def measure_context_rows(plan: Plan) -> list[Row]:
     then with the whole corpus as its context, both with their caches warm (the profile's, and
     the per-file results of the context files); run in turn, round after round, as the (c)
     rows. The file is the corpus's first, a GPU workload on the pool the corpus overflows (the
-    most a commit can cost: every finding of the pool involves it); the same pair again for
+    most a commit can cost: its findings sum every workload of the pool); the same pair again for
     its first file without a GPU workload (what most commits cost). Then once with
     `--no-cache`: what a first run, or CI without a kept cache, pays.
 
