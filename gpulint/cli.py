@@ -327,6 +327,10 @@ def check(
         from gpulint.cachedir import cache_dir as cache_location
 
         cache = cache_location(cache_dir, use_cache=not no_cache)
+        from gpulint.loader import refuse_url
+
+        for path in paths:  # before the paths are grouped by config (and normalized)
+            refuse_url(path)
         given = paths
         if changed_files:
             paths = cli_options.changed(paths)

@@ -292,6 +292,7 @@ def discover(
     """
     roots = []
     for raw in paths:
+        refuse_url(raw)
         if not _exists(raw):
             raise GpulintError(f"{display_path(raw, base)}: no such file or directory")
         roots.append(Path(raw).as_posix())
@@ -363,6 +364,19 @@ def _identity(path: str, real_dirs: dict[str, str]) -> str:
     if real_dir is None:
         real_dir = real_dirs[parent] = os.path.realpath(parent or os.curdir)
     return os.path.join(real_dir, name)
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def refuse_url(path: str) -> None:
+    """Raise GpulintError for a URL given as a path (nothing by that name on disk): gpulint
+    reads local files only and never reaches the network."""
+    if _URL.match(path) and not _exists(path):
+        raise GpulintError(
+            f"{shown(path)}: not a local path; gpulint reads files, not URLs: download the "
+            "manifest and check the file"
+        )
 
 
 def _exists(path: str) -> bool:

@@ -289,6 +289,26 @@ def test_missing_path_exits_2_with_one_line_and_no_traceback(workdir: Path) -> N
     assert result.stderr == "gpulint: error: nope/pod.yaml: no such file or directory\n"
 
 
+def test_a_url_is_refused_as_a_path_without_reaching_the_network(workdir: Path) -> None:
+    for url in ("https://example.com/pod.yaml", "s3://bucket/pod.yaml"):
+        result = run("check", "--isolated", url)
+        assert result.exit_code == 2
+        assert result.stdout == ""
+        assert result.stderr == (
+            f"gpulint: error: {url}: not a local path; gpulint reads files, not URLs: download "
+            "the manifest and check the file\n"
+        )
+    # Escapes in the name are shown, not sent to the terminal.
+    result = run("check", "--isolated", "http://\x1b[31mx/a.yaml")
+    assert result.stderr.startswith("gpulint: error: http://\\x1b[31mx/a.yaml: not a local path")
+    # A file that is named like one is read.
+    (workdir / "http:").mkdir()
+    (workdir / "http:" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
+    )
+    assert run("check", "--isolated", "http://pod.yaml").exit_code == 0
+
+
 def test_warning_only_run_exits_0_by_default(workdir: Path) -> None:
     write(workdir / "pod.yaml", BEST_EFFORT)
     result = run("check", "--isolated", "pod.yaml")

@@ -383,6 +383,11 @@ def test_discover_missing_path_is_an_error(tree: Path) -> None:
         list(discover(["a.yaml", "missing.yaml"]))
 
 
+def test_discover_refuses_a_url(tree: Path) -> None:
+    with pytest.raises(GpulintError, match=r"^https://x/a\.yaml: not a local path; gpulint"):
+        list(discover(["a.yaml", "https://x/a.yaml"]))
+
+
 def test_display_path_is_relative_to_the_base_when_inside_it() -> None:
     assert display_path(Path("/repo/b/c.yml"), "/repo") == "b/c.yml"
     assert display_path("/repo/../up.yaml", "/repo/") == "../up.yaml"
