@@ -366,13 +366,12 @@ def _identity(path: str, real_dirs: dict[str, str]) -> str:
     return os.path.join(real_dir, name)
 
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-
-
 def refuse_url(path: str) -> None:
     """Raise GpulintError for a URL given as a path (nothing by that name on disk): gpulint
     reads local files only and never reaches the network."""
-    if _URL.match(path) and not _exists(path):
+    scheme, colon, _ = path.partition("://")
+    url = colon and scheme[:1].isalpha() and all(c.isalnum() or c in "+.-" for c in scheme)
+    if url and scheme.isascii() and not _exists(path):
         raise GpulintError(
             f"{shown(path)}: not a local path; gpulint reads files, not URLs: download the "
             "manifest and check the file"
