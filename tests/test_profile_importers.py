@@ -298,6 +298,13 @@ def test_a_pool_whose_every_node_lost_its_device_plugin() -> None:
         ({"cloud.google.com/gke-nodepool": "p"}, "gke", "node labels cloud.google.com/gke-*"),
         ({"kubernetes.azure.com/agentpool": "p"}, "aks", "node labels kubernetes.azure.com/*"),
         ({"alpha.eksctl.io/nodegroup-name": "p"}, "eks", "node labels alpha.eksctl.io/*"),
+        ({"doks.digitalocean.com/node-pool": "p"}, "doks", "node labels doks.digitalocean.com/*"),
+        (
+            # A DOKS node that also carries the control-plane label is still DOKS.
+            {"node-role.kubernetes.io/control-plane": "", "doks.digitalocean.com/node-pool": "p"},
+            "doks",
+            "node labels doks.digitalocean.com/*",
+        ),
         (
             {"node-role.kubernetes.io/control-plane": ""},
             "kubeadm",
