@@ -217,6 +217,32 @@ def test_nodes_without_pool_labels_group_by_instance_type_then_by_name() -> None
     assert pools[1].labels == {}  # the hostname label is per node
 
 
+@pytest.mark.parametrize(
+    ("pool_label", "per_node_label"),
+    [
+        ("doks.digitalocean.com/node-pool", "doks.digitalocean.com/node-id"),
+        # Civo nodes carry no ID label: the pool label names the pool.
+        ("kubernetes.civo.com/civo-node-pool", "kubernetes.io/hostname"),
+    ],
+)
+def test_a_managed_platforms_pool_label_keeps_its_nodes_one_pool(
+    pool_label: str, per_node_label: str
+) -> None:
+    # A DOKS node also carries an ID of its own, which alone would make every node a pool.
+    gpu = {"cpu": "20", "nvidia.com/gpu": "1"}
+    taint = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+    nodes = [
+        node(n, {pool_label: "gpu-worker-pool-1", per_node_label: n}, capacity=gpu, taints=taint)
+        for n in ("gpu-a", "gpu-b", "gpu-c")
+    ]
+    (pool,) = pools_from_nodes(nodes)
+    assert (pool.name, pool.nodes, pool.taints) == (
+        "gpu-worker-pool-1",
+        3,
+        (Taint("nvidia.com/gpu", "", "NoSchedule"),),
+    )
+
+
 def test_pool_facts_come_from_ready_nodes_and_cordoned_nodes_do_not_count() -> None:
     label = {"agentpool": "gpu"}
     gpu = {"cpu": "8", "nvidia.com/gpu": "2"}
@@ -272,6 +298,13 @@ def test_a_pool_whose_every_node_lost_its_device_plugin() -> None:
         ({"cloud.google.com/gke-nodepool": "p"}, "gke", "node labels cloud.google.com/gke-*"),
         ({"kubernetes.azure.com/agentpool": "p"}, "aks", "node labels kubernetes.azure.com/*"),
         ({"alpha.eksctl.io/nodegroup-name": "p"}, "eks", "node labels alpha.eksctl.io/*"),
+        ({"doks.digitalocean.com/node-pool": "p"}, "doks", "node labels doks.digitalocean.com/*"),
+        (
+            # A DOKS node that also carries the control-plane label is still DOKS.
+            {"node-role.kubernetes.io/control-plane": "", "doks.digitalocean.com/node-pool": "p"},
+            "doks",
+            "node labels doks.digitalocean.com/*",
+        ),
         (
             {"node-role.kubernetes.io/control-plane": ""},
             "kubeadm",

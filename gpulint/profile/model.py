@@ -41,6 +41,13 @@ POOL_LABELS: tuple[str, ...] = (
     "karpenter.sh/nodepool",
     "kubernetes.azure.com/agentpool",
     "agentpool",
+    # DOKS's reconciler keeps it on every node (docs.digitalocean.com/products/kubernetes/
+    # details/managed, "Automatic Application of Labels and Taints to Nodes"), beside a
+    # per-node doks.digitalocean.com/node-id that would otherwise make each node a pool.
+    "doks.digitalocean.com/node-pool",
+    # Civo's pool ID (kubernetes/autoscaler cluster-autoscaler/cloudprovider/civo, the node
+    # template it builds for a pool).
+    "kubernetes.civo.com/civo-node-pool",
 )
 #: How the pools of one Karpenter NodePool name their limit group: `NodePool <name>`.
 NODEPOOL_GROUP = "NodePool "

@@ -54,6 +54,8 @@ _PROVIDER_LABEL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("oci.oraclecloud.com/", "oke"),
     # The Machine Config Operator labels every OpenShift node node.openshift.io/os_id.
     ("node.openshift.io/", "openshift"),
+    # DOKS's reconciler keeps doks.digitalocean.com/node-pool (and more) on every node.
+    ("doks.digitalocean.com/", "doks"),
 )
 # spec.providerID prefixes that name the platform on their own: OKE's are instance OCIDs.
 _PROVIDER_ID_PREFIXES: tuple[tuple[str, str], ...] = (("ocid1.instance.", "oke"),)

@@ -1,16 +1,27 @@
 """What each platform's API server and built-in webhooks do to a GPU pod, each fact sourced.
 
 A platform is the kind of cluster (`eks`, `gke`, `gke-autopilot`, `aks`, `oke`, `openshift`,
-`kubeadm`, `other`), declared in the profile (`spec.platform`) or recognised from its nodes and
-infrastructure code. A fact is on, off or unknown: a fact gpulint cannot source is *unknown*,
-never *off*, and a verdict that depends on an unknown fact is a warning naming the assumption.
+`doks`, `kubeadm`, `other`), declared in the profile (`spec.platform`) or recognised from its
+nodes and infrastructure code. A fact is on, off or unknown: a fact gpulint cannot source is
+*unknown*, never *off*, and a verdict that depends on an unknown fact is a warning naming the
+assumption.
 docs/platforms.md gives every source in full; the table below names each in short.
 """
 
 from gpulint.views import NamedTuple
 
 #: Every platform a profile may declare.
-PLATFORMS = ("eks", "gke", "gke-autopilot", "aks", "oke", "openshift", "kubeadm", "other")
+PLATFORMS = (
+    "eks",
+    "gke",
+    "gke-autopilot",
+    "aks",
+    "oke",
+    "openshift",
+    "doks",
+    "kubeadm",
+    "other",
+)
 
 #: The admission facts gpulint models, in the order `profile show` prints them.
 EXTENDED_RESOURCE_TOLERATION = "ExtendedResourceToleration"
@@ -60,6 +71,12 @@ _AUTOPILOT = (
 _OKE = (
     "OKE 'Supported Admission Controllers' (docs.oracle.com/en-us/iaas/Content/ContEng/"
     "Reference/contengadmissioncontrollers.htm): on in every listed version"
+)
+_DOKS = (
+    "DOKS taints NVIDIA GPU nodes nvidia.com/gpu:NoSchedule (docs.digitalocean.com/products/"
+    "kubernetes/details/managed) and GPU pods without its toleration stay Pending with "
+    "`untolerated taint {nvidia.com/gpu: }` (llm-d/llm-d docs/infra-providers/digitalocean/"
+    "TROUBLESHOOTING.md, on DOKS 1.33): the API server does not add it"
 )
 _UPSTREAM = (
     "kube-apiserver's default plugins leave ExtendedResourceToleration off (kubernetes.io/docs/"
@@ -147,6 +164,13 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
         POD_TOLERATION_RESTRICTION: (True, _OPENSHIFT_PTR),
     },
+    "doks": {
+        EXTENDED_RESOURCE_TOLERATION: (False, _DOKS),
+        COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        ARM_TOLERATION: (False, _GKE_ONLY),
+        AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
+    },
     "kubeadm": {
         EXTENDED_RESOURCE_TOLERATION: (False, _UPSTREAM),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
@@ -159,7 +183,7 @@ _UNKNOWN_PLATFORM = "nothing recognised the platform; declare spec.platform in t
 _OTHER_PLATFORM = "platform `other`: gpulint knows nothing of its admission plugins"
 
 #: The profile line that makes a fact certain.
-DECLARE_PLATFORM = "spec.platform: <eks|gke|gke-autopilot|aks|oke|openshift|kubeadm>"
+DECLARE_PLATFORM = "spec.platform: <eks|gke|gke-autopilot|aks|oke|openshift|doks|kubeadm>"
 
 
 def platform_fact(platform: str | None, name: str, declared: bool | None = None) -> AdmissionFact:
