@@ -143,6 +143,7 @@ LAYERS = (
         "gpulint.gpus",
         "gpulint.replicas",
         "gpulint.scheduling",
+        "gpulint.device_plugins",
         "gpulint.admission",
         "gpulint.cuda_containers",
         "gpulint.cuda",

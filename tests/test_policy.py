@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from gpulint.device_plugins import plugin_vendor, pool_vendors
 from gpulint.images import parse_image
 from gpulint.loader import load_text
 from gpulint.model import Document, PodTemplate, Workload
@@ -31,12 +32,7 @@ from gpulint.profile.policy import (
 )
 from gpulint.replicas import rollout_surge
 from gpulint.rules.base import CheckContext
-from gpulint.rules.device_plugin import (
-    device_plugin_misses_gpu_nodes,
-    plugin_vendor,
-    pool_vendors,
-    unpinned_reason,
-)
+from gpulint.rules.device_plugin import device_plugin_misses_gpu_nodes, unpinned_reason
 from gpulint.rules.quota import gpu_quota_exceeded, quota_charges
 from gpulint.workloads import workload_of
 

@@ -59,6 +59,7 @@ NOT_IMPORTED = (
     "gpulint.rules.kueue",
     "gpulint.rules.priority",
     "gpulint.rules.device_plugin",
+    "gpulint.device_plugins",  # no DaemonSet, and GPU001 asks only with a profile
     "gpulint.output.json",
     "gpulint.output.sarif",
     "gpulint.output.github",

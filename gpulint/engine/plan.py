@@ -57,13 +57,21 @@ KNOWLEDGE_KINDS = frozenset(
     # Knative Serving's feature flags (GPU026): its `config-features` ConfigMap (no other
     # ConfigMap is kept) and the operator's KnativeServing.
     | {"ConfigMap", "KnativeServing"}
+    # Device plugins that pods of other files' nodes will advertise resources through (GPU001,
+    # gpulint.device_plugins): operators' resources, and DaemonSets that run a plugin (no other
+    # DaemonSet is kept).
+    | {"DeviceConfig", "GpuDevicePlugin", "DaemonSet"}
 )
+#: What the bytes of a file with a device plugin DaemonSet hold (its image's name): other
+#: DaemonSets are not parsed for knowledge.
+_PLUGIN_BYTES = (b"device-plugin", b"gpu-plugin", b"gpushare-plugin")
 #: A file is parsed for knowledge objects only if its bytes name one of their kinds (or, for a
 #: Namespace, the annotation that makes it one).
 KNOWLEDGE_BYTES = (
-    *(k.encode() for k in sorted(KNOWLEDGE_KINDS - {"Namespace", "ConfigMap"})),
+    *(k.encode() for k in sorted(KNOWLEDGE_KINDS - {"Namespace", "ConfigMap", "DaemonSet"})),
     NAMESPACE_TOLERATIONS.encode(),
     KNATIVE_FEATURES.encode(),
+    *_PLUGIN_BYTES,
 )
 
 
@@ -223,6 +231,10 @@ def is_knowledge(document: Document) -> bool:
         return NAMESPACE_TOLERATIONS in mapping_at(document.obj, "metadata", "annotations")
     if kind == "ConfigMap":
         return document.ref.name == KNATIVE_FEATURES
+    if kind == "DaemonSet":
+        from gpulint.device_plugins import is_plugin_install
+
+        return is_plugin_install(document)
     return kind in KNOWLEDGE_KINDS
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import ROUND_CEILING
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from gpulint.accelerators import (
@@ -39,7 +40,9 @@ from gpulint.rules.base import CheckContext, Problem
 from gpulint.yamltree import YMap, YSeq
 
 if TYPE_CHECKING:
+    from gpulint.constraints import Toleration
     from gpulint.data.accelerators import FormerName, ModelNames
+    from gpulint.device_plugins import PluginInstall
     from gpulint.edits import Edit
     from gpulint.profile.model import Pool
 
@@ -337,7 +340,129 @@ def _not_in_cluster(
     model = gpu_model_resource(name)
     if model is not None:
         return _model_named(template, container, section, quantity, model, ctx.profile.pools)
+    if is_known_accelerator(name):
+        installed = _installed_by_input(ctx, template, container, section, quantity, advertised)
+        if installed is not None:
+            return installed
     return _not_advertised(template, container, section, quantity, advertised)
+
+
+def _installed_by_input(
+    ctx: CheckContext,
+    template: PodTemplate,
+    container: Container,
+    section: str,
+    quantity: Quantity,
+    advertised: frozenset[str],
+) -> Problem | None:
+    """A name no pool advertises yet, which a device plugin the inputs install would advertise
+    on a pool it runs on: a profile dumped before the plugin ran. Whether it is installed on
+    this cluster, and runs there, is the assumption the verdict rests on: a warning naming it.
+
+    A plugin that runs on no pool that may have its devices (GPU503 says why) changes nothing.
+    """
+    from gpulint.device_plugins import (
+        DAEMONSET_TOLERATIONS,
+        VENDOR_DEVICES,
+        fake_pool_label,
+        may_have_devices,
+        nfd_labels,
+        nfd_pci_workers,
+        reaches,
+    )
+
+    assert ctx.profile is not None
+    name = quantity.resource
+    installs = _plugin_installs(ctx)
+    pool_label = fake_pool_label((*ctx.documents, *ctx.knowledge))
+    nfd_workers = nfd_pci_workers(ctx.documents)
+    for install in installs:
+        if not install.advertises(name):
+            continue
+        held: tuple[Toleration, ...] = ()
+        if install.template is not None:
+            admitted = ctx.admission(install.template)
+            held = (*admitted.tolerations, *admitted.assumed, *DAEMONSET_TOLERATIONS)
+        sure, unsure = [], []
+        for pool in ctx.profile.pools:
+            if not _may_place(ctx, template, pool):
+                continue  # what its plugin would advertise there, the pod never gets
+            devices = may_have_devices(install, pool)
+            added = nfd_labels(nfd_workers, pool, install.vendor)
+            if devices is not False and reaches(install, pool, held, pool_label, added):
+                (sure if devices else unsure).append(pool.name)
+        pools = sure or unsure
+        if not pools:
+            continue
+        hardware = (
+            ""
+            if sure
+            else f" and the nodes there have {VENDOR_DEVICES[install.vendor]} (the profile does "
+            f"not say which accelerators they carry)"
+        )
+        where = _where(install.document, template.document)
+        offered = (
+            f"pools advertise {', '.join(sorted(advertised))}"
+            if advertised
+            else "no pool advertises an accelerator"
+        )
+        return Problem.at(
+            template.document,
+            quantity.key_pos,
+            f"container `{container.name}` {section} `{name}`, which no pool of this cluster "
+            f"advertises yet ({offered}); {install.what} {where} would advertise it: unless it is "
+            f"installed and runs on pool {_either(pools)}{hardware}, the pod can never be "
+            f"scheduled",
+            f"Install {install.what} before the pod; a profile of the cluster dumped once it "
+            f"runs lets gpulint count the `{name}` its pools advertise.",
+            severity=Severity.WARNING,
+        )
+    return None
+
+
+def _may_place(ctx: CheckContext, template: PodTemplate, pool: Pool) -> bool:
+    """Whether the pod, as admitted, may go to the pool's nodes: its node selection does not
+    surely exclude them, and it tolerates their taints (or would, if admission's assumptions
+    hold)."""
+    from gpulint.scheduling import selector_mismatch, untolerated_taints
+
+    admitted = ctx.admission(template)
+    mismatch = selector_mismatch(
+        template, pool.labels, pool.label_requirements, admitted.node_selector
+    )
+    if mismatch is not None and mismatch.decidable:
+        return False
+    return not untolerated_taints((*admitted.tolerations, *admitted.assumed), pool.taints)
+
+
+def _either(names: Sequence[str]) -> str:
+    """`a`, `b` or `c`: at most three names, then how many more."""
+    quoted = [f"`{name}`" for name in names[:3]]
+    if len(names) > 3:
+        return f"{', '.join(quoted)} or {len(names) - 3} more"
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def _plugin_installs(ctx: CheckContext) -> list[PluginInstall]:
+    """The device plugins this file and the knowledge objects of the run install, each once."""
+    from gpulint.device_plugins import plugin_installs
+
+    found = list(plugin_installs(ctx.documents))
+    seen = {(i.document.file.path, i.document.kind_pos) for i in found}
+    for install in drawn(ctx.knowledge, plugin_installs):
+        if (install.document.file.path, install.document.kind_pos) not in seen:
+            found.append(install)
+    return found
+
+
+def _where(document: Document, checked: Document) -> str:
+    """Where an object is written, as a message names it: its line in the checked file, or
+    the template or file it comes from."""
+    if document.file.path == checked.file.path:
+        return f"(line {document.kind_pos[0]})"
+    if document.source:
+        return f"(in {document.source})"
+    return f"(in {PurePath(document.file.path).name})"
 
 
 def _maybe_advertised(
