@@ -639,14 +639,14 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     # Job's pods are counted here, the Jobs by its own maximum (gpulint.replicas).
     WorkloadShape("ScaledJob", ("keda.sh/*",), (Role("spec.jobTargetRef", counts=_PARALLELISM),)),
     # GitHub's actions-runner-controller (apis/actions.github.com/v1alpha1): an
-    # AutoscalingRunnerSet runs one runner pod of `template` per EphemeralRunner, from
-    # `minRunners` idle ones (0 by default) up to `maxRunners` while jobs are assigned (the
-    # listener's min(maxRunners, minRunners + jobs)); an EphemeralRunnerSet `replicas` of them
+    # AutoscalingRunnerSet runs one runner pod of `template` per EphemeralRunner, `minRunners`
+    # of them (0 by default) while no job waits, up to `maxRunners` as jobs are assigned (read
+    # as its own autoscaler, gpulint.replicas); an EphemeralRunnerSet runs `replicas` of them
     # and an EphemeralRunner one, its pod template written inline in the spec.
     WorkloadShape(
         "AutoscalingRunnerSet",
         (_ARC,),
-        (Role("spec", counts=(Count("minRunners", default=0, peaks=("maxRunners",)),)),),
+        (Role("spec", counts=(Count("minRunners", default=0),)),),
         unknown_count=_runners_unbounded,
     ),
     WorkloadShape(
