@@ -29,6 +29,7 @@ _HPA = "HorizontalPodAutoscaler"
 _SCALED_OBJECT = "ScaledObject"
 _SCALED_JOB = "ScaledJob"
 _DASK_AUTOSCALER = "DaskAutoscaler"
+_RUNNER_SET = "AutoscalingRunnerSet"
 _SPARK_APPLICATION = "SparkApplication"
 _SCHEDULED_SPARK_APPLICATION = "ScheduledSparkApplication"
 _SPARK_WORDS = ScalerWords(
@@ -41,6 +42,9 @@ _WORDS = {
     ),
     _SCALED_JOB: ScalerWords("ScaledJob", "ScaledJobs", "maxReplicaCount", "minReplicaCount"),
     _DASK_AUTOSCALER: ScalerWords("DaskAutoscaler", "DaskAutoscalers", "maximum", "minimum"),
+    _RUNNER_SET: ScalerWords(
+        "AutoscalingRunnerSet", "AutoscalingRunnerSets", "maxRunners", "minRunners"
+    ),
     _SPARK_APPLICATION: _SPARK_WORDS,
     _SCHEDULED_SPARK_APPLICATION: _SPARK_WORDS,
 }
@@ -127,7 +131,8 @@ def under_load_words(scalers: Iterable[Autoscaler | None]) -> ScalerWords:
 def autoscalers(documents: Iterable[Document]) -> Iterator[Autoscaler]:
     """Every HorizontalPodAutoscaler with a scaleTargetRef and a maxReplicas, every KEDA
     ScaledObject (`keda.sh/*`) with a scaleTargetRef, every Dask operator DaskAutoscaler
-    with a cluster and a maximum, and every SparkApplication's bounded dynamic allocation."""
+    with a cluster and a maximum, every SparkApplication's bounded dynamic allocation and every
+    AutoscalingRunnerSet with a `maxRunners`."""
     for document in documents:
         found = _READERS.get(document.ref.kind)
         if found is None:
@@ -301,6 +306,31 @@ def _scaled_job(document: Document) -> Autoscaler | None:
     )
 
 
+def _runner_set(document: Document) -> Autoscaler | None:
+    """An AutoscalingRunnerSet as the autoscaler of its own runners: its listener asks for
+    min(minRunners + the jobs GitHub assigns to the scale set, maxRunners) runners
+    (actions/actions-runner-controller cmd/ghalistener/scaler/scaler.go
+    setDesiredWorkerState), `minRunners` 0 by default. It reads no pod metric. Without
+    `maxRunners` its runners have no bound (Workload.unknown_count): no autoscaler is read."""
+    spec = document.obj.get("spec")
+    if not isinstance(spec, YMap):
+        return None
+    maximum = spec.get("maxRunners")
+    minimum = spec.get("minRunners", 0)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (maximum, minimum)):
+        return None
+    ref = document.ref
+    return Autoscaler(
+        DocumentKey.of(document),
+        ref.kind,
+        ref.name,
+        maximum,
+        spec.pos_of_key("maxRunners"),
+        None,
+        min(minimum, maximum),
+    )
+
+
 def _trigger_utilization(triggers: YSeq) -> tuple[tuple[str, str], ...] | None:
     """Autoscaler.utilization_of of a ScaledObject: its `cpu` and `memory` triggers are the
     HPA's Resource metrics (a ContainerResource one with `metadata.containerName`) and need the
@@ -328,6 +358,7 @@ _READERS: dict[str, tuple[str, Callable[[Document], Autoscaler | None]]] = {
     _SCALED_OBJECT: ("keda.sh/", _scaled_object),
     _SCALED_JOB: ("keda.sh/", _scaled_job),
     _DASK_AUTOSCALER: ("kubernetes.dask.org/", _dask_autoscaler),
+    _RUNNER_SET: ("actions.github.com/", _runner_set),
     _SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
     _SCHEDULED_SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
 }

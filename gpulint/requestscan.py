@@ -60,8 +60,9 @@ class AcceleratorRequest(NamedTuple):
     runs_in: str = ""
 
 
-# Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's.
-_RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode"})
+# Keys of a container's resource requirements; `resourcesPerNode` is a TrainJob's,
+# `computeResources` a Tekton step's, sidecar's or TaskRun's (tekton.dev/v1).
+_RESOURCE_KEYS = frozenset({"resources", "resourcesPerNode", "computeResources"})
 # A resource item of yatai-deployment's BentoDeployment (apis/serving/common ResourceItem) and
 # of NVIDIA Dynamo's services, which grew from it: under `requests` and `limits`, `gpu` is an
 # amount of `nvidia.com/gpu` and `custom` maps any other resource name to its amount, both
@@ -593,6 +594,27 @@ _BUILT_PODS = {
     "instancetype.kubevirt.io": (
         f"KubeVirt gives them to {_LAUNCHER} of a machine that names this instancetype, which "
         "gpulint does not build"
+    ),
+    # Tekton (tektoncd/pipeline pkg/pod/pod.go): a TaskRun's pod has one container per step
+    # and sidecar of its Task, with the TaskRun's `computeResources`, `stepSpecs` and
+    # `podTemplate` applied; a Task or Pipeline runs none itself.
+    "tekton.dev": (
+        "Tekton builds a pod of the Task's steps and sidecars for each TaskRun, which gpulint "
+        "does not build"
+    ),
+    # actions-runner-controller's legacy API: a Runner's pod is built from runner fields
+    # (controllers/actions.summerwind.net/runner_controller.go: `resources` is the runner
+    # container's, `dockerdContainerResources` the docker sidecar's); a RunnerDeployment and
+    # a RunnerReplicaSet make Runners of their `template`. Its RunnerSet is read (gpulint.shapes).
+    "actions.summerwind.dev": (
+        "actions-runner-controller builds each runner's pod from these fields (`resources` is "
+        "its runner container's), which gpulint does not build"
+    ),
+    # The Azure Machine Learning extension's InstanceType: the resources and node selector it
+    # gives the pods of the training jobs and online deployments that select it.
+    "amlarc.azureml.com": (
+        "the Azure Machine Learning extension gives them to the pods of the jobs and "
+        "deployments that select this instance type, which gpulint does not build"
     ),
 }
 

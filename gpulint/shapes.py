@@ -587,6 +587,20 @@ def tool_pod_template(obj: YMap) -> str | None:
     return None
 
 
+_ARC = "actions.github.com/*"
+
+
+def _runners_unbounded(obj: YMap) -> str | None:
+    """Workload.unknown_count of an AutoscalingRunnerSet that writes no `maxRunners`."""
+    spec = obj.get("spec")
+    if isinstance(spec, YMap) and "maxRunners" in spec:
+        return None
+    return (
+        "how many runners a scale set without `maxRunners` runs is set by the jobs GitHub "
+        "assigns to it, without bound"
+    )
+
+
 def _pods_of_template(obj: YMap) -> str | None:
     """Workload.unknown_count of a tool's pod template file."""
     counted_by = tool_pod_template(obj)
@@ -624,6 +638,27 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     # to `maxReplicaCount` at once (kedacore/keda apis/keda/v1alpha1/scaledjob_types.go): each
     # Job's pods are counted here, the Jobs by its own maximum (gpulint.replicas).
     WorkloadShape("ScaledJob", ("keda.sh/*",), (Role("spec.jobTargetRef", counts=_PARALLELISM),)),
+    # GitHub's actions-runner-controller (apis/actions.github.com/v1alpha1): an
+    # AutoscalingRunnerSet runs one runner pod of `template` per EphemeralRunner, `minRunners`
+    # of them (0 by default) while no job waits, up to `maxRunners` as jobs are assigned (read
+    # as its own autoscaler, gpulint.replicas); an EphemeralRunnerSet runs `replicas` of them
+    # and an EphemeralRunner one, its pod template written inline in the spec.
+    WorkloadShape(
+        "AutoscalingRunnerSet",
+        (_ARC,),
+        (Role("spec", counts=(Count("minRunners", default=0),)),),
+        unknown_count=_runners_unbounded,
+    ),
+    WorkloadShape(
+        "EphemeralRunnerSet",
+        (_ARC,),
+        (Role("spec", template="ephemeralRunnerSpec", counts=(Count("replicas", default=0),)),),
+    ),
+    WorkloadShape("EphemeralRunner", (_ARC,), (Role("spec", template="", counts=()),)),
+    # The legacy controller's RunnerSet (actions.summerwind.dev) inlines a StatefulSetSpec:
+    # `replicas` runner pods of `template`. Its RunnerDeployment, RunnerReplicaSet and Runner
+    # build the pod from runner fields (gpulint.requestscan).
+    WorkloadShape("RunnerSet", ("actions.summerwind.dev/*",), (Role("spec"),)),
     # Kubeflow training operator (v1) and mpi-operator (v2beta1): one template per role key.
     _kubeflow("PyTorchJob", "pytorchReplicaSpecs", init_container=_pytorch_worker_waits),
     _kubeflow("TFJob", "tfReplicaSpecs"),
