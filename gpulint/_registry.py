@@ -174,6 +174,17 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU017',
+        name='nvidia-visible-devices-set-by-hand',
+        severity=Severity.WARNING,
+        fix="Request the GPU (`nvidia.com/gpu: 1` in the container's `resources.limits`) and remove `NVIDIA_VISIBLE_DEVICES`: the device plugin sets it to the GPUs it allocates.",
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.gpu_test_pods:visible_devices_set_by_hand',
+        profile_fields=('provider',),
+    ),
+    Rule(
         code='GPU021',
         name='managed-by-another-controller',
         severity=Severity.INFO,

@@ -1,4 +1,9 @@
-"""GPU025 gpu-test-without-gpu-request: a pod that runs a GPU test but requests no GPU."""
+"""Pods that reach NVIDIA GPUs the scheduler does not give them.
+
+GPU025 gpu-test-without-gpu-request: a pod that runs a GPU test but requests no GPU.
+GPU017 nvidia-visible-devices-set-by-hand: a container that names the GPUs it sees in
+`NVIDIA_VISIBLE_DEVICES` itself, in a pod that requests none or beside the device plugin's.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from gpulint.fields import shown
 from gpulint.gpus import accelerator_names
 from gpulint.model import Container, PodTemplate
 from gpulint.rules.base import CheckContext, Problem
-from gpulint.yamltree import Pos, YSeq
+from gpulint.yamltree import Pos, YMap, YSeq
 
 # `nvidia-smi` run as a program: a command word, or a word of a shell line (`sh -c "nvidia-smi
 # && sleep 5"`), by its path or its name. Compiled on first use: only text naming it is searched.
@@ -24,6 +29,10 @@ _SAMPLE_REPOSITORIES = frozenset({"nvcr.io/nvidia/k8s/cuda-sample"})
 # Set in a container's env, it picks the node's GPUs by hand (a monitoring or validation pod
 # that means to see them all): the choice is deliberate, not a lost request.
 _CHOSEN_DEVICES = "NVIDIA_VISIBLE_DEVICES"
+# Values of it that give the container no GPU: NVIDIA's runtime mounts none for `none`, and
+# does nothing for `void` or an empty value (NVIDIA/nvidia-container-toolkit, "Specialized
+# Configurations with Docker", GPU Enumeration).
+_NO_DEVICES = frozenset({"", "none", "void"})
 
 
 def gpu_test_without_request(ctx: CheckContext) -> Iterator[Problem]:
@@ -59,6 +68,81 @@ def gpu_test_without_request(ctx: CheckContext) -> Iterator[Problem]:
             f"Add `nvidia.com/gpu: 1` to the `resources.limits` of container "
             f"`{shown(container.name)}`.",
         )
+
+
+def visible_devices_set_by_hand(ctx: CheckContext) -> Iterator[Problem]:
+    """A container that sets `NVIDIA_VISIBLE_DEVICES` to GPUs (`all`, indexes, UUIDs) itself:
+    in a pod that asks for no accelerator, claim or share, or beside its own request for an
+    NVIDIA device plugin's resource, whose choice the value replaces. Node agents (DaemonSets)
+    mean to see every GPU of their node, and a privileged container sees them whatever the
+    variable says."""
+    # GKE's device plugin (GoogleCloudPlatform/container-engine-accelerators) passes a GPU as
+    # its device nodes and sets no such variable, and GKE's nodes run no NVIDIA runtime.
+    on_gke = ctx.profile is not None and ctx.profile.provider in ("gke", "gke-autopilot")
+    for workload, template in ctx.pod_templates():
+        if template.runs_no_pods:
+            continue
+        chosen = [
+            (container, value, pos)
+            for container in template.containers
+            if (found := container_env(container).get(_CHOSEN_DEVICES)) is not None
+            for value, pos in (found,)
+            if value.strip().lower() not in _NO_DEVICES and not _privileged(container)
+        ]
+        if not chosen:
+            continue
+        from gpulint.replicas import runs_on_every_node  # only for a pod that names GPUs
+
+        if runs_on_every_node(workload):
+            continue
+        pod_asks = _asks_for_accelerators(template)
+        for container, value, pos in chosen:
+            name = shown(container.name)
+            setting = f"container `{name}` sets `{_CHOSEN_DEVICES}={shown(value)}`"
+            plugin = sorted(
+                resource
+                for resource, amount in container.resources.effective_requests().items()
+                if amount > 0
+                and resource.startswith("nvidia.com/")
+                and accelerator_names([resource])
+            )
+            if not pod_asks:
+                unseen = (
+                    "on GKE it gets none anywhere: GKE's device plugin mounts GPUs only into "
+                    "containers that request them, and its nodes run no runtime that reads "
+                    "the variable"
+                    if on_gke
+                    else "where NVIDIA's runtime is the node's default, it sees those GPUs "
+                    "although the device plugin may have given them to other pods"
+                )
+                yield Problem.at(
+                    template.document,
+                    pos,
+                    f"{setting} but the pod requests no GPU: the scheduler places it like a "
+                    "CPU pod and counts no GPU for it, so it may start on a node without GPUs; "
+                    f"{unseen}",
+                    f"Add `nvidia.com/gpu: 1` to the `resources.limits` of container `{name}` "
+                    f"and remove its `{_CHOSEN_DEVICES}`: the device plugin gives it the GPU "
+                    "it allocates.",
+                )
+            elif plugin and not on_gke:
+                yield Problem.at(
+                    template.document,
+                    pos,
+                    f"{setting} beside its request for `{plugin[0]}`: where the device plugin "
+                    f"hands out GPUs through `{_CHOSEN_DEVICES}` (its default `envvar` "
+                    "strategy), the container's own value replaces the plugin's, so it sees "
+                    "the GPUs it names, not the ones allocated to it",
+                    f"Remove `{_CHOSEN_DEVICES}` from container `{name}`: the device plugin "
+                    "sets it to the GPUs it allocates.",
+                )
+
+
+def _privileged(container: Container) -> bool:
+    """Whether the container runs privileged: it sees every device of the node, whatever
+    `NVIDIA_VISIBLE_DEVICES` says."""
+    context = container.node.get("securityContext")
+    return isinstance(context, YMap) and context.get("privileged") is True
 
 
 def _asks_for_accelerators(template: PodTemplate) -> bool:
