@@ -683,6 +683,40 @@ def kvcache_unjudged(obj: YMap) -> tuple[tuple[str, Pos], ...]:
     )
 
 
+#: The annotations naming the HardwareProfile whose resources and scheduling OpenShift AI's
+#: webhook gives a Notebook's or an InferenceService's pods.
+ODH_HARDWARE_PROFILE = "opendatahub.io/hardware-profile-name"
+_ODH_HARDWARE_PROFILE_NAMESPACE = "opendatahub.io/hardware-profile-namespace"
+
+
+def hardware_profile_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
+    """What OpenShift AI's hardware-profile webhook gives the pods of a Notebook or an
+    InferenceService that names a HardwareProfile, another object gpulint does not read
+    (opendatahub-io/opendatahub-operator internal/webhook/hardwareprofile/mutating.go: each
+    identifier's default count as a request of every container that lacks one, the profile's
+    node selector and tolerations in place of the pod's, its Kueue queue as a label)."""
+    notes = mapping_at(obj, "metadata", "annotations")
+    name = notes.get(ODH_HARDWARE_PROFILE)
+    if not isinstance(name, str) or not name.strip():
+        return ()
+    namespace = notes.get(_ODH_HARDWARE_PROFILE_NAMESPACE)
+    profile = f"`{shown(name)}`"
+    if isinstance(namespace, str) and namespace:
+        profile += f" of namespace `{shown(namespace)}`"
+    return (
+        (
+            f"OpenShift AI gives its pods the requests of HardwareProfile {profile} "
+            "(its identifiers, accelerators among them) that a container lacks, and the "
+            "profile's node selector and tolerations in place of the pod's; the profile is "
+            "another object, so the pods were judged as written",
+            notes.pos_of_value(ODH_HARDWARE_PROFILE),
+            "Write the profile's accelerator request, node selector and tolerations in the "
+            "manifest too, or check the pods the operator creates (`kubectl get pods -o yaml "
+            "| gpulint check -`).",
+        ),
+    )
+
+
 def kvcache_etcd_pod(obj: YMap, etcd: YMap) -> YMap | None:
     """An etcd pod of a vineyard KVCache's `spec.metadata.etcd` (vineyard.go buildEtcdPod: no
     resources, no toleration); none for another backend, which does not run etcd."""

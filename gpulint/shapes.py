@@ -853,6 +853,7 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
             _kserve_component("transformer", POD_CONTAINERS),
             _kserve_component("explainer", KSERVE_EXPLAINER_CONTAINERS),
         ),
+        unjudged=_built_by("hardware_profile_unjudged"),
     ),
     _modelmesh_runtime("ServingRuntime"),
     _modelmesh_runtime("ClusterServingRuntime"),
@@ -877,7 +878,14 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     ),
     _training_runtime("TrainingRuntime"),
     _training_runtime("ClusterTrainingRuntime"),
-    WorkloadShape("Notebook", ("kubeflow.org/*",), (Role("spec", counts=()),)),
+    # OpenShift AI's webhook gives a Notebook or an InferenceService that names a
+    # HardwareProfile that profile's requests and scheduling (operators.hardware_profile_unjudged).
+    WorkloadShape(
+        "Notebook",
+        ("kubeflow.org/*",),
+        (Role("spec", counts=()),),
+        unjudged=_built_by("hardware_profile_unjudged"),
+    ),
     # KubeDL's Notebook runs one pod of its template (apis/notebook/v1alpha1); its Inference
     # runs a Deployment of `replicas` pods per predictor (controllers/serving/predictor.go).
     WorkloadShape("Notebook", ("notebook.kubedl.io/*",), (Role("spec", counts=()),)),
