@@ -20,7 +20,7 @@ from gpulint.data.gpu_products import GKE_ACCELERATOR_LABEL
 from gpulint.edits import add_items
 from gpulint.fields import shown
 from gpulint.gpus import accelerator_names, gpu_limit_pos, gpu_requests, is_gpu_resource
-from gpulint.model import ContainerRole, PodTemplate, Severity, Workload
+from gpulint.model import Container, ContainerRole, PodTemplate, Severity, Workload
 from gpulint.profile.model import POOL_LABELS, ClusterProfile, LabelRequirement, Pool, Taint
 from gpulint.profile.platforms import AUTOPILOT_GPU_RULES, COMPUTE_CLASS_LABEL
 from gpulint.quantity import format_quantity
@@ -939,27 +939,42 @@ def gpu_exceeds_node(ctx: CheckContext) -> Iterator[Problem]:
         per_pool = first_pools(
             [f"{p.described}: {format_quantity(allocatable(p, name))}" for p in excess.pools]
         )
-        summed = sum(
-            (
-                c.resources.effective_requests().get(name, Decimal(0))
-                for c in template.app_containers
-            ),
-            Decimal(0),
-        )
-        how = (
-            " (the effective request: init containers count by the largest)"
-            if summed != excess.requested
-            else ""
-        )
+        asking = [
+            (c, amount)
+            for c in template.app_containers
+            if (amount := c.resources.effective_requests().get(name, Decimal(0))) > 0
+        ]
+        summed = sum((amount for _, amount in asking), Decimal(0))
+        how = ""
+        if summed != excess.requested:
+            how = " (the effective request: init containers count by the largest)"
+        elif len(asking) > 1:
+            # Several containers each asking is often one device meant for the pod.
+            how = f" ({_shares(asking)})"
+        most = f"Request at most {format_quantity(allocatable(largest, name))} {name} per pod"
+        if summed == excess.requested and len(asking) > 1:
+            fix = f"{most} (a node of {largest.name}): give it to fewer of its containers, "
+        else:
+            fix = f"{most} (a node of {largest.name}) and "
         yield Problem.at(
             template.document,
             resource_pos(template, name),
             f"pod requests {format_quantity(excess.requested)} {name}{how}, more than one node "
             f"of any pool it can run on has ({per_pool} per node); a pod never spans nodes",
-            f"Request at most {format_quantity(allocatable(largest, name))} {name} per pod "
-            f"(a node of {largest.name}) and split the work across pods, or target a pool "
-            f"with larger nodes.",
+            fix + "split the work across pods, or target a pool with larger nodes.",
         )
+
+
+def _shares(asking: list[tuple[Container, Decimal]]) -> str:
+    """How the containers of a pod share its request, in words: `1 in each of containers
+    `a`, `b``, or `2 in `a`, 1 in `b``."""
+    names = [f"`{shown(c.name)}`" for c, _ in asking]
+    shown_names = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    amounts = {amount for _, amount in asking}
+    if len(amounts) == 1:
+        return f"{format_quantity(amounts.pop())} in each of containers {shown_names}"
+    parts = [f"{format_quantity(a)} in `{shown(c.name)}`" for c, a in asking[:6]]
+    return ", ".join(parts) + (f" and {len(asking) - 6} more" if len(asking) > 6 else "")
 
 
 # HAMi (Project-HAMi/HAMi README "Running GPU Jobs"): a container's `nvidia.com/gpu: N` asks
