@@ -416,6 +416,8 @@ def test_an_asg_without_a_known_instance_type_is_an_assumption(tmp_path: Path) -
     profile = load_profiles([str(tmp_path)])
     (pool,) = profile.pools
     assert (pool.instance_type, pool.allocatable) == (None, {})
+    # What its nodes have is unknown, not nothing: its GPUs are not judged.
+    assert pool.allocatable_unknown and pool.may_have("nvidia.com/gpu")
     assert (
         f"{shown(str(tmp_path), 'main.tf')}:2 aws_autoscaling_group.gpu: its instance type is "
         "not known from the files (no launch template or launch configuration of these files "
