@@ -416,6 +416,8 @@ def test_an_asg_without_a_known_instance_type_is_an_assumption(tmp_path: Path) -
     profile = load_profiles([str(tmp_path)])
     (pool,) = profile.pools
     assert (pool.instance_type, pool.allocatable) == (None, {})
+    # What its nodes have is unknown, not nothing: its GPUs are not judged.
+    assert pool.allocatable_unknown and pool.may_have("nvidia.com/gpu")
     assert (
         f"{shown(str(tmp_path), 'main.tf')}:2 aws_autoscaling_group.gpu: its instance type is "
         "not known from the files (no launch template or launch configuration of these files "
@@ -709,3 +711,181 @@ def test_gke_taints_gpu_pools_only_beside_pools_without_gpus(tmp_path: Path) -> 
     )
     (pool,) = load_profiles([str(alone)]).pools
     assert pool.taints == (GKE_GPU_TAINT,)
+
+
+DOKS_MODULE = (
+    'resource "digitalocean_kubernetes_cluster" "ml" {\n'
+    '  name    = "ml"\n  region  = "nyc2"\n  version = "1.33.1-do.3"\n'
+    "  node_pool {\n"
+    '    name       = "system"\n    size       = "s-4vcpu-8gb"\n'
+    "    auto_scale = true\n    min_nodes  = 1\n    max_nodes  = 3\n"
+    "  }\n}\n"
+    'resource "digitalocean_kubernetes_node_pool" "h100" {\n'
+    "  cluster_id = digitalocean_kubernetes_cluster.ml.id\n"
+    '  name       = "h100x8"\n  size       = "gpu-h100x8-640gb"\n'
+    "  auto_scale = true\n  min_nodes  = 0\n  max_nodes  = 2\n"
+    '  labels     = {\n    team = "research"\n  }\n'
+    "}\n"
+    'resource "digitalocean_kubernetes_node_pool" "mi300x" {\n'
+    "  cluster_id = digitalocean_kubernetes_cluster.ml.id\n"
+    '  name       = "mi300x"\n  size       = "gpu-mi300x1-192gb"\n  node_count = 1\n'
+    "}\n"
+    'resource "digitalocean_kubernetes_node_pool" "l40s" {\n'
+    "  cluster_id = digitalocean_kubernetes_cluster.ml.id\n"
+    '  name       = "l40s"\n  size       = "gpu-l40sx1-48gb"\n  node_count = 2\n'
+    "  taint {\n"
+    '    key    = "nvidia.com/gpu"\n    value  = "present"\n    effect = "NoSchedule"\n'
+    "  }\n}\n"
+)
+
+
+def test_doks_pools_get_the_gpus_labels_and_taint_of_their_droplet_size(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(DOKS_MODULE)
+    profile = load_profiles([str(tmp_path)])
+    assert (profile.provider, profile.name, profile.kubernetes_version) == (
+        "doks",
+        "ml",
+        "1.33.1-do.3",
+    )
+    pools = {p.name: p for p in profile.pools}
+    assert sorted(pools) == ["h100x8", "l40s", "mi300x", "system"]
+    system = pools["system"]
+    assert (system.nodes, system.min_nodes, system.max_nodes) == (1, 1, 3)
+    assert system.taints == () and system.allocatable == {}
+    assert system.labels == {
+        "doks.digitalocean.com/node-pool": "system",
+        "node.kubernetes.io/instance-type": "s-4vcpu-8gb",
+    }
+    h100 = pools["h100x8"]
+    assert (h100.nodes, h100.min_nodes, h100.max_nodes, h100.scale_from_zero) == (0, 0, 2, True)
+    assert h100.allocatable["nvidia.com/gpu"] == 8
+    assert (h100.allocatable["cpu"], h100.allocatable["memory"]) == (160, 1920 * 2**30)
+    assert h100.labels == {
+        "doks.digitalocean.com/node-pool": "h100x8",
+        "node.kubernetes.io/instance-type": "gpu-h100x8-640gb",
+        "doks.digitalocean.com/gpu-brand": "nvidia",
+        "doks.digitalocean.com/gpu-model": "h100",
+        "team": "research",
+    }
+    assert h100.taints == (Taint("nvidia.com/gpu", "", "NoSchedule"),)
+    mi300x = pools["mi300x"]
+    assert (mi300x.nodes, mi300x.max_nodes, mi300x.scale_from_zero) == (1, 1, False)
+    assert mi300x.allocatable["amd.com/gpu"] == 1 and "nvidia.com/gpu" not in mi300x.allocatable
+    assert mi300x.labels["doks.digitalocean.com/gpu-brand"] == "amd"
+    assert mi300x.labels["doks.digitalocean.com/gpu-model"] == "mi300x"
+    assert mi300x.taints == (Taint("amd.com/gpu", "", "NoSchedule"),)
+    # DigitalOcean gives no gpu-model value for L40S nodes: they carry the label, any value.
+    l40s = pools["l40s"]
+    assert "doks.digitalocean.com/gpu-model" not in l40s.labels
+    assert LabelRequirement("doks.digitalocean.com/gpu-model", "Exists") in l40s.label_requirements
+    assert (
+        f"{shown(str(tmp_path), 'main.tf')}:30 digitalocean_kubernetes_node_pool.l40s: DOKS "
+        "labels the nodes of `gpu-l40sx1-48gb` doks.digitalocean.com/gpu-model with a value no "
+        "DigitalOcean page gives; taken as any value"
+    ) in profile.assumptions
+    # A taint of the same key and effect written in the files is the node's one.
+    assert l40s.taints == (Taint("nvidia.com/gpu", "present", "NoSchedule"),)
+    # Selecting a model does not rule the pool out (no GPU101): only its taint stops the pod.
+    found = placement_findings(tmp_path, "doks.digitalocean.com/gpu-model: l40s")
+    assert [code for code, _ in found] == ["GPU102"]
+    assert "fits pool l40s" in found[0][1]
+
+
+def test_a_doks_gpu_pod_without_the_toleration_is_an_error_with_its_fix(tmp_path: Path) -> None:
+    (tmp_path / "main.tf").write_text(DOKS_MODULE)
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(GPU_POD.format(selector="doks.digitalocean.com/node-pool: h100x8"))
+    args = ["check", "--isolated", "--select", "GPU102", "--format", "json", "--profile"]
+    result = CliRunner().invoke(main, [*args, str(tmp_path), str(pod)])
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert (finding["code"], finding["severity"], finding["line"], finding["column"]) == (
+        "GPU102",
+        "error",
+        4,
+        1,
+    )
+    assert finding["message"] == (
+        f"pod (requests 1 nvidia.com/gpu) fits pool h100x8 ({shown(str(tmp_path), 'main.tf')}"
+        ":13) except for its taint nvidia.com/gpu:NoSchedule, which no toleration of the pod "
+        "matches (this cluster does not run the ExtendedResourceToleration admission plugin, so "
+        "requesting `nvidia.com/gpu` adds no toleration for it)"
+    )
+    assert finding["fix"] == (
+        "Add to the pod spec (keep the taint on the pool):\ntolerations:\n"
+        "- key: nvidia.com/gpu\n  operator: Exists\n  effect: NoSchedule"
+    )
+
+
+def test_a_doks_pool_whose_size_is_not_known_is_not_judged_on_gpus(tmp_path: Path) -> None:
+    # A size from a variable without a default (or a data source): what a node has is unknown,
+    # so a GPU pod is a warning naming the pool, never "no pool advertises" (an error).
+    (tmp_path / "main.tf").write_text(
+        'variable "gpu_size" {}\nvariable "prefix" {}\n'
+        'resource "digitalocean_kubernetes_cluster" "ml" {\n  name = "ml"\n'
+        '  node_pool {\n    name = "${var.prefix}-gpu"\n    size = var.gpu_size\n'
+        "    node_count = 1\n  }\n}\n"
+    )
+    profile = load_profiles([str(tmp_path)])
+    (pool,) = profile.pools
+    where = f"{shown(str(tmp_path), 'main.tf')}:5 digitalocean_kubernetes_cluster.ml.node_pool"
+    assert profile.assumptions == (
+        f"{where}: `name` is not known from the files; taken as 'default'",
+        f"{where}: `size` is not known from the files; what its nodes have (GPUs included) is "
+        "unknown",
+    )
+    assert (pool.name, pool.instance_type, pool.allocatable_unknown) == ("default", None, True)
+    # Its nodes carry their pool's name and size, which the files do not say.
+    assert {r.key for r in pool.label_requirements if r.operator == "Exists"} >= {
+        "doks.digitalocean.com/node-pool",
+        "node.kubernetes.io/instance-type",
+    }
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(GPU_POD.format(selector="doks.digitalocean.com/node-pool: ml-gpu"))
+    args = ["check", "--isolated", "--select", "GPU001", "--format", "json", "--profile"]
+    result = CliRunner().invoke(main, [*args, str(tmp_path), str(pod)])
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert (finding["code"], finding["severity"], finding["line"], finding["column"]) == (
+        "GPU001",
+        "warning",
+        10,
+        39,
+    )
+    assert finding["message"] == (
+        "container `c` limits `nvidia.com/gpu`, which no pool of this cluster is known to "
+        f"advertise: pool default ({shown(str(tmp_path), 'main.tf')}:5) has an instance type "
+        "its files do not decide, so what its nodes advertise is not known; unless they "
+        "advertise `nvidia.com/gpu`, the pod can never be scheduled"
+    )
+
+
+def test_a_gpu_droplet_size_the_catalogue_does_not_list_is_of_unknown_gpus(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "main.tf").write_text(
+        'resource "digitalocean_kubernetes_node_pool" "b300" {\n'
+        '  cluster_id = "c"\n  name = "b300"\n  size = "gpu-b300x8-2304gb-spot"\n'
+        "  node_count = 1\n}\n"
+    )
+    (pool,) = load_profiles([str(tmp_path)]).pools
+    assert (pool.instance_type, pool.allocatable, pool.allocatable_unknown) == (
+        "gpu-b300x8-2304gb-spot",
+        {},
+        True,
+    )
+    assert pool.taints == () and "doks.digitalocean.com/gpu-brand" not in pool.labels
+
+
+def test_terraform_reads_the_variable_files_terraform_reads(tmp_path: Path) -> None:
+    # Terraform reads terraform.tfvars, then *.auto.tfvars by name, each over the one before;
+    # tfparse reads none unless given them (a pool of a `node_count` default was taken).
+    (tmp_path / "main.tf").write_text(
+        'variable "prefix" {}\nvariable "nodes" {\n  default = 0\n}\n'
+        'resource "digitalocean_kubernetes_node_pool" "gpu" {\n  cluster_id = "c"\n'
+        '  name = "${var.prefix}-gpu"\n  size = "gpu-h100x1-80gb"\n  node_count = var.nodes\n}\n'
+    )
+    (tmp_path / "terraform.tfvars").write_text('prefix = "my"\nnodes = 2\n')
+    (tmp_path / "b.auto.tfvars").write_text("nodes = 4\n")
+    (tmp_path / "a.auto.tfvars").write_text("nodes = 3\n")
+    (pool,) = load_profiles([str(tmp_path)]).pools
+    assert (pool.name, pool.nodes) == ("my-gpu", 4)
+    assert pool.labels["doks.digitalocean.com/node-pool"] == "my-gpu"

@@ -349,7 +349,7 @@ class GpuModel(NamedTuple):
 
     model: str  # the token of gpulint.data.gpu_products and the instance catalogue: `V100`
     compute: str  # compute capability, `7.0`
-    datacenter: bool
+    datacenter: bool | None  # None: not known (a workstation card NVIDIA may list as such)
     architecture: str
 
 
@@ -378,6 +378,11 @@ GPU_MODELS: tuple[GpuModel, ...] = (
     GpuModel("L40", "8.9", True, "Ada Lovelace"),
     GpuModel("L40S", "8.9", True, "Ada Lovelace"),
     GpuModel("L40G", "8.9", True, "Ada Lovelace"),
+    # RTX 4000 Ada and RTX 6000 Ada (DigitalOcean's gpu-4000adax1-20gb, gpu-6000adax1-48gb):
+    # workstation cards; forward compatibility covers "select NGC Server Ready SKUs of RTX
+    # cards", and no list of those was found, so whether it covers these is not known.
+    GpuModel("RTX4000ADA", "8.9", None, "Ada Lovelace"),
+    GpuModel("RTX6000ADA", "8.9", None, "Ada Lovelace"),
     GpuModel("H20", "9.0", True, "Hopper"),
     GpuModel("H100", "9.0", True, "Hopper"),
     GpuModel("H800", "9.0", True, "Hopper"),

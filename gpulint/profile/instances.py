@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 NVIDIA = "nvidia.com/gpu"
+AMD = "amd.com/gpu"
 NEURON = "aws.amazon.com/neuron"
 NEURONCORE = "aws.amazon.com/neuroncore"
 # The EFA device plugin's resource: one per EFA interface attached to the instance, as many
@@ -29,7 +30,7 @@ class InstanceType:
     """One machine type: vCPUs, memory, accelerators per node and the accelerator model."""
 
     name: str
-    provider: str  # eks, gke, aks
+    provider: str  # eks, gke, aks, doks
     cpu: int
     memory_gib: int
     accelerators: Mapping[str, int]
@@ -141,6 +142,31 @@ _AZURE: tuple[tuple[str, int, int, int, str], ...] = (
     ("Standard_ND96isr_H100_v5", 96, 1900, 8, "h100"),
 )
 
+# DigitalOcean GPU Droplet sizes, as DOKS node pools take them (`size`): (slug, vCPUs, memory
+# GiB, GPUs, GPU model, resource). DigitalOcean, "Droplet Features" (docs.digitalocean.com/
+# products/droplets/details/features/#gpu-droplets, validated 20 Nov 2025): the self-serve
+# sizes, and the contract-only ones with the same hardware.
+_DIGITALOCEAN: tuple[tuple[str, int, int, int, str, str], ...] = (
+    ("gpu-h100x1-80gb", 20, 240, 1, "h100", NVIDIA),
+    ("gpu-h100x8-640gb", 160, 1920, 8, "h100", NVIDIA),
+    ("gpu-h100x8-640gb-contracted", 160, 1920, 8, "h100", NVIDIA),
+    ("gpu-h200x1-141gb", 24, 240, 1, "h200", NVIDIA),
+    ("gpu-h200x8-1128gb", 192, 1920, 8, "h200", NVIDIA),
+    ("gpu-h200x8-1128gb-contracted", 192, 1920, 8, "h200", NVIDIA),
+    ("gpu-h200x8-1128gb-fabric-contracted", 192, 1920, 8, "h200", NVIDIA),
+    ("gpu-l40sx1-48gb", 8, 64, 1, "l40s", NVIDIA),
+    ("gpu-4000adax1-20gb", 8, 32, 1, "rtx4000ada", NVIDIA),
+    ("gpu-6000adax1-48gb", 8, 64, 1, "rtx6000ada", NVIDIA),
+    ("gpu-mi300x1-192gb", 20, 240, 1, "mi300x", AMD),
+    ("gpu-mi300x8-1536gb", 160, 1920, 8, "mi300x", AMD),
+    ("gpu-mi300x1-192gb-contracted", 20, 240, 1, "mi300x", AMD),
+    ("gpu-mi300x8-1536gb-contracted", 160, 1920, 8, "mi300x", AMD),
+    ("gpu-mi300x8-1536gb-fabric-contracted", 160, 1920, 8, "mi300x", AMD),
+    ("gpu-mi325x1-256gb-contracted", 20, 164, 1, "mi325x", AMD),
+    ("gpu-mi325x8-2048gb-contracted", 160, 1310, 8, "mi325x", AMD),
+    ("gpu-mi325x8-2048gb-fabric-contracted", 160, 1310, 8, "mi325x", AMD),
+)
+
 INSTANCE_TYPES: Mapping[str, InstanceType] = {
     **{
         name: InstanceType(name, "eks", cpu, mem, {NVIDIA: gpus}, model)
@@ -158,6 +184,10 @@ INSTANCE_TYPES: Mapping[str, InstanceType] = {
         name: InstanceType(name, "aks", cpu, mem, {NVIDIA: gpus}, model)
         for name, cpu, mem, gpus, model in _AZURE
     },
+    **{
+        name: InstanceType(name, "doks", cpu, mem, {resource: gpus}, model)
+        for name, cpu, mem, gpus, model, resource in _DIGITALOCEAN
+    },
 }
 
 
@@ -173,12 +203,14 @@ def instance_type(name: str | None) -> InstanceType | None:
 
 #: The machine families with accelerators, by each provider's naming: AWS GPU (p, g, gr),
 #: Inferentia, Trainium, Gaudi (dl), FPGA (f) and video (vt) families; Google Cloud's A and G
-#: series and TPU machines (ct5lp-, ct6e-, tpu7x-); Azure's N series. Every other family has
-#: none (`m5.2xlarge`, `n2-standard-8`, `Standard_D4s_v5`).
+#: series and TPU machines (ct5lp-, ct6e-, tpu7x-); Azure's N series; DigitalOcean's GPU
+#: Droplets (`gpu-`). Every other family has none (`m5.2xlarge`, `n2-standard-8`,
+#: `Standard_D4s_v5`, `s-4vcpu-8gb`).
 _ACCELERATED_FAMILY = (
     r"(?:(?:p|g|gr|inf|trn|dl|f|vt)\d[a-z0-9-]*\."  # AWS: family, then `.size`
     r"|(?:a|g)\d[a-z]?-|ct\d|tpu"  # Google Cloud
-    r"|standard_n)"  # Azure
+    r"|standard_n"  # Azure
+    r"|gpu-)"  # DigitalOcean
 )
 
 

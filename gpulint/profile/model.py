@@ -212,6 +212,9 @@ class Pool:
     # The p95 of its GPU pods' image pulls, waiting included (`gpulint diagnose --timeline`).
     image_pull_seconds: int | None = None
     instance_type: str | None = None
+    # Its input names an instance type the files cannot decide (a Terraform variable without a
+    # default, a data source): what a node has is unknown, as for a type nothing describes.
+    instance_type_unknown: bool = False
     device_plugin_not_ready: int = 0  # nodes whose capacity shows GPUs but allocatable 0
     # Extended resources (GPUs) already requested by running/pending pods on the pool's nodes,
     # summed over the pool; known only from a live cluster, so free = nodes x allocatable - this.
@@ -267,12 +270,14 @@ class Pool:
     @property
     def allocatable_unknown(self) -> bool:
         """Whether what one node has is unknown: nothing says what a node of the pool has (no
-        `allocatable` written, none read from a node) and its instance type is of a family
-        with accelerators that gpulint's catalogue does not list (a launch newer than the
-        catalogue). Its extended resources, GPUs included, are then not judged. A type of a
-        family without accelerators (`m5.2xlarge`) has none."""
-        if self.instance_type is None or self.allocatable:
+        `allocatable` written, none read from a node) and its instance type is not known from
+        its input, or is of a family with accelerators that gpulint's catalogue does not list
+        (a launch newer than the catalogue). Its extended resources, GPUs included, are then
+        not judged. A type of a family without accelerators (`m5.2xlarge`) has none."""
+        if self.allocatable:
             return False
+        if self.instance_type is None:
+            return self.instance_type_unknown
         from gpulint.profile.instances import accelerated_family  # the rare case only
 
         return accelerated_family(self.instance_type)

@@ -15,13 +15,17 @@ imported only when a Terraform input is given. Resources read:
   zone or in total, `guest_accelerator`, GKE's automatic GPU taint and labels);
 - `azurerm_kubernetes_cluster_node_pool` and an `azurerm_kubernetes_cluster`'s
   `default_node_pool` (`node_taints`, `node_labels`, spot priority, the pool's mode);
+- `digitalocean_kubernetes_node_pool` and a `digitalocean_kubernetes_cluster`'s `node_pool`
+  (the Droplet `size`, `auto_scale`, `labels`, `taint`, and the taint and labels DOKS gives the
+  nodes of a GPU size);
 - the control plane's release, which objects are validated against: `aws_eks_cluster`
   `version`, the eks module's `kubernetes_version` (`cluster_version` before v21),
-  `azurerm_kubernetes_cluster` `kubernetes_version`, and `google_container_cluster`
-  `min_master_version` (the oldest release the control plane runs: GKE upgrades it);
-- the cluster's name: `aws_eks_cluster`, `google_container_cluster` and
-  `azurerm_kubernetes_cluster` `name`, the eks module's `name` (`cluster_name` before v21), else
-  the cluster the node pools join.
+  `azurerm_kubernetes_cluster` `kubernetes_version`, `digitalocean_kubernetes_cluster`
+  `version`, and `google_container_cluster` `min_master_version` (the oldest release the
+  control plane runs: GKE upgrades it);
+- the cluster's name: `aws_eks_cluster`, `google_container_cluster`,
+  `azurerm_kubernetes_cluster` and `digitalocean_kubernetes_cluster` `name`, the eks module's
+  `name` (`cluster_name` before v21), else the cluster the node pools join.
 
 A value the files cannot decide (a data source, a remote module's output, a variable without
 a default) is not guessed silently: the pool takes a stated fallback and the profile lists it
@@ -46,7 +50,7 @@ from gpulint.profile.autoscaler import (
     template_lacks,
 )
 from gpulint.profile.cache import ProfileCache, entry_hash, read_entry, write_entry
-from gpulint.profile.instances import EFA, NVIDIA, catalogue_allocatable, instance_type
+from gpulint.profile.instances import AMD, EFA, NVIDIA, catalogue_allocatable, instance_type
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
     GKE_FLEX_START,
@@ -74,6 +78,20 @@ GKE_PREEMPTIBLE = "cloud.google.com/gke-preemptible"
 #: describe node`); the device plugin DaemonSet of Microsoft's "Use GPUs on AKS" article
 #: (MicrosoftDocs/azure-aks-docs articles/aks/gpu-cluster.md) selects its nodes by it.
 AKS_ACCELERATOR = "kubernetes.azure.com/accelerator"
+#: What DOKS puts on the nodes of a GPU pool, by GPU brand: DigitalOcean, "The Managed Elements
+#: of DigitalOcean Kubernetes" (docs.digitalocean.com/products/kubernetes/details/managed/,
+#: "Automatic Application of Labels and Taints to Nodes"): the taint, with no value, and the
+#: `doks.digitalocean.com/gpu-brand` label; `gpu-model` is given for H100 (`h100`) and MI300X
+#: (`mi300x`) only.
+DOKS_GPU_TAINTS = {
+    NVIDIA: Taint(NVIDIA, "", "NoSchedule"),
+    AMD: Taint(AMD, "", "NoSchedule"),
+}
+DOKS_GPU_BRANDS = {NVIDIA: "nvidia", AMD: "amd"}
+DOKS_GPU_BRAND = "doks.digitalocean.com/gpu-brand"
+DOKS_GPU_MODEL = "doks.digitalocean.com/gpu-model"
+DOKS_NODE_POOL = "doks.digitalocean.com/node-pool"
+_DOKS_DOCUMENTED_MODELS = frozenset({"h100", "mi300x"})
 
 
 def require_tfparse(path: str) -> None:
@@ -146,10 +164,11 @@ class _Block:
 
 
 def _unresolved(value: Any) -> bool:
-    """tfparse leaves what it cannot evaluate as a reference, a block id, or null."""
+    """tfparse leaves what it cannot evaluate as a reference, a block id, null, or a string
+    template as written (`"${var.name_prefix}-gpu"`)."""
     if isinstance(value, Mapping) and "__attribute__" in value:
         return True
-    if isinstance(value, str) and _UUID.match(value):
+    if isinstance(value, str) and (_UUID.match(value) or "${" in value):
         return True
     if isinstance(value, list):
         return any(_unresolved(item) for item in value)
@@ -441,6 +460,7 @@ def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
         "max_nodes": high,
         "scale_from_zero": high > 0,
         "instance_type": instance,
+        "instance_type_unknown": instance is None,
         "template_missing": aws_template_missing(allocatable or {}, template),
     }
     if allocatable is not None:
@@ -790,6 +810,94 @@ def _aks_pool(
     return _pool(name, defined_at, values, _ceiling(ceiling, values))
 
 
+# --- DOKS -------------------------------------------------------------------------------------
+
+
+def _doks_node_pool(doks: _Block) -> Iterator[PoolFacts]:
+    """A `digitalocean_kubernetes_node_pool`."""
+    if (doks.values.get("__tfmeta") or {}).get("type") == "data":
+        return  # a data source reads a pool; it defines none
+    yield _doks_pool(doks.name("name"), doks.values, doks.reader, doks.defined_at)
+
+
+def _doks_cluster(doks: _Block) -> Iterator[PoolFacts]:
+    """The `node_pool` of a `digitalocean_kubernetes_cluster`: every DOKS cluster has one."""
+    if (doks.values.get("__tfmeta") or {}).get("type") == "data":
+        return  # a data source reads a cluster; it defines no pool
+    for block in _blocks(doks.values.get("node_pool")):
+        meta = block.get("__tfmeta") or {}
+        defined_at = f"{doks.defined_at.rpartition(':')[0]}:{meta.get('line_start', 1)}"
+        reader = _Reader(f"{defined_at} {doks.address}.node_pool")
+        name = _text(reader.get(block, "name", "default")) or "default"
+        pool = _doks_pool(name, block, reader, defined_at)
+        doks.reader.assumptions.extend(reader.assumptions)
+        yield pool
+
+
+def _doks_pool(name: str, block: Mapping[str, Any], reader: _Reader, defined_at: str) -> PoolFacts:
+    """A DOKS pool: its Droplet size, its scaling, its labels and taints, and the label and
+    taint DOKS adds to the nodes of a GPU size."""
+    size = block.get("size")
+    if not isinstance(size, str) or not size or _unresolved(size):
+        reader.assumptions.append(
+            f"{reader.where}: `size` is not known from the files; what its nodes have "
+            "(GPUs included) is unknown"
+        )
+        size = None
+    autoscaled = block.get("auto_scale") is True
+    # DOKS's reconciler keeps the pool's name on every node; DigitalOcean's cloud controller
+    # manager labels a node with its Droplet's size slug (digitalocean-cloud-controller-
+    # manager cloud-controller-manager/do/droplets.go, InstanceType).
+    labels: dict[str, str] = {}
+    stated, open_labels = reader.labels(block, "labels")
+    written = block.get("name")
+    if isinstance(written, str) and written and not _unresolved(written):
+        labels[DOKS_NODE_POOL] = name
+    else:  # its nodes carry the name the files do not decide
+        open_labels += (LabelRequirement(DOKS_NODE_POOL, "Exists"),)
+    if size:
+        labels["node.kubernetes.io/instance-type"] = size
+    else:
+        open_labels += (LabelRequirement("node.kubernetes.io/instance-type", "Exists"),)
+    taints = [_taint(t, defined_at) for t in _blocks(block.get("taint"))]
+    known = instance_type(size)
+    resource = next((r for r in DOKS_GPU_BRANDS if known and known.accelerators.get(r)), None)
+    if known is not None and resource is not None:
+        labels[DOKS_GPU_BRAND] = DOKS_GPU_BRANDS[resource]
+        if known.model in _DOKS_DOCUMENTED_MODELS:
+            labels[DOKS_GPU_MODEL] = known.model
+        else:
+            open_labels += (LabelRequirement(DOKS_GPU_MODEL, "Exists"),)
+            reader.assumptions.append(
+                f"{reader.where}: DOKS labels the nodes of `{size}` {DOKS_GPU_MODEL} with a "
+                "value no DigitalOcean page gives; taken as any value"
+            )
+        platform = DOKS_GPU_TAINTS[resource]
+        # A node has one taint per key and effect: one the files write is kept.
+        if not any((t.key, t.effect) == (platform.key, platform.effect) for t in taints):
+            taints.append(platform)
+    labels.update(stated)
+    low = _count(reader, block, "min_nodes", 0) if autoscaled else 0
+    before = len(reader.assumptions)
+    high = _count(reader, block, "max_nodes", low) if autoscaled else 0
+    ceiling = reader.assumptions[before:]
+    nodes = _count(reader, block, "node_count", low if autoscaled else 1)
+    if not autoscaled:
+        low = high = nodes
+    values: dict[str, Any] = {
+        "labels": labels,
+        "label_requirements": open_labels,
+        "taints": tuple(taints),
+        "nodes": nodes,
+        "min_nodes": low,
+        "max_nodes": high,
+        "scale_from_zero": autoscaled and high > 0,
+        "instance_type": size,
+        "instance_type_unknown": size is None,
+    }
+    return _pool(name, defined_at, values, _ceiling(ceiling, values))
+
+
 #: The control plane's release: (block kind, argument, whether it is only the oldest the API
 #: server runs). GKE upgrades a control plane past its min_master_version on its own.
 _CLUSTER_VERSIONS = (
@@ -798,6 +906,7 @@ _CLUSTER_VERSIONS = (
     ("module", "cluster_version", False),  # terraform-aws-modules/eks up to 20
     ("azurerm_kubernetes_cluster", "kubernetes_version", False),
     ("google_container_cluster", "min_master_version", True),
+    ("digitalocean_kubernetes_cluster", "version", False),  # `1.33.1-do.3`
 )
 
 
@@ -809,6 +918,7 @@ _CLUSTER_NAMES = (
     ("module", "cluster_name"),
     ("google_container_cluster", "name"),
     ("azurerm_kubernetes_cluster", "name"),
+    ("digitalocean_kubernetes_cluster", "name"),
 )
 
 
@@ -872,4 +982,6 @@ _CONVERTERS: Mapping[str, tuple[str | None, Callable[[_Block], Iterator[PoolFact
     "google_container_node_pool": ("gke", _gke_node_pool),
     "azurerm_kubernetes_cluster": ("aks", _aks_cluster),
     "azurerm_kubernetes_cluster_node_pool": ("aks", _aks_node_pool),
+    "digitalocean_kubernetes_cluster": ("doks", _doks_cluster),
+    "digitalocean_kubernetes_node_pool": ("doks", _doks_node_pool),
 }

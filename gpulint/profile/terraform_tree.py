@@ -395,12 +395,21 @@ def _inside(path: str, top: str) -> bool:
 
 # Run by the child: only tfparse is imported, and what it prints is the module's JSON. A
 # syntax error in a called module stops nothing when the root module is read: each module is
-# read on its own first.
+# read on its own first. The root module's variable files are the ones Terraform reads itself,
+# in its order (terraform.tfvars, terraform.tfvars.json, then *.auto.tfvars and
+# *.auto.tfvars.json by name); tfparse reads none unless it is given them.
 _CHILD = """
-import sys, tfparse
-for directory in (*sys.argv[2:], sys.argv[1]):
+import os, sys, tfparse
+root = sys.argv[1]
+for directory in (*sys.argv[2:], root):
+    names = sorted(os.listdir(directory)) if directory == root else []
+    names = [n for n in names if os.path.isfile(os.path.join(directory, n))]
+    found = [n for n in ("terraform.tfvars", "terraform.tfvars.json") if n in names]
+    found += [n for n in names if n.endswith((".auto.tfvars", ".auto.tfvars.json"))]
     try:
-        result = tfparse.load_from_path(directory, stop_on_hcl_error=True)
+        result = tfparse.load_from_path(
+            directory, stop_on_hcl_error=True, vars_paths=found or None
+        )
     except tfparse.ParseError as exc:
         sys.stderr.write(directory + "\\n" + str(exc))
         sys.exit(3)

@@ -475,18 +475,23 @@ def _maybe_advertised(
     """A name no described pool advertises, while some pool's nodes are of an instance type
     nothing describes: whether they advertise it is the assumption a verdict would rest on."""
     first = undescribed[0]
-    kind = shown(first.instance_type)  # written in a profile: any text, of any length
     more = f" and {len(undescribed) - 1} more" if len(undescribed) > 1 else ""
+    if first.instance_type is None:
+        unknown = "has an instance type its files do not decide"
+        check = "Check that the pool's nodes have this accelerator"
+    else:
+        kind = shown(first.instance_type)  # written in a profile: any text, of any length
+        unknown = f"is of instance type `{kind}`, which gpulint's catalogue does not list"
+        check = f"Check that instance type `{kind}` has this accelerator"
     return Problem.at(
         template.document,
         quantity.key_pos,
         f"container `{container.name}` {section} `{quantity.resource}`, which no pool of this "
-        f"cluster is known to advertise: pool {first.described}{more} is of instance type "
-        f"`{kind}`, which gpulint's catalogue does not list, so what its nodes "
-        f"advertise is not known; unless they advertise `{quantity.resource}`, the pod can "
-        f"never be scheduled",
-        f"Check that instance type `{kind}` has this accelerator; give the "
-        f"pool's `allocatable` in a cluster profile (docs/profile.md) to have it judged.",
+        f"cluster is known to advertise: pool {first.described}{more} {unknown}, so what "
+        f"its nodes advertise is not known; unless they advertise `{quantity.resource}`, the "
+        f"pod can never be scheduled",
+        f"{check}; give the pool's `allocatable` in a cluster profile (docs/profile.md) to "
+        "have it judged.",
         severity=Severity.WARNING,
     )
 
