@@ -223,12 +223,17 @@ def test_nodes_without_pool_labels_group_by_instance_type_then_by_name() -> None
         ("doks.digitalocean.com/node-pool", "doks.digitalocean.com/node-id"),
         # Civo nodes carry no ID label: the pool label names the pool.
         ("kubernetes.civo.com/civo-node-pool", "kubernetes.io/hostname"),
+        ("lke.linode.com/pool-id", "node.k8s.linode.com/host-uuid"),
+        ("alibabacloud.com/nodepool-id", "kubernetes.io/hostname"),
+        ("tke.cloud.tencent.com/nodepool-id", "kubernetes.io/hostname"),
+        ("ibm-cloud.kubernetes.io/worker-pool-id", "ibm-cloud.kubernetes.io/worker-id"),
     ],
 )
 def test_a_managed_platforms_pool_label_keeps_its_nodes_one_pool(
     pool_label: str, per_node_label: str
 ) -> None:
-    # A DOKS node also carries an ID of its own, which alone would make every node a pool.
+    # A DOKS, LKE or IKS node also carries an ID of its own (of the node, or of its host), which
+    # alone would make every node a pool.
     gpu = {"cpu": "20", "nvidia.com/gpu": "1"}
     taint = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
     nodes = [

@@ -48,6 +48,20 @@ POOL_LABELS: tuple[str, ...] = (
     # Civo's pool ID (kubernetes/autoscaler cluster-autoscaler/cloudprovider/civo, the node
     # template it builds for a pool).
     "kubernetes.civo.com/civo-node-pool",
+    # LKE's pool ID: linode/lke-ai-conformance's README lists a GPU node labelled
+    # lke.linode.com/pool-id beside node.k8s.linode.com/host-uuid, the ID of the node's host
+    # (linode/linode-cloud-controller-manager writes it), which differs node by node.
+    "lke.linode.com/pool-id",
+    # ACK "creates a globally unique label alibabacloud.com/nodepool-id for each node pool"
+    # (help.aliyun.com, "Schedule applications to specific node pools").
+    "alibabacloud.com/nodepool-id",
+    # TKE's node pool ID (TencentCloud/tencentcloud-cli, the tke DescribeExternalNodePools
+    # example: the pool's labels).
+    "tke.cloud.tencent.com/nodepool-id",
+    # IBM Cloud Kubernetes Service's worker pool ID (ibm-cloud-docs/containers, "Deploying apps
+    # to specific worker nodes by using labels"), beside a per-node
+    # ibm-cloud.kubernetes.io/worker-id.
+    "ibm-cloud.kubernetes.io/worker-pool-id",
 )
 #: How the pools of one Karpenter NodePool name their limit group: `NodePool <name>`.
 NODEPOOL_GROUP = "NodePool "
