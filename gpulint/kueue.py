@@ -21,9 +21,14 @@ from gpulint.yamltree import Pos
 
 
 def queue_label(workload: Workload) -> tuple[str, Pos] | None:
-    """The LocalQueue a workload names, and where: on the object, else on a pod template."""
+    """The LocalQueue a workload names, and where: on the object, else on a pod template.
+
+    Kueue reads the label, else the annotation of the same key, which it still honours though
+    deprecated (kubernetes-sigs/kueue pkg/controller/jobframework, QueueNameForObject).
+    """
     for labels in (
         mapping_at(workload.document.obj, "metadata", "labels"),
+        mapping_at(workload.document.obj, "metadata", "annotations"),
         *(mapping_at(t.node, "metadata", "labels") for t in workload.templates),
     ):
         value = labels.get(QUEUE_LABEL)
