@@ -248,6 +248,26 @@ def test_a_managed_platforms_pool_label_keeps_its_nodes_one_pool(
     )
 
 
+def test_a_platforms_per_node_id_does_not_split_alike_nodes() -> None:
+    # VKE labels each node with its own ID and no source names its pool label: the alike nodes
+    # of a pool are still one pool, named by their instance type.
+    gpu = {"cpu": "16", "nvidia.com/gpu": "1"}
+    nodes = [
+        node(
+            n,
+            {"vke.vultr.com/node-id": f"id-{n}", "node.kubernetes.io/instance-type": "vcg-a16"},
+            capacity=gpu,
+        )
+        for n in ("gpu-a", "gpu-b", "gpu-c")
+    ]
+    (pool,) = pools_from_nodes(nodes)
+    assert (pool.name, pool.nodes, dict(pool.labels)) == (
+        "vcg-a16",
+        3,
+        {"node.kubernetes.io/instance-type": "vcg-a16"},
+    )
+
+
 def test_pool_facts_come_from_ready_nodes_and_cordoned_nodes_do_not_count() -> None:
     label = {"agentpool": "gpu"}
     gpu = {"cpu": "8", "nvidia.com/gpu": "2"}

@@ -50,7 +50,8 @@ POOL_LABELS: tuple[str, ...] = (
     "kubernetes.civo.com/civo-node-pool",
     # LKE's pool ID: linode/lke-ai-conformance's README lists a GPU node labelled
     # lke.linode.com/pool-id beside node.k8s.linode.com/host-uuid, the ID of the node's host
-    # (linode/linode-cloud-controller-manager writes it), which differs node by node.
+    # (linode/linode-cloud-controller-manager's node controller writes it), which differs node
+    # by node.
     "lke.linode.com/pool-id",
     # ACK "creates a globally unique label alibabacloud.com/nodepool-id for each node pool"
     # (help.aliyun.com, "Schedule applications to specific node pools").

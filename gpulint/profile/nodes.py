@@ -33,8 +33,22 @@ GPU_NODE_LABELS: tuple[str, ...] = (
     "kubernetes.azure.com/accelerator",
 )
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
-# Labels that differ per node even inside one pool.
-_PER_NODE_LABELS = frozenset({"kubernetes.io/hostname"})
+# Labels that differ per node even inside one pool: the hostname, and the IDs managed platforms
+# give each node (or its host).
+_PER_NODE_LABELS = frozenset(
+    {
+        "kubernetes.io/hostname",
+        # VKE's node ID (kubernetes/autoscaler cloudprovider/vultr, vultr_node_group.go).
+        "vke.vultr.com/node-id",
+        # The ID of an LKE node's host (linode/linode-cloud-controller-manager
+        # cloud/linode/node_controller.go).
+        "node.k8s.linode.com/host-uuid",
+        # DOKS's node ID (docs.digitalocean.com/products/kubernetes/details/managed).
+        "doks.digitalocean.com/node-id",
+        # An IKS worker's ID (ibm-cloud-docs/containers, a worker's `kubectl describe node`).
+        "ibm-cloud.kubernetes.io/worker-id",
+    }
+)
 #: The most values a label may take across a pool's nodes and still be one a pod selects by.
 MAX_VARYING_VALUES = 8
 # Taints the node lifecycle controller, kubectl cordon or the autoscaler put on single nodes:
