@@ -1,7 +1,7 @@
 """What each platform's API server and built-in webhooks do to a GPU pod, each fact sourced.
 
 A platform is the kind of cluster (`eks`, `gke`, `gke-autopilot`, `aks`, `oke`, `openshift`,
-`doks`, `kubeadm`, `other`), declared in the profile (`spec.platform`) or recognised from its
+`doks`, `iks`, `kubeadm`, `other`), declared in the profile (`spec.platform`) or recognised from its
 nodes and infrastructure code. A fact is on, off or unknown: a fact gpulint cannot source is
 *unknown*, never *off*, and a verdict that depends on an unknown fact is a warning naming the
 assumption.
@@ -19,6 +19,7 @@ PLATFORMS = (
     "oke",
     "openshift",
     "doks",
+    "iks",
     "kubeadm",
     "other",
 )
@@ -77,6 +78,16 @@ _DOKS = (
     "kubernetes/details/managed) and GPU pods without its toleration stay Pending with "
     "`untolerated taint {nvidia.com/gpu: }` (llm-d/llm-d docs/infra-providers/digitalocean/"
     "TROUBLESHOOTING.md, on DOKS 1.33): the API server does not add it"
+)
+_IKS = (
+    "IBM Cloud Kubernetes Service 'Default service settings for Kubernetes components' "
+    "(cloud.ibm.com/docs/containers?topic=containers-service-settings): the kube-apiserver's "
+    "admission controllers are listed, and ExtendedResourceToleration is not among them"
+)
+_IKS_PTR = (
+    "IBM Cloud Kubernetes Service 'Default service settings for Kubernetes components' "
+    "(cloud.ibm.com/docs/containers?topic=containers-service-settings): the kube-apiserver's "
+    "admission controllers are listed, and PodTolerationRestriction is not among them"
 )
 _UPSTREAM = (
     "kube-apiserver's default plugins leave ExtendedResourceToleration off (kubernetes.io/docs/"
@@ -171,6 +182,13 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
         POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
+    "iks": {
+        EXTENDED_RESOURCE_TOLERATION: (False, _IKS),
+        COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
+        ARM_TOLERATION: (False, _GKE_ONLY),
+        AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        POD_TOLERATION_RESTRICTION: (False, _IKS_PTR),
+    },
     "kubeadm": {
         EXTENDED_RESOURCE_TOLERATION: (False, _UPSTREAM),
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
@@ -183,7 +201,7 @@ _UNKNOWN_PLATFORM = "nothing recognised the platform; declare spec.platform in t
 _OTHER_PLATFORM = "platform `other`: gpulint knows nothing of its admission plugins"
 
 #: The profile line that makes a fact certain.
-DECLARE_PLATFORM = "spec.platform: <eks|gke|gke-autopilot|aks|oke|openshift|doks|kubeadm>"
+DECLARE_PLATFORM = "spec.platform: <eks|gke|gke-autopilot|aks|oke|openshift|doks|iks|kubeadm>"
 
 
 def platform_fact(platform: str | None, name: str, declared: bool | None = None) -> AdmissionFact:
