@@ -554,11 +554,15 @@ def test_slow_pods_are_listed_above_the_threshold() -> None:
     assert text.splitlines()[0].startswith("5 stuck GPU pods: ")
 
 
-def test_a_dump_without_events_or_nodes_says_what_it_could_not_judge(tmp_path: Path) -> None:
+# Kueue reads the queue-name annotation where the label is absent.
+@pytest.mark.parametrize("field", ["labels", "annotations"])
+def test_a_dump_without_events_or_nodes_says_what_it_could_not_judge(
+    tmp_path: Path, field: str
+) -> None:
     jobs_only = tmp_path / "jobs.yaml"
     jobs_only.write_text(
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: ml\n"
-        "  labels: {kueue.x-k8s.io/queue-name: q}\nspec:\n  suspend: true\n  template:\n"
+        f"  {field}: {{kueue.x-k8s.io/queue-name: q}}\nspec:\n  suspend: true\n  template:\n"
         "    spec:\n      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n",
         encoding="utf-8",
     )

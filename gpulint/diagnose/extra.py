@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
+from typing import Any
 
 from gpulint.diagnose.events import timestamp
 from gpulint.dra import (
@@ -33,6 +34,18 @@ from gpulint.profile.model import ClusterProfile
 from gpulint.profile.values import mapping, sequence, text
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def queue_name(metadata: Mapping[str, Any]) -> str:
+    """The LocalQueue an object names: its label, else the deprecated annotation Kueue still
+    reads (kubernetes-sigs/kueue pkg/controller/jobframework, QueueNameForObject); "" if none."""
+    for field in ("labels", "annotations"):
+        queue = text(mapping(metadata.get(field)).get(QUEUE_LABEL))
+        if queue:
+            return queue
+    return ""
+
+
 #: Job kinds Kueue suspends, and the path of each one's `suspend` flag.
 SUSPEND_PATHS: Mapping[str, tuple[str, ...]] = {
     "Job": ("spec", "suspend"),
@@ -246,8 +259,7 @@ def queued_jobs(
     for document in queued:
         path = SUSPEND_PATHS.get(document.ref.kind)
         obj = document.obj
-        labels = mapping(mapping(obj.get("metadata")).get("labels"))
-        queue = text(labels.get(QUEUE_LABEL))
+        queue = queue_name(mapping(obj.get("metadata")))
         namespace = document.ref.namespace or "default"
         if path is None or not queue or _path(obj, path) is not True:
             continue

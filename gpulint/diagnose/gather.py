@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from gpulint.diagnose.events import _EPOCH, Event, event_from_object, timestamp
-from gpulint.diagnose.extra import QUEUE_LABEL, SUSPEND_PATHS
+from gpulint.diagnose.extra import SUSPEND_PATHS, queue_name
 from gpulint.gpus import gpu_requests
 from gpulint.model import Document, ObjectRef, SourceFile, Workload
 from gpulint.pods import pod_owner, positioned
@@ -277,7 +277,7 @@ class Gatherer:
         if kind == "Workload":
             gathered.kueue_workloads.append(document or self._document(obj, ref))
             return
-        queued = kind in SUSPEND_PATHS and QUEUE_LABEL in mapping(metadata.get("labels"))
+        queued = kind in SUSPEND_PATHS and bool(queue_name(metadata))
         key = (kind, ref.namespace or "default", ref.name)
         if kind == "Job":
             status = _mapping(obj.get("status"))
