@@ -402,7 +402,13 @@ def test_a_failing_helm_is_a_warning_quoting_its_own_message(
     result = run("check", "--isolated", "--format", "json", "broken")
     assert result.exit_code == 0, result.output
     [finding] = json.loads(result.stdout)["findings"]
-    assert (finding["code"], finding["path"], finding["line"]) == ("GPU030", "broken/Chart.yaml", 1)
+    # At the template and the action helm names (`:1:10`, a column counted from 0: `.nope`).
+    assert (finding["code"], finding["path"], finding["line"], finding["column"]) == (
+        "GPU030",
+        "broken/templates/deployment.yaml",
+        1,
+        11,
+    )
     assert finding["message"].startswith(
         "not rendered, so not checked: helm template failed: Error: "
     )

@@ -128,15 +128,17 @@ def one_line_error(result: Result) -> str:
     return result.stderr.removeprefix("gpulint: error: ").rstrip("\n")
 
 
-def not_rendered(result: Result) -> str:
-    """Why the chart `app` was not rendered: the one finding (GPU030, a warning at its
-    Chart.yaml) of a JSON run that checked the rest."""
+def not_rendered(result: Result, at: tuple[str, int, int] = ("Chart.yaml", 1, 1)) -> str:
+    """Why the chart `app` was not rendered: the one finding (GPU030, a warning at `at`, a
+    file of the chart, line and column: its Chart.yaml unless helm named a template) of a
+    JSON run that checked the rest."""
     assert result.exit_code == 0, result.output
     findings = json.loads(result.stdout)["findings"]
+    file, line, column = at
     assert [(f["code"], f["severity"], f["line"], f["column"]) for f in findings] == [
-        ("GPU030", "warning", 1, 1)
+        ("GPU030", "warning", line, column)
     ]
-    assert findings[0]["path"].endswith("app/Chart.yaml")
+    assert findings[0]["path"].endswith(f"app/{file}")
     return findings[0]["message"].removeprefix("not rendered, so not checked: ")
 
 
@@ -501,7 +503,9 @@ def test_a_fail_message_is_not_shown_only_where_it_is(
             "templates/leak.yaml": '{{ fail (.Files.Get "secret.txt") }}\n',
         },
     )
-    assert not_rendered(run("--format", "json", "app")) == (
+    # At the `fail` helm names (its column counts from 0, gpulint's from 1).
+    at = ("templates/leak.yaml", 1, 4)
+    assert not_rendered(run("--format", "json", "app"), at) == (
         "helm template failed: Error: execution error at (app/templates/leak.yaml:1:3): "
         "the template's message is not shown (it may hold file contents)"
     )
@@ -539,7 +543,7 @@ def test_a_function_error_quoting_file_contents_is_cut(repo: Path, helm: Path) -
     chart(repo, {"secret.txt": SECRET, "templates/leak.yaml": leak})
     result = run("--format", "json", "app")
     assert SECRET not in result.output
-    message = not_rendered(result)
+    message = not_rendered(result, ("templates/leak.yaml", 1, 4))
     assert message.endswith(
         "error calling include: its message is not shown (it may hold file contents)"
     )

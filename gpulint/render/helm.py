@@ -16,6 +16,13 @@ from typing import Any
 
 from gpulint.render.cache import read_render, render_key, write_render
 from gpulint.render.confine import checked_files, is_inside, read_text, regular_file
+from gpulint.render.named import (
+    HELM_YAML_PROBLEMS,
+    Named,
+    at_line,
+    helm_document_line,
+    inside_file,
+)
 from gpulint.render.options import ServedApis
 from gpulint.render.tools import (
     RenderError,
@@ -66,6 +73,22 @@ KUBE_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,4}")
 _KUBE_VERSION_REFUSED = "chart requires kubeVersion"
 #: helm's message for a template's own `required` or `fail`: the template's file and line.
 _EXECUTION_AT = re.compile(r"execution error at \(([^():\s]{1,500}):(\d{1,7}):\d{1,7}\)")
+#: A template's file as helm names it (`chart/templates/x.yaml`, a subchart's
+#: `chart/charts/sub/templates/x.yaml`): its chart's name, then the path inside it.
+_TEMPLATE_NAME = r"([^\s():\"'<>]{1,500})"
+#: Where helm says a template stopped it, as (file, line, 0-based byte column): an action
+#: that failed (helm 3: `template: F:L:C: executing`, helm 4: `F:L:C executing`), a `required`
+#: or `fail`, a template that does not parse (a line, no column).
+_TEMPLATE_AT = (
+    re.compile(rf"^Error: (?:template: )?{_TEMPLATE_NAME}:(\d{{1,7}}):(\d{{1,7}}):? executing \""),
+    re.compile(rf"^Error: execution error at \({_TEMPLATE_NAME}:(\d{{1,7}}):(\d{{1,7}})\)"),
+    re.compile(rf"^Error: parse error at \({_TEMPLATE_NAME}:(\d{{1,7}})\)"),
+)
+#: A template whose output is not YAML: a line of that output, when go-yaml names one.
+_TEMPLATE_YAML = re.compile(
+    rf"^Error: YAML parse error on {_TEMPLATE_NAME}: error converting YAML to JSON: yaml: "
+    r"(?:line (\d{1,7}): )?(.*)$"
+)
 #: The message a `required` or `fail` spells out as a literal in the template.
 _STOP = re.compile(r'\b(?:required|fail)\s+"([^"\\]{1,200})"')
 #: helm's refusal of values whose schema it could not load from a URL (helm 4: `failing
@@ -250,7 +273,8 @@ def render_chart(
             stood_in = _stood_in(deps, exc)
             if stood_in is not None:
                 raise stood_in from None
-            raise _stopped_by_template(_kube_version_refused(exc, request), request) from None
+            refused = _at_template(_kube_version_refused(exc, request), request, unserved)
+            raise _stopped_by_template(refused, request) from None
     write_render(cache_dir, key, text)
     return text
 
@@ -324,7 +348,92 @@ def _stopped_by_template(exc: ToolFailed, request: HelmRender) -> ToolFailed:
         f"The chart stopped its own render{asked}: give it the values it asks for with "
         "`--set` or `--values` (or the config's `charts:`), then check again."
     )
-    return ToolFailed(str(exc), exc.pos, fix)
+    return ToolFailed(str(exc), exc.pos, fix, exc.file)
+
+
+def _at_template(exc: ToolFailed, request: HelmRender, unserved: tuple[str, ...]) -> ToolFailed:
+    """`exc`, at the template helm names and the line and column it gives, when the template
+    is a file of the chart (or of a subchart under its `charts/`) and nothing placed `exc`
+    already; as it is otherwise (reported at the chart's Chart.yaml)."""
+    if exc.pos is not None or exc.file is not None or request.template_overrides:
+        return exc
+    named = _template_named(str(exc).removeprefix(f"{_what(request)}: "), request.chart)
+    if named is None:
+        return exc
+    if unserved:
+        # A probe of an API the cluster does not serve is answered `false` in the rendered
+        # copy: the columns helm counts on its line are not the template's.
+        text = read_text(request.chart / named.file) or ""
+        line = text.split("\n")[named.pos[0] - 1]
+        if re.search(_API_PROBE, line):
+            named = Named(named.file, (named.pos[0], 1))
+    return ToolFailed(str(exc), named.pos, exc.fix, named.file)
+
+
+def _template_named(message: str, chart: Path) -> Named | None:
+    """The file of `chart` and the position in it helm's `message` names, if any."""
+    for pattern in _TEMPLATE_AT:
+        match = pattern.search(message)
+        if match is not None:
+            found = _template_file(chart, match.group(1))
+            if found is None:
+                return None
+            column = int(match.group(3)) if match.lastindex == 3 else None
+            return Named(found[0], at_line(found[1], int(match.group(2)), column))
+    match = _TEMPLATE_YAML.search(message)
+    if match is None:
+        return None
+    found = _template_file(chart, match.group(1))
+    if found is None:
+        return None
+    file, text = found
+    line = None
+    if match.group(2) is not None and match.group(3) in HELM_YAML_PROBLEMS:
+        # A line of what the template printed: the template's own line only when it printed
+        # itself, one document.
+        line = helm_document_line(text, int(match.group(2)))
+    return Named(file, at_line(text, line) if line is not None else (1, 1))
+
+
+def _template_file(chart: Path, name: str) -> tuple[str, str] | None:
+    """(path inside `chart`, text) of the template helm names `name`: the chart's name, each
+    subchart as `charts/NAME` (a directory under its parent's `charts/` whose Chart.yaml
+    names it), then `templates/...`; None for any other name (a packaged subchart, a
+    dependency built from outside the chart, a path out of it)."""
+    parts = name.split("/")
+    if not parts or parts[0] != _metadata_name(chart):
+        return None
+    relative: list[str] = []
+    parts = parts[1:]
+    while len(parts) > 2 and parts[0] == "charts":
+        subchart = _subchart_named(chart.joinpath(*relative), parts[1])
+        if subchart is None:
+            return None
+        relative += ["charts", subchart]
+        parts = parts[2:]
+    if not parts or parts[0] != TEMPLATES:
+        return None
+    return inside_file(chart, relative + parts)
+
+
+def _subchart_named(parent: Path, name: str) -> str | None:
+    """The directory under `parent`'s `charts/` holding the subchart helm calls `name`."""
+    charts = parent / "charts"
+    try:
+        candidates = sorted(p.name for p in charts.iterdir() if p.is_dir())
+    except OSError:
+        return None
+    # helm names a subchart by its Chart.yaml, not by its directory: the same name first.
+    candidates.sort(key=lambda directory: directory != name)
+    for directory in candidates:
+        if is_inside(charts / directory, parent) and _metadata_name(charts / directory) == name:
+            return directory
+    return None
+
+
+def _metadata_name(chart: Path) -> str | None:
+    name = chart_metadata(chart).get("name")
+    return name if isinstance(name, str) and name else None
 
 
 def probed_apis(charts: Iterable[Path], files: Iterable[Path]) -> tuple[str, ...]:

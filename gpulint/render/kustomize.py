@@ -14,6 +14,7 @@ kustomization, line 1.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,10 +24,18 @@ from gpulint.errors import GpulintError
 from gpulint.findings import Finding, RenderedAt
 from gpulint.render.cache import read_render, render_key, write_render
 from gpulint.render.confine import checked_files, is_inside, read_text, regular_file
+from gpulint.render.named import (
+    KUSTOMIZE_YAML_PROBLEMS,
+    Named,
+    at_line,
+    inside_file,
+    kustomize_document_line,
+)
 from gpulint.render.tokens import Token, tokens
 from gpulint.render.tools import (
     RenderError,
     RenderRun,
+    ToolFailed,
     ToolInTree,
     Unbuildable,
     find_tool,
@@ -228,11 +237,42 @@ def build_overlay(directory: Path, cache_dir: Path | None, run: RenderRun | None
     cached = read_render(cache_dir, key)
     if cached is not None:
         return cached
-    text = run_tool(
-        [*command, "--", os.path.abspath(directory)], f"{directory}: kustomize build failed", run
-    )
+    what = f"{directory}: kustomize build failed"
+    try:
+        text = run_tool([*command, "--", os.path.abspath(directory)], what, run)
+    except ToolFailed as exc:
+        named = _resource_named(str(exc).removeprefix(f"{what}: "), directory)
+        if named is None:
+            raise
+        raise ToolFailed(str(exc), named.pos, exc.fix, named.file) from None
     write_render(cache_dir, key, text)
     return text
+
+
+#: kustomize's refusal of a resource of the overlay's own kustomization that is not YAML
+#: (`resources: [x.yaml]`, named relative to the overlay; a base's resource follows a
+#: `recursed accumulation of path` and is not matched): the line go-yaml gives, if any.
+_RESOURCE_YAML = re.compile(
+    r"^(?:[Ee]rror: )?accumulating resources: accumulating resources from '([^'\s]{1,500})': "
+    r"MalformedYAMLError: yaml: (?:line (\d{1,7}): )?(.*) in File: \1$"
+)
+
+
+def _resource_named(message: str, overlay: Path) -> Named | None:
+    """The resource file of `overlay` and the line in it kustomize's `message` names, if any:
+    the line go-yaml gives when it is the problem's own and the file one document, else the
+    file's first line."""
+    match = _RESOURCE_YAML.search(message)
+    if match is None:
+        return None
+    found = inside_file(overlay, match.group(1).split("/"))
+    if found is None:
+        return None
+    file, text = found
+    line = None
+    if match.group(2) is not None and match.group(3) in KUSTOMIZE_YAML_PROBLEMS:
+        line = kustomize_document_line(text, int(match.group(2)))
+    return Named(file, at_line(text, line) if line is not None else (1, 1))
 
 
 #: Fields whose entries are files or directories (bases, components, generator configs).

@@ -113,7 +113,7 @@ def _renderer(jobs: int, count: int) -> Iterator[Callable[..., Callable[[], Any]
 
 def _not_rendered(directory: str, kind: str, exc: GpulintError) -> RenderedInput:
     """A chart or overlay its tool could not render, as an input holding only the reason,
-    named by its Chart.yaml or kustomization file."""
+    named by its Chart.yaml or kustomization file, or by the file of it the tool named."""
     home = kustomization_file(Path(directory)) if kind == KUSTOMIZE else None
     name = os.path.join(directory, home.name if home is not None else "Chart.yaml")
     if kind == HELM:
@@ -123,6 +123,9 @@ def _not_rendered(directory: str, kind: str, exc: GpulintError) -> RenderedInput
     for prefix in (directory, os.path.abspath(directory)):
         message = message.removeprefix(f"{prefix}: ")
     if isinstance(exc, RenderError):
+        if exc.file is not None:
+            # The file of the chart or overlay the tool named: the template to edit.
+            name = os.path.join(directory, exc.file)
         return RenderedInput(name, b"", RenderFailure(message, exc.pos or (1, 1), exc.fix))
     return RenderedInput(name, b"", RenderFailure(message))
 

@@ -29,13 +29,21 @@ DEAD_PROXY = "http://127.0.0.1:9"
 
 class RenderError(GpulintError):
     """A chart or overlay that cannot be rendered: the tool's own message, exit 2; at `pos` in
-    its Chart.yaml or kustomization when known, with `fix` when there is one better than
-    GPU030's."""
+    its Chart.yaml or kustomization when known (in `file` instead, a path relative to the
+    chart or overlay, when the tool named a file of it), with `fix` when there is one better
+    than GPU030's."""
 
-    def __init__(self, message: str, pos: tuple[int, int] | None = None, fix: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        pos: tuple[int, int] | None = None,
+        fix: str | None = None,
+        file: str | None = None,
+    ):
         super().__init__(message)
         self.pos = pos
         self.fix = fix
+        self.file = file
 
 
 class ToolInTree(GpulintError):
