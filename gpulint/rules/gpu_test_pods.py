@@ -3,6 +3,8 @@
 GPU025 gpu-test-without-gpu-request: a pod that runs a GPU test but requests no GPU.
 GPU017 nvidia-visible-devices-set-by-hand: a container that names the GPUs it sees in
 `NVIDIA_VISIBLE_DEVICES` itself, in a pod that requests none or beside the device plugin's.
+GPU027 cuda-visible-devices-out-of-range: a container that picks, in `CUDA_VISIBLE_DEVICES`,
+a GPU index beyond the GPUs the device plugin gives it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ _CHOSEN_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 # does nothing for `void` or an empty value (NVIDIA/nvidia-container-toolkit, "Specialized
 # Configurations with Docker", GPU Enumeration).
 _NO_DEVICES = frozenset({"", "none", "void"})
+# CUDA's own choice among the GPUs the container sees, numbered from 0 inside it.
+_CUDA_DEVICES = "CUDA_VISIBLE_DEVICES"
 
 
 def gpu_test_without_request(ctx: CheckContext) -> Iterator[Problem]:
@@ -136,6 +140,55 @@ def visible_devices_set_by_hand(ctx: CheckContext) -> Iterator[Problem]:
                     f"Remove `{_CHOSEN_DEVICES}` from container `{name}`: the device plugin "
                     "sets it to the GPUs it allocates.",
                 )
+
+
+def cuda_visible_devices_out_of_range(ctx: CheckContext) -> Iterator[Problem]:
+    """A container that requests N whole `nvidia.com/gpu` and sets `CUDA_VISIBLE_DEVICES` to
+    an index N or higher: CUDA numbers the container's GPUs from 0 and stops at the first
+    index it cannot find."""
+    for _workload, template in ctx.pod_templates():
+        if template.runs_no_pods:
+            continue
+        for container in template.containers:
+            env = container_env(container)
+            found = env.get(_CUDA_DEVICES)
+            # A container naming its NVIDIA devices itself, or privileged, sees the GPUs of
+            # the node, numbered as on the node.
+            if found is None or _CHOSEN_DEVICES in env or _privileged(container):
+                continue
+            count = container.resources.effective_requests().get("nvidia.com/gpu")
+            if count is None or count < 1 or count != int(count):
+                continue
+            value, pos = found
+            indexes = [word.strip() for word in value.split(",")]
+            first_out = next(
+                (
+                    place
+                    for place, word in enumerate(indexes)
+                    if word.isdigit() and int(word) >= count
+                ),
+                None,
+            )
+            if first_out is None:
+                continue
+            gpus = int(count)
+            numbered = "GPU 0" if gpus == 1 else f"GPUs 0 to {gpus - 1}"
+            seen = (
+                "so CUDA sees no GPU at all"
+                if first_out == 0
+                else f"so CUDA sees only those listed before it ({','.join(indexes[:first_out])})"
+            )
+            name = shown(container.name)
+            yield Problem.at(
+                template.document,
+                pos,
+                f"container `{name}` sets `{_CUDA_DEVICES}={shown(value)}` but requests "
+                f"{gpus} nvidia.com/gpu: the device plugin gives it only its own, numbered "
+                f"{numbered} inside it, and index {indexes[first_out]} is none of them, "
+                f"{seen}",
+                f"Remove `{_CUDA_DEVICES}` from container `{name}`: the device plugin already "
+                "gives it only its own GPUs.",
+            )
 
 
 def _privileged(container: Container) -> bool:
