@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from decimal import Decimal
 
 from gpulint.accelerators import accelerator_annotation
 from gpulint.cuda_containers import container_env, image_repository
@@ -37,6 +38,10 @@ _CHOSEN_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 _NO_DEVICES = frozenset({"", "none", "void"})
 # CUDA's own choice among the GPUs the container sees, numbered from 0 inside it.
 _CUDA_DEVICES = "CUDA_VISIBLE_DEVICES"
+# What NVIDIA's device plugin hands out one device per unit: whole GPUs, time-sliced replicas
+# (`renameByDefault` names them `.shared`), MIG instances under the mixed strategy.
+_DEVICE_RESOURCES = frozenset({"nvidia.com/gpu", "nvidia.com/gpu.shared"})
+_MIG_PREFIX = "nvidia.com/mig-"
 
 
 def gpu_test_without_request(ctx: CheckContext) -> Iterator[Problem]:
@@ -143,9 +148,9 @@ def visible_devices_set_by_hand(ctx: CheckContext) -> Iterator[Problem]:
 
 
 def cuda_visible_devices_out_of_range(ctx: CheckContext) -> Iterator[Problem]:
-    """A container that requests N whole `nvidia.com/gpu` and sets `CUDA_VISIBLE_DEVICES` to
-    an index N or higher: CUDA numbers the container's GPUs from 0 and stops at the first
-    index it cannot find."""
+    """A container given N devices by NVIDIA's device plugin (GPUs, shared replicas, MIG
+    instances) that sets `CUDA_VISIBLE_DEVICES` to an index N or higher: CUDA numbers the
+    container's devices from 0 and stops at the first index it cannot find."""
     for _workload, template in ctx.pod_templates():
         if template.runs_no_pods:
             continue
@@ -156,9 +161,10 @@ def cuda_visible_devices_out_of_range(ctx: CheckContext) -> Iterator[Problem]:
             # the node, numbered as on the node.
             if found is None or _CHOSEN_DEVICES in env or _privileged(container):
                 continue
-            count = container.resources.effective_requests().get("nvidia.com/gpu")
-            if count is None or count < 1 or count != int(count):
+            devices = _nvidia_devices(container)
+            if not devices or any(amount != int(amount) for amount in devices.values()):
                 continue
+            count = sum(devices.values())
             value, pos = found
             indexes = [word.strip() for word in value.split(",")]
             first_out = next(
@@ -173,6 +179,7 @@ def cuda_visible_devices_out_of_range(ctx: CheckContext) -> Iterator[Problem]:
                 continue
             gpus = int(count)
             numbered = "GPU 0" if gpus == 1 else f"GPUs 0 to {gpus - 1}"
+            asked = " and ".join(f"{int(n)} {r}" for r, n in sorted(devices.items()))
             seen = (
                 "so CUDA sees no GPU at all"
                 if first_out == 0
@@ -183,12 +190,22 @@ def cuda_visible_devices_out_of_range(ctx: CheckContext) -> Iterator[Problem]:
                 template.document,
                 pos,
                 f"container `{name}` sets `{_CUDA_DEVICES}={shown(value)}` but requests "
-                f"{gpus} nvidia.com/gpu: the device plugin gives it only its own, numbered "
+                f"{asked}: the device plugin gives it only its own, numbered "
                 f"{numbered} inside it, and index {indexes[first_out]} is none of them, "
                 f"{seen}",
                 f"Remove `{_CUDA_DEVICES}` from container `{name}`: the device plugin already "
                 "gives it only its own GPUs.",
             )
+
+
+def _nvidia_devices(container: Container) -> dict[str, Decimal]:
+    """The container's requests of NVIDIA's device plugin for devices it sees one by one:
+    whole GPUs, time-sliced replicas under their shared name, MIG instances."""
+    return {
+        resource: amount
+        for resource, amount in container.resources.effective_requests().items()
+        if amount > 0 and (resource in _DEVICE_RESOURCES or resource.startswith(_MIG_PREFIX))
+    }
 
 
 def _privileged(container: Container) -> bool:
