@@ -219,6 +219,16 @@ RULES = (
         profile_fields=(),
     ),
     Rule(
+        code='GPU027',
+        name='cuda-visible-devices-out-of-range',
+        severity=Severity.WARNING,
+        fix="Remove `CUDA_VISIBLE_DEVICES` (the device plugin already gives the container only its own GPUs), or name indexes below the container's GPU count.",
+        enabled=True,
+        needs_profile=False,
+        scope='file',
+        check='gpulint.rules.gpu_test_pods:cuda_visible_devices_out_of_range',
+    ),
+    Rule(
         code='GPU030',
         name='chart-not-rendered',
         severity=Severity.WARNING,

@@ -3,12 +3,15 @@
 GPU025 gpu-test-without-gpu-request: a pod that runs a GPU test but requests no GPU.
 GPU017 nvidia-visible-devices-set-by-hand: a container that names the GPUs it sees in
 `NVIDIA_VISIBLE_DEVICES` itself, in a pod that requests none or beside the device plugin's.
+GPU027 cuda-visible-devices-out-of-range: a container that picks, in `CUDA_VISIBLE_DEVICES`,
+a GPU index beyond the GPUs the device plugin gives it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from decimal import Decimal
 
 from gpulint.accelerators import accelerator_annotation
 from gpulint.cuda_containers import container_env, image_repository
@@ -33,6 +36,12 @@ _CHOSEN_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 # does nothing for `void` or an empty value (NVIDIA/nvidia-container-toolkit, "Specialized
 # Configurations with Docker", GPU Enumeration).
 _NO_DEVICES = frozenset({"", "none", "void"})
+# CUDA's own choice among the GPUs the container sees, numbered from 0 inside it.
+_CUDA_DEVICES = "CUDA_VISIBLE_DEVICES"
+# What NVIDIA's device plugin hands out one device per unit: whole GPUs, time-sliced replicas
+# (`renameByDefault` names them `.shared`), MIG instances under the mixed strategy.
+_DEVICE_RESOURCES = frozenset({"nvidia.com/gpu", "nvidia.com/gpu.shared"})
+_MIG_PREFIX = "nvidia.com/mig-"
 
 
 def gpu_test_without_request(ctx: CheckContext) -> Iterator[Problem]:
@@ -136,6 +145,67 @@ def visible_devices_set_by_hand(ctx: CheckContext) -> Iterator[Problem]:
                     f"Remove `{_CHOSEN_DEVICES}` from container `{name}`: the device plugin "
                     "sets it to the GPUs it allocates.",
                 )
+
+
+def cuda_visible_devices_out_of_range(ctx: CheckContext) -> Iterator[Problem]:
+    """A container given N devices by NVIDIA's device plugin (GPUs, shared replicas, MIG
+    instances) that sets `CUDA_VISIBLE_DEVICES` to an index N or higher: CUDA numbers the
+    container's devices from 0 and stops at the first index it cannot find."""
+    for _workload, template in ctx.pod_templates():
+        if template.runs_no_pods:
+            continue
+        for container in template.containers:
+            env = container_env(container)
+            found = env.get(_CUDA_DEVICES)
+            # A container naming its NVIDIA devices itself, or privileged, sees the GPUs of
+            # the node, numbered as on the node.
+            if found is None or _CHOSEN_DEVICES in env or _privileged(container):
+                continue
+            devices = _nvidia_devices(container)
+            if not devices or any(amount != int(amount) for amount in devices.values()):
+                continue
+            count = sum(devices.values())
+            value, pos = found
+            indexes = [word.strip() for word in value.split(",")]
+            first_out = next(
+                (
+                    place
+                    for place, word in enumerate(indexes)
+                    if word.isdigit() and int(word) >= count
+                ),
+                None,
+            )
+            if first_out is None:
+                continue
+            gpus = int(count)
+            numbered = "GPU 0" if gpus == 1 else f"GPUs 0 to {gpus - 1}"
+            asked = " and ".join(f"{int(n)} {r}" for r, n in sorted(devices.items()))
+            seen = (
+                "so CUDA sees no GPU at all"
+                if first_out == 0
+                else f"so CUDA sees only those listed before it ({','.join(indexes[:first_out])})"
+            )
+            name = shown(container.name)
+            yield Problem.at(
+                template.document,
+                pos,
+                f"container `{name}` sets `{_CUDA_DEVICES}={shown(value)}` but requests "
+                f"{asked}: the device plugin gives it only its own, numbered "
+                f"{numbered} inside it, and index {indexes[first_out]} is none of them, "
+                f"{seen}",
+                f"Remove `{_CUDA_DEVICES}` from container `{name}`: the device plugin already "
+                "gives it only its own GPUs.",
+            )
+
+
+def _nvidia_devices(container: Container) -> dict[str, Decimal]:
+    """The container's requests of NVIDIA's device plugin for devices it sees one by one:
+    whole GPUs, time-sliced replicas under their shared name, MIG instances."""
+    return {
+        resource: amount
+        for resource, amount in container.resources.effective_requests().items()
+        if amount > 0 and (resource in _DEVICE_RESOURCES or resource.startswith(_MIG_PREFIX))
+    }
 
 
 def _privileged(container: Container) -> bool:

@@ -185,6 +185,14 @@ def _release_schemas(target: Target) -> Any:
     return kube.release_schemas(version) if version is not None else None
 
 
+#: What an unknown field's message says of it in an object a Helm chart renders.
+_HELM_REFUSES = (
+    ": the API server refuses the object under strict field validation, which `helm install` "
+    "asks for from Helm 4 on (and `kubectl apply` of the rendered manifest by default); Helm 3 "
+    "drops the field"
+)
+
+
 def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
     """Fields of an object that its kind's schema (built-in or from a CRD among the inputs)
     does not define, values of the wrong type or not among those allowed, required fields
@@ -237,13 +245,17 @@ def schema_violation(ctx: CheckContext) -> Iterator[Problem]:
                     ": this is a pod template file, whose pods a tool creates without strict "
                     "field validation: the API server drops the field, which then does nothing"
                 )
-            elif newer and problem.what == "unknown" and serving is None:
-                assert schemas is not None
-                severity = Severity.WARNING
-                message += (
-                    f" (checked against the schemas of {shown(schemas.release)}, the newest "
-                    f"installed; {target.name} may define it)"
-                )
+            elif problem.what == "unknown":
+                if document.source is not None:
+                    # Rendered by Helm: how the chart is installed decides, not `kubectl apply`.
+                    message = message.replace(REFUSED_OR_DROPPED, _HELM_REFUSES, 1)
+                if newer and serving is None:
+                    assert schemas is not None
+                    severity = Severity.WARNING
+                    message += (
+                        f" (checked against the schemas of {shown(schemas.release)}, the newest "
+                        f"installed; {target.name} may define it)"
+                    )
             yield Problem.at(document, problem.pos, message, problem.fix, severity=severity)
 
 
