@@ -875,6 +875,21 @@ def test_a_gpu_droplet_size_the_catalogue_does_not_list_is_of_unknown_gpus(
     assert pool.taints == () and "doks.digitalocean.com/gpu-brand" not in pool.labels
 
 
+DOKS_FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "terraform" / "doks"
+
+
+def test_a_pool_of_unknown_size_is_not_judged_as_a_known_pool_that_lists_nothing(
+    tmp_path: Path,
+) -> None:
+    # research (a size the files do not decide) and batch (a CPU size) both list no
+    # allocatable: research was judged as batch, "Insufficient nvidia.com/gpu (a node has 0)".
+    (tmp_path / "main.tf").write_text((DOKS_FIXTURE / "main.tf").read_text())
+    assert placement_findings(tmp_path, "team: research") == []
+    ((code, message),) = placement_findings(tmp_path, "team: batch")
+    assert code == "GPU101"
+    assert "batch: Insufficient nvidia.com/gpu (pod requests 1, a node has 0)" in message
+
+
 def test_terraform_reads_the_variable_files_terraform_reads(tmp_path: Path) -> None:
     # Terraform reads terraform.tfvars, then *.auto.tfvars by name, each over the one before;
     # tfparse reads none unless given them (a pool of a `node_count` default was taken).
