@@ -230,6 +230,10 @@ class Pool:
     # Its input names an instance type the files cannot decide (a Terraform variable without a
     # default, a data source): what a node has is unknown, as for a type nothing describes.
     instance_type_unknown: bool = False
+    # Node labels its input cannot decide whether its nodes carry (DOKS's GPU labels on a pool
+    # of a Droplet size the files do not decide): placed as absent; a verdict that holds only
+    # while they are absent is a warning naming them (rules.placement.certainty).
+    undecided_labels: tuple[str, ...] = ()
     device_plugin_not_ready: int = 0  # nodes whose capacity shows GPUs but allocatable 0
     # Extended resources (GPUs) already requested by running/pending pods on the pool's nodes,
     # summed over the pool; known only from a live cluster, so free = nodes x allocatable - this.
