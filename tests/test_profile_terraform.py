@@ -830,8 +830,8 @@ def test_a_doks_pool_whose_size_is_not_known_is_not_judged_on_gpus(tmp_path: Pat
     where = f"{shown(str(tmp_path), 'main.tf')}:5 digitalocean_kubernetes_cluster.ml.node_pool"
     assert profile.assumptions == (
         f"{where}: `name` is not known from the files; taken as 'default'",
-        f"{where}: `size` is not known from the files; what its nodes have (GPUs included) is "
-        "unknown",
+        f"{where}: `size` is not known from the files; what its nodes have (GPUs included), "
+        "and whether DOKS gives them its GPU labels and taint, is unknown",
     )
     assert (pool.name, pool.instance_type, pool.allocatable_unknown) == ("default", None, True)
     # Its nodes carry their pool's name and size, which the files do not say.
@@ -866,13 +866,87 @@ def test_a_gpu_droplet_size_the_catalogue_does_not_list_is_of_unknown_gpus(
         '  cluster_id = "c"\n  name = "b300"\n  size = "gpu-b300x8-2304gb-spot"\n'
         "  node_count = 1\n}\n"
     )
-    (pool,) = load_profiles([str(tmp_path)]).pools
+    profile = load_profiles([str(tmp_path)])
+    (pool,) = profile.pools
     assert (pool.instance_type, pool.allocatable, pool.allocatable_unknown) == (
         "gpu-b300x8-2304gb-spot",
         {},
         True,
     )
+    # Whether its nodes carry DOKS's GPU labels and taint is open, as are its GPUs.
     assert pool.taints == () and "doks.digitalocean.com/gpu-brand" not in pool.labels
+    assert pool.undecided_labels == (
+        "doks.digitalocean.com/gpu-brand",
+        "doks.digitalocean.com/gpu-model",
+    )
+    assert profile.assumptions == (
+        f"{shown(str(tmp_path), 'main.tf')}:1 digitalocean_kubernetes_node_pool.b300: `size` "
+        "`gpu-b300x8-2304gb-spot` is a GPU Droplet size gpulint does not list; its GPUs, and the "
+        "GPU labels and taint DOKS gives its nodes, are unknown",
+    )
+
+
+DOKS_FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "infra" / "terraform" / "doks"
+
+
+def test_doks_gpu_labels_of_an_undecided_size_are_open_and_a_pod_on_them_a_warning() -> None:
+    profile = load_profiles([str(DOKS_FIXTURE)])
+    pools = {p.name: p for p in profile.pools}
+    research, batch = pools["research"], pools["batch"]
+    # The size is a variable without a default: whether its nodes carry DOKS's GPU labels and
+    # taint is not decided. Neither is added; the labels are named as undecided.
+    assert research.taints == () and "doks.digitalocean.com/gpu-brand" not in research.labels
+    assert research.undecided_labels == (
+        "doks.digitalocean.com/gpu-brand",
+        "doks.digitalocean.com/gpu-model",
+    )
+    # A CPU size: DOKS gives its nodes none, and that is known.
+    assert batch.undecided_labels == () and "doks.digitalocean.com/gpu-brand" not in batch.labels
+    case = DOKS_FIXTURE.parents[2] / "cases" / "infra" / "terraform-doks-undecided-size.yaml"
+    args = ["check", "--isolated", "--select", "GPU1", "--format", "json", "--profile"]
+    result = CliRunner().invoke(main, [*args, str(DOKS_FIXTURE), str(case)])
+    found = [
+        (f["code"], f["severity"], f["line"], f["column"], f["message"])
+        for f in json.loads(result.stdout)["findings"]
+    ]
+    where = shown(str(DOKS_FIXTURE), "main.tf")
+    assert found == [
+        (
+            "GPU101",
+            "warning",
+            12,
+            5,
+            "no node pool can run this pod (requests 1 nvidia.com/gpu): l40s: nodeSelector "
+            "team=research (pool lacks the label); research: nodeSelector "
+            "doks.digitalocean.com/gpu-brand=nvidia (pool lacks the label); batch: nodeSelector "
+            "doks.digitalocean.com/gpu-brand=nvidia (pool lacks the label); assumes the nodes of "
+            f"pool research ({where}:19) do not carry doks.digitalocean.com/gpu-brand, which its "
+            "input does not decide: a profile read from the nodes (a node dump, --live), or a "
+            "`size` the files decide, makes this certain",
+        ),
+        (
+            "GPU101",
+            "error",
+            27,
+            5,
+            "no node pool can run this pod (requests 1 nvidia.com/gpu): l40s: nodeSelector "
+            "team=batch (pool lacks the label); research: nodeSelector "
+            "doks.digitalocean.com/gpu-brand=nvidia (pool lacks the label); batch: nodeSelector "
+            "doks.digitalocean.com/gpu-brand=nvidia (pool lacks the label)",
+        ),
+    ]
+
+
+def test_a_pool_of_unknown_size_is_not_judged_as_a_known_pool_that_lists_nothing(
+    tmp_path: Path,
+) -> None:
+    # research (a size the files do not decide) and batch (a CPU size) both list no
+    # allocatable: research was judged as batch, "Insufficient nvidia.com/gpu (a node has 0)".
+    (tmp_path / "main.tf").write_text((DOKS_FIXTURE / "main.tf").read_text())
+    assert placement_findings(tmp_path, "team: research") == []
+    ((code, message),) = placement_findings(tmp_path, "team: batch")
+    assert code == "GPU101"
+    assert "batch: Insufficient nvidia.com/gpu (pod requests 1, a node has 0)" in message
 
 
 def test_terraform_reads_the_variable_files_terraform_reads(tmp_path: Path) -> None:

@@ -230,6 +230,10 @@ class Pool:
     # Its input names an instance type the files cannot decide (a Terraform variable without a
     # default, a data source): what a node has is unknown, as for a type nothing describes.
     instance_type_unknown: bool = False
+    # Node labels its input cannot decide whether its nodes carry (DOKS's GPU labels on a pool
+    # of a Droplet size the files do not decide): placed as absent; a verdict that holds only
+    # while they are absent is a warning naming them (rules.placement.certainty).
+    undecided_labels: tuple[str, ...] = ()
     device_plugin_not_ready: int = 0  # nodes whose capacity shows GPUs but allocatable 0
     # Extended resources (GPUs) already requested by running/pending pods on the pool's nodes,
     # summed over the pool; known only from a live cluster, so free = nodes x allocatable - this.
@@ -440,7 +444,9 @@ class PoolIndex(NamedTuple):
     pools: tuple[Pool, ...]
     taint_sets: tuple[tuple[Taint, ...], ...]  # distinct, in order of first appearance
     taint_set_of: tuple[int, ...]  # per pool, its index in taint_sets
-    allocatable_pools: tuple[Pool, ...]  # the first pool of each distinct allocatable
+    allocatable_pools: tuple[
+        Pool, ...
+    ]  # the first pool of each distinct allocatable (and unknowns)
     allocatable_of: tuple[int, ...]  # per pool, its index in allocatable_pools
     # label -> per pool value (None: lacks it; requirements: the value differs by node)
     label_columns: Mapping[str, tuple[str | tuple[LabelRequirement, ...] | None, ...]]
@@ -451,13 +457,19 @@ class PoolIndex(NamedTuple):
     def of(cls, pools: tuple[Pool, ...]) -> "PoolIndex":
         """Index `pools`."""
         taint_sets: dict[tuple[Taint, ...], int] = {}
-        allocatables: dict[frozenset[tuple[str, Decimal]], int] = {}
+        allocatables: dict[tuple[frozenset[tuple[str, Decimal]], bool, frozenset[str]], int] = {}
         allocatable_pools: list[Pool] = []
         allocatable_of = []
         by_label: dict[tuple[str, str], list[Pool]] = {}
         for pool in pools:
             taint_sets.setdefault(pool.taints, len(taint_sets))
-            shape = frozenset(pool.allocatable.items())
+            # What a node is judged on: what it lists, and what it may have unlisted (two
+            # pools that list nothing differ when one's instance type is not known).
+            shape = (
+                frozenset(pool.allocatable.items()),
+                pool.allocatable_unknown,
+                pool.unknown_amounts,
+            )
             if shape not in allocatables:
                 allocatables[shape] = len(allocatable_pools)
                 allocatable_pools.append(pool)

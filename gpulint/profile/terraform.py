@@ -50,7 +50,14 @@ from gpulint.profile.autoscaler import (
     template_lacks,
 )
 from gpulint.profile.cache import ProfileCache, entry_hash, read_entry, write_entry
-from gpulint.profile.instances import AMD, EFA, NVIDIA, catalogue_allocatable, instance_type
+from gpulint.profile.instances import (
+    AMD,
+    EFA,
+    NVIDIA,
+    accelerated_family,
+    catalogue_allocatable,
+    instance_type,
+)
 from gpulint.profile.merge import PoolFacts, ProfileFacts
 from gpulint.profile.model import (
     GKE_FLEX_START,
@@ -841,7 +848,7 @@ def _doks_pool(name: str, block: Mapping[str, Any], reader: _Reader, defined_at:
     if not isinstance(size, str) or not size or _unresolved(size):
         reader.assumptions.append(
             f"{reader.where}: `size` is not known from the files; what its nodes have "
-            "(GPUs included) is unknown"
+            "(GPUs included), and whether DOKS gives them its GPU labels and taint, is unknown"
         )
         size = None
     autoscaled = block.get("auto_scale") is True
@@ -862,6 +869,17 @@ def _doks_pool(name: str, block: Mapping[str, Any], reader: _Reader, defined_at:
     taints = [_taint(t, defined_at) for t in _blocks(block.get("taint"))]
     known = instance_type(size)
     resource = next((r for r in DOKS_GPU_BRANDS if known and known.accelerators.get(r)), None)
+    undecided: tuple[str, ...] = ()
+    if known is None and (size is None or accelerated_family(size)):
+        # A size the files do not decide, or a GPU Droplet the catalogue does not list: whether
+        # its nodes carry DOKS's GPU labels and taint is unknown. Neither is added; a verdict
+        # that rests on the labels' absence is a warning naming them.
+        undecided = (DOKS_GPU_BRAND, DOKS_GPU_MODEL)
+        if size is not None:
+            reader.assumptions.append(
+                f"{reader.where}: `size` `{size}` is a GPU Droplet size gpulint does not list; "
+                "its GPUs, and the GPU labels and taint DOKS gives its nodes, are unknown"
+            )
     if known is not None and resource is not None:
         labels[DOKS_GPU_BRAND] = DOKS_GPU_BRANDS[resource]
         if known.model in _DOKS_DOCUMENTED_MODELS:
@@ -894,6 +912,7 @@ def _doks_pool(name: str, block: Mapping[str, Any], reader: _Reader, defined_at:
         "scale_from_zero": autoscaled and high > 0,
         "instance_type": size,
         "instance_type_unknown": size is None,
+        "undecided_labels": undecided,
     }
     return _pool(name, defined_at, values, _ceiling(ceiling, values))
 

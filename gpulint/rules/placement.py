@@ -120,6 +120,9 @@ def certainty(item: GpuPlacement, profile: ClusterProfile) -> tuple[Severity | N
     unlabelled = _unlabelled(item, profile)
     if unlabelled is not None:
         return Severity.WARNING, unlabelled
+    undecided = _undecided(item, profile)
+    if undecided is not None:
+        return Severity.WARNING, undecided
     if item.flavors and all(
         blocker(item._replace(placement=p), profile) is None for p in item.flavors
     ):
@@ -234,6 +237,49 @@ def _unlabelled(item: GpuPlacement, profile: ClusterProfile) -> str | None:
         f"; assumes {names} does not label the pools' nodes with {labels}, which the "
         "profile's pools do not say: a profile read from the nodes (a node dump, --live) "
         "makes this certain"
+    )
+
+
+def _undecided(item: GpuPlacement, profile: ClusterProfile) -> str | None:
+    """The assumption a pod's verdict rests on when it selects labels that pools' inputs do
+    not decide whether their nodes carry (`Pool.undecided_labels`: DOKS's GPU labels on a pool
+    of a Droplet size the files do not decide), and it would run if they carried them; None
+    otherwise."""
+    keys = frozenset(selector_keys(item.template, item.admission.node_selector))
+    opened = {
+        pool.name: tuple(k for k in pool.undecided_labels if k in keys)
+        for pool in profile.pools
+        if not pool.labels_observed
+    }
+    if not any(opened.values()):
+        return None
+    assumed = replace(
+        profile,
+        pools=tuple(
+            replace(
+                pool,
+                label_requirements=(
+                    *pool.label_requirements,
+                    # Any value, or none: whether a node carries it and with what value.
+                    *(LabelRequirement(k, "NotIn") for k in opened.get(pool.name, ())),
+                ),
+            )
+            for pool in profile.pools
+        ),
+    )
+    admitted = item.admission
+    alone = place(
+        item.template, assumed, admitted.tolerations, admitted.node_selector, admitted.overhead
+    )
+    if blocker(item._replace(placement=alone), assumed) is not None:
+        return None
+    pools = tuple(p for p in usable(alone.eligible) if opened.get(p.name))
+    labels = ", ".join(dict.fromkeys(k for p in pools for k in opened[p.name]))
+    their = "its" if len(pools) == 1 else "their"
+    return (
+        f"; assumes the nodes of {describe_pools(pools)} do not carry {labels}, which {their} "
+        "input does not decide: a profile read from the nodes (a node dump, --live), or a "
+        "`size` the files decide, makes this certain"
     )
 
 
