@@ -900,6 +900,11 @@ def test_doks_gpu_labels_of_an_undecided_size_are_open_and_a_pod_on_them_a_warni
         "doks.digitalocean.com/gpu-brand",
         "doks.digitalocean.com/gpu-model",
     )
+    # Nodes that carry them are GPU Droplets, which DOKS taints by their brand.
+    assert [str(t) for t in research.undecided_taints] == [
+        "nvidia.com/gpu:NoSchedule",
+        "amd.com/gpu:NoSchedule",
+    ]
     # A CPU size: DOKS gives its nodes none, and that is known.
     assert batch.undecided_labels == () and "doks.digitalocean.com/gpu-brand" not in batch.labels
     case = DOKS_FIXTURE.parents[2] / "cases" / "infra" / "terraform-doks-undecided-size.yaml"
@@ -933,6 +938,18 @@ def test_doks_gpu_labels_of_an_undecided_size_are_open_and_a_pod_on_them_a_warni
             "team=batch (pool lacks the label); research: nodeSelector "
             "doks.digitalocean.com/gpu-brand=nvidia (pool lacks the label); batch: nodeSelector "
             "doks.digitalocean.com/gpu-brand=nvidia (pool lacks the label)",
+        ),
+        # Without the toleration: were research's nodes GPU Droplets, DOKS would taint them.
+        (
+            "GPU101",
+            "error",
+            56,
+            1,
+            "no node pool can run this pod (requests 1 nvidia.com/gpu): l40s: untolerated taint "
+            "nvidia.com/gpu:NoSchedule and nodeSelector team=research (pool lacks the label); "
+            "research: nodeSelector doks.digitalocean.com/gpu-brand=nvidia (pool lacks the "
+            "label); batch: nodeSelector doks.digitalocean.com/gpu-brand=nvidia (pool lacks the "
+            "label)",
         ),
     ]
 

@@ -234,6 +234,9 @@ class Pool:
     # of a Droplet size the files do not decide): placed as absent; a verdict that holds only
     # while they are absent is a warning naming them (rules.placement.certainty).
     undecided_labels: tuple[str, ...] = ()
+    # The taints its nodes carry when they carry those labels, one per alternative (DOKS
+    # taints a GPU node by its brand, nvidia.com/gpu or amd.com/gpu): each is tried.
+    undecided_taints: tuple[Taint, ...] = ()
     device_plugin_not_ready: int = 0  # nodes whose capacity shows GPUs but allocatable 0
     # Extended resources (GPUs) already requested by running/pending pods on the pool's nodes,
     # summed over the pool; known only from a live cluster, so free = nodes x allocatable - this.

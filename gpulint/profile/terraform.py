@@ -913,6 +913,8 @@ def _doks_pool(name: str, block: Mapping[str, Any], reader: _Reader, defined_at:
         "instance_type": size,
         "instance_type_unknown": size is None,
         "undecided_labels": undecided,
+        # Nodes with those labels are GPU Droplets, which DOKS taints by their brand.
+        "undecided_taints": tuple(DOKS_GPU_TAINTS.values()) if undecided else (),
     }
     return _pool(name, defined_at, values, _ceiling(ceiling, values))
 

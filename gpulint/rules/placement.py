@@ -243,8 +243,8 @@ def _unlabelled(item: GpuPlacement, profile: ClusterProfile) -> str | None:
 def _undecided(item: GpuPlacement, profile: ClusterProfile) -> str | None:
     """The assumption a pod's verdict rests on when it selects labels that pools' inputs do
     not decide whether their nodes carry (`Pool.undecided_labels`: DOKS's GPU labels on a pool
-    of a Droplet size the files do not decide), and it would run if they carried them; None
-    otherwise."""
+    of a Droplet size the files do not decide), and it would run if they carried them, with
+    the taint that comes with them (`Pool.undecided_taints`, each tried); None otherwise."""
     keys = frozenset(selector_keys(item.template, item.admission.node_selector))
     opened = {
         pool.name: tuple(k for k in pool.undecided_labels if k in keys)
@@ -253,25 +253,23 @@ def _undecided(item: GpuPlacement, profile: ClusterProfile) -> str | None:
     }
     if not any(opened.values()):
         return None
-    assumed = replace(
-        profile,
-        pools=tuple(
-            replace(
-                pool,
-                label_requirements=(
-                    *pool.label_requirements,
-                    # Any value, or none: whether a node carries it and with what value.
-                    *(LabelRequirement(k, "NotIn") for k in opened.get(pool.name, ())),
-                ),
-            )
-            for pool in profile.pools
-        ),
+    alternatives = max(
+        (len(p.undecided_taints) for p in profile.pools if opened.get(p.name)), default=0
     )
-    admitted = item.admission
-    alone = place(
-        item.template, assumed, admitted.tolerations, admitted.node_selector, admitted.overhead
-    )
-    if blocker(item._replace(placement=alone), assumed) is not None:
+    for alternative in range(max(alternatives, 1)):
+        assumed = replace(
+            profile,
+            pools=tuple(
+                _opened(pool, opened.get(pool.name, ()), alternative) for pool in profile.pools
+            ),
+        )
+        admitted = item.admission
+        alone = place(
+            item.template, assumed, admitted.tolerations, admitted.node_selector, admitted.overhead
+        )
+        if blocker(item._replace(placement=alone), assumed) is None:
+            break
+    else:
         return None
     pools = tuple(p for p in usable(alone.eligible) if opened.get(p.name))
     labels = ", ".join(dict.fromkeys(k for p in pools for k in opened[p.name]))
@@ -280,6 +278,27 @@ def _undecided(item: GpuPlacement, profile: ClusterProfile) -> str | None:
         f"; assumes the nodes of {describe_pools(pools)} do not carry {labels}, which {their} "
         "input does not decide: a profile read from the nodes (a node dump, --live), or a "
         "`size` the files decide, makes this certain"
+    )
+
+
+def _opened(pool: Pool, labels: tuple[str, ...], alternative: int) -> Pool:
+    """`pool` whose nodes may carry `labels` (any value, or none), with the taint of the
+    `alternative` that comes with them."""
+    if not labels:
+        return pool
+    taints = pool.undecided_taints
+    taint = (taints[min(alternative, len(taints) - 1)],) if taints else ()
+    # A node has one taint per key and effect.
+    kept = tuple(
+        t for t in pool.taints if all((t.key, t.effect) != (n.key, n.effect) for n in taint)
+    )
+    return replace(
+        pool,
+        label_requirements=(
+            *pool.label_requirements,
+            *(LabelRequirement(k, "NotIn") for k in labels),
+        ),
+        taints=(*kept, *taint),
     )
 
 
