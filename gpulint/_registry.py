@@ -39,7 +39,7 @@ RULES = (
         scope='file',
         check='gpulint.rules.resources:gpu_limit_request_mismatch',
         autofix='unsafe',
-        profile_fields=(),
+        profile_fields=('provider',),
     ),
     Rule(
         code='GPU003',

@@ -129,6 +129,7 @@ def test_a_terraform_autopilot_cluster_is_gke_autopilot(tmp_path: Path) -> None:
     profile = load_profiles([str(tmp_path)])
     assert profile.provider == "gke-autopilot"
     assert profile.admission_fact("Autopilot GPU rules").state is True
+    assert profile.admission_fact("Autopilot resource mutator").state is True
 
 
 CONSTRAINT = """\

@@ -199,6 +199,8 @@ def test_profile_show_table() -> None:
         "kubernetes.io/arch=arm64 by nodeSelector or node affinity is given the toleration of the "
         "Arm nodes' taint)",
         "Autopilot GPU rules: off (GKE Standard has no Autopilot constraints)",
+        "Autopilot resource mutator: off (an Autopilot webhook: it runs only on Autopilot "
+        "clusters)",
         "PodTolerationRestriction: unknown (no page of the platform found that says whether it "
         "runs PodTolerationRestriction; set spec.admission.podTolerationRestriction to override)",
         "ResourceQuota default/gpu-quota: used/hard requests.nvidia.com/gpu 2/8",

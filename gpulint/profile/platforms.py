@@ -29,12 +29,14 @@ EXTENDED_RESOURCE_TOLERATION = "ExtendedResourceToleration"
 COMPUTE_CLASS_TOLERATION = "compute-class toleration"
 ARM_TOLERATION = "Arm toleration"
 AUTOPILOT_GPU_RULES = "Autopilot GPU rules"
+AUTOPILOT_RESOURCE_MUTATOR = "Autopilot resource mutator"
 POD_TOLERATION_RESTRICTION = "PodTolerationRestriction"
 FACTS = (
     EXTENDED_RESOURCE_TOLERATION,
     COMPUTE_CLASS_TOLERATION,
     ARM_TOLERATION,
     AUTOPILOT_GPU_RULES,
+    AUTOPILOT_RESOURCE_MUTATOR,
     POD_TOLERATION_RESTRICTION,
 )
 
@@ -68,6 +70,12 @@ _AUTOPILOT = (
     "GKE Warden's autogke-gpu-limitation and autogke-node-affinity-selector-limitation "
     "(quoted in GoogleCloudPlatform/ai-on-gke#983; cloud.google.com/kubernetes-engine/docs/"
     "how-to/autopilot-gpus)"
+)
+_AUTOPILOT_MUTATOR = (
+    "GKE Autopilot's autopilot-default-resources-mutator rewrites a workload's resources "
+    "before the API validates it ('Autopilot updated Deployment ...: adjusted resources', "
+    "substratusai/helm#8; cloud.google.com/kubernetes-engine/docs/concepts/autopilot-resource-"
+    "requests); no GKE page says whether it sets a missing nvidia.com/gpu limit"
 )
 _OKE = (
     "OKE 'Supported Admission Controllers' (docs.oracle.com/en-us/iaas/Content/ContEng/"
@@ -117,6 +125,7 @@ _PTR_UNLISTED = "no page of the platform found that says whether it runs PodTole
 _GKE_ONLY = "a GKE webhook: no other platform runs it"
 _AUTOPILOT_ONLY = "GKE Warden's Autopilot constraints run only on Autopilot clusters"
 _STANDARD = "GKE Standard has no Autopilot constraints"
+_AUTOPILOT_WEBHOOK = "an Autopilot webhook: it runs only on Autopilot clusters"
 
 
 class AdmissionFact(NamedTuple):
@@ -138,6 +147,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        AUTOPILOT_RESOURCE_MUTATOR: (False, _AUTOPILOT_WEBHOOK),
         POD_TOLERATION_RESTRICTION: (False, _EKS_LISTED),
     },
     "gke": {
@@ -145,6 +155,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (True, _GKE_CCC),
         ARM_TOLERATION: (True, _GKE_ARM),
         AUTOPILOT_GPU_RULES: (False, _STANDARD),
+        AUTOPILOT_RESOURCE_MUTATOR: (False, _AUTOPILOT_WEBHOOK),
         POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "gke-autopilot": {
@@ -152,6 +163,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (True, _GKE_CCC),
         ARM_TOLERATION: (True, _GKE_ARM),
         AUTOPILOT_GPU_RULES: (True, _AUTOPILOT),
+        AUTOPILOT_RESOURCE_MUTATOR: (True, _AUTOPILOT_MUTATOR),
         POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "aks": {
@@ -159,6 +171,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        AUTOPILOT_RESOURCE_MUTATOR: (False, _AUTOPILOT_WEBHOOK),
         POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "oke": {
@@ -166,6 +179,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        AUTOPILOT_RESOURCE_MUTATOR: (False, _AUTOPILOT_WEBHOOK),
         POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "openshift": {
@@ -173,6 +187,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        AUTOPILOT_RESOURCE_MUTATOR: (False, _AUTOPILOT_WEBHOOK),
         POD_TOLERATION_RESTRICTION: (True, _OPENSHIFT_PTR),
     },
     "doks": {
@@ -180,6 +195,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        AUTOPILOT_RESOURCE_MUTATOR: (False, _AUTOPILOT_WEBHOOK),
         POD_TOLERATION_RESTRICTION: (None, _PTR_UNLISTED),
     },
     "iks": {
@@ -187,6 +203,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        AUTOPILOT_RESOURCE_MUTATOR: (False, _AUTOPILOT_WEBHOOK),
         POD_TOLERATION_RESTRICTION: (False, _IKS_PTR),
     },
     "kubeadm": {
@@ -194,6 +211,7 @@ _TABLE: dict[str, dict[str, tuple[bool | None, str]]] = {
         COMPUTE_CLASS_TOLERATION: (False, _GKE_ONLY),
         ARM_TOLERATION: (False, _GKE_ONLY),
         AUTOPILOT_GPU_RULES: (False, _AUTOPILOT_ONLY),
+        AUTOPILOT_RESOURCE_MUTATOR: (False, _AUTOPILOT_WEBHOOK),
         POD_TOLERATION_RESTRICTION: (None, _UPSTREAM_OPTIONAL),
     },
 }

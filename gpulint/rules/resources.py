@@ -591,13 +591,16 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
                     yield _left_to_webhook(template, container, name, request, limit)
                 continue
             if limit is None:
+                assumed = _limit_left_to_platform(ctx)
                 yield Problem.at(
                     template.document,
                     request.key_pos,
                     f"container `{container.name}` requests `{name}` without a limit; the API "
-                    f"rejects it (Limit must be set for non overcommitable resources)",
+                    f"rejects it (Limit must be set for non overcommitable resources)"
+                    + (f"; this {assumed}" if assumed else ""),
                     f"Add `limits: {{{name}: {request.shown}}}` or replace the request with "
                     f"that limit (the request defaults to the limit).",
+                    severity=Severity.WARNING if assumed else None,
                 )
             elif (
                 request.amount is not None
@@ -614,6 +617,33 @@ def gpu_limit_request_mismatch(ctx: CheckContext) -> Iterator[Problem]:
                     "extended resource defaults to its limit.",
                     edits=_set_to(request, _written(limit)),
                 )
+
+
+def _limit_left_to_platform(ctx: CheckContext) -> str | None:
+    """The assumption a missing extended-resource limit is refused on, when the platform's
+    admission may rewrite the container's resources before the API validates them: GKE
+    Autopilot's resource mutator adjusts a workload's resources, and no GKE page says whether
+    it sets a missing GPU limit. None where the profile's platform runs no such mutator, and
+    without a profile (the API's own validation)."""
+    profile = ctx.profile
+    if profile is None:
+        return None
+    from gpulint.profile.platforms import AUTOPILOT_RESOURCE_MUTATOR, DECLARE_PLATFORM
+
+    fact = profile.admission_fact(AUTOPILOT_RESOURCE_MUTATOR)
+    if fact.state is False:
+        return None
+    if fact.state is True:
+        return (
+            "assumes GKE Autopilot's autopilot-default-resources-mutator, which adjusts a "
+            "workload's resources before the API validates them, does not set the limit: no "
+            "GKE page says whether it does"
+        )
+    return (
+        "assumes the cluster is not GKE Autopilot, whose autopilot-default-resources-mutator "
+        "adjusts a workload's resources before the API validates them and may set the limit; "
+        f"declare `{DECLARE_PLATFORM}` in the profile to make it certain"
+    )
 
 
 def _rewritten_by_webhook(template: PodTemplate, container: Container, name: str) -> bool | None:
