@@ -341,8 +341,9 @@ def _runner_autoscaler(document: Document) -> Autoscaler | None:
     metrics suggest plus its capacity reservations, raised to `minReplicas` (1 by default,
     replaced by an active `scheduledOverrides` item's) and only then lowered to `maxReplicas`
     (horizontalrunnerautoscaler_controller.go computeReplicasWithCache, getMinReplicas). So
-    the most runners are `maxReplicas` or a larger floor, the fewest the smallest floor. It
-    reads no pod metric. Without `maxReplicas` its runners have no bound: it is not read."""
+    the most runners are `maxReplicas` (a larger floor, which wins, is not counted), the fewest
+    the smallest floor. It reads no pod metric. Without `maxReplicas` its runners have no
+    bound: it is not read."""
     spec = document.obj.get("spec")
     if not isinstance(spec, YMap):
         return None
@@ -363,10 +364,10 @@ def _runner_autoscaler(document: Document) -> Autoscaler | None:
         DocumentKey.of(document),
         str(target.get("kind") or "RunnerDeployment"),
         target["name"],
-        max(maximum, *floors),
+        maximum,
         spec.pos_of_key("maxReplicas"),
         None,
-        min(floors),
+        min(*floors, maximum),
     )
 
 
