@@ -1618,3 +1618,103 @@ def spark_unjudged(obj: YMap) -> tuple[tuple[str, Pos, str], ...]:
                 )
             )
     return tuple(notes)
+
+
+# actions-runner-controller's legacy API (actions.summerwind.dev, apis/actions.summerwind.net/
+# v1alpha1 runner_types.go RunnerSpec): a Runner's pod is built by newPod (controllers/
+# actions.summerwind.net/runner_controller.go). Without `containers` it runs a `runner`
+# container with the spec's `resources` and, unless docker is off (`dockerEnabled: false`), in
+# the runner (`dockerdWithinRunnerContainer`) or dropped (`containerMode: kubernetes`), a
+# `docker` one with `dockerdContainerResources`. With `containers`, those run (a `docker` one
+# dropped in `containerMode: kubernetes`), the `runner` and `docker` ones taking those fields'
+# requests and limits where they write none; a `runner` or `docker` one they lack is added
+# without resources (newRunnerPodWithContainerMode), `resources` then going to none. The
+# `sidecarContainers` follow; these pod fields are copied as written.
+_ARC_RUNNER = "runner"
+_ARC_DOCKER = "docker"
+_ARC_POD_FIELDS = (
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "priorityClassName",
+    "topologySpreadConstraints",
+    "runtimeClassName",
+    "initContainers",
+    "ephemeralContainers",
+    "serviceAccountName",
+)
+
+
+def arc_runner_pod(obj: YMap, spec: YMap) -> YMap:
+    """The pod actions-runner-controller runs for a Runner of this RunnerSpec (a Runner's
+    `spec`, a RunnerDeployment's or RunnerReplicaSet's `template.spec`)."""
+    pod = YMap(spec.pos)  # the runner spec holds the pod's fields: an edit adds them there
+    for key in _ARC_POD_FIELDS:
+        if key in spec:
+            pod[key] = spec[key]
+            pod.spans[key] = spec.spans[key]
+    fields = {_ARC_RUNNER: "resources", _ARC_DOCKER: "dockerdContainerResources"}
+    kubernetes = spec.get("containerMode") == "kubernetes"
+    docker = (
+        spec.get("dockerEnabled") is not False
+        and spec.get("dockerdWithinRunnerContainer") is not True
+        and not kubernetes
+    )
+    written = spec.get("containers")
+    containers = YSeq(written.pos if isinstance(written, YSeq) else spec.pos)
+    if isinstance(written, YSeq) and written:
+        names = {c.get("name") for c in written if isinstance(c, YMap)}
+        if _ARC_RUNNER not in names:  # added first, bare (newRunnerPodWithContainerMode)
+            containers.append(_arc_container(_ARC_RUNNER, written, None))
+            containers.item_pos.append(written.pos)
+        for item, pos in zip(written, written.item_pos, strict=True):
+            name = item.get("name") if isinstance(item, YMap) else None
+            if kubernetes and name == _ARC_DOCKER:
+                continue
+            field = fields.get(name) if isinstance(name, str) else None
+            containers.append(item if field is None else _arc_defaulted(item, spec, field))
+            containers.item_pos.append(pos)
+        if docker and _ARC_DOCKER not in names:  # added last, bare
+            containers.append(_arc_container(_ARC_DOCKER, written, None))
+            containers.item_pos.append(written.pos)
+    else:
+        for name, field in fields.items():
+            if name == _ARC_RUNNER or docker:
+                containers.append(_arc_container(name, spec, field))
+                containers.item_pos.append(spec.pos)
+    sidecars = spec.get("sidecarContainers")
+    if isinstance(sidecars, YSeq):
+        containers.extend_from(sidecars)
+    pod["containers"] = containers
+    pod.spans["containers"] = spec.spans.get("containers", _first_key(spec))
+    return pod
+
+
+def _arc_container(name: str, spec: YMap | YSeq, field: str | None) -> YMap:
+    """A container the controller adds, `name`, with the spec's `field` as its resources."""
+    container = YMap(spec.pos)
+    container["name"] = name
+    container.spans["name"] = (*spec.pos, *spec.pos)
+    if field is not None and isinstance(spec, YMap) and isinstance(spec.get(field), YMap):
+        container["resources"] = spec[field]
+        container.spans["resources"] = spec.spans[field]
+    return container
+
+
+def _arc_defaulted(container: YMap, spec: YMap, field: str) -> YMap:
+    """A written `runner` or `docker` container with the spec's `field` requests and limits
+    where it writes none (an empty section is none)."""
+    given = spec.get(field)
+    if not isinstance(given, YMap):
+        return container
+    own = container.get("resources")
+    own = own if isinstance(own, YMap) else YMap(given.pos)
+    resources = YMap(own.pos)
+    resources.update_from(own)
+    for section in ("requests", "limits"):
+        if not own.get(section) and isinstance(given.get(section), YMap):
+            resources[section] = given[section]
+            resources.spans[section] = given.spans[section]
+    if resources == own:
+        return container
+    return container.with_entry("resources", resources, given.pos)

@@ -30,6 +30,7 @@ _SCALED_OBJECT = "ScaledObject"
 _SCALED_JOB = "ScaledJob"
 _DASK_AUTOSCALER = "DaskAutoscaler"
 _RUNNER_SET = "AutoscalingRunnerSet"
+_RUNNER_AUTOSCALER = "HorizontalRunnerAutoscaler"
 _SPARK_APPLICATION = "SparkApplication"
 _SCHEDULED_SPARK_APPLICATION = "ScheduledSparkApplication"
 _SPARK_WORDS = ScalerWords(
@@ -44,6 +45,9 @@ _WORDS = {
     _DASK_AUTOSCALER: ScalerWords("DaskAutoscaler", "DaskAutoscalers", "maximum", "minimum"),
     _RUNNER_SET: ScalerWords(
         "AutoscalingRunnerSet", "AutoscalingRunnerSets", "maxRunners", "minRunners"
+    ),
+    _RUNNER_AUTOSCALER: ScalerWords(
+        "HorizontalRunnerAutoscaler", "HorizontalRunnerAutoscalers", "maxReplicas", "minReplicas"
     ),
     _SPARK_APPLICATION: _SPARK_WORDS,
     _SCHEDULED_SPARK_APPLICATION: _SPARK_WORDS,
@@ -331,6 +335,42 @@ def _runner_set(document: Document) -> Autoscaler | None:
     )
 
 
+def _runner_autoscaler(document: Document) -> Autoscaler | None:
+    """A legacy actions-runner-controller HorizontalRunnerAutoscaler: it sets the replicas of
+    its `scaleTargetRef` (a RunnerDeployment when `kind` is empty, or a RunnerSet) to what its
+    metrics suggest plus its capacity reservations, raised to `minReplicas` (1 by default,
+    replaced by an active `scheduledOverrides` item's) and only then lowered to `maxReplicas`
+    (horizontalrunnerautoscaler_controller.go computeReplicasWithCache, getMinReplicas). So
+    the most runners are `maxReplicas` (a larger floor, which wins, is not counted), the fewest
+    the smallest floor. It reads no pod metric. Without `maxReplicas` its runners have no
+    bound: it is not read."""
+    spec = document.obj.get("spec")
+    if not isinstance(spec, YMap):
+        return None
+    target = spec.get("scaleTargetRef")
+    maximum = spec.get("maxReplicas")
+    if not isinstance(target, YMap) or not isinstance(target.get("name"), str):
+        return None
+    floors = [spec.get("minReplicas", 1)]
+    overrides = spec.get("scheduledOverrides")
+    for override in overrides if isinstance(overrides, YSeq) else ():
+        if isinstance(override, YMap) and "minReplicas" in override:
+            floors.append(override["minReplicas"])
+    if not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (maximum, *floors)
+    ):
+        return None
+    return Autoscaler(
+        DocumentKey.of(document),
+        str(target.get("kind") or "RunnerDeployment"),
+        target["name"],
+        maximum,
+        spec.pos_of_key("maxReplicas"),
+        None,
+        min(*floors, maximum),
+    )
+
+
 def _trigger_utilization(triggers: YSeq) -> tuple[tuple[str, str], ...] | None:
     """Autoscaler.utilization_of of a ScaledObject: its `cpu` and `memory` triggers are the
     HPA's Resource metrics (a ContainerResource one with `metadata.containerName`) and need the
@@ -359,6 +399,7 @@ _READERS: dict[str, tuple[str, Callable[[Document], Autoscaler | None]]] = {
     _SCALED_JOB: ("keda.sh/", _scaled_job),
     _DASK_AUTOSCALER: ("kubernetes.dask.org/", _dask_autoscaler),
     _RUNNER_SET: ("actions.github.com/", _runner_set),
+    _RUNNER_AUTOSCALER: ("actions.summerwind.dev/", _runner_autoscaler),
     _SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
     _SCHEDULED_SPARK_APPLICATION: ("sparkoperator.k8s.io/", _spark_dynamic_allocation),
 }

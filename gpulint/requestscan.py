@@ -602,14 +602,6 @@ _BUILT_PODS = {
         "Tekton builds a pod of the Task's steps and sidecars for each TaskRun, which gpulint "
         "does not build"
     ),
-    # actions-runner-controller's legacy API: a Runner's pod is built from runner fields
-    # (controllers/actions.summerwind.net/runner_controller.go: `resources` is the runner
-    # container's, `dockerdContainerResources` the docker sidecar's); a RunnerDeployment and
-    # a RunnerReplicaSet make Runners of their `template`. Its RunnerSet is read (gpulint.shapes).
-    "actions.summerwind.dev": (
-        "actions-runner-controller builds each runner's pod from these fields (`resources` is "
-        "its runner container's), which gpulint does not build"
-    ),
     # The Azure Machine Learning extension's InstanceType: the resources and node selector it
     # gives the pods of the training jobs and online deployments that select it.
     "amlarc.azureml.com": (

@@ -588,6 +588,20 @@ def tool_pod_template(obj: YMap) -> str | None:
 
 
 _ARC = "actions.github.com/*"
+_ARC_LEGACY = "actions.summerwind.dev/*"
+
+
+def _arc_runners(replicas: bool) -> Role:
+    """The runners of a legacy actions-runner-controller kind: one pod per Runner, built from
+    its runner spec (`template.spec`, or a Runner's `spec`), `spec.replicas` of them."""
+    return Role(
+        "spec.template.spec" if replicas else "spec",
+        template="",
+        spec="",
+        counts=(Count("/spec.replicas"),) if replicas else (),
+        name="runner",
+        derive=_built_by("arc_runner_pod"),
+    )
 
 
 def _runners_unbounded(obj: YMap) -> str | None:
@@ -656,9 +670,17 @@ BUILTIN_SHAPES: tuple[WorkloadShape, ...] = (
     ),
     WorkloadShape("EphemeralRunner", (_ARC,), (Role("spec", template="", counts=()),)),
     # The legacy controller's RunnerSet (actions.summerwind.dev) inlines a StatefulSetSpec:
-    # `replicas` runner pods of `template`. Its RunnerDeployment, RunnerReplicaSet and Runner
-    # build the pod from runner fields (gpulint.requestscan).
-    WorkloadShape("RunnerSet", ("actions.summerwind.dev/*",), (Role("spec"),)),
+    # `replicas` runner pods of `template`. A RunnerDeployment (through a RunnerReplicaSet)
+    # runs `replicas` Runners of `template.spec` (1 by default: runnerdeployment_controller.go
+    # defaultReplicas), a Runner one pod; the controller builds each pod from the runner spec
+    # (gpulint.operators arc_runner_pod). A HorizontalRunnerAutoscaler scales a RunnerDeployment
+    # or a RunnerSet (gpulint.replicas).
+    WorkloadShape("RunnerSet", (_ARC_LEGACY,), (Role("spec"),)),
+    *(
+        WorkloadShape(kind, (_ARC_LEGACY,), (_arc_runners(True),))
+        for kind in ("RunnerDeployment", "RunnerReplicaSet")
+    ),
+    WorkloadShape("Runner", (_ARC_LEGACY,), (_arc_runners(False),)),
     # Kubeflow training operator (v1) and mpi-operator (v2beta1): one template per role key.
     _kubeflow("PyTorchJob", "pytorchReplicaSpecs", init_container=_pytorch_worker_waits),
     _kubeflow("TFJob", "tfReplicaSpecs"),
