@@ -144,8 +144,7 @@ def _one_container(pod: YMap, name: str, spec: YMap, resources: bool) -> None:
         container["resources"] = spec["resources"]
         container.spans["resources"] = spec.spans["resources"]
     containers = YSeq(spec.pos)
-    containers.append(container)
-    containers.item_pos.append(spec.pos)
+    containers.append_at(container, spec.pos)
     pod["containers"] = containers
     pod.spans["containers"] = (*spec.pos, *spec.pos)
 
@@ -178,8 +177,7 @@ def _main_first(pod: YMap, main: YMap, listed_at: Pos, extra: YMap) -> YMap:
     containers of the written pod fields `extra` after it; the list is placed among `extra`'s
     keys, where an edit adds one."""
     containers = YSeq(main.pos)
-    containers.append(main)
-    containers.item_pos.append(listed_at)
+    containers.append_at(main, listed_at)
     others = extra.get("containers")
     if isinstance(others, YSeq):
         containers.extend_from(others)
@@ -199,8 +197,7 @@ def _synthetic(value: Any, pos: Pos) -> Any:
     if isinstance(value, (list, tuple)):
         items = YSeq(pos)
         for item in value:
-            items.append(_synthetic(item, pos))
-            items.item_pos.append(pos)
+            items.append_at(_synthetic(item, pos), pos)
         return items
     return value
 
@@ -836,8 +833,7 @@ def slurm_nodeset_pod(obj: YMap, spec: YMap) -> YMap | None:
         if not named.get("name"):
             named["name"] = field
             named.spans["name"] = spec.spans[field]
-        containers.append(named)
-        containers.item_pos.append(container.pos)
+        containers.append_at(named, container.pos)
     own = written.get("containers")
     if isinstance(own, YSeq):
         containers.extend_from(own)
@@ -959,12 +955,10 @@ def _merged_by_name(existing: YSeq, overrides: YSeq) -> YSeq:
             container.update_from(match)
             _merge_into(container, item)
             item = container
-        merged.append(item)
-        merged.item_pos.append(pos)
+        merged.append_at(item, pos)
     for item, pos in zip(existing, existing.item_pos, strict=False):
         if not (isinstance(item, YMap) and item.get("name") in named):
-            merged.append(item)
-            merged.item_pos.append(pos)
+            merged.append_at(item, pos)
     return merged
 
 
@@ -1018,8 +1012,7 @@ def _with_engine(spec: YMap, predictor: YMap, pos: Pos) -> YMap:
     own = spec.get("containers")
     if isinstance(own, YSeq):
         containers.extend_from(own)
-    containers.append(engine)
-    containers.item_pos.append(pos)
+    containers.append_at(engine, pos)
     return spec.with_entry("containers", containers, pos)
 
 
@@ -1098,8 +1091,7 @@ def _kthena_pod(backend: YMap, worker: YMap, container_name: str) -> BuiltMap:
             container[key] = worker[key]
             container.spans[key] = worker.spans[key]
     containers = YSeq(worker.pos)
-    containers.append(container)
-    containers.item_pos.append(worker.pos)
+    containers.append_at(container, worker.pos)
     pod["containers"] = containers
     pod.spans["containers"] = (*worker.pos, *worker.pos)
     return pod
@@ -1438,11 +1430,9 @@ def _spark_containers(
     main.spans["resources"] = (*resources.pos, *resources.pos)
     containers = YSeq(written.pos if isinstance(written, YSeq) else spec.pos)
     for index, item in enumerate(written if isinstance(written, YSeq) else ()):
-        containers.append(main if item is base else item)
-        containers.item_pos.append(written.pos_of_item(index))
+        containers.append_at(main if item is base else item, written.pos_of_item(index))
     if base is None:
-        containers.append(main)
-        containers.item_pos.append(spec.pos)
+        containers.append_at(main, spec.pos)
     init = YSeq(spec.pos)
     for source in (template_spec.get("initContainers"), spec.get("initContainers")):
         if isinstance(source, YSeq):
@@ -1665,23 +1655,19 @@ def arc_runner_pod(obj: YMap, spec: YMap) -> YMap:
     if isinstance(written, YSeq) and written:
         names = {c.get("name") for c in written if isinstance(c, YMap)}
         if _ARC_RUNNER not in names:  # added first, bare (newRunnerPodWithContainerMode)
-            containers.append(_arc_container(_ARC_RUNNER, written, None))
-            containers.item_pos.append(written.pos)
+            containers.append_at(_arc_container(_ARC_RUNNER, written, None), written.pos)
         for item, pos in zip(written, written.item_pos, strict=True):
             name = item.get("name") if isinstance(item, YMap) else None
             if kubernetes and name == _ARC_DOCKER:
                 continue
             field = fields.get(name) if isinstance(name, str) else None
-            containers.append(item if field is None else _arc_defaulted(item, spec, field))
-            containers.item_pos.append(pos)
+            containers.append_at(item if field is None else _arc_defaulted(item, spec, field), pos)
         if docker and _ARC_DOCKER not in names:  # added last, bare
-            containers.append(_arc_container(_ARC_DOCKER, written, None))
-            containers.item_pos.append(written.pos)
+            containers.append_at(_arc_container(_ARC_DOCKER, written, None), written.pos)
     else:
         for name, field in fields.items():
             if name == _ARC_RUNNER or docker:
-                containers.append(_arc_container(name, spec, field))
-                containers.item_pos.append(spec.pos)
+                containers.append_at(_arc_container(name, spec, field), spec.pos)
     sidecars = spec.get("sidecarContainers")
     if isinstance(sidecars, YSeq):
         containers.extend_from(sidecars)

@@ -109,6 +109,11 @@ class YSeq(list):
         """Where item `index` starts."""
         return self.item_pos[index] if 0 <= index < len(self.item_pos) else self.pos
 
+    def append_at(self, item: Any, pos: Pos) -> None:
+        """Append `item`, written at `pos` (an item an operator adds is placed where it says)."""
+        self.append(item)
+        self.item_pos.append(pos)
+
     def extend_from(self, other: YSeq) -> None:
         """Append the items of `other` with where each is written (an operator joins the
         lists of two written specs)."""
