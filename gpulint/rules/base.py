@@ -60,11 +60,13 @@ class Problem(NamedTuple):
     # does not prefix it with the object and the role it sits in.
     names_workload: bool = False
     # The objects of other files a corpus-wide finding combines (the workloads summed with
-    # this one, the quota it overflows; None: an object of the profile): a run given only some
-    # files reports it when its own document or one of these is in them. Read at most once,
-    # and only by such a run: a check may give a generator, so a run over a corpus does not
-    # list every workload sharing a pool for each of thousands of findings.
-    involves: Iterable[DocumentLike | None] = ()
+    # this one, the quota it overflows; None: an object of the profile), or the files they are
+    # in (`Involved`): a run given only some files reports a finding of another file when one
+    # of these is in a given file that has no finding of the rule of its own
+    # (`engine.report.reported_with_context`). Read at most once, and only by such a run: a
+    # check may give a generator, so a run over a corpus does not list every workload sharing
+    # a pool for each of thousands of findings.
+    involves: Iterable[DocumentLike | None] | Involved = ()
 
     @classmethod
     def at(
@@ -77,14 +79,14 @@ class Problem(NamedTuple):
         severity: Severity | None = None,
         edits: tuple[Edit, ...] = (),
         names_workload: bool = False,
-        involves: Iterable[DocumentLike | None] = (),
+        involves: Iterable[DocumentLike | None] | Involved = (),
     ) -> Problem:
         """A problem in `document` at `pos`; `severity` overrides the catalogue's default.
 
         `names_workload`: the message names `document` itself (`Kind/name`), so the engine adds
         no `Kind/name role: ` prefix when `pos` is inside one role of a multi-role workload.
         `involves`: the other objects whose counts or limits the finding combines (None: one
-        read from the cluster profile, not a file), iterated at most once.
+        read from the cluster profile, not a file), iterated at most once, or their files.
         """
         return cls(
             document.file, pos, message, fix, document, severity, edits, names_workload, involves
@@ -92,23 +94,15 @@ class Problem(NamedTuple):
 
 
 class Involved:
-    """The objects a problem combines (`Problem.involves`), with the files they are in as a
-    few sets: a capacity finding on a busy pool combines thousands of workloads, and a run
-    given only some files asks of each finding whether one of them is in those files, which
-    set intersections answer without listing the objects."""
+    """The files of the objects a problem combines (`Problem.involves`), as a few sets: a
+    capacity finding on a busy pool combines thousands of workloads, and a run given only some
+    files asks of each finding which of those files hold one, which set lookups answer
+    without listing the objects."""
 
-    __slots__ = ("_documents", "files")
+    __slots__ = ("files",)
 
-    def __init__(
-        self,
-        documents: Callable[[], Iterable[DocumentLike | None]],
-        files: Iterable[frozenset[str]],
-    ) -> None:
-        self._documents = documents
+    def __init__(self, files: Iterable[frozenset[str]]) -> None:
         self.files = tuple(files)
-
-    def __iter__(self) -> Iterator[DocumentLike | None]:
-        return iter(self._documents())
 
 
 class GpuPlacement(NamedTuple):

@@ -423,17 +423,9 @@ class Sharing(NamedTuple):
         return cls(confined, tuple(largest[:_MAX_LISTED]), count, tuple(within), lasting, surely)
 
     def involved(self, *own: DocumentLike) -> Involved:
-        """`own` and every workload counted, with the HPAs that set their counts: what a
-        finding about them combines (`Problem.involves`)."""
-        files = [frozenset(d.file.path for d in own), *(g.files for g in self.groups)]
-        return Involved(lambda: itertools.chain(own, self.documents()), files)
-
-    def documents(self) -> Iterator[DocumentLike]:
-        """Every workload counted, listed or not, and the HPAs that set their counts."""
-        for group in self.groups:
-            for demand in group.members:
-                yield demand.workload.document
-                yield demand.planned.document
+        """The files of `own` and of every workload counted, with the HPAs that set their
+        counts: what a finding about them combines (`Problem.involves`)."""
+        return Involved([frozenset(d.file.path for d in own), *(g.files for g in self.groups)])
 
     def autoscalers(self) -> Iterator[Autoscaler | None]:
         """The autoscalers that set the counts of every workload counted (None: no
