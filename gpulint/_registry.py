@@ -331,6 +331,7 @@ RULES = (
         scope='corpus',
         check='gpulint.rules.capacity:replicas_exceed_capacity',
         keeps='gpulint.rules.capacity:capacity_needs',
+        summarizes='gpulint.rules.capacity:capacity_summary',
     ),
     Rule(
         code='GPU202',

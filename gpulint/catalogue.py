@@ -39,7 +39,7 @@ REQUIRED_FIELDS = (
     "fixed",
     "fix",
 )
-OPTIONAL_FIELDS = ("judges", "reads", "keeps", "autofix", "profile_fields")
+OPTIONAL_FIELDS = ("judges", "reads", "keeps", "summarizes", "autofix", "profile_fields")
 #: `autofix` values: applied by `--fix`, or only with `--unsafe-fixes` too.
 AUTOFIXES = ("safe", "unsafe")
 #: The documentation part of a record.
@@ -171,7 +171,8 @@ def read_record(path: Path) -> RuleInfo:
         raise CatalogueError(f"{path}: `scope` is one of {', '.join(SCOPES)}")
     check = text("check")
     keeps = entry.get("keeps")
-    for key, target in (("check", check), ("keeps", keeps)):
+    summarizes = entry.get("summarizes")
+    for key, target in (("check", check), ("keeps", keeps), ("summarizes", summarizes)):
         if target not in (None, ENGINE) and not _is_target(target):
             raise CatalogueError(f"{path}: `{key}` is `package.module:function`")
     autofix = entry.get("autofix")
@@ -179,6 +180,8 @@ def read_record(path: Path) -> RuleInfo:
         raise CatalogueError(f"{path}: `autofix` is one of {', '.join(AUTOFIXES)}")
     if keeps is not None and scope != "corpus":
         raise CatalogueError(f"{path}: only a rule of `scope: corpus` keeps workloads")
+    if summarizes is not None and keeps is None:
+        raise CatalogueError(f"{path}: only a rule that keeps workloads summarizes them")
     profile_fields = entry.get("profile_fields")
     if profile_fields is not None:
         if not isinstance(profile_fields, list) or not all(
@@ -204,6 +207,7 @@ def read_record(path: Path) -> RuleInfo:
         reads=kinds("reads"),
         check=None if check == ENGINE else check,
         keeps=keeps,
+        summarizes=summarizes,
         autofix=autofix,
         profile_fields=profile_fields,
     )
@@ -250,6 +254,8 @@ def registry_source(rules: Iterable[Rule]) -> str:
         fields.append(f"check={rule.check!r}")
         if rule.keeps:
             fields.append(f"keeps={rule.keeps!r}")
+        if rule.summarizes:
+            fields.append(f"summarizes={rule.summarizes!r}")
         if rule.autofix:
             fields.append(f"autofix={rule.autofix!r}")
         if rule.profile_fields is not None:

@@ -91,6 +91,10 @@ def test_each_record_names_a_check_of_its_scope(rule: Rule) -> None:
     assert keeps is None or rule.corpus_wide
     if keeps is not None:
         assert callable(keeps)
+    summary = rule.summary_function()
+    assert summary is None or keeps is not None
+    if summary is not None:
+        assert callable(summary)
 
 
 def _write_record(directory: Path, code: str, **facts: str) -> Path:
@@ -164,6 +168,8 @@ def test_a_rule_is_one_record_and_one_function(
         ({"check": "throwaway_rule"}, "`check` is `package.module:function`"),
         ({"enabled": "yes please"}, "`enabled` is true or false"),
         ({"keeps": "throwaway_rule:kept"}, "only a rule of `scope: corpus` keeps workloads"),
+        ({"summarizes": "throwaway_rule:summed"}, "only a rule that keeps workloads summarizes"),
+        ({"summarizes": "throwaway_rule"}, "`summarizes` is `package.module:function`"),
         ({"judges": "DaemonSet"}, "`judges` is a list of kinds"),
         ({"severity": "fatal"}, "`severity` is error, warning or info"),
         ({"needs_cluster": "true"}, "unknown ['needs_cluster']"),

@@ -53,7 +53,7 @@ except ImportError:  # not CPython
     from pickle import Pickler, Unpickler, UnpicklingError
 
 #: Raised when the way entries are written changes.
-RESULTS_FORMAT = 2
+RESULTS_FORMAT = 3
 _SUFFIX = ".pickle"
 #: Classes an entry may hold: these of the standard library, and gpulint's own as they are
 #: found (each checked once).

@@ -4,6 +4,7 @@ rules keep (workloads, HPAs, ScaledObjects) is read, and no per-file rule runs o
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from gpulint.config import Config
 from gpulint.engine.files import FileOutcome, check_file
 from gpulint.engine.known import KnownFile
 from gpulint.engine.plan import FilePlan, names_any
+from gpulint.engine.summaries import summarized
 from gpulint.errors import GpulintError
 from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, read_bytes
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from gpulint.engine.gather import Gathered
     from gpulint.engine.record import Run
     from gpulint.render.options import RenderOptions
+    from gpulint.rules.base import KeptSummary
 
 #: A context file is read only if its bytes may hold what corpus-wide rules keep.
 _CONTEXT_BYTES = (
@@ -182,6 +185,8 @@ def read_context(
         gathered.variants.renders.update(renders_of(context))
     # Without a corpus-wide rule at work, context files were wanted for knowledge only.
     items = context if plan.corpus_wide and _gives_any(plan, gathered, given, context) else ()
+    if cache is not None:
+        gathered.read_whole = functools.partial(_whole_outcome, context_plan, cache)
     for outcome in _context_outcomes(context_plan, items, cache):
         gathered.add_autoscalers(outcome)
         gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
@@ -225,9 +230,10 @@ def _context_outcomes(
         if cache is not None:
             assert not isinstance(data, OSError)
             key = cache.key(name, data) if data is not None else cache.key_of(name, item.digest)
-            outcome = cache.read(key)
+            # Its summary (gpulint.engine.summaries), else its whole outcome summed up again.
+            outcome = cache.read(summary_key(key)) or cache.read(key)
             if outcome is not None:
-                yield outcome
+                yield _summed_up(plan, cache, outcome, name, key)
                 continue
         if data is None:
             data = item.read() if isinstance(item, KnownFile) else None
@@ -236,4 +242,30 @@ def _context_outcomes(
         outcome = check_file(plan, (name, data))
         if cache is not None:
             cache.write(key, outcome)
+            outcome = _summed_up(plan, cache, outcome, name, key)
         yield outcome
+
+
+def summary_key(key: str) -> str:
+    """The entry of the summary of the file whose whole outcome is stored under `key`."""
+    return f"{key}-summary"
+
+
+def _summed_up(
+    plan: FilePlan, cache: ResultCache, outcome: FileOutcome, name: str, key: str
+) -> FileOutcome:
+    """`outcome` (of the file `name`, stored whole under `key`) with what rules summarize
+    summed up, stored as its summary when it was not already one."""
+    if outcome.summaries or not any(outcome.kept.values()):
+        return outcome
+    summed = summarized(plan, outcome, name, key)
+    if summed is not outcome:
+        cache.write(summary_key(key), summed)
+    return summed
+
+
+def _whole_outcome(plan: FilePlan, cache: ResultCache, summary: KeptSummary) -> FileOutcome:
+    """The whole outcome of the file `summary` sums up: from the cache, or checked again if
+    its entry is gone (the file as it is now)."""
+    found = cache.read(summary.source)
+    return found if found is not None else check_file(plan, summary.path)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gpulint.profile.model import ClusterProfile
     from gpulint.replicas import Autoscaler
     from gpulint.rules import Rule
-    from gpulint.rules.base import CheckContext
+    from gpulint.rules.base import CheckContext, KeptSummary
     from gpulint.scheduling import Placement
     from gpulint.shapes import WorkloadShape
 
@@ -43,6 +43,9 @@ class FileOutcome(NamedTuple):
     # admissions they rest on, so the corpus-wide checks do not compute them again (sent with
     # them from a worker process, kept with them in the results cache).
     placements: tuple[tuple[PodTemplate, Placement, Admission | None], ...] = ()
+    # Per corpus-wide rule code, what its `summarizes:` function summed up of the workloads it
+    # kept, in place of them (a context file's, read from the results cache: `summarized`).
+    summaries: tuple[tuple[str, KeptSummary], ...] = ()
 
 
 class Lanes(NamedTuple):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from itertools import groupby
 from typing import TYPE_CHECKING
@@ -16,9 +16,11 @@ from gpulint.engine.files import FileOutcome, lanes_of
 from gpulint.engine.plan import FilePlan
 from gpulint.engine.pool import Listed, check_files
 from gpulint.engine.report import displayed, findings_of, roles_of, spool, unused_suppressions
+from gpulint.engine.summaries import add_autoscalers, in_place, kept_context, split
 from gpulint.engine.variants import Variants, one_per_object
 from gpulint.findings import CheckedObject, Finding
 from gpulint.loader import Input, Inputs, LoadResult, RenderedInput
+from gpulint.model import Workload
 from gpulint.suppressions import SuppressionTracker
 
 if TYPE_CHECKING:
@@ -26,9 +28,9 @@ if TYPE_CHECKING:
     from gpulint.engine.cache import ResultCache
     from gpulint.engine.record import Run
     from gpulint.live.verdict import ServerRejection
-    from gpulint.model import Workload
     from gpulint.replicas import Autoscaler
     from gpulint.rules import Rule
+    from gpulint.rules.base import CheckContext, KeptSummary
     from gpulint.scheduling import Placement
     from gpulint.spool import FindingSpool
 
@@ -41,7 +43,8 @@ class Gathered:
         self.findings = findings
         self.late: list[Finding] = []  # anywhere in the report
         self.checked: list[CheckedObject] = []
-        self.kept: dict[str, list[Workload]] = {}
+        # Per corpus-wide rule, in file order; a summary stands for a context file's.
+        self.kept: dict[str, list[Workload | KeptSummary]] = {}
         # One autoscaler of a target counts (replicas.autoscaler_for), so only it is kept.
         self.scalers: dict[tuple[str | None, str, str], Autoscaler] = {}
         self.tracker = SuppressionTracker()
@@ -52,29 +55,50 @@ class Gathered:
         self.admissions: dict[int, Admission] = {}  # of kept templates
         # The kept workloads by object, to keep one of identical copies (context files too).
         self.variants: Variants | None = None
+        # The whole outcome of a context file whose kept workloads a summary stands for.
+        self.read_whole: Callable[[KeptSummary], FileOutcome] | None = None
 
     def add_autoscalers(self, outcome: FileOutcome) -> None:
-        """Keep the autoscaler that scales each target among the file's: the first, unless a
-        later one outranks it (Autoscaler.outranks: an HPA a ScaledObject cannot adopt)."""
-        for scaler in outcome.autoscalers:
-            target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
-            kept = self.scalers.get(target)
-            if kept is None or scaler.outranks(kept):
-                self.scalers[target] = scaler
+        """Keep the autoscaler that scales each target among the file's (the first, unless a
+        later one outranks it)."""
+        add_autoscalers(self.scalers, outcome.autoscalers)
 
-    def add_kept(self, outcome: FileOutcome, variants: Variants | None = None) -> None:
-        """Keep the workloads the file gave each corpus-wide rule, and the verdicts on their
-        templates; with `variants`, not those that repeat one kept already."""
+    def add_kept(
+        self, outcome: FileOutcome, variants: Variants | None = None, only: str | None = None
+    ) -> list[Workload]:
+        """Keep the workloads the file gave each corpus-wide rule (`only`: that one's, which
+        are returned rather than kept), the verdicts on their templates, and its summaries;
+        with `variants`, not those that repeat one kept already."""
         kept: dict[int, Workload] = {}
         for code, workloads in outcome.kept.items():
+            if only is not None and code != only:
+                continue
             for workload in workloads:
                 if variants is None or not variants.repeats(code, workload):
-                    self.kept[code].append(workload)
+                    if only is None:
+                        self.kept[code].append(workload)
                     kept[id(workload)] = workload
-        if not outcome.placements:
-            return
+        if only is None:
+            for code, summary in outcome.summaries:
+                self.kept[code].append(summary)
+        if outcome.placements:
+            self._add_placements(outcome, kept.values())
+        return list(kept.values())
+
+    def expanded(self, summary: KeptSummary, code: str) -> list[Workload]:
+        """The workloads `summary` stands for, with the verdicts on their templates."""
+        assert self.read_whole is not None, "a summary comes from a run that reads it whole"
+        return self.add_kept(self.read_whole(summary), only=code)
+
+    def expander(self, plan: FilePlan, code: str) -> Callable[[KeptSummary], CheckContext]:
+        """What gives a check of rule `code` the context of a summarized file alone."""
+        read_whole = self.read_whole
+        assert read_whole is not None, "a summary comes from a run that reads it whole"
+        return lambda summary: kept_context(plan, read_whole(summary), code)
+
+    def _add_placements(self, outcome: FileOutcome, kept: Iterable[Workload]) -> None:
         # By id() of templates kept for the whole run: a dropped one's id may be reused.
-        templates = {id(t) for w in kept.values() for t in w.templates}
+        templates = {id(t) for w in kept for t in w.templates}
         for template, verdict, admission in outcome.placements:
             if id(template) in templates:
                 self.placements[id(template)] = verdict
@@ -234,11 +258,23 @@ def corpus_findings(
     findings in them are that run's to report.
     """
     found: list[Finding] = []
-    everything_kept = {id(w): w for kept in gathered.kept.values() for w in kept}.values()
+    namespace_of = plan.context(LoadResult((), (), ())).namespace_of
+    for rule in plan.corpus_wide:
+        gathered.kept[rule.code] = in_place(
+            gathered.kept[rule.code],
+            namespace_of,
+            gathered.scalers,
+            lambda summary, code=rule.code: gathered.expanded(summary, code),
+        )
+    everything_kept = {
+        id(w): w for kept in gathered.kept.values() for w in kept if isinstance(w, Workload)
+    }.values()
     roles = roles_of(everything_kept)
     for rule in plan.corpus_wide:
-        namespace_of = plan.context(LoadResult((), (), ())).namespace_of
-        kept = one_per_object(gathered.kept[rule.code], namespace_of, gathered.scalers, bases or {})
+        ordered = one_per_object(
+            gathered.kept[rule.code], namespace_of, gathered.scalers, bases or {}
+        )
+        kept, summaries = split(ordered)
         context = plan.context(
             LoadResult((), plan.knowledge, ()),
             kept,
@@ -247,6 +283,8 @@ def corpus_findings(
             placements=gathered.placements,
             admissions=gathered.admissions,
             given=given,
+            summaries=summaries,
+            expand=gathered.expander(plan, rule.code) if summaries else None,
         )
         found.extend(
             findings_of(rule, context, roles, plan.config, gathered.tracker, given, elsewhere)

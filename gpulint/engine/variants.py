@@ -13,14 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gpulint.errors import GpulintError
+from gpulint.rules.base import KeptSummary
 
 if TYPE_CHECKING:
     from gpulint.loader import RenderedInput
     from gpulint.model import DocumentLike, Workload
     from gpulint.replicas import Autoscaler
+
+
+#: What a corpus-wide rule keeps: workloads, and summaries of a context file's.
+W = TypeVar("W")
 
 
 def installed_namespaces(inputs: Iterable[object]) -> dict[str, str]:
@@ -113,20 +118,21 @@ def same_tree(a: object, b: object) -> bool:
 
 
 def one_per_object(
-    workloads: Iterable[Workload],
+    workloads: Iterable[W],
     namespace_of: Callable[[DocumentLike], str],
     scalers: Mapping[tuple[str | None, str, str], Autoscaler],
     bases: Mapping[str, frozenset[str]],
-) -> tuple[Workload, ...]:
+) -> tuple[W, ...]:
     """`workloads` with each object once: of the variants of one (namespace, kind, name), an
     overlay's over the base it builds on (`bases`), else the one asking for the most GPUs
-    (the first of equals). Unnamed objects (`generateName`) are each their own."""
-    groups: dict[object, list[Workload]] = {}
+    (the first of equals). Unnamed objects (`generateName`) are each their own, and so is a
+    summary of a file's (`gpulint.engine.summaries`: none of its objects has a variant)."""
+    groups: dict[object, list[W]] = {}
     for workload in workloads:
-        ref = workload.document.ref
-        key: object = (
-            (namespace_of(workload.document), ref.kind, ref.name) if ref.name else id(workload)
-        )
+        key: object = id(workload)
+        if not isinstance(workload, KeptSummary) and workload.document.ref.name:
+            ref = workload.document.ref
+            key = (namespace_of(workload.document), ref.kind, ref.name)
         group = groups.setdefault(key, [])
         if all(w is not workload for w in group):
             group.append(workload)

@@ -7,7 +7,10 @@ read before the files are checked), and it runs on each file's context. A corpus
 objects against objects of other files (capacity summed over workloads, quotas, HPAs): its
 record says `scope: corpus` and names in `keeps:` a function picking the few workloads of each
 file it needs; it runs once at the end over a context holding those workloads, every input's
-HorizontalPodAutoscalers and KEDA ScaledObjects, and the knowledge objects.
+HorizontalPodAutoscalers and KEDA ScaledObjects, and the knowledge objects. A corpus-wide rule
+may also name in `summarizes:` a function that sums up what it keeps of a file without the
+workloads' trees (`KeptSummary`): a run with `context:` reads the context files' summaries
+from the results cache, and their workloads only where the check asks for them.
 """
 
 from __future__ import annotations
@@ -105,6 +108,32 @@ class Involved:
         self.files = tuple(files)
 
 
+class KeptSummary(NamedTuple):
+    """What a corpus-wide rule keeps of one context file, summed up by its `summarizes:`
+    function without the workloads' trees: the results cache keeps it beside the file's
+    whole outcome, and a check reads the workloads themselves (`CheckContext.expand`) only
+    where its summary cannot say what the check needs.
+
+    The engine uses it in place of the workloads only when nothing else the run reads changes
+    what they count: no other input writes an object it holds, and the autoscaler that sets
+    each one's count is the one the file itself gives it."""
+
+    path: str  # the file
+    source: str  # the results-cache entry of the file's whole outcome
+    objects: tuple[tuple[str, str, str], ...]  # each workload's (namespace, kind, name)
+    # Each workload's autoscaler target (namespace as written, kind, name), and the autoscaler
+    # its counts were summed with (`scaler_identity`; None: none).
+    scaled: tuple[tuple[tuple[str | None, str, str], object], ...]
+    data: Any  # the rule's own summary
+
+
+def scaler_identity(scaler: Autoscaler | None) -> object:
+    """What tells one autoscaler from another across runs: where it is written."""
+    if scaler is None:
+        return None
+    return (scaler.document.file.path, scaler.document.ref, scaler.pos)
+
+
 class GpuPlacement(NamedTuple):
     """A GPU pod template, its workload, where it can run as admitted, and where it could run
     if the admission's assumptions held (None: nothing assumed)."""
@@ -147,6 +176,12 @@ class CheckContext:
     # The files a run with `context:` reports on (None: every file): a corpus-wide check may
     # leave out what cannot involve them (`Problem.involves`), still summing everything.
     given: frozenset[str] | None = None
+    # What the rule's `summarizes:` function summed up of context files, each after the
+    # number of `workloads` that come before it in the run's order (`KeptSummary`).
+    summaries: tuple[tuple[int, KeptSummary], ...] = ()
+    # The context of a summarized file alone, its kept workloads read in full, as its summary
+    # was made from (None: nothing is summarized).
+    expand: Callable[[KeptSummary], CheckContext] | None = field(default=None, repr=False)
 
     def placement(self, template: PodTemplate) -> Placement:
         """Every pool's verdict on `template` as admitted (needs a profile), computed once per
@@ -402,6 +437,8 @@ class Rule(NamedTuple):
     reads: frozenset[str] = frozenset()
     check: str | None = None  # "package.module:function"; None: the engine reports it
     keeps: str | None = None  # corpus scope: "module:function" naming what each file keeps
+    # corpus scope: "module:function" summing up what a context file keeps (KeptSummary.data)
+    summarizes: str | None = None
     # How sure the text edits its findings carry are: "safe" (--fix), "unsafe" (also needs
     # --unsafe-fixes); None: its findings carry no edits.
     autofix: str | None = None
@@ -428,6 +465,10 @@ class Rule(NamedTuple):
     def keeps_function(self) -> Keeps | None:
         """What a corpus-wide rule keeps of each file (None: only knowledge objects)."""
         return load_function(self.keeps) if self.keeps else None
+
+    def summary_function(self) -> Callable[[CheckContext], Any] | None:
+        """What sums up what the rule keeps of a file without its trees (None: nothing)."""
+        return load_function(self.summarizes) if self.summarizes else None
 
     def has_work(self, kinds: Collection[str], profile_kinds: Collection[str] = ()) -> bool:
         """False when the rule cannot find anything in manifests of `kinds` checked against a

@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import cache
 
 from gpulint.gpus import gpu_limit_pos, gpu_requests
-from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
+from gpulint.model import Document, DocumentKey, DocumentLike, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.replicas import (
@@ -30,7 +30,7 @@ from gpulint.replicas import (
     runs_to_completion,
     under_load_words,
 )
-from gpulint.rules.base import CheckContext, Involved, Problem
+from gpulint.rules.base import CheckContext, Involved, KeptSummary, Problem
 from gpulint.scheduling import (
     allocatable,
     ceiling_assumptions,
@@ -71,6 +71,124 @@ class GpuDemand(NamedTuple):
         if self.finite:
             return Decimal(0)
         return self.planned.least * self.gpus.get(resource, Decimal(0))
+
+    @property
+    def paths(self) -> tuple[str, str]:
+        """The files of its workload and of what sets its count (an HPA's)."""
+        return self.workload.document.file.path, self.planned.document.file.path
+
+    @property
+    def gang(self) -> bool:
+        """Whether its workload's pods are a gang."""
+        return self.workload.gang
+
+    @property
+    def owner(self) -> object:
+        """Its workload, as the demands of one workload share it."""
+        return id(self.workload)
+
+    @property
+    def named(self) -> str:
+        """The workload, with the role when its pods are counted role by role (a group gang's
+        leader and workers, a DaskCluster's scheduler and workers): `LeaderWorkerSet/x worker`."""
+        ref = str(self.workload.document.ref)
+        role = self.template.role
+        workload = self.workload
+        by_role = workload.group_gang or len(workload.templates) > 1
+        return f"{ref} {role}" if by_role and role else ref
+
+
+class DemandSummary(NamedTuple):
+    """A GpuDemand of a context file without its workload's tree (`capacity_summary`): what
+    the sums and the messages that list the others read. The demand itself is read again
+    (`_Demands.full`) only for a finding of its own."""
+
+    gpus: dict[str, Decimal]
+    pools: frozenset[str]
+    planned: PlannedPods  # its document without a tree (a DocumentKey)
+    assumption: str
+    finite: bool
+    paths: tuple[str, str]
+    named: str
+    gang: bool
+    owner: tuple[str, int]  # its workload's file and place among what the file keeps
+    index: int  # its place among the demands of its file (gpu_demands' order)
+
+    total = GpuDemand.total
+    surely = GpuDemand.surely
+
+
+def capacity_summary(ctx: CheckContext) -> tuple[DemandSummary, ...]:
+    """The demands of one file's kept workloads (`Rule.summarizes`)."""
+    places = {id(w): n for n, w in enumerate(ctx.workloads)}
+    found = []
+    for index, demand in enumerate(gpu_demands(ctx)):
+        planned = demand.planned
+        if isinstance(planned.document, Document):
+            planned = planned._replace(document=DocumentKey.of(planned.document))
+        found.append(
+            DemandSummary(
+                demand.gpus,
+                demand.pools,
+                planned,
+                demand.assumption,
+                demand.finite,
+                demand.paths,
+                demand.named,
+                demand.gang,
+                (demand.paths[0], places[id(demand.workload)]),
+                index,
+            )
+        )
+    return tuple(found)
+
+
+class _Demands:
+    """The run's demands in its order, the summarized ones among them, and each of those
+    read in full when a finding is its own."""
+
+    def __init__(self, ctx: CheckContext) -> None:
+        self.ctx = ctx
+        full = list(gpu_demands(ctx))
+        self._origin: dict[int, KeptSummary] = {}
+        if not ctx.summaries:
+            self.all: list[GpuDemand | DemandSummary] = list(full)
+            return
+        by_workload: dict[int, list[GpuDemand]] = {}
+        for demand in full:
+            by_workload.setdefault(id(demand.workload), []).append(demand)
+        summaries = iter(ctx.summaries)
+        pending = next(summaries, None)
+        found: list[GpuDemand | DemandSummary] = []
+        for place, workload in enumerate((*ctx.workloads, None)):
+            while pending is not None and pending[0] == place:
+                for summed in pending[1].data:
+                    self._origin[id(summed)] = pending[1]
+                    found.append(summed)
+                pending = next(summaries, None)
+            if workload is not None:
+                found.extend(by_workload.get(id(workload), ()))
+        self.all = found
+        self._expanded: dict[str, list[GpuDemand]] = {}
+
+    def objects(self) -> Iterator[tuple[str, str, str]]:
+        """The (namespace, kind, name) of every workload kept, summarized ones too."""
+        ctx = self.ctx
+        for workload in ctx.workloads:
+            yield ctx.namespace_of(workload.document), workload.kind, workload.document.ref.name
+        for _, summary in ctx.summaries:
+            yield from summary.objects
+
+    def full(self, demand: GpuDemand | DemandSummary) -> GpuDemand:
+        """`demand` with its workload and template: a summarized one read from its file."""
+        if isinstance(demand, GpuDemand):
+            return demand
+        summary = self._origin[id(demand)]
+        read = self._expanded.get(summary.source)
+        if read is None:
+            assert self.ctx.expand is not None, "a summary comes with what expands it"
+            read = self._expanded[summary.source] = list(gpu_demands(self.ctx.expand(summary)))
+        return read[demand.index]
 
 
 def gpu_demands(ctx: CheckContext) -> Iterator[GpuDemand]:
@@ -114,20 +232,19 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
     """All pods that can only land on some pools need more GPUs than those pools can have."""
     if ctx.profile is None or not _names_given(ctx):
         return
-    checked = frozenset(
-        (ctx.namespace_of(w.document), w.kind, w.document.ref.name) for w in ctx.workloads
-    )
+    found = _Demands(ctx)
+    checked = frozenset(found.objects())
     # A checked workload that already runs holds some of the GPUs in use; counting them as in
     # use and again as its demand would report an unchanged manifest as not fitting.
     profile = replace(
         ctx.profile,
         pools=tuple(replace(p, gpus_in_use=held_by_others(p, checked)) for p in ctx.profile.pools),
     )
-    demands = list(gpu_demands(ctx))
+    demands = found.all
     groups = pool_groups(demands, profile)
     judged = _Involvement(groups, ctx.given)
     priorities = {}
-    if any(d.workload.gang for d in demands):  # a Volcano Job's tasks are ordered by their
+    if any(d.gang for d in demands):  # a Volcano Job's tasks are ordered by their
         from gpulint.profile.policy import priority_values  # priority classes' values
 
         priorities = priority_values(ctx.knowledge, ctx.profile)
@@ -144,16 +261,17 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
 
         return with_manifest_queues(profile, ctx.knowledge, ctx.namespace_of)
 
-    def problems(batch: list[GpuDemand]) -> Iterator[Problem]:
-        gangs: dict[int, list[GpuDemand]] = {}
+    def problems(batch: list[GpuDemand | DemandSummary]) -> Iterator[Problem]:
+        gangs: dict[object, list[GpuDemand | DemandSummary]] = {}
         for demand in batch:
-            if demand.workload.gang:
-                gangs.setdefault(id(demand.workload), []).append(demand)
+            if demand.gang:
+                gangs.setdefault(demand.owner, []).append(demand)
         for members in gangs.values():
             if judged(members):
-                yield from _gang_problems(members, groups, profile, priorities)
+                full = [found.full(m) for m in members]
+                yield from _gang_problems(full, members, groups, profile, priorities)
         for demand in batch:
-            if demand.workload.gang or not judged((demand,)):
+            if demand.gang or not judged((demand,)):
                 continue  # a gang is reported once as a whole
             for resource, per_pod in demand.gpus.items():
                 # Everything confined to a subset of these pools competes for the same nodes.
@@ -172,10 +290,10 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
                     # Only then: a run whose profile has no queue does not import Kueue's model.
                     from gpulint.kueue import admitting_queue
 
-                    namespace = ctx.namespace_of(demand.workload.document)
-                    queue = admitting_queue(queues, demand.workload, namespace)
+                    workload = found.full(demand).workload
+                    queue = admitting_queue(queues, workload, ctx.namespace_of(workload.document))
                 if queue is not None and demand.total(resource) <= have:
-                    yield _queued_problem(demand, resource, sharing, have, pools, queue)
+                    yield _queued_problem(found.full(demand), resource, sharing, have, pools, queue)
                     continue
                 # Pods that run to completion free their GPUs: when what never ends (the others
                 # that do not, and this workload's pods, or one of them if they end too) fits,
@@ -198,7 +316,7 @@ def replicas_exceed_capacity(ctx: CheckContext) -> Iterator[Problem]:
                 if said is None:
                     said = can_have[demand.pools, resource] = _can_have(pools, resource, have)
                 yield _capacity_problem(
-                    demand,
+                    found.full(demand),
                     resource,
                     per_pod,
                     sharing,
@@ -262,28 +380,27 @@ class _Involvement:
         self.flagged: set[str] = set()  # given files with a finding
         self._touched: set[frozenset[str]] | None = None
 
-    def _own(self, demand: GpuDemand) -> bool:
+    def _own(self, demand: GpuDemand | DemandSummary) -> bool:
         given = self.given
-        return given is None or any(
-            path in given
-            for path in (demand.workload.document.file.path, demand.planned.document.file.path)
-        )
+        return given is None or any(path in given for path in demand.paths)
 
-    def batches(self, demands: list[GpuDemand]) -> Iterator[list[GpuDemand]]:
+    def batches(
+        self, demands: list[GpuDemand | DemandSummary]
+    ) -> Iterator[list[GpuDemand | DemandSummary]]:
         """`demands`, those of the given files first (a gang's members stay together)."""
         if self.given is None:
             yield demands
             return
-        own = {id(d.workload) for d in demands if self._own(d)}
-        yield [d for d in demands if id(d.workload) in own]
-        yield [d for d in demands if id(d.workload) not in own]
+        own = {d.owner for d in demands if self._own(d)}
+        yield [d for d in demands if d.owner in own]
+        yield [d for d in demands if d.owner not in own]
 
     def flag(self, problem: Problem) -> None:
         """Note a finding: a given file it is in needs no other file's to fail."""
         if self.given is not None and problem.file.path in self.given:
             self.flagged.add(problem.file.path)
 
-    def __call__(self, demands: Iterable[GpuDemand]) -> bool:
+    def __call__(self, demands: Iterable[GpuDemand | DemandSummary]) -> bool:
         """Whether the finding on `demands` (a workload's, or a gang's) may be reported."""
         if self.given is None:
             return True
@@ -307,7 +424,7 @@ class PoolGroup(NamedTuple):
     """The demands on one resource confined to exactly the same pools, largest first."""
 
     pools: frozenset[str]
-    members: tuple[GpuDemand, ...]
+    members: tuple[GpuDemand | DemandSummary, ...]
     total: Decimal  # GPUs all members hold at once
     room: Decimal  # the most the pools can give them
     files: frozenset[str] = frozenset()  # where the members and their HPAs are written
@@ -333,11 +450,7 @@ def _group(
         members,
         sum((d.total(resource) for d in found), Decimal(0)),
         _room((p for p in profile.pools if p.name in names), resource),
-        frozenset(
-            path
-            for d in found
-            for path in (d.workload.document.file.path, d.planned.document.file.path)
-        ),
+        frozenset(path for d in found for path in d.paths),
         tuple(dict.fromkeys(d.assumption for d in members if d.assumption)),
         sum((d.total(resource) for d in found if not d.finite), Decimal(0)),
         sum((d.surely(resource) for d in found), Decimal(0)),
@@ -368,7 +481,7 @@ class Sharing(NamedTuple):
     """What the demands confined to a subset of some pools take, leaving some demands out."""
 
     confined: Decimal  # GPUs they take, each group capped at what its pools hold
-    largest: tuple[GpuDemand, ...]  # the biggest of them, for the message
+    largest: tuple[GpuDemand | DemandSummary, ...]  # the biggest of them, for the message
     count: int  # how many there are
     groups: tuple[PoolGroup, ...] = ()  # theirs (with the demands left out)
     lasting: Decimal = Decimal(0)  # what of `confined` pods that do not run to completion hold
@@ -379,7 +492,7 @@ class Sharing(NamedTuple):
         cls,
         groups: Iterable[PoolGroup],
         pools: frozenset[str],
-        left_out: Collection[GpuDemand],
+        left_out: Collection[GpuDemand | DemandSummary],
         resource: str,
     ) -> Sharing:
         """The groups within `pools`, without the demands of `left_out` (the one judged).
@@ -437,22 +550,12 @@ class Sharing(NamedTuple):
     def describe(self, resource: str) -> str:
         """`Deployment/a (16: replicas: 2 × 8), ... and 40 more`, the largest first."""
         listed = ", ".join(
-            f"{_named(d)} ({format_quantity(d.total(resource))}: "
+            f"{d.named} ({format_quantity(d.total(resource))}: "
             f"{d.planned.source} × {format_quantity(d.gpus[resource])})"
             for d in self.largest
         )
         more = self.count - len(self.largest)
         return f"{listed} and {more:,} more" if more > 0 else listed
-
-
-def _named(demand: GpuDemand) -> str:
-    """The workload, with the role when its pods are counted role by role (a group gang's
-    leader and workers, a DaskCluster's scheduler and workers): `LeaderWorkerSet/x worker`."""
-    ref = str(demand.workload.document.ref)
-    role = demand.template.role
-    workload = demand.workload
-    by_role = workload.group_gang or len(workload.templates) > 1
-    return f"{ref} {role}" if by_role and role else ref
 
 
 class GangDemand(NamedTuple):
@@ -498,11 +601,13 @@ def gang_demand(
 
 def _gang_problems(
     members: list[GpuDemand],
+    as_grouped: Collection[GpuDemand | DemandSummary],
     groups: dict[str, tuple[PoolGroup, ...]],
     profile: ClusterProfile,
     priorities: Mapping[str, int],
 ) -> Iterator[Problem]:
-    """A gang that can never start on its pools, or cannot start beside the other workloads."""
+    """A gang that can never start on its pools, or cannot start beside the other workloads
+    (`as_grouped`: its members as the groups hold them, `members` read in full)."""
     workload = members[0].workload
     resources = dict.fromkeys(name for m in members for name in m.gpus)
     for resource in resources:
@@ -545,7 +650,7 @@ def _gang_problems(
                 names_workload=True,
             )
             continue
-        sharing = Sharing.of(groups.get(resource, ()), gang.pools, members, resource)
+        sharing = Sharing.of(groups.get(resource, ()), gang.pools, as_grouped, resource)
         have = _room(pools, resource)
         if workload.group_gang:
             # Its groups start one by one: those that fit run, the others wait.
@@ -793,7 +898,7 @@ def _capacity_problem(
     where it is pods HPAs add above their minReplicas (`under_load`), stuck once they do."""
     own = demand.total(resource)
     text = (
-        f"{_named(demand)} needs {format_quantity(own)} {resource} "
+        f"{demand.named} needs {format_quantity(own)} {resource} "
         f"({demand.planned.source} × {format_quantity(per_pod)} per pod)"
     )
     text += _shared_with(sharing, resource, need)
@@ -854,7 +959,7 @@ def _queued_problem(
     return Problem.at(
         demand.planned.document,
         demand.planned.pos,
-        f"{_named(demand)} needs {format_quantity(own)} {resource} ({demand.planned.source} × "
+        f"{demand.named} needs {format_quantity(own)} {resource} ({demand.planned.source} × "
         f"{format_quantity(demand.gpus[resource])} per pod), which {describe_pools(pools)} can "
         f"give ({format_quantity(have)} at most), but not beside {sharing.describe(resource)}: "
         f"ClusterQueue {queue} admits it when enough of them finish, so it is queued behind "
