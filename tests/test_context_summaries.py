@@ -11,6 +11,7 @@ from pathlib import Path
 from gpulint.api import lint
 from gpulint.cachedir import CACHE_MIN_FILES
 from gpulint.config import Config
+from gpulint.engine.context import summary_key
 from gpulint.findings import Finding
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,10 +73,10 @@ def _all(findings: object) -> list[tuple[object, ...]]:
 
 
 def _entries(cache: Path) -> tuple[list[str], list[str]]:
-    """The whole outcomes and the summaries in the cache."""
-    names = os.listdir(cache / "results")
-    summaries = sorted(n for n in names if n.endswith("-summary.pickle"))
-    return sorted(set(names) - set(summaries)), summaries
+    """The whole outcomes that have a summary, and their summaries, in the cache."""
+    names = {name.removesuffix(".pickle") for name in os.listdir(cache / "results")}
+    summed = {key: summary_key(key) for key in names if summary_key(key) in names}
+    return sorted(summed), sorted(summed.values())
 
 
 def _runs(root: Path, given: str, cache: Path) -> tuple[list[object], list[object]]:
@@ -109,7 +110,7 @@ def test_the_sums_come_from_the_summaries_alone(tmp_path: Path) -> None:
     # Without the whole outcomes, the run sums the same from the summaries and reads none of
     # the summarized files again (it would store its whole outcome anew).
     for name in whole:
-        os.remove(cache / "results" / name)
+        os.remove(cache / "results" / f"{name}.pickle")
     config = Config(root=tmp_path, context=("k8s",), select=("GPU201",))
     again = lint(
         ["k8s/serve-0.yaml"],
@@ -120,9 +121,9 @@ def test_the_sums_come_from_the_summaries_alone(tmp_path: Path) -> None:
         cache_dir=str(cache),
     )
     assert _all(again.findings) == expected
-    summed = {name.replace("-summary", "") for name in summaries}
-    assert summed <= set(whole)
-    assert summed.isdisjoint(_entries(cache)[0])
+    left = {name.removesuffix(".pickle") for name in os.listdir(cache / "results")}
+    assert set(summaries) <= left
+    assert left.isdisjoint(whole)
 
 
 def test_a_context_workload_s_own_finding_reads_it_whole(tmp_path: Path) -> None:
@@ -146,8 +147,9 @@ def test_a_context_workload_s_own_finding_reads_it_whole(tmp_path: Path) -> None
     assert [(f[1], f[3]) for f in reported] == [(6, "GPU201")]
     assert warm == reported
     whole, _ = _entries(cache)
+    assert whole
     for name in whole:
-        os.remove(cache / "results" / name)
+        os.remove(cache / "results" / f"{name}.pickle")
     config = Config(root=tmp_path, context=("k8s",), select=("GPU201",))
     cached = {"use_cache": True, "cache_dir": str(cache)}
     again = lint(["k8s/small.yaml"], config=config, **cached, **options)

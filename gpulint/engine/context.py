@@ -247,8 +247,13 @@ def _context_outcomes(
 
 
 def summary_key(key: str) -> str:
-    """The entry of the summary of the file whose whole outcome is stored under `key`."""
-    return f"{key}-summary"
+    """The entry of the summary of the file whose whole outcome is stored under `key` (named
+    as every entry is, which the cache's sweep recognizes)."""
+    from gpulint.cachedir import sha256
+
+    digest = sha256()
+    digest.update(f"{key}:summary".encode())
+    return digest.hexdigest()
 
 
 def _summed_up(
