@@ -12,6 +12,7 @@ import pytest
 
 from gpulint.api import lint
 from gpulint.config import Config
+from gpulint.engine.context import summary_key
 from gpulint.findings import Finding
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,3 +176,78 @@ def test_the_sources_fingerprint_covers_every_module_of_the_package() -> None:
     listed = {name for name, _, _ in _sources_fingerprint()}
     assert "engine/cache.py" in modules
     assert modules <= listed
+
+
+def _context_runs(tmp_path: Path) -> tuple[list[str], dict[str, object]]:
+    """A tree of the capacity fixtures, one given, the rest as context, and the options."""
+    shutil.copytree(CASES / "capacity", tmp_path / "k8s")
+    given = ["k8s/" + sorted(os.listdir(CASES / "capacity"))[0]]
+    options = {
+        "config": Config(root=tmp_path, context=("k8s",), select=("ALL",)),
+        "profile_paths": (str(PROFILES / "eks.yaml"),),
+        "root": str(tmp_path),
+        "use_cache": True,
+        "cache_dir": str(tmp_path / "cache"),
+    }
+    return given, options
+
+
+def test_context_outcomes_are_read_from_one_pack(tmp_path: Path) -> None:
+    given, options = _context_runs(tmp_path)
+    expected = _all(lint(given, **{**options, "use_cache": False}).findings)
+    lint(given, **options)
+    stored = set(_entries(tmp_path / "cache"))
+    assert _all(lint(given, **options).findings) == expected
+    # The pack gives a run every context outcome it reads: without their own entries, none
+    # is read from its file and stored again.
+    folder = tmp_path / "cache" / "results"
+    packs = [n for n in stored if _is_pack(folder / n)]
+    assert len(packs) == 1
+    packed = _packed_keys(folder / packs[0])
+    own = {f"{k}.pickle" for key in packed for k in (key, summary_key(key))} & stored
+    assert len(own) > len(packed) >= 10  # each file's outcome, and summaries of some
+    for name in own:
+        os.remove(folder / name)
+    assert _all(lint(given, **options).findings) == expected
+    assert set(_entries(tmp_path / "cache")) == stored - own
+
+
+def _unpickled(path: Path) -> object:
+    """What the entry at `path` holds, references to the run's objects read as None."""
+    import io
+    import pickle
+
+    class Unpickler(pickle.Unpickler):
+        def persistent_load(self, pid: object) -> object:
+            return None
+
+    return Unpickler(io.BytesIO(path.read_bytes())).load()
+
+
+def _packed_keys(path: Path) -> set[str]:
+    found = _unpickled(path)
+    assert isinstance(found, dict)
+    return set(found)
+
+
+def _is_pack(path: Path) -> bool:
+    """Whether the entry at `path` is a pack: file outcomes by their entries' keys."""
+    from gpulint.engine.files import FileOutcome
+
+    found = _unpickled(path)
+    return isinstance(found, dict) and all(isinstance(v, FileOutcome) for v in found.values())
+
+
+def test_a_pack_that_is_not_one_is_not_read(tmp_path: Path) -> None:
+    import pickle
+
+    given, options = _context_runs(tmp_path)
+    expected = _all(lint(given, **{**options, "use_cache": False}).findings)
+    lint(given, **options)
+    folder = tmp_path / "cache" / "results"
+    pack = next(n for n in _entries(tmp_path / "cache") if _is_pack(folder / n))
+    marker = tmp_path / "ran"
+    for planted in (pickle.dumps(_Planted(str(marker))), pickle.dumps({"key": ["no outcome"]})):
+        (folder / pack).write_bytes(planted)
+        assert _all(lint(given, **options).findings) == expected
+        assert not marker.exists()

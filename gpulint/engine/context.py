@@ -19,7 +19,7 @@ from gpulint.errors import GpulintError
 from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, read_bytes
 
 if TYPE_CHECKING:
-    from gpulint.engine.cache import ResultCache
+    from gpulint.engine.cache import ContextPack, ResultCache
     from gpulint.engine.gather import Gathered
     from gpulint.engine.record import Run
     from gpulint.render.options import RenderOptions
@@ -185,12 +185,18 @@ def read_context(
         gathered.variants.renders.update(renders_of(context))
     # Without a corpus-wide rule at work, context files were wanted for knowledge only.
     items = context if plan.corpus_wide and _gives_any(plan, gathered, given, context) else ()
-    if cache is not None:
+    pack = None
+    if cache is not None and items:
+        from gpulint.engine.cache import ContextPack
+
         gathered.read_whole = functools.partial(_whole_outcome, context_plan, cache)
-    for outcome in _context_outcomes(context_plan, items, cache):
+        pack = ContextPack(cache)
+    for outcome in _context_outcomes(context_plan, items, cache, pack):
         gathered.add_autoscalers(outcome)
         gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
         gathered.add_kept(outcome, gathered.variants)
+    if pack is not None:
+        pack.write()
     return given
 
 
@@ -210,10 +216,14 @@ def _gives_any(
 
 
 def _context_outcomes(
-    plan: FilePlan, items: Iterable[Input | KnownFile], cache: ResultCache | None = None
+    plan: FilePlan,
+    items: Iterable[Input | KnownFile],
+    cache: ResultCache | None = None,
+    pack: ContextPack | None = None,
 ) -> Iterator[FileOutcome]:
     """What corpus-wide rules keep of each context file; files that cannot hold it are not
-    parsed, and those `cache` holds are read from it (a KnownFile is read only when not)."""
+    parsed, and those `cache` holds are read from it (a KnownFile is read only when not):
+    from the `pack` of the last runs' context outcomes first."""
     for item in items:
         if isinstance(item, RenderedInput):
             yield check_file(plan, item)
@@ -230,10 +240,17 @@ def _context_outcomes(
         if cache is not None:
             assert not isinstance(data, OSError)
             key = cache.key(name, data) if data is not None else cache.key_of(name, item.digest)
+            outcome = pack.read(key) if pack is not None else None
+            if outcome is not None:
+                yield outcome
+                continue
             # Its summary (gpulint.engine.summaries), else its whole outcome summed up again.
             outcome = cache.read(summary_key(key)) or cache.read(key)
             if outcome is not None:
-                yield _summed_up(plan, cache, outcome, name, key)
+                outcome = _summed_up(plan, cache, outcome, name, key)
+                if pack is not None:
+                    pack.add(key, outcome)
+                yield outcome
                 continue
         if data is None:
             data = item.read() if isinstance(item, KnownFile) else None
@@ -243,6 +260,8 @@ def _context_outcomes(
         if cache is not None:
             cache.write(key, outcome)
             outcome = _summed_up(plan, cache, outcome, name, key)
+            if pack is not None:
+                pack.add(key, outcome)
         yield outcome
 
 

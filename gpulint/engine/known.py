@@ -32,7 +32,7 @@ from gpulint.loader import read_bytes
 from gpulint.views import NamedTuple
 
 #: Raised when what the index holds changes.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 #: A file changed less than this before it was read is not recorded (git's "racily clean").
 _RACY_NS = 2_000_000_000
 #: An index holding this many more entries than a run looked up is rewritten with its own.
@@ -67,7 +67,8 @@ def content_digest(data: bytes) -> bytes:
 
 
 _Stat = tuple[int, int, int, int, int]
-_Entry = tuple[_Stat, bytes, tuple[bool, ...]]
+#: Its stat, the digest of its bytes, and the index's words it holds (bit n: word n).
+_Entry = tuple[_Stat, bytes, int]
 
 
 class FileIndex:
@@ -83,7 +84,7 @@ class FileIndex:
         self._name = f"{digest.hexdigest()}.pickle"
         self._entries = self._read()
         self._learnt: dict[str, _Entry] = {}
-        self._held: dict[tuple[bool, ...], frozenset[bytes]] = {}
+        self._held: dict[int, frozenset[bytes]] = {}
         self._seen = 0
 
     def known(self, name: str) -> KnownFile | bytes | OSError:
@@ -104,15 +105,16 @@ class FileIndex:
         if entry is not None and entry[0] == stat:
             held = self._held.get(entry[2])
             if held is None:  # few files differ in which words they hold
-                pairs = zip(self.words, entry[2], strict=True)
-                held = self._held[entry[2]] = frozenset(word for word, found in pairs if found)
+                held = self._held[entry[2]] = frozenset(
+                    word for n, word in enumerate(self.words) if entry[2] >> n & 1
+                )
             return KnownFile(name, entry[1], held)
         data = read_bytes(Path(name))
         if isinstance(data, OSError):
             return data
         recent = time.time_ns() - _RACY_NS
         if len(data) == info.st_size and max(info.st_mtime_ns, info.st_ctime_ns) < recent:
-            found = tuple(word in data for word in self.words)
+            found = sum(1 << n for n, word in enumerate(self.words) if word in data)
             self._learnt[name] = (stat, content_digest(data), found)
         return data
 
@@ -146,7 +148,7 @@ class FileIndex:
         # Anything may be in a file on disk; whatever it is, every file is read instead.
         except Exception:
             return {}
-        return entries if _well_formed(entries, len(self.words)) else {}
+        return entries if _well_formed(entries) else {}
 
 
 def _pickler(stream: io.BytesIO) -> Any:
@@ -172,23 +174,22 @@ def _plain_unpickler(stream: io.BytesIO) -> Any:
     return PlainUnpickler(stream)
 
 
-def _well_formed(entries: object, words: int) -> bool:
-    """Whether `entries` has the index's shape (name: ((5 ints), digest, (words bools)))."""
+def _well_formed(entries: object) -> bool:
+    """Whether `entries` has the index's shape (name: ((5 ints), digest, words held))."""
     if not isinstance(entries, dict):
         return False
     for name, entry in entries.items():
-        if not (isinstance(name, str) and isinstance(entry, tuple) and len(entry) == 3):
+        if not (type(name) is str and type(entry) is tuple and len(entry) == 3):
             return False
         stat, digest, found = entry
         if not (
-            isinstance(stat, tuple)
+            type(stat) is tuple
             and len(stat) == 5
-            and all(type(n) is int for n in stat)
+            and type(stat[0]) is type(stat[1]) is type(stat[2]) is int
+            and type(stat[3]) is type(stat[4]) is int
             and type(digest) is bytes
             and len(digest) == 32
-            and isinstance(found, tuple)
-            and len(found) == words
-            and all(type(b) is bool for b in found)
+            and type(found) is int
         ):
             return False
     return True
