@@ -163,6 +163,11 @@ class SuppressionTracker:
                 )
                 self._add(marker)
 
+    @property
+    def holds_markers(self) -> bool:
+        """Whether it holds any marker: merging one that holds none changes nothing."""
+        return bool(self._markers or self._annotations)
+
     def merge(self, other: SuppressionTracker) -> None:
         """Take over the markers of `other` (one file's), and what they suppressed there."""
         for key, marker in other._markers.items():

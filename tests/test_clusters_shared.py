@@ -82,11 +82,12 @@ def test_several_clusters_report_what_one_run_per_cluster_did(
     cold = check(*common, "--cache-dir", str(cache))
     assert (cold.exit_code, cold.stdout) == (1, _expected(fmt))
     # An entry per file and cluster (11 files for staging, 10 for the others; the renders of
-    # none) and the knowledge of the quota's file and of the device plugin's.
-    assert _entries(cache) == 11 + 3 * 10 + 2
+    # none), the knowledge of the quota's file and of the device plugin's, and both together
+    # (the knowledge pack the next run reads).
+    assert _entries(cache) == 11 + 3 * 10 + 2 + 1
     warm = check(*common, "--cache-dir", str(cache))
     assert (warm.exit_code, warm.stdout) == (1, _expected(fmt))
-    assert _entries(cache) == 11 + 3 * 10 + 2
+    assert _entries(cache) == 11 + 3 * 10 + 2 + 1
 
 
 def test_clusters_whose_entries_are_cached_are_read_and_the_others_checked(repo: Path) -> None:
@@ -101,11 +102,11 @@ def test_clusters_whose_entries_are_cached_are_read_and_the_others_checked(repo:
     ]
     first = check(*some, "--cache-dir", str(cache), "--jobs", "1")
     assert first.exit_code == 1
-    assert _entries(cache) == 2 * 10 + 2
+    assert _entries(cache) == 2 * 10 + 2 + 1
     # prod's and legacy's entries are read; staging's and h100's are written now.
     result = check("--cache-dir", str(cache), "--jobs", "1")
     assert (result.exit_code, result.stdout) == (1, _expected("text"))
-    assert _entries(cache) == 11 + 3 * 10 + 2
+    assert _entries(cache) == 11 + 3 * 10 + 2 + 1
 
 
 def test_each_file_is_loaded_once_for_the_clusters_that_read_it(

@@ -210,6 +210,29 @@ def test_context_outcomes_are_read_from_one_pack(tmp_path: Path) -> None:
         os.remove(folder / name)
     assert _all(lint(given, **options).findings) == expected
     assert set(_entries(tmp_path / "cache")) == stored - own
+    # The knowledge objects of the context files too: with the two packs alone, the run reads
+    # and stores nothing else.
+    knowledge = [n for n in stored - own if _is_knowledge_pack(folder / n)]
+    assert len(knowledge) == 1
+    for name in stored - own - {*packs, *knowledge}:
+        os.remove(folder / name)
+    assert _all(lint(given, **options).findings) == expected
+    assert set(_entries(tmp_path / "cache")) == {*packs, *knowledge}
+
+
+def _is_knowledge_pack(path: Path) -> bool:
+    """Whether the entry at `path` is a pack of the knowledge objects of files."""
+    from gpulint.model import Document
+
+    found = _unpickled(path)
+    return (
+        isinstance(found, dict)
+        and bool(found)
+        and all(
+            isinstance(v, tuple) and all(isinstance(d, Document) for d in v) for v in found.values()
+        )
+        and any(found.values())
+    )
 
 
 def _unpickled(path: Path) -> object:

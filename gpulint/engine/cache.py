@@ -23,6 +23,10 @@ files of the user's own. Unpickling builds only gpulint's own classes (and Decim
 `pathlib` paths); anything else is read as no entry, and the file is checked as without a
 cache. Renders (charts, overlays) are not cached here: their findings are traced to the
 files they came from, which the render cache (`gpulint.render.cache`) keys.
+
+Beside a context file's entry, its summary (`gpulint.engine.summaries`: what rules that
+summarize keep of it, without trees) is stored under a key of its own; and what a run read of
+many entries (the context outcomes, the knowledge objects) is stored together as a `Pack`.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import dataclasses
 import enum
 import io
 import os
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -158,33 +163,39 @@ class ResultCache:
         return stream.getvalue()
 
 
-class ContextPack:
-    """The context outcomes of the last runs of one plan, in one entry: a pre-commit run reads
-    thousands of context files' outcomes (`gpulint.engine.context`), and reading them as one
+class Pack:
+    """What the last runs read of many entries of one cache, in one entry: a pre-commit run
+    with `context:` reads thousands of context files' outcomes (`gpulint.engine.context`) and
+    hundreds of their knowledge objects (`gpulint.engine.plan`), and reading them as one
     pickle costs a fraction of reading each (one file, each class looked up once). Keyed by
-    their own entries' keys, so an outcome is taken from it only for the same file, bytes and
-    plan; a file not in the pack is read from its own entry."""
+    their own entries' keys, so a value is taken from it only for the same file, bytes and
+    plan; a key not in the pack is read from its own entry."""
 
-    def __init__(self, cache: ResultCache) -> None:
+    def __init__(self, cache: ResultCache, label: str, holds: Callable[[object], bool]) -> None:
         self._cache = cache
         digest = sha256()
         digest.update(cache._prefix)
-        digest.update(b"context pack")
-        self._name = f"{digest.hexdigest()}{_SUFFIX}"
-        self._stored = self._read()
+        digest.update(label.encode("utf-8", "surrogateescape"))
+        self._name = digest.hexdigest()
+        stored = cache.load(self._name)
+        if not isinstance(stored, dict) or not all(
+            type(key) is str and holds(value) for key, value in stored.items()
+        ):
+            stored = {}
+        self._stored: dict[str, Any] = stored
         self._used: set[str] = set()
-        self._added: dict[str, FileOutcome] = {}
+        self._added: dict[str, object] = {}
 
-    def read(self, key: str) -> FileOutcome | None:
-        """The outcome packed under `key`; None when absent."""
+    def read(self, key: str) -> Any:
+        """What is packed under `key`; None when nothing is."""
         found = self._stored.get(key)
         if found is not None:
             self._used.add(key)
         return found
 
-    def add(self, key: str, outcome: FileOutcome) -> None:
-        """Pack `outcome` under `key` when the pack is written."""
-        self._added[key] = outcome
+    def add(self, key: str, value: object) -> None:
+        """Pack `value` under `key` when the pack is written."""
+        self._added[key] = value
         self._used.add(key)
 
     def write(self) -> None:
@@ -192,27 +203,13 @@ class ContextPack:
         of other runs (another file given) while that is not much more than the run read."""
         if not self._added:
             return
-        from gpulint.cachedir import write_atomically
-
         kept = self._stored
         if len(kept) > len(self._used) + _PACK_SPARE:
             kept = {key: found for key, found in kept.items() if key in self._used}
-        with contextlib.suppress(Exception):
-            data = self._cache.pickled({**kept, **self._added})
-            write_atomically(self._cache.directory, RESULTS, self._name, data)
-
-    def _read(self) -> dict[str, FileOutcome]:
-        from gpulint.engine.files import FileOutcome
-
-        packed = self._cache.load(self._name.removesuffix(_SUFFIX))
-        if not isinstance(packed, dict) or not all(
-            type(key) is str and isinstance(found, FileOutcome) for key, found in packed.items()
-        ):
-            return {}
-        return packed
+        self._cache.write(self._name, {**kept, **self._added})
 
 
-#: A pack holding this many more outcomes than a run read is rewritten with the run's own.
+#: A pack holding this many more values than a run read is rewritten with the run's own.
 _PACK_SPARE = 1024
 
 
@@ -220,7 +217,7 @@ class KnowledgeCache(ResultCache):
     """Where the knowledge objects (quotas, LimitRanges, PriorityClasses, DRA objects, CRDs)
     read from each file are kept: they depend on the file's name and bytes alone."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, root: str = "") -> None:
         self.directory = directory
         digest = sha256()
         header = (__version__, RESULTS_FORMAT, "knowledge", _sources_fingerprint())
@@ -230,14 +227,30 @@ class KnowledgeCache(ResultCache):
         self._index = {}
         self._folder = None
 
+        # The knowledge objects the last runs of the project `root` read.
+        self.pack = Pack(self, f"knowledge pack of {root}", _documents)
+
     def documents(self, key: str) -> tuple[Document, ...] | None:
         """The knowledge objects stored under `key`; None when absent or unusable."""
-        from gpulint.model import Document
+        stored = self.pack.read(key)
+        if stored is None:
+            stored = self.load(key)
+            if not _documents(stored):
+                return None
+            self.pack.add(key, stored)
+        return stored
 
-        stored = self.load(key)
-        if isinstance(stored, tuple) and all(isinstance(d, Document) for d in stored):
-            return stored
-        return None
+    def store(self, key: str, documents: tuple[Document, ...]) -> None:
+        """Store the knowledge objects of the file whose entry is `key`."""
+        self.write(key, documents)
+        self.pack.add(key, documents)
+
+
+def _documents(value: object) -> bool:
+    """Whether `value` is what a knowledge entry holds: a file's knowledge objects."""
+    from gpulint.model import Document
+
+    return isinstance(value, tuple) and all(isinstance(d, Document) for d in value)
 
 
 class _ResultUnpickler(Unpickler):

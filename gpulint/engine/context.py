@@ -19,7 +19,7 @@ from gpulint.errors import GpulintError
 from gpulint.loader import Input, Inputs, RenderedInput, discover, input_name, read_bytes
 
 if TYPE_CHECKING:
-    from gpulint.engine.cache import ContextPack, ResultCache
+    from gpulint.engine.cache import Pack, ResultCache
     from gpulint.engine.gather import Gathered
     from gpulint.engine.record import Run
     from gpulint.render.options import RenderOptions
@@ -187,13 +187,15 @@ def read_context(
     items = context if plan.corpus_wide and _gives_any(plan, gathered, given, context) else ()
     pack = None
     if cache is not None and items:
-        from gpulint.engine.cache import ContextPack
+        from gpulint.engine.cache import Pack
+        from gpulint.engine.files import FileOutcome
 
         gathered.read_whole = functools.partial(_whole_outcome, context_plan, cache)
-        pack = ContextPack(cache)
+        pack = Pack(cache, "context pack", lambda value: isinstance(value, FileOutcome))
     for outcome in _context_outcomes(context_plan, items, cache, pack):
         gathered.add_autoscalers(outcome)
-        gathered.tracker.merge(outcome.tracker)  # a suppression there still applies there
+        if outcome.tracker is not None:  # a suppression there still applies there
+            gathered.tracker.merge(outcome.tracker)
         gathered.add_kept(outcome, gathered.variants)
     if pack is not None:
         pack.write()
@@ -219,7 +221,7 @@ def _context_outcomes(
     plan: FilePlan,
     items: Iterable[Input | KnownFile],
     cache: ResultCache | None = None,
-    pack: ContextPack | None = None,
+    pack: Pack | None = None,
 ) -> Iterator[FileOutcome]:
     """What corpus-wide rules keep of each context file; files that cannot hold it are not
     parsed, and those `cache` holds are read from it (a KnownFile is read only when not):
@@ -278,12 +280,12 @@ def summary_key(key: str) -> str:
 def _summed_up(
     plan: FilePlan, cache: ResultCache, outcome: FileOutcome, name: str, key: str
 ) -> FileOutcome:
-    """`outcome` (of the file `name`, stored whole under `key`) with what rules summarize
-    summed up, stored as its summary when it was not already one."""
-    if outcome.summaries or not any(outcome.kept.values()):
+    """`outcome` (of the file `name`, stored whole under `key`) as the corpus pass reads it
+    (`summarized`), stored as its summary when rules summed up what they keep of it."""
+    if outcome.summaries:  # read as one
         return outcome
     summed = summarized(plan, outcome, name, key)
-    if summed is not outcome:
+    if summed.summaries:
         cache.write(summary_key(key), summed)
     return summed
 

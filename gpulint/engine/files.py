@@ -37,7 +37,9 @@ class FileOutcome(NamedTuple):
     checked: tuple[CheckedObject, ...]
     kept: dict[str, tuple[Workload, ...]]  # per corpus-wide rule code, the workloads it needs
     autoscalers: tuple[Autoscaler, ...]
-    tracker: SuppressionTracker  # the file's suppression markers, and which were used
+    # The file's suppression markers, and which were used (None: it holds none, as a context
+    # file's outcome says: gpulint.engine.summaries.slimmed).
+    tracker: SuppressionTracker | None
     unchecked: int = 0  # objects that request accelerators gpulint did not check (GPU007)
     # The placement verdicts already computed on the kept workloads' templates, with the
     # admissions they rest on, so the corpus-wide checks do not compute them again (sent with

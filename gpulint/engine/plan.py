@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -141,7 +142,8 @@ def plan(
         from gpulint.engine.cache import KnowledgeCache, trusted_directory
 
         directory = trusted_directory(run)
-        cache = None if directory is None else KnowledgeCache(directory)
+        root = run.root or os.path.abspath(os.curdir)
+        cache = None if directory is None else KnowledgeCache(directory, root)
     if read is None:
         digest = sha256()
         knowledge = knowledge_documents(itertools.chain(inputs, context_inputs), digest, cache)
@@ -215,12 +217,14 @@ def knowledge_documents(
             loaded = load_bytes(name, data)
             kept = tuple(d for d in loaded.documents if is_knowledge(d))
             if cache is not None:
-                cache.write(key, kept)
+                cache.store(key, kept)
         if any(d.ref.kind == "CustomResourceDefinition" for d in kept):
             from gpulint.validation.crds import without_shadowed_crds
 
             kept = tuple(without_shadowed_crds(kept, crds))
         found.extend(kept)
+    if cache is not None:
+        cache.pack.write()
     return Knowledge(found)
 
 

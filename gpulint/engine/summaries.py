@@ -61,9 +61,18 @@ def kept_context(plan: FilePlan, outcome: FileOutcome, code: str) -> CheckContex
 
 
 def summarized(plan: FilePlan, outcome: FileOutcome, name: str, source: str) -> FileOutcome:
-    """`outcome` of the file `name` (its whole outcome stored under `source`) with what each
-    rule that summarizes keeps of it summed up in place of the workloads; unchanged when no
-    such rule kept anything."""
+    """`outcome` of the context file `name` (its whole outcome stored under `source`) as the
+    corpus pass reads it: what each rule that summarizes keeps of it summed up in place of
+    the workloads, and nothing it does not read (no rule's empty list, no tracker without a
+    marker: a context file gets no per-file finding)."""
+    outcome = outcome._replace(
+        kept={code: found for code, found in outcome.kept.items() if found},
+        tracker=(
+            outcome.tracker
+            if outcome.tracker is not None and outcome.tracker.holds_markers
+            else None
+        ),
+    )
     rules = [r for r in plan.corpus_wide if r.summarizes and outcome.kept.get(r.code)]
     if not rules:
         return outcome
@@ -82,7 +91,7 @@ def summarized(plan: FilePlan, outcome: FileOutcome, name: str, source: str) -> 
         targets = [(w.document.ref.namespace, w.kind, w.document.ref.name) for w in workloads]
         scaled = tuple((t, scaler_identity(chosen.get(t))) for t in targets)
         found.append((rule.code, KeptSummary(name, source, objects, scaled, summarize(ctx))))
-        kept[rule.code] = ()
+        del kept[rule.code]
     # The verdicts of the templates still kept whole, and those only.
     still = {id(t) for workloads in kept.values() for w in workloads for t in w.templates}
     return outcome._replace(

@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import cache
 
 from gpulint.gpus import gpu_limit_pos, gpu_requests
-from gpulint.model import Document, DocumentKey, DocumentLike, PodTemplate, Severity, Workload
+from gpulint.model import DocumentLike, PodTemplate, Severity, Workload
 from gpulint.profile.model import ClusterProfile, Pool
 from gpulint.quantity import format_quantity
 from gpulint.replicas import (
@@ -105,7 +105,7 @@ class DemandSummary(NamedTuple):
 
     gpus: dict[str, Decimal]
     pools: frozenset[str]
-    planned: PlannedPods  # its document without a tree (a DocumentKey)
+    planned: PlannedPods  # without its document (`paths` names its file)
     assumption: str
     finite: bool
     paths: tuple[str, str]
@@ -123,14 +123,11 @@ def capacity_summary(ctx: CheckContext) -> tuple[DemandSummary, ...]:
     places = {id(w): n for n, w in enumerate(ctx.workloads)}
     found = []
     for index, demand in enumerate(gpu_demands(ctx)):
-        planned = demand.planned
-        if isinstance(planned.document, Document):
-            planned = planned._replace(document=DocumentKey.of(planned.document))
         found.append(
             DemandSummary(
                 demand.gpus,
                 demand.pools,
-                planned,
+                demand.planned._replace(document=None),
                 demand.assumption,
                 demand.finite,
                 demand.paths,
