@@ -379,7 +379,7 @@ class _Involvement:
 
     def _own(self, demand: GpuDemand | DemandSummary) -> bool:
         given = self.given
-        return given is None or any(path in given for path in demand.paths)
+        return given is None or not given.isdisjoint(demand.paths)
 
     def batches(
         self, demands: list[GpuDemand | DemandSummary]
@@ -441,15 +441,17 @@ def _group(
     names: frozenset[str], found: list[GpuDemand], resource: str, profile: ClusterProfile
 ) -> PoolGroup:
     """The group of the demands `found` on `resource`, all confined to the pools `names`."""
-    members = tuple(sorted(found, key=lambda d: d.total(resource), reverse=True))
+    totals = [d.total(resource) for d in found]  # (a group may hold thousands)
+    order = sorted(range(len(found)), key=totals.__getitem__, reverse=True)
+    members = tuple(found[n] for n in order)
     return PoolGroup(
         names,
         members,
-        sum((d.total(resource) for d in found), Decimal(0)),
+        sum(totals, Decimal(0)),
         _room((p for p in profile.pools if p.name in names), resource),
         frozenset(path for d in found for path in d.paths),
         tuple(dict.fromkeys(d.assumption for d in members if d.assumption)),
-        sum((d.total(resource) for d in found if not d.finite), Decimal(0)),
+        sum((t for d, t in zip(found, totals, strict=True) if not d.finite), Decimal(0)),
         sum((d.surely(resource) for d in found), Decimal(0)),
     )
 
