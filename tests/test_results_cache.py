@@ -12,7 +12,7 @@ import pytest
 
 from gpulint.api import lint
 from gpulint.config import Config
-from gpulint.engine.context import summary_key
+from gpulint.engine.files import FileOutcome
 from gpulint.findings import Finding
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,8 +204,9 @@ def test_context_outcomes_are_read_from_one_pack(tmp_path: Path) -> None:
     packs = [n for n in stored if _is_pack(folder / n)]
     assert len(packs) == 1
     packed = _packed_keys(folder / packs[0])
-    own = {f"{k}.pickle" for key in packed for k in (key, summary_key(key))} & stored
+    own = {n for n in stored if isinstance(_unpickled(folder / n), FileOutcome)}
     assert len(own) > len(packed) >= 10  # each file's outcome, and summaries of some
+    assert {name for name, _ in packed} == {str(tmp_path / n) for n in _context_files(tmp_path)}
     for name in own:
         os.remove(folder / name)
     assert _all(lint(given, **options).findings) == expected
@@ -218,6 +219,12 @@ def test_context_outcomes_are_read_from_one_pack(tmp_path: Path) -> None:
         os.remove(folder / name)
     assert _all(lint(given, **options).findings) == expected
     assert set(_entries(tmp_path / "cache")) == {*packs, *knowledge}
+
+
+def _context_files(tmp_path: Path) -> list[str]:
+    """The fixtures under k8s/ that hold what GPU201 keeps, the given one left out."""
+    names = sorted(os.listdir(tmp_path / "k8s"))[1:]
+    return [f"k8s/{n}" for n in names if b"containers" in (tmp_path / "k8s" / n).read_bytes()]
 
 
 def _is_knowledge_pack(path: Path) -> bool:
@@ -247,7 +254,7 @@ def _unpickled(path: Path) -> object:
     return Unpickler(io.BytesIO(path.read_bytes())).load()
 
 
-def _packed_keys(path: Path) -> set[str]:
+def _packed_keys(path: Path) -> set[tuple[str, bytes]]:
     found = _unpickled(path)
     assert isinstance(found, dict)
     return set(found)

@@ -168,8 +168,9 @@ class Pack:
     with `context:` reads thousands of context files' outcomes (`gpulint.engine.context`) and
     hundreds of their knowledge objects (`gpulint.engine.plan`), and reading them as one
     pickle costs a fraction of reading each (one file, each class looked up once). Keyed by
-    their own entries' keys, so a value is taken from it only for the same file, bytes and
-    plan; a key not in the pack is read from its own entry."""
+    what keys their own entries (a file's name and the digest of its bytes, or the entry's
+    key), so a value is taken from it only for the same file, bytes and plan; a key not in the
+    pack is read from its own entry."""
 
     def __init__(self, cache: ResultCache, label: str, holds: Callable[[object], bool]) -> None:
         self._cache = cache
@@ -179,21 +180,21 @@ class Pack:
         self._name = digest.hexdigest()
         stored = cache.load(self._name)
         if not isinstance(stored, dict) or not all(
-            type(key) is str and holds(value) for key, value in stored.items()
+            _plain_key(key) and holds(value) for key, value in stored.items()
         ):
             stored = {}
-        self._stored: dict[str, Any] = stored
-        self._used: set[str] = set()
-        self._added: dict[str, object] = {}
+        self._stored: dict[PackKey, Any] = stored
+        self._used: set[PackKey] = set()
+        self._added: dict[PackKey, object] = {}
 
-    def read(self, key: str) -> Any:
+    def read(self, key: PackKey) -> Any:
         """What is packed under `key`; None when nothing is."""
         found = self._stored.get(key)
         if found is not None:
             self._used.add(key)
         return found
 
-    def add(self, key: str, value: object) -> None:
+    def add(self, key: PackKey, value: object) -> None:
         """Pack `value` under `key` when the pack is written."""
         self._added[key] = value
         self._used.add(key)
@@ -207,6 +208,18 @@ class Pack:
         if len(kept) > len(self._used) + _PACK_SPARE:
             kept = {key: found for key, found in kept.items() if key in self._used}
         self._cache.write(self._name, {**kept, **self._added})
+
+
+#: What a pack's values are found by: an entry's key, or a file's name and the digest of
+#: its bytes.
+PackKey = str | tuple[str, bytes]
+
+
+def _plain_key(key: object) -> bool:
+    """Whether `key` is a PackKey."""
+    return type(key) is str or (
+        type(key) is tuple and len(key) == 2 and type(key[0]) is str and type(key[1]) is bytes
+    )
 
 
 #: A pack holding this many more values than a run read is rewritten with the run's own.

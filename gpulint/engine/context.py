@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpulint.config import Config
 from gpulint.engine.files import FileOutcome, check_file
-from gpulint.engine.known import KnownFile
+from gpulint.engine.known import KnownFile, content_digest
 from gpulint.engine.plan import FilePlan, names_any
 from gpulint.engine.summaries import summarized
 from gpulint.errors import GpulintError
@@ -239,19 +239,22 @@ def _context_outcomes(
         if not holds:
             continue  # (read_once keeps a file holding knowledge objects only)
         key = ""
+        packed: tuple[str, bytes] = (name, b"")
         if cache is not None:
             assert not isinstance(data, OSError)
-            key = cache.key(name, data) if data is not None else cache.key_of(name, item.digest)
-            outcome = pack.read(key) if pack is not None else None
+            # In the pack (of this plan's runs) by its name and bytes, as its own entry is.
+            packed = (name, content_digest(data) if data is not None else item.digest)
+            outcome = pack.read(packed) if pack is not None else None
             if outcome is not None:
                 yield outcome
                 continue
+            key = cache.key_of(*packed)
             # Its summary (gpulint.engine.summaries), else its whole outcome summed up again.
             outcome = cache.read(summary_key(key)) or cache.read(key)
             if outcome is not None:
                 outcome = _summed_up(plan, cache, outcome, name, key)
                 if pack is not None:
-                    pack.add(key, outcome)
+                    pack.add(packed, outcome)
                 yield outcome
                 continue
         if data is None:
@@ -263,7 +266,7 @@ def _context_outcomes(
             cache.write(key, outcome)
             outcome = _summed_up(plan, cache, outcome, name, key)
             if pack is not None:
-                pack.add(key, outcome)
+                pack.add(packed, outcome)
         yield outcome
 
 

@@ -112,9 +112,11 @@ def in_place(
     if not any(isinstance(item, KeptSummary) for item in items):
         return list(items)
     counts: Counter[tuple[str, str, str]] = Counter()
-    for item in items:
+    for item in items:  # (thousands of summaries: plain loops)
         if isinstance(item, KeptSummary):
-            counts.update(found for found in item.objects if found[2])
+            for found in item.objects:
+                if found[2]:
+                    counts[found] += 1
         elif item.document.ref.name:
             ref = item.document.ref
             counts[namespace_of(item.document), ref.kind, ref.name] += 1
@@ -134,9 +136,16 @@ def _holds(
 ) -> bool:
     """Whether `summary` counts its workloads as the run does: no other input writes one of
     its objects, and each is scaled by the autoscaler its file gives it."""
-    return all(counts[found] == 1 for found in summary.objects if found[2]) and all(
-        scaler_identity(scalers.get(target)) == assumed for target, assumed in summary.scaled
-    )
+    for found in summary.objects:
+        if found[2] and counts[found] != 1:
+            return False
+    for target, assumed in summary.scaled:
+        scaler = scalers.get(target)
+        if (scaler is None) is not (assumed is None) or (
+            scaler is not None and scaler_identity(scaler) != assumed
+        ):
+            return False
+    return True
 
 
 def split(

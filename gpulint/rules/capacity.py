@@ -449,7 +449,7 @@ def _group(
         members,
         sum(totals, Decimal(0)),
         _room((p for p in profile.pools if p.name in names), resource),
-        frozenset(path for d in found for path in d.paths),
+        frozenset(itertools.chain.from_iterable(d.paths for d in found)),
         tuple(dict.fromkeys(d.assumption for d in members if d.assumption)),
         sum((t for d, t in zip(found, totals, strict=True) if not d.finite), Decimal(0)),
         sum((d.surely(resource) for d in found), Decimal(0)),
@@ -467,7 +467,14 @@ def pool_groups(
     members: dict[str, dict[frozenset[str], list[GpuDemand]]] = {}
     for demand in demands:
         for resource in demand.gpus:
-            members.setdefault(resource, {}).setdefault(demand.pools, []).append(demand)
+            by_pools = members.get(resource)
+            if by_pools is None:
+                by_pools = members[resource] = {}
+            found = by_pools.get(demand.pools)
+            if found is None:
+                by_pools[demand.pools] = [demand]
+            else:
+                found.append(demand)
     groups: dict[str, tuple[PoolGroup, ...]] = {}
     for resource, by_pools in members.items():
         groups[resource] = tuple(
