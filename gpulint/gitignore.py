@@ -164,12 +164,23 @@ class GitIgnore:
         # directory (absolute) -> the ignore files that apply inside it, outermost first;
         # None outside any git work tree.
         self._rules: dict[str, tuple[IgnoreFile, ...] | None] = {}
+        # Each walked directory's absolute path: the files of one are many.
+        self._absolute: dict[str, str] = {}
 
     def __call__(self, path: str, is_dir: bool) -> bool:
-        """Whether `path` (as walked: relative to the working directory, or absolute) is
-        ignored."""
-        absolute = os.path.abspath(path)
-        rules = self._rules_in(os.path.dirname(absolute))
+        """Whether `path` (as walked: relative to the working directory, or absolute, a
+        directory's path and an entry's name) is ignored."""
+        head, slash, name = path.rpartition("/")
+        head = head or slash  # `/name`: in the root directory
+        directory = self._absolute.get(head)
+        if directory is None:
+            directory = self._absolute[head] = os.path.abspath(head or os.curdir)
+        if name in ("", os.curdir, os.pardir):  # no entry's name: resolved whole
+            absolute = os.path.abspath(path)
+            directory = os.path.dirname(absolute)
+        else:
+            absolute = f"{directory.rstrip('/')}/{name}"
+        rules = self._rules_in(directory)
         return rules is not None and is_ignored(rules, absolute, is_dir)
 
     def _rules_in(self, directory: str) -> tuple[IgnoreFile, ...] | None:

@@ -168,6 +168,9 @@ class Inputs:
         # With `listed`, the caller lists every input anyway: the counting walk keeps what it
         # finds, and iterating does not walk the tree again (unless a chart or overlay was met).
         self._listed: dict[str, list[Input]] | None = {} if listed else None
+        # With `listed`: the stat the walk took of each regular file it met by its own name
+        # (not through a symlink), which a caller that stats every input need not take again.
+        self.stats: dict[str, os.stat_result] = {}
         for root in self._roots:
             data = None if is_excluded(root) else _pipe_bytes(root)
             if data is not None:
@@ -239,7 +242,8 @@ class Inputs:
 
     def _files_of(self, root: str) -> Iterator[tuple[Input, bool, int]]:
         if os.path.isdir(root):
-            yield from _walk(root, self._is_excluded, self._rendered, self._ignored)
+            stats = self.stats if self._listed is not None else None
+            yield from _walk(root, self._is_excluded, self._rendered, self._ignored, stats)
         elif root in self._piped:
             yield self._piped[root], False, len(self._piped[root][1])
         elif not self._is_excluded(root):
@@ -401,8 +405,10 @@ def _walk(
     is_excluded: Callable[[str], bool],
     rendered: Callable[[str, str], Iterable[tuple[Input, bool, int]]],
     ignored: Callable[[str, bool], bool] | None = None,
+    stats: dict[str, os.stat_result] | None = None,
 ) -> Iterator[tuple[Input, bool, int]]:
-    """Manifest files under `directory` as (path, is a symlink, size), sorted by path.
+    """Manifest files under `directory` as (path, is a symlink, size), sorted by path; with
+    `stats`, the stat of each regular file that is no symlink noted there by its path.
 
     A subdirectory sorts as its name and a `/`, so the files come in the order of their whole
     paths as strings. Symlinked directories are not entered; an unreadable one is given as a
@@ -410,13 +416,13 @@ def _walk(
     `rendered(directory, kind)` instead of its files. The tree is walked with a stack, not by
     recursion: a tree of any depth is walked.
     """
-    levels = [_walk_level(directory, is_excluded, rendered, ignored)]
+    levels = [_walk_level(directory, is_excluded, rendered, ignored, stats)]
     while levels:
         found = next(levels[-1], None)
         if found is None:
             levels.pop()
         elif isinstance(found, _Enter):
-            levels.append(_walk_level(found.path, is_excluded, rendered, ignored))
+            levels.append(_walk_level(found.path, is_excluded, rendered, ignored, stats))
         else:
             yield found
 
@@ -426,8 +432,10 @@ def _walk_level(
     is_excluded: Callable[[str], bool],
     rendered: Callable[[str, str], Iterable[tuple[Input, bool, int]]],
     ignored: Callable[[str, bool], bool] | None = None,
+    stats: dict[str, os.stat_result] | None = None,
 ) -> Iterator[tuple[Input, bool, int] | _Enter]:
-    """The files of `directory` and its subdirectories to enter, in path order."""
+    """The files of `directory` and its subdirectories to enter, in path order (`stats`: as
+    `_walk`)."""
     prefix = "" if directory == os.curdir else f"{directory.rstrip('/')}/"
     try:
         with os.scandir(directory) as scan:
@@ -474,7 +482,10 @@ def _walk_level(
                 continue
             # A FIFO, socket or device found in a tree could block a read forever.
             if stat.S_ISREG(info.st_mode):
-                yield path, entry.is_symlink(), info.st_size
+                linked = entry.is_symlink()
+                if stats is not None and not linked:
+                    stats[path] = info
+                yield path, linked, info.st_size
 
 
 _CHART_FILE = "Chart.yaml"

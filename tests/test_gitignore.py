@@ -118,6 +118,21 @@ def test_the_matcher_agrees_with_git(tree: Path) -> None:
     assert 10 < len(by_git) < len(PATHS) - 5
 
 
+def test_a_path_gets_the_same_answer_however_it_is_written(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A walk names files relative to the working directory (or absolute, as given); each
+    # directory's absolute path is worked out once for all its files.
+    monkeypatch.chdir(tree / "sub")
+    absolute = GitIgnore()
+    expected = [absolute(str(tree / p.rstrip("/")), _is_dir(p)) for p in PATHS]
+    for written in (lambda p: f"../{p}", lambda p: f"./../{p}", lambda p: f"{tree}/./{p}"):
+        matcher = GitIgnore()
+        found = [matcher(written(p.rstrip("/")), _is_dir(p)) for p in PATHS]
+        assert found == expected
+    assert any(expected) and not all(expected)
+
+
 def test_outside_a_work_tree_nothing_is_ignored(tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("*.yaml\n")
     assert not GitIgnore()(str(tmp_path / "a.yaml"), False)

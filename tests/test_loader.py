@@ -354,6 +354,16 @@ def test_listed_inputs_walk_the_tree_once(tree: Path) -> None:
     assert len(listed) == 4
 
 
+def test_a_listed_walk_keeps_the_stat_of_each_file_it_met_by_its_own_name(tree: Path) -> None:
+    (tree / "b" / "link.yaml").symlink_to(tree / "a.yaml")
+    listed = discover(["."], listed=True)
+    assert sorted(listed.stats) == ["a.yaml", "b/c.yml", "b/d/e.json", "vendor/v.yaml"]
+    for name, info in listed.stats.items():
+        assert (info.st_ino, info.st_size) == (os.lstat(name).st_ino, os.lstat(name).st_size)
+    assert "b/link.yaml" not in listed.stats  # a symlink is stat'ed by whoever reads it
+    assert discover(["."]).stats == {}
+
+
 def test_discover_applies_the_exclude_predicate_to_dirs_and_files(tree: Path) -> None:
     found = list(discover(["."], lambda p: os.path.basename(p) in ("vendor", "c.yml")))
     assert found == ["a.yaml", "b/d/e.json"]

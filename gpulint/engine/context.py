@@ -41,13 +41,14 @@ def context_inputs(
     given: Inputs,
     cluster: str | None = None,
     render: RenderOptions | None = None,
-) -> list[Input]:
+) -> tuple[list[Input], Mapping[str, os.stat_result]]:
     """The files under the config's `context` that are not among the given inputs (stdin
     named as one of them, `--stdin-filename k8s/a.yaml`, stands for it), less what the config
-    applies to clusters other than `cluster`; its charts rendered as `render` says."""
+    applies to clusters other than `cluster`; its charts rendered as `render` says. With them,
+    the stat the walk took of those it met by their own names (`Inputs.stats`)."""
     paths = config.context_paths()
     if not paths:
-        return []
+        return [], {}
     seen = {os.path.realpath(input_name(item)) for item in given}
     # A chart or overlay the given files already render is not rendered again as context.
     rendered = {os.path.realpath(name) for name in given.renders}
@@ -65,15 +66,17 @@ def context_inputs(
     # Resolving every context file's path costs a stat per directory above it: only a file
     # that is one of the given ones (the same inode) can resolve to one of theirs.
     inodes = {_inode(path) for path in seen} - {None}
-    return [
+    stats = found.stats
+    items = [
         item
         for item in found
         if (
-            _inode(item) not in inodes or os.path.realpath(item) not in seen
+            _inode(item, stats.get(item)) not in inodes or os.path.realpath(item) not in seen
             if isinstance(item, str)
             else os.path.realpath(input_name(item)) not in rendered
         )
     ]
+    return items, stats
 
 
 def alongside_inputs(record: Run, given: Inputs, context: Sequence[Input]) -> list[Input]:
@@ -110,6 +113,7 @@ def read_once(
     knowledge: Sequence[bytes],
     cache: Path | None = None,
     root: str = "",
+    stats: Mapping[str, os.stat_result] | None = None,
 ) -> list[Input | KnownFile]:
     """The context inputs with each file's bytes (name, bytes): the knowledge scan and
     read_context both read them, and a file is read once. A file whose bytes name neither
@@ -117,7 +121,7 @@ def read_once(
     it); one that cannot be read stays a path (both say nothing of it). With the `cache`
     directory (trusted), a file that did not change since a run of the project `root` read
     it is not read: it is a KnownFile (`gpulint.engine.known`), read only if a cache entry
-    for it is missing."""
+    for it is missing. `stats`: the stat the walk took of some (`context_inputs`)."""
     words = (*_CONTEXT_BYTES, *knowledge)
     index = None
     if cache is not None:
@@ -129,7 +133,10 @@ def read_once(
         if not isinstance(item, str):
             found.append(item)
             continue
-        known = read_bytes(Path(item)) if index is None else index.known(item)
+        if index is None:
+            known = read_bytes(Path(item))
+        else:
+            known = index.known(item, stats.get(item) if stats is not None else None)
         if isinstance(known, KnownFile):
             if known.names_any(words):
                 found.append(known)
@@ -142,12 +149,14 @@ def read_once(
     return found
 
 
-def _inode(path: str) -> tuple[int, int] | None:
-    """The device and inode of the file at `path` (None: none there)."""
-    try:
-        info = os.stat(path)
-    except (OSError, ValueError):
-        return None
+def _inode(path: str, info: os.stat_result | None = None) -> tuple[int, int] | None:
+    """The device and inode of the file at `path` (None: none there); `info`: its stat, when
+    the walk took it."""
+    if info is None:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return None
     return info.st_dev, info.st_ino
 
 

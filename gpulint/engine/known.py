@@ -23,7 +23,7 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISLNK, S_ISREG
 from typing import Any
 
 from gpulint.cachedir import FILES, sha256
@@ -85,17 +85,19 @@ class FileIndex:
         self._entries = self._read()
         self._learnt: dict[str, _Entry] = {}
         self._held: dict[int, frozenset[bytes]] = {}
+        self._directories: dict[str, bool] = {}  # whether a directory links out of its tree
         self._seen = 0
 
-    def known(self, name: str) -> KnownFile | bytes | OSError:
+    def known(self, name: str, info: os.stat_result | None = None) -> KnownFile | bytes | OSError:
         """The file `name` as the index knows it, else its bytes read (and learnt), or why
-        they cannot be read (as `read_bytes`)."""
+        they cannot be read (as `read_bytes`). `info`: its lstat, when the walk took it."""
         self._seen += 1
-        try:
-            info = os.lstat(name)
-        except (OSError, ValueError) as exc:
-            return exc if isinstance(exc, OSError) else OSError(str(exc))
-        if not S_ISREG(info.st_mode) or link_out_of_tree(name, info.st_mode) is not None:
+        if info is None:
+            try:
+                info = os.lstat(name)
+            except (OSError, ValueError) as exc:
+                return exc if isinstance(exc, OSError) else OSError(str(exc))
+        if not S_ISREG(info.st_mode) or self._out_of_tree(name, info.st_mode):
             # A symlink (or anything but a regular file), or a file named through a directory
             # that links out of the tree, is read each time: whether it may be read at all
             # (`gpulint.filetypes.open_input`) is asked each time too.
@@ -117,6 +119,17 @@ class FileIndex:
             found = sum(1 << n for n, word in enumerate(self.words) if word in data)
             self._learnt[name] = (stat, content_digest(data), found)
         return data
+
+    def _out_of_tree(self, name: str, mode: int) -> bool:
+        """Whether `name` (of lstat `mode`) leads out of its tree through a symlink
+        (`link_out_of_tree`); asked once per directory for the files that are no symlink."""
+        if S_ISLNK(mode):
+            return link_out_of_tree(name, mode) is not None
+        directory = os.path.dirname(name)
+        found = self._directories.get(directory)
+        if found is None:
+            found = self._directories[directory] = link_out_of_tree(name, mode) is not None
+        return found
 
     def write(self) -> None:
         """Store the entries the run learnt (nothing when it learnt none)."""

@@ -152,11 +152,12 @@ def discovered(record: Run) -> tuple[Inputs, list[Input | KnownFile], frozenset[
         base=record.root,
         jobs=record.jobs,
     )
-    context = context_inputs(config, inputs, record.cluster, record.render)
+    context, stats = context_inputs(config, inputs, record.cluster, record.render)
     # Other configs' files judged against the same cluster are summed with these, as context
     # whose findings their own runs report.
     alongside = alongside_inputs(record, inputs, context)
-    read = read_once(context + alongside, KNOWLEDGE_BYTES, *_file_index(record, context))
+    index = _file_index(record, context)
+    read = read_once(context + alongside, KNOWLEDGE_BYTES, *index, stats)
     return inputs, read, frozenset(input_name(item) for item in alongside)
 
 
