@@ -184,3 +184,61 @@ def test_an_autoscaler_of_another_file_reads_its_target_whole(tmp_path: Path) ->
     assert [f[3] for f in expected] == ["GPU201"]
     assert "Deployment/ml/wide (40: HPA ml/wide maxReplicas: 10 × 4)" in str(expected[0][5])
     assert warm == expected
+
+
+GANG = """apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  minAvailable: 13
+  schedulerName: volcano
+  tasks:
+  - name: worker
+    replicas: 13
+    template:
+      spec:
+        tolerations:
+        - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+        containers:
+        - name: worker
+          image: trainer:1.0
+          resources:
+            limits: {nvidia.com/gpu: 4}
+"""
+
+
+def test_a_gang_in_the_context_is_read_whole_for_its_own_finding(tmp_path: Path) -> None:
+    # The gang needs 52 GPUs at once on g5 or p4d (56 at most): it fits alone, not beside the
+    # given file's 8 on g5. The given file has no finding of its own (g5 holds its 8), so the
+    # gang's finding, which counts it, is reported, from the gang read whole.
+    written = {"small": WORKLOAD.format(name="small", replicas=2, selector=ON_G5), "gang": GANG}
+    _tree(tmp_path, written)
+    options = {"profile_paths": (PROFILE,), "root": str(tmp_path)}
+    config = Config(root=tmp_path, select=("GPU201",))
+    every = _all(lint(["k8s"], config=config, **options).findings)
+    reported = [f for f in every if f[0] == "k8s/gang.yaml"]
+    assert [(f[1], f[3]) for f in reported] == [(5, "GPU201")]
+    assert "fits alone but not alongside the others" in str(reported[0][5])
+    expected, warm = _runs(tmp_path, "k8s/small.yaml", tmp_path / "cache")
+    assert expected == []
+    assert warm == reported
+
+
+def test_a_summarized_workload_is_read_whole_for_its_own_finding(tmp_path: Path) -> None:
+    # wide (15 pods of 4 GPUs on g5 or p4d: 60 against 56) overflows with the given small in
+    # it; small fits on g5 alone. Nothing else writes or scales wide, so the run sums it from
+    # its summary, and reads it whole for the finding at its replicas.
+    written = {
+        "small": WORKLOAD.format(name="small", replicas=1, selector=ON_G5),
+        "wide": WORKLOAD.format(name="wide", replicas=15, selector=""),
+    }
+    _tree(tmp_path, written)
+    options = {"profile_paths": (PROFILE,), "root": str(tmp_path)}
+    config = Config(root=tmp_path, select=("GPU201",))
+    every = _all(lint(["k8s"], config=config, **options).findings)
+    reported = [f for f in every if f[0] == "k8s/wide.yaml"]
+    assert [(f[1], f[2], f[3]) for f in reported] == [(5, 3, "GPU201")]
+    assert "Deployment/ml/small (4: replicas: 1 × 4)" in str(reported[0][5])
+    expected, warm = _runs(tmp_path, "k8s/small.yaml", tmp_path / "cache")
+    assert expected == []
+    assert warm == reported
