@@ -14,8 +14,9 @@ Files are checked one at a time, so memory does not grow with the number of file
    few workloads, its HPAs without their trees) outlives the file (`gather`).
 4. **context** (`context`): with `context:` in the config (a pre-commit hook is given only
    the changed files), what corpus-wide rules keep of the other files is read too, with no
-   per-file rule run on them. A finding in a context file is reported only when it is a
-   corpus-wide one that involves a given file without such a finding of its own
+   per-file rule run on them (from the results cache as summaries without trees, where a rule
+   summarizes what it keeps: `summaries`). A finding in a context file is reported only when
+   it is a corpus-wide one that involves a given file without such a finding of its own
    (`Problem.involves`, `report.reported_with_context`).
 5. **corpus** (`gather`): the corpus-wide rules once over what was kept; then unused
    suppressions are reported.
