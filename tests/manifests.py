@@ -62,3 +62,22 @@ spec:
         resources:
           limits: {nvidia.com/gpu: 1}
 """
+#: A Deployment of `replicas` pods of 4 GPUs each in namespace ml, tolerating the GPU taint;
+#: `selector` adds to its pod spec (a nodeSelector line, or nothing).
+GPU_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:{selector}
+      tolerations:
+      - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}
+      containers:
+      - name: serve
+        image: serve:1.0
+        resources:
+          limits: {{nvidia.com/gpu: 4}}
+"""

@@ -14,6 +14,7 @@ from gpulint.api import lint
 from gpulint.cachedir import CACHE_MIN_FILES
 from gpulint.config import Config
 from gpulint.findings import Finding
+from tests.manifests import GPU_DEPLOYMENT as WORKLOAD
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "fixtures" / "cases"
@@ -88,24 +89,6 @@ def test_the_given_file_gets_what_a_run_over_every_file_gives_it(tmp_path: Path,
     assert os.listdir(Path(cache) / "results")  # the context was read from the cache
     assert {"GPU201", "GPU301", "GPU303"} <= codes
 
-
-WORKLOAD = """apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}, namespace: ml}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: {name}}}}}
-  template:
-    metadata: {{labels: {{app: {name}}}}}
-    spec:{selector}
-      tolerations:
-      - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}
-      containers:
-      - name: serve
-        image: serve:1.0
-        resources:
-          limits: {{nvidia.com/gpu: 4}}
-"""
 
 HPA = """apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler

@@ -13,27 +13,11 @@ from gpulint.cachedir import CACHE_MIN_FILES
 from gpulint.config import Config
 from gpulint.engine.context import summary_key
 from gpulint.findings import Finding
+from tests.manifests import GPU_DEPLOYMENT as WORKLOAD
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILE = str(ROOT / "fixtures" / "profiles" / "eks.yaml")
 
-WORKLOAD = """apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: {name}, namespace: ml}}
-spec:
-  replicas: {replicas}
-  selector: {{matchLabels: {{app: {name}}}}}
-  template:
-    metadata: {{labels: {{app: {name}}}}}
-    spec:{selector}
-      tolerations:
-      - {{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}
-      containers:
-      - name: serve
-        image: serve:1.0
-        resources:
-          limits: {{nvidia.com/gpu: 4}}
-"""
 
 HPA = """apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
