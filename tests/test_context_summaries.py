@@ -226,3 +226,19 @@ def test_a_summarized_workload_is_read_whole_for_its_own_finding(tmp_path: Path)
     expected, warm = _runs(tmp_path, "k8s/small.yaml", tmp_path / "cache")
     assert expected == []
     assert warm == reported
+
+
+def test_a_suppression_in_a_summarized_file_still_applies(tmp_path: Path) -> None:
+    # As above, with wide's finding suppressed where it is written: a context file that holds
+    # a marker keeps it in its summary, and nothing is reported, as over every file.
+    wide = WORKLOAD.format(name="wide", replicas=15, selector="")
+    written = {
+        "small": WORKLOAD.format(name="small", replicas=1, selector=ON_G5),
+        "wide": wide.replace("replicas: 15\n", "replicas: 15  # gpulint: ignore[GPU201]\n"),
+    }
+    _tree(tmp_path, written)
+    options = {"profile_paths": (PROFILE,), "root": str(tmp_path)}
+    every = lint(["k8s"], config=Config(root=tmp_path, select=("GPU201",)), **options)
+    assert _all(every.findings) == []
+    expected, warm = _runs(tmp_path, "k8s/small.yaml", tmp_path / "cache")
+    assert expected == warm == []
