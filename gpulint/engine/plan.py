@@ -142,8 +142,8 @@ def plan(
         from gpulint.engine.cache import KnowledgeCache, trusted_directory
 
         directory = trusted_directory(run)
-        root = run.root or os.path.abspath(os.curdir)
-        cache = None if directory is None else KnowledgeCache(directory, root)
+        if directory is not None and read is None:  # (another cluster's run read them)
+            cache = KnowledgeCache(directory, run.root or os.path.abspath(os.curdir))
     if read is None:
         digest = sha256()
         knowledge = knowledge_documents(itertools.chain(inputs, context_inputs), digest, cache)
