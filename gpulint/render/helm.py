@@ -22,6 +22,7 @@ from gpulint.render.named import (
     at_line,
     helm_document_line,
     inside_file,
+    yaml_problem_named,
 )
 from gpulint.render.options import ServedApis
 from gpulint.render.tools import (
@@ -386,13 +387,9 @@ def _template_named(message: str, chart: Path) -> Named | None:
     found = _template_file(chart, match.group(1))
     if found is None:
         return None
-    file, text = found
-    line = None
-    if match.group(2) is not None and match.group(3) in HELM_YAML_PROBLEMS:
-        # A line of what the template printed: the template's own line only when it printed
-        # itself, one document.
-        line = helm_document_line(text, int(match.group(2)))
-    return Named(file, at_line(text, line) if line is not None else (1, 1))
+    # A line of what the template printed: the template's own line only when it printed
+    # itself, one document.
+    return yaml_problem_named(found, match, HELM_YAML_PROBLEMS, helm_document_line)
 
 
 def _template_file(chart: Path, name: str) -> tuple[str, str] | None:

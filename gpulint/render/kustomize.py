@@ -27,9 +27,9 @@ from gpulint.render.confine import checked_files, is_inside, read_text, regular_
 from gpulint.render.named import (
     KUSTOMIZE_YAML_PROBLEMS,
     Named,
-    at_line,
     inside_file,
     kustomize_document_line,
+    yaml_problem_named,
 )
 from gpulint.render.tokens import Token, tokens
 from gpulint.render.tools import (
@@ -268,11 +268,7 @@ def _resource_named(message: str, overlay: Path) -> Named | None:
     found = inside_file(overlay, match.group(1).split("/"))
     if found is None:
         return None
-    file, text = found
-    line = None
-    if match.group(2) is not None and match.group(3) in KUSTOMIZE_YAML_PROBLEMS:
-        line = kustomize_document_line(text, int(match.group(2)))
-    return Named(file, at_line(text, line) if line is not None else (1, 1))
+    return yaml_problem_named(found, match, KUSTOMIZE_YAML_PROBLEMS, kustomize_document_line)
 
 
 #: Fields whose entries are files or directories (bases, components, generator configs).

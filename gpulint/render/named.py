@@ -9,7 +9,7 @@ never through `..`, an absolute path or a link out of it; anything else names no
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from gpulint.render.confine import is_inside, read_text
@@ -80,6 +80,22 @@ def at_line(text: str, line: int, offset: int | None = None) -> tuple[int, int]:
         return (line, len(raw[:offset].decode("utf-8")) + 1)
     except UnicodeDecodeError:  # inside a character
         return (line, 1)
+
+
+def yaml_problem_named(
+    found: tuple[str, str],
+    match: re.Match[str],
+    problems: Sequence[str],
+    document_line: Callable[[str, int], int | None],
+) -> Named:
+    """The file `found` (its path, its text) at the line a tool's YAML error names (`match`:
+    the line in group 2, the problem in group 3), when the problem is one whose line is its
+    own (`problems`) and `document_line` finds that line in the file; else at its first line."""
+    file, text = found
+    line = None
+    if match.group(2) is not None and match.group(3) in problems:
+        line = document_line(text, int(match.group(2)))
+    return Named(file, at_line(text, line) if line is not None else (1, 1))
 
 
 def helm_document_line(text: str, line: int) -> int | None:
