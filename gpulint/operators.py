@@ -162,6 +162,14 @@ def _first_key(mapping: YMap) -> tuple[int, int, int, int]:
     return min(mapping.spans.values(), default=(*mapping.pos, *mapping.pos))
 
 
+def _with_containers(pod: YMap, containers: YSeq, written: YMap) -> YMap:
+    """`pod` with the `containers` an operator builds, placed where `written` lists its own,
+    else among its keys (where an edit adds one)."""
+    pod["containers"] = containers
+    pod.spans["containers"] = written.spans.get("containers", _first_key(written))
+    return pod
+
+
 def _appended(written: Any, added: YSeq) -> YSeq:
     """The list a pod's `written` one (if it is a list) becomes with the operator's `added`
     items after it, each item where it is written (the new list where `added` is)."""
@@ -181,9 +189,7 @@ def _main_first(pod: YMap, main: YMap, listed_at: Pos, extra: YMap) -> YMap:
     others = extra.get("containers")
     if isinstance(others, YSeq):
         containers.extend_from(others)
-    pod["containers"] = containers
-    pod.spans["containers"] = extra.spans.get("containers", _first_key(extra))
-    return pod
+    return _with_containers(pod, containers, extra)
 
 
 def _synthetic(value: Any, pos: Pos) -> Any:
@@ -1671,9 +1677,7 @@ def arc_runner_pod(obj: YMap, spec: YMap) -> YMap:
     sidecars = spec.get("sidecarContainers")
     if isinstance(sidecars, YSeq):
         containers.extend_from(sidecars)
-    pod["containers"] = containers
-    pod.spans["containers"] = spec.spans.get("containers", _first_key(spec))
-    return pod
+    return _with_containers(pod, containers, spec)
 
 
 def _arc_container(name: str, spec: YMap | YSeq, field: str | None) -> YMap:
