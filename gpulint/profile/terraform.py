@@ -344,6 +344,15 @@ def _count(reader: _Reader, block: Mapping[str, Any], key: str, fallback: int) -
         return fallback
 
 
+def _most(
+    reader: _Reader, block: Mapping[str, Any], key: str, fallback: int
+) -> tuple[int, list[str]]:
+    """A pool's maximum, the count `key` of `block` (`_count`), with the assumptions reading
+    it made: what the maximum rests on (`_ceiling`)."""
+    before = len(reader.assumptions)
+    return _count(reader, block, key, fallback), reader.assumptions[before:]
+
+
 def _ceiling(assumed: list[str], values: dict[str, Any]) -> frozenset[str]:
     """Note in a pool's `values` what its maximum rests on (the assumptions made reading it):
     such a maximum is only estimated, and an input that states one wins. The fields that
@@ -410,9 +419,7 @@ def _eks_pool(
     keys: tuple[str, str, str] = ("min_size", "max_size", "desired_size"),
 ) -> PoolFacts:
     low = _count(reader, sizes, keys[0], 1)
-    before = len(reader.assumptions)
-    high = _count(reader, sizes, keys[1], max(low, 3))
-    after = len(reader.assumptions)
+    high, ceiling = _most(reader, sizes, keys[1], max(low, 3))
     nodes = _count(reader, sizes, keys[2], low)
     instance = _text(types[0]) if isinstance(types, list) and types else _text(types) or None
     labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
@@ -440,7 +447,7 @@ def _eks_pool(
     if group.get("enable_efa_support") is True:
         # The EKS module attaches every EFA interface the type has.
         values["unknown_amounts"] = frozenset({EFA})
-    estimated = _ceiling(reader.assumptions[before:after], values)
+    estimated = _ceiling(ceiling, values)
     return _pool(name, defined_at, values, estimated)
 
 
@@ -451,9 +458,7 @@ def _autoscaling_group(block: _Block) -> Iterator[PoolFacts]:
     template = node_template_from_tags(_asg_tags(values))
     instance = _asg_instance_type(block)
     low = _count(reader, values, "min_size", 0)
-    before = len(reader.assumptions)
-    high = _count(reader, values, "max_size", low)
-    ceiling = reader.assumptions[before:]
+    high, ceiling = _most(reader, values, "max_size", low)
     labels = {"node.kubernetes.io/instance-type": instance} if instance else {}
     labels.update(template.labels)
     allocatable = catalogue_allocatable(instance)
@@ -801,9 +806,7 @@ def _aks_pool(
         labels[AKS_SPOT] = "spot"
         taints.append(Taint(AKS_SPOT, "spot", "NoSchedule"))
     low = _count(reader, block, "min_count", nodes) if autoscaled else nodes
-    before = len(reader.assumptions)
-    high = _count(reader, block, "max_count", nodes) if autoscaled else nodes
-    ceiling = reader.assumptions[before:]
+    high, ceiling = _most(reader, block, "max_count", nodes) if autoscaled else (nodes, [])
     values: dict[str, Any] = {
         "labels": labels,
         "label_requirements": open_labels,
@@ -896,9 +899,7 @@ def _doks_pool(name: str, block: Mapping[str, Any], reader: _Reader, defined_at:
             taints.append(platform)
     labels.update(stated)
     low = _count(reader, block, "min_nodes", 0) if autoscaled else 0
-    before = len(reader.assumptions)
-    high = _count(reader, block, "max_nodes", low) if autoscaled else 0
-    ceiling = reader.assumptions[before:]
+    high, ceiling = _most(reader, block, "max_nodes", low) if autoscaled else (0, [])
     nodes = _count(reader, block, "node_count", low if autoscaled else 1)
     if not autoscaled:
         low = high = nodes
