@@ -259,7 +259,7 @@ def corpus_findings(
     """
     found: list[Finding] = []
     namespace_of = plan.context(LoadResult((), (), ())).namespace_of
-    for rule in plan.corpus_wide:
+    for rule in (r for r in plan.corpus_wide if r.summarizes):
         gathered.kept[rule.code] = in_place(
             gathered.kept[rule.code],
             namespace_of,

@@ -40,10 +40,15 @@ def add_autoscalers(chosen: Scalers, scalers: Iterable[Autoscaler]) -> None:
     """Keep in `chosen` the autoscaler that scales each target: the first, unless a later one
     outranks it (Autoscaler.outranks: an HPA a ScaledObject cannot adopt)."""
     for scaler in scalers:
-        target = (scaler.document.ref.namespace, scaler.target_kind, scaler.target_name)
+        target = _target(scaler)
         kept = chosen.get(target)
         if kept is None or scaler.outranks(kept):
             chosen[target] = scaler
+
+
+def _target(scaler: Autoscaler) -> tuple[str | None, str, str]:
+    """What `scaler` scales: its namespace as written, the target's kind and name."""
+    return scaler.document.ref.namespace, scaler.target_kind, scaler.target_name
 
 
 def kept_context(plan: FilePlan, outcome: FileOutcome, code: str) -> CheckContext:
@@ -76,14 +81,14 @@ def summarized(plan: FilePlan, outcome: FileOutcome, name: str, source: str) -> 
     rules = [r for r in plan.corpus_wide if r.summarizes and outcome.kept.get(r.code)]
     if not rules:
         return outcome
-    chosen: Scalers = {}
-    add_autoscalers(chosen, outcome.autoscalers)
     kept = dict(outcome.kept)
     found = []
     for rule in rules:
         summarize = rule.summary_function()
         assert summarize is not None
         ctx = kept_context(plan, outcome, rule.code)
+        assert ctx.all_autoscalers is not None
+        chosen = {_target(scaler): scaler for scaler in ctx.all_autoscalers}
         workloads = ctx.workloads
         objects = tuple(
             (ctx.namespace_of(w.document), w.kind, w.document.ref.name) for w in workloads
